@@ -1,0 +1,199 @@
+// gpulock's entry point: global flags, the command table, `help`, exit codes.
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "command.h"
+#include "exit_codes.h"
+#include "gpulock/app/version.h"
+#include "terminal.h"
+
+namespace gpulock::cli {
+namespace {
+
+std::vector<CommandInfo>& command_table() {
+  static std::vector<CommandInfo> table;
+  return table;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t up = row[j];
+      std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The closest command name, if one is close enough to be a likely typo (ninja's
+// SpellcheckString rule: at most a third of the word wrong, and at least one edit allowed).
+std::string closest_command(std::string_view typed, const std::vector<std::string>& names) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, typed.size() / 3) + 1;
+  for (const auto& name : names) {
+    std::size_t d = edit_distance(typed, name);
+    if (d < best_distance || (name.starts_with(typed) && !typed.empty() && best.empty())) {
+      best_distance = std::min(d, best_distance);
+      best = name;
+    }
+  }
+  return best;
+}
+
+// Global options that take a separate value: skipped when looking for the command word.
+bool takes_value(std::string_view arg) { return arg == "--color"; }
+
+}  // namespace
+
+bool register_command(const CommandInfo& info) {
+  command_table().push_back(info);
+  return true;
+}
+
+std::vector<CommandInfo> registered_commands() {
+  auto table = command_table();
+  std::stable_sort(table.begin(), table.end(),
+                   [](const CommandInfo& a, const CommandInfo& b) { return a.order < b.order; });
+  return table;
+}
+
+namespace {
+
+int run(int argc, char** argv) {
+  Terminal term;
+  Context ctx{term};
+
+  CLI::App app{"gpulock: resolve, lock and probe GPU Python environments", "gpulock"};
+  app.set_help_flag("-h,--help", "Show help and exit");
+  app.footer(
+      "Run 'gpulock help COMMAND' for a command's options.\n"
+      "Exit codes: 0 ok, 1 finding (no solution, drift, failed probe), 2 usage, 3 invalid input,\n"
+      "4 index/network, 70 internal, 74 local I/O, 130 interrupted.");
+  app.require_subcommand(0, 1);
+  app.fallthrough();
+
+  bool show_version = false;
+  std::string color = "auto";
+  bool quiet = false;
+  int verbose = 0;
+  app.add_flag("-V,--version", show_version, "Print gpulock's version and exit");
+  app.add_option("--color", color, "Colour output: auto, always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  app.add_flag("-q,--quiet", quiet, "Print only results and errors");
+  app.add_flag("-v,--verbose", verbose, "More detail on stderr (repeat for more)");
+
+  std::vector<std::string> names;
+  std::map<std::string, RunFn> runners;
+  std::map<std::string, CLI::App*> subcommands;
+  for (const auto& info : registered_commands()) {
+    CLI::App* sub = app.add_subcommand(std::string(info.name), std::string(info.summary));
+    sub->set_help_flag("-h,--help", "Show this command's help and exit");
+    runners[std::string(info.name)] = info.setup(*sub);
+    subcommands[std::string(info.name)] = sub;
+    names.emplace_back(info.name);
+  }
+
+  std::string help_topic;
+  CLI::App* help = app.add_subcommand("help", "Show help for gpulock or one of its commands");
+  help->add_option("command", help_topic, "The command to explain");
+  names.emplace_back("help");
+
+  // Unknown command: suggest the closest one before CLI11 reports a generic error.
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg.starts_with("-")) {
+      if (takes_value(arg)) ++i;
+      continue;
+    }
+    if (std::find(names.begin(), names.end(), arg) == names.end()) {
+      term.error(fmt::format("unknown command '{}'", arg));
+      std::string suggestion = closest_command(arg, names);
+      if (!suggestion.empty()) term.hint(fmt::format("did you mean 'gpulock {}'?", suggestion));
+      term.hint("run 'gpulock --help' for the list of commands");
+      return kExitUsage;
+    }
+    break;
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    term.out(app.help());
+    return kExitSuccess;
+  } catch (const CLI::CallForAllHelp&) {
+    term.out(app.help("", CLI::AppFormatMode::All));
+    return kExitSuccess;
+  } catch (const CLI::ParseError& e) {
+    term.error(e.what());
+    std::string where;
+    for (const auto& [name, sub] : subcommands) {
+      if (sub->parsed()) where = " " + name;
+    }
+    term.hint(fmt::format("run 'gpulock{} --help' for usage", where));
+    return kExitUsage;
+  }
+
+  term.set_color_mode(color == "always" ? ColorMode::Always
+                      : color == "never" ? ColorMode::Never
+                                         : ColorMode::Auto);
+  term.set_quiet(quiet);
+  term.set_verbosity(verbose);
+
+  if (show_version) {
+    term.out(fmt::format("gpulock {}\n", app::version()));
+    return kExitSuccess;
+  }
+  if (help->parsed()) {
+    if (help_topic.empty()) {
+      // app.help() would describe the selected subcommand ("help" itself).
+      term.out(app.get_formatter()->make_help(&app, "gpulock", CLI::AppFormatMode::Normal));
+      return kExitSuccess;
+    }
+    auto it = subcommands.find(help_topic);
+    if (it == subcommands.end()) {
+      term.error(fmt::format("unknown command '{}'", help_topic));
+      std::string suggestion = closest_command(help_topic, names);
+      if (!suggestion.empty()) term.hint(fmt::format("did you mean 'gpulock help {}'?", suggestion));
+      return kExitUsage;
+    }
+    term.out(it->second->help());
+    return kExitSuccess;
+  }
+  for (const auto& [name, sub] : subcommands) {
+    if (sub->parsed()) return runners[name](ctx);
+  }
+  term.out(app.help());
+  return kExitSuccess;
+}
+
+}  // namespace
+}  // namespace gpulock::cli
+
+int main(int argc, char** argv) {
+  // A broken pipe (`gpulock ... | head`) ends output quietly instead of killing the process.
+  std::signal(SIGPIPE, SIG_IGN);
+  try {
+    return gpulock::cli::run(argc, argv);
+  } catch (const std::exception& e) {
+    gpulock::cli::Terminal term;
+    term.error(fmt::format("internal error: {}", e.what()));
+    term.hint("this is a bug in gpulock; please report it with the command you ran");
+    return gpulock::cli::kExitInternal;
+  }
+}

@@ -1,0 +1,45 @@
+# Helpers shared by every module's CMakeLists.txt.
+
+# Warnings for gpulock's own code. Third-party headers come from imported targets and are
+# therefore SYSTEM includes, so these flags apply to our sources only.
+function(gpulock_add_warnings target)
+  target_compile_options(${target} PRIVATE
+    -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow
+    -Wnon-virtual-dtor -Woverloaded-virtual -Wcast-qual -Wformat=2 -Wimplicit-fallthrough)
+  if(GPULOCK_WARNINGS_AS_ERRORS)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# gpulock_add_module(NAME SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
+# Creates the static library gpulock_<NAME> with the alias gpulock::<NAME>. Its public include
+# root is <module>/include (headers under gpulock/<NAME>/); a module can include only the headers
+# of the modules it links, which is how the layering rule is enforced by the build.
+function(gpulock_add_module name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(gpulock_${name} STATIC ${ARG_SOURCES})
+  add_library(gpulock::${name} ALIAS gpulock_${name})
+  target_include_directories(gpulock_${name}
+    PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}/include"
+    PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/src")
+  target_link_libraries(gpulock_${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  target_compile_features(gpulock_${name} PUBLIC cxx_std_23)
+  gpulock_add_warnings(gpulock_${name})
+endfunction()
+
+# gpulock_add_catch_test(NAME SOURCES ... DEPS ... [LABELS ...])
+# One Catch2 binary registered test-by-test with catch_discover_tests. `--warn NoTests` makes a
+# test name that fails to match (e.g. one with a ';') fail instead of passing silently.
+function(gpulock_add_catch_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE gpulock_catch_main ${ARG_DEPS})
+  target_compile_options(${name} PRIVATE -Wall -Wextra)
+  if(GPULOCK_WARNINGS_AS_ERRORS)
+    target_compile_options(${name} PRIVATE -Werror)
+  endif()
+  catch_discover_tests(${name}
+    EXTRA_ARGS --warn NoTests
+    PROPERTIES LABELS "${ARG_LABELS}"
+    DISCOVERY_TIMEOUT 60)
+endfunction()

@@ -1,0 +1,115 @@
+#pragma once
+/// @file
+/// PEP 440 version specifiers (canonical spec: packaging.python.org, "Version specifiers",
+/// §Version specifiers), with packaging 23.x semantics where the PEP is silent or differs.
+///
+/// Local versions: `==2.5.1` matches `2.5.1+cu124`; `==2.5.1+cu124` matches only that label;
+/// `>2.5.1` excludes `2.5.1+cu124` and post-releases of 2.5.1; `<=2.5.1` includes `2.5.1+cu124`;
+/// `<V` excludes pre-releases of V unless V is one.
+///
+/// Pre-releases: `contains(v)` and `filter(vs)` take an explicit policy. With no policy
+/// (std::nullopt) pre-releases are admitted only if some specifier in the set names one
+/// (`>=2.0b1`), and, for filter(), also when nothing else matches (packaging's behaviour).
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpulock/core/error.h"
+#include "gpulock/core/version.h"
+
+namespace gpulock::core {
+
+enum class Operator : std::uint8_t {
+  Equal,           ///< ==
+  NotEqual,        ///< !=
+  LessEqual,       ///< <=
+  GreaterEqual,    ///< >=
+  Less,            ///< <
+  Greater,         ///< >
+  Compatible,      ///< ~=
+  ArbitraryEqual,  ///< ===
+};
+
+/// "==", "!=", ...
+[[nodiscard]] std::string_view operator_string(Operator op) noexcept;
+
+/// One clause, e.g. `>=2.5`, `==2.5.*`, `~=1.4.5a4`, `===foobar`.
+class Specifier {
+ public:
+  /// Errors: InvalidSpecifier with the column of the problem: unknown operator, invalid
+  /// version, a wildcard on an operator other than ==/!=, a local label on an ordered
+  /// operator or in a wildcard, `~=` with a single release segment, `.*` after a dev/local.
+  [[nodiscard]] static Result<Specifier> parse(std::string_view text);
+
+  [[nodiscard]] Operator op() const noexcept { return op_; }
+  /// The version operand (for `===`, the parsed version if the text parses, else "0").
+  [[nodiscard]] const Version& version() const noexcept { return version_; }
+  /// True for `==X.*` / `!=X.*`.
+  [[nodiscard]] bool wildcard() const noexcept { return wildcard_; }
+  /// The operand exactly as written, whitespace trimmed (used by `===`).
+  [[nodiscard]] const std::string& operand() const noexcept { return operand_; }
+
+  /// True when the operand names a pre-release and the operator is one of ==, >=, <=, ~=, ===
+  /// (packaging's Specifier.prereleases).
+  [[nodiscard]] bool names_prerelease() const noexcept;
+
+  /// Does `v` match? `prereleases`: nullopt = names_prerelease(), true = admit, false = reject.
+  [[nodiscard]] bool contains(const Version& v, std::optional<bool> prereleases = std::nullopt) const;
+
+  /// Operator and operand, normalized spacing: ">=2.5", "==2.5.*".
+  [[nodiscard]] std::string to_string() const;
+
+  friend bool operator==(const Specifier&, const Specifier&) = default;
+
+ private:
+  Operator op_ = Operator::GreaterEqual;
+  Version version_;
+  bool wildcard_ = false;
+  std::string operand_;
+};
+
+/// A comma-separated conjunction of specifiers; empty matches every final release.
+class SpecifierSet {
+ public:
+  SpecifierSet() = default;
+  explicit SpecifierSet(std::vector<Specifier> specs) : specs_(std::move(specs)) {}
+
+  /// "" is valid (the empty set). Errors: InvalidSpecifier, column relative to `text`.
+  [[nodiscard]] static Result<SpecifierSet> parse(std::string_view text);
+
+  [[nodiscard]] bool empty() const noexcept { return specs_.empty(); }
+  [[nodiscard]] std::size_t size() const noexcept { return specs_.size(); }
+  [[nodiscard]] std::span<const Specifier> specifiers() const noexcept { return specs_; }
+  [[nodiscard]] auto begin() const noexcept { return specs_.begin(); }
+  [[nodiscard]] auto end() const noexcept { return specs_.end(); }
+
+  /// True if any clause names a pre-release (packaging's SpecifierSet.prereleases).
+  [[nodiscard]] bool names_prerelease() const noexcept;
+
+  /// Every clause matches `v`. `prereleases`: nullopt = admit pre-releases only if
+  /// names_prerelease(); true = admit; false = reject.
+  [[nodiscard]] bool contains(const Version& v, std::optional<bool> prereleases = std::nullopt) const;
+
+  /// The matching versions, in input order. With nullopt: as contains(), but when that
+  /// leaves nothing and pre-releases would match, returns those (PEP 440: pre-releases are
+  /// accepted when they are the only versions that satisfy the specifier).
+  [[nodiscard]] std::vector<Version> filter(std::span<const Version> versions,
+                                            std::optional<bool> prereleases = std::nullopt) const;
+
+  /// Intersection (concatenation of clauses).
+  [[nodiscard]] SpecifierSet operator&(const SpecifierSet& other) const;
+
+  /// Clauses joined by ",", sorted by their string as packaging does: "<3,>=2.5".
+  [[nodiscard]] std::string to_string() const;
+
+  friend bool operator==(const SpecifierSet&, const SpecifierSet&) = default;
+
+ private:
+  std::vector<Specifier> specs_;
+};
+
+}  // namespace gpulock::core

@@ -1,0 +1,2 @@
+// Placeholder so the module links; the implementation is being written.
+#include "gpulock/core/marker.h"

@@ -1,0 +1,1 @@
+// Placeholder so the module links; replaced by the module's sources.
