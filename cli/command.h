@@ -8,6 +8,7 @@
 /// runs it after parsing; that function returns the process exit code (exit_codes.h).
 
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,9 @@ namespace gpulock::cli {
 /// What every command gets: the terminal and the global flags.
 struct Context {
   Terminal& term;
+  /// The command as typed, shell-quoted where needed ("gpulock resolve torch --driver 550.54.14"),
+  /// for the lock's header comment.
+  std::string command_line;
 };
 
 using RunFn = std::function<int(Context&)>;

@@ -1,5 +1,6 @@
 // gpulock's entry point: global flags, the command table, `help`, exit codes.
 #include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <map>
@@ -54,6 +55,20 @@ std::string closest_command(std::string_view typed, const std::vector<std::strin
   return best;
 }
 
+// `arg` quoted for a POSIX shell when it needs it.
+std::string shell_quote(std::string_view arg) {
+  bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
+  });
+  if (plain) return std::string(arg);
+  std::string out = "'";
+  for (char c : arg) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
 // Global options that take a separate value: skipped when looking for the command word.
 bool takes_value(std::string_view arg) { return arg == "--color"; }
 
@@ -75,7 +90,9 @@ namespace {
 
 int run(int argc, char** argv) {
   Terminal term;
-  Context ctx{term};
+  std::string command_line = "gpulock";
+  for (int i = 1; i < argc; ++i) command_line += " " + shell_quote(argv[i]);
+  Context ctx{term, command_line};
 
   CLI::App app{"gpulock: resolve, lock and probe GPU Python environments", "gpulock"};
   app.set_help_flag("-h,--help", "Show help and exit");

@@ -64,6 +64,8 @@ std::string Error::to_string() const {
     if (line != 0) out += fmt::format(":{}", line);
     if (column != 0) out += fmt::format(":{}", column);
     out += ": ";
+  } else if (line != 0) {
+    out += column != 0 ? fmt::format("line {}, column {}: ", line, column) : fmt::format("line {}: ", line);
   } else if (column != 0) {
     out += fmt::format("column {}: ", column);
   }

@@ -19,7 +19,8 @@
 
 namespace gpulock::core {
 
-struct MarkerNode;  // the expression tree, defined in marker.cpp
+struct MarkerNode;    // the expression tree, defined in marker.cpp
+struct MarkerAccess;  // core/src internals (Requirement::parse)
 
 class Marker {
  public:
@@ -27,8 +28,11 @@ class Marker {
   Marker() = default;
 
   /// Parses `python_version >= "3.9" and (platform_machine == 'x86_64' or extra == "gpu")`.
-  /// Either side of a comparison may be the variable. Deep nesting is fine: the parser does
-  /// not recurse per parenthesis (10,000 levels return a result, not a stack overflow).
+  /// Either side of a comparison may be the variable. Quoted strings are Python literals
+  /// (escapes such as `\x41` are decoded, as packaging's ast.literal_eval does). Deep nesting
+  /// is fine: the parser does not recurse per parenthesis (10,000 levels return a result, not a
+  /// stack overflow). The whole text must be a marker (packaging 23.0 silently ignores text
+  /// after a complete marker; gpulock reports it).
   /// Errors: InvalidMarker, column of the offending token (1-based).
   [[nodiscard]] static Result<Marker> parse(std::string_view text);
 
@@ -48,15 +52,20 @@ class Marker {
   /// True if the expression mentions the `extra` variable anywhere.
   [[nodiscard]] bool mentions_extra() const noexcept;
 
-  /// Normalized text in packaging's style: `python_version >= "3.9" and extra == "gpu"`
-  /// (double quotes, single spaces, parentheses kept only where needed).
+  /// Normalized text in packaging's style (str(Marker)): `python_version >= "3.9" and extra ==
+  /// "gpu"`: double quotes, single spaces, `os.name` spelled `os_name`, every parenthesized
+  /// group of more than one comparison kept in parentheses, redundant ones around a single
+  /// comparison or the whole marker dropped. Values are not escaped (as in packaging).
   [[nodiscard]] std::string to_string() const;
 
   /// `a and b` (either may be empty).
   [[nodiscard]] static Marker conjunction(const Marker& a, const Marker& b);
 
  private:
-  std::shared_ptr<const MarkerNode> root_;  // immutable, shared between copies
+  friend struct MarkerAccess;
+  // Immutable, shared between copies. The tree is stored flat (arrays indexed by integers, not
+  // pointers), so copying, evaluating, printing and destroying it never recurse.
+  std::shared_ptr<const MarkerNode> root_;
 };
 
 }  // namespace gpulock::core

@@ -21,7 +21,9 @@ struct Requirement {
   Marker marker;                    ///< empty() if none
 
   /// Accepts both quote styles, specifiers with or without parentheses (legacy
-  /// `zope.interface (>3.5.0)`), whitespace anywhere PEP 508 allows it.
+  /// `zope.interface (>3.5.0)`), whitespace anywhere PEP 508 allows it; the grammar is
+  /// packaging 23.0's tokenizer (see requirement.cpp for where it differs from the PEP text).
+  /// A URL is checked as packaging checks it (file: URLs must round-trip through urllib).
   /// Errors: InvalidRequirement (or the nested InvalidSpecifier/InvalidMarker) with the column
   /// in `text`.
   [[nodiscard]] static Result<Requirement> parse(std::string_view text);
@@ -29,8 +31,9 @@ struct Requirement {
   /// PEP 503 normalized name.
   [[nodiscard]] std::string normalized_name() const;
 
-  /// packaging's str(Requirement): `name[a,b]>=1,<2; python_version >= "3.9"` (extras sorted,
-  /// specifiers sorted, `name @ url ; marker` for URL requirements).
+  /// packaging's str(Requirement): `name[a,b]<2,>=1; python_version >= "3.9"` (extras sorted,
+  /// specifiers sorted as strings, `name@ url ; marker` for URL requirements: packaging writes
+  /// no space before the '@').
   [[nodiscard]] std::string to_string() const;
 };
 

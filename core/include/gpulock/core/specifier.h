@@ -9,9 +9,11 @@
 ///
 /// Pre-releases: `contains(v)` and `filter(vs)` take an explicit policy. With no policy
 /// (std::nullopt) pre-releases are admitted only if some specifier in the set names one
-/// (`>=2.0b1`), and, for filter(), also when nothing else matches (packaging's behaviour).
+/// (`>=2.0b1`), and, for filter(), also when nothing else matches (PEP 440; packaging 23.0
+/// does this only for an empty set, see specifier.cpp).
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -63,21 +65,32 @@ class Specifier {
   /// Operator and operand, normalized spacing: ">=2.5", "==2.5.*".
   [[nodiscard]] std::string to_string() const;
 
-  friend bool operator==(const Specifier&, const Specifier&) = default;
+  /// packaging's Specifier.__eq__: same operator and same canonical operand (versions compare
+  /// as versions, `==1.0` equals `==1.0.0`; wildcards and non-version `===` operands as text).
+  friend bool operator==(const Specifier& a, const Specifier& b) noexcept;
 
  private:
+  friend struct SpecifierAccess;
+
   Operator op_ = Operator::GreaterEqual;
   Version version_;
   bool wildcard_ = false;
+  bool operand_is_version_ = true;  // false for a `===` operand that is not a PEP 440 version
   std::string operand_;
+  // For `==X.*`/`!=X.*` and `~=`: the version packaging's prefix match compares against
+  // (X for a wildcard; for `~=V`, V without its last release component, see specifier.cpp).
+  Version prefix_;
 };
 
 /// A comma-separated conjunction of specifiers; empty matches every final release.
 class SpecifierSet {
  public:
   SpecifierSet() = default;
-  explicit SpecifierSet(std::vector<Specifier> specs) : specs_(std::move(specs)) {}
+  /// The clauses, duplicates (by Specifier ==) dropped.
+  explicit SpecifierSet(std::vector<Specifier> specs);
 
+  /// Comma-separated clauses, each trimmed of whitespace; empty clauses are skipped and
+  /// duplicates (by Specifier ==) dropped, keeping the first, as packaging's set does.
   /// "" is valid (the empty set). Errors: InvalidSpecifier, column relative to `text`.
   [[nodiscard]] static Result<SpecifierSet> parse(std::string_view text);
 
@@ -106,7 +119,8 @@ class SpecifierSet {
   /// Clauses joined by ",", sorted by their string as packaging does: "<3,>=2.5".
   [[nodiscard]] std::string to_string() const;
 
-  friend bool operator==(const SpecifierSet&, const SpecifierSet&) = default;
+  /// Same clauses in any order (packaging compares the frozensets).
+  friend bool operator==(const SpecifierSet& a, const SpecifierSet& b) noexcept;
 
  private:
   std::vector<Specifier> specs_;

@@ -38,16 +38,22 @@ class Version {
 
   /// Parses any spelling PEP 440 accepts (leading `v`, surrounding whitespace, `alpha`/`beta`/
   /// `c`/`pre`/`preview`/`rev`/`r`, `-`/`_`/`.` separators, implicit numbers, implicit post
-  /// `1.0-1`, local `+ubuntu-1`). Numbers larger than 2^64-1 are rejected.
+  /// `1.0-1`, local `+ubuntu-1`), exactly the strings packaging 23.0's Version() accepts, with
+  /// two deliberate exceptions: numbers larger than 2^64-1 are rejected (packaging has big
+  /// ints), and letters match case-insensitively in ASCII only (Python's re.IGNORECASE also
+  /// folds U+212A KELVIN SIGN onto `k` and a few others). Whitespace is Python's (Unicode).
   /// Errors: InvalidVersion, with `column` at the first character that cannot be part of a
-  /// version (1-based; the length+1 when the text ends too early).
+  /// version (1-based byte position; the length+1 when the text ends too early).
   [[nodiscard]] static Result<Version> parse(std::string_view text);
 
   /// Builds a final release from its numbers (`from_release({2, 5, 1})` is 2.5.1).
   [[nodiscard]] static Version from_release(std::span<const std::uint64_t> release);
 
   [[nodiscard]] std::uint64_t epoch() const noexcept { return epoch_; }
-  [[nodiscard]] std::span<const std::uint64_t> release() const noexcept { return release_; }
+  /// The release numbers as written, trailing zeros included (`2.5.0` -> {2, 5, 0}).
+  [[nodiscard]] std::span<const std::uint64_t> release() const noexcept {
+    return {release_data(), release_size_};
+  }
   [[nodiscard]] const std::optional<Pre>& pre() const noexcept { return pre_; }
   [[nodiscard]] const std::optional<std::uint64_t>& post() const noexcept { return post_; }
   [[nodiscard]] const std::optional<std::uint64_t>& dev() const noexcept { return dev_; }
@@ -82,12 +88,28 @@ class Version {
   [[nodiscard]] std::size_t hash() const noexcept;
 
  private:
+  friend struct VersionAccess;  // the parser and the specifier matcher in core/src
+
+  // The release lives inline when it has at most kInlineRelease components (almost every real
+  // version), so parsing and copying a typical version does not allocate.
+  static constexpr std::size_t kInlineRelease = 4;
+
   std::uint64_t epoch_ = 0;
-  std::vector<std::uint64_t> release_;
+  std::uint64_t release_inline_[kInlineRelease] = {0, 0, 0, 0};
+  std::vector<std::uint64_t> release_heap_;  // used instead when size > kInlineRelease
+  std::uint32_t release_size_ = 1;
+  // Components up to and including the last non-zero one: the part that takes part in
+  // comparison and hashing (PEP 440: trailing zeros are insignificant).
+  std::uint32_t release_significant_ = 0;
   std::optional<Pre> pre_;
   std::optional<std::uint64_t> post_;
   std::optional<std::uint64_t> dev_;
   std::vector<LocalSegment> local_;
+
+  [[nodiscard]] const std::uint64_t* release_data() const noexcept {
+    return release_size_ <= kInlineRelease ? release_inline_ : release_heap_.data();
+  }
+  void set_release(std::span<const std::uint64_t> release);
 };
 
 struct VersionHash {

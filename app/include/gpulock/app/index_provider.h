@@ -1,0 +1,129 @@
+#pragma once
+/// @file
+/// IndexProvider: the resolver's Provider over package indexes (index/), with gpulock's
+/// policies (DESIGN.md §Commands, §GPU model):
+/// - index priority: `--index-for` pins, then the torch-family source (for torch-family
+///   packages), then `--index-url`, then each `--extra-index-url`/find-links source. Under
+///   first-index a package's candidates come only from the first source that has it (the
+///   torchtriton lesson); unsafe-best-match merges every source.
+/// - target: the best-ranked wheel of each version for the target's tags; a file's
+///   Requires-Python, yanked state and upload time (`--exclude-newer`) decide what is usable;
+///   metadata is read per wheel, from the wheel the target would install.
+/// - GPU: virtual packages `__python` (the target Python), `__cuda` (one version: the
+///   driver's CUDA ceiling) and `__cuda_variant` (torch, torchvision, torchaudio... share one);
+///   a wheel needing CUDA X.Y depends on `__cuda>=X.Y`; a torch build without kernels for a
+///   detected GPU is unavailable; cuDNN >= 9.11 needs sm_75.
+/// - preference: newest first; in the merged torch-family source newest public version first,
+///   then the highest CUDA variant; existing lock pins first (stable re-locking).
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpulock/app/gpu_policy.h"
+#include "gpulock/app/target.h"
+#include "gpulock/core/metadata.h"
+#include "gpulock/index/client.h"
+#include "gpulock/probe/cuda_versions.h"
+#include "gpulock/resolver/provider.h"
+
+namespace gpulock::app {
+
+enum class IndexStrategy : std::uint8_t { FirstIndex, UnsafeBestMatch };
+
+/// One index source and its role in the priority order.
+struct SourceSpec {
+  index::IndexSource source;
+  std::string role;  ///< "pinned", "torch", "default", "extra", "find-links"
+  /// Torch-family variant sources: the CUDA of `<base>/<variant>`, or cpu.
+  std::optional<CudaVersion> variant;
+  bool cpu_variant = false;
+  bool nightly = false;
+};
+
+/// What the resolution knows of the GPU side of the target machine.
+struct GpuContext {
+  /// `--driver none`: no GPU; only CPU builds of CUDA-linked packages qualify.
+  bool no_gpu = false;
+  std::optional<probe::DriverVersion> driver;
+  std::optional<CudaVersion> ceiling;  ///< absent: unknown (no driver found, nothing given)
+  std::vector<ComputeCapability> archs;
+  probe::CudaCompat compat = probe::CudaCompat::Strict;
+  std::string method;  ///< how the ceiling was found ("override", "nvml", ...)
+};
+
+struct ProviderConfig {
+  /// `--index-for GLOB=NAME`: packages matching GLOB come only from that source.
+  std::vector<std::pair<std::string, SourceSpec>> pinned;
+  /// The torch-family source: every variant index, merged into one source.
+  std::vector<SourceSpec> torch;
+  /// `--index-url`, `--extra-index-url`s and find-links, in priority order.
+  std::vector<SourceSpec> general;
+  IndexStrategy strategy = IndexStrategy::FirstIndex;
+  Target target;
+  /// `--exclude-newer`, microseconds since the epoch (UTC).
+  std::optional<std::int64_t> exclude_newer;
+  /// `--nightly`: the build date (YYYYMMDD) every dated torch-family member must have.
+  std::optional<std::string> nightly_date;
+  /// Existing lock pins (normalized name -> version), tried first.
+  std::map<std::string, core::Version, std::less<>> preferences;
+  GpuContext gpu;
+};
+
+class IndexProvider final : public resolver::Provider {
+ public:
+  IndexProvider(index::IndexClient& client, ProviderConfig config);
+  ~IndexProvider() override;
+
+  // resolver::Provider
+  core::Result<resolver::PackageCandidates> candidates(std::string_view package) override;
+  core::Result<resolver::Dependencies> dependencies(std::string_view package, std::size_t index,
+                                                    const core::Version& version,
+                                                    std::string_view extra) override;
+  bool should_cancel() override;
+  void on_version_chosen(std::string_view package, const core::Version& version,
+                         std::span<const resolver::Dependency> dependencies) override;
+
+  // resolver::Describer
+  std::optional<std::string> describe_term(const resolver::Term& term, std::string_view text) const override;
+  std::optional<std::string> describe_dependency(const resolver::Term& depender,
+                                                 const resolver::Term& dependency,
+                                                 std::string_view depender_text,
+                                                 std::string_view dependency_text) const override;
+  std::optional<std::string> describe_no_versions(const resolver::Term& term,
+                                                  std::string_view text) const override;
+  std::vector<std::string> package_hints(const resolver::PackageInfo& package) const override;
+
+  /// The file chosen for a candidate and where it came from; nullptr for virtual packages or
+  /// an unknown index.
+  struct Selection {
+    const index::DistFile* file = nullptr;
+    const SourceSpec* source = nullptr;
+    BuildLabel build;
+    std::optional<CudaVersion> cuda;  ///< the CUDA this build needs (label or pins)
+  };
+  [[nodiscard]] Selection selection(std::string_view package, std::size_t candidate_index) const;
+
+  /// The parsed METADATA of a candidate's wheel, if it was read.
+  [[nodiscard]] const core::CoreMetadata* metadata(std::string_view package, std::size_t candidate_index) const;
+
+  /// One-line warnings met while resolving (each once), e.g. an arch list the table lacks.
+  [[nodiscard]] std::vector<std::string> warnings() const;
+
+  /// Asks the provider to stop at the next solver step (Ctrl-C).
+  void cancel();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Shell-style glob for `--index-for` (`torch*`, `nvidia-*-cu12`): `*` and `?` only.
+[[nodiscard]] bool glob_match(std::string_view pattern, std::string_view name);
+
+}  // namespace gpulock::app

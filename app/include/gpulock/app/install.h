@@ -1,0 +1,47 @@
+#pragma once
+/// @file
+/// `gpulock install` (DESIGN.md §Commands; issue "Post-install: `gpulock install` and the
+/// cuDNN/CUDA load probe"): the lock exported as a temporary requirements file of direct URLs
+/// with hashes (`name @ URL --hash=sha256:...`, lock/export.h), so pip needs no index
+/// configuration and re-resolves nothing; then `PYTHON -m pip install --no-deps
+/// --require-hashes -r FILE` (argv, never a shell), its output streamed; then the probe.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpulock/app/probe_env.h"
+#include "gpulock/core/error.h"
+
+namespace gpulock::app {
+
+struct InstallRequest {
+  std::string lock = "pylock.toml";  ///< --lock
+  std::string python;                ///< --python; empty: default_python("")
+  bool probe = true;                 ///< false: --no-probe
+  /// Passed to the probe after pip (its `python` and `lock` are set from the fields above).
+  ProbeRequest probe_request;
+};
+
+struct InstallResult {
+  std::string python;                 ///< the interpreter used
+  std::vector<std::string> pip_argv;  ///< what ran (the requirements file is deleted after)
+  std::string requirements;           ///< the exported requirements text
+  int pip_exit_code = 0;              ///< 0: pip succeeded; else pip's exit status (128+signal)
+  bool pip_timed_out = false;
+  std::optional<EnvironmentReport> probe;  ///< when probing ran (pip succeeded, no --no-probe)
+};
+
+/// Called with pip's output as it arrives.
+using OutputFn = std::function<void(std::string_view chunk, bool is_stderr)>;
+
+/// Installs the lock. pip failing is a result (`pip_exit_code`), not an error. Errors: Io /
+/// InvalidLockfile (reading the lock), InvalidLockfile / Usage (a package pip cannot install
+/// from the lock with hashes, as lock/export.h says), Io (the interpreter cannot be started,
+/// the temporary file cannot be written), and the probe's errors.
+[[nodiscard]] core::Result<InstallResult> install_lock(const InstallRequest& request,
+                                                       const OutputFn& on_output);
+
+}  // namespace gpulock::app

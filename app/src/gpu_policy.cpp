@@ -1,0 +1,183 @@
+#include "gpulock/app/gpu_policy.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "gpulock/core/name.h"
+
+namespace gpulock::app {
+namespace {
+
+bool parse_uint(std::string_view s, std::uint32_t& out) {
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+}  // namespace
+
+std::string variant_name(CudaVersion cuda) { return fmt::format("cu{}{}", cuda.major, cuda.minor); }
+
+BuildLabel classify_build(const core::Version& version) {
+  auto local = version.local();
+  if (local.empty()) return {};
+  const auto* first = std::get_if<std::string>(&local.front());
+  if (first == nullptr) return {BuildKind::Other, std::nullopt};
+  std::string_view label = *first;
+  if (label.starts_with("cu") && label != "cpu") {
+    // cuXYZ: the last digit is the minor version (cu92 -> 9.2, cu118 -> 11.8, cu130 -> 13.0).
+    std::uint32_t all = 0;
+    auto digits = label.substr(2);
+    if (digits.size() >= 2 && parse_uint(digits, all)) {
+      return {BuildKind::Cuda, CudaVersion{all / 10, all % 10}};
+    }
+    return {BuildKind::Other, std::nullopt};
+  }
+  if (label == "cpu") return {BuildKind::Cpu, std::nullopt};
+  if (label.starts_with("rocm")) return {BuildKind::Rocm, std::nullopt};
+  return {BuildKind::Other, std::nullopt};
+}
+
+std::optional<CudaVersion> cuda_needed_by_runtime_package(std::string_view name, const core::Version& version) {
+  if (name != "nvidia-cuda-runtime" && !name.starts_with("nvidia-cuda-runtime-cu")) return std::nullopt;
+  if (version.release().size() < 2) return std::nullopt;
+  return CudaVersion{static_cast<std::uint32_t>(version.release_at(0)),
+                     static_cast<std::uint32_t>(version.release_at(1))};
+}
+
+std::optional<CudaVersion> cuda_from_dependencies(std::span<const core::Requirement> requires_dist) {
+  for (const auto& req : requires_dist) {
+    std::string name = req.normalized_name();
+    bool runtime = name == "nvidia-cuda-runtime" || name.starts_with("nvidia-cuda-runtime-cu");
+    if (!runtime && name != "cuda-toolkit") continue;
+    for (const auto& spec : req.specifier) {
+      if (spec.op() == core::Operator::Equal && spec.version().release().size() >= 2) {
+        return CudaVersion{static_cast<std::uint32_t>(spec.version().release_at(0)),
+                           static_cast<std::uint32_t>(spec.version().release_at(1))};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// shared/research/uv.md §1.4: uv's TorchStrategy::applies_to (22 names).
+constexpr std::array<std::string_view, 22> kTorchFamily = {
+    "fbgemm-gpu",  "fbgemm-gpu-genai", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu", "torch",
+    "torch-tensorrt", "torchao",      "torcharrow",     "torchaudio",          "torchcodec",         "torchcsprng",
+    "torchdistx",  "torchrec",         "torchserve",     "torchtext",           "torchtune",          "torchvision",
+    "triton",      "triton-rocm",      "triton-xpu",     "xformers"};
+
+// uv's has_system_dependency list restricted to the family, plus xformers, which ships one
+// build per CUDA variant on download.pytorch.org. triton/pytorch-triton are not CUDA-linked.
+constexpr std::array<std::string_view, 15> kCudaLinked = {
+    "fbgemm-gpu", "fbgemm-gpu-genai", "torch",     "torch-tensorrt", "torchao",  "torcharrow", "torchaudio", "torchcodec",
+    "torchcsprng", "torchdistx",      "torchrec",  "torchtext",      "torchtune", "torchvision", "xformers"};
+
+}  // namespace
+
+bool is_torch_family(std::string_view name) {
+  return std::find(kTorchFamily.begin(), kTorchFamily.end(), name) != kTorchFamily.end();
+}
+
+bool is_cuda_linked(std::string_view name) {
+  return std::find(kCudaLinked.begin(), kCudaLinked.end(), name) != kCudaLinked.end();
+}
+
+namespace {
+
+// One row of TORCH_CUDA_ARCH_LIST per (torch release range, CUDA version, machine).
+// Source: shared/data/pytorch-gpu-wheels.json `gpu_arch_lists.entries` (each row's `source`
+// names the pytorch/builder or pytorch/pytorch file). Lists are "X.Y;...;X.Y+PTX".
+struct ArchRow {
+  std::uint32_t first_minor;  // torch 2.<first_minor> ...
+  std::uint32_t last_minor;   // ... to 2.<last_minor> (99: open-ended)
+  CudaVersion cuda;
+  std::string_view machine;  // "x86_64" or "aarch64"
+  std::string_view list;
+  std::string_view source;
+};
+
+constexpr ArchRow kArchRows[] = {
+    {0, 0, {11, 7}, "x86_64", "3.7;5.0;6.0;7.0;7.5;8.0;8.6", "BUILDER release/2.0 manywheel/build_cuda.sh"},
+    {0, 0, {11, 8}, "x86_64", "3.7;5.0;6.0;7.0;7.5;8.0;8.6;9.0", "BUILDER release/2.0"},
+    {1, 5, {11, 8}, "x86_64", "3.7;5.0;6.0;7.0;7.5;8.0;8.6;9.0", "BUILDER release/2.1..2.5"},
+    {1, 5, {12, 1}, "x86_64", "5.0;6.0;7.0;7.5;8.0;8.6;9.0", "BUILDER release/2.1..2.5"},
+    {4, 5, {12, 4}, "x86_64", "5.0;6.0;7.0;7.5;8.0;8.6;9.0", "BUILDER release/2.4, release/2.5"},
+    {4, 5, {12, 4}, "aarch64", "9.0", "BUILDER release/2.4, release/2.5"},
+    {6, 6, {12, 4}, "x86_64", "5.0;6.0;7.0;7.5;8.0;8.6;9.0", "PT_BUILD_CUDA (2.6-era fork; secondary)"},
+    {6, 6, {12, 6}, "x86_64", "5.0;6.0;7.0;7.5;8.0;8.6;9.0", "PT_BUILD_CUDA (2.6-era fork; secondary)"},
+    {7, 7, {12, 8}, "x86_64", "5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX",
+     "PT_BUILD_CUDA (2.7-era fork; final 2.7.0 list unverified)"},
+    {8, 8, {12, 8}, "x86_64", "7.5;8.0;8.6;9.0;10.0;12.0", "PT_157517"},
+    {8, 8, {12, 9}, "x86_64", "7.5;8.0;8.6;9.0;10.0;12.0+PTX", "PT_157517"},
+    {8, 99, {12, 6}, "x86_64", "5.0;6.0;7.0;7.5;8.0;8.6;9.0", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
+    {8, 99, {12, 6}, "aarch64", "8.0;9.0", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
+    {9, 11, {12, 8}, "x86_64", "7.0;7.5;8.0;8.6;9.0;10.0;12.0", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
+    {9, 11, {12, 8}, "aarch64", "8.0;9.0;10.0;12.0", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
+    {9, 99, {12, 9}, "x86_64", "7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
+    {9, 99, {13, 0}, "x86_64", "7.5;8.0;8.6;9.0;10.0;12.0+PTX", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
+    {9, 99, {13, 0}, "aarch64", "8.0;9.0;10.0;11.0;12.0+PTX", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
+};
+
+ArchList parse_arch_list(std::string_view text, std::string_view source) {
+  ArchList list;
+  list.source = std::string(source);
+  while (!text.empty()) {
+    auto semi = text.find(';');
+    std::string_view item = text.substr(0, semi);
+    text = semi == std::string_view::npos ? std::string_view{} : text.substr(semi + 1);
+    bool ptx = item.ends_with("+PTX");
+    if (ptx) item.remove_suffix(4);
+    auto cc = ComputeCapability::parse(item);
+    if (!cc) continue;  // the table is ours; a typo here is caught by the tests
+    list.cubins.push_back(*cc);
+    if (ptx) list.ptx = *cc;
+  }
+  return list;
+}
+
+}  // namespace
+
+std::optional<ArchList> torch_arch_list(const core::Version& torch_version, CudaVersion cuda,
+                                        std::string_view machine) {
+  if (torch_version.release_at(0) != 2) return std::nullopt;
+  auto minor = torch_version.release_at(1);
+  for (const auto& row : kArchRows) {
+    if (row.cuda == cuda && row.machine == machine && minor >= row.first_minor && minor <= row.last_minor) {
+      return parse_arch_list(row.list, row.source);
+    }
+  }
+  return std::nullopt;
+}
+
+bool arch_list_runs_on(const ArchList& list, ComputeCapability gpu) {
+  for (const auto& cc : list.cubins) {
+    if (cc.major == gpu.major && cc.minor <= gpu.minor) return true;
+  }
+  return list.ptx.has_value() && *list.ptx <= gpu;
+}
+
+std::string describe_arch_list(const ArchList& list) {
+  std::string out;
+  for (const auto& cc : list.cubins) {
+    if (!out.empty()) out += ", ";
+    out += cc.to_string();
+    if (list.ptx && *list.ptx == cc) out += "+PTX";
+  }
+  return out;
+}
+
+std::optional<ComputeCapability> cudnn_min_capability(const core::Version& cudnn_version) {
+  // torch/backends/cudnn/__init__.py refuses cuDNN >= 9.11.0 below sm_75 (standards-and-peers.md §C).
+  if (cudnn_version.release_at(0) > 9 || (cudnn_version.release_at(0) == 9 && cudnn_version.release_at(1) >= 11)) {
+    return ComputeCapability{7, 5};
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpulock::app

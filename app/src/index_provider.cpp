@@ -1,0 +1,727 @@
+#include "gpulock/app/index_provider.h"
+
+#include <algorithm>
+#include <atomic>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "gpulock/core/name.h"
+#include "gpulock/core/specifier.h"
+#include "gpulock/index/url.h"
+
+namespace gpulock::app {
+
+bool glob_match(std::string_view pattern, std::string_view name) {
+  // Iterative wildcard match with one backtrack point (no recursion).
+  std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++p;
+      ++n;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+namespace {
+
+using resolver::UnavailableKind;
+using resolver::UnavailableReason;
+
+constexpr std::string_view kPython = "__python";
+constexpr std::string_view kCuda = "__cuda";
+constexpr std::string_view kCudaVariant = "__cuda_variant";
+
+core::Version make_version(std::uint64_t major, std::uint64_t minor) {
+  std::uint64_t parts[2] = {major, minor};
+  return core::Version::from_release(parts);
+}
+
+// The build date of a nightly (`2.15.0.dev20260817+cu130` -> "20260817"), or "".
+std::string nightly_date_of(const core::Version& v) {
+  if (!v.dev()) return {};
+  std::uint64_t d = *v.dev();
+  if (d < 20000101 || d > 29991231) return {};
+  return fmt::format("{}", d);
+}
+
+// Midnight UTC of a YYYYMMDD date, in microseconds since the epoch.
+std::optional<std::int64_t> date_micros(std::string_view yyyymmdd) {
+  if (yyyymmdd.size() != 8) return std::nullopt;
+  return index::parse_timestamp(fmt::format("{}-{}-{}T00:00:00Z", yyyymmdd.substr(0, 4), yyyymmdd.substr(4, 2),
+                                            yyyymmdd.substr(6, 2)));
+}
+
+// "needs Python >=3.12" -> ">= 3.12" spacing for the explanation.
+std::string spaced_specifier(std::string_view spec) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < spec.size()) {
+    std::size_t j = i;
+    while (j < spec.size() && std::string_view("<>=!~").find(spec[j]) != std::string_view::npos) ++j;
+    std::size_t end = spec.find(',', j);
+    std::string_view op = spec.substr(i, j - i);
+    std::string_view operand = spec.substr(j, end == std::string_view::npos ? std::string_view::npos : end - j);
+    if (!out.empty()) out += ", ";
+    out += op.empty() ? std::string(operand) : fmt::format("{} {}", op, operand);
+    if (end == std::string_view::npos) break;
+    i = end + 1;
+    while (i < spec.size() && spec[i] == ' ') ++i;
+  }
+  return out;
+}
+
+struct VersionEntry {
+  core::Version version;
+  const index::DistFile* file = nullptr;  // the wheel the target would install
+  const SourceSpec* source = nullptr;
+  bool yanked = false;
+  std::optional<UnavailableReason> unavailable;
+  BuildLabel build;
+};
+
+struct PackageState {
+  std::vector<index::ProjectPagePtr> pages;  // keeps the DistFiles alive
+  std::vector<VersionEntry> entries;         // preference order
+  std::vector<const SourceSpec*> sources;    // where the candidates came from
+  std::vector<const SourceSpec*> skipped;    // lower-priority sources first-index did not use
+  std::vector<core::Version> prereleases;    // available pre-release versions (for hints)
+  bool any_wheel_for_target = false;
+  bool only_sdists = false;
+  bool only_other_platforms = false;
+};
+
+struct MetadataState {
+  std::optional<core::CoreMetadata> metadata;
+};
+
+}  // namespace
+
+struct IndexProvider::Impl {
+  index::IndexClient& client;
+  ProviderConfig config;
+  core::TagRanker ranker;
+  std::map<std::string, PackageState, std::less<>> packages;
+  std::unordered_map<const index::DistFile*, MetadataState> metadata;
+  std::map<std::string, std::optional<core::SpecifierSet>, std::less<>> requires_python_cache;
+  mutable std::vector<std::string> warnings;
+  mutable std::set<std::string, std::less<>> warned;
+  std::atomic<bool> cancelled{false};
+
+  Impl(index::IndexClient& c, ProviderConfig cfg)
+      : client(c), config(std::move(cfg)), ranker(config.target.supported) {}
+
+  void warn(std::string message) const {
+    if (warned.insert(message).second) warnings.push_back(std::move(message));
+  }
+
+  // The source groups for a package, in priority order; each group is searched as one source.
+  std::vector<std::vector<const SourceSpec*>> groups_for(std::string_view name) const {
+    std::vector<std::vector<const SourceSpec*>> groups;
+    std::vector<const SourceSpec*> pinned;
+    for (const auto& [glob, spec] : config.pinned) {
+      if (glob_match(glob, name)) pinned.push_back(&spec);
+    }
+    if (!pinned.empty()) {
+      groups.push_back(std::move(pinned));
+      return groups;  // a pin is exclusive: nothing else is consulted
+    }
+    if (!config.torch.empty() && is_torch_family(name)) {
+      std::vector<const SourceSpec*> torch;
+      for (const auto& s : config.torch) torch.push_back(&s);
+      groups.push_back(std::move(torch));
+    }
+    for (const auto& s : config.general) groups.push_back({&s});
+    return groups;
+  }
+
+  bool requires_python_ok(const index::DistFile& file) {
+    if (file.requires_python.empty()) return true;
+    auto it = requires_python_cache.find(file.requires_python);
+    if (it == requires_python_cache.end()) {
+      auto parsed = core::SpecifierSet::parse(file.requires_python);
+      if (!parsed) {
+        warn(fmt::format("ignoring the invalid Requires-Python {} of {}", core::quote_for_message(file.requires_python),
+                         file.filename));
+      }
+      it = requires_python_cache
+               .emplace(file.requires_python, parsed ? std::optional<core::SpecifierSet>(*parsed) : std::nullopt)
+               .first;
+    }
+    if (!it->second) return true;
+    return it->second->contains(config.target.python_full, true);
+  }
+
+  // When the file was published, for --exclude-newer: its upload time, else the date of a
+  // nightly version; nullopt when neither is known.
+  std::optional<std::int64_t> publish_time(const index::DistFile& file) const {
+    if (file.upload_time) return file.upload_time;
+    auto date = nightly_date_of(file.version());
+    if (!date.empty()) return date_micros(date);
+    return std::nullopt;
+  }
+
+  std::string target_tag_text() const {
+    return fmt::format("{}-{}", config.target.tags.interpreter_tag(), config.target.platform);
+  }
+
+  core::Status load(std::string_view name, PackageState& state) {
+    auto groups = groups_for(name);
+    // Start every page of the first groups at once; first-index usually needs only the first.
+    std::size_t prefetch_groups = config.strategy == IndexStrategy::UnsafeBestMatch ? groups.size() : 1;
+    for (std::size_t g = 0; g < groups.size() && g < prefetch_groups; ++g) {
+      for (const auto* s : groups[g]) client.prefetch_project(s->source, name);
+    }
+    std::vector<std::pair<const index::DistFile*, const SourceSpec*>> files;
+    bool found_any = false;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      if (found_any && config.strategy == IndexStrategy::FirstIndex) {
+        for (const auto* s : groups[g]) state.skipped.push_back(s);
+        continue;
+      }
+      bool group_found = false;
+      for (const auto* s : groups[g]) client.prefetch_project(s->source, name);
+      for (const auto* s : groups[g]) {
+        auto page = client.fetch_project(s->source, name);
+        if (!page) return std::unexpected(page.error());
+        if (!(*page)->found || (*page)->files.empty()) continue;
+        group_found = true;
+        state.pages.push_back(*page);
+        state.sources.push_back(s);
+        for (const auto& f : (*page)->files) files.emplace_back(&f, s);
+      }
+      found_any = found_any || group_found;
+    }
+    build_entries(name, state, files);
+    return {};
+  }
+
+  void build_entries(std::string_view name, PackageState& state,
+                     const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files) {
+    struct Acc {
+      VersionEntry entry;
+      std::optional<std::size_t> best_rank;
+      bool has_wheel = false, has_sdist = false, tag_ok = false, excluded_newer = false, undated = false;
+      std::string requires_python_fail;
+      std::string other_date;
+    };
+    std::vector<Acc> accs;
+    std::unordered_map<core::Version, std::size_t, core::VersionHash> by_version;
+    bool nightly_filter = config.nightly_date.has_value() && is_torch_family(name);
+    for (const auto& [file, source] : files) {
+      const core::Version& v = file->version();
+      auto [it, inserted] = by_version.emplace(v, accs.size());
+      if (inserted) {
+        Acc a;
+        a.entry.version = v;
+        a.entry.build = classify_build(v);
+        accs.push_back(std::move(a));
+      }
+      Acc& acc = accs[it->second];
+      if (nightly_filter && source->nightly) {
+        auto date = nightly_date_of(v);
+        if (!date.empty() && date != *config.nightly_date) {
+          acc.other_date = date;
+          continue;
+        }
+      }
+      if (file->sdist) {
+        acc.has_sdist = true;
+        continue;
+      }
+      acc.has_wheel = true;
+      auto rank = ranker.rank(file->wheel->tags);
+      if (!rank) continue;
+      acc.tag_ok = true;
+      if (config.exclude_newer) {
+        auto when = publish_time(*file);
+        if (!when) {
+          acc.undated = true;
+          warn(fmt::format("{} has no upload time; --exclude-newer leaves it out", file->filename));
+          continue;
+        }
+        if (*when > *config.exclude_newer) {
+          acc.excluded_newer = true;
+          continue;
+        }
+      }
+      if (!requires_python_ok(*file)) {
+        acc.requires_python_fail = file->requires_python;
+        continue;
+      }
+      // Best: a file that is not yanked, then the best tag rank.
+      bool better = acc.entry.file == nullptr || (acc.entry.yanked && !file->yanked) ||
+                    (acc.entry.yanked == file->yanked && *rank < *acc.best_rank);
+      if (better) {
+        acc.entry.file = file;
+        acc.entry.source = source;
+        acc.entry.yanked = file->yanked;
+        acc.best_rank = rank;
+      }
+    }
+
+    bool any_available = false, any_wheel = false, any_sdist = false, any_tag_ok = false;
+    for (auto& acc : accs) {
+      if (!acc.other_date.empty() && !acc.has_wheel && !acc.has_sdist) {
+        acc.entry.version = core::Version();  // dropped below: a nightly of another date
+        continue;
+      }
+      any_wheel = any_wheel || acc.has_wheel;
+      any_sdist = any_sdist || acc.has_sdist;
+      any_tag_ok = any_tag_ok || acc.tag_ok;
+      if (acc.entry.file != nullptr) {
+        any_available = true;
+        continue;
+      }
+      UnavailableReason r;
+      if (acc.excluded_newer || (acc.undated && !acc.tag_ok)) {
+        r.kind = UnavailableKind::ExcludedNewer;
+        r.message = "was published after the --exclude-newer cutoff";
+      } else if (acc.undated) {
+        r.kind = UnavailableKind::ExcludedNewer;
+        r.message = "has no upload time, so --exclude-newer leaves it out";
+      } else if (!acc.requires_python_fail.empty()) {
+        r.kind = UnavailableKind::RequiresPython;
+        r.message = fmt::format("needs Python {}", spaced_specifier(acc.requires_python_fail));
+        r.fields = {{"requires-python", acc.requires_python_fail}};
+      } else if (acc.has_wheel) {
+        r.kind = UnavailableKind::OtherPlatforms;
+        r.message = fmt::format("has no wheel for {} (wheels exist only for other platforms or Pythons)",
+                                target_tag_text());
+      } else {
+        r.kind = UnavailableKind::OnlySdist;
+        r.message = "has only a source distribution (gpulock locks wheels; building sdists is out of scope)";
+      }
+      acc.entry.unavailable = r;
+    }
+    state.any_wheel_for_target = any_available;
+    state.only_sdists = !any_available && any_sdist && !any_wheel;
+    state.only_other_platforms = !any_available && any_wheel && !any_tag_ok;
+
+    std::vector<VersionEntry> entries;
+    entries.reserve(accs.size());
+    for (auto& acc : accs) {
+      if (!acc.other_date.empty() && !acc.has_wheel && !acc.has_sdist) continue;
+      if (acc.entry.unavailable == std::nullopt && acc.entry.version.is_prerelease()) {
+        state.prereleases.push_back(acc.entry.version);
+      }
+      entries.push_back(std::move(acc.entry));
+    }
+    bool torch_order = !config.torch.empty() && is_torch_family(name);
+    std::stable_sort(entries.begin(), entries.end(), [&](const VersionEntry& a, const VersionEntry& b) {
+      if (torch_order) {
+        // Newest public version first, then the highest CUDA variant (never PEP 440 label order).
+        auto pa = a.version.public_version(), pb = b.version.public_version();
+        if (pa != pb) return pa > pb;
+        auto rank_of = [](const BuildLabel& l) {
+          if (l.kind == BuildKind::Cuda && l.cuda) return static_cast<std::int64_t>(l.cuda->major * 100 + l.cuda->minor);
+          if (l.kind == BuildKind::Unlabeled) return std::int64_t{-1};
+          if (l.kind == BuildKind::Cpu) return std::int64_t{-2};
+          return std::int64_t{-3};
+        };
+        auto ra = rank_of(a.build), rb = rank_of(b.build);
+        if (ra != rb) return ra > rb;
+      }
+      return a.version > b.version;
+    });
+    if (auto pref = config.preferences.find(name); pref != config.preferences.end()) {
+      auto it = std::find_if(entries.begin(), entries.end(),
+                             [&](const VersionEntry& e) { return e.version == pref->second; });
+      if (it != entries.end()) std::rotate(entries.begin(), it, it + 1);
+    }
+    state.entries = std::move(entries);
+  }
+
+  // Prefetch the METADATA of the candidate most likely to be chosen.
+  void prefetch_first(const PackageState& state) {
+    for (const auto& e : state.entries) {
+      if (e.file != nullptr && !e.unavailable) {
+        client.prefetch_metadata(*e.file);
+        return;
+      }
+    }
+  }
+
+  core::Result<const core::CoreMetadata*> read_metadata(const index::DistFile& file, std::string& problem) {
+    auto& slot = metadata[&file];
+    if (slot.metadata) return &*slot.metadata;
+    auto text = client.fetch_metadata(file);
+    if (!text) {
+      auto code = text.error().code;
+      if (code == core::ErrorCode::InvalidMetadata || code == core::ErrorCode::InvalidInput ||
+          code == core::ErrorCode::HashMismatch) {
+        problem = text.error().message;
+        return nullptr;
+      }
+      return std::unexpected(text.error());
+    }
+    auto parsed = core::CoreMetadata::parse(*text);
+    if (!parsed) {
+      problem = parsed.error().to_string();
+      return nullptr;
+    }
+    slot.metadata = std::move(*parsed);
+    return &*slot.metadata;
+  }
+
+  std::optional<resolver::PackageCandidates> virtual_candidates(std::string_view name) const {
+    resolver::PackageCandidates out;
+    out.priority = 100;
+    if (name == kPython) {
+      out.candidates.push_back({config.target.python_full, false, std::nullopt});
+      return out;
+    }
+    if (name == kCuda) {
+      if (!config.gpu.no_gpu && config.gpu.ceiling) {
+        out.candidates.push_back({make_version(config.gpu.ceiling->major, config.gpu.ceiling->minor), false, std::nullopt});
+      }
+      return out;
+    }
+    if (name == kCudaVariant) {
+      // Every CUDA a variant label can name (9.0 to 13.9), and 0 for CPU builds.
+      for (std::uint64_t major = 13; major >= 9; --major) {
+        for (std::uint64_t minor = 10; minor-- > 0;) out.candidates.push_back({make_version(major, minor), false, std::nullopt});
+      }
+      out.candidates.push_back({make_version(0, 0), false, std::nullopt});
+      return out;
+    }
+    return std::nullopt;
+  }
+
+  std::string ceiling_text() const {
+    if (config.gpu.no_gpu) return "--driver none means no GPU";
+    if (!config.gpu.ceiling) return "no NVIDIA driver was found";
+    std::string who = config.gpu.driver ? fmt::format("your driver {}", config.gpu.driver->to_string()) : "your driver";
+    if (config.gpu.compat == probe::CudaCompat::Minor) {
+      return fmt::format("{} supports CUDA {}.x (minor-version compatibility)", who, config.gpu.ceiling->major);
+    }
+    return fmt::format("{} supports CUDA <= {}", who, config.gpu.ceiling->to_string());
+  }
+};
+
+IndexProvider::IndexProvider(index::IndexClient& client, ProviderConfig config)
+    : impl_(std::make_unique<Impl>(client, std::move(config))) {}
+
+IndexProvider::~IndexProvider() = default;
+
+core::Result<resolver::PackageCandidates> IndexProvider::candidates(std::string_view package) {
+  if (package.starts_with("__")) {
+    auto v = impl_->virtual_candidates(package);
+    if (v) return *v;
+    return resolver::PackageCandidates{};
+  }
+  auto [it, inserted] = impl_->packages.try_emplace(std::string(package));
+  PackageState& state = it->second;
+  if (inserted) {
+    auto status = impl_->load(package, state);
+    if (!status) {
+      impl_->packages.erase(it);
+      return std::unexpected(status.error());
+    }
+  }
+  impl_->prefetch_first(state);
+
+  resolver::PackageCandidates out;
+  out.candidates.reserve(state.entries.size());
+  const auto& gpu = impl_->config.gpu;
+  for (const auto& e : state.entries) {
+    resolver::Candidate c{e.version, e.yanked, e.unavailable};
+    // cuDNN 9.11 and newer dropped Maxwell, Pascal and Volta (torch refuses it below sm_75).
+    if (!c.unavailable && package.starts_with("nvidia-cudnn-") && !gpu.archs.empty()) {
+      if (auto floor = cudnn_min_capability(e.version)) {
+        for (const auto& arch : gpu.archs) {
+          if (arch < *floor) {
+            c.unavailable = UnavailableReason{UnavailableKind::GpuArchMissing,
+                                              fmt::format("needs {} or newer and your GPU is {}", floor->to_string(),
+                                                          arch.to_string()),
+                                              {{"arch", arch.to_string()}}};
+            break;
+          }
+        }
+      }
+    }
+    out.candidates.push_back(std::move(c));
+  }
+  if (impl_->config.nightly_date && is_torch_family(package)) {
+    out.prerelease = resolver::PrereleasePolicy::Allow;
+  }
+  if (is_torch_family(package)) out.priority = 10;
+  return out;
+}
+
+core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_view package, std::size_t index,
+                                                                 const core::Version& version,
+                                                                 std::string_view extra) {
+  resolver::Dependencies out;
+  if (package.starts_with("__")) return out;
+  auto it = impl_->packages.find(package);
+  if (it == impl_->packages.end() || index >= it->second.entries.size()) {
+    return core::fail(core::ErrorCode::Internal, fmt::format("dependencies of unknown candidate {} {}", package, version.to_string()));
+  }
+  const VersionEntry& entry = it->second.entries[index];
+  if (entry.file == nullptr) {
+    out.unavailable = entry.unavailable;
+    return out;
+  }
+  std::string problem;
+  auto md = impl_->read_metadata(*entry.file, problem);
+  if (!md) return std::unexpected(md.error());
+  if (*md == nullptr) {
+    out.unavailable = UnavailableReason{UnavailableKind::MetadataError,
+                                        fmt::format("has unusable metadata ({})", problem), {}};
+    return out;
+  }
+  const core::CoreMetadata& meta = **md;
+  const auto& env = impl_->config.target.environment;
+  std::vector<core::Requirement> included;
+  for (const auto& req : meta.requires_dist) {
+    bool take = extra.empty() ? (req.marker.empty() || req.marker.matches(env, ""))
+                              : (req.marker.mentions_extra() && req.marker.matches(env, extra));
+    if (!take) continue;
+    if (!req.url.empty()) {
+      out.unavailable = UnavailableReason{UnavailableKind::MetadataError,
+                                          fmt::format("depends on a direct URL ({} @ {}), which gpulock does not lock",
+                                                      req.name, index::redact_url(req.url)),
+                                          {}};
+      return out;
+    }
+    resolver::Dependency d;
+    d.name = core::normalize_name(req.name);
+    for (const auto& x : req.extras) d.extras.push_back(core::normalize_extra(x));
+    d.specifier = req.specifier;
+    out.dependencies.push_back(std::move(d));
+    included.push_back(req);
+  }
+  if (!extra.empty()) return out;
+
+  // Requires-Python from METADATA when the index did not say (the index's attribute was
+  // already applied to the candidate).
+  if (entry.file->requires_python.empty() && meta.requires_python && !meta.requires_python->empty()) {
+    out.dependencies.push_back({std::string(kPython), {}, *meta.requires_python});
+  }
+
+  // GPU policy (DESIGN.md §GPU model).
+  const auto& gpu = impl_->config.gpu;
+  std::optional<CudaVersion> cuda = entry.build.cuda;
+  if (!cuda && entry.build.kind == BuildKind::Unlabeled) cuda = cuda_from_dependencies(included);
+  if (!cuda) cuda = cuda_needed_by_runtime_package(package, version);
+  if (is_cuda_linked(package)) {
+    if (entry.build.kind == BuildKind::Cuda && entry.build.cuda) {
+      auto spec = core::SpecifierSet::parse("==" + entry.build.cuda->to_string());
+      out.dependencies.push_back({std::string(kCudaVariant), {}, *spec});
+    } else if (entry.build.kind == BuildKind::Cpu) {
+      out.dependencies.push_back({std::string(kCudaVariant), {}, *core::SpecifierSet::parse("==0")});
+    }
+  }
+  if (cuda) {
+    std::string floor = gpu.compat == probe::CudaCompat::Minor ? fmt::format(">={}.0", cuda->major)
+                                                               : ">=" + cuda->to_string();
+    out.dependencies.push_back({std::string(kCuda), {}, *core::SpecifierSet::parse(floor)});
+  }
+  // Kernels for every GPU: the arch list of this torch build (by release and CUDA).
+  if (package == "torch" && cuda && !gpu.archs.empty() && !gpu.no_gpu) {
+    auto list = torch_arch_list(version, *cuda, impl_->config.target.environment.platform_machine);
+    if (!list) {
+      impl_->warn(fmt::format("no GPU architecture list is known for torch {} (CUDA {}); assuming it runs on {}",
+                              version.public_version().to_string(), cuda->to_string(), gpu.archs.front().to_string()));
+    } else {
+      for (const auto& arch : gpu.archs) {
+        if (!arch_list_runs_on(*list, arch)) {
+          out.unavailable = UnavailableReason{
+              UnavailableKind::GpuArchMissing,
+              fmt::format("has no kernels for your GPU's {} (its CUDA {} build carries {})", arch.to_string(),
+                          cuda->to_string(), describe_arch_list(*list)),
+              {{"arch", arch.to_string()}, {"cuda", cuda->to_string()}}};
+          return out;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+bool IndexProvider::should_cancel() { return impl_->cancelled.load(); }
+
+void IndexProvider::cancel() {
+  impl_->cancelled = true;
+  impl_->client.cancel();
+}
+
+void IndexProvider::on_version_chosen(std::string_view, const core::Version&,
+                                      std::span<const resolver::Dependency> dependencies) {
+  // Start every dependency's first-priority pages at once: a cold resolve is then bounded by
+  // the depth of the graph, not its size.
+  for (const auto& d : dependencies) {
+    if (d.name.starts_with("__") || impl_->packages.contains(d.name)) continue;
+    auto groups = impl_->groups_for(d.name);
+    if (groups.empty()) continue;
+    std::size_t n = impl_->config.strategy == IndexStrategy::UnsafeBestMatch ? groups.size() : 1;
+    for (std::size_t g = 0; g < n; ++g) {
+      for (const auto* s : groups[g]) impl_->client.prefetch_project(s->source, d.name);
+    }
+  }
+}
+
+std::optional<std::string> IndexProvider::describe_term(const resolver::Term& term, std::string_view text) const {
+  const auto& name = term.package().name;
+  std::string set = term.set_text();
+  if (name == kPython) return set.empty() ? "Python" : fmt::format("Python {}", spaced_specifier(set));
+  if (name == kCuda) return set.empty() ? "CUDA" : fmt::format("CUDA {}", spaced_specifier(set));
+  if (name == kCudaVariant) {
+    auto versions = term.versions.versions();
+    if (versions.size() == 1) {
+      if (versions[0].release_at(0) == 0) return std::string("the CPU variant");
+      return fmt::format("the CUDA {}.{} variant", versions[0].release_at(0), versions[0].release_at(1));
+    }
+    return std::string("one CUDA variant");
+  }
+  // A single labeled torch-family build reads as its public version: "torch==2.7.1".
+  auto versions = term.versions.versions();
+  if (versions.size() == 1 && versions[0].has_local() && is_torch_family(name) && term.positive) {
+    auto label = classify_build(versions[0]);
+    if (label.kind == BuildKind::Cuda || label.kind == BuildKind::Cpu) {
+      return fmt::format("{}=={}", term.package().display_name(), versions[0].public_version().to_string());
+    }
+  }
+  (void)text;
+  return std::nullopt;
+}
+
+std::optional<std::string> IndexProvider::describe_dependency(const resolver::Term& depender,
+                                                              const resolver::Term& dependency,
+                                                              std::string_view depender_text,
+                                                              std::string_view dependency_text) const {
+  const auto& dep = dependency.package().name;
+  if (dep != kCuda && dep != kCudaVariant) return std::nullopt;
+  std::string who(depender_text);
+  auto versions = depender.versions.versions();
+  if (versions.size() == 1) {
+    auto label = classify_build(versions[0]);
+    if (label.kind == BuildKind::Cuda && label.cuda) {
+      who = fmt::format("{}=={} (CUDA {} build)", depender.package().display_name(),
+                        versions[0].public_version().to_string(), label.cuda->to_string());
+    } else if (label.kind == BuildKind::Cpu) {
+      who = fmt::format("{}=={} (CPU build)", depender.package().display_name(), versions[0].public_version().to_string());
+    }
+  }
+  if (dep == kCuda) {
+    // Without a GPU (or a known ceiling) the version a build needs is beside the point.
+    if (impl_->config.gpu.no_gpu || !impl_->config.gpu.ceiling) return fmt::format("{} needs CUDA", who);
+    return fmt::format("{} needs {}", who, dependency_text);
+  }
+  // `__cuda_variant`: "torchvision==0.19.0 is a CUDA 11.8 build".
+  auto variants = dependency.versions.versions();
+  if (variants.size() == 1) {
+    if (variants[0].release_at(0) == 0) return fmt::format("{} is a CPU build", depender_text);
+    return fmt::format("{} is a CUDA {}.{} build", depender_text, variants[0].release_at(0), variants[0].release_at(1));
+  }
+  return fmt::format("{} needs {}", depender_text, dependency_text);
+}
+
+std::optional<std::string> IndexProvider::describe_no_versions(const resolver::Term& term, std::string_view) const {
+  const auto& name = term.package().name;
+  if (name == kCuda) return impl_->ceiling_text();
+  if (name == kPython) {
+    return fmt::format("the target is Python {}", impl_->config.target.python_full.to_string());
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInfo& package) const {
+  std::vector<std::string> hints;
+  if (package.is_virtual || package.is_root) {
+    if (package.name == kCuda && impl_->config.gpu.ceiling && impl_->config.gpu.compat == probe::CudaCompat::Strict &&
+        !impl_->config.gpu.no_gpu) {
+      auto next = probe::min_driver_for_cuda({impl_->config.gpu.ceiling->major, impl_->config.gpu.ceiling->minor + 1},
+                                             probe::CudaCompat::Strict);
+      if (next) {
+        hints.push_back(fmt::format("a newer CUDA build needs a driver >= {} (run `gpulock probe --machine` to see "
+                                    "yours), or allow minor-version compatibility with --cuda-compat minor",
+                                    next->to_string()));
+      }
+    }
+    if (package.name == kCuda && impl_->config.gpu.no_gpu) {
+      hints.push_back("CUDA builds need a GPU: lock for a GPU machine with --driver VERSION, or ask for CPU builds with "
+                      "--torch-backend cpu");
+    }
+    return hints;
+  }
+  auto it = impl_->packages.find(package.name);
+  if (it == impl_->packages.end()) return hints;
+  const PackageState& state = it->second;
+  if (!state.prereleases.empty()) {
+    hints.push_back(fmt::format("pre-releases of {} exist (e.g. {}); allow them with --prerelease allow or --pre",
+                                package.name, state.prereleases.front().to_string()));
+  }
+  bool from_torch_source = !state.sources.empty() && state.sources.front()->role == "torch";
+  if (!state.skipped.empty() && !state.sources.empty() && !from_torch_source) {
+    // First-index ignored lower-priority sources: say so when one of them has versions the
+    // used source lacks. (The torch family comes from its own source by design.)
+    std::unordered_map<core::Version, bool, core::VersionHash> known;
+    for (const auto& e : state.entries) known.emplace(e.version, true);
+    for (const auto* s : state.skipped) {
+      auto page = impl_->client.fetch_project(s->source, package.name);
+      if (!page || !(*page)->found) continue;
+      bool has_other = std::any_of((*page)->files.begin(), (*page)->files.end(),
+                                   [&](const index::DistFile& f) { return !known.contains(f.version()); });
+      if (has_other) {
+        hints.push_back(fmt::format(
+            "{} was also found on {}, but under first-index only {} is used for it (protection against dependency "
+            "confusion); if you trust both indexes equally, use --index-strategy unsafe-best-match",
+            package.name, index::redact_url(s->source.url), index::redact_url(state.sources.front()->source.url)));
+        break;
+      }
+    }
+  }
+  if (state.only_sdists) {
+    hints.push_back(fmt::format("{} has only source distributions on the index; gpulock does not build sdists",
+                                package.name));
+  } else if (state.only_other_platforms) {
+    hints.push_back(fmt::format("{} has wheels only for other platforms or Pythons than {}", package.name,
+                                impl_->target_tag_text()));
+  }
+  return hints;
+}
+
+IndexProvider::Selection IndexProvider::selection(std::string_view package, std::size_t candidate_index) const {
+  Selection s;
+  auto it = impl_->packages.find(package);
+  if (it == impl_->packages.end() || candidate_index >= it->second.entries.size()) return s;
+  const auto& e = it->second.entries[candidate_index];
+  s.file = e.file;
+  s.source = e.source;
+  s.build = e.build;
+  s.cuda = e.build.cuda;
+  if (!s.cuda && e.file != nullptr) {
+    auto m = impl_->metadata.find(e.file);
+    if (m != impl_->metadata.end() && m->second.metadata && e.build.kind == BuildKind::Unlabeled) {
+      s.cuda = cuda_from_dependencies(m->second.metadata->requires_dist);
+    }
+  }
+  if (!s.cuda) s.cuda = cuda_needed_by_runtime_package(package, e.version);
+  return s;
+}
+
+const core::CoreMetadata* IndexProvider::metadata(std::string_view package, std::size_t candidate_index) const {
+  auto it = impl_->packages.find(package);
+  if (it == impl_->packages.end() || candidate_index >= it->second.entries.size()) return nullptr;
+  const auto* file = it->second.entries[candidate_index].file;
+  if (file == nullptr) return nullptr;
+  auto m = impl_->metadata.find(file);
+  if (m == impl_->metadata.end() || !m->second.metadata) return nullptr;
+  return &*m->second.metadata;
+}
+
+std::vector<std::string> IndexProvider::warnings() const { return impl_->warnings; }
+
+}  // namespace gpulock::app

@@ -1,0 +1,119 @@
+#include "gpulock/app/install.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/process.h"
+#include "gpulock/core/tags.h"
+#include "gpulock/lock/export.h"
+#include "gpulock/lock/lockfile.h"
+
+namespace gpulock::app {
+namespace fs = std::filesystem;
+namespace {
+
+// A private temporary directory, removed with everything in it.
+class TempDir {
+ public:
+  static core::Result<TempDir> make() {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = fmt::format("{}/gpulock-install-XXXXXX",
+                                   base != nullptr && *base != '\0' ? base : "/tmp");
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+      return std::unexpected(core::Error{
+          core::ErrorCode::Io,
+          fmt::format("cannot create a temporary directory: {}", std::strerror(errno)), tmpl, 0,
+          0, {}, {}});
+    }
+    TempDir d;
+    d.path_ = tmpl;
+    return d;
+  }
+  TempDir() = default;
+  TempDir(TempDir&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+  TempDir& operator=(TempDir&&) = delete;
+  TempDir(const TempDir&) = delete;
+  ~TempDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+}  // namespace
+
+core::Result<InstallResult> install_lock(const InstallRequest& request, const OutputFn& on_output) {
+  auto file = lock::read_lock_file(request.lock);
+  if (!file) return std::unexpected(file.error());
+
+  lock::ExportOptions options;
+  options.direct_urls = true;
+  options.source_name = request.lock;
+  const fs::path lock_path(request.lock);
+  options.lock_dir = lock_path.has_parent_path() ? lock_path.parent_path() : fs::path(".");
+  if (file->lock.gpulock && file->lock.gpulock->target) {
+    const auto& t = *file->lock.gpulock->target;
+    auto target = core::TagTarget::from_platform_tag(t.python, t.platform);
+    if (!target) {
+      return std::unexpected(
+          target.error().located(request.lock).with_context("while reading [tool.gpulock.target]"));
+    }
+    options.target_tags = core::supported_tags(*target);
+  }
+  auto text = lock::export_requirements(file->lock, options);
+  if (!text) {
+    core::Error e = text.error();
+    if (e.where.empty()) e.where = request.lock;
+    return std::unexpected(e.with_context("while exporting the lock for pip"));
+  }
+
+  InstallResult result;
+  result.python = default_python(request.python);
+  result.requirements = *text;
+  auto dir = TempDir::make();
+  if (!dir) return std::unexpected(dir.error());
+  const fs::path req = dir->path() / "requirements.txt";
+  {
+    std::ofstream out(req, std::ios::binary);
+    out << *text;
+    if (!out.flush()) {
+      return std::unexpected(core::Error{core::ErrorCode::Io, "cannot write the requirements file",
+                                         req.string(), 0, 0, {}, {}});
+    }
+  }
+  result.pip_argv = {result.python,   "-m",           "pip",
+                     "install",       "--no-deps",    "--require-hashes",
+                     "--no-input",    "--disable-pip-version-check", "-r",
+                     req.string()};
+  ProgramOptions po;
+  po.timeout = std::chrono::milliseconds(0);  // large wheels take what they take
+  po.on_output = on_output;
+  auto pip = run_program(result.pip_argv, po);
+  if (!pip) return std::unexpected(pip.error());
+  result.pip_exit_code = pip->exit_code;
+  result.pip_timed_out = pip->timed_out;
+  if (result.pip_exit_code != 0 || !request.probe) return result;
+
+  ProbeRequest probe = request.probe_request;
+  probe.python = result.python;
+  probe.site_packages.clear();
+  probe.lock = request.lock;
+  auto report = probe_environment(probe);
+  if (!report) return std::unexpected(report.error());
+  result.probe = std::move(*report);
+  return result;
+}
+
+}  // namespace gpulock::app

@@ -1,0 +1,348 @@
+#include "gpulock/app/probe_env.h"
+
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/gpu_policy.h"
+#include "gpulock/app/process.h"
+#include "gpulock/core/environment.h"
+#include "gpulock/core/marker.h"
+#include "gpulock/core/name.h"
+#include "gpulock/core/version.h"
+#include "gpulock/lock/lockfile.h"
+
+namespace gpulock::app {
+namespace fs = std::filesystem;
+namespace {
+
+// Asks the interpreter for its version, its site-packages directories in sys.path order, and
+// the PEP 508 marker environment (the same values packaging's default_environment() reads).
+constexpr const char* kQuery = R"PY(
+import os, platform, sys, sysconfig
+def emit(k, v): print(k + "\t" + str(v))
+emit("version", platform.python_version())
+emit("executable", sys.executable)
+seen = set()
+cands = [p for p in sys.path if p and os.path.basename(os.path.normpath(p)) in ("site-packages", "dist-packages")]
+cands += [sysconfig.get_paths().get(k) for k in ("purelib", "platlib")]
+for p in cands:
+    if not p or not os.path.isdir(p): continue
+    r = os.path.realpath(p)
+    if r in seen: continue
+    seen.add(r)
+    emit("site", p)
+iv = sys.implementation.version
+ver = "{0.major}.{0.minor}.{0.micro}".format(iv)
+if iv.releaselevel != "final": ver += iv.releaselevel[0] + str(iv.serial)
+emit("m.implementation_name", sys.implementation.name)
+emit("m.implementation_version", ver)
+emit("m.os_name", os.name)
+emit("m.platform_machine", platform.machine())
+emit("m.platform_python_implementation", platform.python_implementation())
+emit("m.platform_release", platform.release())
+emit("m.platform_system", platform.system())
+emit("m.platform_version", platform.version())
+emit("m.python_full_version", platform.python_version())
+emit("m.python_version", ".".join(platform.python_version_tuple()[:2]))
+emit("m.sys_platform", sys.platform)
+)PY";
+
+struct Interpreter {
+  std::string version;
+  std::vector<fs::path> site_packages;
+  core::Environment markers;
+};
+
+core::Result<Interpreter> ask_interpreter(const std::string& python) {
+  ProgramOptions options;
+  options.timeout = std::chrono::milliseconds(60'000);
+  auto r = run_program({python, "-c", kQuery}, options);
+  if (!r) return std::unexpected(r.error());
+  if (r->timed_out || r->exit_code != 0) {
+    std::string last = r->err;
+    while (!last.empty() && last.back() == '\n') last.pop_back();
+    if (auto nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);
+    return std::unexpected(core::Error{
+        core::ErrorCode::Io,
+        r->timed_out ? std::string("the interpreter did not answer within 60 s")
+                     : fmt::format("the interpreter failed to report its site-packages (exit "
+                                   "status {}){}",
+                                   r->exit_code, last.empty() ? "" : ": " + last),
+        python, 0, 0, {}, {"check --python; it must be a Python 3 interpreter"}});
+  }
+  Interpreter in;
+  std::istringstream lines(r->out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    std::string key = line.substr(0, tab), value = line.substr(tab + 1);
+    if (key == "version") {
+      in.version = value;
+    } else if (key == "site") {
+      in.site_packages.emplace_back(value);
+    } else if (key.starts_with("m.")) {
+      std::string name = key.substr(2);
+      auto& m = in.markers;
+      if (name == "implementation_name") m.implementation_name = value;
+      else if (name == "implementation_version") m.implementation_version = value;
+      else if (name == "os_name") m.os_name = value;
+      else if (name == "platform_machine") m.platform_machine = value;
+      else if (name == "platform_python_implementation") m.platform_python_implementation = value;
+      else if (name == "platform_release") m.platform_release = value;
+      else if (name == "platform_system") m.platform_system = value;
+      else if (name == "platform_version") m.platform_version = value;
+      else if (name == "python_full_version") m.python_full_version = value;
+      else if (name == "python_version") m.python_version = value;
+      else if (name == "sys_platform") m.sys_platform = value;
+    }
+  }
+  if (in.site_packages.empty()) {
+    return std::unexpected(core::Error{core::ErrorCode::Io,
+                                       "the interpreter reports no site-packages directory",
+                                       python, 0, 0, {}, {}});
+  }
+  return in;
+}
+
+std::string host_machine() {
+  struct utsname u {};
+  if (::uname(&u) == 0) return u.machine;
+  return "x86_64";
+}
+
+bool versions_equal(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  auto va = core::Version::parse(a);
+  auto vb = core::Version::parse(b);
+  return va && vb && *va == *vb;
+}
+
+probe::Finding finding(std::string id, probe::Severity s, std::string subject, std::string message,
+                       std::string hint) {
+  return {std::move(id), s, std::move(subject), std::move(message), std::move(hint)};
+}
+
+// The lock against the environment.
+void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
+                       EnvironmentReport& report) {
+  const auto& env = report.environment;
+  std::vector<std::string> locked_names;
+  for (const auto& p : lk.packages) {
+    if (p.marker) {
+      auto m = core::Marker::parse(*p.marker);
+      if (m && !m->matches(markers)) continue;
+    }
+    locked_names.push_back(p.name);
+    PackageCheck check{p.name, p.version.value_or(""), "", false};
+    const auto* installed = env.find(core::normalize_name(p.name));
+    if (installed != nullptr) check.installed = installed->version;
+    check.matches = installed != nullptr && (!p.version || versions_equal(installed->version, *p.version));
+    report.packages.push_back(check);
+    if (check.matches) continue;
+    if (installed == nullptr) {
+      report.findings.push_back(finding(
+          "lock-missing", probe::Severity::Fail, p.name,
+          fmt::format("{} {} is in the lock but not installed.", p.name, check.locked),
+          "`gpulock install` installs every locked package"));
+      continue;
+    }
+    auto iv = core::Version::parse(installed->version);
+    auto lv = core::Version::parse(check.locked);
+    if (iv && lv && is_cuda_linked(p.name)) {
+      auto ib = classify_build(*iv);
+      auto lb = classify_build(*lv);
+      if (ib.kind == BuildKind::Cpu && lb.kind == BuildKind::Cuda) {
+        report.findings.push_back(finding(
+            "cpu-torch", probe::Severity::Fail, p.name,
+            fmt::format("{} {} is a CPU build, but the lock has {} (CUDA {}).", p.name,
+                        installed->version, check.locked, lb.cuda->to_string()),
+            fmt::format("`gpulock install` replaces it with the locked CUDA build (pip sees "
+                        "another version, so there is no \"already satisfied\" trap)")));
+        continue;
+      }
+    }
+    report.findings.push_back(finding(
+        "lock-version", probe::Severity::Fail, p.name,
+        fmt::format("{} {} installed, lock says {}.", p.name, installed->version, check.locked),
+        "`gpulock install` installs the locked versions"));
+  }
+  // GPU-related packages installed that the lock does not have.
+  for (const auto& d : env.distributions) {
+    bool gpu_related = d.name.starts_with("nvidia-") || is_torch_family(d.name);
+    if (!gpu_related) continue;
+    if (std::find(locked_names.begin(), locked_names.end(), d.name) != locked_names.end()) continue;
+    report.findings.push_back(finding(
+        "not-in-lock", probe::Severity::Warn, d.name,
+        fmt::format("{} {} is installed but not in the lock.", d.name, d.version),
+        fmt::format("`pip uninstall {}` unless something else needs it", d.name)));
+  }
+}
+
+// The machine against the lock and the installed torch build.
+void compare_machine(const ProbeRequest& request, EnvironmentReport& report) {
+  const auto& m = report.machine;
+  const bool lock_needs_gpu =
+      report.lock_gpu && (report.lock_gpu->cuda || report.lock_gpu->variant);
+  if (report.lock_gpu && report.lock_gpu->min_driver && m.driver) {
+    auto min = probe::DriverVersion::parse(*report.lock_gpu->min_driver);
+    if (min && m.driver->value < *min) {
+      report.findings.push_back(finding(
+          "driver-below-minimum", probe::Severity::Fail, "driver",
+          fmt::format("The NVIDIA driver is {} but the lock needs at least {}{}.",
+                      m.driver->value.to_string(), min->to_string(),
+                      report.lock_gpu->cuda ? fmt::format(" (for CUDA {})", *report.lock_gpu->cuda)
+                                            : std::string()),
+          fmt::format("update the driver to {} or newer, or resolve a lock for this driver "
+                      "(`gpulock resolve --driver auto`)",
+                      min->to_string())));
+    }
+  }
+  // GPU architectures against the installed (else locked) torch build's arch list.
+  if (m.gpu_archs && report.environment.torch) {
+    auto tv = core::Version::parse(report.environment.torch->version);
+    std::optional<CudaVersion> cuda;
+    if (tv) {
+      auto label = classify_build(*tv);
+      if (label.cuda) cuda = label.cuda;
+    }
+    if (!cuda && report.environment.torch->cuda) {
+      if (auto c = CudaVersion::parse(*report.environment.torch->cuda)) cuda = *c;
+    }
+    if (tv && cuda) {
+      if (auto list = torch_arch_list(*tv, *cuda, host_machine())) {
+        for (const auto& arch : m.gpu_archs->value) {
+          if (arch_list_runs_on(*list, arch)) continue;
+          report.findings.push_back(finding(
+              "gpu-arch", probe::Severity::Fail, arch.to_string(),
+              fmt::format("torch {} has no kernels for this GPU ({}): it carries {}.",
+                          report.environment.torch->version, arch.to_string(),
+                          describe_arch_list(*list)),
+              fmt::format("resolve a lock for this GPU (`gpulock resolve --gpu-arch {}`), which "
+                          "picks a build that supports it",
+                          arch.to_string())));
+        }
+      }
+    }
+  }
+  // cuDNN 9.11+ dropped GPUs below 7.5.
+  if (m.gpu_archs && report.load.cudnn_version) {
+    auto cv = core::Version::parse(report.load.cudnn_version->to_string());
+    if (cv) {
+      if (auto floor = cudnn_min_capability(*cv)) {
+        for (const auto& arch : m.gpu_archs->value) {
+          if (arch >= *floor) continue;
+          report.findings.push_back(finding(
+              "gpu-arch-cudnn", probe::Severity::Fail, arch.to_string(),
+              fmt::format("cuDNN {} does not support this GPU ({}): it needs compute capability "
+                          "{} or newer.",
+                          report.load.cudnn_version->to_string(), arch.to_string(),
+                          floor->dotted()),
+              "use a lock with an older cuDNN (torch builds before cuDNN 9.11) for this GPU"));
+        }
+      }
+    }
+  }
+  if (request.require_gpu && lock_needs_gpu && !report.load.kernels.gpu_usable) {
+    report.findings.push_back(finding(
+        "gpu-required", probe::Severity::Fail, "gpu",
+        fmt::format("The lock is for {} but no GPU is usable here{}.",
+                    report.lock_gpu->variant ? *report.lock_gpu->variant
+                                             : "CUDA " + report.lock_gpu->cuda.value_or("?"),
+                    report.load.kernels.reason.empty()
+                        ? std::string()
+                        : fmt::format(" ({})", report.load.kernels.reason)),
+        "run on a machine with an NVIDIA GPU and driver, or drop --require-gpu"));
+  }
+}
+
+}  // namespace
+
+bool EnvironmentReport::ok() const noexcept {
+  return std::none_of(findings.begin(), findings.end(), [](const probe::Finding& f) {
+    return f.severity == probe::Severity::Fail;
+  });
+}
+
+std::string default_python(const std::string& requested) {
+  if (!requested.empty()) return requested;
+  if (const char* venv = std::getenv("VIRTUAL_ENV"); venv != nullptr && *venv != '\0') {
+    return (fs::path(venv) / "bin" / "python").string();
+  }
+  return "python3";
+}
+
+core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
+  if (!request.python.empty() && !request.site_packages.empty()) {
+    return core::fail(core::ErrorCode::Usage, "--python and --site-packages exclude each other");
+  }
+  auto load_options = probe::load_probe_options_from_env();
+  if (!load_options) return std::unexpected(load_options.error());
+  load_options->run_kernels = request.run_kernels;
+
+  // The lock first: a bad lock is an input error before any work.
+  std::optional<lock::LockFile> lock_file;
+  std::string lock_path = request.lock;
+  if (lock_path.empty() && fs::exists("pylock.toml")) lock_path = "pylock.toml";
+  if (!lock_path.empty()) {
+    auto lf = lock::read_lock_file(lock_path);
+    if (!lf) return std::unexpected(lf.error());
+    lock_file = std::move(*lf);
+  }
+
+  EnvironmentReport report;
+  core::Environment markers;
+  if (!request.site_packages.empty()) {
+    auto env = probe::scan_environment({fs::path(request.site_packages)});
+    if (!env) return std::unexpected(env.error());
+    report.environment = std::move(*env);
+    std::string python = "3.11";
+    if (lock_file && lock_file->lock.gpulock && lock_file->lock.gpulock->target) {
+      python = lock_file->lock.gpulock->target->python;
+    }
+    markers = core::Environment::linux_cpython(python, host_machine());
+  } else {
+    const std::string python = default_python(request.python);
+    auto in = ask_interpreter(python);
+    if (!in) return std::unexpected(in.error());
+    auto env = probe::scan_environment(in->site_packages);
+    if (!env) return std::unexpected(env.error());
+    report.environment = std::move(*env);
+    report.environment.python = python;
+    report.environment.python_version = in->version;
+    markers = in->markers;
+  }
+  report.warnings = report.environment.warnings;
+
+  auto machine = probe_machine(request.machine);
+  if (!machine) return std::unexpected(machine.error());
+  report.machine = std::move(*machine);
+
+  report.load = probe::run_load_probe(report.environment, *load_options);
+  report.findings = probe::assess_load(report.environment, report.load);
+
+  if (lock_file) {
+    report.lock_path = lock_path;
+    for (const auto& w : lock_file->warnings) report.warnings.push_back(w.to_string());
+    if (lock_file->lock.gpulock && lock_file->lock.gpulock->gpu) {
+      const auto& g = *lock_file->lock.gpulock->gpu;
+      report.lock_gpu = LockGpuFacts{g.variant, g.cuda, g.cudnn, g.min_driver, g.archs};
+    }
+    compare_with_lock(lock_file->lock, markers, report);
+  }
+  compare_machine(request, report);
+  // Failures first, then warnings, then information; the order within each is the probe's.
+  std::stable_sort(report.findings.begin(), report.findings.end(),
+                   [](const probe::Finding& a, const probe::Finding& b) {
+                     return static_cast<int>(a.severity) < static_cast<int>(b.severity);
+                   });
+  return report;
+}
+
+}  // namespace gpulock::app

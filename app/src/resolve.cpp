@@ -1,0 +1,660 @@
+#include "gpulock/app/resolve.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/gpu_policy.h"
+#include "gpulock/app/machine.h"
+#include "gpulock/app/project_file.h"
+#include "gpulock/app/requirements_file.h"
+#include "gpulock/app/version.h"
+#include "gpulock/core/name.h"
+#include "gpulock/index/hash.h"
+#include "gpulock/index/page.h"
+#include "gpulock/index/url.h"
+#include "gpulock/lock/lockfile.h"
+#include "gpulock/probe/machine.h"
+
+namespace gpulock::app {
+namespace {
+
+namespace fs = std::filesystem;
+using core::ErrorCode;
+
+constexpr std::string_view kDefaultIndex = "https://pypi.org/simple/";
+// CUDA variants PyTorch publishes indexes for (shared/data: torch_releases, nightly matrix).
+constexpr std::array<std::string_view, 10> kKnownVariants = {"cu118", "cu121", "cu124", "cu126", "cu128",
+                                                             "cu129", "cu130", "cu132", "cu134", "cu135"};
+
+std::int64_t clock_micros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+double elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+}
+
+std::unexpected<core::Error> usage(std::string message, std::vector<std::string> hints = {}) {
+  core::Error e;
+  e.code = ErrorCode::Usage;
+  e.message = std::move(message);
+  e.hints = std::move(hints);
+  return std::unexpected(e);
+}
+
+lock::TomlDatetime to_toml_datetime(std::int64_t micros) {
+  // Civil-from-days (H. Hinnant's algorithm), UTC.
+  std::int64_t secs = micros >= 0 ? micros / 1'000'000 : (micros - 999'999) / 1'000'000;
+  auto frac = static_cast<std::uint32_t>(micros - secs * 1'000'000);
+  std::int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
+  std::int64_t rem = secs - days * 86400;
+  days += 719468;
+  std::int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  auto doe = static_cast<std::uint64_t>(days - era * 146097);
+  std::uint64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  std::int64_t y = static_cast<std::int64_t>(yoe) + era * 400;
+  std::uint64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  std::uint64_t mp = (5 * doy + 2) / 153;
+  std::uint64_t d = doy - (153 * mp + 2) / 5 + 1;
+  std::uint64_t m = mp < 10 ? mp + 3 : mp - 9;
+  if (m <= 2) ++y;
+  lock::TomlDatetime dt;
+  dt.date = {static_cast<std::int32_t>(y), static_cast<std::uint8_t>(m), static_cast<std::uint8_t>(d)};
+  dt.time = {static_cast<std::uint8_t>(rem / 3600), static_cast<std::uint8_t>((rem % 3600) / 60),
+             static_cast<std::uint8_t>(rem % 60), frac * 1000};
+  dt.offset_minutes = 0;
+  return dt;
+}
+
+// The lock file's directory, for recording input paths relative to it.
+fs::path lock_dir_of(const std::string& output) {
+  if (output == "-") return fs::current_path();
+  fs::path p = fs::absolute(output).parent_path();
+  return p;
+}
+
+std::string relative_to(const fs::path& dir, const std::string& path) {
+  std::error_code ec;
+  fs::path rel = fs::relative(fs::absolute(path), dir, ec);
+  if (ec || rel.empty()) return fs::absolute(path).generic_string();
+  return rel.generic_string();
+}
+
+struct Inputs {
+  RequirementsInput req;
+  std::vector<std::pair<std::string, std::string>> project_files;  // (path, content)
+};
+
+core::Result<Inputs> read_inputs(const ResolveRequest& request) {
+  Inputs in;
+  for (std::size_t i = 0; i < request.requirements.size(); ++i) {
+    auto r = core::Requirement::parse(request.requirements[i]);
+    if (!r) {
+      core::Error e = r.error();
+      e.message = fmt::format("invalid requirement {}: {}", core::quote_for_message(request.requirements[i]), e.message);
+      e.where = fmt::format("argument {}", i + 1);
+      return std::unexpected(e);
+    }
+    in.req.requirements.push_back({*r, {"", 0}, {}});
+  }
+  for (const auto& f : request.requirement_files) {
+    auto s = read_requirements_file(f, false, in.req);
+    if (!s) return std::unexpected(s.error());
+  }
+  for (const auto& f : request.constraint_files) {
+    auto s = read_requirements_file(f, true, in.req);
+    if (!s) return std::unexpected(s.error());
+  }
+  if (!request.project.empty()) {
+    auto text = read_text_file(request.project);
+    if (!text) return std::unexpected(text.error());
+    auto project = read_project_requirements(*text, request.project, request.extras, request.groups);
+    if (!project) return std::unexpected(project.error());
+    for (auto& r : *project) in.req.requirements.push_back(std::move(r));
+    in.project_files.emplace_back(request.project, *text);
+  } else if (!request.extras.empty() || !request.groups.empty()) {
+    return usage("--extra and --group need --project PYPROJECT");
+  }
+  if (in.req.requirements.empty()) {
+    return usage("nothing to resolve: give requirements, -r FILE or --project PYPROJECT",
+                 {"for example: gpulock resolve torch torchvision --torch-backend auto"});
+  }
+  return in;
+}
+
+// Dependencies for the solver from requirement entries, with markers applied for the target.
+std::vector<resolver::Dependency> to_dependencies(const std::vector<RequirementEntry>& entries,
+                                                  const core::Environment& env) {
+  std::vector<resolver::Dependency> out;
+  for (const auto& e : entries) {
+    const auto& r = e.requirement;
+    if (!r.marker.empty() && !r.marker.matches(env, "")) continue;
+    resolver::Dependency d;
+    d.name = core::normalize_name(r.name);
+    for (const auto& x : r.extras) d.extras.push_back(core::normalize_extra(x));
+    d.specifier = r.specifier;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+struct GpuSetup {
+  GpuContext context;
+  std::optional<probe::MachineInfo> machine;
+};
+
+core::Result<GpuSetup> detect_gpu(const ResolveRequest& request) {
+  GpuSetup setup;
+  probe::OverrideFlags flags;
+  flags.driver = request.driver == "auto" ? "" : request.driver;
+  flags.cuda_ceiling = request.cuda_ceiling;
+  flags.gpu_arch = request.gpu_arch;
+  auto info = probe_machine(flags);
+  if (!info) return std::unexpected(info.error());
+  auto& ctx = setup.context;
+  ctx.no_gpu = info->status == probe::MachineStatus::NoGpuOverride;
+  if (info->driver) ctx.driver = info->driver->value;
+  if (info->cuda_ceiling && !ctx.no_gpu) {
+    ctx.ceiling = info->cuda_ceiling->value;
+    ctx.method = std::string(probe::method_name(info->cuda_ceiling->method));
+  }
+  if (info->gpu_archs) ctx.archs = info->gpu_archs->value;
+  if (request.cuda_compat == "minor") {
+    ctx.compat = probe::CudaCompat::Minor;
+  } else if (request.cuda_compat != "strict") {
+    return usage(fmt::format("invalid --cuda-compat {}: expected strict or minor", core::quote_for_message(request.cuda_compat)));
+  }
+  setup.machine = std::move(*info);
+  return setup;
+}
+
+SourceSpec make_source(std::string_view url, std::string name, std::string role) {
+  SourceSpec s;
+  s.source = index::IndexSource::simple(url, std::move(name));
+  s.role = std::move(role);
+  return s;
+}
+
+std::string trim_slash(std::string s) {
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// The torch-family variant sources for --torch-backend / --nightly.
+core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& request, const GpuContext& gpu) {
+  std::vector<SourceSpec> out;
+  bool nightly = !request.nightly.empty();
+  std::string backend = request.torch_backend.empty() ? "auto" : request.torch_backend;
+  std::string base = trim_slash(index::url_from_user_input(request.torch_index_base)) + (nightly ? "/nightly" : "");
+  auto add = [&](std::string_view variant) {
+    SourceSpec s = make_source(fmt::format("{}/{}/", base, variant), fmt::format("pytorch-{}{}", nightly ? "nightly-" : "", variant), "torch");
+    s.source.forbidden_means_missing = true;
+    s.nightly = nightly;
+    if (variant == "cpu") {
+      s.cpu_variant = true;
+    } else {
+      s.variant = classify_build(*core::Version::parse(fmt::format("0+{}", variant))).cuda;
+    }
+    out.push_back(std::move(s));
+  };
+  if (backend == "cpu") {
+    add("cpu");
+  } else if (backend == "auto") {
+    if (gpu.no_gpu) {
+      add("cpu");
+    } else if (gpu.ceiling) {
+      // Newest first; ranking inside the merged source decides anyway.
+      for (auto it = kKnownVariants.rbegin(); it != kKnownVariants.rend(); ++it) {
+        auto cuda = classify_build(*core::Version::parse(fmt::format("0+{}", *it))).cuda;
+        if (cuda && probe::ceiling_allows(*gpu.ceiling, *cuda, gpu.compat)) add(*it);
+      }
+    }
+  } else if (backend.starts_with("cu") && classify_build(*core::Version::parse("0+" + backend)).kind == BuildKind::Cuda) {
+    add(backend);
+  } else {
+    return usage(fmt::format("invalid --torch-backend {}: expected auto, cpu or cuXYZ (e.g. cu124)",
+                             core::quote_for_message(backend)));
+  }
+  return out;
+}
+
+bool mentions_cuda_linked(const std::vector<resolver::Dependency>& deps) {
+  return std::any_of(deps.begin(), deps.end(), [](const resolver::Dependency& d) { return is_cuda_linked(d.name); });
+}
+
+// --nightly: the latest build date every requested dated torch-family member has, not after DATE.
+core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient& client, const ProviderConfig& config,
+                                                             const std::vector<resolver::Dependency>& deps,
+                                                             std::string_view nightly, std::vector<std::string>& members) {
+  std::optional<std::string> cap;
+  if (nightly != "latest") {
+    if (nightly.size() != 10 || nightly[4] != '-' || nightly[7] != '-') {
+      return usage(fmt::format("invalid --nightly {}: expected YYYY-MM-DD or latest", core::quote_for_message(nightly)));
+    }
+    cap = fmt::format("{}{}{}", nightly.substr(0, 4), nightly.substr(5, 2), nightly.substr(8, 2));
+  }
+  core::TagRanker ranker(config.target.supported);
+  std::optional<std::set<std::string>> common;
+  for (const auto& d : deps) {
+    if (!is_torch_family(d.name) || std::find(members.begin(), members.end(), d.name) != members.end()) continue;
+    for (const auto& s : config.torch) client.prefetch_project(s.source, d.name);
+    std::set<std::string> dates;
+    for (const auto& s : config.torch) {
+      auto page = client.fetch_project(s.source, d.name);
+      if (!page) return std::unexpected(page.error());
+      if (!(*page)->found) continue;
+      for (const auto& f : (*page)->files) {
+        if (!f.wheel || !ranker.rank(f.wheel->tags)) continue;
+        const auto& v = f.version();
+        if (!v.dev() || *v.dev() < 20000101 || *v.dev() > 29991231) continue;
+        std::string date = fmt::format("{}", *v.dev());
+        if (cap && date > *cap) continue;
+        dates.insert(date);
+      }
+    }
+    if (dates.empty()) continue;  // an undated member (pytorch-triton) follows its pins
+    members.push_back(d.name);
+    if (!common) {
+      common = std::move(dates);
+    } else {
+      std::set<std::string> both;
+      std::set_intersection(common->begin(), common->end(), dates.begin(), dates.end(), std::inserter(both, both.end()));
+      common = std::move(both);
+    }
+  }
+  if (!common) return std::optional<std::string>{};
+  if (common->empty()) return std::optional<std::string>{std::string()};
+  return std::optional<std::string>{*common->rbegin()};
+}
+
+std::string dashed_date(std::string_view yyyymmdd) {
+  return fmt::format("{}-{}-{}", yyyymmdd.substr(0, 4), yyyymmdd.substr(4, 2), yyyymmdd.substr(6, 2));
+}
+
+}  // namespace
+
+core::Result<std::int64_t> parse_exclude_newer(std::string_view text, std::int64_t now_micros) {
+  auto bad = [&] {
+    return usage(fmt::format("invalid --exclude-newer {}: expected a date (2025-06-01), a timestamp "
+                             "(2025-06-01T12:00:00Z) or a duration (7d, 12h, P7D)",
+                             core::quote_for_message(text)));
+  };
+  if (text.empty()) return bad();
+  if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
+    auto t = index::parse_timestamp(fmt::format("{}T00:00:00Z", text));
+    if (!t) return bad();
+    return *t;
+  }
+  if (auto t = index::parse_timestamp(text)) return *t;
+  // Durations: 7d, 12h, 30m, 2w, or ISO 8601 P7D / PT12H.
+  std::string_view d = text;
+  bool iso = d.starts_with("P") || d.starts_with("p");
+  if (iso) {
+    d.remove_prefix(1);
+    if (d.starts_with("T") || d.starts_with("t")) d.remove_prefix(1);
+  }
+  if (d.size() < 2) return bad();
+  char unit = static_cast<char>(std::tolower(static_cast<unsigned char>(d.back())));
+  std::string_view number = d.substr(0, d.size() - 1);
+  std::int64_t n = 0;
+  for (char c : number) {
+    if (c < '0' || c > '9') return bad();
+    n = n * 10 + (c - '0');
+    if (n > 100000) return bad();
+  }
+  std::int64_t seconds = 0;
+  switch (unit) {
+    case 'w': seconds = n * 7 * 86400; break;
+    case 'd': seconds = n * 86400; break;
+    case 'h': seconds = n * 3600; break;
+    case 'm': seconds = n * 60; break;
+    case 's': seconds = n; break;
+    default: return bad();
+  }
+  return now_micros - seconds * 1'000'000;
+}
+
+core::Result<ResolveResult> resolve(const ResolveRequest& request, const ResolveObserver& observer) {
+  auto start = std::chrono::steady_clock::now();
+  auto phase = [&](std::string_view what) {
+    if (observer.on_phase) observer.on_phase(what);
+  };
+  ResolveResult result;
+  std::int64_t now = request.now_micros != 0 ? request.now_micros : clock_micros();
+
+  // Flags that take a fixed set of values.
+  IndexStrategy strategy = IndexStrategy::FirstIndex;
+  if (request.index_strategy == "unsafe-best-match") {
+    strategy = IndexStrategy::UnsafeBestMatch;
+  } else if (request.index_strategy != "first-index") {
+    return usage(fmt::format("invalid --index-strategy {}: expected first-index or unsafe-best-match",
+                             core::quote_for_message(request.index_strategy)));
+  }
+  resolver::SolveOptions solve_options;
+  if (request.prerelease == "allow") {
+    solve_options.prerelease = resolver::PrereleasePolicy::Allow;
+  } else if (request.prerelease == "disallow") {
+    solve_options.prerelease = resolver::PrereleasePolicy::Disallow;
+  } else if (request.prerelease != "if-necessary") {
+    return usage(fmt::format("invalid --prerelease {}: expected if-necessary, allow or disallow",
+                             core::quote_for_message(request.prerelease)));
+  }
+  std::optional<std::int64_t> exclude_newer;
+  if (!request.exclude_newer.empty()) {
+    auto t = parse_exclude_newer(request.exclude_newer, now);
+    if (!t) return std::unexpected(t.error());
+    exclude_newer = *t;
+  }
+
+  // Inputs.
+  auto t_inputs = std::chrono::steady_clock::now();
+  auto inputs = read_inputs(request);
+  if (!inputs) return std::unexpected(inputs.error());
+  if (inputs->req.pre) solve_options.prerelease = resolver::PrereleasePolicy::Allow;
+  result.timings.inputs_ms = elapsed_ms(t_inputs);
+
+  // Target.
+  auto target = make_target(request.target);
+  if (!target) return std::unexpected(target.error());
+  result.target = *target;
+  auto requirements = to_dependencies(inputs->req.requirements, target->environment);
+  auto constraints = to_dependencies(inputs->req.constraints, target->environment);
+
+  // GPU facts: detection runs only when no driver was given (`--driver VERSION|none` describe
+  // the target machine instead).
+  phase("Detecting the machine");
+  auto t_machine = std::chrono::steady_clock::now();
+  auto gpu = detect_gpu(request);
+  if (!gpu) return std::unexpected(gpu.error());
+  result.timings.machine_ms = elapsed_ms(t_machine);
+  bool cpu_backend = request.torch_backend == "cpu";
+  if (!gpu->context.ceiling && !gpu->context.no_gpu && !cpu_backend && mentions_cuda_linked(requirements)) {
+    core::Error e;
+    e.code = ErrorCode::Usage;
+    e.message = "no NVIDIA driver was found, so gpulock cannot tell which CUDA build of torch this machine runs";
+    if (gpu->machine && !gpu->machine->verdict.empty()) e.context.push_back(gpu->machine->verdict);
+    e.hints = {"lock for another machine: --driver VERSION (e.g. --driver 550.54.14), or --cuda-ceiling 12.4",
+               "lock CPU builds: --driver none (or --torch-backend cpu)",
+               "see what gpulock detects: gpulock probe --machine"};
+    return std::unexpected(e);
+  }
+  if (gpu->context.compat == probe::CudaCompat::Minor) {
+    result.warnings.push_back(
+        "--cuda-compat minor: CUDA builds newer than the driver run through minor-version compatibility, without PTX "
+        "JIT for newer PTX; kernels not compiled for your GPU will fail to load");
+  }
+  if (gpu->machine) {
+    for (const auto& w : gpu->machine->warnings) result.warnings.push_back(w);
+  }
+
+  // Sources, in first-index priority order.
+  ProviderConfig config;
+  config.strategy = strategy;
+  config.target = *target;
+  config.exclude_newer = exclude_newer;
+  config.gpu = gpu->context;
+  std::vector<SourceSpec> named;
+  for (const auto& item : request.named_indexes) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      return usage(fmt::format("invalid --index {}: expected NAME=URL", core::quote_for_message(item)));
+    }
+    named.push_back(make_source(index::url_from_user_input(item.substr(eq + 1)), item.substr(0, eq), "pinned"));
+  }
+  for (const auto& item : request.index_for) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      return usage(fmt::format("invalid --index-for {}: expected GLOB=NAME", core::quote_for_message(item)));
+    }
+    std::string name = item.substr(eq + 1);
+    auto it = std::find_if(named.begin(), named.end(), [&](const SourceSpec& s) { return s.source.name == name; });
+    if (it == named.end()) {
+      return usage(fmt::format("--index-for {} names the index {}, which no --index NAME=URL defines",
+                               core::quote_for_message(item), core::quote_for_message(name)));
+    }
+    config.pinned.emplace_back(core::normalize_name(item.substr(0, eq)) == item.substr(0, eq) ? item.substr(0, eq)
+                                                                                                : item.substr(0, eq),
+                               *it);
+  }
+  if (!request.torch_backend.empty() || !request.nightly.empty()) {
+    auto torch = torch_sources(request, gpu->context);
+    if (!torch) return std::unexpected(torch.error());
+    config.torch = std::move(*torch);
+  }
+  if (!inputs->req.no_index) {
+    std::string url = request.index_url.value_or(inputs->req.index_url.value_or(std::string(kDefaultIndex)));
+    config.general.push_back(make_source(index::url_from_user_input(url), "default", "default"));
+  }
+  std::vector<std::string> extras = request.extra_index_urls;
+  extras.insert(extras.end(), inputs->req.extra_index_urls.begin(), inputs->req.extra_index_urls.end());
+  for (std::size_t i = 0; i < extras.size(); ++i) {
+    config.general.push_back(make_source(index::url_from_user_input(extras[i]), fmt::format("extra-{}", i + 1), "extra"));
+  }
+  std::vector<std::string> links = request.find_links;
+  links.insert(links.end(), inputs->req.find_links.begin(), inputs->req.find_links.end());
+  for (const auto& l : links) {
+    SourceSpec s;
+    s.source = index::IndexSource::find_links(l, "find-links");
+    s.role = "find-links";
+    config.general.push_back(std::move(s));
+  }
+
+  // Stable re-locking: the existing output lock's pins are preferences.
+  if (request.output != "-" && !request.upgrade && fs::exists(request.output)) {
+    auto old = lock::read_lock_file(request.output);
+    if (!old) {
+      result.warnings.push_back(fmt::format("ignoring the existing lock: {}", old.error().to_string()));
+    } else {
+      std::set<std::string> upgrade;
+      for (const auto& n : request.upgrade_packages) upgrade.insert(core::normalize_name(n));
+      for (const auto& p : old->lock.packages) {
+        if (!p.version || upgrade.contains(p.name)) continue;
+        if (auto v = core::Version::parse(*p.version)) config.preferences.emplace(p.name, *v);
+      }
+    }
+  }
+
+  index::ClientOptions client_options = request.client;
+  if (observer.on_index_event) client_options.observer = observer.on_index_event;
+  index::IndexClient client(client_options);
+
+  std::vector<std::string> nightly_members;
+  if (!request.nightly.empty()) {
+    phase("Choosing the nightly date");
+    auto date = choose_nightly_date(client, config, requirements, request.nightly, nightly_members);
+    if (!date) return std::unexpected(date.error());
+    if (*date && (*date)->empty()) {
+      result.solved = false;
+      std::string who;
+      for (std::size_t i = 0; i < nightly_members.size(); ++i) {
+        who += (i == 0 ? "" : i + 1 == nightly_members.size() ? " and " : ", ") + nightly_members[i];
+      }
+      result.explanation.lines.push_back(
+          fmt::format("No nightly build date {}has all of {} for {}-{}.",
+                      request.nightly == "latest" ? "" : fmt::format("on or before {} ", request.nightly), who,
+                      target->tags.interpreter_tag(), target->platform));
+      result.explanation.hints.push_back("try a later --nightly date, or fewer torch-family packages");
+      result.index_stats = client.stats();
+      return result;
+    }
+    if (*date) config.nightly_date = **date;
+  }
+
+  // Solve.
+  phase("Resolving");
+  auto t_solve = std::chrono::steady_clock::now();
+  IndexProvider provider(client, config);
+  resolver::SolveRequest solve_request{requirements, constraints};
+  auto outcome = resolver::solve(provider, solve_request, solve_options);
+  result.timings.solve_ms = elapsed_ms(t_solve);
+  if (!outcome) return std::unexpected(outcome.error());
+  for (auto& w : provider.warnings()) result.warnings.push_back(std::move(w));
+
+  if (auto* failure = std::get_if<resolver::NoSolution>(&*outcome)) {
+    result.solved = false;
+    result.explanation = resolver::report(*failure, provider);
+    result.solve_stats = failure->stats;
+    result.index_stats = client.stats();
+    result.timings.total_ms = elapsed_ms(start);
+    return result;
+  }
+  const auto& solution = std::get<resolver::Solution>(*outcome);
+  result.solved = true;
+  result.solve_stats = solution.stats;
+
+  // The lock.
+  phase("Writing the lock");
+  auto t_lock = std::chrono::steady_clock::now();
+  fs::path lock_dir = lock_dir_of(request.output);
+  lock::Lock& lk = result.lock;
+  lk.created_by = fmt::format("gpulock {}", version());
+  lk.environments = std::vector<std::string>{target->environment_marker()};
+  lk.requires_python = fmt::format("=={}.*", target->python_version);
+  lk.extras = std::vector<std::string>{};
+  lk.dependency_groups = std::vector<std::string>{};
+  lk.default_groups = std::vector<std::string>{};
+  std::optional<CudaVersion> locked_cuda;
+  std::optional<std::string> cudnn, variant;
+  std::set<const SourceSpec*> used_sources;
+  const resolver::ChosenPackage* torch = nullptr;
+  for (const auto& chosen : solution.packages) {
+    if (chosen.is_virtual) continue;
+    auto sel = provider.selection(chosen.name, chosen.candidate_index);
+    if (sel.file == nullptr) {
+      return core::fail(ErrorCode::Internal, fmt::format("no file recorded for {} {}", chosen.name, chosen.version.to_string()));
+    }
+    lock::Package p;
+    p.name = chosen.name;
+    p.version = chosen.version.to_string();
+    if (sel.source && sel.source->source.kind == index::SourceKind::SimpleApi) {
+      p.index = index::redact_url(sel.source->source.url);
+      used_sources.insert(sel.source);
+    }
+    lock::FileEntry f;
+    f.url = index::redact_url(sel.file->url);
+    if (index::url_basename(sel.file->url) != sel.file->filename) f.name = sel.file->filename;
+    f.size = sel.file->size;
+    if (sel.file->upload_time) f.upload_time = to_toml_datetime(*sel.file->upload_time);
+    for (const auto& h : sel.file->hashes) f.hashes[h.algorithm] = h.hex;
+    if (f.hashes.find("sha256") == f.hashes.end()) {
+      // Nightly links carry no hash: download once, streaming, to record sha256 and size.
+      phase(fmt::format("Hashing {}", sel.file->filename));
+      auto digest = client.fetch_file_digest(sel.file->url);
+      if (!digest) return std::unexpected(digest.error());
+      f.hashes["sha256"] = digest->sha256;
+      if (!f.size) f.size = digest->size;
+    }
+    p.wheels = std::vector<lock::FileEntry>{std::move(f)};
+    lk.packages.push_back(std::move(p));
+
+    if (chosen.name == "torch") torch = &chosen;
+    if (chosen.name.starts_with("nvidia-cudnn-")) cudnn = chosen.version.to_string();
+    if (sel.cuda && (!locked_cuda || *sel.cuda > *locked_cuda)) locked_cuda = sel.cuda;
+    if (chosen.name == "torch") {
+      if (sel.build.kind == BuildKind::Cuda && sel.cuda) variant = variant_name(*sel.cuda);
+      else if (sel.build.kind == BuildKind::Cpu) variant = "cpu";
+      else if (sel.cuda) variant = variant_name(*sel.cuda);
+    }
+
+    PackageWhy why;
+    why.name = chosen.name;
+    why.version = chosen.version.to_string();
+    why.source = sel.source ? index::redact_url(sel.source->source.url) : "";
+    why.file = sel.file->filename;
+    why.required_by = chosen.required_by;
+    if (sel.cuda) why.notes.push_back(fmt::format("needs CUDA {}", sel.cuda->to_string()));
+    if (chosen.version.is_prerelease()) why.notes.push_back("a pre-release");
+    result.why.push_back(std::move(why));
+  }
+
+  // [tool.gpulock]
+  lock::GpulockTool tool;
+  lock::GpulockInputs rec;
+  rec.requirements = request.requirements;
+  for (const auto& f : inputs->req.files) {
+    rec.files.push_back({relative_to(lock_dir, f.path), f.kind, index::sha256_hex(f.content), {}});
+  }
+  for (const auto& [path, content] : inputs->project_files) {
+    rec.files.push_back({relative_to(lock_dir, path), "project", index::sha256_hex(content), {}});
+  }
+  rec.extras = request.extras;
+  rec.groups = request.groups;
+  rec.options["index-strategy"] = request.index_strategy;
+  rec.options["prerelease"] = request.prerelease;
+  if (!request.torch_backend.empty()) rec.options["torch-backend"] = request.torch_backend;
+  if (!request.nightly.empty()) rec.options["nightly"] = request.nightly;
+  if (!request.exclude_newer.empty()) rec.options["exclude-newer"] = request.exclude_newer;
+  rec.options["cuda-compat"] = request.cuda_compat;
+  rec.sha256 = index::sha256_hex(lock::canonical_inputs_text(rec));
+  tool.inputs = std::move(rec);
+  tool.target = lock::GpulockTarget{target->python_version, target->platform, {}, {}};
+
+  const auto& ctx = gpu->context;
+  if (ctx.ceiling || ctx.no_gpu || locked_cuda) {
+    lock::GpulockGpu g;
+    if (ctx.driver) g.driver = ctx.driver->to_string();
+    if (ctx.no_gpu) g.driver = "none";
+    if (ctx.ceiling) g.cuda_ceiling = ctx.ceiling->to_string();
+    if (!ctx.method.empty()) g.method = ctx.method;
+    g.compat = ctx.compat == probe::CudaCompat::Minor ? "minor" : "strict";
+    for (const auto& a : ctx.archs) g.archs.push_back(a.to_string());
+    g.variant = variant;
+    if (locked_cuda) {
+      g.cuda = locked_cuda->to_string();
+      if (auto md = probe::min_driver_for_cuda(*locked_cuda, ctx.compat)) g.min_driver = md->to_string();
+    }
+    g.cudnn = cudnn;
+    tool.gpu = std::move(g);
+  }
+  if (exclude_newer || config.nightly_date) {
+    lock::GpulockSnapshot snap;
+    if (exclude_newer) snap.exclude_newer = to_toml_datetime(*exclude_newer);
+    if (config.nightly_date) snap.nightly = dashed_date(*config.nightly_date);
+    tool.snapshot = std::move(snap);
+  }
+  auto add_record = [&](const SourceSpec& s) {
+    tool.indexes.push_back({s.source.name, index::redact_url(s.source.url), s.role, {}});
+  };
+  for (const auto& [glob, s] : config.pinned) add_record(s);
+  for (const auto& s : config.torch) {
+    if (used_sources.contains(&s)) add_record(s);
+  }
+  for (const auto& s : config.general) add_record(s);
+  lk.gpulock = std::move(tool);
+  lk.command = request.command_line;
+
+  if (torch != nullptr) {
+    auto sel = provider.selection("torch", torch->candidate_index);
+    std::string v = torch->version.to_string();
+    if (ctx.no_gpu) {
+      result.gpu_summary = fmt::format("torch {}: a CPU build, because --driver none means no GPU", v);
+    } else if (sel.cuda && ctx.ceiling) {
+      std::string archs;
+      for (const auto& a : ctx.archs) archs += (archs.empty() ? "" : ", ") + a.to_string();
+      result.gpu_summary =
+          fmt::format("torch {}: the newest torch whose CUDA build your driver {}runs (CUDA {} <= {}{}){}", v,
+                      ctx.driver ? ctx.driver->to_string() + " " : "", sel.cuda->to_string(), ctx.ceiling->to_string(),
+                      ctx.compat == probe::CudaCompat::Minor ? ", minor-version compatibility" : "",
+                      archs.empty() ? "" : fmt::format(" with kernels for {}", archs));
+    } else if (sel.build.kind == BuildKind::Cpu) {
+      result.gpu_summary = fmt::format("torch {}: a CPU build", v);
+    }
+  }
+
+  result.lock_text = lock::to_toml(lk, lock::WriteOptions{request.command_line});
+  if (request.output != "-") {
+    auto written = lock::write_lock_file(request.output, lk, lock::WriteOptions{request.command_line});
+    if (!written) return std::unexpected(written.error());
+  }
+  result.timings.lock_ms = elapsed_ms(t_lock);
+  result.index_stats = client.stats();
+  result.timings.total_ms = elapsed_ms(start);
+  return result;
+}
+
+}  // namespace gpulock::app

@@ -1,0 +1,315 @@
+// `gpulock index show NAME --index-url URL [--json]`: the versions and files an index lists for
+// a project; `gpulock index metadata URL_OR_PATH [--json|--raw]`: the METADATA of one wheel
+// (local path, file:// or http(s):// URL; remote wheels are read by range requests).
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "exit_codes.h"
+#include "gpulock/core/metadata.h"
+#include "gpulock/index/client.h"
+#include "gpulock/index/url.h"
+#include "gpulock/index/wheel.h"
+#include "json_writer.h"
+
+namespace gpulock::cli {
+namespace {
+
+struct CacheArgs {
+  std::string cache_dir;
+  bool offline = false;
+  bool refresh = false;
+  bool no_cache = false;
+};
+
+struct IndexArgs {
+  CacheArgs cache;
+  // show
+  std::string name;
+  std::string index_url = "https://pypi.org/simple/";
+  bool find_links = false;
+  bool forbidden_means_missing = false;
+  // metadata
+  std::string wheel;
+  bool raw = false;
+  bool json = false;
+};
+
+void add_cache_options(CLI::App& app, CacheArgs& c) {
+  app.add_option("--cache-dir", c.cache_dir,
+                 "Cache directory (default: $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock, ~/.cache/gpulock)");
+  app.add_flag("--offline", c.offline, "Use only the cache; fail naming what is missing");
+  app.add_flag("--refresh", c.refresh, "Revalidate cached pages even when fresh");
+  app.add_flag("--no-cache", c.no_cache, "Neither read nor write the cache");
+}
+
+index::ClientOptions client_options(const CacheArgs& c, Terminal& term, std::mutex& mu) {
+  auto o = index::ClientOptions::from_environment();
+  if (!c.cache_dir.empty()) o.cache_dir = c.cache_dir;
+  o.offline = c.offline;
+  o.refresh = c.refresh;
+  o.no_cache = c.no_cache;
+  if (term.verbosity() >= 1) {
+    // Called from worker threads: serialize the writes.
+    o.observer = [&term, &mu](const index::ClientEvent& e) {
+      using T = index::ClientEvent::Type;
+      std::string line;
+      switch (e.type) {
+        case T::RequestStarted:
+          if (term.verbosity() < 2) return;
+          line = fmt::format("GET {} ({})", e.url, index::request_kind_name(e.kind));
+          break;
+        case T::RequestFinished:
+          line = e.status != 0 ? fmt::format("{} {} ({} bytes)", e.status, e.url, e.bytes)
+                               : fmt::format("failed {}: {}", e.url, e.message);
+          break;
+        case T::Retry: line = fmt::format("retrying {}: {}", e.url, e.message); break;
+        case T::CacheHit: line = fmt::format("cached {}", e.url); break;
+        case T::Warning: line = fmt::format("warning: {}: {}", e.url, e.message); break;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      term.info(line);
+    };
+  }
+  return o;
+}
+
+std::string short_hash(const index::DistFile& f) {
+  if (!f.sha256().empty()) return fmt::format("sha256:{}", f.sha256().substr(0, 12));
+  if (!f.hashes.empty()) return fmt::format("{}:{}", f.hashes[0].algorithm, f.hashes[0].hex.substr(0, 12));
+  return "no hash";
+}
+
+std::string human_size(std::uint64_t bytes) {
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  if (bytes < 1024 * 1024) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024.0);
+  if (bytes < 1024ULL * 1024 * 1024) {
+    return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  }
+  return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+}
+
+// Versions newest first (PEP 440 order), each with its files in page order.
+std::vector<std::pair<const core::Version*, std::vector<const index::DistFile*>>> by_version(
+    const index::ProjectPage& page) {
+  std::vector<std::pair<const core::Version*, std::vector<const index::DistFile*>>> groups;
+  for (const auto& f : page.files) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return *g.first == f.version(); });
+    if (it == groups.end()) {
+      groups.push_back({&f.version(), {&f}});
+    } else {
+      it->second.push_back(&f);
+    }
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return *a.first > *b.first; });
+  return groups;
+}
+
+void write_hashes(JsonWriter& w, const std::vector<index::Hash>& hashes) {
+  w.begin_object();
+  for (const auto& h : hashes) w.field(h.algorithm, h.hex);
+  w.end_object();
+}
+
+int show(Context& ctx, const IndexArgs& args) {
+  std::mutex mu;
+  index::IndexClient client(client_options(args.cache, ctx.term, mu));
+  index::IndexSource source = args.find_links ? index::IndexSource::find_links(args.index_url)
+                                              : index::IndexSource::simple(args.index_url);
+  if (args.forbidden_means_missing) source.forbidden_means_missing = true;
+  auto result = client.fetch_project(source, args.name);
+  if (!result) {
+    ctx.term.error(result.error());
+    return exit_code_for(result.error().code);
+  }
+  const index::ProjectPage& page = **result;
+  auto groups = by_version(page);
+  if (args.json) {
+    JsonWriter w;
+    w.begin_object();
+    w.field("name", page.name);
+    w.field("url", page.url);
+    w.field("found", page.found);
+    w.field("api_version", page.api_version);
+    w.key("versions").begin_array();
+    for (const auto& g : groups) w.value(g.first->to_string());
+    w.end_array();
+    w.key("index_versions").begin_array();
+    for (const auto& v : page.versions) w.value(v);
+    w.end_array();
+    w.key("files").begin_array();
+    for (const auto& g : groups) {
+      for (const auto* f : g.second) {
+        w.begin_object();
+        w.field("filename", f->filename);
+        w.field("url", index::redact_url(f->url));
+        w.field("version", f->version().to_string());
+        w.field("kind", f->wheel ? "wheel" : "sdist");
+        w.key("hashes");
+        write_hashes(w, f->hashes);
+        if (f->requires_python.empty()) {
+          w.key("requires_python").null();
+        } else {
+          w.field("requires_python", f->requires_python);
+        }
+        w.field("yanked", f->yanked);
+        if (f->yanked) {
+          w.field("yanked_reason", f->yanked_reason);
+        } else {
+          w.key("yanked_reason").null();
+        }
+        w.field("core_metadata", f->core_metadata);
+        w.key("core_metadata_hashes");
+        write_hashes(w, f->core_metadata_hashes);
+        w.field("size", f->size);
+        if (f->upload_time) {
+          w.field("upload_time", index::format_timestamp(*f->upload_time));
+        } else {
+          w.key("upload_time").null();
+        }
+        w.end_object();
+      }
+    }
+    w.end_array();
+    w.key("warnings").begin_array();
+    for (const auto& warning : page.warnings) w.value(warning);
+    w.end_array();
+    w.end_object();
+    ctx.term.out(w.str());
+  } else if (page.found) {
+    std::string out = fmt::format("{} {}\n", ctx.term.paint(Style::Bold, page.name), page.url);
+    out += fmt::format("{} version{}, {} file{}, repository API {}\n", groups.size(),
+                       groups.size() == 1 ? "" : "s", page.files.size(), page.files.size() == 1 ? "" : "s",
+                       page.api_version);
+    for (const auto& g : groups) {
+      out += fmt::format("\n{}\n", ctx.term.paint(Style::Cyan, g.first->to_string()));
+      for (const auto* f : g.second) {
+        std::vector<std::string> notes{short_hash(*f)};
+        if (f->core_metadata) notes.emplace_back("metadata");
+        if (!f->requires_python.empty()) notes.push_back("requires-python " + f->requires_python);
+        if (f->size) notes.push_back(human_size(*f->size));
+        if (f->upload_time) notes.push_back("uploaded " + index::format_timestamp(*f->upload_time));
+        if (f->yanked) {
+          notes.push_back(ctx.term.paint(Style::Yellow, f->yanked_reason.empty() ? "yanked"
+                                                                                 : "yanked: " + f->yanked_reason));
+        }
+        out += fmt::format("  {}  {}\n", f->filename, fmt::join(notes, "  "));
+      }
+    }
+    ctx.term.out(out);
+  }
+  for (const auto& warning : page.warnings) ctx.term.warning(warning);
+  if (!page.found) {
+    ctx.term.error(fmt::format("'{}' is not on the index {}", page.name, index::redact_url(source.url)));
+    return kExitFinding;
+  }
+  return kExitSuccess;
+}
+
+int metadata(Context& ctx, const IndexArgs& args) {
+  std::mutex mu;
+  std::string url = args.wheel;
+  if (!index::is_http_url(url) && !index::is_file_url(url)) url = index::path_to_file_url(url);
+  index::DistFile file;
+  file.url = std::string(index::strip_fragment(url));
+  file.filename = index::url_basename(url);
+  auto parts = index::split_url(url);
+  if (parts.has_fragment && parts.fragment.starts_with("sha256=")) {
+    file.hashes.push_back({"sha256", std::string(parts.fragment.substr(7))});
+  }
+  auto wheel = core::WheelFilename::parse(file.filename);
+  if (!wheel) {
+    ctx.term.error(wheel.error().located(index::redact_url(file.url)));
+    return exit_code_for(wheel.error().code);
+  }
+  file.wheel = std::move(*wheel);
+  index::IndexClient client(client_options(args.cache, ctx.term, mu));
+  auto text = client.fetch_metadata(file);
+  if (!text) {
+    ctx.term.error(text.error());
+    return exit_code_for(text.error().code);
+  }
+  if (args.raw) {
+    ctx.term.out(*text);
+    return kExitSuccess;
+  }
+  auto parsed = core::CoreMetadata::parse(*text);
+  if (!parsed) {
+    ctx.term.error(parsed.error().located(index::redact_url(file.url) + " (METADATA)"));
+    return exit_code_for(parsed.error().code);
+  }
+  const core::CoreMetadata& m = *parsed;
+  if (args.json) {
+    JsonWriter w;
+    w.begin_object();
+    w.field("wheel", file.filename);
+    w.field("metadata_version", m.metadata_version);
+    w.field("name", m.name);
+    w.field("version", m.version.to_string());
+    if (m.requires_python) {
+      w.field("requires_python", m.requires_python->to_string());
+    } else {
+      w.key("requires_python").null();
+    }
+    w.key("requires_dist").begin_array();
+    for (const auto& r : m.requires_dist) w.value(r.to_string());
+    w.end_array();
+    w.key("provides_extra").begin_array();
+    for (const auto& e : m.provides_extra) w.value(e);
+    w.end_array();
+    w.key("warnings").begin_array();
+    for (const auto& warning : m.warnings) w.value(warning);
+    w.end_array();
+    w.end_object();
+    ctx.term.out(w.str());
+  } else {
+    std::string out;
+    out += fmt::format("Metadata-Version: {}\n", m.metadata_version);
+    out += fmt::format("Name: {}\n", m.name);
+    out += fmt::format("Version: {}\n", m.version.to_string());
+    if (m.requires_python) out += fmt::format("Requires-Python: {}\n", m.requires_python->to_string());
+    for (const auto& r : m.requires_dist) out += fmt::format("Requires-Dist: {}\n", r.to_string());
+    for (const auto& e : m.provides_extra) out += fmt::format("Provides-Extra: {}\n", e);
+    ctx.term.out(out);
+  }
+  for (const auto& warning : m.warnings) ctx.term.warning(warning);
+  return kExitSuccess;
+}
+
+RunFn setup(CLI::App& sub) {
+  auto args = std::make_shared<IndexArgs>();
+  sub.require_subcommand(1);
+  CLI::App* show_cmd = sub.add_subcommand("show", "List the versions and files an index has for a project");
+  show_cmd->add_option("name", args->name, "The project name")->required();
+  show_cmd->add_option("--index-url", args->index_url, "Simple API base URL or local path")
+      ->capture_default_str();
+  show_cmd->add_flag("--find-links", args->find_links,
+                     "Treat --index-url as a find-links directory or page (pip's --find-links)");
+  show_cmd->add_flag("--forbidden-means-missing", args->forbidden_means_missing,
+                     "Read 403 as 'not on this index' (set automatically for download.pytorch.org)");
+  show_cmd->add_flag("--json", args->json, "Print JSON");
+  add_cache_options(*show_cmd, args->cache);
+
+  CLI::App* meta_cmd = sub.add_subcommand("metadata", "Print the parsed METADATA of one wheel");
+  meta_cmd->add_option("wheel", args->wheel, "A wheel: local path, file:// or http(s):// URL")->required();
+  meta_cmd->add_flag("--json", args->json, "Print JSON");
+  meta_cmd->add_flag("--raw", args->raw, "Print the METADATA file as it is");
+  add_cache_options(*meta_cmd, args->cache);
+
+  return [args, show_cmd, meta_cmd](Context& ctx) -> int {
+    if (show_cmd->parsed()) return show(ctx, *args);
+    if (meta_cmd->parsed()) return metadata(ctx, *args);
+    return kExitUsage;
+  };
+}
+
+const bool registered = register_command({"index", "Inspect a package index: a project's files, a wheel's METADATA", 70, &setup});
+
+}  // namespace
+}  // namespace gpulock::cli

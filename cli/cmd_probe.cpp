@@ -1,0 +1,311 @@
+// `gpulock probe`: what this machine and an installed environment can really run
+// (DESIGN.md §Probe). `--machine` reports the NVIDIA driver, its CUDA ceiling and the GPUs, each
+// value with the method that gave it, every detection step and the verdict (issue "Machine
+// detection"); the JSON schema is documented in README.md §"gpulock probe --machine".
+// Without `--machine`, the environment probe (cuDNN/CUDA load check) will run here; until it
+// exists the machine report is shown.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/machine.h"
+
+#include "command.h"
+#include "exit_codes.h"
+#include "json_writer.h"
+
+namespace gpulock::cli {
+namespace {
+
+struct ProbeArgs {
+  bool machine = false;
+  bool json = false;
+  probe::OverrideFlags overrides;
+};
+
+std::string memory_text(std::uint64_t bytes) {
+  return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+}
+
+template <class T>
+std::string method_text(const probe::Detected<T>& d, const std::string& value_text) {
+  std::string text = fmt::format("{}: {}", probe::method_name(d.method), d.source);
+  if (!d.raw.empty() && d.raw != value_text && d.method != probe::Method::DriverTable) {
+    text += fmt::format(" = {}", d.raw);
+  }
+  return text;
+}
+
+Style outcome_style(probe::StepOutcome o) {
+  switch (o) {
+    case probe::StepOutcome::Ok:
+      return Style::Green;
+    case probe::StepOutcome::NotFound:
+      return Style::Plain;
+    case probe::StepOutcome::Skipped:
+      return Style::Dim;
+    case probe::StepOutcome::Failed:
+      return Style::Yellow;
+    case probe::StepOutcome::TimedOut:
+      return Style::Red;
+    case probe::StepOutcome::Crashed:
+      return Style::Red;
+  }
+  return Style::Plain;
+}
+
+// Rows of cells as columns two spaces apart, without trailing spaces; `styles` colours cells
+// after the padding is computed on the plain text.
+std::string columns(const std::vector<std::vector<std::string>>& rows,
+                    const std::vector<std::vector<Style>>& styles, const Terminal& term) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (std::size_t c = 0; c < row.size(); ++c)
+      width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    std::string line = "  ";
+    for (std::size_t c = 0; c < rows[r].size(); ++c) {
+      Style s = r < styles.size() && c < styles[r].size() ? styles[r][c] : Style::Plain;
+      line += term.paint(s, rows[r][c]);
+      if (c + 1 < rows[r].size()) line += std::string(width[c] - rows[r][c].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ')
+      line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string render_text(const probe::MachineInfo& m, const Terminal& term) {
+  std::string out;
+  auto heading = [&](std::string_view title) { out += term.paint(Style::Bold, title) + "\n"; };
+
+  heading("Driver");
+  {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::vector<Style>> styles;
+    auto value_row = [&](std::string label, const auto& detected, std::string missing) {
+      if (detected) {
+        std::string v = detected->value.to_string();
+        rows.push_back({std::move(label), v, method_text(*detected, v)});
+        styles.push_back({Style::Plain, Style::Bold, Style::Dim});
+      } else {
+        rows.push_back({std::move(label), std::move(missing)});
+        styles.push_back({Style::Plain, Style::Dim});
+      }
+    };
+    bool detected = m.status != probe::MachineStatus::Override &&
+                    m.status != probe::MachineStatus::NoGpuOverride;
+    value_row("version", m.driver, detected ? "not found" : "not detected");
+    value_row("CUDA ceiling", m.cuda_ceiling, "unknown");
+    value_row("kernel module", m.kernel_module,
+              !detected ? "not detected"
+              : m.wsl   ? "none (WSL 2)"
+                        : "not loaded");
+    if (m.wsl) {
+      rows.push_back({"platform", "WSL 2", "the driver is the Windows host's"});
+      styles.push_back({Style::Plain, Style::Bold, Style::Dim});
+    }
+    out += columns(rows, styles, term);
+  }
+
+  heading("GPUs");
+  {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::vector<Style>> styles;
+    for (const auto& g : m.gpus) {
+      rows.push_back({std::to_string(g.index), g.name.empty() ? "(unnamed)" : g.name,
+                      g.compute_capability ? g.compute_capability->to_string() : "sm_?",
+                      g.memory_bytes ? memory_text(*g.memory_bytes) : "-",
+                      g.uuid.empty() ? "-" : g.uuid, std::string(probe::method_name(g.method))});
+      styles.push_back(
+          {Style::Plain, Style::Bold, Style::Bold, Style::Plain, Style::Dim, Style::Dim});
+    }
+    if (m.gpus.empty()) {
+      rows.push_back({"none found"});
+      styles.push_back({Style::Dim});
+    }
+    std::string archs;
+    if (m.gpu_archs) {
+      for (const auto& a : m.gpu_archs->value)
+        archs += (archs.empty() ? "" : ", ") + a.to_string();
+      rows.push_back(
+          {"archs", archs,
+           fmt::format("{}: {}", probe::method_name(m.gpu_archs->method), m.gpu_archs->source)});
+      styles.push_back({Style::Plain, Style::Bold, Style::Dim});
+    }
+    // The archs row has three cells; keep the GPU rows' columns apart from it.
+    std::vector<std::vector<std::string>> gpu_rows(rows.begin(),
+                                                   rows.end() - (m.gpu_archs ? 1 : 0));
+    out += columns(gpu_rows, styles, term);
+    if (m.gpu_archs) {
+      out += columns({rows.back()}, {styles.back()}, term);
+    }
+  }
+
+  heading("Steps");
+  {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::vector<Style>> styles;
+    for (const auto& s : m.steps) {
+      rows.push_back({s.name, std::string(probe::step_outcome_name(s.outcome)), s.detail});
+      styles.push_back({Style::Plain, outcome_style(s.outcome), Style::Plain});
+    }
+    out += columns(rows, styles, term);
+  }
+
+  if (!m.warnings.empty()) {
+    heading("Warnings");
+    for (const auto& w : m.warnings)
+      out += "  " + term.paint(Style::Yellow, "warning") + ": " + w + "\n";
+  }
+
+  heading("Verdict");
+  bool good = m.status == probe::MachineStatus::Gpu || m.status == probe::MachineStatus::Override ||
+              m.status == probe::MachineStatus::NoGpuOverride;
+  out += fmt::format("  {}: {}\n",
+                     term.paint(good ? Style::Green : Style::Yellow,
+                                std::string(probe::machine_status_name(m.status))),
+                     m.verdict);
+  for (const auto& h : m.hints)
+    out += "  " + term.paint(Style::Cyan, "hint") + ": " + h + "\n";
+  return out;
+}
+
+template <class T>
+void detected_json(JsonWriter& w, std::string_view key,
+                   const std::optional<probe::Detected<T>>& d) {
+  w.key(key);
+  if (!d) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  w.field("version", d->value.to_string());
+  w.field("method", std::string(probe::method_name(d->method)));
+  w.field("source", d->source);
+  w.field("raw", d->raw);
+  w.end_object();
+}
+
+std::string render_json(const probe::MachineInfo& m) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", "gpulock.machine/1");
+  w.field("status", std::string(probe::machine_status_name(m.status)));
+  w.field("verdict", m.verdict);
+  w.key("hints").begin_array();
+  for (const auto& h : m.hints)
+    w.value(h);
+  w.end_array();
+  detected_json(w, "driver", m.driver);
+  detected_json(w, "cuda_ceiling", m.cuda_ceiling);
+  detected_json(w, "kernel_module", m.kernel_module);
+  w.key("gpus").begin_array();
+  for (const auto& g : m.gpus) {
+    w.begin_object();
+    w.field("index", static_cast<std::uint64_t>(g.index));
+    w.field("name", g.name);
+    w.key("uuid");
+    if (g.uuid.empty()) {
+      w.null();
+    } else {
+      w.value(g.uuid);
+    }
+    w.key("arch");
+    if (g.compute_capability) {
+      w.value(g.compute_capability->to_string());
+    } else {
+      w.null();
+    }
+    w.key("compute_capability");
+    if (g.compute_capability) {
+      w.value(g.compute_capability->dotted());
+    } else {
+      w.null();
+    }
+    w.field("memory_bytes", g.memory_bytes);
+    w.field("method", std::string(probe::method_name(g.method)));
+    w.end_object();
+  }
+  w.end_array();
+  w.key("gpu_archs");
+  if (m.gpu_archs) {
+    w.begin_object();
+    w.key("archs").begin_array();
+    for (const auto& a : m.gpu_archs->value)
+      w.value(a.to_string());
+    w.end_array();
+    w.field("method", std::string(probe::method_name(m.gpu_archs->method)));
+    w.field("source", m.gpu_archs->source);
+    w.end_object();
+  } else {
+    w.null();
+  }
+  w.field("wsl", m.wsl);
+  w.key("warnings").begin_array();
+  for (const auto& s : m.warnings)
+    w.value(s);
+  w.end_array();
+  w.key("steps").begin_array();
+  for (const auto& s : m.steps) {
+    w.begin_object();
+    w.field("name", s.name);
+    w.field("outcome", std::string(probe::step_outcome_name(s.outcome)));
+    w.field("detail", s.detail);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.str();
+}
+
+int run_machine(Context& ctx, const ProbeArgs& args) {
+  auto info = app::probe_machine(args.overrides);
+  if (!info) {
+    ctx.term.error(info.error());
+    return exit_code_for(info.error().code);
+  }
+  ctx.term.out(args.json ? render_json(*info) : render_text(*info, ctx.term));
+  // Every machine state is a normal result of the report, no GPU included.
+  return kExitSuccess;
+}
+
+// The environment probe (issue "Post-install load probe") goes here; until then the machine
+// report stands in for it.
+int run_environment(Context& ctx, const ProbeArgs& args) {
+  ctx.term.warning(
+      "the environment probe is not available yet; showing the machine report "
+      "('gpulock probe --machine')");
+  return run_machine(ctx, args);
+}
+
+RunFn setup(CLI::App& sub) {
+  auto args = std::make_shared<ProbeArgs>();
+  sub.add_flag("--machine", args->machine,
+               "Report the machine: NVIDIA driver, CUDA ceiling, GPUs, and how each was found");
+  sub.add_flag("--json", args->json, "Print the report as JSON (schema in README.md)");
+  sub.add_option("--driver", args->overrides.driver,
+                 "Assume this driver instead of detecting: VERSION, 'none' (no GPU) or 'auto' "
+                 "(env GPULOCK_DRIVER)");
+  sub.add_option("--cuda-ceiling", args->overrides.cuda_ceiling,
+                 "Assume this CUDA ceiling X.Y (env GPULOCK_CUDA_CEILING)");
+  sub.add_option("--gpu-arch", args->overrides.gpu_arch,
+                 "Assume these GPU architectures, sm_XY[,sm_XY...] (env GPULOCK_GPU_ARCH)");
+  return [args](Context& ctx) {
+    return args->machine ? run_machine(ctx, *args) : run_environment(ctx, *args);
+  };
+}
+
+const bool registered = register_command(
+    {"probe", "Probe what this machine and an environment can run (--machine: driver, CUDA, GPUs)",
+     50, &setup});
+
+}  // namespace
+}  // namespace gpulock::cli

@@ -1,0 +1,238 @@
+// `gpulock resolve`: compute one consistent set of wheels for the target and write it as a
+// PEP 751 pylock.toml (DESIGN.md §Commands). Progress on a TTY, the result on stdout/stderr,
+// `--explain` for people and `--report FILE` (JSON, schema in README.md) for tools.
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/resolve.h"
+#include "gpulock/index/url.h"
+#include "gpulock/lock/atomic_file.h"
+
+#include "command.h"
+#include "exit_codes.h"
+#include "json_writer.h"
+
+namespace gpulock::cli {
+namespace {
+
+struct ResolveArgs {
+  app::ResolveRequest request;
+  bool pre = false;
+  bool explain = false;
+  std::string report;
+  std::string cache_dir;
+  bool offline = false;
+  bool refresh = false;
+  bool no_cache = false;
+};
+
+std::string requirer_text(const resolver::Requirer& r) {
+  if (r.package.empty()) return fmt::format("you ({})", r.requirement);
+  return fmt::format("{} {} ({})", r.package, r.version ? r.version->to_string() : "", r.requirement);
+}
+
+std::string report_json(const app::ResolveResult& result, const app::ResolveRequest& request) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", "gpulock.resolve-report/1");
+  w.field("solved", result.solved);
+  w.field("output", request.output);
+  w.key("target").begin_object();
+  w.field("python", result.target.python_version);
+  w.field("platform", result.target.platform);
+  w.end_object();
+  if (!result.gpu_summary.empty()) w.field("gpu", result.gpu_summary);
+  w.key("packages").begin_array();
+  for (const auto& p : result.why) {
+    w.begin_object();
+    w.field("name", p.name);
+    w.field("version", p.version);
+    w.field("index", p.source);
+    w.field("file", p.file);
+    w.key("required-by").begin_array();
+    for (const auto& r : p.required_by) {
+      w.begin_object();
+      w.field("package", r.package.empty() ? std::string("(requirements)") : r.package);
+      if (r.version) w.field("version", r.version->to_string());
+      w.field("requirement", r.requirement);
+      w.end_object();
+    }
+    w.end_array();
+    w.key("notes").begin_array();
+    for (const auto& n : p.notes) w.value(n);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  if (!result.solved) {
+    w.key("explanation").begin_array();
+    for (const auto& l : result.explanation.lines) w.value(l);
+    w.end_array();
+    w.key("hints").begin_array();
+    for (const auto& h : result.explanation.hints) w.value(h);
+    w.end_array();
+  }
+  w.key("warnings").begin_array();
+  for (const auto& x : result.warnings) w.value(x);
+  w.end_array();
+  w.key("timings-ms").begin_object();
+  w.field("total", result.timings.total_ms);
+  w.field("machine", result.timings.machine_ms);
+  w.field("inputs", result.timings.inputs_ms);
+  w.field("solve", result.timings.solve_ms);
+  w.field("lock", result.timings.lock_ms);
+  w.end_object();
+  const auto& s = result.index_stats;
+  w.key("requests").begin_object();
+  w.field("total", s.requests);
+  w.field("pages", s.page_requests);
+  w.field("metadata", s.metadata_requests);
+  w.field("range", s.range_requests);
+  w.field("download", s.download_requests);
+  w.field("digest", s.digest_requests);
+  w.field("not-modified", s.not_modified);
+  w.field("page-cache-hits", s.page_cache_hits);
+  w.field("metadata-cache-hits", s.metadata_cache_hits);
+  w.end_object();
+  const auto& st = result.solve_stats;
+  w.key("solver").begin_object();
+  w.field("decisions", static_cast<std::uint64_t>(st.decisions));
+  w.field("conflicts", static_cast<std::uint64_t>(st.conflicts));
+  w.field("backtracks", static_cast<std::uint64_t>(st.backtracks));
+  w.field("packages", static_cast<std::uint64_t>(st.packages));
+  w.end_object();
+  w.end_object();
+  return w.str();
+}
+
+std::string explain_text(const app::ResolveResult& result) {
+  std::string out;
+  out += fmt::format("Target: Python {} on {}\n", result.target.python_version, result.target.platform);
+  if (!result.gpu_summary.empty()) out += result.gpu_summary + "\n";
+  for (const auto& p : result.why) {
+    out += fmt::format("{} {}\n", p.name, p.version);
+    out += fmt::format("  from {} ({})\n", p.source.empty() ? std::string("(find-links)") : p.source, p.file);
+    for (const auto& r : p.required_by) out += fmt::format("  required by {}\n", requirer_text(r));
+    for (const auto& n : p.notes) out += fmt::format("  {}\n", n);
+  }
+  return out;
+}
+
+RunFn setup(CLI::App& sub) {
+  auto a = std::make_shared<ResolveArgs>();
+  auto& r = a->request;
+  sub.add_option("requirements", r.requirements, "Requirements (PEP 508), e.g. 'torch>=2.5' torchvision");
+  sub.add_option("-r,--requirement", r.requirement_files, "Read requirements from a file (pip's format)");
+  sub.add_option("-c,--constraint", r.constraint_files, "Constrain versions with a file (pip's format)");
+  sub.add_option("--project", r.project, "Read [project] dependencies from a pyproject.toml");
+  sub.add_option("--extra", r.extras, "Include an optional-dependencies extra of --project");
+  sub.add_option("--group", r.groups, "Include a [dependency-groups] group of --project");
+  sub.add_option("-o,--output", r.output, "Lock file to write ('-' for stdout)")->capture_default_str();
+  sub.add_option("--index-url", r.index_url, "Default index (PEP 503/691 simple API; default https://pypi.org/simple/)");
+  sub.add_option("--extra-index-url", r.extra_index_urls, "A lower-priority index (repeatable)");
+  sub.add_option("--index", r.named_indexes, "A named index NAME=URL, used through --index-for");
+  sub.add_option("--index-for", r.index_for, "Take packages matching GLOB only from index NAME: GLOB=NAME");
+  sub.add_option("-f,--find-links", r.find_links, "A directory or page of wheels (lowest priority)");
+  sub.add_option("--torch-backend", r.torch_backend, "Torch family from <torch-index-base>/<backend>: auto, cpu or cuXYZ");
+  sub.add_option("--torch-index-base", r.torch_index_base, "Base of the PyTorch indexes")->capture_default_str();
+  sub.add_option("--nightly", r.nightly, "Torch family from <base>/nightly/<variant>, one build date: YYYY-MM-DD or latest");
+  sub.add_option("--index-strategy", r.index_strategy, "first-index or unsafe-best-match")
+      ->check(CLI::IsMember({"first-index", "unsafe-best-match"}))
+      ->capture_default_str();
+  sub.add_option("--python", r.target.python, "Resolve for this interpreter (asked for its version and platform)");
+  sub.add_option("--python-version", r.target.python_version, "Target Python, e.g. 3.11");
+  sub.add_option("--platform", r.target.platform, "Target platform tag, e.g. manylinux_2_28_x86_64");
+  sub.add_option("--driver", r.driver, "NVIDIA driver: auto (detect), none (no GPU), or a version like 550.54.14")
+      ->capture_default_str();
+  sub.add_option("--cuda-ceiling", r.cuda_ceiling, "The newest CUDA the target driver runs, e.g. 12.4");
+  sub.add_option("--gpu-arch", r.gpu_arch, "The target GPUs' architectures, e.g. sm_61,sm_90");
+  sub.add_option("--cuda-compat", r.cuda_compat, "strict, or minor (NVIDIA minor-version compatibility)")
+      ->check(CLI::IsMember({"strict", "minor"}))
+      ->capture_default_str();
+  sub.add_option("--prerelease", r.prerelease, "if-necessary, allow or disallow")
+      ->check(CLI::IsMember({"if-necessary", "allow", "disallow"}))
+      ->capture_default_str();
+  sub.add_flag("--pre", a->pre, "Same as --prerelease allow");
+  sub.add_option("--exclude-newer", r.exclude_newer, "Ignore files published after DATE, TIMESTAMP or DURATION ago (7d)");
+  sub.add_flag("-U,--upgrade", r.upgrade, "Ignore the existing lock's pins");
+  sub.add_option("-P,--upgrade-package", r.upgrade_packages, "Ignore the existing lock's pin of this package");
+  sub.add_option("--cache-dir", a->cache_dir, "Cache directory (default $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock)");
+  sub.add_flag("--offline", a->offline, "Use only the cache; no network");
+  sub.add_flag("--refresh", a->refresh, "Revalidate every cached index page");
+  sub.add_flag("--no-cache", a->no_cache, "Neither read nor write the cache");
+  sub.add_option("--report", a->report, "Write a JSON report (schema in README.md)");
+  sub.add_flag("--explain", a->explain, "Print why each package was chosen");
+
+  return [a](Context& ctx) -> int {
+    auto& term = ctx.term;
+    auto request = a->request;
+    if (a->pre) request.prerelease = "allow";
+    request.client = index::ClientOptions::from_environment();
+    if (!a->cache_dir.empty()) request.client.cache_dir = a->cache_dir;
+    request.client.offline = a->offline;
+    request.client.refresh = a->refresh;
+    request.client.no_cache = a->no_cache;
+    request.command_line = index::redact_text(ctx.command_line);
+
+    // Progress: one line on a TTY, metadata fetched / requested.
+    auto started = std::make_shared<std::atomic<std::uint64_t>>(0);
+    auto finished = std::make_shared<std::atomic<std::uint64_t>>(0);
+    auto mutex = std::make_shared<std::mutex>();
+    app::ResolveObserver observer;
+    if (term.stderr_is_tty() && !term.quiet()) {
+      observer.on_index_event = [&term, started, finished, mutex](const index::ClientEvent& e) {
+        if (e.type == index::ClientEvent::Type::RequestStarted) ++*started;
+        if (e.type == index::ClientEvent::Type::RequestFinished) ++*finished;
+        std::lock_guard lock(*mutex);
+        term.progress(fmt::format("Resolving  {}/{} requests", finished->load(), started->load()));
+      };
+      observer.on_phase = [&term, mutex](std::string_view what) {
+        std::lock_guard lock(*mutex);
+        term.progress(std::string(what));
+      };
+    }
+    auto result = app::resolve(request, observer);
+    term.progress("");
+    if (!result) {
+      term.error(result.error());
+      return exit_code_for(result.error().code);
+    }
+    for (const auto& w : result->warnings) term.warning(w);
+    if (!a->report.empty()) {
+      auto written = lock::write_file_atomically(a->report, report_json(*result, request));
+      if (!written) {
+        term.error(written.error());
+        return exit_code_for(written.error().code);
+      }
+    }
+    if (!result->solved) {
+      term.error("no solution: the requirements cannot be satisfied together for this target");
+      std::string text;
+      for (const auto& line : result->explanation.lines) text += line.empty() ? "\n" : "  " + line + "\n";
+      term.err(text);
+      for (const auto& h : result->explanation.hints) term.hint(h);
+      return kExitFinding;
+    }
+    if (request.output == "-") term.out(result->lock_text);
+    if (a->explain) term.out(explain_text(*result));
+    if (!term.quiet()) {
+      std::size_t n = result->lock.packages.size();
+      std::string where = request.output == "-" ? "stdout" : request.output;
+      term.err(fmt::format("Resolved {} package{} in {:.0f} ms; wrote {}\n", n, n == 1 ? "" : "s",
+                           result->timings.total_ms, where));
+      if (!result->gpu_summary.empty()) term.err(result->gpu_summary + "\n");
+    }
+    return kExitSuccess;
+  };
+}
+
+const bool registered = register_command(
+    {"resolve", "Resolve requirements for this machine's GPU and write pylock.toml", 10, &setup});
+
+}  // namespace
+}  // namespace gpulock::cli

@@ -1,0 +1,162 @@
+#pragma once
+/// @file
+/// IndexClient: project pages and wheel METADATA from Simple API indexes and find-links
+/// sources, over HTTP(S) (libcurl multi on a background thread, created on the first real
+/// request) and file://, with an on-disk cache.
+///
+/// Cache (DESIGN.md §index): `$GPULOCK_CACHE_DIR`, else `$XDG_CACHE_HOME/gpulock`, else
+/// `~/.cache/gpulock`. Pages are stored parsed, in a compact binary form, with their ETag /
+/// Last-Modified and freshness (Cache-Control max-age / no-cache / no-store, RFC 9111); a fresh
+/// entry is used without any request, a stale one is revalidated (If-None-Match /
+/// If-Modified-Since; 304 keeps the stored page). "Not on this index" answers are cached too
+/// (max-age, else 10 minutes). METADATA is stored by the file's sha256 (immutable). Every write
+/// is atomic (temp file + rename), so concurrent gpulock processes never see a torn entry; a
+/// torn or foreign file reads as a miss.
+///
+/// Thread safety: every member function may be called from any thread. Results are memoized
+/// per client: a second fetch of the same page or METADATA returns the first result.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpulock/core/error.h"
+#include "gpulock/index/hash.h"
+#include "gpulock/index/page.h"
+
+namespace gpulock::index {
+
+/// What a request was for.
+enum class RequestKind : std::uint8_t {
+  Page,      ///< a project page or find-links page
+  Metadata,  ///< a PEP 658 `.metadata` file
+  Range,     ///< a byte range of a remote wheel (METADATA by range reads)
+  Download,  ///< a whole wheel streamed to read its METADATA
+  Digest,    ///< a whole file streamed to hash it (fetch_file_digest)
+};
+[[nodiscard]] std::string_view request_kind_name(RequestKind kind) noexcept;
+
+/// A progress event. Observers are called from worker threads, possibly concurrently: they must
+/// be thread-safe and quick. URLs are redacted.
+struct ClientEvent {
+  enum class Type : std::uint8_t {
+    RequestStarted,   ///< an HTTP request is about to be sent
+    RequestFinished,  ///< `status` (0 on a transport error), `bytes` received
+    Retry,            ///< a request failed transiently and will be retried; `message` says why
+    CacheHit,         ///< served from the cache without a request
+    Warning,          ///< e.g. "range requests not supported by HOST; streaming the wheel"
+  };
+  Type type = Type::RequestStarted;
+  RequestKind kind = RequestKind::Page;
+  std::string url;
+  long status = 0;
+  std::uint64_t bytes = 0;
+  std::string message;
+};
+
+/// Counters since the client was created.
+struct ClientStats {
+  std::uint64_t requests = 0;  ///< HTTP requests sent, retries included
+  std::uint64_t page_requests = 0;
+  std::uint64_t metadata_requests = 0;
+  std::uint64_t range_requests = 0;
+  std::uint64_t download_requests = 0;
+  std::uint64_t digest_requests = 0;
+  std::uint64_t retries = 0;
+  std::uint64_t not_modified = 0;         ///< 304 answers to conditional requests
+  std::uint64_t page_cache_hits = 0;      ///< fresh pages used without a request
+  std::uint64_t metadata_cache_hits = 0;  ///< METADATA served from the cache
+  std::uint64_t digest_cache_hits = 0;
+  std::uint64_t bytes_received = 0;      ///< body bytes over HTTP (after decompression)
+  std::uint64_t range_metadata = 0;      ///< METADATA obtained by range reads
+  std::uint64_t downloaded_metadata = 0; ///< METADATA obtained by a full download
+  std::uint64_t pages_parsed = 0;        ///< HTML/JSON pages parsed (0 on a warm run)
+};
+
+struct ClientOptions {
+  /// Empty: default_cache_dir().
+  std::string cache_dir;
+  /// Use only the cache; anything missing is an Offline error naming the URL.
+  bool offline = false;
+  /// Revalidate every cached page once (per client), even when fresh.
+  bool refresh = false;
+  /// Neither read nor write the cache.
+  bool no_cache = false;
+  /// Transfers in flight at once (worker threads for prefetches).
+  unsigned max_parallel = 32;
+  std::chrono::milliseconds connect_timeout{10'000};
+  /// Abort a transfer slower than `low_speed_bytes` per second for this long (a hang).
+  std::chrono::milliseconds low_speed_time{30'000};
+  std::uint32_t low_speed_bytes = 1;
+  /// Per-request limit, 0 for none.
+  std::chrono::milliseconds request_timeout{0};
+  /// Retries after the first attempt on 5xx, 408, 429, connection errors and timeouts.
+  unsigned retries = 3;
+  /// First retry delay, doubled for each further retry.
+  std::chrono::milliseconds retry_backoff{250};
+  long max_redirects = 10;
+  std::string user_agent = "gpulock";
+  /// Hosts whose file URLs never change content (wheel METADATA without a hash is cached by
+  /// URL forever). Defaults: files.pythonhosted.org, download.pytorch.org,
+  /// download-r2.pytorch.org, pypi.nvidia.com; these are added to them.
+  std::vector<std::string> immutable_hosts;
+  /// CA bundle / directory; empty: $SSL_CERT_FILE / $SSL_CERT_DIR, else libcurl's default.
+  std::string ca_file;
+  std::string ca_path;
+  /// Progress events (see ClientEvent). May be empty.
+  std::function<void(const ClientEvent&)> observer;
+
+  /// Defaults with the environment applied: GPULOCK_CACHE_DIR (via default_cache_dir),
+  /// GPULOCK_HTTP_TIMEOUT (seconds: the low-speed abort), GPULOCK_HTTP_RETRIES,
+  /// GPULOCK_CONCURRENT_DOWNLOADS. Empty values count as unset.
+  [[nodiscard]] static ClientOptions from_environment();
+};
+
+/// `$GPULOCK_CACHE_DIR`, else `$XDG_CACHE_HOME/gpulock`, else `$HOME/.cache/gpulock`.
+[[nodiscard]] std::string default_cache_dir();
+
+class IndexClient {
+ public:
+  explicit IndexClient(ClientOptions options = ClientOptions::from_environment());
+  ~IndexClient();
+  IndexClient(const IndexClient&) = delete;
+  IndexClient& operator=(const IndexClient&) = delete;
+
+  /// The files of `name` on `source` (blocking; joins a prefetch in flight). A project the index
+  /// does not have is `found == false`, not an error. Errors: Auth (401, 403), Http, Network,
+  /// Timeout, IndexFormat (with line / JSON field path), Offline, Io, Cancelled; each names the
+  /// (redacted) URL.
+  [[nodiscard]] core::Result<ProjectPagePtr> fetch_project(const IndexSource& source,
+                                                           std::string_view name);
+  /// Starts fetch_project in the background and returns at once.
+  void prefetch_project(const IndexSource& source, std::string_view name);
+
+  /// The METADATA text of a wheel: the PEP 658/714 `.metadata` file when the index offers one
+  /// (its hash verified when given), else HTTP range reads of the zip's tail and METADATA entry,
+  /// else a full streamed download (hashed against the index's sha256); local wheels are read
+  /// directly. Name and Version are checked against the filename. Errors: HashMismatch,
+  /// InvalidInput (no METADATA, over 10 MB, zip bomb), InvalidMetadata, and fetch_project's.
+  [[nodiscard]] core::Result<std::string> fetch_metadata(const DistFile& file);
+  /// Starts fetch_metadata in the background.
+  void prefetch_metadata(const DistFile& file);
+
+  /// Streams `url` (http(s) or file://) through SHA-256: for files the index gives no hash for
+  /// (nightly wheels). Cached by URL (forever on immutable hosts, else revalidated by ETag);
+  /// `refresh` re-downloads.
+  [[nodiscard]] core::Result<FileDigest> fetch_file_digest(std::string_view url);
+
+  [[nodiscard]] ClientStats stats() const;
+  /// Aborts transfers in flight and makes later calls fail with Cancelled (Ctrl-C).
+  void cancel();
+  [[nodiscard]] const ClientOptions& options() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpulock::index

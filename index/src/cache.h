@@ -1,0 +1,93 @@
+#pragma once
+// The on-disk cache: one file per entry, written atomically (temp file + rename) and read with
+// one read(); a header with a magic, a format version, the payload length and a checksum makes a
+// torn, truncated or foreign file read as a miss. Pages are stored parsed (no HTML/JSON parsing
+// on a warm run); METADATA, digests and per-host capabilities are small blobs.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gpulock/index/page.h"
+
+namespace gpulock::index::detail {
+
+/// A cached answer for one page URL, with what HTTP caching needs (RFC 9111).
+struct PageEntry {
+  std::string url;            ///< redacted page URL (guards against key collisions)
+  std::int64_t stored_at = 0; ///< unix seconds of the last validation
+  std::int64_t max_age = -1;  ///< seconds; -1: none given (revalidate every time)
+  bool no_cache = false;      ///< Cache-Control: no-cache
+  /// The HTTP status the page came with: 200, or 404/410/403 for "not on this index" (a 403
+  /// counts as that only for sources with IndexSource::forbidden_means_missing).
+  int status = 200;
+  std::string etag;
+  std::string last_modified;
+  ProjectPage page;           ///< found == false for "not on this index"
+
+  [[nodiscard]] bool fresh(std::int64_t now) const noexcept {
+    return !no_cache && max_age >= 0 && now >= stored_at && now - stored_at < max_age;
+  }
+};
+
+/// A wheel's METADATA (immutable when keyed by the file's hash).
+struct MetadataEntry {
+  std::string url;
+  std::int64_t stored_at = 0;
+  std::string text;
+};
+
+/// A file's sha256 and size, with the validators of the response that produced it.
+struct DigestEntry {
+  std::string url;
+  std::int64_t stored_at = 0;
+  std::string sha256;
+  std::uint64_t size = 0;
+  std::string etag;
+  std::string last_modified;
+};
+
+class DiskCache {
+ public:
+  DiskCache(std::string root, bool enabled) : root_(std::move(root)), enabled_(enabled) {}
+
+  [[nodiscard]] bool enabled() const noexcept { return enabled_; }
+  [[nodiscard]] const std::string& root() const noexcept { return root_; }
+
+  [[nodiscard]] std::optional<PageEntry> load_page(std::string_view url) const;
+  bool store_page(const PageEntry& entry) const;
+
+  /// `key`: "sha256-<hex>" or a URL.
+  [[nodiscard]] std::optional<MetadataEntry> load_metadata(std::string_view key) const;
+  bool store_metadata(std::string_view key, const MetadataEntry& entry) const;
+
+  [[nodiscard]] std::optional<DigestEntry> load_digest(std::string_view url) const;
+  bool store_digest(const DigestEntry& entry) const;
+
+  /// Per host: 1 range requests work, 0 they do not; nullopt unknown.
+  [[nodiscard]] std::optional<bool> load_range_support(std::string_view host) const;
+  bool store_range_support(std::string_view host, bool supported) const;
+
+  /// A directory for temporary downloads (created on demand), or "" when unavailable.
+  [[nodiscard]] std::string temp_dir() const;
+
+ private:
+  [[nodiscard]] std::string path_for(std::string_view bucket, std::string_view key) const;
+
+  std::string root_;
+  bool enabled_;
+};
+
+/// Serialization of a ProjectPage in the cache's binary form (exposed for tests and benches).
+void encode_page(const ProjectPage& page, std::string& out);
+bool decode_page(std::string_view& in, ProjectPage& page);
+
+/// A 64-bit hash for cache keys and checksums (not cryptographic).
+std::uint64_t hash64(std::string_view data, std::uint64_t seed = 0) noexcept;
+
+/// Writes `data` to `path` atomically (temp file in the same directory + rename), creating the
+/// directory. False on any failure (the cache is best-effort).
+bool write_file_atomic(const std::string& path, std::string_view data);
+
+}  // namespace gpulock::index::detail

@@ -1,0 +1,337 @@
+// libcurl multi on one background thread: many transfers in flight, HTTP/2 multiplexing when a
+// TLS server offers it (CURLMOPT_PIPELINING + CURLOPT_PIPEWAIT), connection reuse through the
+// multi handle's pool, gzip/br decoding, and the settings libcurl does not take from the
+// environment by itself (~/.netrc, SSL_CERT_FILE/SSL_CERT_DIR are passed by the client).
+
+#include <curl/curl.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "transport.h"
+
+namespace gpulock::index::detail {
+namespace {
+
+char lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool header_is(std::string_view line, std::string_view name, std::string_view& value) {
+  if (line.size() <= name.size() || line[name.size()] != ':') return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (lower(line[i]) != name[i]) return false;
+  }
+  value = line.substr(name.size() + 1);
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) {
+    value.remove_suffix(1);
+  }
+  return true;
+}
+
+// An error body is kept only to this size (enough for a message; bodies of 5xx pages can be big).
+constexpr std::size_t kMaxErrorBody = 64 * 1024;
+
+class CurlTransport final : public Transport {
+ public:
+  explicit CurlTransport(const TransportOptions& options) : options_(options) {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    multi_ = curl_multi_init();
+    curl_multi_setopt(multi_, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    curl_multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(options_.max_parallel));
+    curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(options_.max_parallel));
+    if (const char* netrc = std::getenv("NETRC"); netrc && *netrc) netrc_file_ = netrc;
+    thread_ = std::thread([this] { loop(); });
+  }
+
+  ~CurlTransport() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    curl_multi_wakeup(multi_);
+    thread_.join();
+    curl_multi_cleanup(multi_);
+  }
+
+  CurlTransport(const CurlTransport&) = delete;
+  CurlTransport& operator=(const CurlTransport&) = delete;
+
+  HttpResponse perform(const HttpRequest& request) override {
+    Transfer t;
+    t.request = &request;
+    t.owner = this;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_ || cancelled_) {
+        t.response.error = TransportError::Cancelled;
+        t.response.error_text = "cancelled";
+        return std::move(t.response);
+      }
+      pending_.push_back(&t);
+    }
+    curl_multi_wakeup(multi_);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [&] { return t.done; });
+    return std::move(t.response);
+  }
+
+  void cancel() override {
+    cancelled_ = true;
+    curl_multi_wakeup(multi_);
+  }
+
+ private:
+  struct Transfer {
+    const HttpRequest* request = nullptr;
+    CurlTransport* owner = nullptr;
+    HttpResponse response;
+    CURL* easy = nullptr;
+    curl_slist* headers = nullptr;
+    char error[CURL_ERROR_SIZE] = {};
+    long current_status = 0;
+    bool too_large = false;
+    bool aborted = false;
+    bool done = false;
+  };
+
+  static std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    std::size_t n = size * count;
+    std::string_view line(data, n);
+    HttpResponse& r = t->response;
+    if (line.starts_with("HTTP/")) {
+      // A new response (after a redirect or a 100 Continue): forget the previous headers.
+      r.etag.clear();
+      r.last_modified.clear();
+      r.cache_control.clear();
+      r.content_range.clear();
+      r.content_encoding.clear();
+      r.retry_after.clear();
+      auto space = line.find(' ');
+      t->current_status = space == std::string_view::npos ? 0 : std::atol(std::string(line.substr(space + 1, 3)).c_str());
+      return n;
+    }
+    std::string_view value;
+    if (header_is(line, "etag", value)) {
+      r.etag.assign(value);
+    } else if (header_is(line, "last-modified", value)) {
+      r.last_modified.assign(value);
+    } else if (header_is(line, "cache-control", value)) {
+      if (!r.cache_control.empty()) r.cache_control += ", ";
+      r.cache_control.append(value);
+    } else if (header_is(line, "content-range", value)) {
+      r.content_range.assign(value);
+    } else if (header_is(line, "content-encoding", value)) {
+      r.content_encoding.assign(value);
+    } else if (header_is(line, "retry-after", value)) {
+      r.retry_after.assign(value);
+    }
+    return n;
+  }
+
+  static std::size_t on_write(char* data, std::size_t size, std::size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    std::size_t n = size * count;
+    HttpResponse& r = t->response;
+    r.body_bytes += n;
+    const HttpRequest& req = *t->request;
+    if (req.max_body != 0 && r.body_bytes > req.max_body) {
+      t->too_large = true;
+      return 0;
+    }
+    bool success = t->current_status >= 200 && t->current_status < 300;
+    if (req.sink && success) {
+      if (!req.sink(data, n)) {
+        t->aborted = true;
+        return 0;
+      }
+      return n;
+    }
+    if (!success && r.body.size() >= kMaxErrorBody) return n;
+    r.body.append(data, n);
+    return n;
+  }
+
+  static int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    auto* t = static_cast<Transfer*>(user);
+    return t->owner->cancelled_ ? 1 : 0;
+  }
+
+  void start(Transfer* t) {
+    const HttpRequest& req = *t->request;
+    CURL* e = curl_easy_init();
+    t->easy = e;
+    curl_easy_setopt(e, CURLOPT_PRIVATE, t);
+    curl_easy_setopt(e, CURLOPT_URL, req.url.c_str());
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &CurlTransport::on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &CurlTransport::on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &CurlTransport::on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, t);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, options_.max_redirects);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, options_.user_agent.c_str());
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, req.identity_encoding ? "identity" : "");
+    if (!req.range.empty()) curl_easy_setopt(e, CURLOPT_RANGE, req.range.c_str());
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+    long low_speed_s = static_cast<long>((options_.low_speed_time.count() + 999) / 1000);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options_.low_speed_bytes));
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, low_speed_s < 1 ? 1L : low_speed_s);
+    if (options_.request_timeout.count() > 0) {
+      curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+    }
+    // TLS verification is always on; the trust store can only be replaced, never disabled.
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (!options_.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, options_.ca_file.c_str());
+    if (!options_.ca_path.empty()) curl_easy_setopt(e, CURLOPT_CAPATH, options_.ca_path.c_str());
+    // Credentials: the URL's own, else ~/.netrc (libcurl reads it only when asked).
+    curl_easy_setopt(e, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
+    if (!netrc_file_.empty()) curl_easy_setopt(e, CURLOPT_NETRC_FILE, netrc_file_.c_str());
+    for (const auto& h : req.headers) t->headers = curl_slist_append(t->headers, h.c_str());
+    if (t->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+    curl_multi_add_handle(multi_, e);
+    active_.push_back(t);
+  }
+
+  void finish(Transfer* t, CURLcode code) {
+    HttpResponse& r = t->response;
+    long status = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    r.status = status;
+    char* url = nullptr;
+    if (curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url) r.effective_url = url;
+    char* type = nullptr;
+    if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type) r.content_type = type;
+    switch (code) {
+      case CURLE_OK:
+        r.error = TransportError::None;
+        break;
+      case CURLE_OPERATION_TIMEDOUT:
+        r.error = TransportError::Timeout;
+        break;
+      case CURLE_COULDNT_RESOLVE_HOST:
+      case CURLE_COULDNT_RESOLVE_PROXY:
+      case CURLE_COULDNT_CONNECT:
+      case CURLE_SEND_ERROR:
+      case CURLE_RECV_ERROR:
+      case CURLE_GOT_NOTHING:
+      case CURLE_HTTP2:
+      case CURLE_HTTP2_STREAM:
+        r.error = TransportError::Connect;
+        break;
+      case CURLE_PARTIAL_FILE:
+        r.error = TransportError::Truncated;
+        break;
+      case CURLE_PEER_FAILED_VERIFICATION:
+      case CURLE_SSL_CONNECT_ERROR:
+      case CURLE_SSL_CACERT_BADFILE:
+      case CURLE_SSL_CERTPROBLEM:
+      case CURLE_SSL_ISSUER_ERROR:
+      case CURLE_SSL_CIPHER:
+        r.error = TransportError::Tls;
+        break;
+      case CURLE_TOO_MANY_REDIRECTS:
+        r.error = TransportError::TooManyRedirects;
+        break;
+      case CURLE_WRITE_ERROR:
+        r.error = t->too_large ? TransportError::TooLarge
+                  : t->aborted ? TransportError::Aborted
+                               : TransportError::Other;
+        break;
+      case CURLE_ABORTED_BY_CALLBACK:
+        r.error = TransportError::Cancelled;
+        break;
+      default:
+        r.error = TransportError::Other;
+        break;
+    }
+    if (code != CURLE_OK) {
+      r.error_text = t->error[0] ? t->error : curl_easy_strerror(code);
+      while (!r.error_text.empty() && r.error_text.back() == '\n') r.error_text.pop_back();
+    }
+    std::erase(active_, t);
+    curl_multi_remove_handle(multi_, t->easy);
+    curl_easy_cleanup(t->easy);
+    curl_slist_free_all(t->headers);
+    t->easy = nullptr;
+    t->headers = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      t->done = true;
+    }
+    done_cv_.notify_all();
+  }
+
+  void loop() {
+    std::vector<Transfer*> incoming;
+    while (true) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stop_) break;
+        incoming.assign(pending_.begin(), pending_.end());
+        pending_.clear();
+      }
+      for (Transfer* t : incoming) start(t);
+      incoming.clear();
+      int running = 0;
+      curl_multi_perform(multi_, &running);
+      int left = 0;
+      while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
+        if (msg->msg != CURLMSG_DONE) continue;
+        Transfer* t = nullptr;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
+        CURLcode code = msg->data.result;
+        if (t) finish(t, code);
+      }
+      curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);
+    }
+    // Shutting down: fail whatever is still queued or running.
+    std::vector<Transfer*> running_transfers(active_.begin(), active_.end());
+    for (Transfer* t : running_transfers) finish(t, CURLE_ABORTED_BY_CALLBACK);
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Transfer* t : pending_) {
+      t->response.error = TransportError::Cancelled;
+      t->response.error_text = "cancelled";
+      t->done = true;
+    }
+    pending_.clear();
+    done_cv_.notify_all();
+  }
+
+  TransportOptions options_;
+  std::string netrc_file_;
+  CURLM* multi_ = nullptr;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable done_cv_;
+  std::deque<Transfer*> pending_;
+  std::vector<Transfer*> active_;  // owned by the loop thread
+  bool stop_ = false;
+  std::atomic<bool> cancelled_{false};
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_curl_transport(const TransportOptions& options) {
+  return std::make_unique<CurlTransport>(options);
+}
+
+}  // namespace gpulock::index::detail

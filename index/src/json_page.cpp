@@ -1,0 +1,423 @@
+// PEP 691 JSON project pages with simdjson On-Demand, in a single pass into owned structs.
+//
+// BEWARE: On-Demand rules. The document is a forward-only iterator over the padded buffer:
+//  - each value can be read once, and only while its parent is current: read a field's value
+//    before moving to the next field, never keep a `value`/`object` across iterations;
+//  - a field that is not read is skipped automatically when the loop advances;
+//  - string_views from get_string() point into the parser's string buffer, which the next
+//    document reuses: copy them into owned strings before the parser parses anything else;
+//  - the input buffer needs SIMDJSON_PADDING readable bytes past its end and must stay alive
+//    (and unmodified) for as long as the document is iterated;
+//  - an error inside a value poisons the iterator: stop and report it.
+
+#include <charconv>
+#include <string>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "gpulock/index/parse.h"
+#include "gpulock/index/url.h"
+#include "page_builder.h"
+
+namespace gpulock::index {
+namespace {
+
+namespace od = simdjson::ondemand;
+using simdjson::error_code;
+
+// Where the parser is, for error messages: "files[12].hashes.sha256".
+struct JsonPath {
+  const char* top = nullptr;
+  std::size_t index = 0;
+  bool in_array = false;
+  std::string_view field;
+  std::string_view sub;
+
+  [[nodiscard]] std::string str() const {
+    std::string out = top ? top : "(root)";
+    if (in_array) out += fmt::format("[{}]", index);
+    if (!field.empty()) {
+      out += '.';
+      out += field;
+    }
+    if (!sub.empty()) {
+      out += '.';
+      out += sub;
+    }
+    return out;
+  }
+};
+
+class JsonPageParser {
+ public:
+  JsonPageParser(std::string_view buffer, std::string_view page_url, const PageFilter& filter)
+      : buffer_(buffer), page_url_(page_url), classifier_(filter) {}
+
+  core::Result<ProjectPage> parse(simdjson::padded_string_view view) {
+    // One parser per thread: it keeps its buffers between pages.
+    thread_local od::parser parser;
+    od::document doc;
+    if (auto err = parser.iterate(view).get(doc)) {
+      // The document never started, so it has no location; a document that ends early is
+      // reported at its last line.
+      std::size_t line = 0;
+      if (err == simdjson::UNCLOSED_STRING || err == simdjson::INCOMPLETE_ARRAY_OR_OBJECT) {
+        line = detail::line_of(buffer_, buffer_.size());
+      }
+      return core::fail_at(core::ErrorCode::IndexFormat,
+                           fmt::format("invalid PEP 691 page: not valid JSON ({})", simdjson::error_message(err)),
+                           redact_url(page_url_), line);
+    }
+    od::object root;
+    if (auto err = doc.get_object().get(root)) {
+      return fail(doc, err == simdjson::INCORRECT_TYPE ? "not a JSON object"
+                                                       : fmt::format("not valid JSON ({})", simdjson::error_message(err)));
+    }
+    page_.api_version = "1.0";
+    for (auto field_result : root) {
+      path_ = {};
+      od::field field;
+      if (auto err = std::move(field_result).get(field)) return error(doc, err, "not valid JSON");
+      od::raw_json_string key = field.key();
+      od::value value = field.value();
+      error_code err = simdjson::SUCCESS;
+      if (key == "files") {
+        path_.top = "files";
+        err = parse_files(value);
+      } else if (key == "meta") {
+        path_.top = "meta";
+        err = parse_meta(value);
+      } else if (key == "name") {
+        path_.top = "name";
+        std::string_view name;
+        err = value.get_string().get(name);
+        if (!err) page_.name.assign(name);
+      } else if (key == "versions") {
+        path_.top = "versions";
+        err = parse_versions(value);
+      }
+      if (err) return error(doc, err, expected_);
+      if (!fatal_.empty()) return fail(doc, fatal_);
+    }
+    classifier_.finish(page_);
+    page_.found = true;
+    return std::move(page_);
+  }
+
+ private:
+  error_code parse_meta(od::value& value) {
+    od::object meta;
+    expected_ = "expected an object";
+    SIMDJSON_TRY(value.get_object().get(meta));
+    for (auto field_result : meta) {
+      od::field field;
+      SIMDJSON_TRY(std::move(field_result).get(field));
+      if (field.key() == "api-version") {
+        path_.field = "api-version";
+        expected_ = "expected a string";
+        std::string_view v;
+        SIMDJSON_TRY(field.value().get_string().get(v));
+        page_.api_version.assign(v);
+        check_api_version();
+        path_.field = {};
+      }
+    }
+    return simdjson::SUCCESS;
+  }
+
+  void check_api_version() {
+    std::string_view v = page_.api_version;
+    auto dot = v.find('.');
+    std::string_view major_text = v.substr(0, dot);
+    std::string_view minor_text = dot == std::string_view::npos ? std::string_view{} : v.substr(dot + 1);
+    unsigned major = 0, minor = 0;
+    auto [p1, e1] = std::from_chars(major_text.data(), major_text.data() + major_text.size(), major);
+    auto [p2, e2] = std::from_chars(minor_text.data(), minor_text.data() + minor_text.size(), minor);
+    if (e1 != std::errc{} || p1 != major_text.data() + major_text.size() ||
+        (dot != std::string_view::npos &&
+         (e2 != std::errc{} || p2 != minor_text.data() + minor_text.size()))) {
+      fatal_ = fmt::format("meta.api-version: invalid repository API version {}",
+                           core::quote_for_message(v));
+      return;
+    }
+    if (major != 1) {
+      fatal_ = fmt::format(
+          "meta.api-version: unsupported repository API version {} (gpulock reads 1.x, PEP 629)",
+          v);
+      return;
+    }
+    if (minor > 4) {
+      page_.warnings.push_back(fmt::format(
+          "repository API version {} is newer than 1.4; reading it as 1.4 (PEP 629)", v));
+    }
+  }
+
+  error_code parse_versions(od::value& value) {
+    od::array array;
+    expected_ = "expected an array";
+    SIMDJSON_TRY(value.get_array().get(array));
+    path_.in_array = true;
+    path_.index = 0;
+    for (auto item : array) {
+      std::string_view v;
+      expected_ = "expected a string";
+      SIMDJSON_TRY(item.get_string().get(v));
+      page_.versions.emplace_back(v);
+      ++path_.index;
+    }
+    path_.in_array = false;
+    return simdjson::SUCCESS;
+  }
+
+  error_code parse_files(od::value& value) {
+    od::array array;
+    expected_ = "expected an array";
+    SIMDJSON_TRY(value.get_array().get(array));
+    // A PyPI file object is ~500 bytes of JSON.
+    page_.files.reserve(buffer_.size() / 512 + 4);
+    path_.in_array = true;
+    path_.index = 0;
+    for (auto item : array) {
+      od::object object;
+      path_.field = {};
+      expected_ = "expected an object";
+      SIMDJSON_TRY(item.get_object().get(object));
+      DistFile file;
+      SIMDJSON_TRY(parse_file(object, file));
+      if (file.filename.empty()) {
+        fatal_ = fmt::format("{}: missing 'filename'", path_.str());
+        return simdjson::SUCCESS;
+      }
+      if (file.url.empty()) {
+        fatal_ = fmt::format("{}: missing 'url'", path_.str());
+        return simdjson::SUCCESS;
+      }
+      if (classifier_.accept(file)) page_.files.push_back(std::move(file));
+      ++path_.index;
+    }
+    path_.in_array = false;
+    path_.field = {};
+    return simdjson::SUCCESS;
+  }
+
+  error_code parse_hashes(od::value& value, std::vector<Hash>& out) {
+    od::object object;
+    expected_ = "expected an object";
+    SIMDJSON_TRY(value.get_object().get(object));
+    for (auto field_result : object) {
+      od::field field;
+      SIMDJSON_TRY(std::move(field_result).get(field));
+      std::string_view algo;
+      SIMDJSON_TRY(field.unescaped_key().get(algo));
+      path_.sub = algo;
+      Hash h;
+      h.algorithm.assign(algo);
+      detail::ascii_lower(h.algorithm);
+      std::string_view hex;
+      expected_ = "expected a string";
+      SIMDJSON_TRY(field.value().get_string().get(hex));
+      h.hex.assign(hex);
+      detail::ascii_lower(h.hex);
+      path_.sub = {};
+      out.push_back(std::move(h));
+    }
+    return simdjson::SUCCESS;
+  }
+
+  // core-metadata / dist-info-metadata: false | true | {algo: hex}.
+  error_code parse_core_metadata(od::value& value, DistFile& file) {
+    od::json_type type;
+    SIMDJSON_TRY(value.type().get(type));
+    if (type == od::json_type::boolean) {
+      bool b = false;
+      SIMDJSON_TRY(value.get_bool().get(b));
+      file.core_metadata = b;
+      file.core_metadata_hashes.clear();
+      return simdjson::SUCCESS;
+    }
+    if (type == od::json_type::null) {
+      file.core_metadata = false;
+      return simdjson::SUCCESS;
+    }
+    expected_ = "expected a boolean or an object of hashes";
+    if (type != od::json_type::object) return simdjson::INCORRECT_TYPE;
+    file.core_metadata = true;
+    file.core_metadata_hashes.clear();
+    return parse_hashes(value, file.core_metadata_hashes);
+  }
+
+  error_code parse_file(od::object& object, DistFile& file) {
+    bool saw_core_metadata = false;
+    for (auto field_result : object) {
+      od::field field;
+      SIMDJSON_TRY(std::move(field_result).get(field));
+      od::raw_json_string key = field.key();
+      od::value& value = field.value();
+      std::string_view text;
+      if (key == "filename") {
+        path_.field = "filename";
+        expected_ = "expected a string";
+        SIMDJSON_TRY(value.get_string().get(text));
+        file.filename.assign(text);
+      } else if (key == "url") {
+        path_.field = "url";
+        expected_ = "expected a string";
+        SIMDJSON_TRY(value.get_string().get(text));
+        set_url(file, text);
+      } else if (key == "hashes") {
+        path_.field = "hashes";
+        SIMDJSON_TRY(parse_hashes(value, file.hashes));
+      } else if (key == "requires-python") {
+        path_.field = "requires-python";
+        bool is_null = false;
+        SIMDJSON_TRY(value.is_null().get(is_null));
+        if (!is_null) {
+          expected_ = "expected a string or null";
+          SIMDJSON_TRY(value.get_string().get(text));
+          file.requires_python.assign(text);
+        }
+      } else if (key == "core-metadata") {
+        path_.field = "core-metadata";
+        saw_core_metadata = true;
+        SIMDJSON_TRY(parse_core_metadata(value, file));
+      } else if (key == "dist-info-metadata" || key == "data-dist-info-metadata") {
+        // PEP 714: read the new key when present; the old one is a fallback.
+        path_.field = "dist-info-metadata";
+        if (!saw_core_metadata) {
+          SIMDJSON_TRY(parse_core_metadata(value, file));
+        }
+      } else if (key == "yanked") {
+        path_.field = "yanked";
+        od::json_type type;
+        SIMDJSON_TRY(value.type().get(type));
+        if (type == od::json_type::boolean) {
+          bool b = false;
+          SIMDJSON_TRY(value.get_bool().get(b));
+          file.yanked = b;
+        } else if (type == od::json_type::string) {
+          SIMDJSON_TRY(value.get_string().get(text));
+          file.yanked = true;
+          file.yanked_reason.assign(text);
+        } else if (type != od::json_type::null) {
+          expected_ = "expected a boolean or a string";
+          return simdjson::INCORRECT_TYPE;
+        }
+      } else if (key == "size") {
+        path_.field = "size";
+        bool is_null = false;
+        SIMDJSON_TRY(value.is_null().get(is_null));
+        if (!is_null) {
+          std::uint64_t size = 0;
+          expected_ = "expected a non-negative integer";
+          SIMDJSON_TRY(value.get_uint64().get(size));
+          file.size = size;
+        }
+      } else if (key == "upload-time") {
+        path_.field = "upload-time";
+        bool is_null = false;
+        SIMDJSON_TRY(value.is_null().get(is_null));
+        if (!is_null) {
+          expected_ = "expected a string or null";
+          SIMDJSON_TRY(value.get_string().get(text));
+          file.upload_time = parse_timestamp(text);
+          if (!file.upload_time && !bad_upload_time_) {
+            bad_upload_time_ = true;
+            page_.warnings.push_back(
+                fmt::format("{}: ignoring invalid upload-time {} (expected yyyy-mm-ddThh:mm:ss.ffffffZ)",
+                            path_.str(), core::quote_for_message(text)));
+          }
+        }
+      }
+      path_.field = {};
+    }
+    return simdjson::SUCCESS;
+  }
+
+  void set_url(DistFile& file, std::string_view text) {
+    std::string_view no_fragment = strip_fragment(text);
+    if (no_fragment.starts_with("https://") || no_fragment.starts_with("http://")) {
+      if (no_fragment.find("/.") == std::string_view::npos) {
+        file.url.assign(no_fragment);
+        return;
+      }
+    }
+    file.url = resolve_url(page_url_, no_fragment);
+  }
+
+  core::Result<ProjectPage> error(od::document& doc, error_code err, std::string_view expected) {
+    std::string what;
+    if (err == simdjson::INCORRECT_TYPE || err == simdjson::NUMBER_OUT_OF_RANGE ||
+        err == simdjson::NUMBER_ERROR) {
+      what = fmt::format("{}: {}", path_.str(), expected);
+    } else if (path_.top) {
+      what = fmt::format("{}: not valid JSON ({})", path_.str(), simdjson::error_message(err));
+    } else {
+      what = fmt::format("not valid JSON ({})", simdjson::error_message(err));
+    }
+    return fail(doc, what);
+  }
+
+  core::Result<ProjectPage> fail(od::document& doc, std::string_view what) {
+    std::size_t line = 0;
+    const char* location = nullptr;
+    if (!doc.current_location().get(location) && location >= buffer_.data() &&
+        location <= buffer_.data() + buffer_.size()) {
+      line = detail::line_of(buffer_, static_cast<std::size_t>(location - buffer_.data()));
+    }
+    return core::fail_at(core::ErrorCode::IndexFormat,
+                         fmt::format("invalid PEP 691 page: {}", what), redact_url(page_url_), line);
+  }
+
+  std::string_view buffer_;
+  std::string_view page_url_;
+  detail::FileClassifier classifier_;
+  ProjectPage page_;
+  JsonPath path_;
+  const char* expected_ = "";
+  std::string fatal_;
+  bool bad_upload_time_ = false;
+};
+
+}  // namespace
+
+core::Result<ProjectPage> parse_json_page_padded(const std::string& buffer, std::string_view page_url,
+                                                 const PageFilter& filter) {
+  if (buffer.capacity() < buffer.size() + simdjson::SIMDJSON_PADDING) {
+    return parse_json_page(buffer, page_url, filter);
+  }
+  JsonPageParser parser(buffer, page_url, filter);
+  return parser.parse(simdjson::padded_string_view(buffer.data(), buffer.size(), buffer.capacity()));
+}
+
+core::Result<ProjectPage> parse_json_page(std::string_view json, std::string_view page_url,
+                                          const PageFilter& filter) {
+  std::string padded;
+  padded.reserve(json.size() + simdjson::SIMDJSON_PADDING);
+  padded.assign(json);
+  JsonPageParser parser(padded, page_url, filter);
+  return parser.parse(simdjson::padded_string_view(padded.data(), padded.size(), padded.capacity()));
+}
+
+PageFormat page_format_for_content_type(std::string_view content_type) noexcept {
+  std::string_view t = content_type;
+  if (auto semi = t.find(';'); semi != std::string_view::npos) t = t.substr(0, semi);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+  auto iequals = [](std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      char c = a[i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if (c != b[i]) return false;
+    }
+    return true;
+  };
+  if (iequals(t, "application/vnd.pypi.simple.v1+json")) return PageFormat::Json;
+  if (iequals(t, "application/vnd.pypi.simple.v1+html") || iequals(t, "text/html")) {
+    return PageFormat::Html;
+  }
+  return PageFormat::Unknown;
+}
+
+}  // namespace gpulock::index

@@ -1,0 +1,128 @@
+#pragma once
+// Background work for prefetches: a pool whose threads are started on demand (a warm run that
+// never prefetches over the network starts none), and Op<T>, a memoized operation that the
+// first caller to need it runs, whether that is a pool thread or a caller of fetch_*(): a fetch
+// that joins a prefetch still queued runs it itself instead of waiting for a free thread.
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "gpulock/core/error.h"
+
+namespace gpulock::index::detail {
+
+template <class T>
+class Op {
+ public:
+  explicit Op(std::function<core::Result<T>()> work) : work_(std::move(work)) {}
+
+  /// Runs the work if nobody has started it; waits for it otherwise.
+  core::Result<T> get() {
+    if (claim()) run_claimed();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return result_.has_value(); });
+    return *result_;
+  }
+
+  /// For pool threads: runs the work unless a caller already took it.
+  void run_if_unclaimed() {
+    if (claim()) run_claimed();
+  }
+
+  /// Completes the op with a result computed elsewhere (a cache hit in prefetch).
+  void finish(core::Result<T> result) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      state_ = State::Done;
+      result_ = std::move(result);
+      work_ = nullptr;
+    }
+    cv_.notify_all();
+  }
+
+  bool claim() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != State::Queued) return false;
+    state_ = State::Running;
+    return true;
+  }
+
+ private:
+  enum class State { Queued, Running, Done };
+
+  void run_claimed() {
+    core::Result<T> r = work_();
+    finish(std::move(r));
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  State state_ = State::Queued;
+  std::function<core::Result<T>()> work_;
+  std::optional<core::Result<T>> result_;
+};
+
+class TaskPool {
+ public:
+  explicit TaskPool(unsigned max_threads) : max_threads_(max_threads == 0 ? 1 : max_threads) {}
+  ~TaskPool() { stop(); }
+  TaskPool(const TaskPool&) = delete;
+  TaskPool& operator=(const TaskPool&) = delete;
+
+  void submit(std::function<void()> task) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    queue_.push_back(std::move(task));
+    if (idle_ == 0 && threads_.size() < max_threads_) {
+      threads_.emplace_back([this] { work(); });
+    } else {
+      cv_.notify_one();
+    }
+  }
+
+  /// Drops queued tasks and joins the threads (running tasks finish first).
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      queue_.clear();
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+    threads_.clear();
+  }
+
+ private:
+  void work() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      ++idle_;
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      --idle_;
+      if (stopping_) return;
+      auto task = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    }
+  }
+
+  unsigned max_threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  std::vector<std::thread> threads_;
+  unsigned idle_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace gpulock::index::detail

@@ -1,0 +1,82 @@
+#pragma once
+// The narrow interface between the index client and the network library. Everything libcurl
+// (and OpenSSL through it) lives in curl_transport.cpp behind make_curl_transport(), which the
+// client calls only on its first real request: a warm run never initializes libcurl, and the
+// transport can later move into a dlopen'ed plugin without touching the client.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpulock::index::detail {
+
+struct TransportOptions {
+  unsigned max_parallel = 32;
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds low_speed_time{30'000};
+  std::uint32_t low_speed_bytes = 1;
+  std::chrono::milliseconds request_timeout{0};
+  long max_redirects = 10;
+  std::string user_agent;
+  std::string ca_file;
+  std::string ca_path;
+};
+
+struct HttpRequest {
+  std::string url;
+  std::vector<std::string> headers;  ///< "Name: value"
+  /// Ask for no content coding (range reads: byte offsets must be offsets into the file).
+  bool identity_encoding = false;
+  /// CURLOPT_RANGE syntax: "0-99", "-65536" (last bytes). Empty: whole body.
+  std::string range;
+  /// Abort once more than this many body bytes arrive (0: no limit).
+  std::uint64_t max_body = 0;
+  /// When set, body bytes go here instead of HttpResponse::body; return false to abort.
+  std::function<bool(const char* data, std::size_t size)> sink;
+};
+
+enum class TransportError : std::uint8_t {
+  None,
+  Connect,        ///< could not resolve/connect/send/receive (transient)
+  Timeout,        ///< connect timeout, low-speed abort, request timeout
+  Tls,            ///< certificate or TLS handshake failure
+  TooManyRedirects,
+  Truncated,      ///< the body ended before Content-Length (transient)
+  TooLarge,       ///< more than max_body bytes
+  Aborted,        ///< the sink returned false
+  Cancelled,      ///< cancel() was called
+  Other,
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::string effective_url;  ///< after redirects
+  std::string content_type;
+  std::string etag;
+  std::string last_modified;
+  std::string cache_control;
+  std::string content_range;
+  std::string content_encoding;
+  std::string retry_after;
+  std::string body;
+  std::uint64_t body_bytes = 0;  ///< counted even when a sink consumed them
+  TransportError error = TransportError::None;
+  std::string error_text;  ///< libcurl's message; may contain the URL (redact before showing)
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  /// Performs one request (blocking the calling thread while the transport's own thread does
+  /// the I/O). Thread-safe; many calls may be in flight at once.
+  virtual HttpResponse perform(const HttpRequest& request) = 0;
+  /// Aborts every transfer in flight and every later one.
+  virtual void cancel() = 0;
+};
+
+std::unique_ptr<Transport> make_curl_transport(const TransportOptions& options);
+
+}  // namespace gpulock::index::detail

@@ -1,0 +1,102 @@
+#include "gpulock/lock/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+namespace gpulock::lock {
+namespace {
+
+std::unexpected<core::Error> io_error(const std::filesystem::path& path, std::string_view what,
+                                      int err) {
+  return core::fail_at(core::ErrorCode::Io, fmt::format("{}: {}", what, std::strerror(err)),
+                       path.string());
+}
+
+// Removes the temporary file unless released (after a successful rename).
+struct TempGuard {
+  std::string path;
+  int fd = -1;
+  bool armed = true;
+  ~TempGuard() {
+    if (fd >= 0) ::close(fd);
+    if (armed && !path.empty()) ::unlink(path.c_str());
+  }
+};
+
+}  // namespace
+
+core::Status write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  const std::filesystem::path dir =
+      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const std::string base = path.filename().string();
+  if (base.empty() || base == "." || base == "..") {
+    return core::fail_at(core::ErrorCode::Io, "not a file name", path.string());
+  }
+
+  // A name no other writer picks: pid, a process-wide counter and a random number; O_EXCL
+  // refuses to reuse an existing file, and mode 0666 lets the umask decide, like a plain create.
+  static std::atomic<unsigned> counter{0};
+  std::random_device rd;
+  TempGuard tmp;
+  for (int attempt = 0; attempt < 100 && tmp.fd < 0; ++attempt) {
+    tmp.path =
+        (dir / fmt::format(".{}.tmp-{}-{}-{:08x}", base, ::getpid(), counter++, rd())).string();
+    tmp.fd = ::open(tmp.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (tmp.fd < 0 && errno != EEXIST) {
+      const int err = errno;
+      tmp.path.clear();
+      return io_error(path, "cannot create a temporary file next to it", err);
+    }
+  }
+  if (tmp.fd < 0) {
+    tmp.path.clear();
+    return io_error(path, "cannot create a temporary file next to it", EEXIST);
+  }
+
+  // An existing file keeps its permissions.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    if (::fchmod(tmp.fd, st.st_mode & 07777) != 0) return io_error(path, "cannot set mode", errno);
+  }
+
+  std::size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(tmp.fd, content.data() + written, content.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error(path, "cannot write", errno);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(tmp.fd) != 0) return io_error(path, "cannot flush to disk", errno);
+  const int fd = tmp.fd;
+  tmp.fd = -1;
+  if (::close(fd) != 0) return io_error(path, "cannot close", errno);
+  if (::rename(tmp.path.c_str(), path.c_str()) != 0) {
+    return io_error(path, "cannot replace the file", errno);
+  }
+  tmp.armed = false;
+  // Make the rename itself durable.
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    const int rc = ::fsync(dfd);
+    const int err = errno;
+    ::close(dfd);
+    // Some file systems refuse fsync on a directory (EINVAL); the data itself is safe then.
+    if (rc != 0 && err != EINVAL && err != EROFS) {
+      return io_error(path, "cannot flush the directory to disk", err);
+    }
+  }
+  return {};
+}
+
+}  // namespace gpulock::lock

@@ -1,1 +1,0 @@
-// Placeholder so the module links; replaced by the module's sources.

@@ -1,0 +1,293 @@
+// The environment's own verdict lines (load_probe.h `assess_load`).
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "gpulock/probe/load_probe.h"
+
+namespace gpulock::probe {
+namespace {
+
+std::string dir_of(const std::string& p) {
+  auto slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+std::string version_suffix(const std::optional<VersionRead>& v) {
+  return v ? fmt::format(" ({})", v->text) : " (version unknown)";
+}
+
+// Why the loader took a file: one clause, and the hint that removes the cause.
+std::pair<std::string, std::string> cause(const LibraryReport& lib, const std::string& dist) {
+  const std::string found = lib.path.value_or("");
+  const std::string reinstall =
+      dist.empty() ? std::string("reinstall the cuDNN wheel")
+                   : fmt::format("reinstall {} (`gpulock install` or `pip install "
+                                 "--force-reinstall --no-deps {}`)",
+                                 dist, dist.substr(0, dist.find(' ')) + "==" +
+                                           dist.substr(dist.find(' ') + 1));
+  switch (lib.found_via.value_or(FoundVia::SystemDir)) {
+    case FoundVia::LdLibraryPath:
+      return {"through LD_LIBRARY_PATH",
+              fmt::format("LD_LIBRARY_PATH lists {}, which the loader searches before the "
+                          "wheel's own directory (RUNPATH $ORIGIN): remove it from "
+                          "LD_LIBRARY_PATH",
+                          lib.search_entry)};
+    case FoundVia::LdCache:
+      return {"through the ld.so cache",
+              fmt::format("the ld.so cache (ldconfig) lists the system cuDNN in {}, and the "
+                          "loader falls back to it because the wheel lacks the file: {}, or take "
+                          "{} out of /etc/ld.so.conf.d and run ldconfig",
+                          dir_of(found), reinstall, dir_of(found))};
+    case FoundVia::Rpath:
+      return {fmt::format("through the RPATH of {} ({})", lib.loaded_by, lib.search_entry),
+              fmt::format("{} has an RPATH that points outside the environment: {}",
+                          lib.loaded_by, reinstall)};
+    case FoundVia::Runpath:
+      return {fmt::format("through the RUNPATH of {} ({})", lib.loaded_by, lib.search_entry),
+              fmt::format("{}'s RUNPATH entry {} leads outside the environment: {}",
+                          lib.loaded_by, lib.search_entry, reinstall)};
+    case FoundVia::SystemDir:
+      return {fmt::format("from the system directory {}", lib.search_entry),
+              fmt::format("the loader falls back to the system cuDNN in {} because the wheel "
+                          "lacks the file: {}",
+                          dir_of(found), reinstall)};
+    case FoundVia::AbsolutePath:
+      return {"by its path", reinstall};
+  }
+  return {"", reinstall};
+}
+
+}  // namespace
+
+std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport& report) {
+  std::vector<Finding> out;
+  auto add = [&](std::string id, Severity sev, std::string subject, std::string message,
+                 std::string hint) {
+    out.push_back({std::move(id), sev, std::move(subject), std::move(message), std::move(hint)});
+  };
+  const std::string dist = report.cudnn_distribution.empty()
+                               ? std::string()
+                               : fmt::format("{} {}", report.cudnn_distribution,
+                                             report.cudnn_distribution_version);
+  std::optional<CudnnVersion> cudnn = report.cudnn_version;
+  if (!cudnn && !report.cudnn_distribution_version.empty()) {
+    cudnn = CudnnVersion::from_text(report.cudnn_distribution_version);
+  }
+
+  // The probe process itself.
+  for (const auto& run : report.runs) {
+    if (run.outcome == LoadOutcome::Ok) continue;
+    const std::string where = run.step.empty() ? std::string("before its first step") : "while " + run.step;
+    if (run.outcome == LoadOutcome::TimedOut) {
+      add("probe-hung", Severity::Fail, run.step,
+          fmt::format("The probe process hung {} ({}).", where, run.detail),
+          "a library hangs when loaded or called here; run the same step under a debugger or "
+          "with LD_DEBUG=libs, or raise GPULOCK_PROBE_TIMEOUT_MS if the machine is only slow");
+    } else if (run.outcome == LoadOutcome::Crashed) {
+      add("probe-crashed", Severity::Fail, run.step,
+          fmt::format("The probe process crashed {} ({}).", where, run.detail),
+          "the library crashes when loaded or called; reinstall the wheel that owns it, and check "
+          "LD_LIBRARY_PATH for libraries it might pick up");
+    } else {
+      add("probe-failed", Severity::Fail, run.step,
+          fmt::format("The probe process failed {} ({}).", where, run.detail),
+          "a library ended the process; reinstall the wheel that owns it");
+    }
+  }
+
+  // Is there a cuDNN at all?
+  if (!report.cudnn_found) {
+    const InstalledDistribution* installed = nullptr;
+    for (const auto& d : env.distributions) {
+      if (d.name.starts_with("nvidia-cudnn-")) {
+        installed = &d;
+        break;
+      }
+    }
+    if (installed != nullptr) {
+      std::string listed;
+      for (const auto& lib : installed->libraries) {
+        auto slash = lib.rfind('/');
+        std::string file = slash == std::string::npos ? lib : lib.substr(slash + 1);
+        if (file.starts_with("libcudnn.so.")) listed = lib;
+      }
+      add("cudnn-library-missing", Severity::Fail, installed->name,
+          fmt::format("{} {} is installed but {} is missing from {}.", installed->display_name,
+                      installed->version, listed.empty() ? "libcudnn.so" : listed,
+                      installed->site_packages.string()),
+          fmt::format("reinstall it: `gpulock install`, or `pip install --force-reinstall "
+                      "--no-deps {}=={}`",
+                      installed->name, installed->version));
+    } else if (env.torch && env.torch->cudnn_pin) {
+      add("cudnn-not-installed", Severity::Fail, *env.torch->cudnn_package,
+          fmt::format("torch {} needs {}=={}, which is not installed.", env.torch->version,
+                      *env.torch->cudnn_package, *env.torch->cudnn_pin),
+          "install the lock with `gpulock install`, or the pin with pip");
+    } else {
+      add("no-cudnn", Severity::Info, "", "No cuDNN wheel is installed here, so there is no cuDNN to load.", "");
+    }
+  }
+
+  // Preloads that do not load (crashes and hangs are reported above).
+  for (const auto& lib : report.preloads) {
+    if (lib.load != LoadOutcome::Failed) continue;
+    add("load-failed", Severity::Fail, lib.soname,
+        fmt::format("{} does not load from {}: {}.", lib.soname, lib.path.value_or("?"), lib.error),
+        lib.owner.empty() ? std::string("reinstall the wheel that provides it")
+                          : fmt::format("reinstall {} and check that its dependencies are installed",
+                                        lib.owner));
+  }
+  for (const auto& c : report.calls) {
+    if (c.outcome != LoadOutcome::Failed) continue;
+    add("cudnn-call-failed", Severity::Fail, c.function,
+        fmt::format("{} is not exported by {}.", c.function, report.cudnn_library),
+        "this is not a cuDNN library gpulock knows; reinstall the cuDNN wheel");
+  }
+
+  // Sub-libraries: where they come from, whether they load, their versions.
+  std::set<std::string> named;
+  for (const auto& lib : report.sublibraries) {
+    const bool outside = lib.path && !lib.inside_environment;
+    const std::string load_error =
+        lib.load == LoadOutcome::Failed ? fmt::format("; it does not load: {}", lib.error) : "";
+    if (lib.required && !lib.in_wheel_dir) {
+      if (outside) {
+        auto [how, hint] = cause(lib, dist);
+        add("sublibrary-shadowed", Severity::Fail, lib.soname,
+            fmt::format("{} is missing from {}, so {} loads {}{} {} instead of a {} copy{}.",
+                        lib.soname, dist.empty() ? lib.wheel_dir : dist, lib.loaded_by, *lib.path,
+                        version_suffix(lib.version), how,
+                        cudnn ? cudnn->to_string() : std::string("matching"), load_error),
+            hint);
+        if (lib.real_path) named.insert(*lib.real_path);
+      } else if (!lib.path) {
+        add("sublibrary-missing", Severity::Fail, lib.soname,
+            fmt::format("{} is missing from {} and the loader finds no other copy: cuDNN fails "
+                        "with CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED when it needs it.",
+                        lib.soname, dist.empty() ? lib.wheel_dir : dist),
+            dist.empty() ? std::string("reinstall the cuDNN wheel")
+                         : fmt::format("reinstall it: `gpulock install`, or `pip install "
+                                       "--force-reinstall --no-deps {}=={}`",
+                                       report.cudnn_distribution,
+                                       report.cudnn_distribution_version));
+      }
+      continue;
+    }
+    if (outside) {
+      auto [how, hint] = cause(lib, dist);
+      std::string env_side =
+          lib.in_wheel_dir
+              ? fmt::format("not the environment's copy from {}{}",
+                            dist.empty() ? lib.wheel_dir : dist,
+                            cudnn ? fmt::format(" ({})", cudnn->to_string()) : std::string())
+              : fmt::format("a library cuDNN {} looks for but {} does not ship",
+                            cudnn ? cudnn->to_string() : std::string("?"),
+                            dist.empty() ? std::string("the wheel") : dist);
+      add("outside-environment", Severity::Fail, lib.soname,
+          fmt::format("{} loads from {}{} {}, {}{}.", lib.soname, *lib.path,
+                      version_suffix(lib.version), how, env_side, load_error),
+          hint);
+      if (lib.real_path) named.insert(*lib.real_path);
+      continue;
+    }
+    if (lib.load == LoadOutcome::Failed) {
+      add("load-failed", Severity::Fail, lib.soname,
+          fmt::format("{} does not load from {}: {}.", lib.soname, lib.path.value_or("?"), lib.error),
+          lib.owner.empty() ? std::string("reinstall the cuDNN wheel")
+                            : fmt::format("reinstall {}", lib.owner));
+    }
+    if (lib.path && lib.version && cudnn) {
+      auto v = CudnnVersion::from_text(lib.version->text);
+      if (v && *v != *cudnn) {
+        add("sublibrary-version", Severity::Fail, lib.soname,
+            fmt::format("{} is cuDNN {} but libcudnn is {} (from {}).", lib.soname, v->to_string(),
+                        cudnn->to_string(), lib.version->source),
+            "all cuDNN libraries must come from one release; reinstall the cuDNN wheel");
+      }
+    }
+    if (lib.actually_mapped) {
+      add("plan-differs", Severity::Warn, lib.soname,
+          fmt::format("{} mapped {} where gpulock expected {}.", lib.loaded_by, *lib.actually_mapped,
+                      lib.path.value_or("no file")),
+          "gpulock's model of the loader's search missed something here; LD_DEBUG=libs shows "
+          "the loader's own search");
+    }
+  }
+
+  // What libcudnn's own version checks said.
+  for (const auto& c : report.version_checks) {
+    if (c.outcome != LoadOutcome::Ok || !c.value || *c.value == 0) continue;
+    add("version-check", Severity::Fail, c.function,
+        fmt::format("{} returned {}.", c.function, c.detail),
+        *c.value == 1002 ? "a sub-library of another cuDNN release is loaded: see the lines about "
+                           "where each library comes from"
+                         : "a sub-library cannot be loaded: see the lines about where each "
+                           "library comes from");
+  }
+
+  // Anything else of cuDNN/CUDA mapped from outside.
+  for (const auto& m : report.mapped) {
+    if (m.inside_environment || named.contains(m.path)) continue;
+    add("mapped-outside", Severity::Fail, m.path,
+        fmt::format("{}{} is mapped in the probe process but is not part of the environment.",
+                    m.path, version_suffix(m.version)),
+        "a library loads it by name from a system location; check LD_LIBRARY_PATH and the "
+        "ld.so cache, or install the wheel that provides it");
+  }
+
+  // torch's cuDNN rule (torch/backends/cudnn/__init__.py): same major, runtime minor >= the
+  // minor it was built with (the nvidia-cudnn-* version its wheel pins).
+  if (env.torch && env.torch->cudnn_pin && cudnn) {
+    auto built = CudnnVersion::from_text(*env.torch->cudnn_pin);
+    if (built && (built->major != cudnn->major || cudnn->minor < built->minor)) {
+      add("cudnn-version-rule", Severity::Fail, "torch",
+          fmt::format("torch {} was built against cuDNN {}.{} (it pins {}=={}) but cuDNN {} "
+                      "loads: torch needs the same major version and a minor version of at "
+                      "least {}.",
+                      env.torch->version, built->major, built->minor, *env.torch->cudnn_package,
+                      *env.torch->cudnn_pin, cudnn->to_string(), built->minor),
+          fmt::format("install {}=={} (`gpulock install` installs the lock's pins)",
+                      *env.torch->cudnn_package, *env.torch->cudnn_pin));
+    }
+  }
+
+  // The GPU.
+  if (report.cudnn_found && !report.runs.empty()) {
+    const auto& k = report.kernels;
+    bool create_ran = std::any_of(k.steps.begin(), k.steps.end(), [](const CudnnCall& c) {
+      return c.function == "cudnnCreate" && c.outcome == LoadOutcome::Ok;
+    });
+    if (create_ran && !k.gpu_usable) {
+      add("no-gpu", Severity::Info, "",
+          fmt::format("No GPU is usable here ({}), so the kernel check was not possible; this is "
+                      "not a fault of the environment.",
+                      k.reason),
+          "run `gpulock probe --run-kernels` on a machine with an NVIDIA GPU to run a convolution");
+    } else if (k.gpu_usable && k.requested) {
+      auto bad = std::find_if(k.steps.begin(), k.steps.end(),
+                              [](const CudnnCall& c) { return c.outcome != LoadOutcome::Ok; });
+      if (bad != k.steps.end()) {
+        add("kernel-failed", Severity::Fail, bad->function,
+            fmt::format("The kernel check failed: {} returned {}.", bad->function,
+                        bad->detail.empty() ? std::string(load_outcome_name(bad->outcome)) : bad->detail),
+            "cuDNN loads but cannot run a convolution on this GPU; check the driver and the GPU "
+            "architecture lines");
+      } else if (k.result_correct && !*k.result_correct) {
+        add("kernel-wrong", Severity::Fail, "cudnnConvolutionForward",
+            fmt::format("The kernel check ran but {}.", k.reason),
+            "the GPU computed a wrong result; check the driver and the GPU");
+      } else if (k.result_correct) {
+        add("kernel-ok", Severity::Info, "",
+            "A 1x3x8x8 convolution ran on the GPU through cuDNN and gave the right result.", "");
+      }
+    } else if (k.gpu_usable) {
+      add("gpu", Severity::Info, "", "cuDNN created a handle on the GPU.",
+          "`gpulock probe --run-kernels` also runs a convolution");
+    }
+  }
+  return out;
+}
+
+}  // namespace gpulock::probe

@@ -1,0 +1,115 @@
+#include "machine_sources.h"
+
+#include <fmt/format.h>
+
+namespace gpulock::probe::detail {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+std::optional<DriverVersion> driver_token(std::string_view token) {
+  if (token.find('.') == std::string_view::npos) return std::nullopt;
+  auto v = DriverVersion::parse(token);
+  if (!v) return std::nullopt;
+  return *v;
+}
+
+}  // namespace
+
+std::string first_line(std::string_view text) {
+  while (!text.empty()) {
+    std::size_t nl = text.find('\n');
+    std::string_view line = trim(text.substr(0, nl));
+    if (!line.empty()) return std::string(line);
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return {};
+}
+
+std::optional<DriverVersion> parse_sysfs_version(std::string_view content) {
+  std::string_view v = trim(content);
+  if (v.empty()) return std::nullopt;
+  auto parsed = DriverVersion::parse(v);
+  if (!parsed) return std::nullopt;
+  return *parsed;
+}
+
+std::optional<DriverVersion> parse_procfs_version(std::string_view content) {
+  std::string_view line = content.substr(0, content.find('\n'));
+  if (line.find("NVRM") == std::string_view::npos) return std::nullopt;
+  while (!line.empty()) {
+    std::size_t start = line.find_first_not_of(" \t");
+    if (start == std::string_view::npos) break;
+    line.remove_prefix(start);
+    std::size_t end = line.find_first_of(" \t");
+    if (auto v = driver_token(line.substr(0, end))) return v;
+    if (end == std::string_view::npos) break;
+    line.remove_prefix(end);
+  }
+  return std::nullopt;
+}
+
+std::optional<DriverVersion> version_from_library_file(std::string_view path) {
+  std::string_view name =
+      path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
+  std::size_t so = name.find(".so.");
+  if (so == std::string_view::npos) return std::nullopt;
+  return driver_token(name.substr(so + 4));
+}
+
+core::Result<std::vector<SmiGpu>> parse_nvidia_smi(std::string_view output, bool with_compute_cap) {
+  std::vector<SmiGpu> gpus;
+  std::string_view rest = output;
+  while (!rest.empty()) {
+    std::size_t nl = rest.find('\n');
+    std::string_view line = trim(rest.substr(0, nl));
+    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+    if (line.empty()) continue;
+    auto bad = [&] {
+      return core::fail(
+          core::ErrorCode::InvalidInput,
+          fmt::format("unexpected nvidia-smi output {}", core::quote_for_message(line, 60)));
+    };
+    std::vector<std::string_view> fields;
+    for (std::string_view l = line;;) {
+      std::size_t comma = l.find(',');
+      fields.push_back(trim(l.substr(0, comma)));
+      if (comma == std::string_view::npos) break;
+      l.remove_prefix(comma + 1);
+    }
+    std::size_t fixed = with_compute_cap ? 3 : 2;  // driver, [cc,] uuid around the name
+    if (fields.size() < fixed + 1) return bad();
+    auto driver = DriverVersion::parse(fields.front());
+    if (!driver) return bad();
+    SmiGpu gpu{*driver, {}, std::nullopt, std::string(fields.back())};
+    if (gpu.uuid.empty()) return bad();
+    if (gpu.uuid == "[N/A]") gpu.uuid.clear();
+    std::size_t name_end = fields.size() - (with_compute_cap ? 2 : 1);
+    if (with_compute_cap) {
+      std::string_view cc = fields[fields.size() - 2];
+      if (cc != "[N/A]") {
+        auto parsed = ComputeCapability::parse(cc);
+        if (!parsed || cc.find('.') == std::string_view::npos) return bad();
+        gpu.compute_capability = *parsed;
+      }
+    }
+    for (std::size_t i = 1; i < name_end; ++i) {
+      if (i > 1) gpu.name += ", ";
+      gpu.name += fields[i];
+    }
+    if (gpu.name.empty()) return bad();
+    gpus.push_back(std::move(gpu));
+  }
+  return gpus;
+}
+
+}  // namespace gpulock::probe::detail

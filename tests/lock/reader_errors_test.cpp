@@ -1,0 +1,156 @@
+// Every kind of bad lock file is refused with InvalidLockfile, the file and the line; the CLI
+// turns that into exit code 3 (tested in cli_test.cpp).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "gpulock/lock/lockfile.h"
+
+#include "lock_test_support.h"
+
+using namespace gpulock::lock;
+using gpulock::core::ErrorCode;
+using lock_test::fixtures;
+using namespace std::string_literals;
+
+namespace {
+
+struct BadCase {
+  const char* file;
+  std::size_t line;
+  const char* message;  // a substring of the message
+};
+
+const BadCase kBadCases[] = {
+    {"not-toml.toml", 6, "not valid TOML"},
+    {"version-not-string.toml", 6, "'version' in package 'a' must be a string, not an integer"},
+    {"size-bool.toml", 9, "'size' in wheel 2 of package 'a' must be an integer, not a boolean"},
+    {"upload-time-string.toml", 11,
+     "'upload-time' in wheel 1 of package 'a' must be a TOML date-time"},
+    {"lock-version-2.toml", 2, "unsupported lock-version '2.0': gpulock reads lock-version 1.x"},
+    {"lock-version-not-number.toml", 1, "lock-version 'one' is not a version number"},
+    {"missing-hashes.toml", 14, "in the sdist of package 'b' has no 'hashes'"},
+    {"uv-empty-hashes.toml", 11, "has an empty 'hashes' table"},
+    {"two-sources.toml", 4, "package 'a' has more than one kind of source (vcs, wheels)"},
+    {"no-source.toml", 4, "package 'a' has no source"},
+    {"duplicate-package.toml", 9, "package 'a' is listed twice with no marker (first at line 4)"},
+    {"duplicate-marker.toml", 16,
+     "package 'a' is listed twice with the same marker (first at line 4)"},
+    {"name-not-normalized.toml", 5, "package name 'Typing_Extensions' is not normalized"},
+    {"wheel-version-mismatch.toml", 9,
+     "file 'a-1.1-py3-none-any.whl' has version 1.1, but package 'a' has version 1.0"},
+    {"wheel-name-mismatch.toml", 8,
+     "file 'torchtriton-2.5.1-py3-none-any.whl' is not a file of package 'torch'"},
+    {"missing-created-by.toml", 1, "'created-by' is required at the top level"},
+    {"missing-packages.toml", 1, "'packages' is required"},
+    {"negative-size.toml", 7, "'size' in the sdist of package 'a' must not be negative (-5)"},
+    {"hash-not-string.toml", 7,
+     "hash 'sha256' in the archive of package 'a' must be a non-empty "
+     "string, not an integer"},
+    {"tool-gpulock-archs-not-array.toml", 10,
+     "'archs' in [tool.gpulock.gpu] must be an array of strings, not a string"},
+    {"packages-not-array.toml", 3, "'packages' at the top level must be an array of tables"},
+    {"vcs-without-commit.toml", 7, "'commit-id' is required in the vcs source of package 'mylib'"},
+};
+
+}  // namespace
+
+TEST_CASE("bad lock files are refused with the file and line", "[lock][reader][bad]") {
+  for (const auto& c : kBadCases) {
+    const auto path = fixtures() / "bad" / c.file;
+    auto r = read_lock_file(path);
+    INFO(c.file);
+    REQUIRE_FALSE(r.has_value());
+    const auto& e = r.error();
+    INFO(e.to_string());
+    CHECK(e.code == ErrorCode::InvalidLockfile);
+    CHECK(e.where == path.string());
+    CHECK(e.line == c.line);
+    CHECK(e.message.find(c.message) != std::string::npos);
+    CHECK(e.to_string().starts_with(path.string() + ":" + std::to_string(c.line) + ":"));
+  }
+}
+
+TEST_CASE("every bad fixture is also refused by the independent reader", "[lock][reader][bad]") {
+  std::string files;
+  for (const auto& c : kBadCases)
+    files += " " + lock_test::sh_quote((fixtures() / "bad" / c.file).string());
+  lock_test::TempDir scratch;
+  auto r = lock_test::run(
+      "/usr/bin/python3 " +
+          lock_test::sh_quote(std::string(GPULOCK_SOURCE_DIR) + "/tests/lock/check_pylock.py") +
+          " --invalid" + files,
+      scratch.path());
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("a TOML syntax error carries the column too", "[lock][reader][bad]") {
+  auto r = parse_lock("lock-version = \"1.0\"\ncreated-by = = \"x\"\n", "p.toml");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().line == 2);
+  CHECK(r.error().column > 0);
+  CHECK(r.error().to_string().starts_with("p.toml:2:"));
+}
+
+TEST_CASE("binary and non-UTF-8 input is refused, not crashed on", "[lock][reader][bad]") {
+  const std::string cases[] = {
+      std::string("lock-version = \"1.0\"\ncreated-by = \"\xff\xfe\"\npackages = []\n"),
+      "\0\0\0\x01binary"s,
+      "lock-version = \"1.0\"\ncreated-by = \"x\0y\"\npackages = []\n"s,
+      std::string(100000, '['),
+      std::string("a = ") + std::string(5000, '[') + std::string(5000, ']'),
+      "",
+  };
+  for (const auto& text : cases) {
+    auto r = parse_lock(text, "bin.toml");
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == ErrorCode::InvalidLockfile);
+    CHECK(r.error().where == "bin.toml");
+  }
+}
+
+TEST_CASE("a file over 64 MB is refused before it is read", "[lock][reader][bad]") {
+  lock_test::TempDir dir;
+  const auto path = dir / "pylock.toml";
+  {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    REQUIRE(fd >= 0);
+    // A sparse file: its size is over the limit without writing 64 MB.
+    REQUIRE(::ftruncate(fd, static_cast<off_t>(kMaxLockFileBytes + 1)) == 0);
+    ::close(fd);
+  }
+  auto r = read_lock_file(path);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == ErrorCode::InvalidLockfile);
+  CHECK(r.error().where == path.string());
+  CHECK(r.error().message == "the lock file is 67108865 bytes; lock files over 64 MB are refused");
+
+  // Exactly at the limit is read (and then fails as TOML, at its first line).
+  REQUIRE(::truncate(path.c_str(), static_cast<off_t>(kMaxLockFileBytes)) == 0);
+  auto at_limit = read_lock_file(path);
+  REQUIRE_FALSE(at_limit.has_value());
+  CHECK(at_limit.error().message.find("not valid TOML") != std::string::npos);
+}
+
+TEST_CASE("a missing file or a directory is an I/O or input error naming it",
+          "[lock][reader][bad]") {
+  lock_test::TempDir dir;
+  auto missing = read_lock_file(dir / "nope.toml");
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().code == ErrorCode::Io);
+  CHECK(missing.error().to_string() ==
+        (dir / "nope.toml").string() + ": cannot open the lock file: No such file or directory");
+  auto directory = read_lock_file(dir.path());
+  REQUIRE_FALSE(directory.has_value());
+  CHECK(directory.error().code == ErrorCode::InvalidLockfile);
+}
+
+TEST_CASE("a hint accompanies the errors a user can act on", "[lock][reader][bad]") {
+  auto v2 = read_lock_file(fixtures() / "bad" / "lock-version-2.toml");
+  REQUIRE_FALSE(v2.has_value());
+  CHECK_FALSE(v2.error().hints.empty());
+  auto uv = read_lock_file(fixtures() / "bad" / "uv-empty-hashes.toml");
+  REQUIRE_FALSE(uv.has_value());
+  REQUIRE_FALSE(uv.error().hints.empty());
+  CHECK(uv.error().hints[0].find("gpulock resolve") != std::string::npos);
+}
