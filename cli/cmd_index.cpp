@@ -10,12 +10,13 @@
 
 #include <fmt/format.h>
 
-#include "command.h"
-#include "exit_codes.h"
 #include "gpulock/core/metadata.h"
 #include "gpulock/index/client.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
+
+#include "command.h"
+#include "exit_codes.h"
 #include "json_writer.h"
 
 namespace gpulock::cli {
@@ -42,8 +43,9 @@ struct IndexArgs {
 };
 
 void add_cache_options(CLI::App& app, CacheArgs& c) {
-  app.add_option("--cache-dir", c.cache_dir,
-                 "Cache directory (default: $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock, ~/.cache/gpulock)");
+  app.add_option(
+      "--cache-dir", c.cache_dir,
+      "Cache directory (default: $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock, ~/.cache/gpulock)");
   app.add_flag("--offline", c.offline, "Use only the cache; fail naming what is missing");
   app.add_flag("--refresh", c.refresh, "Revalidate cached pages even when fresh");
   app.add_flag("--no-cache", c.no_cache, "Neither read nor write the cache");
@@ -69,9 +71,15 @@ index::ClientOptions client_options(const CacheArgs& c, Terminal& term, std::mut
           line = e.status != 0 ? fmt::format("{} {} ({} bytes)", e.status, e.url, e.bytes)
                                : fmt::format("failed {}: {}", e.url, e.message);
           break;
-        case T::Retry: line = fmt::format("retrying {}: {}", e.url, e.message); break;
-        case T::CacheHit: line = fmt::format("cached {}", e.url); break;
-        case T::Warning: line = fmt::format("warning: {}: {}", e.url, e.message); break;
+        case T::Retry:
+          line = fmt::format("retrying {}: {}", e.url, e.message);
+          break;
+        case T::CacheHit:
+          line = fmt::format("cached {}", e.url);
+          break;
+        case T::Warning:
+          line = fmt::format("warning: {}: {}", e.url, e.message);
+          break;
       }
       std::lock_guard<std::mutex> lock(mu);
       term.info(line);
@@ -82,7 +90,8 @@ index::ClientOptions client_options(const CacheArgs& c, Terminal& term, std::mut
 
 std::string short_hash(const index::DistFile& f) {
   if (!f.sha256().empty()) return fmt::format("sha256:{}", f.sha256().substr(0, 12));
-  if (!f.hashes.empty()) return fmt::format("{}:{}", f.hashes[0].algorithm, f.hashes[0].hex.substr(0, 12));
+  if (!f.hashes.empty())
+    return fmt::format("{}:{}", f.hashes[0].algorithm, f.hashes[0].hex.substr(0, 12));
   return "no hash";
 }
 
@@ -100,20 +109,23 @@ std::vector<std::pair<const core::Version*, std::vector<const index::DistFile*>>
     const index::ProjectPage& page) {
   std::vector<std::pair<const core::Version*, std::vector<const index::DistFile*>>> groups;
   for (const auto& f : page.files) {
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return *g.first == f.version(); });
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& g) { return *g.first == f.version(); });
     if (it == groups.end()) {
       groups.push_back({&f.version(), {&f}});
     } else {
       it->second.push_back(&f);
     }
   }
-  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return *a.first > *b.first; });
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const auto& a, const auto& b) { return *a.first > *b.first; });
   return groups;
 }
 
 void write_hashes(JsonWriter& w, const std::vector<index::Hash>& hashes) {
   w.begin_object();
-  for (const auto& h : hashes) w.field(h.algorithm, h.hex);
+  for (const auto& h : hashes)
+    w.field(h.algorithm, h.hex);
   w.end_object();
 }
 
@@ -138,10 +150,12 @@ int show(Context& ctx, const IndexArgs& args) {
     w.field("found", page.found);
     w.field("api_version", page.api_version);
     w.key("versions").begin_array();
-    for (const auto& g : groups) w.value(g.first->to_string());
+    for (const auto& g : groups)
+      w.value(g.first->to_string());
     w.end_array();
     w.key("index_versions").begin_array();
-    for (const auto& v : page.versions) w.value(v);
+    for (const auto& v : page.versions)
+      w.value(v);
     w.end_array();
     w.key("files").begin_array();
     for (const auto& g : groups) {
@@ -178,15 +192,16 @@ int show(Context& ctx, const IndexArgs& args) {
     }
     w.end_array();
     w.key("warnings").begin_array();
-    for (const auto& warning : page.warnings) w.value(warning);
+    for (const auto& warning : page.warnings)
+      w.value(warning);
     w.end_array();
     w.end_object();
     ctx.term.out(w.str());
   } else if (page.found) {
     std::string out = fmt::format("{} {}\n", ctx.term.paint(Style::Bold, page.name), page.url);
     out += fmt::format("{} version{}, {} file{}, repository API {}\n", groups.size(),
-                       groups.size() == 1 ? "" : "s", page.files.size(), page.files.size() == 1 ? "" : "s",
-                       page.api_version);
+                       groups.size() == 1 ? "" : "s", page.files.size(),
+                       page.files.size() == 1 ? "" : "s", page.api_version);
     for (const auto& g : groups) {
       out += fmt::format("\n{}\n", ctx.term.paint(Style::Cyan, g.first->to_string()));
       for (const auto* f : g.second) {
@@ -196,17 +211,19 @@ int show(Context& ctx, const IndexArgs& args) {
         if (f->size) notes.push_back(human_size(*f->size));
         if (f->upload_time) notes.push_back("uploaded " + index::format_timestamp(*f->upload_time));
         if (f->yanked) {
-          notes.push_back(ctx.term.paint(Style::Yellow, f->yanked_reason.empty() ? "yanked"
-                                                                                 : "yanked: " + f->yanked_reason));
+          notes.push_back(ctx.term.paint(
+              Style::Yellow, f->yanked_reason.empty() ? "yanked" : "yanked: " + f->yanked_reason));
         }
         out += fmt::format("  {}  {}\n", f->filename, fmt::join(notes, "  "));
       }
     }
     ctx.term.out(out);
   }
-  for (const auto& warning : page.warnings) ctx.term.warning(warning);
+  for (const auto& warning : page.warnings)
+    ctx.term.warning(warning);
   if (!page.found) {
-    ctx.term.error(fmt::format("'{}' is not on the index {}", page.name, index::redact_url(source.url)));
+    ctx.term.error(
+        fmt::format("'{}' is not on the index {}", page.name, index::redact_url(source.url)));
     return kExitFinding;
   }
   return kExitSuccess;
@@ -258,13 +275,16 @@ int metadata(Context& ctx, const IndexArgs& args) {
       w.key("requires_python").null();
     }
     w.key("requires_dist").begin_array();
-    for (const auto& r : m.requires_dist) w.value(r.to_string());
+    for (const auto& r : m.requires_dist)
+      w.value(r.to_string());
     w.end_array();
     w.key("provides_extra").begin_array();
-    for (const auto& e : m.provides_extra) w.value(e);
+    for (const auto& e : m.provides_extra)
+      w.value(e);
     w.end_array();
     w.key("warnings").begin_array();
-    for (const auto& warning : m.warnings) w.value(warning);
+    for (const auto& warning : m.warnings)
+      w.value(warning);
     w.end_array();
     w.end_object();
     ctx.term.out(w.str());
@@ -273,31 +293,38 @@ int metadata(Context& ctx, const IndexArgs& args) {
     out += fmt::format("Metadata-Version: {}\n", m.metadata_version);
     out += fmt::format("Name: {}\n", m.name);
     out += fmt::format("Version: {}\n", m.version.to_string());
-    if (m.requires_python) out += fmt::format("Requires-Python: {}\n", m.requires_python->to_string());
-    for (const auto& r : m.requires_dist) out += fmt::format("Requires-Dist: {}\n", r.to_string());
-    for (const auto& e : m.provides_extra) out += fmt::format("Provides-Extra: {}\n", e);
+    if (m.requires_python)
+      out += fmt::format("Requires-Python: {}\n", m.requires_python->to_string());
+    for (const auto& r : m.requires_dist)
+      out += fmt::format("Requires-Dist: {}\n", r.to_string());
+    for (const auto& e : m.provides_extra)
+      out += fmt::format("Provides-Extra: {}\n", e);
     ctx.term.out(out);
   }
-  for (const auto& warning : m.warnings) ctx.term.warning(warning);
+  for (const auto& warning : m.warnings)
+    ctx.term.warning(warning);
   return kExitSuccess;
 }
 
 RunFn setup(CLI::App& sub) {
   auto args = std::make_shared<IndexArgs>();
   sub.require_subcommand(1);
-  CLI::App* show_cmd = sub.add_subcommand("show", "List the versions and files an index has for a project");
+  CLI::App* show_cmd =
+      sub.add_subcommand("show", "List the versions and files an index has for a project");
   show_cmd->add_option("name", args->name, "The project name")->required();
   show_cmd->add_option("--index-url", args->index_url, "Simple API base URL or local path")
       ->capture_default_str();
   show_cmd->add_flag("--find-links", args->find_links,
                      "Treat --index-url as a find-links directory or page (pip's --find-links)");
-  show_cmd->add_flag("--forbidden-means-missing", args->forbidden_means_missing,
-                     "Read 403 as 'not on this index' (set automatically for download.pytorch.org)");
+  show_cmd->add_flag(
+      "--forbidden-means-missing", args->forbidden_means_missing,
+      "Read 403 as 'not on this index' (set automatically for download.pytorch.org)");
   show_cmd->add_flag("--json", args->json, "Print JSON");
   add_cache_options(*show_cmd, args->cache);
 
   CLI::App* meta_cmd = sub.add_subcommand("metadata", "Print the parsed METADATA of one wheel");
-  meta_cmd->add_option("wheel", args->wheel, "A wheel: local path, file:// or http(s):// URL")->required();
+  meta_cmd->add_option("wheel", args->wheel, "A wheel: local path, file:// or http(s):// URL")
+      ->required();
   meta_cmd->add_flag("--json", args->json, "Print JSON");
   meta_cmd->add_flag("--raw", args->raw, "Print the METADATA file as it is");
   add_cache_options(*meta_cmd, args->cache);
@@ -309,7 +336,8 @@ RunFn setup(CLI::App& sub) {
   };
 }
 
-const bool registered = register_command({"index", "Inspect a package index: a project's files, a wheel's METADATA", 70, &setup});
+const bool registered = register_command(
+    {"index", "Inspect a package index: a project's files, a wheel's METADATA", 70, &setup});
 
 }  // namespace
 }  // namespace gpulock::cli

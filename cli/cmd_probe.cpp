@@ -2,8 +2,10 @@
 // (DESIGN.md §Probe). `--machine` reports the NVIDIA driver, its CUDA ceiling and the GPUs, each
 // value with the method that gave it, every detection step and the verdict (issue "Machine
 // detection"); the JSON schema is documented in README.md §"gpulock probe --machine".
-// Without `--machine`, the environment probe (cuDNN/CUDA load check) will run here; until it
-// exists the machine report is shown.
+// Without `--machine`, the environment probe: what an installed environment really loads (the
+// cuDNN/CUDA load check in a child process) compared with the lock (issue "Post-install:
+// `gpulock install` and the cuDNN/CUDA load probe"); text and JSON in probe_render.cpp, the JSON
+// schema in README.md §"gpulock probe".
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -12,10 +14,12 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/machine.h"
+#include "gpulock/app/probe_env.h"
 
 #include "command.h"
 #include "exit_codes.h"
 #include "json_writer.h"
+#include "probe_render.h"
 
 namespace gpulock::cli {
 namespace {
@@ -24,6 +28,11 @@ struct ProbeArgs {
   bool machine = false;
   bool json = false;
   probe::OverrideFlags overrides;
+  std::string lock;
+  std::string python;
+  std::string site_packages;
+  bool run_kernels = false;
+  bool require_gpu = false;
 };
 
 std::string memory_text(std::uint64_t bytes) {
@@ -277,13 +286,22 @@ int run_machine(Context& ctx, const ProbeArgs& args) {
   return kExitSuccess;
 }
 
-// The environment probe (issue "Post-install load probe") goes here; until then the machine
-// report stands in for it.
+// The environment probe: exit 1 when a verdict line fails, 0 otherwise (no GPU included).
 int run_environment(Context& ctx, const ProbeArgs& args) {
-  ctx.term.warning(
-      "the environment probe is not available yet; showing the machine report "
-      "('gpulock probe --machine')");
-  return run_machine(ctx, args);
+  app::ProbeRequest request;
+  request.lock = args.lock;
+  request.python = args.python;
+  request.site_packages = args.site_packages;
+  request.run_kernels = args.run_kernels;
+  request.require_gpu = args.require_gpu;
+  request.machine = args.overrides;
+  auto report = app::probe_environment(request);
+  if (!report) {
+    ctx.term.error(report.error());
+    return exit_code_for(report.error().code);
+  }
+  ctx.term.out(args.json ? render_probe_json(*report) : render_probe_text(*report, ctx.term));
+  return report->ok() ? kExitSuccess : kExitFinding;
 }
 
 RunFn setup(CLI::App& sub) {
@@ -291,6 +309,18 @@ RunFn setup(CLI::App& sub) {
   sub.add_flag("--machine", args->machine,
                "Report the machine: NVIDIA driver, CUDA ceiling, GPUs, and how each was found");
   sub.add_flag("--json", args->json, "Print the report as JSON (schema in README.md)");
+  sub.add_option("--lock", args->lock,
+                 "Compare the environment with this lock (default: ./pylock.toml if present)");
+  auto* python = sub.add_option("--python", args->python,
+                                "The environment's interpreter (default: $VIRTUAL_ENV/bin/python, "
+                                "else python3)");
+  auto* site = sub.add_option("--site-packages", args->site_packages,
+                              "Read this site-packages directory instead of asking an interpreter");
+  python->excludes(site);
+  sub.add_flag("--run-kernels", args->run_kernels,
+               "With a GPU: create a cuDNN handle and run a small convolution");
+  sub.add_flag("--require-gpu", args->require_gpu,
+               "Fail when the lock is for CUDA and no GPU is usable here");
   sub.add_option("--driver", args->overrides.driver,
                  "Assume this driver instead of detecting: VERSION, 'none' (no GPU) or 'auto' "
                  "(env GPULOCK_DRIVER)");
@@ -304,7 +334,7 @@ RunFn setup(CLI::App& sub) {
 }
 
 const bool registered = register_command(
-    {"probe", "Probe what this machine and an environment can run (--machine: driver, CUDA, GPUs)",
+    {"probe", "Check what an installed environment really loads (--machine: driver, CUDA, GPUs)",
      50, &setup});
 
 }  // namespace

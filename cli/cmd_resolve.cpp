@@ -66,6 +66,15 @@ std::string report_json(const app::ResolveResult& result, const app::ResolveRequ
     w.key("notes").begin_array();
     for (const auto& n : p.notes) w.value(n);
     w.end_array();
+    w.key("skipped").begin_array();
+    for (const auto& sk : p.skipped) {
+      w.begin_object();
+      w.field("version", sk.version);
+      w.field("kind", sk.kind);
+      w.field("reason", sk.reason);
+      w.end_object();
+    }
+    w.end_array();
     w.end_object();
   }
   w.end_array();
@@ -119,6 +128,15 @@ std::string explain_text(const app::ResolveResult& result) {
     out += fmt::format("  from {} ({})\n", p.source.empty() ? std::string("(find-links)") : p.source, p.file);
     for (const auto& r : p.required_by) out += fmt::format("  required by {}\n", requirer_text(r));
     for (const auto& n : p.notes) out += fmt::format("  {}\n", n);
+    // Candidates preferred over this one that were passed over (torch family), a few at most.
+    constexpr std::size_t kShown = 5;
+    for (std::size_t i = 0; i < p.skipped.size() && i < kShown; ++i) {
+      out += fmt::format("  skipped {} {}: {}\n", p.name, p.skipped[i].version, p.skipped[i].reason);
+    }
+    if (p.skipped.size() > kShown) {
+      out += fmt::format("  skipped {} more newer candidate{} (see --report)\n", p.skipped.size() - kShown,
+                         p.skipped.size() - kShown == 1 ? "" : "s");
+    }
   }
   return out;
 }

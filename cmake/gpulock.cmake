@@ -38,8 +38,12 @@ function(gpulock_add_catch_test name)
   if(GPULOCK_WARNINGS_AS_ERRORS)
     target_compile_options(${name} PRIVATE -Werror)
   endif()
+  # catch_discover_tests passes PROPERTIES through a generated script that splits lists, so a
+  # list of labels would keep only its first: join them into one label ("core,asan"); ctest -L
+  # and the presets' label filters are regular expressions, so each name still selects.
+  string(REPLACE ";" "," labels "${ARG_LABELS}")
   catch_discover_tests(${name}
     EXTRA_ARGS --warn NoTests
-    PROPERTIES LABELS "${ARG_LABELS}"
+    PROPERTIES LABELS "${labels}"
     DISCOVERY_TIMEOUT 60)
 endfunction()

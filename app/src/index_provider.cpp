@@ -41,6 +41,22 @@ using resolver::UnavailableReason;
 constexpr std::string_view kPython = "__python";
 constexpr std::string_view kCuda = "__cuda";
 constexpr std::string_view kCudaVariant = "__cuda_variant";
+constexpr std::string_view kCudaMajor = "__cuda_major";
+
+// The CUDA major of an `nvidia-*-cuNN` wheel (`nvidia-cudnn-cu12` -> 12), or nullopt.
+std::optional<std::uint64_t> nvidia_suffix_major(std::string_view name) {
+  if (!name.starts_with("nvidia-")) return std::nullopt;
+  auto dash = name.rfind("-cu");
+  if (dash == std::string_view::npos) return std::nullopt;
+  std::string_view digits = name.substr(dash + 3);
+  if (digits.empty() || digits.size() > 2) return std::nullopt;
+  std::uint64_t major = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    major = major * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return major;
+}
 
 core::Version make_version(std::uint64_t major, std::uint64_t minor) {
   std::uint64_t parts[2] = {major, minor};
@@ -88,6 +104,10 @@ struct VersionEntry {
   bool yanked = false;
   std::optional<UnavailableReason> unavailable;
   BuildLabel build;
+  // What dependencies() learned, for skipped_before().
+  bool dependencies_read = false;
+  std::optional<CudaVersion> needs_cuda;
+  std::optional<UnavailableReason> dependencies_unavailable;
 };
 
 struct PackageState {
@@ -95,7 +115,6 @@ struct PackageState {
   std::vector<VersionEntry> entries;         // preference order
   std::vector<const SourceSpec*> sources;    // where the candidates came from
   std::vector<const SourceSpec*> skipped;    // lower-priority sources first-index did not use
-  std::vector<core::Version> prereleases;    // available pre-release versions (for hints)
   bool any_wheel_for_target = false;
   bool only_sdists = false;
   bool only_other_platforms = false;
@@ -312,9 +331,6 @@ struct IndexProvider::Impl {
     entries.reserve(accs.size());
     for (auto& acc : accs) {
       if (!acc.other_date.empty() && !acc.has_wheel && !acc.has_sdist) continue;
-      if (acc.entry.unavailable == std::nullopt && acc.entry.version.is_prerelease()) {
-        state.prereleases.push_back(acc.entry.version);
-      }
       entries.push_back(std::move(acc.entry));
     }
     bool torch_order = !config.torch.empty() && is_torch_family(name);
@@ -395,6 +411,13 @@ struct IndexProvider::Impl {
       out.candidates.push_back({make_version(0, 0), false, std::nullopt});
       return out;
     }
+    if (name == kCudaMajor) {
+      for (std::uint64_t major = 13; major >= 9; --major) {
+        std::uint64_t parts[1] = {major};
+        out.candidates.push_back({core::Version::from_release(parts), false, std::nullopt});
+      }
+      return out;
+    }
     return std::nullopt;
   }
 
@@ -463,23 +486,37 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
                                                                  const core::Version& version,
                                                                  std::string_view extra) {
   resolver::Dependencies out;
+  if (package == kCudaVariant && version.release_at(0) != 0) {
+    // A CUDA X.Y variant uses CUDA X libraries: it meets `nvidia-*-cuNN` pins through `__cuda_major`.
+    out.dependencies.push_back(
+        {std::string(kCudaMajor), {}, *core::SpecifierSet::parse(fmt::format("=={}", version.release_at(0)))});
+    return out;
+  }
   if (package.starts_with("__")) return out;
   auto it = impl_->packages.find(package);
   if (it == impl_->packages.end() || index >= it->second.entries.size()) {
     return core::fail(core::ErrorCode::Internal, fmt::format("dependencies of unknown candidate {} {}", package, version.to_string()));
   }
-  const VersionEntry& entry = it->second.entries[index];
+  VersionEntry& entry = it->second.entries[index];
   if (entry.file == nullptr) {
     out.unavailable = entry.unavailable;
     return out;
   }
+  // Remember what was learned about the package itself (not an extra's proxy).
+  auto learned = [&]() -> resolver::Dependencies& {
+    if (extra.empty()) {
+      entry.dependencies_read = true;
+      entry.dependencies_unavailable = out.unavailable;
+    }
+    return out;
+  };
   std::string problem;
   auto md = impl_->read_metadata(*entry.file, problem);
   if (!md) return std::unexpected(md.error());
   if (*md == nullptr) {
     out.unavailable = UnavailableReason{UnavailableKind::MetadataError,
                                         fmt::format("has unusable metadata ({})", problem), {}};
-    return out;
+    return learned();
   }
   const core::CoreMetadata& meta = **md;
   const auto& env = impl_->config.target.environment;
@@ -493,7 +530,7 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
                                           fmt::format("depends on a direct URL ({} @ {}), which gpulock does not lock",
                                                       req.name, index::redact_url(req.url)),
                                           {}};
-      return out;
+      return learned();
     }
     resolver::Dependency d;
     d.name = core::normalize_name(req.name);
@@ -515,6 +552,7 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
   std::optional<CudaVersion> cuda = entry.build.cuda;
   if (!cuda && entry.build.kind == BuildKind::Unlabeled) cuda = cuda_from_dependencies(included);
   if (!cuda) cuda = cuda_needed_by_runtime_package(package, version);
+  entry.needs_cuda = cuda;
   if (is_cuda_linked(package)) {
     if (entry.build.kind == BuildKind::Cuda && entry.build.cuda) {
       auto spec = core::SpecifierSet::parse("==" + entry.build.cuda->to_string());
@@ -522,6 +560,14 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
     } else if (entry.build.kind == BuildKind::Cpu) {
       out.dependencies.push_back({std::string(kCudaVariant), {}, *core::SpecifierSet::parse("==0")});
     }
+  }
+  // One CUDA major's libraries per environment: `nvidia-*-cuNN` wheels name their major, and so
+  // do CUDA builds of the torch family (through `__cuda_variant`), so a cu118 torch next to a
+  // user's nvidia-cudnn-cu12 pin (two runtimes the loader would mix) is a conflict, not a
+  // silent lock.
+  // (CUDA builds reach `__cuda_major` through their `__cuda_variant`, see above.)
+  if (auto major = nvidia_suffix_major(package)) {
+    out.dependencies.push_back({std::string(kCudaMajor), {}, *core::SpecifierSet::parse(fmt::format("=={}", *major))});
   }
   if (cuda) {
     std::string floor = gpu.compat == probe::CudaCompat::Minor ? fmt::format(">={}.0", cuda->major)
@@ -532,8 +578,10 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
   if (package == "torch" && cuda && !gpu.archs.empty() && !gpu.no_gpu) {
     auto list = torch_arch_list(version, *cuda, impl_->config.target.environment.platform_machine);
     if (!list) {
+      std::string archs;
+      for (const auto& a : gpu.archs) archs += (archs.empty() ? "" : ", ") + a.to_string();
       impl_->warn(fmt::format("no GPU architecture list is known for torch {} (CUDA {}); assuming it runs on {}",
-                              version.public_version().to_string(), cuda->to_string(), gpu.archs.front().to_string()));
+                              version.public_version().to_string(), cuda->to_string(), archs));
     } else {
       for (const auto& arch : gpu.archs) {
         if (!arch_list_runs_on(*list, arch)) {
@@ -542,12 +590,12 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
               fmt::format("has no kernels for your GPU's {} (its CUDA {} build carries {})", arch.to_string(),
                           cuda->to_string(), describe_arch_list(*list)),
               {{"arch", arch.to_string()}, {"cuda", cuda->to_string()}}};
-          return out;
+          return learned();
         }
       }
     }
   }
-  return out;
+  return learned();
 }
 
 bool IndexProvider::should_cancel() { return impl_->cancelled.load(); }
@@ -585,12 +633,40 @@ std::optional<std::string> IndexProvider::describe_term(const resolver::Term& te
     }
     return std::string("one CUDA variant");
   }
+  if (name == kCudaMajor) {
+    auto versions = term.versions.versions();
+    if (versions.size() == 1) return fmt::format("CUDA {} libraries", versions[0].release_at(0));
+    return std::string("one CUDA major version");
+  }
   // A single labeled torch-family build reads as its public version: "torch==2.7.1".
   auto versions = term.versions.versions();
   if (versions.size() == 1 && versions[0].has_local() && is_torch_family(name) && term.positive) {
     auto label = classify_build(versions[0]);
     if (label.kind == BuildKind::Cuda || label.kind == BuildKind::Cpu) {
       return fmt::format("{}=={}", term.package().display_name(), versions[0].public_version().to_string());
+    }
+  }
+  // Several labeled builds: when the set is exactly "every build of these variants", name the
+  // variants ("torch (CUDA 11.8 builds)"); PEP 440 ranges over local labels read badly.
+  if (versions.size() > 1 && !term.versions.full() && is_torch_family(name) && term.positive &&
+      term.package().versions) {
+    auto label_key = [](const core::Version& v) {
+      auto l = classify_build(v);
+      if (l.kind == BuildKind::Cuda && l.cuda) return fmt::format("CUDA {}", l.cuda->to_string());
+      if (l.kind == BuildKind::Cpu) return std::string("CPU");
+      return std::string();
+    };
+    std::map<std::string, std::size_t> in_set, in_all;
+    for (const auto& v : versions) ++in_set[label_key(v)];
+    for (const auto& v : *term.package().versions) {
+      auto key = label_key(v);
+      if (in_set.contains(key)) ++in_all[key];
+    }
+    bool whole_variants = !in_set.contains("") && in_set == in_all;
+    if (whole_variants) {
+      std::string labels;
+      for (const auto& [key, n] : in_set) labels += (labels.empty() ? "" : ", ") + key;
+      return fmt::format("{} ({} builds)", term.package().display_name(), labels);
     }
   }
   (void)text;
@@ -602,7 +678,7 @@ std::optional<std::string> IndexProvider::describe_dependency(const resolver::Te
                                                               std::string_view depender_text,
                                                               std::string_view dependency_text) const {
   const auto& dep = dependency.package().name;
-  if (dep != kCuda && dep != kCudaVariant) return std::nullopt;
+  if (dep != kCuda && dep != kCudaVariant && dep != kCudaMajor) return std::nullopt;
   std::string who(depender_text);
   auto versions = depender.versions.versions();
   if (versions.size() == 1) {
@@ -619,8 +695,13 @@ std::optional<std::string> IndexProvider::describe_dependency(const resolver::Te
     if (impl_->config.gpu.no_gpu || !impl_->config.gpu.ceiling) return fmt::format("{} needs CUDA", who);
     return fmt::format("{} needs {}", who, dependency_text);
   }
-  // `__cuda_variant`: "torchvision==0.19.0 is a CUDA 11.8 build".
   auto variants = dependency.versions.versions();
+  if (dep == kCudaMajor) {
+    // "nvidia-cudnn-cu12==9.5.1.17 uses CUDA 12 libraries".
+    if (variants.size() == 1) return fmt::format("{} uses CUDA {} libraries", who, variants[0].release_at(0));
+    return fmt::format("{} needs {}", depender_text, dependency_text);
+  }
+  // `__cuda_variant`: "torchvision==0.19.0 is a CUDA 11.8 build".
   if (variants.size() == 1) {
     if (variants[0].release_at(0) == 0) return fmt::format("{} is a CPU build", depender_text);
     return fmt::format("{} is a CUDA {}.{} build", depender_text, variants[0].release_at(0), variants[0].release_at(1));
@@ -659,10 +740,10 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
   auto it = impl_->packages.find(package.name);
   if (it == impl_->packages.end()) return hints;
   const PackageState& state = it->second;
-  if (!state.prereleases.empty()) {
-    hints.push_back(fmt::format("pre-releases of {} exist (e.g. {}); allow them with --prerelease allow or --pre",
-                                package.name, state.prereleases.front().to_string()));
-  }
+  // No "pre-releases exist" hint here: under if-necessary a pre-release is chosen whenever no
+  // final release remains, and the reporter itself explains pre-releases that
+  // --prerelease disallow excluded. (A hint from this list alone misled: `x>9` with only
+  // unrelated pre-releases, or nightly torch, where pre-releases are allowed already.)
   bool from_torch_source = !state.sources.empty() && state.sources.front()->role == "torch";
   if (!state.skipped.empty() && !state.sources.empty() && !from_torch_source) {
     // First-index ignored lower-priority sources: say so when one of them has versions the
@@ -720,6 +801,48 @@ const core::CoreMetadata* IndexProvider::metadata(std::string_view package, std:
   auto m = impl_->metadata.find(file);
   if (m == impl_->metadata.end() || !m->second.metadata) return nullptr;
   return &*m->second.metadata;
+}
+
+std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_view package,
+                                                                  std::size_t chosen_index) const {
+  std::vector<Skipped> out;
+  auto it = impl_->packages.find(package);
+  if (it == impl_->packages.end()) return out;
+  const auto& entries = it->second.entries;
+  const auto& gpu = impl_->config.gpu;
+  bool chosen_pre = chosen_index < entries.size() && entries[chosen_index].version.is_prerelease();
+  for (std::size_t i = 0; i < chosen_index && i < entries.size(); ++i) {
+    const VersionEntry& e = entries[i];
+    Skipped s{e.version, {}, {}};
+    auto from = [&](const UnavailableReason& r) {
+      s.kind = std::string(resolver::unavailable_kind_name(r.kind));
+      s.reason = r.message.empty() ? "cannot be used" : r.message;
+    };
+    if (e.unavailable) {
+      from(*e.unavailable);
+    } else if (e.dependencies_unavailable) {
+      from(*e.dependencies_unavailable);
+    } else if (e.needs_cuda && (gpu.no_gpu || !gpu.ceiling ||
+                                !probe::ceiling_allows(*gpu.ceiling, *e.needs_cuda, gpu.compat))) {
+      s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::CudaTooNew));
+      s.reason = fmt::format("needs CUDA {} and {}", e.needs_cuda->to_string(), impl_->ceiling_text());
+    } else if (e.dependencies_read) {
+      // Tried (so neither yanked-and-unpinned nor a pre-release held it back): a conflict.
+      s.kind = "conflict";
+      s.reason = "conflicts with the other requirements";
+    } else if (e.yanked) {
+      s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::Yanked));
+      s.reason = "is yanked (used only when pinned with ==)";
+    } else if (e.version.is_prerelease() && !chosen_pre) {
+      s.kind = "prerelease";
+      s.reason = "is a pre-release (allow with --pre)";
+    } else {
+      s.kind = "excluded";
+      s.reason = "is excluded by the requirements";
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 std::vector<std::string> IndexProvider::warnings() const { return impl_->warnings; }

@@ -25,13 +25,17 @@ class TempDir {
  public:
   static core::Result<TempDir> make() {
     const char* base = std::getenv("TMPDIR");
-    std::string tmpl = fmt::format("{}/gpulock-install-XXXXXX",
-                                   base != nullptr && *base != '\0' ? base : "/tmp");
+    std::string tmpl =
+        fmt::format("{}/gpulock-install-XXXXXX", base != nullptr && *base != '\0' ? base : "/tmp");
     if (::mkdtemp(tmpl.data()) == nullptr) {
-      return std::unexpected(core::Error{
-          core::ErrorCode::Io,
-          fmt::format("cannot create a temporary directory: {}", std::strerror(errno)), tmpl, 0,
-          0, {}, {}});
+      return std::unexpected(
+          core::Error{core::ErrorCode::Io,
+                      fmt::format("cannot create a temporary directory: {}", std::strerror(errno)),
+                      tmpl,
+                      0,
+                      0,
+                      {},
+                      {}});
     }
     TempDir d;
     d.path_ = tmpl;
@@ -89,14 +93,15 @@ core::Result<InstallResult> install_lock(const InstallRequest& request, const Ou
     std::ofstream out(req, std::ios::binary);
     out << *text;
     if (!out.flush()) {
-      return std::unexpected(core::Error{core::ErrorCode::Io, "cannot write the requirements file",
-                                         req.string(), 0, 0, {}, {}});
+      return std::unexpected(core::Error{
+          core::ErrorCode::Io, "cannot write the requirements file", req.string(), 0, 0, {}, {}});
     }
   }
-  result.pip_argv = {result.python,   "-m",           "pip",
-                     "install",       "--no-deps",    "--require-hashes",
-                     "--no-input",    "--disable-pip-version-check", "-r",
-                     req.string()};
+  result.pip_argv = {result.python, "-m",
+                     "pip",         "install",
+                     "--no-deps",   "--require-hashes",
+                     "--no-input",  "--disable-pip-version-check",
+                     "-r",          req.string()};
   ProgramOptions po;
   po.timeout = std::chrono::milliseconds(0);  // large wheels take what they take
   po.on_output = on_output;

@@ -1,13 +1,12 @@
 #include "gpulock/app/probe_env.h"
 
-#include <sys/utsname.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <sys/utsname.h>
 
 #include "gpulock/app/gpu_policy.h"
 #include "gpulock/app/process.h"
@@ -66,7 +65,8 @@ core::Result<Interpreter> ask_interpreter(const std::string& python) {
   if (!r) return std::unexpected(r.error());
   if (r->timed_out || r->exit_code != 0) {
     std::string last = r->err;
-    while (!last.empty() && last.back() == '\n') last.pop_back();
+    while (!last.empty() && last.back() == '\n')
+      last.pop_back();
     if (auto nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);
     return std::unexpected(core::Error{
         core::ErrorCode::Io,
@@ -74,7 +74,11 @@ core::Result<Interpreter> ask_interpreter(const std::string& python) {
                      : fmt::format("the interpreter failed to report its site-packages (exit "
                                    "status {}){}",
                                    r->exit_code, last.empty() ? "" : ": " + last),
-        python, 0, 0, {}, {"check --python; it must be a Python 3 interpreter"}});
+        python,
+        0,
+        0,
+        {},
+        {"check --python; it must be a Python 3 interpreter"}});
   }
   Interpreter in;
   std::istringstream lines(r->out);
@@ -90,23 +94,38 @@ core::Result<Interpreter> ask_interpreter(const std::string& python) {
     } else if (key.starts_with("m.")) {
       std::string name = key.substr(2);
       auto& m = in.markers;
-      if (name == "implementation_name") m.implementation_name = value;
-      else if (name == "implementation_version") m.implementation_version = value;
-      else if (name == "os_name") m.os_name = value;
-      else if (name == "platform_machine") m.platform_machine = value;
-      else if (name == "platform_python_implementation") m.platform_python_implementation = value;
-      else if (name == "platform_release") m.platform_release = value;
-      else if (name == "platform_system") m.platform_system = value;
-      else if (name == "platform_version") m.platform_version = value;
-      else if (name == "python_full_version") m.python_full_version = value;
-      else if (name == "python_version") m.python_version = value;
-      else if (name == "sys_platform") m.sys_platform = value;
+      if (name == "implementation_name")
+        m.implementation_name = value;
+      else if (name == "implementation_version")
+        m.implementation_version = value;
+      else if (name == "os_name")
+        m.os_name = value;
+      else if (name == "platform_machine")
+        m.platform_machine = value;
+      else if (name == "platform_python_implementation")
+        m.platform_python_implementation = value;
+      else if (name == "platform_release")
+        m.platform_release = value;
+      else if (name == "platform_system")
+        m.platform_system = value;
+      else if (name == "platform_version")
+        m.platform_version = value;
+      else if (name == "python_full_version")
+        m.python_full_version = value;
+      else if (name == "python_version")
+        m.python_version = value;
+      else if (name == "sys_platform")
+        m.sys_platform = value;
     }
   }
   if (in.site_packages.empty()) {
     return std::unexpected(core::Error{core::ErrorCode::Io,
                                        "the interpreter reports no site-packages directory",
-                                       python, 0, 0, {}, {}});
+                                       python,
+                                       0,
+                                       0,
+                                       {},
+                                       {}});
   }
   return in;
 }
@@ -143,14 +162,15 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
     PackageCheck check{p.name, p.version.value_or(""), "", false};
     const auto* installed = env.find(core::normalize_name(p.name));
     if (installed != nullptr) check.installed = installed->version;
-    check.matches = installed != nullptr && (!p.version || versions_equal(installed->version, *p.version));
+    check.matches =
+        installed != nullptr && (!p.version || versions_equal(installed->version, *p.version));
     report.packages.push_back(check);
     if (check.matches) continue;
     if (installed == nullptr) {
-      report.findings.push_back(finding(
-          "lock-missing", probe::Severity::Fail, p.name,
-          fmt::format("{} {} is in the lock but not installed.", p.name, check.locked),
-          "`gpulock install` installs every locked package"));
+      report.findings.push_back(
+          finding("lock-missing", probe::Severity::Fail, p.name,
+                  fmt::format("{} {} is in the lock but not installed.", p.name, check.locked),
+                  "`gpulock install` installs every locked package"));
       continue;
     }
     auto iv = core::Version::parse(installed->version);
@@ -178,10 +198,10 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
     bool gpu_related = d.name.starts_with("nvidia-") || is_torch_family(d.name);
     if (!gpu_related) continue;
     if (std::find(locked_names.begin(), locked_names.end(), d.name) != locked_names.end()) continue;
-    report.findings.push_back(finding(
-        "not-in-lock", probe::Severity::Warn, d.name,
-        fmt::format("{} {} is installed but not in the lock.", d.name, d.version),
-        fmt::format("`pip uninstall {}` unless something else needs it", d.name)));
+    report.findings.push_back(
+        finding("not-in-lock", probe::Severity::Warn, d.name,
+                fmt::format("{} {} is installed but not in the lock.", d.name, d.version),
+                fmt::format("`pip uninstall {}` unless something else needs it", d.name)));
   }
 }
 
@@ -265,9 +285,8 @@ void compare_machine(const ProbeRequest& request, EnvironmentReport& report) {
 }  // namespace
 
 bool EnvironmentReport::ok() const noexcept {
-  return std::none_of(findings.begin(), findings.end(), [](const probe::Finding& f) {
-    return f.severity == probe::Severity::Fail;
-  });
+  return std::none_of(findings.begin(), findings.end(),
+                      [](const probe::Finding& f) { return f.severity == probe::Severity::Fail; });
 }
 
 std::string default_python(const std::string& requested) {
@@ -299,7 +318,10 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
   EnvironmentReport report;
   core::Environment markers;
   if (!request.site_packages.empty()) {
-    auto env = probe::scan_environment({fs::path(request.site_packages)});
+    std::error_code ec;
+    fs::path site = fs::absolute(request.site_packages, ec);
+    if (ec) site = request.site_packages;
+    auto env = probe::scan_environment({site});
     if (!env) return std::unexpected(env.error());
     report.environment = std::move(*env);
     std::string python = "3.11";
@@ -329,7 +351,8 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
 
   if (lock_file) {
     report.lock_path = lock_path;
-    for (const auto& w : lock_file->warnings) report.warnings.push_back(w.to_string());
+    for (const auto& w : lock_file->warnings)
+      report.warnings.push_back(w.to_string());
     if (lock_file->lock.gpulock && lock_file->lock.gpulock->gpu) {
       const auto& g = *lock_file->lock.gpulock->gpu;
       report.lock_gpu = LockGpuFacts{g.variant, g.cuda, g.cudnn, g.min_driver, g.archs};

@@ -24,6 +24,29 @@ std::size_t line_of(std::string_view text, std::string_view needle) {
   return static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n')) + 1;
 }
 
+// The line of a `name = ...` key (bare or quoted) at the start of a line; 0 when not found.
+std::size_t key_line(std::string_view text, std::string_view name) {
+  std::size_t number = 1;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find('\n', start);
+    std::string_view line = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    for (std::string_view quote : {"", "\"", "'"}) {
+      std::string key = fmt::format("{}{}{}", quote, name, quote);
+      if (line.starts_with(key)) {
+        std::string_view rest = line.substr(key.size());
+        while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+        if (rest.starts_with("=")) return number;
+      }
+    }
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+    ++number;
+  }
+  return 0;
+}
+
 core::Error invalid(const std::string& path, std::size_t line, std::string message) {
   core::Error e;
   e.code = ErrorCode::InvalidInput;
@@ -116,7 +139,7 @@ core::Result<std::vector<RequirementEntry>> read_project_requirements(std::strin
   };
   for (const auto& group : groups) {
     std::vector<std::pair<std::string, std::size_t>> stack{{group, 0}};
-    std::vector<std::string> chain;
+    std::vector<std::string> chain;  // normalized names of the open groups, as `stack`
     while (!stack.empty()) {
       auto [name, pos] = stack.back();
       const TomlValue* value = find_group(name);
@@ -131,8 +154,14 @@ core::Result<std::vector<RequirementEntry>> read_project_requirements(std::strin
       if (pos == 0) {
         std::string key = core::normalize_name(name);
         if (std::find(chain.begin(), chain.end(), key) != chain.end()) {
-          return std::unexpected(invalid(path, line_of(text, "include-group"),
-                                         fmt::format("dependency group {} includes itself", core::quote_for_message(name))));
+          // Name the loop as written, at the line of the group that closes it.
+          std::string names;
+          for (const auto& [open, unused] : stack) names += (names.empty() ? "" : " -> ") + open;
+          const std::string& closer = stack.size() >= 2 ? stack[stack.size() - 2].first : name;
+          std::string message = stack.size() == 1 || (stack.size() == 2 && core::normalize_name(closer) == key)
+                                    ? fmt::format("dependency group {} includes itself", core::quote_for_message(name))
+                                    : fmt::format("dependency groups include each other in a loop: {}", names);
+          return std::unexpected(invalid(path, key_line(text, closer), message));
         }
         chain.push_back(key);
       }

@@ -148,8 +148,9 @@ class Parser {
     std::string key = canonical_key(path);
     for (const auto& open : stack_) {
       if (open == key) {
+        // The chain as the files name each other (not canonical paths), ending where it loops.
         std::string chain;
-        for (const auto& s : stack_) chain += s + " -> ";
+        for (const auto& s : shown_) chain += s + " -> ";
         chain += path;
         return core::fail_at(ErrorCode::InvalidInput,
                              fmt::format("requirements files include each other in a loop: {}", chain),
@@ -166,8 +167,10 @@ class Parser {
     }
     into_.files.push_back({path, constraints ? "constraints" : "requirements", *content});
     stack_.push_back(key);
+    shown_.push_back(path);
     auto status = parse_text(*content, path, constraints);
     stack_.pop_back();
+    shown_.pop_back();
     return status;
   }
 
@@ -322,6 +325,13 @@ class Parser {
       e.where = path;
       e.line = number;
       e.column = col;
+      // expand_env leaves unset variables as written, which then fail to parse.
+      if (auto open = text.find("${"); open != std::string::npos) {
+        auto close = text.find('}', open);
+        if (close != std::string::npos) {
+          e.hints.push_back(fmt::format("the environment variable {} is not set", text.substr(open + 2, close - open - 2)));
+        }
+      }
       return std::unexpected(e);
     }
     RequirementEntry entry{*req, {path, number}, std::move(hashes)};
@@ -332,6 +342,7 @@ class Parser {
   RequirementsInput& into_;
   RequirementsFileOptions options_;
   std::vector<std::string> stack_;
+  std::vector<std::string> shown_;  // the same files as named (joined onto the including file's dir)
 };
 
 }  // namespace

@@ -96,7 +96,10 @@ core::Result<Inputs> read_inputs(const ResolveRequest& request) {
     auto r = core::Requirement::parse(request.requirements[i]);
     if (!r) {
       core::Error e = r.error();
-      e.message = fmt::format("invalid requirement {}: {}", core::quote_for_message(request.requirements[i]), e.message);
+      // core's message usually names the requirement already ("invalid requirement 'x[': ...").
+      if (!e.message.starts_with("invalid requirement")) {
+        e.message = fmt::format("invalid requirement {}: {}", core::quote_for_message(request.requirements[i]), e.message);
+      }
       e.where = fmt::format("argument {}", i + 1);
       return std::unexpected(e);
     }
@@ -238,12 +241,20 @@ core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient&
     }
     cap = fmt::format("{}{}{}", nightly.substr(0, 4), nightly.substr(5, 2), nightly.substr(8, 2));
   }
+  if (config.exclude_newer) {
+    // A nightly counts as published at midnight UTC of its build date (as the provider's
+    // --exclude-newer filter has it), so the cutoff's own day is the last date allowed.
+    auto day = to_toml_datetime(*config.exclude_newer).date;
+    std::string last = fmt::format("{:04}{:02}{:02}", day.year, static_cast<unsigned>(day.month), static_cast<unsigned>(day.day));
+    if (!cap || last < *cap) cap = last;
+  }
   core::TagRanker ranker(config.target.supported);
   std::optional<std::set<std::string>> common;
   for (const auto& d : deps) {
     if (!is_torch_family(d.name) || std::find(members.begin(), members.end(), d.name) != members.end()) continue;
     for (const auto& s : config.torch) client.prefetch_project(s.source, d.name);
     std::set<std::string> dates;
+    bool dated = false;  // has nightly builds at all (pytorch-triton has none: it follows pins)
     for (const auto& s : config.torch) {
       auto page = client.fetch_project(s.source, d.name);
       if (!page) return std::unexpected(page.error());
@@ -253,11 +264,12 @@ core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient&
         const auto& v = f.version();
         if (!v.dev() || *v.dev() < 20000101 || *v.dev() > 29991231) continue;
         std::string date = fmt::format("{}", *v.dev());
+        dated = true;
         if (cap && date > *cap) continue;
         dates.insert(date);
       }
     }
-    if (dates.empty()) continue;  // an undated member (pytorch-triton) follows its pins
+    if (!dated) continue;  // an undated member (pytorch-triton) follows its pins
     members.push_back(d.name);
     if (!common) {
       common = std::move(dates);
@@ -520,7 +532,8 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
   lk.default_groups = std::vector<std::string>{};
   std::optional<CudaVersion> locked_cuda;
   std::optional<std::string> cudnn, variant;
-  std::set<const SourceSpec*> used_sources;
+  // The provider holds its own copy of the config, so sources are matched by URL.
+  std::set<std::string> used_sources;
   const resolver::ChosenPackage* torch = nullptr;
   for (const auto& chosen : solution.packages) {
     if (chosen.is_virtual) continue;
@@ -533,7 +546,7 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     p.version = chosen.version.to_string();
     if (sel.source && sel.source->source.kind == index::SourceKind::SimpleApi) {
       p.index = index::redact_url(sel.source->source.url);
-      used_sources.insert(sel.source);
+      used_sources.insert(sel.source->source.url);
     }
     lock::FileEntry f;
     f.url = index::redact_url(sel.file->url);
@@ -569,6 +582,13 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     why.required_by = chosen.required_by;
     if (sel.cuda) why.notes.push_back(fmt::format("needs CUDA {}", sel.cuda->to_string()));
     if (chosen.version.is_prerelease()) why.notes.push_back("a pre-release");
+    if (is_torch_family(chosen.name)) {
+      for (auto& s : provider.skipped_before(chosen.name, chosen.candidate_index)) {
+        // Versions the requirements never allowed (`torch<2.6`, an `==` pin) explain themselves.
+        if (s.kind == "excluded") continue;
+        why.skipped.push_back({s.version.to_string(), std::move(s.kind), std::move(s.reason)});
+      }
+    }
     result.why.push_back(std::move(why));
   }
 
@@ -622,7 +642,7 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
   };
   for (const auto& [glob, s] : config.pinned) add_record(s);
   for (const auto& s : config.torch) {
-    if (used_sources.contains(&s)) add_record(s);
+    if (used_sources.contains(s.source.url)) add_record(s);
   }
   for (const auto& s : config.general) add_record(s);
   lk.gpulock = std::move(tool);

@@ -43,14 +43,15 @@
 //  - Version numbers above 2^64-1 do not parse, so such comparisons fall back to strings.
 #include "gpulock/core/marker.h"
 
-#include <fmt/format.h>
-
 #include <array>
 #include <optional>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
+
 #include "marker_internal.h"
 #include "specifier_internal.h"
 #include "text_util.h"
@@ -72,35 +73,58 @@ enum class Var : std::uint8_t {
   ImplementationName,
   ImplementationVersion,
   Extra,
-  Extras,           // PEP 751
-  DependencyGroups, // PEP 751
+  Extras,            // PEP 751
+  DependencyGroups,  // PEP 751
 };
 
 constexpr std::array<std::string_view, 14> kVarNames = {
-    "python_version",   "python_full_version",   "os_name",
-    "sys_platform",     "platform_release",      "platform_system",
-    "platform_version", "platform_machine",      "platform_python_implementation",
-    "implementation_name", "implementation_version", "extra",
-    "extras",           "dependency_groups",
+    "python_version",
+    "python_full_version",
+    "os_name",
+    "sys_platform",
+    "platform_release",
+    "platform_system",
+    "platform_version",
+    "platform_machine",
+    "platform_python_implementation",
+    "implementation_name",
+    "implementation_version",
+    "extra",
+    "extras",
+    "dependency_groups",
 };
 
-std::string_view var_name(Var v) noexcept { return kVarNames[static_cast<std::size_t>(v)]; }
-bool is_set_var(Var v) noexcept { return v == Var::Extras || v == Var::DependencyGroups; }
+std::string_view var_name(Var v) noexcept {
+  return kVarNames[static_cast<std::size_t>(v)];
+}
+bool is_set_var(Var v) noexcept {
+  return v == Var::Extras || v == Var::DependencyGroups;
+}
 
 enum class MOp : std::uint8_t { Lt, Le, Eq, Ne, Ge, Gt, Compatible, Arbitrary, In, NotIn };
 
 std::string_view op_text(MOp op) noexcept {
   switch (op) {
-    case MOp::Lt: return "<";
-    case MOp::Le: return "<=";
-    case MOp::Eq: return "==";
-    case MOp::Ne: return "!=";
-    case MOp::Ge: return ">=";
-    case MOp::Gt: return ">";
-    case MOp::Compatible: return "~=";
-    case MOp::Arbitrary: return "===";
-    case MOp::In: return "in";
-    case MOp::NotIn: return "not in";
+    case MOp::Lt:
+      return "<";
+    case MOp::Le:
+      return "<=";
+    case MOp::Eq:
+      return "==";
+    case MOp::Ne:
+      return "!=";
+    case MOp::Ge:
+      return ">=";
+    case MOp::Gt:
+      return ">";
+    case MOp::Compatible:
+      return "~=";
+    case MOp::Arbitrary:
+      return "===";
+    case MOp::In:
+      return "in";
+    case MOp::NotIn:
+      return "not in";
   }
   return "==";
 }
@@ -273,20 +297,41 @@ bool decode_literal(std::string_view s, std::size_t begin, std::size_t end, std:
     std::size_t esc = i;
     i += 2;
     switch (n) {
-      case '\n': break;  // line continuation
+      case '\n':
+        break;  // line continuation
       case '\r':
         if (i < stop && s[i] == '\n') ++i;
         break;
-      case '\\': out.push_back('\\'); break;
-      case '\'': out.push_back('\''); break;
-      case '"': out.push_back('"'); break;
-      case 'a': out.push_back('\a'); break;
-      case 'b': out.push_back('\b'); break;
-      case 'f': out.push_back('\f'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case 't': out.push_back('\t'); break;
-      case 'v': out.push_back('\v'); break;
+      case '\\':
+        out.push_back('\\');
+        break;
+      case '\'':
+        out.push_back('\'');
+        break;
+      case '"':
+        out.push_back('"');
+        break;
+      case 'a':
+        out.push_back('\a');
+        break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'v':
+        out.push_back('\v');
+        break;
       case 'x':
       case 'u':
       case 'U': {
@@ -386,7 +431,8 @@ struct Parser {
       c.op = op->first;
       p += op->second;
     } else {
-      return fail(p, "expected a marker operator, one of <=, <, !=, ==, >=, >, ~=, ===, in, not in");
+      return fail(p,
+                  "expected a marker operator, one of <=, <, !=, ==, >=, >, ~=, ===, in, not in");
     }
     p = detail::skip_ws(s, p);
     if (!parse_operand(c.rhs)) return false;
@@ -405,8 +451,8 @@ struct Parser {
     auto close_list = [&](const Frame& f) {
       Node::List list;
       list.begin = static_cast<std::uint32_t>(node.elems.size());
-      node.elems.insert(node.elems.end(), pending.begin() + static_cast<std::ptrdiff_t>(f.first_elem),
-                        pending.end());
+      node.elems.insert(node.elems.end(),
+                        pending.begin() + static_cast<std::ptrdiff_t>(f.first_elem), pending.end());
       list.end = static_cast<std::uint32_t>(node.elems.size());
       pending.resize(f.first_elem);
       node.lists.push_back(list);
@@ -470,7 +516,9 @@ void normalize_first_extra(Node& node) {
   }
 }
 
-bool is_version_op(MOp op) noexcept { return op != MOp::In && op != MOp::NotIn; }
+bool is_version_op(MOp op) noexcept {
+  return op != MOp::In && op != MOp::NotIn;
+}
 
 std::optional<Specifier> make_spec(MOp op, std::string_view rhs) {
   std::string text(op_text(op));
@@ -499,20 +547,33 @@ std::optional<Var> string_var_by_name(std::string_view name) noexcept {
 
 std::string_view var_value(Var v, const Environment& env, std::string_view extra) noexcept {
   switch (v) {
-    case Var::PythonVersion: return env.python_version;
-    case Var::PythonFullVersion: return env.python_full_version;
-    case Var::OsName: return env.os_name;
-    case Var::SysPlatform: return env.sys_platform;
-    case Var::PlatformRelease: return env.platform_release;
-    case Var::PlatformSystem: return env.platform_system;
-    case Var::PlatformVersion: return env.platform_version;
-    case Var::PlatformMachine: return env.platform_machine;
-    case Var::PlatformPythonImplementation: return env.platform_python_implementation;
-    case Var::ImplementationName: return env.implementation_name;
-    case Var::ImplementationVersion: return env.implementation_version;
-    case Var::Extra: return extra;
+    case Var::PythonVersion:
+      return env.python_version;
+    case Var::PythonFullVersion:
+      return env.python_full_version;
+    case Var::OsName:
+      return env.os_name;
+    case Var::SysPlatform:
+      return env.sys_platform;
+    case Var::PlatformRelease:
+      return env.platform_release;
+    case Var::PlatformSystem:
+      return env.platform_system;
+    case Var::PlatformVersion:
+      return env.platform_version;
+    case Var::PlatformMachine:
+      return env.platform_machine;
+    case Var::PlatformPythonImplementation:
+      return env.platform_python_implementation;
+    case Var::ImplementationName:
+      return env.implementation_name;
+    case Var::ImplementationVersion:
+      return env.implementation_version;
+    case Var::Extra:
+      return extra;
     case Var::Extras:
-    case Var::DependencyGroups: return {};
+    case Var::DependencyGroups:
+      return {};
   }
   return {};
 }
@@ -528,32 +589,39 @@ Result<bool> eval_op(std::string_view lhs, MOp op, std::string_view rhs,
   if (spec) {
     auto v = Version::parse(lhs);
     if (!v) {
-      return fail(ErrorCode::InvalidMarker,
-                  fmt::format("cannot evaluate {} {} {}: {} is not a valid version", quote_for_message(lhs),
-                              op_text(op), quote_for_message(rhs), quote_for_message(lhs)));
+      return fail(
+          ErrorCode::InvalidMarker,
+          fmt::format("cannot evaluate {} {} {}: {} is not a valid version", quote_for_message(lhs),
+                      op_text(op), quote_for_message(rhs), quote_for_message(lhs)));
     }
     return spec->contains(*v, true);
   }
   int c = lhs.compare(rhs);
   switch (op) {
-    case MOp::Lt: return c < 0;
-    case MOp::Le: return c <= 0;
-    case MOp::Eq: return c == 0;
-    case MOp::Ne: return c != 0;
-    case MOp::Ge: return c >= 0;
-    case MOp::Gt: return c > 0;
+    case MOp::Lt:
+      return c < 0;
+    case MOp::Le:
+      return c <= 0;
+    case MOp::Eq:
+      return c == 0;
+    case MOp::Ne:
+      return c != 0;
+    case MOp::Ge:
+      return c >= 0;
+    case MOp::Gt:
+      return c > 0;
     default:
-      return fail(ErrorCode::InvalidMarker,
-                  fmt::format("undefined comparison {} {} {}: '{}' needs versions on both sides",
-                              quote_for_message(lhs), op_text(op), quote_for_message(rhs), op_text(op)));
+      return fail(
+          ErrorCode::InvalidMarker,
+          fmt::format("undefined comparison {} {} {}: '{}' needs versions on both sides",
+                      quote_for_message(lhs), op_text(op), quote_for_message(rhs), op_text(op)));
   }
 }
 
 Result<bool> eval_set(const Node::Comparison& c, const std::set<std::string>& values) {
   if (c.lhs.is_var || (c.op != MOp::In && c.op != MOp::NotIn)) {
-    return fail(ErrorCode::InvalidMarker,
-                fmt::format("'{}' can only be used as: \"name\" in {}", var_name(c.rhs.var),
-                            var_name(c.rhs.var)));
+    return fail(ErrorCode::InvalidMarker, fmt::format("'{}' can only be used as: \"name\" in {}",
+                                                      var_name(c.rhs.var), var_name(c.rhs.var)));
   }
   std::string wanted = normalize_name(c.lhs.value);
   bool found = false;
@@ -575,8 +643,8 @@ Result<bool> eval_comparison(const Node::Comparison& c, const Environment& env,
   if (c.lhs.is_var) {
     key = c.lhs.var;
     if (is_set_var(key)) {
-      return fail(ErrorCode::InvalidMarker,
-                  fmt::format("'{}' can only be used as: \"name\" in {}", var_name(key), var_name(key)));
+      return fail(ErrorCode::InvalidMarker, fmt::format("'{}' can only be used as: \"name\" in {}",
+                                                        var_name(key), var_name(key)));
     }
     lhs = var_value(key, env, extra);
     rhs = c.rhs.text();
@@ -662,10 +730,18 @@ std::string format_node(const Node& node) {
     for (std::uint32_t k = list.end; k-- > list.begin;) {
       const Node::Elem& e = node.elems[k];
       switch (e.kind) {
-        case Node::Elem::Cmp: stack.push_back({Task::Cmp, e.index, false, {}}); break;
-        case Node::Elem::Sub: stack.push_back({Task::List, e.index, false, {}}); break;
-        case Node::Elem::And: stack.push_back({Task::Text, 0, false, "and"}); break;
-        case Node::Elem::Or: stack.push_back({Task::Text, 0, false, "or"}); break;
+        case Node::Elem::Cmp:
+          stack.push_back({Task::Cmp, e.index, false, {}});
+          break;
+        case Node::Elem::Sub:
+          stack.push_back({Task::List, e.index, false, {}});
+          break;
+        case Node::Elem::And:
+          stack.push_back({Task::Text, 0, false, "and"});
+          break;
+        case Node::Elem::Or:
+          stack.push_back({Task::Text, 0, false, "or"});
+          break;
       }
       if (k != list.begin) stack.push_back({Task::Text, 0, false, " "});
     }
@@ -697,7 +773,8 @@ Result<Marker> Marker::parse(std::string_view text) {
   // packaging's END token ($) also matches before a final newline.
   bool at_end = pos == text.size() || (pos + 1 == text.size() && text[pos] == '\n');
   if (!at_end) {
-    return std::unexpected(marker_error(text, pos, "expected 'and', 'or' or the end of the marker"));
+    return std::unexpected(
+        marker_error(text, pos, "expected 'and', 'or' or the end of the marker"));
   }
   return m;
 }
@@ -719,13 +796,18 @@ Result<bool> Marker::evaluate(const Environment& env, std::string_view extra) co
     for (std::uint32_t k = list.begin; k < list.end; ++k) {
       const auto& e = node.elems[k];
       switch (e.kind) {
-        case MarkerNode::Elem::Cmp: all = all && cmp_value[e.index]; break;
-        case MarkerNode::Elem::Sub: all = all && list_value[e.index]; break;
+        case MarkerNode::Elem::Cmp:
+          all = all && cmp_value[e.index];
+          break;
+        case MarkerNode::Elem::Sub:
+          all = all && list_value[e.index];
+          break;
         case MarkerNode::Elem::Or:
           any = any || all;
           all = true;
           break;
-        case MarkerNode::Elem::And: break;
+        case MarkerNode::Elem::And:
+          break;
       }
     }
     list_value[li] = (any || all) ? 1 : 0;
@@ -777,7 +859,8 @@ Marker Marker::conjunction(const Marker& a, const Marker& b) {
   root.begin = static_cast<std::uint32_t>(node->elems.size());
   node->elems.push_back({MarkerNode::Elem::Sub, list_off - 1});
   node->elems.push_back({MarkerNode::Elem::And, 0});
-  node->elems.push_back({MarkerNode::Elem::Sub, static_cast<std::uint32_t>(node->lists.size() - 1)});
+  node->elems.push_back(
+      {MarkerNode::Elem::Sub, static_cast<std::uint32_t>(node->lists.size() - 1)});
   root.end = static_cast<std::uint32_t>(node->elems.size());
   node->lists.push_back(root);
   Marker m;

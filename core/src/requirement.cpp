@@ -19,11 +19,12 @@
 // specifier.cpp and marker.cpp.
 #include "gpulock/core/requirement.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "gpulock/core/name.h"
+
 #include "marker_internal.h"
 #include "specifier_internal.h"
 #include "text_util.h"
@@ -46,8 +47,10 @@ std::size_t match_identifier(std::string_view s, std::size_t p) noexcept {
     return std::string_view::npos;
   }
   std::size_t e = p + 1;
-  while (e < s.size() && (detail::is_alnum(s[e]) || s[e] == '.' || s[e] == '_' || s[e] == '-')) ++e;
-  while (e > p && !detail::word_boundary(s, e)) --e;
+  while (e < s.size() && (detail::is_alnum(s[e]) || s[e] == '.' || s[e] == '_' || s[e] == '-'))
+    ++e;
+  while (e > p && !detail::word_boundary(s, e))
+    --e;
   return e > p ? e : std::string_view::npos;
 }
 
@@ -67,7 +70,8 @@ bool is_ipv4(std::string_view s) noexcept {
   std::size_t i = 0;
   while (true) {
     std::size_t start = i;
-    while (i < s.size() && detail::is_digit(s[i])) ++i;
+    while (i < s.size() && detail::is_digit(s[i]))
+      ++i;
     std::size_t len = i - start;
     if (len == 0 || len > 3) return false;
     if (len > 1 && s[start] == '0') return false;  // ipaddress rejects leading zeros
@@ -92,7 +96,8 @@ bool is_ipv6(std::string_view s) noexcept {
   std::size_t start = 0;
   while (true) {
     std::size_t c = s.find(':', start);
-    parts.push_back(s.substr(start, c == std::string_view::npos ? std::string_view::npos : c - start));
+    parts.push_back(
+        s.substr(start, c == std::string_view::npos ? std::string_view::npos : c - start));
     if (c == std::string_view::npos) break;
     start = c + 1;
   }
@@ -152,7 +157,8 @@ bool bracketed_netloc_ok(std::string_view netloc) {
   if (!hostname.empty() && hostname[0] == 'v') {
     // \Av[a-fA-F0-9]+\..+\Z
     std::size_t i = 1;
-    while (i < hostname.size() && is_hex(hostname[i])) ++i;
+    while (i < hostname.size() && is_hex(hostname[i]))
+      ++i;
     return i > 1 && i + 1 < hostname.size() && hostname[i] == '.' &&
            hostname.find('\n', i) == std::string_view::npos;
   }
@@ -164,7 +170,8 @@ bool url_ok(std::string_view url) {
       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.";
   std::string u;
   std::size_t lead = 0;
-  while (lead < url.size() && static_cast<unsigned char>(url[lead]) <= 0x20) ++lead;
+  while (lead < url.size() && static_cast<unsigned char>(url[lead]) <= 0x20)
+    ++lead;
   for (std::size_t i = lead; i < url.size(); ++i) {
     if (url[i] != '\t' && url[i] != '\r' && url[i] != '\n') u.push_back(url[i]);
   }
@@ -174,7 +181,8 @@ bool url_ok(std::string_view url) {
   if (colon != std::string::npos && colon > 0 && detail::is_alpha(u[0]) &&
       std::all_of(u.begin(), u.begin() + static_cast<std::ptrdiff_t>(colon),
                   [](char c) { return kSchemeChars.find(c) != std::string_view::npos; })) {
-    for (std::size_t i = 0; i < colon; ++i) scheme.push_back(detail::to_lower(u[i]));
+    for (std::size_t i = 0; i < colon; ++i)
+      scheme.push_back(detail::to_lower(u[i]));
     rest = std::string_view(u).substr(colon + 1);
   }
   std::string_view netloc;
@@ -204,8 +212,9 @@ bool url_ok(std::string_view url) {
     path = "//" + std::string(netloc) + path;
   }
   std::string rebuilt = scheme + ":" + path;
-  if (!query.empty()) rebuilt += "?" + std::string(query);
-  if (!fragment.empty()) rebuilt += "#" + std::string(fragment);
+  // append() rather than `"?" + std::string(...)`: GCC 12 warns (-Wrestrict) on the latter.
+  if (!query.empty()) rebuilt.append("?").append(query);
+  if (!fragment.empty()) rebuilt.append("#").append(fragment);
   return rebuilt == url;
 }
 
@@ -247,8 +256,8 @@ Result<Requirement> Requirement::parse(std::string_view text) {
     }
     p = detail::skip_ws(text, p);
     if (p >= text.size() || text[p] != ']') {
-      return std::unexpected(req_error(
-          text, p, fmt::format("expected ']' to close the '[' at column {}", open + 1)));
+      return std::unexpected(
+          req_error(text, p, fmt::format("expected ']' to close the '[' at column {}", open + 1)));
     }
     p = detail::skip_ws(text, p + 1);
   }
@@ -260,7 +269,8 @@ Result<Requirement> Requirement::parse(std::string_view text) {
   if (p < text.size() && text[p] == '@') {
     p = detail::skip_ws(text, p + 1);
     std::size_t e = p;
-    while (e < text.size() && text[e] != ' ' && text[e] != '\t') ++e;
+    while (e < text.size() && text[e] != ' ' && text[e] != '\t')
+      ++e;
     if (e == p) return std::unexpected(req_error(text, p, "expected a URL after '@'"));
     req.url = std::string(text.substr(p, e - p));
     url_pos = p;
@@ -305,7 +315,8 @@ Result<Requirement> Requirement::parse(std::string_view text) {
       std::size_t at = p;
       if (p == last_end) {
         at = last_start;
-      } else if (p >= text.size() || std::string_view("<>=!~").find(text[p]) == std::string_view::npos) {
+      } else if (p >= text.size() ||
+                 std::string_view("<>=!~").find(text[p]) == std::string_view::npos) {
         return std::nullopt;
       }
       std::size_t stop = std::min(text.find_first_of(";),", at), text.size());
@@ -328,8 +339,9 @@ Result<Requirement> Requirement::parse(std::string_view text) {
       if (text[p] != ';') {
         if (auto e = explain_clause()) return std::unexpected(std::move(*e));
         return std::unexpected(req_error(
-            text, p, spec_text.empty() ? "expected a version specifier, ';' or the end"
-                                       : "expected ',', ';' or the end after the version specifier"));
+            text, p,
+            spec_text.empty() ? "expected a version specifier, ';' or the end"
+                              : "expected ',', ';' or the end after the version specifier"));
       }
       marker_from = p + 1;
     }
@@ -343,8 +355,8 @@ Result<Requirement> Requirement::parse(std::string_view text) {
       Error e = std::move(marker.error());
       std::string prefix = fmt::format("invalid marker {}: ", quote_for_message(text));
       if (e.message.compare(0, prefix.size(), prefix) == 0) {
-        e.message = fmt::format("invalid requirement {}: invalid marker: {}", quote_for_message(text),
-                                e.message.substr(prefix.size()));
+        e.message = fmt::format("invalid requirement {}: invalid marker: {}",
+                                quote_for_message(text), e.message.substr(prefix.size()));
       }
       return std::unexpected(std::move(e));
     }
@@ -371,7 +383,9 @@ Result<Requirement> Requirement::parse(std::string_view text) {
   return req;
 }
 
-std::string Requirement::normalized_name() const { return normalize_name(name); }
+std::string Requirement::normalized_name() const {
+  return normalize_name(name);
+}
 
 std::string Requirement::to_string() const {
   std::string out = name;

@@ -27,10 +27,10 @@
 //  - Numbers above 2^64-1 are rejected (see version.cpp).
 #include "gpulock/core/specifier.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <array>
+
+#include <fmt/format.h>
 
 #include "specifier_internal.h"
 #include "text_util.h"
@@ -40,14 +40,22 @@ namespace gpulock::core {
 
 std::string_view operator_string(Operator op) noexcept {
   switch (op) {
-    case Operator::Equal: return "==";
-    case Operator::NotEqual: return "!=";
-    case Operator::LessEqual: return "<=";
-    case Operator::GreaterEqual: return ">=";
-    case Operator::Less: return "<";
-    case Operator::Greater: return ">";
-    case Operator::Compatible: return "~=";
-    case Operator::ArbitraryEqual: return "===";
+    case Operator::Equal:
+      return "==";
+    case Operator::NotEqual:
+      return "!=";
+    case Operator::LessEqual:
+      return "<=";
+    case Operator::GreaterEqual:
+      return ">=";
+    case Operator::Less:
+      return "<";
+    case Operator::Greater:
+      return ">";
+    case Operator::Compatible:
+      return "~=";
+    case Operator::ArbitraryEqual:
+      return "===";
   }
   return "==";
 }
@@ -65,12 +73,18 @@ std::optional<OpMatch> match_operator(std::string_view s, std::size_t i) noexcep
   char a = at(0);
   if (at(1) == '=') {
     switch (a) {
-      case '=': return OpMatch{Operator::Equal, 2};
-      case '!': return OpMatch{Operator::NotEqual, 2};
-      case '<': return OpMatch{Operator::LessEqual, 2};
-      case '>': return OpMatch{Operator::GreaterEqual, 2};
-      case '~': return OpMatch{Operator::Compatible, 2};
-      default: break;
+      case '=':
+        return OpMatch{Operator::Equal, 2};
+      case '!':
+        return OpMatch{Operator::NotEqual, 2};
+      case '<':
+        return OpMatch{Operator::LessEqual, 2};
+      case '>':
+        return OpMatch{Operator::GreaterEqual, 2};
+      case '~':
+        return OpMatch{Operator::Compatible, 2};
+      default:
+        break;
     }
   }
   if (a == '<') return OpMatch{Operator::Less, 1};
@@ -108,7 +122,8 @@ SpecScan scan_specifier(std::string_view s, std::size_t i) {
   r.operand_begin = j;
   if (r.op == Operator::ArbitraryEqual) {
     std::size_t e = j;
-    while (e < s.size() && is_arbitrary_char(s, e)) ++e;
+    while (e < s.size() && is_arbitrary_char(s, e))
+      ++e;
     r.ok = true;
     r.end = e;
     auto parsed = Version::parse(s.substr(j, e - j));
@@ -142,10 +157,12 @@ std::string compatible_prefix_text(std::string_view operand) {
   std::size_t start = 0;
   while (true) {
     std::size_t dot = operand.find('.', start);
-    std::string_view item = operand.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    std::string_view item =
+        operand.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
     // ^([0-9]+)((?:a|b|c|rc)[0-9]+)$ splits "5rc1" into "5", "rc1".
     std::size_t d = 0;
-    while (d < item.size() && detail::is_digit(item[d])) ++d;
+    while (d < item.size() && detail::is_digit(item[d]))
+      ++d;
     bool split = false;
     if (d > 0 && d < item.size()) {
       std::size_t l = d;
@@ -158,7 +175,8 @@ std::string compatible_prefix_text(std::string_view operand) {
       }
       if (l < item.size()) {
         std::size_t k = l;
-        while (k < item.size() && detail::is_digit(item[k])) ++k;
+        while (k < item.size() && detail::is_digit(item[k]))
+          ++k;
         split = k == item.size();
       }
     }
@@ -219,11 +237,14 @@ std::size_t write_tokens(const Version& v, std::size_t rel_len, std::size_t pad,
   const auto& pre = v.pre();
   bool merged = false;
   if (v.epoch() == 0) {
-    for (std::size_t i = 0; i < rel_len && n < max; ++i) put({Token::Num, rel[i], 0, 0, 0});
-    for (std::size_t i = 0; i < pad && n < max; ++i) put({Token::Num, 0, 0, 0, 0});
+    for (std::size_t i = 0; i < rel_len && n < max; ++i)
+      put({Token::Num, rel[i], 0, 0, 0});
+    for (std::size_t i = 0; i < pad && n < max; ++i)
+      put({Token::Num, 0, 0, 0, 0});
   } else {
     // "E!N" is not all digits: the leading all-digit part is empty, so the padding comes first.
-    for (std::size_t i = 0; i < pad && n < max; ++i) put({Token::Num, 0, 0, 0, 0});
+    for (std::size_t i = 0; i < pad && n < max; ++i)
+      put({Token::Num, 0, 0, 0, 0});
     if (rel_len == 1 && pre) {
       merged = true;  // "E!Na1" does not match ^([0-9]+)((?:a|b|c|rc)[0-9]+)$: one item
       put({Token::EpochNumPre, v.epoch(), rel[0], pre->number,
@@ -231,7 +252,8 @@ std::size_t write_tokens(const Version& v, std::size_t rel_len, std::size_t pad,
     } else {
       put({Token::EpochNum, v.epoch(), rel[0], 0, 0});
     }
-    for (std::size_t i = 1; i < rel_len && n < max; ++i) put({Token::Num, rel[i], 0, 0, 0});
+    for (std::size_t i = 1; i < rel_len && n < max; ++i)
+      put({Token::Num, rel[i], 0, 0, 0});
   }
   if (pre && !merged) put({Token::Pre, pre->number, 0, 0, static_cast<std::uint8_t>(pre->kind)});
   if (v.post()) put({Token::Post, *v.post(), 0, 0, 0});
@@ -251,8 +273,8 @@ struct SpecifierAccess {
     // unless it has an epoch.
     std::size_t m = prefix.release().size();
     std::size_t spec_digits = prefix.epoch() == 0 ? m : 0;
-    std::size_t spec_len = m + (prefix.pre() ? 1 : 0) + (prefix.post() ? 1 : 0) +
-                           (prefix.dev() ? 1 : 0);
+    std::size_t spec_len =
+        m + (prefix.pre() ? 1 : 0) + (prefix.post() ? 1 : 0) + (prefix.dev() ? 1 : 0);
     if (prefix.epoch() != 0 && m == 1 && prefix.pre()) --spec_len;  // merged "E!Na1"
     std::array<Token, 12> sbuf_small{};
     std::array<Token, 12> cbuf_small{};
@@ -288,8 +310,10 @@ struct SpecifierAccess {
         }
         return s.op_ == Operator::Equal ? eq : !eq;
       }
-      case Operator::LessEqual: return VersionAccess::compare(v, spec, true) <= 0;
-      case Operator::GreaterEqual: return VersionAccess::compare(v, spec, true) >= 0;
+      case Operator::LessEqual:
+        return VersionAccess::compare(v, spec, true) <= 0;
+      case Operator::GreaterEqual:
+        return VersionAccess::compare(v, spec, true) >= 0;
       case Operator::Less: {
         if (!(VersionAccess::compare(v, spec) < 0)) return false;
         // <3.1 does not match 3.1.dev0 (unless the specifier is itself a pre-release).
@@ -415,8 +439,7 @@ bool operator==(const Specifier& a, const Specifier& b) noexcept {
   if (a.operand_is_version_ != b.operand_is_version_) return false;
   if (!a.operand_is_version_) return a.operand_ == b.operand_;
   if (a.op_ == Operator::Compatible) {
-    return a.version_ == b.version_ &&
-           a.version_.release().size() == b.version_.release().size();
+    return a.version_ == b.version_ && a.version_.release().size() == b.version_.release().size();
   }
   return a.version_ == b.version_;
 }
@@ -450,7 +473,8 @@ void add_unique(std::vector<Specifier>& specs, Specifier s) {
 }  // namespace
 
 SpecifierSet::SpecifierSet(std::vector<Specifier> specs) {
-  for (auto& s : specs) add_unique(specs_, std::move(s));
+  for (auto& s : specs)
+    add_unique(specs_, std::move(s));
 }
 
 Result<SpecifierSet> SpecifierSet::parse(std::string_view text) {
@@ -505,14 +529,16 @@ std::vector<Version> SpecifierSet::filter(std::span<const Version> versions,
 
 SpecifierSet SpecifierSet::operator&(const SpecifierSet& other) const {
   SpecifierSet out = *this;
-  for (const auto& s : other.specs_) add_unique(out.specs_, s);
+  for (const auto& s : other.specs_)
+    add_unique(out.specs_, s);
   return out;
 }
 
 std::string SpecifierSet::to_string() const {
   std::vector<std::string> parts;
   parts.reserve(specs_.size());
-  for (const auto& s : specs_) parts.push_back(s.to_string());
+  for (const auto& s : specs_)
+    parts.push_back(s.to_string());
   std::sort(parts.begin(), parts.end());
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {

@@ -14,9 +14,15 @@
 
 namespace gpulock::core::detail {
 
-inline bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
-inline bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-inline bool is_alnum(char c) noexcept { return is_digit(c) || is_alpha(c); }
+inline bool is_digit(char c) noexcept {
+  return c >= '0' && c <= '9';
+}
+inline bool is_alpha(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+inline bool is_alnum(char c) noexcept {
+  return is_digit(c) || is_alpha(c);
+}
 inline char to_lower(char c) noexcept {
   return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
 }
@@ -69,12 +75,14 @@ inline std::size_t py_space_before(std::string_view s, std::size_t end) noexcept
 
 /// First position at or after `i` that is not Python whitespace.
 inline std::size_t skip_py_space(std::string_view s, std::size_t i) noexcept {
-  while (std::size_t n = py_space_at(s, i)) i += n;
+  while (std::size_t n = py_space_at(s, i))
+    i += n;
   return i;
 }
 
 /// End of `s` with trailing Python whitespace removed (never below `begin`).
-inline std::size_t rstrip_py_space(std::string_view s, std::size_t begin, std::size_t end) noexcept {
+inline std::size_t rstrip_py_space(std::string_view s, std::size_t begin,
+                                   std::size_t end) noexcept {
   while (end > begin) {
     std::size_t n = py_space_before(s, end);
     if (n == 0 || end - n < begin) break;
@@ -85,7 +93,8 @@ inline std::size_t rstrip_py_space(std::string_view s, std::size_t begin, std::s
 
 /// Position after the run of [ \t] at `i` (packaging's tokenizer WS rule).
 inline std::size_t skip_ws(std::string_view s, std::size_t i) noexcept {
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
+    ++i;
   return i;
 }
 
@@ -116,7 +125,8 @@ inline void append_u64(std::string& out, std::uint64_t v) {
     buf[n++] = static_cast<char>('0' + v % 10);
     v /= 10;
   } while (v != 0);
-  while (n > 0) out.push_back(buf[--n]);
+  while (n > 0)
+    out.push_back(buf[--n]);
 }
 
 }  // namespace gpulock::core::detail

@@ -12,10 +12,9 @@
 //    U+0130/U+0131 match `i`), so packaging accepts e.g. "1.0+\u212a" as 1.0+k; gpulock rejects.
 #include "gpulock/core/version.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <cstring>
+
+#include <fmt/format.h>
 
 #include "text_util.h"
 #include "version_internal.h"
@@ -40,7 +39,8 @@ void Version::set_release(std::span<const std::uint64_t> release) {
     release_heap_.assign(release.begin(), release.end());
   }
   std::size_t sig = release.size();
-  while (sig > 0 && release[sig - 1] == 0) --sig;
+  while (sig > 0 && release[sig - 1] == 0)
+    --sig;
   release_significant_ = static_cast<std::uint32_t>(sig);
 }
 
@@ -104,9 +104,15 @@ std::string Version::to_string() const {
   }
   if (pre_) {
     switch (pre_->kind) {
-      case Pre::Kind::Alpha: out.push_back('a'); break;
-      case Pre::Kind::Beta: out.push_back('b'); break;
-      case Pre::Kind::Rc: out += "rc"; break;
+      case Pre::Kind::Alpha:
+        out.push_back('a');
+        break;
+      case Pre::Kind::Beta:
+        out.push_back('b');
+        break;
+      case Pre::Kind::Rc:
+        out += "rc";
+        break;
     }
     detail::append_u64(out, pre_->number);
   }
@@ -153,7 +159,9 @@ Rank pre_rank(const Version& v) noexcept {
 Rank post_rank(const Version& v) noexcept {
   return v.post() ? Rank{1, *v.post()} : Rank{0, 0};
 }
-Rank dev_rank(const Version& v) noexcept { return v.dev() ? Rank{0, *v.dev()} : Rank{1, 0}; }
+Rank dev_rank(const Version& v) noexcept {
+  return v.dev() ? Rank{0, *v.dev()} : Rank{1, 0};
+}
 
 int compare_local(std::span<const Version::LocalSegment> a,
                   std::span<const Version::LocalSegment> b) noexcept {
@@ -221,7 +229,8 @@ std::size_t Version::hash() const noexcept {
   };
   mix(epoch_);
   const std::uint64_t* r = release_data();
-  for (std::uint32_t i = 0; i < release_significant_; ++i) mix(r[i]);
+  for (std::uint32_t i = 0; i < release_significant_; ++i)
+    mix(r[i]);
   mix(release_significant_);
   mix(pre_ ? (static_cast<std::uint64_t>(pre_->kind) + 1) : 0);
   mix(pre_ ? pre_->number : 0);
@@ -247,7 +256,9 @@ std::size_t Version::hash() const noexcept {
 namespace detail {
 namespace {
 
-bool is_sep(char c) noexcept { return c == '-' || c == '_' || c == '.'; }
+bool is_sep(char c) noexcept {
+  return c == '-' || c == '_' || c == '.';
+}
 
 struct Scanner {
   std::string_view s;
@@ -268,7 +279,8 @@ struct Scanner {
   // Digits at i (at least one required by the caller's check); false on overflow.
   bool number(std::uint64_t& out) {
     std::size_t start = i;
-    while (!at_end() && is_digit(s[i])) ++i;
+    while (!at_end() && is_digit(s[i]))
+      ++i;
     auto v = parse_u64(s.substr(start, i - start));
     if (!v) {
       fail(start, fmt::format("number {} is larger than 2^64-1",
@@ -309,7 +321,8 @@ std::size_t pre_label(std::string_view s, std::size_t p, Version::Pre::Kind& kin
 }
 
 std::size_t post_label(std::string_view s, std::size_t p) noexcept {
-  for (std::string_view w : {std::string_view("post"), std::string_view("rev"), std::string_view("r")}) {
+  for (std::string_view w :
+       {std::string_view("post"), std::string_view("rev"), std::string_view("r")}) {
     if (starts_with_nocase(s, p, w)) return w.size();
   }
   return 0;
@@ -337,8 +350,8 @@ VersionScan scan_version(std::string_view text, std::size_t pos, const VersionSc
   };
 
   if (!is_digit(sc.peek())) {
-    sc.fail(sc.i, sc.at_end() ? "expected a release number, found the end"
-                              : "expected a release number");
+    sc.fail(sc.i,
+            sc.at_end() ? "expected a release number, found the end" : "expected a release number");
     return sc.result;
   }
   std::uint64_t n = 0;
@@ -433,7 +446,8 @@ VersionScan scan_version(std::string_view text, std::size_t pos, const VersionSc
         local.emplace_back(*v);
       } else {
         std::string lower(seg);
-        for (char& c : lower) c = to_lower(c);
+        for (char& c : lower)
+          c = to_lower(c);
         local.emplace_back(std::move(lower));
       }
       if (is_sep(sc.peek()) && is_alnum(sc.peek(1))) {

@@ -18,7 +18,6 @@ struct VersionAccess {
   static bool base_equal(const Version& a, const Version& b) noexcept;
   /// Number of release components up to the last non-zero one.
   static std::size_t significant(const Version& v) noexcept { return v.release_significant_; }
-  static Version& mutable_ref(Version& v) noexcept { return v; }
   static void set_release(Version& v, std::span<const std::uint64_t> r) { v.set_release(r); }
   static void set_epoch(Version& v, std::uint64_t e) noexcept { v.epoch_ = e; }
   static void set_pre(Version& v, std::optional<Version::Pre> p) noexcept { v.pre_ = p; }
@@ -30,9 +29,9 @@ struct VersionAccess {
 namespace detail {
 
 struct VersionScanOptions {
-  bool allow_local = true;     ///< `+label` accepted (Version, ==, !=)
-  bool allow_wildcard = false; ///< `.*` right after the release accepted (==, !=)
-  std::size_t min_release = 1; ///< `~=` needs two release components
+  bool allow_local = true;      ///< `+label` accepted (Version, ==, !=)
+  bool allow_wildcard = false;  ///< `.*` right after the release accepted (==, !=)
+  std::size_t min_release = 1;  ///< `~=` needs two release components
 };
 
 struct VersionScan {

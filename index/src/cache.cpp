@@ -1,15 +1,18 @@
 #include "cache.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "page_builder.h"
 
@@ -20,13 +23,15 @@ namespace {
 constexpr std::string_view kPagesBucket = "pages-v1";
 constexpr std::string_view kMetadataBucket = "metadata-v1";
 constexpr std::string_view kDigestBucket = "digests-v1";
-constexpr std::string_view kHostsBucket = "hosts-v1";
+constexpr std::string_view kHostsBucket = "hosts-v2";
 
 constexpr char kMagic[4] = {'G', 'P', 'L', 'K'};
 constexpr std::uint8_t kFormatVersion = 1;
 constexpr std::size_t kHeaderSize = 24;  // magic, kind, version, 2 reserved, u64 size, u64 checksum
 
-constexpr std::uint64_t rotl(std::uint64_t x, int r) noexcept { return (x << r) | (x >> (64 - r)); }
+constexpr std::uint64_t rotl(std::uint64_t x, int r) noexcept {
+  return (x << r) | (x >> (64 - r));
+}
 
 std::uint64_t fmix(std::uint64_t k) noexcept {
   k ^= k >> 33;
@@ -39,10 +44,18 @@ std::uint64_t fmix(std::uint64_t k) noexcept {
 
 // ---- binary writer/reader -------------------------------------------------------------------
 
-void put_u8(std::string& out, std::uint8_t v) { out.push_back(static_cast<char>(v)); }
-void put_u32(std::string& out, std::uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
-void put_u64(std::string& out, std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
-void put_i64(std::string& out, std::int64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+void put_u8(std::string& out, std::uint8_t v) {
+  out.push_back(static_cast<char>(v));
+}
+void put_u32(std::string& out, std::uint32_t v) {
+  out.append(reinterpret_cast<const char*>(&v), 4);
+}
+void put_u64(std::string& out, std::uint64_t v) {
+  out.append(reinterpret_cast<const char*>(&v), 8);
+}
+void put_i64(std::string& out, std::int64_t v) {
+  out.append(reinterpret_cast<const char*>(&v), 8);
+}
 void put_str(std::string& out, std::string_view s) {
   put_u32(out, static_cast<std::uint32_t>(s.size()));
   out.append(s);
@@ -94,41 +107,81 @@ void get_hashes(Reader& r, std::vector<Hash>& hashes) {
   }
 }
 
-std::string frame(char kind, std::string_view payload) {
+// A framed file is built in one buffer: begin_frame() reserves the header, the payload is
+// appended, end_frame() fills the header in (no copy of a large payload).
+std::string begin_frame(std::size_t expected_payload = 0) {
   std::string out;
-  out.reserve(kHeaderSize + payload.size());
-  out.append(kMagic, 4);
-  out.push_back(kind);
-  out.push_back(static_cast<char>(kFormatVersion));
-  out.append(2, '\0');
-  put_u64(out, payload.size());
-  put_u64(out, hash64(payload, 0x6770756c6f636bULL));
-  out.append(payload);
+  out.reserve(kHeaderSize + expected_payload);
+  out.resize(kHeaderSize);
   return out;
 }
 
-// The whole file in one read(), or nullopt.
-std::optional<std::string> read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(kHeaderSize)) {
-    ::close(fd);
-    return std::nullopt;
-  }
-  std::string data;
-  data.resize(static_cast<std::size_t>(st.st_size));
-  std::size_t filled = 0;
-  while (filled < data.size()) {
-    ssize_t n = ::read(fd, data.data() + filled, data.size() - filled);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    filled += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (filled != data.size()) return std::nullopt;
-  return data;
+const std::string& end_frame(std::string& buffer, char kind) {
+  std::string_view payload = std::string_view(buffer).substr(kHeaderSize);
+  std::uint64_t size = payload.size();
+  std::uint64_t checksum = hash64(payload, 0x6770756c6f636bULL);
+  std::memcpy(buffer.data(), kMagic, 4);
+  buffer[4] = kind;
+  buffer[5] = static_cast<char>(kFormatVersion);
+  buffer[6] = buffer[7] = '\0';
+  std::memcpy(buffer.data() + 8, &size, 8);
+  std::memcpy(buffer.data() + 16, &checksum, 8);
+  return buffer;
 }
+
+// A cache file's bytes: mapped when large (no copy, no zero-fill), else one read().
+class FileBytes {
+ public:
+  FileBytes() = default;
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+  ~FileBytes() {
+    if (map_) ::munmap(map_, size_);
+  }
+
+  bool open(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(kHeaderSize)) {
+      ::close(fd);
+      return false;
+    }
+    size_ = static_cast<std::size_t>(st.st_size);
+    bool ok = true;
+    if (size_ >= kMapThreshold) {
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p == MAP_FAILED) {
+        ok = false;
+      } else {
+        map_ = p;
+      }
+    } else {
+      buffer_.resize(size_);
+      std::size_t filled = 0;
+      while (filled < size_) {
+        ssize_t n = ::read(fd, buffer_.data() + filled, size_ - filled);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        filled += static_cast<std::size_t>(n);
+      }
+      ok = filled == size_;
+    }
+    ::close(fd);
+    return ok;
+  }
+
+  [[nodiscard]] std::string_view view() const noexcept {
+    return map_ ? std::string_view(static_cast<const char*>(map_), size_)
+                : std::string_view(buffer_);
+  }
+
+ private:
+  static constexpr std::size_t kMapThreshold = 64 * 1024;
+  void* map_ = nullptr;
+  std::size_t size_ = 0;
+  std::string buffer_;
+};
 
 // The payload of a framed file, or nullopt when torn/foreign/corrupt.
 std::optional<std::string_view> unframe(std::string_view data, char kind) {
@@ -213,9 +266,11 @@ void encode_page(const ProjectPage& page, std::string& out) {
   put_str(out, page.url);
   put_str(out, page.api_version);
   put_u32(out, static_cast<std::uint32_t>(page.versions.size()));
-  for (const auto& v : page.versions) put_str(out, v);
+  for (const auto& v : page.versions)
+    put_str(out, v);
   put_u32(out, static_cast<std::uint32_t>(page.warnings.size()));
-  for (const auto& w : page.warnings) put_str(out, w);
+  for (const auto& w : page.warnings)
+    put_str(out, w);
   put_u32(out, static_cast<std::uint32_t>(page.files.size()));
   for (const auto& f : page.files) {
     put_str(out, f.filename);
@@ -241,15 +296,18 @@ bool decode_page(std::string_view& in, ProjectPage& page) {
   auto nversions = r.get<std::uint32_t>();
   if (!r.ok || nversions > in.size()) return false;
   page.versions.reserve(nversions);
-  for (std::uint32_t i = 0; i < nversions && r.ok; ++i) page.versions.emplace_back(r.str());
+  for (std::uint32_t i = 0; i < nversions && r.ok; ++i)
+    page.versions.emplace_back(r.str());
   auto nwarnings = r.get<std::uint32_t>();
   if (!r.ok || nwarnings > in.size()) return false;
-  for (std::uint32_t i = 0; i < nwarnings && r.ok; ++i) page.warnings.emplace_back(r.str());
+  for (std::uint32_t i = 0; i < nwarnings && r.ok; ++i)
+    page.warnings.emplace_back(r.str());
   auto nfiles = r.get<std::uint32_t>();
   if (!r.ok || nfiles > in.size()) return false;
   page.files.reserve(nfiles);
+  WheelNameMemo wheels;
   for (std::uint32_t i = 0; i < nfiles && r.ok; ++i) {
-    DistFile f;
+    DistFile& f = page.files.emplace_back();
     f.filename = r.str();
     f.url = r.str();
     get_hashes(r, f.hashes);
@@ -264,7 +322,7 @@ bool decode_page(std::string_view& in, ProjectPage& page) {
     if (!r.ok) return false;
     // Filenames were validated when the page was parsed; a failure here means a foreign entry.
     if (flags & 16) {
-      auto wheel = core::WheelFilename::parse(f.filename);
+      auto wheel = wheels.parse(f.filename);
       if (!wheel) return false;
       f.wheel = std::move(*wheel);
     } else {
@@ -272,7 +330,6 @@ bool decode_page(std::string_view& in, ProjectPage& page) {
       if (!sdist) return false;
       f.sdist = std::move(*sdist);
     }
-    page.files.push_back(std::move(f));
   }
   return r.ok;
 }
@@ -283,9 +340,9 @@ std::string DiskCache::path_for(std::string_view bucket, std::string_view key) c
 
 std::optional<PageEntry> DiskCache::load_page(std::string_view url) const {
   if (!enabled_) return std::nullopt;
-  auto data = read_file(path_for(kPagesBucket, url));
-  if (!data) return std::nullopt;
-  auto payload = unframe(*data, 'P');
+  FileBytes data;
+  if (!data.open(path_for(kPagesBucket, url))) return std::nullopt;
+  auto payload = unframe(data.view(), 'P');
   if (!payload) return std::nullopt;
   std::string_view in = *payload;
   Reader r{in};
@@ -302,10 +359,9 @@ std::optional<PageEntry> DiskCache::load_page(std::string_view url) const {
   return e;
 }
 
-bool DiskCache::store_page(const PageEntry& e) const {
+bool DiskCache::store_page(const PageEntry& e, const ProjectPage& page) const {
   if (!enabled_) return false;
-  std::string payload;
-  payload.reserve(256 + e.page.files.size() * 256);
+  std::string payload = begin_frame(256 + page.files.size() * 256);
   put_str(payload, e.url);
   put_i64(payload, e.stored_at);
   put_i64(payload, e.max_age);
@@ -314,15 +370,15 @@ bool DiskCache::store_page(const PageEntry& e) const {
   payload.append(reinterpret_cast<const char*>(&status), 2);
   put_str(payload, e.etag);
   put_str(payload, e.last_modified);
-  encode_page(e.page, payload);
-  return write_file_atomic(path_for(kPagesBucket, e.url), frame('P', payload));
+  encode_page(page, payload);
+  return write_file_atomic(path_for(kPagesBucket, e.url), end_frame(payload, 'P'));
 }
 
 std::optional<MetadataEntry> DiskCache::load_metadata(std::string_view key) const {
   if (!enabled_) return std::nullopt;
-  auto data = read_file(path_for(kMetadataBucket, key));
-  if (!data) return std::nullopt;
-  auto payload = unframe(*data, 'M');
+  FileBytes data;
+  if (!data.open(path_for(kMetadataBucket, key))) return std::nullopt;
+  auto payload = unframe(data.view(), 'M');
   if (!payload) return std::nullopt;
   std::string_view in = *payload;
   Reader r{in};
@@ -337,19 +393,19 @@ std::optional<MetadataEntry> DiskCache::load_metadata(std::string_view key) cons
 
 bool DiskCache::store_metadata(std::string_view key, const MetadataEntry& e) const {
   if (!enabled_) return false;
-  std::string payload;
+  std::string payload = begin_frame();
   put_str(payload, key);
   put_str(payload, e.url);
   put_i64(payload, e.stored_at);
   put_str(payload, e.text);
-  return write_file_atomic(path_for(kMetadataBucket, key), frame('M', payload));
+  return write_file_atomic(path_for(kMetadataBucket, key), end_frame(payload, 'M'));
 }
 
 std::optional<DigestEntry> DiskCache::load_digest(std::string_view url) const {
   if (!enabled_) return std::nullopt;
-  auto data = read_file(path_for(kDigestBucket, url));
-  if (!data) return std::nullopt;
-  auto payload = unframe(*data, 'D');
+  FileBytes data;
+  if (!data.open(path_for(kDigestBucket, url))) return std::nullopt;
+  auto payload = unframe(data.view(), 'D');
   if (!payload) return std::nullopt;
   std::string_view in = *payload;
   Reader r{in};
@@ -366,36 +422,40 @@ std::optional<DigestEntry> DiskCache::load_digest(std::string_view url) const {
 
 bool DiskCache::store_digest(const DigestEntry& e) const {
   if (!enabled_) return false;
-  std::string payload;
+  std::string payload = begin_frame();
   put_str(payload, e.url);
   put_i64(payload, e.stored_at);
   put_str(payload, e.sha256);
   put_u64(payload, e.size);
   put_str(payload, e.etag);
   put_str(payload, e.last_modified);
-  return write_file_atomic(path_for(kDigestBucket, e.url), frame('D', payload));
+  return write_file_atomic(path_for(kDigestBucket, e.url), end_frame(payload, 'D'));
 }
 
 std::optional<bool> DiskCache::load_range_support(std::string_view host) const {
   if (!enabled_) return std::nullopt;
-  auto data = read_file(path_for(kHostsBucket, host));
-  if (!data) return std::nullopt;
-  auto payload = unframe(*data, 'H');
+  FileBytes data;
+  if (!data.open(path_for(kHostsBucket, host))) return std::nullopt;
+  auto payload = unframe(data.view(), 'H');
   if (!payload) return std::nullopt;
   std::string_view in = *payload;
   Reader r{in};
   std::string_view stored = r.str();
   auto value = r.get<std::uint8_t>();
+  auto when = r.get<std::int64_t>();
   if (!r.ok || stored != host) return std::nullopt;
+  // A server that did not do ranges may have been fixed: probe it again after a day.
+  if (value == 0 && std::time(nullptr) - when > 86400) return std::nullopt;
   return value != 0;
 }
 
 bool DiskCache::store_range_support(std::string_view host, bool supported) const {
   if (!enabled_) return false;
-  std::string payload;
+  std::string payload = begin_frame();
   put_str(payload, host);
   put_u8(payload, supported ? 1 : 0);
-  return write_file_atomic(path_for(kHostsBucket, host), frame('H', payload));
+  put_i64(payload, static_cast<std::int64_t>(std::time(nullptr)));
+  return write_file_atomic(path_for(kHostsBucket, host), end_frame(payload, 'H'));
 }
 
 std::string DiskCache::temp_dir() const {

@@ -15,16 +15,16 @@ namespace gpulock::index::detail {
 
 /// A cached answer for one page URL, with what HTTP caching needs (RFC 9111).
 struct PageEntry {
-  std::string url;            ///< redacted page URL (guards against key collisions)
-  std::int64_t stored_at = 0; ///< unix seconds of the last validation
-  std::int64_t max_age = -1;  ///< seconds; -1: none given (revalidate every time)
-  bool no_cache = false;      ///< Cache-Control: no-cache
+  std::string url;             ///< redacted page URL (guards against key collisions)
+  std::int64_t stored_at = 0;  ///< unix seconds of the last validation
+  std::int64_t max_age = -1;   ///< seconds; -1: none given (revalidate every time)
+  bool no_cache = false;       ///< Cache-Control: no-cache
   /// The HTTP status the page came with: 200, or 404/410/403 for "not on this index" (a 403
   /// counts as that only for sources with IndexSource::forbidden_means_missing).
   int status = 200;
   std::string etag;
   std::string last_modified;
-  ProjectPage page;           ///< found == false for "not on this index"
+  ProjectPage page;  ///< found == false for "not on this index"
 
   [[nodiscard]] bool fresh(std::int64_t now) const noexcept {
     return !no_cache && max_age >= 0 && now >= stored_at && now - stored_at < max_age;
@@ -56,7 +56,9 @@ class DiskCache {
   [[nodiscard]] const std::string& root() const noexcept { return root_; }
 
   [[nodiscard]] std::optional<PageEntry> load_page(std::string_view url) const;
-  bool store_page(const PageEntry& entry) const;
+  bool store_page(const PageEntry& entry) const { return store_page(entry, entry.page); }
+  /// Same, with the page given separately (`entry.page` is ignored): no copy of a big page.
+  bool store_page(const PageEntry& entry, const ProjectPage& page) const;
 
   /// `key`: "sha256-<hex>" or a URL.
   [[nodiscard]] std::optional<MetadataEntry> load_metadata(std::string_view key) const;

@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,13 +16,15 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
-#include "cache.h"
-#include "page_builder.h"
 #include "gpulock/core/name.h"
 #include "gpulock/index/parse.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
+
+#include "cache.h"
+#include "page_builder.h"
 #include "remote_zip.h"
 #include "task_pool.h"
 #include "transport.h"
@@ -37,11 +38,16 @@ using detail::TransportError;
 
 std::string_view request_kind_name(RequestKind kind) noexcept {
   switch (kind) {
-    case RequestKind::Page: return "page";
-    case RequestKind::Metadata: return "metadata";
-    case RequestKind::Range: return "range";
-    case RequestKind::Download: return "download";
-    case RequestKind::Digest: return "digest";
+    case RequestKind::Page:
+      return "page";
+    case RequestKind::Metadata:
+      return "metadata";
+    case RequestKind::Range:
+      return "range";
+    case RequestKind::Download:
+      return "download";
+    case RequestKind::Digest:
+      return "digest";
   }
   return "page";
 }
@@ -53,7 +59,9 @@ std::string env(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
-std::int64_t now_seconds() { return static_cast<std::int64_t>(std::time(nullptr)); }
+std::int64_t now_seconds() {
+  return static_cast<std::int64_t>(std::time(nullptr));
+}
 
 // "Not on this index" answers without a max-age are kept this long.
 constexpr std::int64_t kDefaultNotFoundMaxAge = 600;
@@ -71,12 +79,16 @@ CacheControl parse_cache_control(std::string_view value) {
   std::size_t pos = 0;
   while (pos <= value.size()) {
     auto comma = value.find(',', pos);
-    std::string_view item = value.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    std::string_view item =
+        value.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
     pos = comma == std::string_view::npos ? value.size() + 1 : comma + 1;
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t'))
+      item.remove_prefix(1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t'))
+      item.remove_suffix(1);
     std::string lowered(item);
-    for (char& c : lowered) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    for (char& c : lowered)
+      c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
     if (lowered.starts_with("max-age=")) {
       std::string_view n = std::string_view(lowered).substr(8);
       if (!n.empty() && n.front() == '"') n = n.substr(1, n.size() >= 2 ? n.size() - 2 : 0);
@@ -94,28 +106,45 @@ CacheControl parse_cache_control(std::string_view value) {
 
 std::string_view reason_phrase(long status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 406: return "Not Acceptable";
-    case 408: return "Request Timeout";
-    case 410: return "Gone";
-    case 416: return "Range Not Satisfiable";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    default: return "";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 406:
+      return "Not Acceptable";
+    case 408:
+      return "Request Timeout";
+    case 410:
+      return "Gone";
+    case 416:
+      return "Range Not Satisfiable";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    default:
+      return "";
   }
 }
 
 std::string status_text(long status) {
   std::string_view reason = reason_phrase(status);
-  return reason.empty() ? fmt::format("HTTP {}", status) : fmt::format("HTTP {} {}", status, reason);
+  return reason.empty() ? fmt::format("HTTP {}", status)
+                        : fmt::format("HTTP {} {}", status, reason);
 }
 
 bool is_transient(const HttpResponse& r) {
@@ -148,7 +177,8 @@ std::string authority_key(std::string_view url) {
   std::string out(p.scheme);
   out += "://";
   std::string host(p.host);
-  for (char& c : host) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  for (char& c : host)
+    c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
   return out + host;
 }
 
@@ -163,9 +193,11 @@ ClientOptions ClientOptions::from_environment() {
     return ec == std::errc{} && p == text.data() + text.size() && out >= 0;
   };
   long v = 0;
-  if (number(env("GPULOCK_HTTP_TIMEOUT"), v)) o.low_speed_time = std::chrono::seconds(v == 0 ? 1 : v);
+  if (number(env("GPULOCK_HTTP_TIMEOUT"), v))
+    o.low_speed_time = std::chrono::seconds(v == 0 ? 1 : v);
   if (number(env("GPULOCK_HTTP_RETRIES"), v)) o.retries = static_cast<unsigned>(v);
-  if (number(env("GPULOCK_CONCURRENT_DOWNLOADS"), v) && v > 0) o.max_parallel = static_cast<unsigned>(v);
+  if (number(env("GPULOCK_CONCURRENT_DOWNLOADS"), v) && v > 0)
+    o.max_parallel = static_cast<unsigned>(v);
   return o;
 }
 
@@ -181,11 +213,13 @@ std::string default_cache_dir() {
 struct IndexClient::Impl {
   explicit Impl(ClientOptions o)
       : options(std::move(o)),
-        cache(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir, !options.no_cache),
+        cache(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir,
+              !options.no_cache),
         pool(std::max(1u, options.max_parallel)) {
     immutable_hosts = {"files.pythonhosted.org", "download.pytorch.org", "download-r2.pytorch.org",
                        "pypi.nvidia.com"};
-    for (const auto& h : options.immutable_hosts) immutable_hosts.insert(h);
+    for (const auto& h : options.immutable_hosts)
+      immutable_hosts.insert(h);
     if (options.ca_file.empty()) options.ca_file = env("SSL_CERT_FILE");
     if (options.ca_path.empty()) options.ca_path = env("SSL_CERT_DIR");
   }
@@ -250,11 +284,21 @@ struct IndexClient::Impl {
   void count_request(RequestKind kind) {
     ++counters.requests;
     switch (kind) {
-      case RequestKind::Page: ++counters.page; break;
-      case RequestKind::Metadata: ++counters.metadata; break;
-      case RequestKind::Range: ++counters.range; break;
-      case RequestKind::Download: ++counters.download; break;
-      case RequestKind::Digest: ++counters.digest; break;
+      case RequestKind::Page:
+        ++counters.page;
+        break;
+      case RequestKind::Metadata:
+        ++counters.metadata;
+        break;
+      case RequestKind::Range:
+        ++counters.range;
+        break;
+      case RequestKind::Download:
+        ++counters.download;
+        break;
+      case RequestKind::Digest:
+        ++counters.digest;
+        break;
     }
   }
 
@@ -340,7 +384,8 @@ struct IndexClient::Impl {
       auto delay = options.retry_backoff * (1LL << std::min(attempt, 10u));
       if (!r.retry_after.empty()) {
         long seconds = 0;
-        auto [p, ec] = std::from_chars(r.retry_after.data(), r.retry_after.data() + r.retry_after.size(), seconds);
+        auto [p, ec] = std::from_chars(r.retry_after.data(),
+                                       r.retry_after.data() + r.retry_after.size(), seconds);
         if (ec == std::errc{} && seconds >= 0 && seconds <= 30) {
           delay = std::max<std::chrono::milliseconds>(delay, std::chrono::seconds(seconds));
         }
@@ -363,16 +408,19 @@ struct IndexClient::Impl {
         }
         return r;
       case TransportError::Connect:
-        return core::fail_at(ErrorCode::Network,
-                             fmt::format("cannot reach the server: {}{}", redact_text(r.error_text), after()),
-                             shown);
+        return core::fail_at(
+            ErrorCode::Network,
+            fmt::format("cannot reach the server: {}{}", redact_text(r.error_text), after()),
+            shown);
       case TransportError::Timeout:
         return core::fail_at(ErrorCode::Timeout,
-                             fmt::format("timed out: {}{}", redact_text(r.error_text), after()), shown);
-      case TransportError::Truncated:
-        return core::fail_at(ErrorCode::Network,
-                             fmt::format("truncated response body: {}{}", redact_text(r.error_text), after()),
+                             fmt::format("timed out: {}{}", redact_text(r.error_text), after()),
                              shown);
+      case TransportError::Truncated:
+        return core::fail_at(
+            ErrorCode::Network,
+            fmt::format("truncated response body: {}{}", redact_text(r.error_text), after()),
+            shown);
       case TransportError::Tls: {
         core::Error e;
         e.code = ErrorCode::Network;
@@ -416,8 +464,8 @@ struct IndexClient::Impl {
   // ---- project pages ---------------------------------------------------------------------------
 
   struct PageLookup {
-    std::string url;       // as requested (may carry credentials)
-    std::string shown;     // redacted
+    std::string url;    // as requested (may carry credentials)
+    std::string shown;  // redacted
     PageFilter filter;
     bool forbidden_means_missing = false;
   };
@@ -441,8 +489,8 @@ struct IndexClient::Impl {
   }
 
   // A cache hit that needs no request, or nullopt. Offline: any entry, else an Offline error.
-  std::optional<core::Result<ProjectPagePtr>> page_from_cache(const PageLookup& lookup,
-                                                              std::optional<detail::PageEntry>& entry) {
+  std::optional<core::Result<ProjectPagePtr>> page_from_cache(
+      const PageLookup& lookup, std::optional<detail::PageEntry>& entry) {
     entry = cache.load_page(lookup.shown);
     if (entry && entry->status == 403 && !lookup.forbidden_means_missing) entry.reset();
     if (entry && (options.offline || (!options.refresh && entry->fresh(now_seconds())))) {
@@ -468,7 +516,8 @@ struct IndexClient::Impl {
     req.headers.push_back(fmt::format("Accept: {}", kSimpleAccept));
     if (entry && entry->page.found) {
       if (!entry->etag.empty()) req.headers.push_back("If-None-Match: " + entry->etag);
-      if (!entry->last_modified.empty()) req.headers.push_back("If-Modified-Since: " + entry->last_modified);
+      if (!entry->last_modified.empty())
+        req.headers.push_back("If-Modified-Since: " + entry->last_modified);
     }
     auto response = request(std::move(req), RequestKind::Page);
     if (!response) return std::unexpected(response.error());
@@ -502,7 +551,8 @@ struct IndexClient::Impl {
       }
       return page;
     }
-    if (r.status < 200 || r.status >= 300) return std::unexpected(status_error(r.status, lookup.shown));
+    if (r.status < 200 || r.status >= 300)
+      return std::unexpected(status_error(r.status, lookup.shown));
     if (r.error == TransportError::TooLarge) {
       return core::fail_at(ErrorCode::IndexFormat, "project page too large", lookup.shown);
     }
@@ -518,7 +568,8 @@ struct IndexClient::Impl {
                              lookup.shown);
       }
       auto first = r.body.find_first_not_of(" \t\r\n");
-      format = (first != std::string::npos && r.body[first] == '{') ? PageFormat::Json : PageFormat::Html;
+      format = (first != std::string::npos && r.body[first] == '{') ? PageFormat::Json
+                                                                    : PageFormat::Html;
     }
     ++counters.pages_parsed;
     auto parsed = format == PageFormat::Json ? parse_json_page_padded(r.body, base, lookup.filter)
@@ -540,8 +591,7 @@ struct IndexClient::Impl {
       e.no_cache = cc.no_cache;
       e.etag = r.etag;
       e.last_modified = r.last_modified;
-      e.page = page;
-      cache.store_page(e);
+      cache.store_page(e, page);
     }
     return std::make_shared<const ProjectPage>(std::move(page));
   }
@@ -574,9 +624,9 @@ struct IndexClient::Impl {
       return page;
     }
     std::string key = "file://" + path;
-    std::string validator = fmt::format("{}.{}:{}", static_cast<long long>(st.st_mtim.tv_sec),
-                                        static_cast<long long>(st.st_mtim.tv_nsec),
-                                        static_cast<long long>(st.st_size));
+    std::string validator =
+        fmt::format("{}.{}:{}", static_cast<long long>(st.st_mtim.tv_sec),
+                    static_cast<long long>(st.st_mtim.tv_nsec), static_cast<long long>(st.st_size));
     if (auto entry = cache.load_page(key); entry && entry->etag == validator) {
       ++counters.page_hits;
       emit(ClientEvent::Type::CacheHit, RequestKind::Page, key);
@@ -586,7 +636,8 @@ struct IndexClient::Impl {
     if (auto read = read_local_file(path, body); !read) return std::unexpected(read.error());
     ++counters.pages_parsed;
     std::string file_url = path_to_file_url(path);
-    auto parsed = json ? parse_json_page_padded(body, file_url, filter) : parse_html_page(body, file_url, filter);
+    auto parsed = json ? parse_json_page_padded(body, file_url, filter)
+                       : parse_html_page(body, file_url, filter);
     if (!parsed) return std::unexpected(parsed.error());
     parsed->name = filter.project;
     parsed->url = redact_url(page_url);
@@ -594,14 +645,15 @@ struct IndexClient::Impl {
     e.url = key;
     e.stored_at = now_seconds();
     e.etag = validator;
-    e.page = *parsed;
-    cache.store_page(e);
+    cache.store_page(e, *parsed);
     return std::make_shared<const ProjectPage>(std::move(*parsed));
   }
 
   static core::Status read_local_file(const std::string& path, std::string& out) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return core::fail_at(ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)), path);
+    if (fd < 0)
+      return core::fail_at(ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)),
+                           path);
     struct stat st {};
     ::fstat(fd, &st);
     out.clear();
@@ -613,7 +665,8 @@ struct IndexClient::Impl {
       if (n < 0) {
         int err = errno;
         ::close(fd);
-        return core::fail_at(ErrorCode::Io, fmt::format("cannot read: {}", std::strerror(err)), path);
+        return core::fail_at(ErrorCode::Io, fmt::format("cannot read: {}", std::strerror(err)),
+                             path);
       }
       if (n == 0) break;
       out.append(buffer, static_cast<std::size_t>(n));
@@ -630,7 +683,8 @@ struct IndexClient::Impl {
       auto& slot = link_pages[source.url];
       if (!slot) {
         IndexSource copy = source;
-        slot = std::make_shared<detail::Op<ProjectPagePtr>>([this, copy] { return load_links(copy); });
+        slot =
+            std::make_shared<detail::Op<ProjectPagePtr>>([this, copy] { return load_links(copy); });
       }
       op = slot;
     }
@@ -645,7 +699,8 @@ struct IndexClient::Impl {
       if (!path) return std::unexpected(path.error());
       struct stat st {};
       if (::stat(path->c_str(), &st) != 0) {
-        return core::fail_at(ErrorCode::Io, fmt::format("find-links location: {}", std::strerror(errno)), *path);
+        return core::fail_at(ErrorCode::Io,
+                             fmt::format("find-links location: {}", std::strerror(errno)), *path);
       }
       if (S_ISDIR(st.st_mode)) return list_directory(*path, source.url);
       std::string body;
@@ -668,7 +723,8 @@ struct IndexClient::Impl {
   core::Result<ProjectPagePtr> list_directory(const std::string& path, const std::string& url) {
     DIR* dir = ::opendir(path.c_str());
     if (!dir) {
-      return core::fail_at(ErrorCode::Io, fmt::format("cannot list the directory: {}", std::strerror(errno)), path);
+      return core::fail_at(
+          ErrorCode::Io, fmt::format("cannot list the directory: {}", std::strerror(errno)), path);
     }
     std::vector<std::string> names;
     while (dirent* ent = ::readdir(dir)) {
@@ -717,7 +773,8 @@ struct IndexClient::Impl {
     filter.project = name;
     if (is_file_url(url)) return local_page(url, filter);
     if (!is_http_url(url)) {
-      return core::fail_at(ErrorCode::Usage, "unsupported index URL (expected http://, https:// or file://)",
+      return core::fail_at(ErrorCode::Usage,
+                           "unsupported index URL (expected http://, https:// or file://)",
                            redact_url(url));
     }
     remember_credentials(url);
@@ -760,7 +817,8 @@ struct IndexClient::Impl {
     created = !slot;
     if (!slot) {
       IndexSource copy = source;
-      slot = std::make_shared<detail::Op<ProjectPagePtr>>([this, copy, name] { return load_project(copy, name); });
+      slot = std::make_shared<detail::Op<ProjectPagePtr>>(
+          [this, copy, name] { return load_project(copy, name); });
     }
     return slot;
   }
@@ -778,17 +836,20 @@ struct IndexClient::Impl {
   };
 
   static std::string metadata_key(const DistFile& f) {
-    return f.sha256().empty() ? "url:" + redact_url(strip_fragment(f.url)) : "sha256-" + std::string(f.sha256());
+    return f.sha256().empty() ? "url:" + redact_url(strip_fragment(f.url))
+                              : "sha256-" + std::string(f.sha256());
   }
 
-  bool immutable_url(std::string_view url) const { return immutable_hosts.count(url_host(url)) > 0; }
+  bool immutable_url(std::string_view url) const {
+    return immutable_hosts.count(url_host(url)) > 0;
+  }
 
   core::Result<std::string> load_metadata(const MetadataJob& job, const std::string& key) {
     if (!job.wheel) {
-      return core::fail_at(ErrorCode::InvalidInput,
-                           fmt::format("'{}' is not a wheel: gpulock reads METADATA from wheels only",
-                                       job.filename),
-                           job.shown);
+      return core::fail_at(
+          ErrorCode::InvalidInput,
+          fmt::format("'{}' is not a wheel: gpulock reads METADATA from wheels only", job.filename),
+          job.shown);
     }
     if (is_file_url(job.url)) {
       auto path = file_url_to_path(job.url);
@@ -797,7 +858,8 @@ struct IndexClient::Impl {
     }
     const bool immutable = !job.sha256.empty() || immutable_url(job.url);
     if (auto hit = cache.load_metadata(key)) {
-      if (immutable || options.offline || (!options.refresh && now_seconds() - hit->stored_at < kMutableMetadataMaxAge)) {
+      if (immutable || options.offline ||
+          (!options.refresh && now_seconds() - hit->stored_at < kMutableMetadataMaxAge)) {
         ++counters.metadata_hits;
         emit(ClientEvent::Type::CacheHit, RequestKind::Metadata, job.url);
         return std::move(hit->text);
@@ -806,15 +868,17 @@ struct IndexClient::Impl {
     if (options.offline) {
       core::Error e;
       e.code = ErrorCode::Offline;
-      e.message = fmt::format("the METADATA of {} is not in the cache, and --offline forbids fetching it",
-                              job.filename);
+      e.message =
+          fmt::format("the METADATA of {} is not in the cache, and --offline forbids fetching it",
+                      job.filename);
       e.where = job.shown;
       e.hints.push_back("run once without --offline to fill the cache");
       return std::unexpected(e);
     }
     auto text = remote_metadata(job);
     if (!text) return text;
-    if (auto ok = check_metadata_matches(*text, *job.wheel, job.shown); !ok) return std::unexpected(ok.error());
+    if (auto ok = check_metadata_matches(*text, *job.wheel, job.shown); !ok)
+      return std::unexpected(ok.error());
     detail::MetadataEntry entry;
     entry.url = job.shown;
     entry.stored_at = now_seconds();
@@ -898,14 +962,17 @@ struct IndexClient::Impl {
     v.remove_prefix(6);
     auto dash = v.find('-');
     auto slash = v.find('/');
-    if (dash == std::string_view::npos || slash == std::string_view::npos || slash < dash) return false;
+    if (dash == std::string_view::npos || slash == std::string_view::npos || slash < dash)
+      return false;
     auto [p1, e1] = std::from_chars(v.data(), v.data() + dash, start);
     auto [p2, e2] = std::from_chars(v.data() + slash + 1, v.data() + v.size(), total);
-    return e1 == std::errc{} && e2 == std::errc{} && p1 == v.data() + dash && p2 == v.data() + v.size();
+    return e1 == std::errc{} && e2 == std::errc{} && p1 == v.data() + dash &&
+           p2 == v.data() + v.size();
   }
 
   // METADATA by range reads; nullopt when the server does not do ranges (then remembered).
-  core::Result<std::optional<std::string>> range_metadata(const MetadataJob& job, const std::string& host) {
+  core::Result<std::optional<std::string>> range_metadata(const MetadataJob& job,
+                                                          const std::string& host) {
     HttpRequest first;
     first.url = job.url;
     first.identity_encoding = true;
@@ -923,7 +990,8 @@ struct IndexClient::Impl {
         return std::optional<std::string>();
       }
       set_ranges_supported(host, true);
-      detail::RangeFetch fetch = [this, &job](std::uint64_t a, std::uint64_t b) -> core::Result<std::string> {
+      detail::RangeFetch fetch = [this, &job](std::uint64_t a,
+                                              std::uint64_t b) -> core::Result<std::string> {
         HttpRequest req;
         req.url = job.url;
         req.identity_encoding = true;
@@ -941,7 +1009,8 @@ struct IndexClient::Impl {
         }
         return std::move(resp->body);
       };
-      auto text = detail::metadata_via_ranges(total, start, std::move(r.body), fetch, &*job.wheel, job.shown);
+      auto text = detail::metadata_via_ranges(total, start, std::move(r.body), fetch, &*job.wheel,
+                                              job.shown);
       if (!text) return std::unexpected(text.error());
       ++counters.range_metadata;
       return std::optional<std::string>(std::move(*text));
@@ -954,9 +1023,10 @@ struct IndexClient::Impl {
       if (!job.sha256.empty()) {
         std::string actual = sha256_hex(r.body);
         if (actual != job.sha256) {
-          return core::fail_at(ErrorCode::HashMismatch,
-                               fmt::format("hash mismatch: expected sha256:{}, got sha256:{}", job.sha256, actual),
-                               job.shown);
+          return core::fail_at(
+              ErrorCode::HashMismatch,
+              fmt::format("hash mismatch: expected sha256:{}, got sha256:{}", job.sha256, actual),
+              job.shown);
         }
       }
       auto text = detail::metadata_from_buffer(r.body, &*job.wheel, job.shown);
@@ -979,7 +1049,9 @@ struct IndexClient::Impl {
     std::string templ = (dir.empty() ? std::string("/tmp") : dir) + "/wheel-XXXXXX";
     int fd = ::mkstemp(templ.data());
     if (fd < 0) {
-      return core::fail_at(ErrorCode::Io, fmt::format("cannot create a temporary file: {}", std::strerror(errno)), templ);
+      return core::fail_at(ErrorCode::Io,
+                           fmt::format("cannot create a temporary file: {}", std::strerror(errno)),
+                           templ);
     }
     struct Cleanup {
       int fd;
@@ -1014,16 +1086,18 @@ struct IndexClient::Impl {
     auto response = request(std::move(req), RequestKind::Download, reset);
     if (!response) return std::unexpected(response.error());
     if (write_failed || response->error == TransportError::Aborted) {
-      return core::fail_at(ErrorCode::Io, "cannot write the downloaded wheel to a temporary file", templ);
+      return core::fail_at(ErrorCode::Io, "cannot write the downloaded wheel to a temporary file",
+                           templ);
     }
     if (response->status < 200 || response->status >= 300) {
       return std::unexpected(status_error(response->status, job.shown));
     }
     std::string actual = hash.finish_hex();
     if (!job.sha256.empty() && actual != job.sha256) {
-      return core::fail_at(ErrorCode::HashMismatch,
-                           fmt::format("hash mismatch: expected sha256:{}, got sha256:{}", job.sha256, actual),
-                           job.shown);
+      return core::fail_at(
+          ErrorCode::HashMismatch,
+          fmt::format("hash mismatch: expected sha256:{}, got sha256:{}", job.sha256, actual),
+          job.shown);
     }
     auto text = read_wheel_metadata(templ, &*job.wheel, job.shown);
     if (text) ++counters.downloaded_metadata;
@@ -1088,7 +1162,8 @@ struct IndexClient::Impl {
     };
     if (entry && !options.refresh) {
       if (!entry->etag.empty()) req.headers.push_back("If-None-Match: " + entry->etag);
-      if (!entry->last_modified.empty()) req.headers.push_back("If-Modified-Since: " + entry->last_modified);
+      if (!entry->last_modified.empty())
+        req.headers.push_back("If-Modified-Since: " + entry->last_modified);
     }
     auto reset = [&] { (void)hash.finish_hex(); };
     auto response = request(std::move(req), RequestKind::Digest, reset);
@@ -1119,10 +1194,12 @@ struct IndexClient::Impl {
 
 // ------------------------------------------------------------------------------------------------
 
-IndexClient::IndexClient(ClientOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+IndexClient::IndexClient(ClientOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
 IndexClient::~IndexClient() = default;
 
-core::Result<ProjectPagePtr> IndexClient::fetch_project(const IndexSource& source, std::string_view name) {
+core::Result<ProjectPagePtr> IndexClient::fetch_project(const IndexSource& source,
+                                                        std::string_view name) {
   bool created = false;
   auto op = impl_->project_op(source, core::normalize_name(name), created);
   return op->get();
@@ -1142,7 +1219,8 @@ void IndexClient::prefetch_project(const IndexSource& source, std::string_view n
     Impl* impl = impl_.get();
     IndexSource copy = source;
     // Already claimed: run the network part on a pool thread.
-    impl_->pool.submit([impl, op, copy, normalized] { op->finish(impl->load_project(copy, normalized)); });
+    impl_->pool.submit(
+        [impl, op, copy, normalized] { op->finish(impl->load_project(copy, normalized)); });
   }
 }
 
@@ -1207,8 +1285,12 @@ ClientStats IndexClient::stats() const {
   return s;
 }
 
-void IndexClient::cancel() { impl_->cancel_transfers_for_shutdown(); }
+void IndexClient::cancel() {
+  impl_->cancel_transfers_for_shutdown();
+}
 
-const ClientOptions& IndexClient::options() const noexcept { return impl_->options; }
+const ClientOptions& IndexClient::options() const noexcept {
+  return impl_->options;
+}
 
 }  // namespace gpulock::index

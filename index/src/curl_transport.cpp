@@ -3,24 +3,26 @@
 // multi handle's pool, gzip/br decoding, and the settings libcurl does not take from the
 // environment by itself (~/.netrc, SSL_CERT_FILE/SSL_CERT_DIR are passed by the client).
 
-#include <curl/curl.h>
-
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include <curl/curl.h>
 
 #include "transport.h"
 
 namespace gpulock::index::detail {
 namespace {
 
-char lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char lower(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 bool header_is(std::string_view line, std::string_view name, std::string_view& value) {
   if (line.size() <= name.size() || line[name.size()] != ':') return false;
@@ -28,7 +30,8 @@ bool header_is(std::string_view line, std::string_view name, std::string_view& v
     if (lower(line[i]) != name[i]) return false;
   }
   value = line.substr(name.size() + 1);
-  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+    value.remove_prefix(1);
   while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) {
     value.remove_suffix(1);
   }
@@ -45,8 +48,10 @@ class CurlTransport final : public Transport {
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
     multi_ = curl_multi_init();
     curl_multi_setopt(multi_, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-    curl_multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(options_.max_parallel));
-    curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(options_.max_parallel));
+    curl_multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+                      static_cast<long>(options_.max_parallel));
+    curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS,
+                      static_cast<long>(options_.max_parallel));
     if (const char* netrc = std::getenv("NETRC"); netrc && *netrc) netrc_file_ = netrc;
     thread_ = std::thread([this] { loop(); });
   }
@@ -116,7 +121,9 @@ class CurlTransport final : public Transport {
       r.content_encoding.clear();
       r.retry_after.clear();
       auto space = line.find(' ');
-      t->current_status = space == std::string_view::npos ? 0 : std::atol(std::string(line.substr(space + 1, 3)).c_str());
+      t->current_status = space == std::string_view::npos
+                              ? 0
+                              : std::atol(std::string(line.substr(space + 1, 3)).c_str());
       return n;
     }
     std::string_view value;
@@ -156,6 +163,14 @@ class CurlTransport final : public Transport {
       return n;
     }
     if (!success && r.body.size() >= kMaxErrorBody) return n;
+    if (r.body.empty() && success) {
+      // Room for the whole body plus simdjson's padding, so a JSON page is parsed in place.
+      curl_off_t length = -1;
+      if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
+          length > 0 && length < (curl_off_t{1} << 30)) {
+        r.body.reserve(static_cast<std::size_t>(length) + 128);
+      }
+    }
     r.body.append(data, n);
     return n;
   }
@@ -190,7 +205,8 @@ class CurlTransport final : public Transport {
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
     curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(options_.connect_timeout.count()));
     long low_speed_s = static_cast<long>((options_.low_speed_time.count() + 999) / 1000);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options_.low_speed_bytes));
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, low_speed_s < 1 ? 1L : low_speed_s);
@@ -205,7 +221,8 @@ class CurlTransport final : public Transport {
     // Credentials: the URL's own, else ~/.netrc (libcurl reads it only when asked).
     curl_easy_setopt(e, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
     if (!netrc_file_.empty()) curl_easy_setopt(e, CURLOPT_NETRC_FILE, netrc_file_.c_str());
-    for (const auto& h : req.headers) t->headers = curl_slist_append(t->headers, h.c_str());
+    for (const auto& h : req.headers)
+      t->headers = curl_slist_append(t->headers, h.c_str());
     if (t->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
     curl_multi_add_handle(multi_, e);
     active_.push_back(t);
@@ -217,9 +234,11 @@ class CurlTransport final : public Transport {
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
     r.status = status;
     char* url = nullptr;
-    if (curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url) r.effective_url = url;
+    if (curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url)
+      r.effective_url = url;
     char* type = nullptr;
-    if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type) r.content_type = type;
+    if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type)
+      r.content_type = type;
     switch (code) {
       case CURLE_OK:
         r.error = TransportError::None;
@@ -265,7 +284,8 @@ class CurlTransport final : public Transport {
     }
     if (code != CURLE_OK) {
       r.error_text = t->error[0] ? t->error : curl_easy_strerror(code);
-      while (!r.error_text.empty() && r.error_text.back() == '\n') r.error_text.pop_back();
+      while (!r.error_text.empty() && r.error_text.back() == '\n')
+        r.error_text.pop_back();
     }
     std::erase(active_, t);
     curl_multi_remove_handle(multi_, t->easy);
@@ -289,7 +309,8 @@ class CurlTransport final : public Transport {
         incoming.assign(pending_.begin(), pending_.end());
         pending_.clear();
       }
-      for (Transfer* t : incoming) start(t);
+      for (Transfer* t : incoming)
+        start(t);
       incoming.clear();
       int running = 0;
       curl_multi_perform(multi_, &running);
@@ -305,7 +326,8 @@ class CurlTransport final : public Transport {
     }
     // Shutting down: fail whatever is still queued or running.
     std::vector<Transfer*> running_transfers(active_.begin(), active_.end());
-    for (Transfer* t : running_transfers) finish(t, CURLE_ABORTED_BY_CALLBACK);
+    for (Transfer* t : running_transfers)
+      finish(t, CURLE_ABORTED_BY_CALLBACK);
     std::lock_guard<std::mutex> lock(mu_);
     for (Transfer* t : pending_) {
       t->response.error = TransportError::Cancelled;

@@ -56,7 +56,8 @@ std::string sha256_hex(std::string_view data) {
 core::Result<FileDigest> sha256_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return core::fail_at(core::ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)), path);
+    return core::fail_at(core::ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)),
+                         path);
   }
   Sha256 h;
   std::vector<char> buffer(1 << 20);
@@ -66,7 +67,8 @@ core::Result<FileDigest> sha256_file(const std::string& path) {
       if (errno == EINTR) continue;
       int err = errno;
       ::close(fd);
-      return core::fail_at(core::ErrorCode::Io, fmt::format("cannot read: {}", std::strerror(err)), path);
+      return core::fail_at(core::ErrorCode::Io, fmt::format("cannot read: {}", std::strerror(err)),
+                           path);
     }
     if (n == 0) break;
     h.update(std::string_view(buffer.data(), static_cast<std::size_t>(n)));

@@ -12,12 +12,15 @@
 
 #include "gpulock/index/parse.h"
 #include "gpulock/index/url.h"
+
 #include "page_builder.h"
 
 namespace gpulock::index {
 namespace {
 
-char lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char lower(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 bool iequals(std::string_view a, std::string_view b) noexcept {
   if (a.size() != b.size()) return false;
@@ -27,11 +30,15 @@ bool iequals(std::string_view a, std::string_view b) noexcept {
   return true;
 }
 
-bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+bool is_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
 
 std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  while (!s.empty() && is_space(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back()))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -59,12 +66,11 @@ struct NamedEntity {
   std::uint32_t code_point;
 };
 constexpr NamedEntity kEntities[] = {
-    {"amp", '&'},      {"lt", '<'},        {"gt", '>'},        {"quot", '"'},
-    {"apos", '\''},    {"nbsp", 0xA0},     {"equals", '='},    {"plus", '+'},
-    {"num", '#'},      {"percnt", '%'},    {"sol", '/'},       {"colon", ':'},
-    {"semi", ';'},     {"comma", ','},     {"period", '.'},    {"excl", '!'},
-    {"quest", '?'},    {"lpar", '('},      {"rpar", ')'},      {"tilde", '~'},
-    {"lowbar", '_'},   {"hyphen", '-'},    {"ast", '*'},       {"commat", '@'},
+    {"amp", '&'},    {"lt", '<'},     {"gt", '>'},   {"quot", '"'},   {"apos", '\''},
+    {"nbsp", 0xA0},  {"equals", '='}, {"plus", '+'}, {"num", '#'},    {"percnt", '%'},
+    {"sol", '/'},    {"colon", ':'},  {"semi", ';'}, {"comma", ','},  {"period", '.'},
+    {"excl", '!'},   {"quest", '?'},  {"lpar", '('}, {"rpar", ')'},   {"tilde", '~'},
+    {"lowbar", '_'}, {"hyphen", '-'}, {"ast", '*'},  {"commat", '@'},
 };
 
 // HTML character references: named (the common ones) and numeric; unknown ones stay as written.
@@ -121,8 +127,8 @@ std::string decode_entities(std::string_view text) {
 }
 
 struct Attribute {
-  std::string_view name;   // as written; compare with iequals
-  std::string_view raw;    // undecoded value
+  std::string_view name;  // as written; compare with iequals
+  std::string_view raw;   // undecoded value
   bool has_value = false;
 };
 
@@ -191,7 +197,8 @@ class HtmlPageParser {
         std::size_t close = pos;
         while (true) {
           close = html_.find("</", close);
-          if (close == std::string_view::npos) return error(tag_start, fmt::format("unterminated <{}> element", tag));
+          if (close == std::string_view::npos)
+            return error(tag_start, fmt::format("unterminated <{}> element", tag));
           if (iequals(html_.substr(close, closing.size()), closing)) break;
           close += 2;
         }
@@ -215,7 +222,8 @@ class HtmlPageParser {
     const std::size_t n = html_.size();
     const std::size_t tag_start = html_.rfind('<', pos);
     while (true) {
-      while (pos < n && (is_space(html_[pos]) || html_[pos] == '/')) ++pos;
+      while (pos < n && (is_space(html_[pos]) || html_[pos] == '/'))
+        ++pos;
       if (pos >= n) return error(tag_start, "unterminated tag (the page ends inside it)");
       if (html_[pos] == '>') return pos + 1;
       std::size_t name_start = pos;
@@ -225,10 +233,12 @@ class HtmlPageParser {
       }
       Attribute attr;
       attr.name = html_.substr(name_start, pos - name_start);
-      while (pos < n && is_space(html_[pos])) ++pos;
+      while (pos < n && is_space(html_[pos]))
+        ++pos;
       if (pos < n && html_[pos] == '=') {
         ++pos;
-        while (pos < n && is_space(html_[pos])) ++pos;
+        while (pos < n && is_space(html_[pos]))
+          ++pos;
         if (pos >= n) return error(tag_start, "unterminated tag (the page ends inside it)");
         char quote = html_[pos];
         if (quote == '"' || quote == '\'') {
@@ -240,7 +250,8 @@ class HtmlPageParser {
           pos = close + 1;
         } else {
           std::size_t value_start = pos;
-          while (pos < n && !is_space(html_[pos]) && html_[pos] != '>') ++pos;
+          while (pos < n && !is_space(html_[pos]) && html_[pos] != '>')
+            ++pos;
           attr.raw = html_.substr(value_start, pos - value_start);
         }
         attr.has_value = true;
@@ -267,11 +278,13 @@ class HtmlPageParser {
     auto dot = v.find('.');
     std::string_view major_text = v.substr(0, dot);
     unsigned major = 0, minor = 0;
-    auto [p1, e1] = std::from_chars(major_text.data(), major_text.data() + major_text.size(), major);
+    auto [p1, e1] =
+        std::from_chars(major_text.data(), major_text.data() + major_text.size(), major);
     bool ok = e1 == std::errc{} && p1 == major_text.data() + major_text.size();
     if (ok && dot != std::string_view::npos) {
       std::string_view minor_text = v.substr(dot + 1);
-      auto [p2, e2] = std::from_chars(minor_text.data(), minor_text.data() + minor_text.size(), minor);
+      auto [p2, e2] =
+          std::from_chars(minor_text.data(), minor_text.data() + minor_text.size(), minor);
       ok = e2 == std::errc{} && p2 == minor_text.data() + minor_text.size();
     }
     if (!ok) {
@@ -296,7 +309,7 @@ class HtmlPageParser {
       ++anchors_without_href_;
       return;
     }
-    DistFile file;
+    DistFile& file = page_.files.emplace_back();
     std::string href_text(trim(decode_entities(href->raw)));
     std::string full = resolve_url(base_url_, href_text);
     UrlParts parts = split_url(full);
@@ -322,9 +335,9 @@ class HtmlPageParser {
         file.upload_time = parse_timestamp(trim(value));
         if (!file.upload_time && !bad_upload_time_) {
           bad_upload_time_ = true;
-          page_.warnings.push_back(
-              fmt::format("line {}: ignoring invalid data-upload-time {}",
-                          detail::line_of(html_, tag_start), core::quote_for_message(value)));
+          page_.warnings.push_back(fmt::format("line {}: ignoring invalid data-upload-time {}",
+                                               detail::line_of(html_, tag_start),
+                                               core::quote_for_message(value)));
         }
       } else if (iequals(a.name, "data-size")) {
         std::uint64_t size = 0;
@@ -340,7 +353,7 @@ class HtmlPageParser {
       }
     }
     saw_core_metadata_ = false;
-    if (classifier_.accept(file)) page_.files.push_back(std::move(file));
+    if (!classifier_.accept(file)) page_.files.pop_back();
   }
 
   void core_metadata(DistFile& file, const Attribute& a, std::size_t tag_start) {

@@ -10,14 +10,16 @@
 //    (and unmodified) for as long as the document is iterated;
 //  - an error inside a value poisons the iterator: stop and report it.
 
+#include <simdjson.h>
+
 #include <charconv>
 #include <string>
 
 #include <fmt/format.h>
-#include <simdjson.h>
 
 #include "gpulock/index/parse.h"
 #include "gpulock/index/url.h"
+
 #include "page_builder.h"
 
 namespace gpulock::index {
@@ -65,14 +67,16 @@ class JsonPageParser {
       if (err == simdjson::UNCLOSED_STRING || err == simdjson::INCOMPLETE_ARRAY_OR_OBJECT) {
         line = detail::line_of(buffer_, buffer_.size());
       }
-      return core::fail_at(core::ErrorCode::IndexFormat,
-                           fmt::format("invalid PEP 691 page: not valid JSON ({})", simdjson::error_message(err)),
-                           redact_url(page_url_), line);
+      return core::fail_at(
+          core::ErrorCode::IndexFormat,
+          fmt::format("invalid PEP 691 page: not valid JSON ({})", simdjson::error_message(err)),
+          redact_url(page_url_), line);
     }
     od::object root;
     if (auto err = doc.get_object().get(root)) {
-      return fail(doc, err == simdjson::INCORRECT_TYPE ? "not a JSON object"
-                                                       : fmt::format("not valid JSON ({})", simdjson::error_message(err)));
+      return fail(doc, err == simdjson::INCORRECT_TYPE
+                           ? "not a JSON object"
+                           : fmt::format("not valid JSON ({})", simdjson::error_message(err)));
     }
     page_.api_version = "1.0";
     for (auto field_result : root) {
@@ -130,10 +134,13 @@ class JsonPageParser {
     std::string_view v = page_.api_version;
     auto dot = v.find('.');
     std::string_view major_text = v.substr(0, dot);
-    std::string_view minor_text = dot == std::string_view::npos ? std::string_view{} : v.substr(dot + 1);
+    std::string_view minor_text =
+        dot == std::string_view::npos ? std::string_view{} : v.substr(dot + 1);
     unsigned major = 0, minor = 0;
-    auto [p1, e1] = std::from_chars(major_text.data(), major_text.data() + major_text.size(), major);
-    auto [p2, e2] = std::from_chars(minor_text.data(), minor_text.data() + minor_text.size(), minor);
+    auto [p1, e1] =
+        std::from_chars(major_text.data(), major_text.data() + major_text.size(), major);
+    auto [p2, e2] =
+        std::from_chars(minor_text.data(), minor_text.data() + minor_text.size(), minor);
     if (e1 != std::errc{} || p1 != major_text.data() + major_text.size() ||
         (dot != std::string_view::npos &&
          (e2 != std::errc{} || p2 != minor_text.data() + minor_text.size()))) {
@@ -183,7 +190,8 @@ class JsonPageParser {
       path_.field = {};
       expected_ = "expected an object";
       SIMDJSON_TRY(item.get_object().get(object));
-      DistFile file;
+      // Built in place: a DistFile is large, and most are kept.
+      DistFile& file = page_.files.emplace_back();
       SIMDJSON_TRY(parse_file(object, file));
       if (file.filename.empty()) {
         fatal_ = fmt::format("{}: missing 'filename'", path_.str());
@@ -193,7 +201,7 @@ class JsonPageParser {
         fatal_ = fmt::format("{}: missing 'url'", path_.str());
         return simdjson::SUCCESS;
       }
-      if (classifier_.accept(file)) page_.files.push_back(std::move(file));
+      if (!classifier_.accept(file)) page_.files.pop_back();
       ++path_.index;
     }
     path_.in_array = false;
@@ -323,9 +331,9 @@ class JsonPageParser {
           file.upload_time = parse_timestamp(text);
           if (!file.upload_time && !bad_upload_time_) {
             bad_upload_time_ = true;
-            page_.warnings.push_back(
-                fmt::format("{}: ignoring invalid upload-time {} (expected yyyy-mm-ddThh:mm:ss.ffffffZ)",
-                            path_.str(), core::quote_for_message(text)));
+            page_.warnings.push_back(fmt::format(
+                "{}: ignoring invalid upload-time {} (expected yyyy-mm-ddThh:mm:ss.ffffffZ)",
+                path_.str(), core::quote_for_message(text)));
           }
         }
       }
@@ -366,7 +374,8 @@ class JsonPageParser {
       line = detail::line_of(buffer_, static_cast<std::size_t>(location - buffer_.data()));
     }
     return core::fail_at(core::ErrorCode::IndexFormat,
-                         fmt::format("invalid PEP 691 page: {}", what), redact_url(page_url_), line);
+                         fmt::format("invalid PEP 691 page: {}", what), redact_url(page_url_),
+                         line);
   }
 
   std::string_view buffer_;
@@ -381,13 +390,15 @@ class JsonPageParser {
 
 }  // namespace
 
-core::Result<ProjectPage> parse_json_page_padded(const std::string& buffer, std::string_view page_url,
+core::Result<ProjectPage> parse_json_page_padded(const std::string& buffer,
+                                                 std::string_view page_url,
                                                  const PageFilter& filter) {
   if (buffer.capacity() < buffer.size() + simdjson::SIMDJSON_PADDING) {
     return parse_json_page(buffer, page_url, filter);
   }
   JsonPageParser parser(buffer, page_url, filter);
-  return parser.parse(simdjson::padded_string_view(buffer.data(), buffer.size(), buffer.capacity()));
+  return parser.parse(
+      simdjson::padded_string_view(buffer.data(), buffer.size(), buffer.capacity()));
 }
 
 core::Result<ProjectPage> parse_json_page(std::string_view json, std::string_view page_url,
@@ -396,14 +407,17 @@ core::Result<ProjectPage> parse_json_page(std::string_view json, std::string_vie
   padded.reserve(json.size() + simdjson::SIMDJSON_PADDING);
   padded.assign(json);
   JsonPageParser parser(padded, page_url, filter);
-  return parser.parse(simdjson::padded_string_view(padded.data(), padded.size(), padded.capacity()));
+  return parser.parse(
+      simdjson::padded_string_view(padded.data(), padded.size(), padded.capacity()));
 }
 
 PageFormat page_format_for_content_type(std::string_view content_type) noexcept {
   std::string_view t = content_type;
   if (auto semi = t.find(';'); semi != std::string_view::npos) t = t.substr(0, semi);
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
-  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t'))
+    t.remove_suffix(1);
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t'))
+    t.remove_prefix(1);
   auto iequals = [](std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i) {

@@ -158,7 +158,8 @@ std::optional<std::int64_t> parse_timestamp(std::string_view s) noexcept {
       ++pos;
     }
     if (digits == 0 || digits > 9) return std::nullopt;
-    for (std::size_t i = digits; i < 6; ++i) frac *= 10;
+    for (std::size_t i = digits; i < 6; ++i)
+      frac *= 10;
     micros = frac;
   }
   std::int64_t offset = 0;

@@ -4,11 +4,37 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "gpulock/index/page.h"
 #include "gpulock/index/parse.h"
 
 namespace gpulock::index::detail {
+
+/// core::WheelFilename::parse, memoized per page: a PyPI page has thousands of wheels but only
+/// tens of distinct names, versions and tag sets, and parsing each filename from scratch is the
+/// dominant cost of reading a page. Each distinct component is parsed once, by the same core
+/// functions WheelFilename::parse uses (Version::parse, parse_tag_set, and WheelFilename::parse
+/// itself to validate a name), so the result is identical; anything unusual (a build tag, an
+/// invalid component) goes to WheelFilename::parse for its exact error.
+class WheelNameMemo {
+ public:
+  core::Result<core::WheelFilename> parse(std::string_view filename);
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+  template <class V>
+  using Map = std::unordered_map<std::string, V, Hash, std::equal_to<>>;
+  Map<std::string> names_;  // raw name -> normalized (valid names only)
+  Map<core::Version> versions_;
+  Map<std::vector<core::Tag>> tags_;
+};
 
 class FileClassifier {
  public:
@@ -21,6 +47,7 @@ class FileClassifier {
 
  private:
   const PageFilter& filter_;
+  WheelNameMemo wheels_;
   std::size_t unparseable_ = 0;
   std::string first_unparseable_;
   std::string first_unparseable_reason_;

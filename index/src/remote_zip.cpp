@@ -106,16 +106,17 @@ zip_int64_t remote_callback(void* user, void* data, zip_uint64_t len, zip_source
     case ZIP_SOURCE_TELL:
       return static_cast<zip_int64_t>(s->pos);
     case ZIP_SOURCE_SUPPORTS:
-      return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE,
-                                            ZIP_SOURCE_STAT, ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE,
-                                            ZIP_SOURCE_SEEK, ZIP_SOURCE_TELL, ZIP_SOURCE_SUPPORTS, -1);
+      return zip_source_make_command_bitmap(
+          ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT, ZIP_SOURCE_ERROR,
+          ZIP_SOURCE_FREE, ZIP_SOURCE_SEEK, ZIP_SOURCE_TELL, ZIP_SOURCE_SUPPORTS, -1);
     default:
       zip_error_set(&s->zerr, ZIP_ER_OPNOTSUPP, 0);
       return -1;
   }
 }
 
-core::Result<std::string> read_from_source(zip_source_t* source, const core::WheelFilename* expected,
+core::Result<std::string> read_from_source(zip_source_t* source,
+                                           const core::WheelFilename* expected,
                                            std::string_view display, const RemoteSource* remote) {
   zip_error_t error;
   zip_error_init(&error);
@@ -125,8 +126,8 @@ core::Result<std::string> read_from_source(zip_source_t* source, const core::Whe
     zip_error_fini(&error);
     zip_source_free(source);
     if (remote && remote->error) return std::unexpected(*remote->error);
-    return core::fail_at(core::ErrorCode::InvalidInput, fmt::format("cannot read the wheel: {}", why),
-                         std::string(display));
+    return core::fail_at(core::ErrorCode::InvalidInput,
+                         fmt::format("cannot read the wheel: {}", why), std::string(display));
   }
   zip_error_fini(&error);
   auto text = metadata_from_archive(archive, expected, display);
@@ -152,7 +153,8 @@ core::Result<std::string> metadata_via_ranges(std::uint64_t total, std::uint64_t
   zip_error_fini(&error);
   if (!source) {
     zip_error_fini(&state.zerr);
-    return core::fail_at(core::ErrorCode::Internal, "cannot create a zip source", std::string(display));
+    return core::fail_at(core::ErrorCode::Internal, "cannot create a zip source",
+                         std::string(display));
   }
   auto result = read_from_source(source, expected, display, &state);
   zip_error_fini(&state.zerr);
@@ -167,7 +169,8 @@ core::Result<std::string> metadata_from_buffer(std::string_view data,
   zip_source_t* source = zip_source_buffer_create(data.data(), data.size(), 0, &error);
   zip_error_fini(&error);
   if (!source) {
-    return core::fail_at(core::ErrorCode::Internal, "cannot create a zip source", std::string(display));
+    return core::fail_at(core::ErrorCode::Internal, "cannot create a zip source",
+                         std::string(display));
   }
   return read_from_source(source, expected, display, nullptr);
 }

@@ -40,14 +40,14 @@ struct HttpRequest {
 
 enum class TransportError : std::uint8_t {
   None,
-  Connect,        ///< could not resolve/connect/send/receive (transient)
-  Timeout,        ///< connect timeout, low-speed abort, request timeout
-  Tls,            ///< certificate or TLS handshake failure
+  Connect,  ///< could not resolve/connect/send/receive (transient)
+  Timeout,  ///< connect timeout, low-speed abort, request timeout
+  Tls,      ///< certificate or TLS handshake failure
   TooManyRedirects,
-  Truncated,      ///< the body ended before Content-Length (transient)
-  TooLarge,       ///< more than max_body bytes
-  Aborted,        ///< the sink returned false
-  Cancelled,      ///< cancel() was called
+  Truncated,  ///< the body ended before Content-Length (transient)
+  TooLarge,   ///< more than max_body bytes
+  Aborted,    ///< the sink returned false
+  Cancelled,  ///< cancel() was called
   Other,
 };
 

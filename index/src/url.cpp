@@ -7,9 +7,15 @@
 namespace gpulock::index {
 namespace {
 
-bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
-char lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+bool is_alpha(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+bool is_digit(char c) noexcept {
+  return c >= '0' && c <= '9';
+}
+char lower(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 int hex_value(char c) noexcept {
   if (c >= '0' && c <= '9') return c - '0';
@@ -160,9 +166,8 @@ std::string resolve_url(std::string_view base, std::string_view ref) {
   }
   std::string_view b_authority = authority_of(base, b);
   if (r.path.empty()) {
-    return compose(b.scheme, b.has_authority, b_authority, b.path,
-                   r.has_query || b.has_query, r.has_query ? r.query : b.query, r.has_fragment,
-                   r.fragment);
+    return compose(b.scheme, b.has_authority, b_authority, b.path, r.has_query || b.has_query,
+                   r.has_query ? r.query : b.query, r.has_fragment, r.fragment);
   }
   std::string path;
   if (r.path.front() == '/') {
@@ -178,8 +183,8 @@ std::string resolve_url(std::string_view base, std::string_view ref) {
     merged.append(r.path);
     path = remove_dot_segments(merged);
   }
-  return compose(b.scheme, b.has_authority, b_authority, path, r.has_query, r.query,
-                 r.has_fragment, r.fragment);
+  return compose(b.scheme, b.has_authority, b_authority, path, r.has_query, r.query, r.has_fragment,
+                 r.fragment);
 }
 
 std::string_view strip_fragment(std::string_view url) noexcept {
@@ -250,7 +255,8 @@ std::string url_host(std::string_view url) {
     host = host.substr(0, colon);
   }
   std::string out(host);
-  for (char& c : out) c = lower(c);
+  for (char& c : out)
+    c = lower(c);
   return out;
 }
 
@@ -299,7 +305,9 @@ std::string url_basename(std::string_view url) {
   return percent_decode(path);
 }
 
-bool is_file_url(std::string_view url) noexcept { return iequals_prefix(url, "file:"); }
+bool is_file_url(std::string_view url) noexcept {
+  return iequals_prefix(url, "file:");
+}
 
 bool is_http_url(std::string_view url) noexcept {
   return iequals_prefix(url, "http://") || iequals_prefix(url, "https://");
@@ -311,9 +319,10 @@ core::Result<std::string> file_url_to_path(std::string_view url) {
     return core::fail_at(core::ErrorCode::InvalidInput, "not a file:// URL", redact_url(url));
   }
   if (p.has_authority && !p.host.empty() && url_host(url) != "localhost") {
-    return core::fail_at(core::ErrorCode::InvalidInput,
-                         fmt::format("file:// URL with a remote host '{}' is not supported", p.host),
-                         redact_url(url));
+    return core::fail_at(
+        core::ErrorCode::InvalidInput,
+        fmt::format("file:// URL with a remote host '{}' is not supported", p.host),
+        redact_url(url));
   }
   std::string path = percent_decode(p.path);
   if (path.empty() || path.front() != '/') {

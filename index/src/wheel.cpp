@@ -1,14 +1,14 @@
 #include "gpulock/index/wheel.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "gpulock/core/name.h"
 #include "gpulock/core/version.h"
+
 #include "zip_metadata.h"
 
 namespace gpulock::index {
@@ -55,15 +55,16 @@ core::Result<std::string> metadata_from_archive(zip_t* archive, const core::Whee
   zip_stat_t st;
   zip_stat_init(&st);
   if (zip_stat_index(archive, static_cast<zip_uint64_t>(chosen), 0, &st) != 0) {
-    return core::fail_at(core::ErrorCode::InvalidInput,
-                         fmt::format("cannot read the wheel's METADATA entry: {}",
-                                     zip_strerror(archive)),
-                         std::string(display));
+    return core::fail_at(
+        core::ErrorCode::InvalidInput,
+        fmt::format("cannot read the wheel's METADATA entry: {}", zip_strerror(archive)),
+        std::string(display));
   }
   std::string entry = st.name ? st.name : "METADATA";
   // A zip bomb declares more than its compressed bytes can hold: deflate expands at most
   // ~1032:1, a stored entry not at all.
-  if ((st.valid & ZIP_STAT_SIZE) && (st.valid & ZIP_STAT_COMP_SIZE) && (st.valid & ZIP_STAT_COMP_METHOD)) {
+  if ((st.valid & ZIP_STAT_SIZE) && (st.valid & ZIP_STAT_COMP_SIZE) &&
+      (st.valid & ZIP_STAT_COMP_METHOD)) {
     bool stored = st.comp_method == ZIP_CM_STORE;
     bool impossible = stored ? st.size != st.comp_size : st.size > st.comp_size * 1032 + 1024;
     if (impossible) {
@@ -75,15 +76,17 @@ core::Result<std::string> metadata_from_archive(zip_t* archive, const core::Whee
     }
   }
   if ((st.valid & ZIP_STAT_SIZE) && st.size > kMaxMetadataBytes) {
-    return core::fail_at(core::ErrorCode::InvalidInput,
-                         fmt::format("{} is {} bytes, over the 10 MB limit for METADATA", entry, st.size),
-                         std::string(display));
+    return core::fail_at(
+        core::ErrorCode::InvalidInput,
+        fmt::format("{} is {} bytes, over the 10 MB limit for METADATA", entry, st.size),
+        std::string(display));
   }
   zip_file_t* file = zip_fopen_index(archive, static_cast<zip_uint64_t>(chosen), 0);
   if (!file) {
-    return core::fail_at(core::ErrorCode::InvalidInput,
-                         fmt::format("cannot open {} in the wheel: {}", entry, zip_strerror(archive)),
-                         std::string(display));
+    return core::fail_at(
+        core::ErrorCode::InvalidInput,
+        fmt::format("cannot open {} in the wheel: {}", entry, zip_strerror(archive)),
+        std::string(display));
   }
   std::string text;
   std::uint64_t declared = (st.valid & ZIP_STAT_SIZE) ? st.size : kMaxMetadataBytes;
@@ -103,11 +106,12 @@ core::Result<std::string> metadata_from_archive(zip_t* archive, const core::Whee
   }
   zip_fclose(file);
   if (filled > declared) {
-    return core::fail_at(core::ErrorCode::InvalidInput,
-                         fmt::format("refusing {}: it inflates beyond its declared size of {} bytes "
-                                     "(a zip bomb?)",
-                                     entry, declared),
-                         std::string(display));
+    return core::fail_at(
+        core::ErrorCode::InvalidInput,
+        fmt::format("refusing {}: it inflates beyond its declared size of {} bytes "
+                    "(a zip bomb?)",
+                    entry, declared),
+        std::string(display));
   }
   text.resize(filled);
   return text;
@@ -121,20 +125,22 @@ core::Result<std::string> read_wheel_metadata(const std::string& path,
   std::string where = display.empty() ? path : std::string(display);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    return core::fail_at(core::ErrorCode::Io, fmt::format("cannot open the wheel: {}", std::strerror(errno)),
-                         where);
+    return core::fail_at(core::ErrorCode::Io,
+                         fmt::format("cannot open the wheel: {}", std::strerror(errno)), where);
   }
   int code = 0;
   zip_t* archive = zip_open(path.c_str(), ZIP_RDONLY, &code);
   if (!archive) {
     return core::fail_at(core::ErrorCode::InvalidInput,
-                         fmt::format("cannot read the wheel: {}", detail::zip_error_text(code)), where);
+                         fmt::format("cannot read the wheel: {}", detail::zip_error_text(code)),
+                         where);
   }
   auto text = detail::metadata_from_archive(archive, expected, where);
   zip_discard(archive);
   if (!text) return text;
   if (expected) {
-    if (auto ok = check_metadata_matches(*text, *expected, where); !ok) return std::unexpected(ok.error());
+    if (auto ok = check_metadata_matches(*text, *expected, where); !ok)
+      return std::unexpected(ok.error());
   }
   return text;
 }
@@ -146,7 +152,8 @@ core::Status check_metadata_matches(std::string_view metadata, const core::Wheel
   std::size_t pos = 0;
   while (pos < metadata.size()) {
     auto eol = metadata.find('\n', pos);
-    std::string_view line = metadata.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
+    std::string_view line =
+        metadata.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
     pos = eol == std::string_view::npos ? metadata.size() : eol + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) break;  // end of the headers
@@ -154,8 +161,10 @@ core::Status check_metadata_matches(std::string_view metadata, const core::Wheel
     if (colon == std::string_view::npos) continue;
     std::string_view key = line.substr(0, colon);
     std::string_view value = line.substr(colon + 1);
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
+      value.remove_suffix(1);
     auto iequals = [](std::string_view a, std::string_view b) {
       if (a.size() != b.size()) return false;
       for (std::size_t i = 0; i < a.size(); ++i) {
@@ -181,12 +190,13 @@ core::Status check_metadata_matches(std::string_view metadata, const core::Wheel
   auto parsed = core::Version::parse(version);
   bool same_version = parsed && *parsed == wheel.version;
   if (core::normalize_name(name) != wheel.name || !same_version) {
-    return core::fail_at(core::ErrorCode::InvalidMetadata,
-                         fmt::format("METADATA says {} {} but the wheel's filename says {} {}",
-                                     core::quote_for_message(name), core::quote_for_message(version),
-                                     core::quote_for_message(wheel.name),
-                                     core::quote_for_message(wheel.version.to_string())),
-                         std::string(where));
+    return core::fail_at(
+        core::ErrorCode::InvalidMetadata,
+        fmt::format("METADATA says {} {} but the wheel's filename says {} {}",
+                    core::quote_for_message(name), core::quote_for_message(version),
+                    core::quote_for_message(wheel.name),
+                    core::quote_for_message(wheel.version.to_string())),
+        std::string(where));
   }
   return {};
 }

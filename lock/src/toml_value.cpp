@@ -46,6 +46,28 @@ bool equal_double(double a, double b) {
   return a == b;
 }
 
+// TOML's two-character escapes, or nullptr.
+const char* short_escape(unsigned char c) {
+  switch (c) {
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    case '\b':
+      return "\\b";
+    case '\t':
+      return "\\t";
+    case '\n':
+      return "\\n";
+    case '\f':
+      return "\\f";
+    case '\r':
+      return "\\r";
+    default:
+      return nullptr;
+  }
+}
+
 std::string fraction(std::uint32_t nanosecond) {
   if (nanosecond == 0) return {};
   if (nanosecond % 1000 == 0) return fmt::format(".{:06}", nanosecond / 1000);
@@ -139,37 +161,10 @@ std::string toml_string(std::string_view text) {
   out += '"';
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        ++i;
-        continue;
-      case '\\':
-        out += "\\\\";
-        ++i;
-        continue;
-      case '\b':
-        out += "\\b";
-        ++i;
-        continue;
-      case '\t':
-        out += "\\t";
-        ++i;
-        continue;
-      case '\n':
-        out += "\\n";
-        ++i;
-        continue;
-      case '\f':
-        out += "\\f";
-        ++i;
-        continue;
-      case '\r':
-        out += "\\r";
-        ++i;
-        continue;
-      default:
-        break;
+    if (const char* escape = short_escape(c)) {
+      out += escape;
+      ++i;
+      continue;
     }
     if (c < 0x20 || c == 0x7F) {
       out += fmt::format("\\u{:04X}", static_cast<unsigned>(c));

@@ -22,11 +22,12 @@ std::string version_suffix(const std::optional<VersionRead>& v) {
 std::pair<std::string, std::string> cause(const LibraryReport& lib, const std::string& dist) {
   const std::string found = lib.path.value_or("");
   const std::string reinstall =
-      dist.empty() ? std::string("reinstall the cuDNN wheel")
-                   : fmt::format("reinstall {} (`gpulock install` or `pip install "
-                                 "--force-reinstall --no-deps {}`)",
-                                 dist, dist.substr(0, dist.find(' ')) + "==" +
-                                           dist.substr(dist.find(' ') + 1));
+      dist.empty()
+          ? std::string("reinstall the cuDNN wheel")
+          : fmt::format(
+                "reinstall {} (`gpulock install` or `pip install "
+                "--force-reinstall --no-deps {}`)",
+                dist, dist.substr(0, dist.find(' ')) + "==" + dist.substr(dist.find(' ') + 1));
   switch (lib.found_via.value_or(FoundVia::SystemDir)) {
     case FoundVia::LdLibraryPath:
       return {"through LD_LIBRARY_PATH",
@@ -42,12 +43,12 @@ std::pair<std::string, std::string> cause(const LibraryReport& lib, const std::s
                           dir_of(found), reinstall, dir_of(found))};
     case FoundVia::Rpath:
       return {fmt::format("through the RPATH of {} ({})", lib.loaded_by, lib.search_entry),
-              fmt::format("{} has an RPATH that points outside the environment: {}",
-                          lib.loaded_by, reinstall)};
+              fmt::format("{} has an RPATH that points outside the environment: {}", lib.loaded_by,
+                          reinstall)};
     case FoundVia::Runpath:
       return {fmt::format("through the RUNPATH of {} ({})", lib.loaded_by, lib.search_entry),
-              fmt::format("{}'s RUNPATH entry {} leads outside the environment: {}",
-                          lib.loaded_by, lib.search_entry, reinstall)};
+              fmt::format("{}'s RUNPATH entry {} leads outside the environment: {}", lib.loaded_by,
+                          lib.search_entry, reinstall)};
     case FoundVia::SystemDir:
       return {fmt::format("from the system directory {}", lib.search_entry),
               fmt::format("the loader falls back to the system cuDNN in {} because the wheel "
@@ -67,10 +68,10 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
                  std::string hint) {
     out.push_back({std::move(id), sev, std::move(subject), std::move(message), std::move(hint)});
   };
-  const std::string dist = report.cudnn_distribution.empty()
-                               ? std::string()
-                               : fmt::format("{} {}", report.cudnn_distribution,
-                                             report.cudnn_distribution_version);
+  const std::string dist =
+      report.cudnn_distribution.empty()
+          ? std::string()
+          : fmt::format("{} {}", report.cudnn_distribution, report.cudnn_distribution_version);
   std::optional<CudnnVersion> cudnn = report.cudnn_version;
   if (!cudnn && !report.cudnn_distribution_version.empty()) {
     cudnn = CudnnVersion::from_text(report.cudnn_distribution_version);
@@ -79,7 +80,8 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
   // The probe process itself.
   for (const auto& run : report.runs) {
     if (run.outcome == LoadOutcome::Ok) continue;
-    const std::string where = run.step.empty() ? std::string("before its first step") : "while " + run.step;
+    const std::string where =
+        run.step.empty() ? std::string("before its first step") : "while " + run.step;
     if (run.outcome == LoadOutcome::TimedOut) {
       add("probe-hung", Severity::Fail, run.step,
           fmt::format("The probe process hung {} ({}).", where, run.detail),
@@ -126,7 +128,8 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
                       *env.torch->cudnn_package, *env.torch->cudnn_pin),
           "install the lock with `gpulock install`, or the pin with pip");
     } else {
-      add("no-cudnn", Severity::Info, "", "No cuDNN wheel is installed here, so there is no cuDNN to load.", "");
+      add("no-cudnn", Severity::Info, "",
+          "No cuDNN wheel is installed here, so there is no cuDNN to load.", "");
     }
   }
 
@@ -135,15 +138,17 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
     if (lib.load != LoadOutcome::Failed) continue;
     add("load-failed", Severity::Fail, lib.soname,
         fmt::format("{} does not load from {}: {}.", lib.soname, lib.path.value_or("?"), lib.error),
-        lib.owner.empty() ? std::string("reinstall the wheel that provides it")
-                          : fmt::format("reinstall {} and check that its dependencies are installed",
-                                        lib.owner));
+        lib.owner.empty()
+            ? std::string("reinstall the wheel that provides it")
+            : fmt::format("reinstall {} and check that its dependencies are installed", lib.owner));
   }
   for (const auto& c : report.calls) {
     if (c.outcome != LoadOutcome::Failed) continue;
-    add("cudnn-call-failed", Severity::Fail, c.function,
+    // Only cudnnGetVersion is in every cuDNN; the other two are newer.
+    const bool essential = c.function == "cudnnGetVersion";
+    add("cudnn-call-failed", essential ? Severity::Fail : Severity::Info, c.function,
         fmt::format("{} is not exported by {}.", c.function, report.cudnn_library),
-        "this is not a cuDNN library gpulock knows; reinstall the cuDNN wheel");
+        essential ? "this is not a cuDNN library gpulock knows; reinstall the cuDNN wheel" : "");
   }
 
   // Sub-libraries: where they come from, whether they load, their versions.
@@ -167,11 +172,11 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
             fmt::format("{} is missing from {} and the loader finds no other copy: cuDNN fails "
                         "with CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED when it needs it.",
                         lib.soname, dist.empty() ? lib.wheel_dir : dist),
-            dist.empty() ? std::string("reinstall the cuDNN wheel")
-                         : fmt::format("reinstall it: `gpulock install`, or `pip install "
-                                       "--force-reinstall --no-deps {}=={}`",
-                                       report.cudnn_distribution,
-                                       report.cudnn_distribution_version));
+            dist.empty()
+                ? std::string("reinstall the cuDNN wheel")
+                : fmt::format("reinstall it: `gpulock install`, or `pip install "
+                              "--force-reinstall --no-deps {}=={}`",
+                              report.cudnn_distribution, report.cudnn_distribution_version));
       }
       continue;
     }
@@ -194,7 +199,8 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
     }
     if (lib.load == LoadOutcome::Failed) {
       add("load-failed", Severity::Fail, lib.soname,
-          fmt::format("{} does not load from {}: {}.", lib.soname, lib.path.value_or("?"), lib.error),
+          fmt::format("{} does not load from {}: {}.", lib.soname, lib.path.value_or("?"),
+                      lib.error),
           lib.owner.empty() ? std::string("reinstall the cuDNN wheel")
                             : fmt::format("reinstall {}", lib.owner));
     }
@@ -209,8 +215,8 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
     }
     if (lib.actually_mapped) {
       add("plan-differs", Severity::Warn, lib.soname,
-          fmt::format("{} mapped {} where gpulock expected {}.", lib.loaded_by, *lib.actually_mapped,
-                      lib.path.value_or("no file")),
+          fmt::format("{} mapped {} where gpulock expected {}.", lib.loaded_by,
+                      *lib.actually_mapped, lib.path.value_or("no file")),
           "gpulock's model of the loader's search missed something here; LD_DEBUG=libs shows "
           "the loader's own search");
     }
@@ -245,9 +251,9 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
       add("cudnn-version-rule", Severity::Fail, "torch",
           fmt::format("torch {} was built against cuDNN {}.{} (it pins {}=={}) but cuDNN {} "
                       "loads: torch needs the same major version and a minor version of at "
-                      "least {}.",
+                      "least {}.{}.",
                       env.torch->version, built->major, built->minor, *env.torch->cudnn_package,
-                      *env.torch->cudnn_pin, cudnn->to_string(), built->minor),
+                      *env.torch->cudnn_pin, cudnn->to_string(), built->major, built->minor),
           fmt::format("install {}=={} (`gpulock install` installs the lock's pins)",
                       *env.torch->cudnn_package, *env.torch->cudnn_pin));
     }
@@ -270,8 +276,9 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
                               [](const CudnnCall& c) { return c.outcome != LoadOutcome::Ok; });
       if (bad != k.steps.end()) {
         add("kernel-failed", Severity::Fail, bad->function,
-            fmt::format("The kernel check failed: {} returned {}.", bad->function,
-                        bad->detail.empty() ? std::string(load_outcome_name(bad->outcome)) : bad->detail),
+            fmt::format(
+                "The kernel check failed: {} returned {}.", bad->function,
+                bad->detail.empty() ? std::string(load_outcome_name(bad->outcome)) : bad->detail),
             "cuDNN loads but cannot run a convolution on this GPU; check the driver and the GPU "
             "architecture lines");
       } else if (k.result_correct && !*k.result_correct) {

@@ -197,8 +197,8 @@ std::vector<CudnnSublibrary> cudnn_sublibraries(const CudnnVersion& version,
       continue;
     }
     // Unknown to the table: engines and heuristics come from libcudnn_graph in cuDNN 9.
-    bool from_graph = version.major >= 9 &&
-                      (name->starts_with("engines_") || name->starts_with("heuristic"));
+    bool from_graph =
+        version.major >= 9 && (name->starts_with("engines_") || name->starts_with("heuristic"));
     out.push_back({*name, fmt::format("libcudnn_{}.so.{}", *name, version.major),
                    from_graph ? graph : shim, true, "the wheel's RECORD"});
   }

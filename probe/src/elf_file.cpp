@@ -195,12 +195,23 @@ std::vector<DynEntry> dynamic_entries(const File& f, const Parsed& p) {
 
 }  // namespace
 
+bool host_elf_is_64() noexcept {
+  return kHost64;
+}
+std::uint16_t host_elf_machine() noexcept {
+  return kHostMachine;
+}
+
 core::Result<ElfInfo> read_elf(const std::string& path) {
   File f(path);
   if (!f.ok()) {
     return std::unexpected(core::Error{core::ErrorCode::Io,
                                        fmt::format("cannot open it: {}", std::strerror(errno)),
-                                       path, 0, 0, {}, {}});
+                                       path,
+                                       0,
+                                       0,
+                                       {},
+                                       {}});
   }
   auto p = parse(f);
   if (!p) return std::unexpected(bad(path, p.error()));
@@ -239,8 +250,8 @@ core::Result<ElfInfo> read_elf(const std::string& path) {
 }
 
 std::optional<std::vector<unsigned char>> read_symbol_bytes(const std::string& path,
-                                                           const std::string& name,
-                                                           std::size_t size) {
+                                                            const std::string& name,
+                                                            std::size_t size) {
   if (size == 0 || size > 64) return std::nullopt;
   File f(path);
   if (!f.ok()) return std::nullopt;
@@ -296,8 +307,8 @@ std::optional<std::string> expand_origin(const std::string& entry, const std::st
       out += origin;
       i += 1 + 8;
     } else if (rest.starts_with("ORIGIN") &&
-               (rest.size() == 6 || !(std::isalnum(static_cast<unsigned char>(rest[6])) ||
-                                      rest[6] == '_'))) {
+               (rest.size() == 6 ||
+                !(std::isalnum(static_cast<unsigned char>(rest[6])) || rest[6] == '_'))) {
       out += origin;
       i += 1 + 6;
     } else {

@@ -25,6 +25,10 @@ struct ElfInfo {
   std::optional<std::string> runpath;  ///< DT_RUNPATH, unexpanded
 };
 
+/// The ELF class and machine of this process (x86-64: 64-bit, 62).
+[[nodiscard]] bool host_elf_is_64() noexcept;
+[[nodiscard]] std::uint16_t host_elf_machine() noexcept;
+
 /// Reads the ELF header and the dynamic section. Errors: Io (cannot open), InvalidInput (not
 /// an ELF shared object, or malformed; the message says what).
 [[nodiscard]] core::Result<ElfInfo> read_elf(const std::string& path);
@@ -33,8 +37,8 @@ struct ElfInfo {
 /// through .dynsym and the PT_LOAD segment that holds it. nullopt when the file has no such
 /// defined symbol or it lies outside the file (.bss).
 [[nodiscard]] std::optional<std::vector<unsigned char>> read_symbol_bytes(const std::string& path,
-                                                                         const std::string& name,
-                                                                         std::size_t size);
+                                                                          const std::string& name,
+                                                                          std::size_t size);
 
 /// Expands `$ORIGIN` / `${ORIGIN}` in one RPATH/RUNPATH entry with `origin` (the directory of
 /// the object as it was opened, symlinks not resolved, as glibc does). nullopt when the entry

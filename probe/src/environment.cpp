@@ -104,8 +104,10 @@ std::optional<std::string> parse_torch_version_py_cuda(std::string_view text, bo
     auto eq = l.find('=');
     if (eq == std::string_view::npos) continue;
     std::string_view v = l.substr(eq + 1);
-    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) v.remove_suffix(1);
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
+      v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r'))
+      v.remove_suffix(1);
     if (found != nullptr) *found = true;
     if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front()) {
       return std::string(v.substr(1, v.size() - 2));
@@ -145,8 +147,8 @@ core::Result<PythonEnvironment> scan_environment(const std::vector<fs::path>& si
   for (const auto& site : site_packages) {
     std::error_code ec;
     if (!fs::is_directory(site, ec)) {
-      return std::unexpected(core::Error{core::ErrorCode::Io, "not a directory", site.string(),
-                                         0, 0, {}, {}});
+      return std::unexpected(
+          core::Error{core::ErrorCode::Io, "not a directory", site.string(), 0, 0, {}, {}});
     }
     env.site_packages.push_back(site);
     add_root(site);
@@ -161,7 +163,11 @@ core::Result<PythonEnvironment> scan_environment(const std::vector<fs::path>& si
     if (ec) {
       return std::unexpected(core::Error{core::ErrorCode::Io,
                                          fmt::format("cannot list it: {}", ec.message()),
-                                         site.string(), 0, 0, {}, {}});
+                                         site.string(),
+                                         0,
+                                         0,
+                                         {},
+                                         {}});
     }
     std::sort(dist_infos.begin(), dist_infos.end());
     for (const auto& di : dist_infos) {
@@ -190,8 +196,8 @@ core::Result<PythonEnvironment> scan_environment(const std::vector<fs::path>& si
         }
         d.display_name = n;
         d.version = v;
-        env.warnings.push_back(fmt::format("{}: {}", (di / "METADATA").string(),
-                                           meta.error().to_string()));
+        env.warnings.push_back(
+            fmt::format("{}: {}", (di / "METADATA").string(), meta.error().to_string()));
       }
       d.name = core::normalize_name(d.display_name);
       if (auto record = slurp(di / "RECORD", 256u << 20)) {
@@ -205,10 +211,10 @@ core::Result<PythonEnvironment> scan_environment(const std::vector<fs::path>& si
         }
       }
       if (env.find(d.name) != nullptr) {
-        env.warnings.push_back(fmt::format(
-            "{} is installed twice; {} {} in {} comes first and is the one used", d.display_name,
-            env.find(d.name)->display_name, env.find(d.name)->version,
-            env.find(d.name)->site_packages.string()));
+        env.warnings.push_back(
+            fmt::format("{} is installed twice; {} {} in {} comes first and is the one used",
+                        d.display_name, env.find(d.name)->display_name, env.find(d.name)->version,
+                        env.find(d.name)->site_packages.string()));
         continue;
       }
       env.distributions.push_back(std::move(d));

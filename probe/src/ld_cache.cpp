@@ -52,7 +52,11 @@ core::Result<LdCache> LdCache::read(const std::string& path) {
   if (!in) {
     return std::unexpected(core::Error{core::ErrorCode::Io,
                                        fmt::format("cannot read it: {}", std::strerror(errno)),
-                                       path, 0, 0, {}, {}});
+                                       path,
+                                       0,
+                                       0,
+                                       {},
+                                       {}});
   }
   std::ostringstream ss;
   ss << in.rdbuf();
@@ -63,7 +67,8 @@ core::Result<LdCache> LdCache::parse(std::string_view b, const std::string& wher
   std::size_t base = 0;
   if (b.starts_with(kOldMagic)) {
     // Old table: magic, nlibs, then entries; the new table follows, 8-byte aligned.
-    if (b.size() < kOldMagic.size() + 4) return std::unexpected(bad(where, "truncated ld.so cache"));
+    if (b.size() < kOldMagic.size() + 4)
+      return std::unexpected(bad(where, "truncated ld.so cache"));
     std::uint32_t n = u32(b, kOldMagic.size());
     std::uint64_t end = kOldMagic.size() + 4 + std::uint64_t{n} * kOldEntrySize;
     base = static_cast<std::size_t>((end + 7) & ~std::uint64_t{7});

@@ -19,8 +19,8 @@ namespace gpulock::probe::detail {
 struct LdCacheEntry {
   std::string soname;
   std::string path;
-  std::int32_t flags = 0;    ///< FLAG_ELF_LIBC6 | FLAG_X8664_LIB64 = 0x0303 on x86-64
-  std::uint64_t hwcap = 0;   ///< non-zero: a glibc-hwcaps subdirectory entry
+  std::int32_t flags = 0;   ///< FLAG_ELF_LIBC6 | FLAG_X8664_LIB64 = 0x0303 on x86-64
+  std::uint64_t hwcap = 0;  ///< non-zero: a glibc-hwcaps subdirectory entry
 };
 
 class LdCache {
@@ -28,7 +28,8 @@ class LdCache {
   /// Parses the cache file. Errors: Io (cannot read), InvalidInput (not a cache / truncated).
   [[nodiscard]] static core::Result<LdCache> read(const std::string& path);
   /// Parses cache bytes; `where` names them in errors.
-  [[nodiscard]] static core::Result<LdCache> parse(std::string_view bytes, const std::string& where);
+  [[nodiscard]] static core::Result<LdCache> parse(std::string_view bytes,
+                                                   const std::string& where);
 
   /// The path the loader takes for `soname` on this architecture: the first entry for it
   /// without a hwcaps subdirectory, else the first entry. nullopt if none.

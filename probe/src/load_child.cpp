@@ -38,12 +38,12 @@ using CudaMemcpyFn = int (*)(void*, const void*, std::size_t, int kind);
 using CudaSyncFn = int (*)();
 using CudaErrorNameFn = const char* (*)(int);
 
-constexpr int kTensorNchw = 0;              // CUDNN_TENSOR_NCHW
-constexpr int kDataFloat = 0;               // CUDNN_DATA_FLOAT
-constexpr int kCrossCorrelation = 1;        // CUDNN_CROSS_CORRELATION
-constexpr int kAlgoImplicitGemm = 0;        // CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM
-constexpr int kMemcpyHostToDevice = 1;      // cudaMemcpyHostToDevice
-constexpr int kMemcpyDeviceToHost = 2;      // cudaMemcpyDeviceToHost
+constexpr int kTensorNchw = 0;          // CUDNN_TENSOR_NCHW
+constexpr int kDataFloat = 0;           // CUDNN_DATA_FLOAT
+constexpr int kCrossCorrelation = 1;    // CUDNN_CROSS_CORRELATION
+constexpr int kAlgoImplicitGemm = 0;    // CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM
+constexpr int kMemcpyHostToDevice = 1;  // cudaMemcpyHostToDevice
+constexpr int kMemcpyDeviceToHost = 2;  // cudaMemcpyDeviceToHost
 
 class Reporter {
  public:
@@ -91,7 +91,8 @@ void run_kernels(Reporter& r, void* cudnn, void* handle, const std::string& cuda
     return code == 0;
   };
   r.step("kernel:cudart", "loading " + cudart_path);
-  void* cudart = cudart_path.empty() ? nullptr : ::dlopen(cudart_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* cudart =
+      cudart_path.empty() ? nullptr : ::dlopen(cudart_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (cudart == nullptr) {
     r.line({"kstep", "load libcudart", "-1",
             cudart_path.empty() ? "no libcudart in the environment" : dl_error()});
@@ -131,21 +132,26 @@ void run_kernels(Reporter& r, void* cudnn, void* handle, const std::string& cuda
       !report("cudnnCreateTensorDescriptor", create_tensor(&y_desc)) ||
       !report("cudnnCreateFilterDescriptor", create_filter(&w_desc)) ||
       !report("cudnnCreateConvolutionDescriptor", create_conv(&conv)) ||
-      !report("cudnnSetTensor4dDescriptor", set_tensor(x_desc, kTensorNchw, kDataFloat, 1, 3, 8, 8)) ||
-      !report("cudnnSetFilter4dDescriptor", set_filter(w_desc, kDataFloat, kTensorNchw, 1, 3, 3, 3)) ||
+      !report("cudnnSetTensor4dDescriptor",
+              set_tensor(x_desc, kTensorNchw, kDataFloat, 1, 3, 8, 8)) ||
+      !report("cudnnSetFilter4dDescriptor",
+              set_filter(w_desc, kDataFloat, kTensorNchw, 1, 3, 3, 3)) ||
       !report("cudnnSetConvolution2dDescriptor",
               set_conv(conv, 0, 0, 1, 1, 1, 1, kCrossCorrelation, kDataFloat))) {
     return;
   }
   int n = 0, c = 0, h = 0, w = 0;
-  if (!report("cudnnGetConvolution2dForwardOutputDim", out_dim(conv, x_desc, w_desc, &n, &c, &h, &w))) {
+  if (!report("cudnnGetConvolution2dForwardOutputDim",
+              out_dim(conv, x_desc, w_desc, &n, &c, &h, &w))) {
     return;
   }
   if (n != 1 || c != 1 || h != 6 || w != 6) {
-    r.line({"kstep", "output shape", "-1", fmt::format("{}x{}x{}x{}, expected 1x1x6x6", n, c, h, w)});
+    r.line(
+        {"kstep", "output shape", "-1", fmt::format("{}x{}x{}x{}, expected 1x1x6x6", n, c, h, w)});
     return;
   }
-  if (!report("cudnnSetTensor4dDescriptor", set_tensor(y_desc, kTensorNchw, kDataFloat, 1, 1, 6, 6))) {
+  if (!report("cudnnSetTensor4dDescriptor",
+              set_tensor(y_desc, kTensorNchw, kDataFloat, 1, 1, 6, 6))) {
     return;
   }
   std::size_t workspace = 0;
@@ -165,22 +171,23 @@ void run_kernels(Reporter& r, void* cudnn, void* handle, const std::string& cuda
     return;
   }
   r.step("kernel:copy", "copying inputs to the device");
-  if (!cuda("cudaMemcpy", cuda_memcpy(dx, ones_x.data(), ones_x.size() * sizeof(float),
-                                      kMemcpyHostToDevice)) ||
-      !cuda("cudaMemcpy", cuda_memcpy(dw, ones_w.data(), ones_w.size() * sizeof(float),
-                                      kMemcpyHostToDevice))) {
+  if (!cuda("cudaMemcpy",
+            cuda_memcpy(dx, ones_x.data(), ones_x.size() * sizeof(float), kMemcpyHostToDevice)) ||
+      !cuda("cudaMemcpy",
+            cuda_memcpy(dw, ones_w.data(), ones_w.size() * sizeof(float), kMemcpyHostToDevice))) {
     return;
   }
   const float alpha = 1.0f, beta = 0.0f;
   r.step("kernel:forward", "running cudnnConvolutionForward");
-  if (!report("cudnnConvolutionForward", forward(handle, &alpha, x_desc, dx, w_desc, dw, conv,
-                                                 kAlgoImplicitGemm, dws, workspace, &beta, y_desc,
-                                                 dy))) {
+  if (!report("cudnnConvolutionForward",
+              forward(handle, &alpha, x_desc, dx, w_desc, dw, conv, kAlgoImplicitGemm, dws,
+                      workspace, &beta, y_desc, dy))) {
     return;
   }
   r.step("kernel:synchronize", "waiting for the device");
   if (!cuda("cudaDeviceSynchronize", cuda_sync())) return;
-  if (!cuda("cudaMemcpy", cuda_memcpy(y.data(), dy, y.size() * sizeof(float), kMemcpyDeviceToHost))) {
+  if (!cuda("cudaMemcpy",
+            cuda_memcpy(y.data(), dy, y.size() * sizeof(float), kMemcpyDeviceToHost))) {
     return;
   }
   bool right = true;

@@ -1,6 +1,5 @@
 #include "gpulock/probe/load_probe.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,11 +12,13 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "child_process.h"
 #include "elf_file.h"
 #include "ld_cache.h"
 #include "load_child.h"
+#include "loader_search.h"
 
 namespace gpulock::probe {
 namespace fs = std::filesystem;
@@ -33,14 +34,22 @@ struct PreloadSpec {
   std::string_view prefix;
 };
 constexpr PreloadSpec kTorchPreloads[] = {
-    {"cublas", "libcublasLt.so."},       {"cublas", "libcublas.so."},
-    {"cudnn", "libcudnn.so."},           {"cuda_nvrtc", "libnvrtc.so."},
-    {"cuda_nvrtc", "libnvrtc-builtins.so."}, {"cuda_runtime", "libcudart.so."},
-    {"cuda_cupti", "libcupti.so."},      {"cufft", "libcufft.so."},
-    {"curand", "libcurand.so."},         {"nvjitlink", "libnvJitLink.so."},
-    {"cusparse", "libcusparse.so."},     {"cusparselt", "libcusparseLt.so."},
-    {"cusolver", "libcusolver.so."},     {"nccl", "libnccl.so."},
-    {"nvshmem", "libnvshmem_host.so."},  {"cufile", "libcufile.so."},
+    {"cublas", "libcublasLt.so."},
+    {"cublas", "libcublas.so."},
+    {"cudnn", "libcudnn.so."},
+    {"cuda_nvrtc", "libnvrtc.so."},
+    {"cuda_nvrtc", "libnvrtc-builtins.so."},
+    {"cuda_runtime", "libcudart.so."},
+    {"cuda_cupti", "libcupti.so."},
+    {"cufft", "libcufft.so."},
+    {"curand", "libcurand.so."},
+    {"nvjitlink", "libnvJitLink.so."},
+    {"cusparse", "libcusparse.so."},
+    {"cusparselt", "libcusparseLt.so."},
+    {"cusolver", "libcusolver.so."},
+    {"nccl", "libnccl.so."},
+    {"nvshmem", "libnvshmem_host.so."},
+    {"cufile", "libcufile.so."},
     {"nvtx", "libnvToolsExt.so."},
 };
 
@@ -84,81 +93,6 @@ std::optional<std::string> version_from_file_name(const std::string& path) {
   if (rest.empty() || std::count(rest.begin(), rest.end(), '.') < 2) return std::nullopt;
   if (rest.find_first_not_of("0123456789.") != std::string::npos) return std::nullopt;
   return rest;
-}
-
-// Where the loader would find one soname, for one caller (glibc elf/dl-load.c).
-struct Loader {
-  std::vector<std::string> ld_library_path;  // as written ("" = current directory)
-  std::optional<detail::LdCache> cache;
-  std::vector<std::string> system_dirs;
-  std::string cwd;
-
-  struct Hit {
-    std::string path;
-    FoundVia via = FoundVia::SystemDir;
-    std::string entry;
-  };
-
-  static bool usable(const std::string& path) {
-    if (!is_regular_file(path)) return false;
-    auto elf = detail::read_elf(path);
-    return elf && elf->compatible;
-  }
-
-  std::optional<Hit> find(const std::string& soname, const std::string& caller_path,
-                          const ElfInfo* caller) const {
-    const std::string origin = dirname_of(caller_path);
-    auto in_list = [&](const std::string& list, FoundVia via,
-                       const char* separators) -> std::optional<Hit> {
-      for (const auto& entry : detail::split_path_list(list, separators)) {
-        auto dir = entry.empty() ? std::optional<std::string>(cwd) : detail::expand_origin(entry, origin);
-        if (!dir) continue;
-        std::string candidate = join(*dir, soname);
-        if (usable(candidate)) return Hit{candidate, via, entry};
-      }
-      return std::nullopt;
-    };
-    if (caller != nullptr && !caller->runpath && caller->rpath) {
-      if (auto h = in_list(*caller->rpath, FoundVia::Rpath, ":")) return h;
-    }
-    for (const auto& entry : ld_library_path) {
-      std::string candidate = join(entry.empty() ? cwd : entry, soname);
-      if (usable(candidate)) return Hit{candidate, FoundVia::LdLibraryPath, entry};
-    }
-    if (caller != nullptr && caller->runpath) {
-      if (auto h = in_list(*caller->runpath, FoundVia::Runpath, ":")) return h;
-    }
-    if (cache) {
-      if (auto p = cache->lookup(soname); p && usable(*p)) {
-        return Hit{*p, FoundVia::LdCache, cache->path()};
-      }
-    }
-    for (const auto& dir : system_dirs) {
-      std::string candidate = join(dir, soname);
-      if (usable(candidate)) return Hit{candidate, FoundVia::SystemDir, dir};
-    }
-    return std::nullopt;
-  }
-};
-
-std::vector<std::string> default_system_dirs() {
-#if defined(__x86_64__)
-  const char* triplet = "x86_64-linux-gnu";
-#elif defined(__aarch64__)
-  const char* triplet = "aarch64-linux-gnu";
-#elif defined(__powerpc64__)
-  const char* triplet = "powerpc64le-linux-gnu";
-#else
-  const char* triplet = "";
-#endif
-  std::vector<std::string> out;
-  if (*triplet != '\0') {
-    out.push_back(fmt::format("/lib/{}/", triplet));
-    out.push_back(fmt::format("/usr/lib/{}/", triplet));
-  }
-  out.push_back("/lib/");
-  out.push_back("/usr/lib/");
-  return out;
 }
 
 std::string owner_text(const InstalledDistribution* d) {
@@ -218,11 +152,13 @@ class Probe {
       loader_.cache = std::move(*cache);
       report_.ld_cache_read = true;
     } else {
-      report_.warnings.push_back(fmt::format("the ld.so cache could not be read ({}); the "
-                                             "prediction leaves it out",
-                                             cache.error().to_string()));
+      report_.warnings.push_back(
+          fmt::format("the ld.so cache could not be read ({}); the "
+                      "prediction leaves it out",
+                      cache.error().to_string()));
     }
-    loader_.system_dirs = options_.system_dirs.empty() ? default_system_dirs() : options_.system_dirs;
+    loader_.system_dirs =
+        options_.system_dirs.empty() ? detail::default_system_dirs() : options_.system_dirs;
   }
 
   // The CUDA majors whose `nvidia/cuNN/lib` torch searches: torch.version.cuda's, or every
@@ -251,7 +187,8 @@ class Probe {
       std::optional<std::string> found;
       for (const auto& site : env_.site_packages) {
         std::vector<std::string> dirs = {(site / "nvidia" / spec.folder / "lib").string()};
-        for (const auto& cu : cu_folders) dirs.push_back((site / "nvidia" / cu / "lib").string());
+        for (const auto& cu : cu_folders)
+          dirs.push_back((site / "nvidia" / cu / "lib").string());
         for (const auto& dir : dirs) {
           std::vector<std::string> matches;
           std::error_code ec;
@@ -290,10 +227,7 @@ class Probe {
           report_.cudnn_distribution_version = owner->version;
         }
       }
-      if (spec.folder == "cuda_runtime" && plan_.cudart.empty()) plan_.cudart = *found;
-      if (std::string_view(spec.prefix) == "libcudart.so." && plan_.cudart.empty()) {
-        plan_.cudart = *found;
-      }
+      if (spec.prefix == "libcudart.so." && plan_.cudart.empty()) plan_.cudart = *found;
       plan_.preloads.push_back(*found);
       report_.preloads.push_back(std::move(lib));
     }
@@ -319,8 +253,8 @@ class Probe {
       version = CudnnVersion::from_text(report_.cudnn_distribution_version);
     }
     if (!version) {
-      if (auto bytes = detail::read_symbol_bytes(join(dir, fmt::format("libcudnn_graph.so.{}", major)),
-                                                 "cudnn_graph_version", 4)) {
+      if (auto bytes = detail::read_symbol_bytes(
+              join(dir, fmt::format("libcudnn_graph.so.{}", major)), "cudnn_graph_version", 4)) {
         version = CudnnVersion::from_symbol_bytes(*bytes);
       }
     }
@@ -389,7 +323,8 @@ class Probe {
     }
     plan_.version_functions = kVersionFunctions;
     plan_.check_functions = cudnn_version_check_functions(major);
-    for (const auto& fn : kVersionFunctions) report_.calls.push_back({fn, LoadOutcome::NotRun, {}, {}});
+    for (const auto& fn : kVersionFunctions)
+      report_.calls.push_back({fn, LoadOutcome::NotRun, {}, {}});
     for (const auto& fn : plan_.check_functions) {
       report_.version_checks.push_back({fn, LoadOutcome::NotRun, {}, {}});
     }
@@ -459,7 +394,8 @@ class Probe {
       report_.kernels.steps.push_back(std::move(c));
     } else if (tag == "kresult") {
       report_.kernels.result_correct = at(1) == "ok";
-      if (at(1) != "ok") report_.kernels.reason = fmt::format("the convolution gave {}, not 27", at(2));
+      if (at(1) != "ok")
+        report_.kernels.reason = fmt::format("the convolution gave {}, not 27", at(2));
     } else if (tag == "map") {
       MappedLibrary m;
       m.path = at(3);
@@ -520,7 +456,8 @@ class Probe {
       reset_for_run();
       detail::ChildPlan plan = plan_;
       plan.skip = skip_;
-      auto child = detail::ChildProcess::fork_call([&plan](int fd) { detail::run_child(plan, fd); });
+      auto child =
+          detail::ChildProcess::fork_call([&plan](int fd) { detail::run_child(plan, fd); });
       if (!child) {
         report_.runs.push_back({LoadOutcome::Failed, "", child.error().message});
         return;
@@ -554,10 +491,10 @@ class Probe {
              fmt::format("no answer after {}; killed", seconds_text(options_.timeout))};
       } else if (result.end == detail::ChildResult::End::Signaled) {
         r = {LoadOutcome::Crashed, last_text,
-             fmt::format("the probe process died of {}", detail::signal_name(result.code))};
+             fmt::format("died of {}", detail::signal_name(result.code))};
       } else if (!done || result.code != 0) {
         r = {LoadOutcome::Failed, last_text,
-             fmt::format("the probe process exited with status {}", result.code)};
+             fmt::format("exited with status {}", result.code)};
       } else {
         r = {LoadOutcome::Ok, "", ""};
       }
@@ -566,7 +503,8 @@ class Probe {
         if (auto tail = last_lines(result.err, 3); !tail.empty()) detail_text += ": " + tail;
         crashes_.push_back({last_key, last_text, r.outcome, detail_text});
       }
-      for (const auto& c : crashes_) mark(c.key, c.text, c.outcome, c.detail);
+      for (const auto& c : crashes_)
+        mark(c.key, c.text, c.outcome, c.detail);
       report_.runs.push_back(std::move(r));
       if (report_.runs.back().outcome == LoadOutcome::Ok) return;
       if (last_key.empty() || skip_.contains(skip_key)) return;  // no progress possible
@@ -579,7 +517,8 @@ class Probe {
     std::size_t start = 0;
     while (start < text.size()) {
       auto nl = text.find('\n', start);
-      std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+      std::string line =
+          text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
       if (!line.empty()) lines.push_back(line);
       if (nl == std::string::npos) break;
       start = nl + 1;
@@ -603,8 +542,10 @@ class Probe {
       }
       l.version.reset();
     }
-    for (auto& c : report_.calls) c = {c.function, LoadOutcome::NotRun, {}, {}};
-    for (auto& c : report_.version_checks) c = {c.function, LoadOutcome::NotRun, {}, {}};
+    for (auto& c : report_.calls)
+      c = {c.function, LoadOutcome::NotRun, {}, {}};
+    for (auto& c : report_.version_checks)
+      c = {c.function, LoadOutcome::NotRun, {}, {}};
     report_.kernels.steps.clear();
     report_.kernels.gpu_usable = false;
     report_.kernels.reason.clear();
@@ -614,7 +555,8 @@ class Probe {
 
   // Version of a file that did not report one while loaded: its own symbol read from the file,
   // the version in its file name, the wheel that owns it, or the cuDNN next to it.
-  std::optional<VersionRead> version_of_file(const std::string& path, const std::string& part) {
+  std::optional<VersionRead> version_of_file(const std::string& path, const std::string& part,
+                                             bool is_cudnn) {
     const std::string real = canonical(path);
     if (!part.empty()) {
       for (const auto& sym : cudnn_version_symbols(part)) {
@@ -627,7 +569,12 @@ class Probe {
     }
     if (auto v = version_from_file_name(real)) return VersionRead{*v, "file name"};
     if (const auto* owner = env_.owner_of(path)) {
-      return VersionRead{owner->version, fmt::format("RECORD of {}", owner->display_name)};
+      // A cuDNN file has its release's three-part version; the wheel adds a fourth part.
+      std::string text = owner->version;
+      if (is_cudnn) {
+        if (auto v = CudnnVersion::from_text(owner->version)) text = v->to_string();
+      }
+      return VersionRead{text, fmt::format("RECORD of {} {}", owner->display_name, owner->version)};
     }
     const std::string file = basename_of(path);
     const auto so = file.find(".so.");
@@ -636,9 +583,9 @@ class Probe {
       std::string sibling = join(dirname_of(real), "libcudnn_graph.so." + graph_major);
       if (auto bytes = detail::read_symbol_bytes(sibling, "cudnn_graph_version", 4)) {
         if (auto v = CudnnVersion::from_symbol_bytes(*bytes)) {
-          return VersionRead{v->to_string(),
-                             fmt::format("cuDNN in the same directory (libcudnn_graph.so.{})",
-                                         graph_major)};
+          return VersionRead{
+              v->to_string(),
+              fmt::format("cuDNN in the same directory (libcudnn_graph.so.{})", graph_major)};
         }
       }
     }
@@ -660,17 +607,19 @@ class Probe {
     }
     std::map<std::string, VersionRead> by_real_path;
     for (auto& lib : report_.preloads) {
-      if (plan_.cudnn_index >= 0 && &lib == &report_.preloads[static_cast<std::size_t>(plan_.cudnn_index)] &&
+      if (plan_.cudnn_index >= 0 &&
+          &lib == &report_.preloads[static_cast<std::size_t>(plan_.cudnn_index)] &&
           report_.cudnn_version) {
         lib.version = VersionRead{report_.cudnn_version->to_string(), "cudnnGetVersion"};
       } else if (lib.path) {
-        lib.version = version_of_file(*lib.path, cudnn_part(*lib.path).value_or(""));
+        lib.version = version_of_file(*lib.path, cudnn_part(*lib.path).value_or(""),
+                                      cudnn_part(*lib.path).has_value());
       }
       if (lib.version && lib.real_path) by_real_path[*lib.real_path] = *lib.version;
     }
     for (auto& lib : report_.sublibraries) {
       if (!lib.path) continue;
-      if (!lib.version) lib.version = version_of_file(*lib.path, lib.name);
+      if (!lib.version) lib.version = version_of_file(*lib.path, lib.name, true);
       if (lib.version && lib.real_path) by_real_path[*lib.real_path] = *lib.version;
     }
     for (auto& m : report_.mapped) {
@@ -678,9 +627,15 @@ class Probe {
       if (it != by_real_path.end()) {
         m.version = it->second;
       } else {
-        m.version = version_of_file(m.path, cudnn_part(m.path).value_or(""));
+        m.version = version_of_file(m.path, cudnn_part(m.path).value_or(""),
+                                    cudnn_part(m.path).has_value());
       }
     }
+    std::sort(report_.mapped.begin(), report_.mapped.end(),
+              [](const MappedLibrary& a, const MappedLibrary& b) {
+                return std::pair(!a.inside_environment, a.path) <
+                       std::pair(!b.inside_environment, b.path);
+              });
     // What libcudnn itself mapped for each sub-library, when it is not the planned file.
     for (auto& lib : report_.sublibraries) {
       const std::string prefix = fmt::format("libcudnn_{}.so", lib.name);
@@ -700,7 +655,7 @@ class Probe {
 
   const PythonEnvironment& env_;
   const LoadProbeOptions& options_;
-  Loader loader_;
+  detail::LoaderSearch loader_;
   detail::ChildPlan plan_;
   std::set<std::string> skip_;
   std::vector<Crash> crashes_;
@@ -784,7 +739,11 @@ core::Result<LoadProbeOptions> load_probe_options_from_env() {
       return std::unexpected(core::Error{
           core::ErrorCode::Usage,
           fmt::format("GPULOCK_PROBE_TIMEOUT_MS={}: expected milliseconds from 1 to 600000", t),
-          "", 0, 0, {}, {}});
+          "",
+          0,
+          0,
+          {},
+          {}});
     }
     options.timeout = std::chrono::milliseconds(*v);
   }

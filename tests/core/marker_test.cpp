@@ -1,10 +1,10 @@
 // PEP 508 environment markers: grammar, every variable, version vs string comparison as
 // packaging 23.0 does it, PEP 751 set variables, printing, and errors with columns.
-#include <catch2/catch.hpp>
+#include "gpulock/core/marker.h"
 
 #include <string>
 
-#include "gpulock/core/marker.h"
+#include <catch2/catch.hpp>
 
 using namespace gpulock::core;
 
@@ -18,7 +18,9 @@ Marker m(std::string_view text) {
   return *r;
 }
 
-Environment linux311() { return Environment::linux_cpython("3.11", "x86_64", "3.11.4"); }
+Environment linux311() {
+  return Environment::linux_cpython("3.11", "x86_64", "3.11.4");
+}
 
 bool eval(std::string_view text, const Environment& env = linux311(), std::string_view extra = {}) {
   auto r = m(text).evaluate(env, extra);
@@ -58,7 +60,8 @@ TEST_CASE("Environment for a target", "[core][marker]") {
   CHECK(env.os_name == "posix");
   CHECK(env.implementation_name == "cpython");
   CHECK(env.platform_python_implementation == "CPython");
-  CHECK(Environment::linux_cpython("3.13", "x86_64", "3.13.0rc1").python_full_version == "3.13.0rc1");
+  CHECK(Environment::linux_cpython("3.13", "x86_64", "3.13.0rc1").python_full_version ==
+        "3.13.0rc1");
   CHECK(env.get("python_version") == std::optional<std::string_view>("3.12"));
   CHECK(env.get("platform_machine") == std::optional<std::string_view>("aarch64"));
   CHECK_FALSE(env.get("extras").has_value());
@@ -160,7 +163,7 @@ TEST_CASE("Version comparison vs string comparison, as packaging 23.0", "[core][
   CHECK_FALSE(eval("python_version > '3.10'", env));
   CHECK(eval("python_version < '3.10'", env));
   CHECK(eval("python_full_version == '3.9.*'", env));  // Specifier("==3.9.*")
-  CHECK(eval("python_version == '3.9.0'", env));      // 3.9 == 3.9.0
+  CHECK(eval("python_version == '3.9.0'", env));       // 3.9 == 3.9.0
   CHECK(eval("python_version ~= '3.1'", env));
   CHECK(eval("python_version === '3.9'", env));
   CHECK_FALSE(eval("python_version === '3.9.0'", env));
@@ -186,7 +189,7 @@ TEST_CASE("Version comparison vs string comparison, as packaging 23.0", "[core][
   odd.platform_release = "5.15.0-91-generic";
   CHECK(eval_fails("platform_release >= '5.0'", odd));
   CHECK(eval_fails("platform_release >= '5.0'", linux311()));  // "" is not a version either
-  CHECK_FALSE(eval("platform_release >= 'abc'", odd));  // not a specifier: "5..." < "abc"
+  CHECK_FALSE(eval("platform_release >= 'abc'", odd));         // not a specifier: "5..." < "abc"
   // Every comparison is evaluated: an error behind a true 'or' still fails.
   CHECK(eval_fails("os_name == 'posix' or os_name ~= 'x'", env));
   CHECK_FALSE(m("os_name == 'posix' or os_name ~= 'x'").matches(env));
@@ -257,7 +260,8 @@ TEST_CASE("Marker text is packaging's str(Marker)", "[core][marker]") {
         "platform_python_implementation == \"CPython\"");
   CHECK(m("(os_name=='a')").to_string() == "os_name == \"a\"");
   CHECK(m("((os_name=='a'))").to_string() == "os_name == \"a\"");
-  CHECK(m("(os_name=='a') and os_name=='b'").to_string() == "os_name == \"a\" and os_name == \"b\"");
+  CHECK(m("(os_name=='a') and os_name=='b'").to_string() ==
+        "os_name == \"a\" and os_name == \"b\"");
   CHECK(m("(os_name=='a' or os_name=='b') and os_name=='c'").to_string() ==
         "(os_name == \"a\" or os_name == \"b\") and os_name == \"c\"");
   CHECK(m("(os_name=='a' and os_name=='b') and os_name=='c'").to_string() ==

@@ -1,11 +1,11 @@
 // PEP 508 dependency specifiers: the PEP's test list and examples, the parts, packaging's
 // str(Requirement), URL rules, and errors with columns.
-#include <catch2/catch.hpp>
+#include "gpulock/core/requirement.h"
 
 #include <string>
 #include <vector>
 
-#include "gpulock/core/requirement.h"
+#include <catch2/catch.hpp>
 
 using namespace gpulock::core;
 
@@ -83,8 +83,11 @@ TEST_CASE("Requirement parts", "[core][requirement]") {
   CHECK(r.marker.matches(Environment::linux_cpython("3.11", "x86_64")));
   CHECK_FALSE(r.marker.matches(Environment::linux_cpython("3.8", "x86_64")));
 
-  Requirement u = req("torch @ https://download.pytorch.org/whl/cu124/torch-2.5.1%2Bcu124-cp311-cp311-linux_x86_64.whl");
-  CHECK(u.url == "https://download.pytorch.org/whl/cu124/torch-2.5.1%2Bcu124-cp311-cp311-linux_x86_64.whl");
+  Requirement u = req(
+      "torch @ "
+      "https://download.pytorch.org/whl/cu124/torch-2.5.1%2Bcu124-cp311-cp311-linux_x86_64.whl");
+  CHECK(u.url ==
+        "https://download.pytorch.org/whl/cu124/torch-2.5.1%2Bcu124-cp311-cp311-linux_x86_64.whl");
   CHECK(u.specifier.empty());
   CHECK(u.marker.empty());
 
@@ -98,9 +101,14 @@ TEST_CASE("Requirement parts", "[core][requirement]") {
   CHECK(marked.to_string() == "name@ http://x ; os_name == \"a\"");
 
   // The PEP's URL example, with a fragment.
-  Requirement pip = req("pip @ https://github.com/pypa/pip/archive/1.3.1.zip#sha1=da9234ee9982d4bbb3c72346a6de940a148ea686");
+  Requirement pip =
+      req("pip @ "
+          "https://github.com/pypa/pip/archive/"
+          "1.3.1.zip#sha1=da9234ee9982d4bbb3c72346a6de940a148ea686");
   CHECK(pip.name == "pip");
-  CHECK(pip.url == "https://github.com/pypa/pip/archive/1.3.1.zip#sha1=da9234ee9982d4bbb3c72346a6de940a148ea686");
+  CHECK(pip.url ==
+        "https://github.com/pypa/pip/archive/"
+        "1.3.1.zip#sha1=da9234ee9982d4bbb3c72346a6de940a148ea686");
 
   Requirement plain = req("nvidia-cudnn-cu12==9.1.0.70");
   CHECK(plain.specifier.contains(*Version::parse("9.1.0.70")));
@@ -118,10 +126,10 @@ TEST_CASE("URLs as packaging checks them", "[core][requirement]") {
         "git+https://github.com/pytorch/vision@v0.20.0");
   CHECK(req("name @ https://[::1]:8080/x").url == "https://[::1]:8080/x");
   CHECK(req("name @ ssh://git@host:22/x").url == "ssh://git@host:22/x");
-  CHECK(error_column("name @ file:/tmp/x") == 8);   // urlunparse gives file:///tmp/x
+  CHECK(error_column("name @ file:/tmp/x") == 8);  // urlunparse gives file:///tmp/x
   CHECK(error_column("name @ FILE:///x") == 8);
   CHECK(error_column("name @ file:///x?") == 8);
-  CHECK(error_column("name @ http:///x") == 8);     // no network location
+  CHECK(error_column("name @ http:///x") == 8);  // no network location
   CHECK(error_column("name @ C:\\x\\y.whl") == 8);
   CHECK(error_column("name @ /tmp/x.whl") == 8);
   CHECK(error_column("name @ https://[bad]/x") == 8);

@@ -2,12 +2,12 @@
 // invalid UTF-8, very deep parentheses in markers, and random token soup. Each input must give
 // an error with a column inside the text, or a result that behaves (prints, re-parses,
 // evaluates). Also run under ASan+UBSan (label asan).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "gpulock/core/marker.h"
 #include "gpulock/core/requirement.h"
@@ -60,7 +60,8 @@ void run_all(std::string_view text) {
 std::string repeat(std::string_view unit, std::size_t times) {
   std::string out;
   out.reserve(unit.size() * times);
-  for (std::size_t i = 0; i < times; ++i) out += unit;
+  for (std::size_t i = 0; i < times; ++i)
+    out += unit;
   return out;
 }
 
@@ -79,9 +80,23 @@ TEST_CASE("Empty input is an error at column 1", "[core][robustness]") {
 TEST_CASE("NUL bytes and invalid UTF-8 give errors", "[core][robustness]") {
   using namespace std::string_view_literals;
   const std::string_view inputs[] = {
-      "\0"sv, "1.0\0"sv, "\0" "1.0"sv, "1.\0" "0"sv, "\xff\xfe"sv, "\xc3"sv, "1.0+\xc3\xa9"sv,
-      "1.0\xff"sv, ">=1.0\0"sv, "==\xe2\x82"sv, "os_name == 'a\0'"sv, "os_name\0== 'a'"sv,
-      "name\0>=1"sv, "name[\xff]"sv, "\xed\xa0\x80"sv,
+      "\0"sv,
+      "1.0\0"sv,
+      "\0"
+      "1.0"sv,
+      "1.\0"
+      "0"sv,
+      "\xff\xfe"sv,
+      "\xc3"sv,
+      "1.0+\xc3\xa9"sv,
+      "1.0\xff"sv,
+      ">=1.0\0"sv,
+      "==\xe2\x82"sv,
+      "os_name == 'a\0'"sv,
+      "os_name\0== 'a'"sv,
+      "name\0>=1"sv,
+      "name[\xff]"sv,
+      "\xed\xa0\x80"sv,
   };
   for (auto text : inputs) {
     INFO("input bytes: " << text.size());
@@ -159,8 +174,8 @@ TEST_CASE("10,000 nested parentheses in a marker: no stack overflow", "[core][ro
   CHECK(m->to_string() == "os_name == \"posix\"");
 
   // Every level a real group: (((a and a) and a) and a)...
-  std::string groups = std::string(depth, '(') + "os_name == 'posix'" +
-                       repeat(" and os_name == 'posix')", depth);
+  std::string groups =
+      std::string(depth, '(') + "os_name == 'posix'" + repeat(" and os_name == 'posix')", depth);
   auto g = Marker::parse(groups);
   REQUIRE(g);
   CHECK(*g->evaluate(Environment::linux_cpython("3.11", "x86_64")));
@@ -172,7 +187,8 @@ TEST_CASE("10,000 nested parentheses in a marker: no stack overflow", "[core][ro
 
   // Conjunctions of deep markers, copies, and destruction of all of them.
   Marker both = Marker::conjunction(*m, *g);
-  for (int i = 0; i < 20; ++i) both = Marker::conjunction(both, *m);
+  for (int i = 0; i < 20; ++i)
+    both = Marker::conjunction(both, *m);
   CHECK(*both.evaluate(Environment::linux_cpython("3.11", "x86_64")));
 
   // In a requirement too.
@@ -198,17 +214,67 @@ TEST_CASE("10,000 nested parentheses in a marker: no stack overflow", "[core][ro
 }
 
 TEST_CASE("Random token soup never crashes", "[core][robustness]") {
-  const std::vector<std::string> tokens = {
-      "(", ")", " ", "  ", "\t", "\n", "and", "or", "not", "in", "'", "\"", "==", "<", "~=",
-      "===", "!=", ">=", "python_version", "extra", "os.name", "extras", "3.8", "1.0", "\\",
-      "\\x4", "\\u00e9", "\\N{", std::string(1, '\0'), "\xff", "\xc3", "@", ";", "[", "]", ",",
-      "name", "http://x", "file:///x", "+", "*", ".", "1", "a", "!", "v", "post", "dev", "rc",
-      "-", "_", "+cu124", "99999999999999999999", "\xc2\xa0", "\xe2\x80\x83"};
+  const std::vector<std::string> tokens = {"(",
+                                           ")",
+                                           " ",
+                                           "  ",
+                                           "\t",
+                                           "\n",
+                                           "and",
+                                           "or",
+                                           "not",
+                                           "in",
+                                           "'",
+                                           "\"",
+                                           "==",
+                                           "<",
+                                           "~=",
+                                           "===",
+                                           "!=",
+                                           ">=",
+                                           "python_version",
+                                           "extra",
+                                           "os.name",
+                                           "extras",
+                                           "3.8",
+                                           "1.0",
+                                           "\\",
+                                           "\\x4",
+                                           "\\u00e9",
+                                           "\\N{",
+                                           std::string(1, '\0'),
+                                           "\xff",
+                                           "\xc3",
+                                           "@",
+                                           ";",
+                                           "[",
+                                           "]",
+                                           ",",
+                                           "name",
+                                           "http://x",
+                                           "file:///x",
+                                           "+",
+                                           "*",
+                                           ".",
+                                           "1",
+                                           "a",
+                                           "!",
+                                           "v",
+                                           "post",
+                                           "dev",
+                                           "rc",
+                                           "-",
+                                           "_",
+                                           "+cu124",
+                                           "99999999999999999999",
+                                           "\xc2\xa0",
+                                           "\xe2\x80\x83"};
   std::mt19937 rng(508);
   for (int i = 0; i < 20000; ++i) {
     std::string text;
     std::size_t n = rng() % 12;
-    for (std::size_t k = 0; k < n; ++k) text += tokens[rng() % tokens.size()];
+    for (std::size_t k = 0; k < n; ++k)
+      text += tokens[rng() % tokens.size()];
     run_all(text);
   }
 }

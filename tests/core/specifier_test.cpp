@@ -1,11 +1,11 @@
 // PEP 440 version specifiers: the PEP's examples, the local-label rules of issue 2, the
 // pre-release policy, packaging 23.0's quirks that Specifier follows, and negative cases.
-#include <catch2/catch.hpp>
+#include "gpulock/core/specifier.h"
 
 #include <string>
 #include <vector>
 
-#include "gpulock/core/specifier.h"
+#include <catch2/catch.hpp>
 
 using namespace gpulock::core;
 
@@ -46,7 +46,8 @@ std::size_t set_error_column(std::string_view text) {
 
 std::vector<std::string> strings(const std::vector<Version>& vs) {
   std::vector<std::string> out;
-  for (const auto& x : vs) out.push_back(x.to_string());
+  for (const auto& x : vs)
+    out.push_back(x.to_string());
   return out;
 }
 
@@ -81,7 +82,8 @@ TEST_CASE("Specifier parses every operator", "[core][specifier]") {
     CHECK(s->op() == c.op);
     CHECK(s->to_string() == c.str);
     CHECK(s->wildcard() == c.wildcard);
-    CHECK(operator_string(s->op()) == std::string_view(c.str).substr(0, operator_string(c.op).size()));
+    CHECK(operator_string(s->op()) ==
+          std::string_view(c.str).substr(0, operator_string(c.op).size()));
   }
   CHECK(Specifier::parse("==2.5.1+cu124")->version().to_string() == "2.5.1+cu124");
   CHECK(Specifier::parse("===foobar")->operand() == "foobar");
@@ -259,7 +261,7 @@ TEST_CASE("SpecifierSet text, equality and intersection", "[core][specifier]") {
   SpecifierSet dup = set("==1.0.0,==1.0,== 1");
   CHECK(dup.size() == 1);
   CHECK(dup.to_string() == "==1.0.0");
-  CHECK(set("~=1.0,~=1.0.0").size() == 2);  // ~= keeps trailing zeros
+  CHECK(set("~=1.0,~=1.0.0").size() == 2);      // ~= keeps trailing zeros
   CHECK(set("==1.0.*,==1.0.0.*").size() == 2);  // wildcards compare as text
   CHECK(set("===1.0,===1.0.0").size() == 1);
   CHECK(*Specifier::parse("==1.2.3") == *Specifier::parse("== 1.2.3.0"));

@@ -1,6 +1,6 @@
 // PEP 440 versions: every normalization example and ordering table of the PEP ("Version
 // specifiers" on packaging.python.org), packaging's own ordering list, and negative cases.
-#include <catch2/catch.hpp>
+#include "gpulock/core/version.h"
 
 #include <algorithm>
 #include <random>
@@ -8,7 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "gpulock/core/version.h"
+#include <catch2/catch.hpp>
 
 using namespace gpulock::core;
 
@@ -21,7 +21,9 @@ Version v(std::string_view text) {
   return *r;
 }
 
-std::string norm(std::string_view text) { return v(text).to_string(); }
+std::string norm(std::string_view text) {
+  return v(text).to_string();
+}
 
 // The 1-based column of the error, or 0 if the text parsed.
 std::size_t error_column(std::string_view text) {
@@ -88,7 +90,8 @@ TEST_CASE("PEP 440 normalization examples", "[core][version]") {
   CHECK(norm("V1.0") == "1.0");
   CHECK(norm(" 1.0\n") == "1.0");
   CHECK(norm("\t1.0 \r\n") == "1.0");
-  CHECK(norm("\xc2\xa0" "1.0\xe2\x80\x83") == "1.0");  // U+00A0 and U+2003 are Python whitespace
+  CHECK(norm("\xc2\xa0"
+             "1.0\xe2\x80\x83") == "1.0");  // U+00A0 and U+2003 are Python whitespace
   // Epochs
   CHECK(norm("1!1.0") == "1!1.0");
   CHECK(norm("0!1.0") == "1.0");
@@ -147,11 +150,26 @@ TEST_CASE("Version accessors", "[core][version]") {
 TEST_CASE("PEP 440 ordering table", "[core][version]") {
   // The "summary of permitted suffixes and relative ordering" example, in order.
   const std::vector<std::string> ordered = {
-      "1.dev0",          "1.0.dev456",   "1.0a1",           "1.0a2.dev456",
-      "1.0a12.dev456",   "1.0a12",       "1.0b1.dev456",    "1.0b2",
-      "1.0b2.post345.dev456", "1.0b2.post345", "1.0rc1.dev456", "1.0rc1",
-      "1.0",             "1.0+abc.5",    "1.0+abc.7",       "1.0+5",
-      "1.0.post456.dev34", "1.0.post456", "1.0.15",          "1.1.dev1",
+      "1.dev0",
+      "1.0.dev456",
+      "1.0a1",
+      "1.0a2.dev456",
+      "1.0a12.dev456",
+      "1.0a12",
+      "1.0b1.dev456",
+      "1.0b2",
+      "1.0b2.post345.dev456",
+      "1.0b2.post345",
+      "1.0rc1.dev456",
+      "1.0rc1",
+      "1.0",
+      "1.0+abc.5",
+      "1.0+abc.7",
+      "1.0+5",
+      "1.0.post456.dev34",
+      "1.0.post456",
+      "1.0.15",
+      "1.1.dev1",
   };
   for (std::size_t i = 0; i + 1 < ordered.size(); ++i) {
     INFO(ordered[i] << " < " << ordered[i + 1]);
@@ -164,18 +182,40 @@ TEST_CASE("PEP 440 ordering table", "[core][version]") {
 TEST_CASE("packaging's ordering list sorts back into place", "[core][version]") {
   // From pypa/packaging tests/test_version.py (VERSIONS), with and without an epoch.
   const std::vector<std::string> base = {
-      "1.0.dev456",     "1.0a1",          "1.0a2.dev456",  "1.0a12.dev456",
-      "1.0a12",         "1.0b1.dev456",   "1.0b2",         "1.0b2.post345.dev456",
-      "1.0b2.post345",  "1.0b2-346",      "1.0c1.dev456",  "1.0c1",
-      "1.0rc2",         "1.0c3",          "1.0",           "1.0.post456.dev34",
-      "1.0.post456",    "1.1.dev1",       "1.2+123abc",    "1.2+123abc456",
-      "1.2+abc",        "1.2+abc123",     "1.2+abc123def", "1.2+1234.abc",
-      "1.2+123456",     "1.2.r32+123456", "1.2.rev33+123456",
+      "1.0.dev456",
+      "1.0a1",
+      "1.0a2.dev456",
+      "1.0a12.dev456",
+      "1.0a12",
+      "1.0b1.dev456",
+      "1.0b2",
+      "1.0b2.post345.dev456",
+      "1.0b2.post345",
+      "1.0b2-346",
+      "1.0c1.dev456",
+      "1.0c1",
+      "1.0rc2",
+      "1.0c3",
+      "1.0",
+      "1.0.post456.dev34",
+      "1.0.post456",
+      "1.1.dev1",
+      "1.2+123abc",
+      "1.2+123abc456",
+      "1.2+abc",
+      "1.2+abc123",
+      "1.2+abc123def",
+      "1.2+1234.abc",
+      "1.2+123456",
+      "1.2.r32+123456",
+      "1.2.rev33+123456",
   };
   std::vector<std::string> all = base;
-  for (const auto& s : base) all.push_back("1!" + s);
+  for (const auto& s : base)
+    all.push_back("1!" + s);
   std::vector<Version> expected;
-  for (const auto& s : all) expected.push_back(v(s));
+  for (const auto& s : all)
+    expected.push_back(v(s));
   std::vector<Version> shuffled = expected;
   std::mt19937 rng(440);
   for (int round = 0; round < 5; ++round) {
@@ -192,9 +232,15 @@ TEST_CASE("packaging's ordering list sorts back into place", "[core][version]") 
 
 TEST_CASE("Version equality ignores trailing zeros and spelling, hash agrees", "[core][version]") {
   const std::vector<std::pair<std::string, std::string>> equal = {
-      {"1.0", "1.0.0"},          {"1", "1.0.0.0"},        {"1.0a1", "1.0.0alpha1"},
-      {"1.0-1", "1.0.post1"},    {"1.0+abc.1", "1.0+ABC-01"}, {"0!1.0", "v1"},
-      {"1.0.dev0", "1.0-dev"},   {"1.0c1", "1.0rc1"},     {"2.5.1+cu124", "2.5.1.0+CU124"},
+      {"1.0", "1.0.0"},
+      {"1", "1.0.0.0"},
+      {"1.0a1", "1.0.0alpha1"},
+      {"1.0-1", "1.0.post1"},
+      {"1.0+abc.1", "1.0+ABC-01"},
+      {"0!1.0", "v1"},
+      {"1.0.dev0", "1.0-dev"},
+      {"1.0c1", "1.0rc1"},
+      {"2.5.1+cu124", "2.5.1.0+CU124"},
   };
   for (const auto& [a, b] : equal) {
     INFO(a << " == " << b);
@@ -261,7 +307,8 @@ TEST_CASE("Version round-trips through its normalized form", "[core][version]") 
       if (k) s += ".";
       s += std::to_string(rng() % 30);
     }
-    if (rng() % 3 == 0) s += pick({"a", "-alpha", ".b", "rc", "_c", "pre", "preview"}) + std::to_string(rng() % 5);
+    if (rng() % 3 == 0)
+      s += pick({"a", "-alpha", ".b", "rc", "_c", "pre", "preview"}) + std::to_string(rng() % 5);
     if (rng() % 3 == 0) s += pick({".post", "-", "_rev", "r"}) + std::to_string(1 + rng() % 5);
     if (rng() % 3 == 0) s += pick({".dev", "-dev", "dev"}) + std::to_string(rng() % 5);
     if (rng() % 3 == 0) s += pick({"+cu124", "+cpu", "+rocm6.2", "+ubuntu-1", "+Abc.007"});

@@ -1,15 +1,16 @@
 // The on-disk cache format: round trips, torn and foreign files, concurrent writers.
-#include <catch2/catch.hpp>
+#include "cache.h"
 
 #include <atomic>
 #include <filesystem>
 #include <thread>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "cache.h"
 #include "gpulock/index/parse.h"
+
 #include "index_test_support.h"
 
 using namespace gpulock;
@@ -18,7 +19,8 @@ using namespace gpulock::index;
 namespace {
 
 ProjectPage sample_page(std::size_t files) {
-  std::string json = R"({"meta":{"api-version":"1.1"},"name":"demo-pkg","versions":["1.0","2.0"],"files":[)";
+  std::string json =
+      R"({"meta":{"api-version":"1.1"},"name":"demo-pkg","versions":["1.0","2.0"],"files":[)";
   for (std::size_t i = 0; i < files; ++i) {
     if (i) json += ",";
     json += fmt::format(
@@ -27,7 +29,8 @@ ProjectPage sample_page(std::size_t files) {
         R"("yanked":{},"size":{},"upload-time":"2024-01-0{}T00:00:00.5Z"}})",
         i, i, i, i % 3 == 0 ? "\"why\"" : "false", 1000 + i, 1 + i % 9);
   }
-  json += R"(,{"filename":"demo-pkg-0.1.tar.gz","url":"https://h/demo-pkg-0.1.tar.gz","hashes":{}}]})";
+  json +=
+      R"(,{"filename":"demo-pkg-0.1.tar.gz","url":"https://h/demo-pkg-0.1.tar.gz","hashes":{}}]})";
   auto page = parse_json_page(json, "http://h/simple/demo-pkg/", {"demo-pkg", false});
   REQUIRE(page);
   page->warnings.push_back("a warning");
@@ -166,14 +169,16 @@ TEST_CASE("concurrent writers never expose a torn entry", "[cache]") {
       auto e = cache.load_page(url);
       if (!e) {
         ++misses;
-      } else if (e->page.files.size() != 11 && e->page.files.size() != 21 && e->page.files.size() != 31) {
+      } else if (e->page.files.size() != 11 && e->page.files.size() != 21 &&
+                 e->page.files.size() != 31) {
         ++bad;
       } else {
         ++hits;
       }
     }
   });
-  for (int i = 0; i < 3; ++i) threads[static_cast<std::size_t>(i)].join();
+  for (int i = 0; i < 3; ++i)
+    threads[static_cast<std::size_t>(i)].join();
   stop = true;
   threads.back().join();
   CHECK(bad == 0);

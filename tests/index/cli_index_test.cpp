@@ -1,13 +1,12 @@
 // `gpulock index show` and `gpulock index metadata` through the real binary, against the
 // loopback servers: golden text, exit codes, 4 processes sharing one cache, credentials.
-#include <catch2/catch.hpp>
-
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
 
 #include "http_support.h"
 
@@ -26,8 +25,9 @@ Run run_gpulock(const std::string& args, const std::string& env = {}) {
   static int n = 0;
   std::string dir = index_test::scratch_dir("cli-run-" + std::to_string(n++));
   std::string out = dir + "/out", err = dir + "/err";
-  std::string cmd = "env NO_COLOR=1 " + env + " " + gpulock::test::shell_quote(GPULOCK_EXE) + " " + args + " >" +
-                    gpulock::test::shell_quote(out) + " 2>" + gpulock::test::shell_quote(err) + " </dev/null";
+  std::string cmd = "env NO_COLOR=1 " + env + " " + gpulock::test::shell_quote(GPULOCK_EXE) + " " +
+                    args + " >" + gpulock::test::shell_quote(out) + " 2>" +
+                    gpulock::test::shell_quote(err) + " </dev/null";
   int status = std::system(cmd.c_str());
   Run r;
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -46,7 +46,8 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 // Compares with tests/index/golden/<name>; GPULOCK_UPDATE_GOLDEN=1 rewrites the file instead.
 void check_golden(const std::string& name, const std::string& actual) {
   std::string path = std::string(INDEX_GOLDEN_DIR) + "/" + name;
-  if (const char* update = std::getenv("GPULOCK_UPDATE_GOLDEN"); update && std::string(update) == "1") {
+  if (const char* update = std::getenv("GPULOCK_UPDATE_GOLDEN");
+      update && std::string(update) == "1") {
     index_test::write_text(path, actual);
   }
   std::string expected = index_test::read_text(path);
@@ -54,7 +55,9 @@ void check_golden(const std::string& name, const std::string& actual) {
   CHECK(actual == expected);
 }
 
-std::string cache_env(const std::string& dir) { return "GPULOCK_CACHE_DIR=" + gpulock::test::shell_quote(dir); }
+std::string cache_env(const std::string& dir) {
+  return "GPULOCK_CACHE_DIR=" + gpulock::test::shell_quote(dir);
+}
 
 }  // namespace
 
@@ -64,11 +67,14 @@ TEST_CASE("gpulock index show torch --index-url .../whl/cu124/ (golden)", "[cli]
   Run r = run_gpulock("index show torch --index-url " + url, cache_env(cache));
   CHECK(r.err.empty());
   REQUIRE(r.rc == 0);
-  check_golden("index_show_torch_cu124.txt", replace_all(r.out, servers().http_url(), "http://127.0.0.1:PORT"));
+  check_golden("index_show_torch_cu124.txt",
+               replace_all(r.out, servers().http_url(), "http://127.0.0.1:PORT"));
 
-  Run j = run_gpulock("index show filelock --json --index-url " + servers().pypi_url(), cache_env(cache));
+  Run j = run_gpulock("index show filelock --json --index-url " + servers().pypi_url(),
+                      cache_env(cache));
   REQUIRE(j.rc == 0);
-  check_golden("index_show_filelock.json", replace_all(j.out, servers().http_url(), "http://127.0.0.1:PORT"));
+  check_golden("index_show_filelock.json",
+               replace_all(j.out, servers().http_url(), "http://127.0.0.1:PORT"));
 
   // The same answer from the warm cache, and offline.
   Run warm = run_gpulock("index show torch --offline --index-url " + url, cache_env(cache));
@@ -78,34 +84,44 @@ TEST_CASE("gpulock index show torch --index-url .../whl/cu124/ (golden)", "[cli]
 
 TEST_CASE("gpulock index show: not on the index, errors, exit codes", "[cli]") {
   std::string cache = index_test::scratch_dir("cli-errors");
-  Run missing = run_gpulock("index show no-such-project --index-url " + servers().pypi_url(), cache_env(cache));
+  Run missing = run_gpulock("index show no-such-project --index-url " + servers().pypi_url(),
+                            cache_env(cache));
   CHECK(missing.rc == 1);
   CHECK(missing.out.empty());
-  CHECK(missing.err == "error: 'no-such-project' is not on the index " + servers().pypi_url() + "\n");
+  CHECK(missing.err ==
+        "error: 'no-such-project' is not on the index " + servers().pypi_url() + "\n");
 
   std::string whl = servers().torch_index_base() + "/cu124/";
   Run forbidden = run_gpulock("index show no-such-project --index-url " + whl, cache_env(cache));
   CHECK(forbidden.rc == 4);
-  CHECK(forbidden.err.starts_with("error: " + whl + "no-such-project/: HTTP 403 Forbidden: the index refused the request\nhint: "));
-  Run pytorch_like = run_gpulock("index show no-such-project --forbidden-means-missing --index-url " + whl, cache_env(cache));
+  CHECK(forbidden.err.starts_with(
+      "error: " + whl +
+      "no-such-project/: HTTP 403 Forbidden: the index refused the request\nhint: "));
+  Run pytorch_like = run_gpulock(
+      "index show no-such-project --forbidden-means-missing --index-url " + whl, cache_env(cache));
   CHECK(pytorch_like.rc == 1);
 
-  Run offline = run_gpulock("index show jinja2 --offline --index-url " + servers().pypi_url(), cache_env(cache));
+  Run offline = run_gpulock("index show jinja2 --offline --index-url " + servers().pypi_url(),
+                            cache_env(cache));
   CHECK(offline.rc == 4);
   CHECK(offline.err == "error: " + servers().pypi_url() +
                            "jinja2/: not in the cache, and --offline forbids fetching it\n"
                            "hint: run once without --offline to fill the cache\n");
 
-  Run loop = run_gpulock("index show numpy --index-url " + servers().fault_url() + "/redirect-loop/simple/",
-                     cache_env(cache));
+  Run loop = run_gpulock(
+      "index show numpy --index-url " + servers().fault_url() + "/redirect-loop/simple/",
+      cache_env(cache));
   CHECK(loop.rc == 4);
-  CHECK(loop.err == "error: " + servers().fault_url() +
-                        "/redirect-loop/simple/numpy/: too many redirects (more than 10; a redirect loop?)\n");
+  CHECK(loop.err ==
+        "error: " + servers().fault_url() +
+            "/redirect-loop/simple/numpy/: too many redirects (more than 10; a redirect loop?)\n");
 
-  Run bad_json = run_gpulock("index show torch --index-url " + servers().fault_url() + "/invalid-json/simple/",
-                         cache_env(cache));
+  Run bad_json =
+      run_gpulock("index show torch --index-url " + servers().fault_url() + "/invalid-json/simple/",
+                  cache_env(cache));
   CHECK(bad_json.rc == 4);
-  CHECK(bad_json.err.starts_with("error: " + servers().fault_url() + "/invalid-json/simple/torch/:1: invalid PEP 691 page: "));
+  CHECK(bad_json.err.starts_with("error: " + servers().fault_url() +
+                                 "/invalid-json/simple/torch/:1: invalid PEP 691 page: "));
 
   Run usage = run_gpulock("index show", cache_env(cache));
   CHECK(usage.rc == 2);
@@ -119,12 +135,15 @@ TEST_CASE("credentials in index URLs are used and never printed", "[cli]") {
   REQUIRE(ok.rc == 0);
   CHECK(ok.out.find("s3cret") == std::string::npos);
   CHECK(ok.err.find("s3cret") == std::string::npos);
-  CHECK(ok.out.find("\"url\": \"http://fixture:****@" + hostpart + "/auth/simple/numpy/\"") != std::string::npos);
-  Run bad = run_gpulock("-vv index show filelock --index-url http://fixture:wrong@" + hostpart + "/auth/simple/",
-                    cache_env(cache));
+  CHECK(ok.out.find("\"url\": \"http://fixture:****@" + hostpart + "/auth/simple/numpy/\"") !=
+        std::string::npos);
+  Run bad = run_gpulock(
+      "-vv index show filelock --index-url http://fixture:wrong@" + hostpart + "/auth/simple/",
+      cache_env(cache));
   CHECK(bad.rc == 4);
   CHECK(bad.err.find("wrong") == std::string::npos);
-  CHECK(bad.err.find("error: http://fixture:****@" + hostpart + "/auth/simple/filelock/: HTTP 401") != std::string::npos);
+  CHECK(bad.err.find("error: http://fixture:****@" + hostpart +
+                     "/auth/simple/filelock/: HTTP 401") != std::string::npos);
   // Nothing in the cache holds the secret either.
   for (const auto& e : std::filesystem::recursive_directory_iterator(cache)) {
     if (!e.is_regular_file()) continue;
@@ -137,10 +156,12 @@ TEST_CASE("gpulock index metadata: local wheel, remote wheel by range reads", "[
   std::string local = index_test::wheels_dir() + "/wheels/demo_pkg-1.2.3-py3-none-any.whl";
   Run l = run_gpulock("index metadata " + gpulock::test::shell_quote(local), cache_env(cache));
   REQUIRE(l.rc == 0);
-  CHECK(l.out ==
-        "Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.2.3\nRequires-Python: >=3.8\n"
-        "Requires-Dist: numpy>=1.20\nRequires-Dist: typing-extensions; python_version < \"3.11\"\n");
-  Run j = run_gpulock("index metadata --json " + gpulock::test::shell_quote(local), cache_env(cache));
+  CHECK(
+      l.out ==
+      "Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.2.3\nRequires-Python: >=3.8\n"
+      "Requires-Dist: numpy>=1.20\nRequires-Dist: typing-extensions; python_version < \"3.11\"\n");
+  Run j =
+      run_gpulock("index metadata --json " + gpulock::test::shell_quote(local), cache_env(cache));
   REQUIRE(j.rc == 0);
   CHECK(j.out.find("\"requires_dist\": [\n    \"numpy>=1.20\",") != std::string::npos);
 
@@ -148,8 +169,9 @@ TEST_CASE("gpulock index metadata: local wheel, remote wheel by range reads", "[
   Run none = run_gpulock("index metadata " + remote, cache_env(cache));
   CHECK(none.rc == 3);
   CHECK(none.err == "error: " + remote + ": the wheel has no *.dist-info/METADATA file\n");
-  Run bomb = run_gpulock("index metadata " + servers().http_url() + "/broken/files/zipbomb-1.0-py3-none-any.whl",
-                     cache_env(cache));
+  Run bomb = run_gpulock(
+      "index metadata " + servers().http_url() + "/broken/files/zipbomb-1.0-py3-none-any.whl",
+      cache_env(cache));
   CHECK(bomb.rc == 3);
   CHECK(bomb.err.find("(a zip bomb?)") != std::string::npos);
 
@@ -160,9 +182,12 @@ TEST_CASE("gpulock index metadata: local wheel, remote wheel by range reads", "[
     if (e.path().extension() == ".whl") wheel = e.path().filename().string();
   }
   REQUIRE_FALSE(wheel.empty());
-  Run remote_raw = run_gpulock("-v index metadata --raw " + servers().http_url() + "/find-links/" + wheel, cache_env(cache));
-  Run local_raw = run_gpulock("index metadata --raw " + gpulock::test::shell_quote((servers().index_root() / rel / wheel).string()),
-                          cache_env(cache));
+  Run remote_raw = run_gpulock(
+      "-v index metadata --raw " + servers().http_url() + "/find-links/" + wheel, cache_env(cache));
+  Run local_raw =
+      run_gpulock("index metadata --raw " +
+                      gpulock::test::shell_quote((servers().index_root() / rel / wheel).string()),
+                  cache_env(cache));
   REQUIRE(remote_raw.rc == 0);
   REQUIRE(local_raw.rc == 0);
   CHECK(remote_raw.out == local_raw.out);
@@ -171,12 +196,14 @@ TEST_CASE("gpulock index metadata: local wheel, remote wheel by range reads", "[
 
 TEST_CASE("4 gpulock processes share one cache at once", "[cli][cache]") {
   std::string cache = index_test::scratch_dir("cli-shared-cache");
-  std::vector<std::string> projects = {"numpy", "filelock", "jinja2", "markupsafe", "sympy", "mpmath",
-                                       "networkx", "fsspec", "typing-extensions", "setuptools"};
+  std::vector<std::string> projects = {
+      "numpy",  "filelock", "jinja2", "markupsafe",        "sympy",
+      "mpmath", "networkx", "fsspec", "typing-extensions", "setuptools"};
   std::string reference_dir = index_test::scratch_dir("cli-shared-reference");
   // Reference answers, without a cache.
   for (const auto& p : projects) {
-    Run r = run_gpulock("index show " + p + " --no-cache --index-url " + servers().pypi_url(), cache_env(reference_dir));
+    Run r = run_gpulock("index show " + p + " --no-cache --index-url " + servers().pypi_url(),
+                        cache_env(reference_dir));
     REQUIRE(r.rc == 0);
     index_test::write_text(reference_dir + "/" + p + ".txt", r.out);
   }
@@ -184,11 +211,14 @@ TEST_CASE("4 gpulock processes share one cache at once", "[cli][cache]") {
   std::string script = "set -e\n";
   for (int i = 0; i < 4; ++i) {
     script += "( for round in 1 2; do for p in";
-    for (const auto& p : projects) script += " " + p;
-    script += "; do NO_COLOR=1 " + cache_env(cache) + " " + gpulock::test::shell_quote(GPULOCK_EXE) +
-              " index show $p --index-url " + servers().pypi_url() + " > " +
+    for (const auto& p : projects)
+      script += " " + p;
+    script += "; do NO_COLOR=1 " + cache_env(cache) + " " +
+              gpulock::test::shell_quote(GPULOCK_EXE) + " index show $p --index-url " +
+              servers().pypi_url() + " > " +
               gpulock::test::shell_quote(cache + "/../out-" + std::to_string(i)) +
-              "-$p-$round.txt || echo $p >> " + gpulock::test::shell_quote(cache + "/../failed") + "; done; done ) &\n";
+              "-$p-$round.txt || echo $p >> " + gpulock::test::shell_quote(cache + "/../failed") +
+              "; done; done ) &\n";
   }
   script += "wait\n";
   std::string script_path = reference_dir + "/run.sh";
@@ -198,15 +228,16 @@ TEST_CASE("4 gpulock processes share one cache at once", "[cli][cache]") {
   for (int i = 0; i < 4; ++i) {
     for (const auto& p : projects) {
       for (int round = 1; round <= 2; ++round) {
-        std::string got = index_test::read_text(cache + "/../out-" + std::to_string(i) + "-" + p + "-" +
-                                                std::to_string(round) + ".txt");
+        std::string got = index_test::read_text(cache + "/../out-" + std::to_string(i) + "-" + p +
+                                                "-" + std::to_string(round) + ".txt");
         CHECK(got == index_test::read_text(reference_dir + "/" + p + ".txt"));
       }
     }
   }
   // The cache they left is complete and readable: offline, every project.
   for (const auto& p : projects) {
-    Run r = run_gpulock("index show " + p + " --offline --index-url " + servers().pypi_url(), cache_env(cache));
+    Run r = run_gpulock("index show " + p + " --offline --index-url " + servers().pypi_url(),
+                        cache_env(cache));
     CHECK(r.rc == 0);
     CHECK(r.out == index_test::read_text(reference_dir + "/" + p + ".txt"));
   }

@@ -1,18 +1,19 @@
 // IndexClient against nginx serving the fixture index (ctest fixture `servers`): both content
 // types, TLS + HTTP/2, find-links, METADATA by .metadata / range reads / download, the cache.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <set>
 #include <thread>
 
+#include <catch2/catch.hpp>
+
 #include "gpulock/index/client.h"
 #include "gpulock/index/hash.h"
 #include "gpulock/index/parse.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
+
 #include "http_support.h"
 
 using namespace gpulock;
@@ -56,7 +57,8 @@ TEST_CASE("PEP 691 JSON from nginx, and the same files as its HTML page", "[http
   CHECK(log[0].accept_encoding.find("gzip") != std::string::npos);
 
   // The HTML rendering of the same page (read from disk) lists the same files.
-  std::string html = index_test::read_text((servers().index_root() / "simple/numpy/index.html").string());
+  std::string html =
+      index_test::read_text((servers().index_root() / "simple/numpy/index.html").string());
   auto from_html = parse_html_page(html, servers().pypi_url() + "numpy/", {"numpy", false});
   REQUIRE(from_html);
   REQUIRE(from_html->files.size() == (*page)->files.size());
@@ -106,7 +108,8 @@ TEST_CASE("PEP 503 HTML from the PyTorch-like tree", "[http]") {
   CHECK(refused.error().message == "HTTP 403 Forbidden: the index refused the request");
   CHECK(refused.error().where == servers().torch_index_base() + "/cu124/no-such-project/");
   // 404 from the PyPI-like tree.
-  auto not_found = client.fetch_project(IndexSource::simple(servers().pypi_url()), "no-such-project");
+  auto not_found =
+      client.fetch_project(IndexSource::simple(servers().pypi_url()), "no-such-project");
   REQUIRE(not_found);
   CHECK_FALSE((*not_found)->found);
 
@@ -160,11 +163,13 @@ TEST_CASE("TLS with the test CA through SSL_CERT_FILE, HTTP/2, refused without i
       ::unsetenv("SSL_CERT_FILE");
     }
     auto source = IndexSource::simple(https_pypi);
-    for (const char* name : {"numpy", "filelock", "jinja2", "markupsafe"}) client.prefetch_project(source, name);
+    for (const char* name : {"numpy", "filelock", "jinja2", "markupsafe"})
+      client.prefetch_project(source, name);
     auto page = client.fetch_project(source, "numpy");
     REQUIRE(page);
     CHECK((*page)->files.front().url.starts_with(servers().https_url() + "/packages/"));
-    for (const char* name : {"filelock", "jinja2", "markupsafe"}) CHECK(client.fetch_project(source, name));
+    for (const char* name : {"filelock", "jinja2", "markupsafe"})
+      CHECK(client.fetch_project(source, name));
     auto meta = client.fetch_metadata((*page)->files.front());
     REQUIRE(meta);
     CHECK(meta->find("Name: numpy") != std::string::npos);
@@ -265,7 +270,9 @@ TEST_CASE("METADATA: .metadata file, range reads without it, and the cache", "[h
     }
     CHECK(ranges == client.stats().range_requests);
     // The same METADATA as in the wheel.
-    std::string path = (servers().index_root() / without_meta->url.substr(servers().http_url().size() + 1)).string();
+    std::string path =
+        (servers().index_root() / without_meta->url.substr(servers().http_url().size() + 1))
+            .string();
     auto local = read_wheel_metadata(percent_decode(path), &*without_meta->wheel);
     REQUIRE(local);
     CHECK(*local == *ranged);
@@ -294,10 +301,12 @@ TEST_CASE("METADATA for many wheels in parallel, prefetched", "[http][metadata]"
   IndexClient client(test_options(index_test::scratch_dir("http-parallel"), agent));
   auto cu124 = IndexSource::simple(servers().torch_index_base() + "/cu124/");
   std::vector<DistFile> wheels;
-  for (const char* name : {"torch", "torchvision", "torchaudio", "numpy", "networkx", "sympy", "filelock"}) {
+  for (const char* name :
+       {"torch", "torchvision", "torchaudio", "numpy", "networkx", "sympy", "filelock"}) {
     client.prefetch_project(cu124, name);
   }
-  for (const char* name : {"torch", "torchvision", "torchaudio", "numpy", "networkx", "sympy", "filelock"}) {
+  for (const char* name :
+       {"torch", "torchvision", "torchaudio", "numpy", "networkx", "sympy", "filelock"}) {
     auto page = client.fetch_project(cu124, name);
     REQUIRE(page);
     for (const auto& f : (*page)->files) {
@@ -305,7 +314,8 @@ TEST_CASE("METADATA for many wheels in parallel, prefetched", "[http][metadata]"
     }
   }
   REQUIRE(wheels.size() >= 30);
-  for (const auto& w : wheels) client.prefetch_metadata(w);
+  for (const auto& w : wheels)
+    client.prefetch_metadata(w);
   for (const auto& w : wheels) {
     auto text = client.fetch_metadata(w);
     REQUIRE(text);
@@ -315,7 +325,8 @@ TEST_CASE("METADATA for many wheels in parallel, prefetched", "[http][metadata]"
   CHECK(s.metadata_requests + s.range_metadata + s.downloaded_metadata >= wheels.size());
 }
 
-TEST_CASE("page cache: fresh entries make no request, stale ones are revalidated (304)", "[http][cache]") {
+TEST_CASE("page cache: fresh entries make no request, stale ones are revalidated (304)",
+          "[http][cache]") {
   auto pypi = IndexSource::simple(servers().pypi_url());
   auto cu124 = IndexSource::simple(servers().torch_index_base() + "/cu124/");
   std::string cache = index_test::scratch_dir("http-revalidate");

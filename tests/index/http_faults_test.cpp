@@ -2,12 +2,13 @@
 // auth, 5xx after retries (and recovery), hangs, truncated bodies, invalid pages, redirect loops,
 // hash mismatches, broken wheels. Each error names the (redacted) URL.
 #include <catch2/catch.hpp>
-
 #include <fmt/format.h>
 
-#include "cache.h"
 #include "gpulock/index/client.h"
 #include "gpulock/index/url.h"
+#include "gpulock/index/wheel.h"
+
+#include "cache.h"
 #include "http_support.h"
 
 using namespace gpulock;
@@ -18,7 +19,9 @@ using index_test::unique_agent;
 
 namespace {
 
-std::string fault(const std::string& mode) { return servers().fault_url() + "/" + mode + "/"; }
+std::string fault(const std::string& mode) {
+  return servers().fault_url() + "/" + mode + "/";
+}
 
 IndexClient make_client(const std::string& name, unsigned retries = 3) {
   ClientOptions o = test_options(index_test::scratch_dir(name), unique_agent(name));
@@ -28,7 +31,8 @@ IndexClient make_client(const std::string& name, unsigned retries = 3) {
 
 }  // namespace
 
-TEST_CASE("401 and 403 are authentication errors, credentials are used and never shown", "[http][faults]") {
+TEST_CASE("401 and 403 are authentication errors, credentials are used and never shown",
+          "[http][faults]") {
   auto client = make_client("fault-auth");
   auto e401 = client.fetch_project(IndexSource::simple(fault("status/401/simple")), "numpy");
   REQUIRE_FALSE(e401);
@@ -50,11 +54,13 @@ TEST_CASE("401 and 403 are authentication errors, credentials are used and never
 
   // Basic credentials in the index URL: the page and its files (relative links) authenticate.
   std::string base = fault("auth/simple");
-  std::string with_credentials = "http://fixture:s3cret@" + base.substr(std::string("http://").size());
+  std::string with_credentials =
+      "http://fixture:s3cret@" + base.substr(std::string("http://").size());
   auto page = client.fetch_project(IndexSource::simple(with_credentials), "numpy");
   REQUIRE(page);
   CHECK((*page)->url == "http://fixture:****@" + base.substr(7) + "numpy/");
-  for (const auto& f : (*page)->files) CHECK(f.url.find("s3cret") == std::string::npos);
+  for (const auto& f : (*page)->files)
+    CHECK(f.url.find("s3cret") == std::string::npos);
   auto meta = client.fetch_metadata((*page)->files.front());
   REQUIRE(meta);
   CHECK(meta->find("Name: numpy") != std::string::npos);
@@ -88,12 +94,14 @@ TEST_CASE("5xx after retries, and recovery from 500-then-200 and 429", "[http][f
   po.copy = false;
   gpulock::test::PrivateServers priv(po);
   auto recovering = make_client("fault-recover");
-  auto ok = recovering.fetch_project(IndexSource::simple(priv.env().fault_url() + "/500-then-200/simple/"), "numpy");
+  auto ok = recovering.fetch_project(
+      IndexSource::simple(priv.env().fault_url() + "/500-then-200/simple/"), "numpy");
   REQUIRE(ok);
   CHECK((*ok)->found);
   CHECK_FALSE((*ok)->files.empty());
   CHECK(recovering.stats().retries == 1);
-  auto limited = recovering.fetch_project(IndexSource::simple(priv.env().fault_url() + "/429x2-then-200/simple/"), "filelock");
+  auto limited = recovering.fetch_project(
+      IndexSource::simple(priv.env().fault_url() + "/429x2-then-200/simple/"), "filelock");
   REQUIRE(limited);
   CHECK(recovering.stats().retries == 3);
 }
@@ -131,7 +139,8 @@ TEST_CASE("invalid pages and redirect loops", "[http][faults]") {
   REQUIRE_FALSE(api);
   CHECK(api.error().code == core::ErrorCode::IndexFormat);
   CHECK(api.error().message ==
-        "invalid PEP 691 page: meta.api-version: unsupported repository API version 2.0 (gpulock reads 1.x, PEP 629)");
+        "invalid PEP 691 page: meta.api-version: unsupported repository API version 2.0 (gpulock "
+        "reads 1.x, PEP 629)");
 
   auto loop = client.fetch_project(IndexSource::simple(fault("redirect-loop/simple")), "numpy");
   REQUIRE_FALSE(loop);
@@ -147,13 +156,15 @@ TEST_CASE("invalid pages and redirect loops", "[http][faults]") {
 
   // Invalid HTML (a file:// tree, the fault server has no HTML mode).
   std::string tree = index_test::scratch_dir("fault-html");
-  index_test::write_text(tree + "/simple/broken/index.html",
-                         "<!DOCTYPE html>\n<html><body>\n<a href=\"broken-1.0.tar.gz>broken-1.0.tar.gz</a>\n");
+  index_test::write_text(
+      tree + "/simple/broken/index.html",
+      "<!DOCTYPE html>\n<html><body>\n<a href=\"broken-1.0.tar.gz>broken-1.0.tar.gz</a>\n");
   auto html = client.fetch_project(IndexSource::simple(tree + "/simple"), "broken");
   REQUIRE_FALSE(html);
   CHECK(html.error().code == core::ErrorCode::IndexFormat);
   CHECK(html.error().line == 3);
-  CHECK(html.error().message == "invalid HTML project page: unterminated attribute value for 'href'");
+  CHECK(html.error().message ==
+        "invalid HTML project page: unterminated attribute value for 'href'");
 }
 
 TEST_CASE("hash mismatches name the URL and both hashes", "[http][faults]") {
@@ -161,7 +172,8 @@ TEST_CASE("hash mismatches name the URL and both hashes", "[http][faults]") {
   ClientOptions o = test_options(cache, unique_agent("fault-hash"));
   {
     IndexClient client(o);
-    auto page = client.fetch_project(IndexSource::simple(fault("wrong-metadata-hash/simple")), "numpy");
+    auto page =
+        client.fetch_project(IndexSource::simple(fault("wrong-metadata-hash/simple")), "numpy");
     REQUIRE(page);
     const DistFile& f = (*page)->files.front();
     REQUIRE(f.core_metadata);
@@ -169,7 +181,8 @@ TEST_CASE("hash mismatches name the URL and both hashes", "[http][faults]") {
     REQUIRE_FALSE(meta);
     CHECK(meta.error().code == core::ErrorCode::HashMismatch);
     CHECK(meta.error().where == f.url + ".metadata");
-    std::string prefix = fmt::format("hash mismatch: expected sha256:{}, got sha256:", f.core_metadata_sha256());
+    std::string prefix =
+        fmt::format("hash mismatch: expected sha256:{}, got sha256:", f.core_metadata_sha256());
     CHECK(meta.error().message.starts_with(prefix));
     CHECK(meta.error().message.size() == prefix.size() + 64);
   }
@@ -187,12 +200,14 @@ TEST_CASE("hash mismatches name the URL and both hashes", "[http][faults]") {
   REQUIRE_FALSE(meta);
   CHECK(meta.error().code == core::ErrorCode::HashMismatch);
   CHECK(meta.error().where == plain->url);
-  CHECK(meta.error().message.starts_with(fmt::format("hash mismatch: expected sha256:{}, got sha256:", plain->sha256())));
+  CHECK(meta.error().message.starts_with(
+      fmt::format("hash mismatch: expected sha256:{}, got sha256:", plain->sha256())));
   CHECK(client.stats().download_requests == 1);
   CHECK(client.stats().range_requests == 0);
 }
 
-TEST_CASE("servers without range support: small wheels come whole, big ones are streamed", "[http][range]") {
+TEST_CASE("servers without range support: small wheels come whole, big ones are streamed",
+          "[http][range]") {
   auto client = make_client("fault-norange");
   auto page = client.fetch_project(IndexSource::simple(fault("no-range/simple")), "networkx");
   REQUIRE(page);
@@ -217,8 +232,9 @@ TEST_CASE("servers without range support: small wheels come whole, big ones are 
   po.fault = true;
   gpulock::test::PrivateServers priv(po);
   for (const char* base : {"/no-range/wheels/", "/wheels/"}) {
-    std::string url = (std::string(base) == "/wheels/" ? priv.env().http_url() : priv.env().fault_url()) + base +
-                      "big_pkg-2.0-py3-none-any.whl";
+    std::string url =
+        (std::string(base) == "/wheels/" ? priv.env().http_url() : priv.env().fault_url()) + base +
+        "big_pkg-2.0-py3-none-any.whl";
     DYNAMIC_SECTION(base) {
       auto big = make_client("fault-big");
       DistFile f;
@@ -228,7 +244,8 @@ TEST_CASE("servers without range support: small wheels come whole, big ones are 
       auto meta = big.fetch_metadata(f);
       REQUIRE(meta);
       CHECK(meta->find("Provides-Extra: fast") != std::string::npos);
-      auto size = std::filesystem::file_size(index_test::wheels_dir() + "/wheels/big_pkg-2.0-py3-none-any.whl");
+      auto size = std::filesystem::file_size(index_test::wheels_dir() +
+                                             "/wheels/big_pkg-2.0-py3-none-any.whl");
       if (std::string(base) == "/wheels/") {
         CHECK(big.stats().range_metadata == 1);
         CHECK(big.stats().range_requests >= 2);  // the central directory is bigger than the tail
@@ -249,12 +266,21 @@ TEST_CASE("broken wheels on the index", "[http][faults]") {
     core::ErrorCode code;
     const char* message_start;
   };
-  for (const Case& c : {Case{"nometadata", core::ErrorCode::InvalidInput, "the wheel has no *.dist-info/METADATA file"},
-                        Case{"bigmetadata", core::ErrorCode::InvalidInput, "bigmetadata-1.0.dist-info/METADATA is "},
-                        Case{"zipbomb", core::ErrorCode::InvalidInput, "refusing zipbomb-1.0.dist-info/METADATA: it declares 3000000000 bytes"},
-                        Case{"mismatch", core::ErrorCode::InvalidMetadata, "METADATA says 'someone-else' '9.9' but the wheel's filename says 'mismatch' '1.0'"},
-                        Case{"badmetahash", core::ErrorCode::HashMismatch, "hash mismatch: expected sha256:0000000000000000000000000000000000000000000000000000000000000000, got sha256:"},
-                        Case{"notazip", core::ErrorCode::InvalidInput, "cannot read the wheel: Not a zip archive"}}) {
+  for (const Case& c :
+       {Case{"nometadata", core::ErrorCode::InvalidInput,
+             "the wheel has no *.dist-info/METADATA file"},
+        Case{"bigmetadata", core::ErrorCode::InvalidInput,
+             "bigmetadata-1.0.dist-info/METADATA is "},
+        Case{"zipbomb", core::ErrorCode::InvalidInput,
+             "refusing zipbomb-1.0.dist-info/METADATA: it declares 3000000000 bytes"},
+        Case{"mismatch", core::ErrorCode::InvalidMetadata,
+             "METADATA says 'someone-else' '9.9' but the wheel's filename says 'mismatch' '1.0'"},
+        Case{
+            "badmetahash", core::ErrorCode::HashMismatch,
+            "hash mismatch: expected "
+            "sha256:0000000000000000000000000000000000000000000000000000000000000000, got sha256:"},
+        Case{"notazip", core::ErrorCode::InvalidInput,
+             "cannot read the wheel: Not a zip archive"}}) {
     DYNAMIC_SECTION(c.name) {
       auto page = client.fetch_project(broken, c.name);
       REQUIRE(page);
@@ -267,4 +293,23 @@ TEST_CASE("broken wheels on the index", "[http][faults]") {
       CHECK(meta.error().where.starts_with(f.url));
     }
   }
+}
+
+TEST_CASE("a .metadata file over 10 MB is refused", "[http][faults]") {
+  gpulock::test::PrivateServerOptions po;
+  po.root = index_test::wheels_dir();
+  po.copy = false;
+  gpulock::test::PrivateServers priv(po);
+  auto client = make_client("fault-hugemeta");
+  auto page = client.fetch_project(IndexSource::simple(priv.env().pypi_url()), "hugemeta");
+  REQUIRE(page);
+  REQUIRE((*page)->files.size() == 1);
+  const DistFile& f = (*page)->files.front();
+  CHECK(f.core_metadata);
+  auto meta = client.fetch_metadata(f);
+  REQUIRE_FALSE(meta);
+  CHECK(meta.error().code == core::ErrorCode::InvalidInput);
+  CHECK(meta.error().message == "the .metadata file is over the 10 MB limit for METADATA");
+  CHECK(meta.error().where == f.url + ".metadata");
+  CHECK(client.stats().bytes_received <= kMaxMetadataBytes + 1024 * 1024);
 }

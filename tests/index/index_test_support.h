@@ -2,7 +2,6 @@
 // Helpers shared by the index tests: generated test wheels, scratch directories, file access.
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,6 +12,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include <sys/file.h>
 
 namespace index_test {
 
@@ -55,7 +56,8 @@ inline const std::string& wheels_dir() {
 
 /// A fresh, empty directory under the work dir, unique to this process and name.
 inline std::string scratch_dir(const std::string& name) {
-  std::string dir = std::string(INDEX_TEST_WORK_DIR) + "/scratch-" + std::to_string(::getpid()) + "-" + name;
+  std::string dir =
+      std::string(INDEX_TEST_WORK_DIR) + "/scratch-" + std::to_string(::getpid()) + "-" + name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

@@ -1,14 +1,15 @@
 // IndexClient on file:// sources: Simple API trees, find-links folders, local wheels, the cache of
 // parsed local pages. No network: the transport is never created.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <thread>
 
+#include <catch2/catch.hpp>
+
 #include "gpulock/index/client.h"
 #include "gpulock/index/url.h"
+
 #include "index_test_support.h"
 
 using namespace gpulock;
@@ -36,7 +37,8 @@ TEST_CASE("file:// Simple API tree, HTML and JSON", "[client][local]") {
     CHECK(page.name == "demo-pkg");
     REQUIRE(page.files.size() == 2);
     CHECK(page.files[0].filename == "demo_pkg-1.2.3-py3-none-any.whl");
-    CHECK(page.files[0].url == path_to_file_url(index_test::wheels_dir() + "/links/demo_pkg-1.2.3-py3-none-any.whl"));
+    CHECK(page.files[0].url ==
+          path_to_file_url(index_test::wheels_dir() + "/links/demo_pkg-1.2.3-py3-none-any.whl"));
     CHECK(page.files[0].requires_python == ">=3.8");
     CHECK(page.files[0].sha256().size() == 64);
 
@@ -81,7 +83,8 @@ TEST_CASE("file:// Simple API tree, HTML and JSON", "[client][local]") {
     CHECK(c.stats().pages_parsed == 1);
   }
   std::string edited = saved;
-  edited.replace(edited.find("</body>"), 7, "<a href=\"demo_pkg-9.0-py3-none-any.whl\">x</a></body>");
+  edited.replace(edited.find("</body>"), 7,
+                 "<a href=\"demo_pkg-9.0-py3-none-any.whl\">x</a></body>");
   index_test::write_text(scratch_tree + "/simple/demo-pkg/index.html", edited);
   IndexClient c2(options_for(cache));
   auto changed = c2.fetch_project(copy_source, "demo-pkg");
@@ -97,8 +100,10 @@ TEST_CASE("find-links folder", "[client][local]") {
   REQUIRE(demo);
   CHECK((*demo)->found);
   std::vector<std::string> names;
-  for (const auto& f : (*demo)->files) names.push_back(f.filename);
-  CHECK(names == std::vector<std::string>{"demo-pkg-1.1.0.tar.gz", "demo_pkg-1.2.3-py3-none-any.whl",
+  for (const auto& f : (*demo)->files)
+    names.push_back(f.filename);
+  CHECK(names == std::vector<std::string>{"demo-pkg-1.1.0.tar.gz",
+                                          "demo_pkg-1.2.3-py3-none-any.whl",
                                           "demo_pkg-1.3.0-py3-none-any.whl"});
   CHECK((*demo)->files[1].size.has_value());
   auto other = client.fetch_project(source, "Other.Pkg");
@@ -137,8 +142,10 @@ TEST_CASE("prefetches from many threads join one fetch", "[client][local]") {
       if (page) seen[i] = page->get();
     });
   }
-  for (auto& t : threads) t.join();
-  for (const auto* p : seen) CHECK(p == seen[0]);
+  for (auto& t : threads)
+    t.join();
+  for (const auto* p : seen)
+    CHECK(p == seen[0]);
   CHECK(seen[0] != nullptr);
   CHECK(client.stats().pages_parsed == 1);
 }

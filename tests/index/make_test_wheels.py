@@ -7,7 +7,8 @@ OUT_DIR/wheels/      one wheel per case: good, big (many entries, a central dire
                      than the 64 KiB tail gpulock reads first), no METADATA, METADATA over 10 MB,
                      a zip bomb (tiny entry declaring 1 GiB), a Name/Version mismatch, not a zip
 OUT_DIR/links/       a find-links folder (wheels and an sdist of two projects, and a README)
-OUT_DIR/simple/      a file:// Simple API tree (HTML for demo-pkg, JSON for other-pkg)
+OUT_DIR/simple/      a file:// Simple API tree (HTML for demo-pkg, JSON for other-pkg and for
+                     hugemeta, whose .metadata file is over 10 MB)
 OUT_DIR/manifest.json  sha256 and size of every wheel
 Deterministic: fixed timestamps and a seeded random generator.
 """
@@ -99,6 +100,20 @@ def main():
         f.write(b"\x1f\x8b not really an sdist")
     with open(f"{links}/README.txt", "w") as f:
         f.write("not a distribution\n")
+
+    # A wheel whose PEP 658 .metadata file is over the 10 MB limit (served by a private nginx
+    # rooted here: /simple/hugemeta/ is JSON, as that server negotiates).
+    write_wheel(f"{wheels}/hugemeta-1.0-py3-none-any.whl", "hugemeta", "1.0", code,
+                metadata("hugemeta", "1.0"))
+    with open(f"{wheels}/hugemeta-1.0-py3-none-any.whl.metadata", "w") as f:
+        f.write(metadata("hugemeta", "1.0") + "\n" + huge)
+    hugemeta = os.path.join(out, "simple", "hugemeta")
+    os.makedirs(hugemeta, exist_ok=True)
+    with open(os.path.join(hugemeta, "index.json"), "w") as f:
+        json.dump({"meta": {"api-version": "1.1"}, "name": "hugemeta",
+                   "files": [{"filename": "hugemeta-1.0-py3-none-any.whl",
+                              "url": "../../wheels/hugemeta-1.0-py3-none-any.whl",
+                              "hashes": {}, "core-metadata": True}]}, f)
 
     manifest = {}
     for d in (wheels, links):

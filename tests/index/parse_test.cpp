@@ -1,9 +1,12 @@
 // PEP 691 JSON and PEP 503 HTML project pages, parsed without a server.
-#include <catch2/catch.hpp>
+#include "gpulock/index/parse.h"
 
 #include <string>
+#include <vector>
 
-#include "gpulock/index/parse.h"
+#include <catch2/catch.hpp>
+
+#include "page_builder.h"
 
 using namespace gpulock;
 using namespace gpulock::index;
@@ -74,7 +77,9 @@ TEST_CASE("PEP 691 JSON page with every field", "[parse][json]") {
 
   const DistFile& w = page->files[0];
   CHECK(w.filename == "torch-2.7.1-cp312-cp312-manylinux_2_28_x86_64.whl");
-  CHECK(w.url == "https://files.pythonhosted.org/packages/56/7e/torch-2.7.1-cp312-cp312-manylinux_2_28_x86_64.whl");
+  CHECK(w.url ==
+        "https://files.pythonhosted.org/packages/56/7e/"
+        "torch-2.7.1-cp312-cp312-manylinux_2_28_x86_64.whl");
   CHECK(w.sha256() == "c33360cfc2edd976c2633b3b66c769bdcbbf0e0b6550606d188431c81e7dd1fc");
   CHECK(w.requires_python == ">=3.9.0");
   CHECK(w.core_metadata);
@@ -115,13 +120,15 @@ TEST_CASE("PEP 691 JSON page with every field", "[parse][json]") {
 }
 
 TEST_CASE("PEP 691 JSON api-version rules", "[parse][json]") {
-  auto newer_minor = parse_json_page(R"({"meta":{"api-version":"1.9"},"name":"x","files":[]})", "http://h/x/");
+  auto newer_minor =
+      parse_json_page(R"({"meta":{"api-version":"1.9"},"name":"x","files":[]})", "http://h/x/");
   REQUIRE(newer_minor);
   CHECK(newer_minor->api_version == "1.9");
   REQUIRE(newer_minor->warnings.size() == 1);
   CHECK(newer_minor->warnings[0].find("newer than 1.4") != std::string::npos);
 
-  auto major2 = parse_json_page(R"({"meta":{"api-version":"2.0"},"name":"x","files":[]})", "http://h/x/");
+  auto major2 =
+      parse_json_page(R"({"meta":{"api-version":"2.0"},"name":"x","files":[]})", "http://h/x/");
   REQUIRE_FALSE(major2);
   CHECK(major2.error().code == core::ErrorCode::IndexFormat);
   CHECK(major2.error().message.find("unsupported repository API version 2.0") != std::string::npos);
@@ -135,20 +142,25 @@ TEST_CASE("PEP 691 JSON api-version rules", "[parse][json]") {
 
 TEST_CASE("PEP 691 JSON errors name the field path and line", "[parse][json]") {
   auto bad_size = parse_json_page(
-      "{\"files\": [\n{\"filename\": \"x-1.0.tar.gz\", \"url\": \"x-1.0.tar.gz\", \"hashes\": {}},\n"
+      "{\"files\": [\n{\"filename\": \"x-1.0.tar.gz\", \"url\": \"x-1.0.tar.gz\", \"hashes\": "
+      "{}},\n"
       "{\"filename\": \"x-1.1.tar.gz\",\n \"size\": \"big\"}]}",
       "https://user:pw@h/simple/x/");
   REQUIRE_FALSE(bad_size);
   CHECK(bad_size.error().code == core::ErrorCode::IndexFormat);
-  CHECK(bad_size.error().message == "invalid PEP 691 page: files[1].size: expected a non-negative integer");
+  CHECK(bad_size.error().message ==
+        "invalid PEP 691 page: files[1].size: expected a non-negative integer");
   CHECK(bad_size.error().where == "https://user:****@h/simple/x/");
   CHECK(bad_size.error().line == 4);
 
-  auto bad_hash = parse_json_page(R"({"files":[{"filename":"x-1.0.tar.gz","hashes":{"sha256":5}}]})", "http://h/x/");
+  auto bad_hash = parse_json_page(
+      R"({"files":[{"filename":"x-1.0.tar.gz","hashes":{"sha256":5}}]})", "http://h/x/");
   REQUIRE_FALSE(bad_hash);
-  CHECK(bad_hash.error().message == "invalid PEP 691 page: files[0].hashes.sha256: expected a string");
+  CHECK(bad_hash.error().message ==
+        "invalid PEP 691 page: files[0].hashes.sha256: expected a string");
 
-  auto truncated = parse_json_page(R"({"files":[{"filename":"x-1.0.tar.gz","url":"u"},)", "http://h/x/");
+  auto truncated =
+      parse_json_page(R"({"files":[{"filename":"x-1.0.tar.gz","url":"u"},)", "http://h/x/");
   REQUIRE_FALSE(truncated);
   CHECK(truncated.error().message.find("invalid PEP 691 page") == 0);
 
@@ -170,17 +182,22 @@ TEST_CASE("PEP 503 HTML page in PyTorch's style", "[parse][html]") {
       "<!DOCTYPE html>\n<html>\n  <body>\n    <h1>Links for torch</h1>\n"
       "    <a href=\"/whl/cu124/torch-2.5.1%2Bcu124-cp311-cp311-linux_x86_64.whl#sha256=ABCDEF\" "
       "data-dist-info-metadata=\"sha256=1234\" data-core-metadata=\"sha256=5678\" "
-      "data-upload-time=\"2024-10-29T17:05:02Z\">torch-2.5.1+cu124-cp311-cp311-linux_x86_64.whl</a><br/>\n"
-      "    <a href=\"/whl/nightly/cu126/torch-2.7.0.dev20250116%2Bcu126-cp311-cp311-manylinux_2_28_x86_64.whl\">"
+      "data-upload-time=\"2024-10-29T17:05:02Z\">torch-2.5.1+cu124-cp311-cp311-linux_x86_64.whl</"
+      "a><br/>\n"
+      "    <a "
+      "href=\"/whl/nightly/cu126/"
+      "torch-2.7.0.dev20250116%2Bcu126-cp311-cp311-manylinux_2_28_x86_64.whl\">"
       "torch-2.7.0.dev20250116+cu126-cp311-cp311-manylinux_2_28_x86_64.whl</a><br/>\n"
       "  </body>\n</html>\n<!--TIMESTAMP 1730221502-->\n";
-  auto page = parse_html_page(html, "https://download.pytorch.org/whl/cu124/torch/", {"torch", false});
+  auto page =
+      parse_html_page(html, "https://download.pytorch.org/whl/cu124/torch/", {"torch", false});
   REQUIRE(page);
   CHECK(page->api_version == "1.0");
   REQUIRE(page->files.size() == 2);
   const DistFile& a = page->files[0];
   CHECK(a.filename == "torch-2.5.1+cu124-cp311-cp311-linux_x86_64.whl");
-  CHECK(a.url == "https://download.pytorch.org/whl/cu124/torch-2.5.1%2Bcu124-cp311-cp311-linux_x86_64.whl");
+  CHECK(a.url ==
+        "https://download.pytorch.org/whl/cu124/torch-2.5.1%2Bcu124-cp311-cp311-linux_x86_64.whl");
   CHECK(a.sha256() == "abcdef");
   CHECK(a.core_metadata);
   CHECK(a.core_metadata_sha256() == "5678");
@@ -197,10 +214,12 @@ TEST_CASE("PEP 503 HTML attributes, entities and repository version", "[parse][h
   const char* html =
       "<html><head><meta name=\"pypi:repository-version\" content=\"1.1\">"
       "<title>x</title></head><body>\n"
-      "<a href='../../packages/x-1.0-py3-none-any.whl#sha256=00ff' data-requires-python='&gt;=3.8,&lt;4' "
+      "<a href='../../packages/x-1.0-py3-none-any.whl#sha256=00ff' "
+      "data-requires-python='&gt;=3.8,&lt;4' "
       "data-yanked='bad &amp; broken &#x41;&#66;' data-core-metadata>x-1.0-py3-none-any.whl</a>\n"
       "<A HREF=x-2.0.tar.gz DATA-DIST-INFO-METADATA=true>x-2.0.tar.gz</A>\n"
-      "<a href=\"https://cdn.example.com/x-3.0-py3-none-any.whl\" data-core-metadata=\"false\" data-size=\"42\""
+      "<a href=\"https://cdn.example.com/x-3.0-py3-none-any.whl\" data-core-metadata=\"false\" "
+      "data-size=\"42\""
       " data-yanked>x-3.0</a>\n"
       "<a>no href</a>\n"
       "<script>var s = '<a href=\"evil-9.9.tar.gz\">';</script>\n"
@@ -229,21 +248,25 @@ TEST_CASE("PEP 503 HTML attributes, entities and repository version", "[parse][h
 }
 
 TEST_CASE("PEP 503 HTML errors carry the line", "[parse][html]") {
-  auto major2 = parse_html_page("<html>\n<meta name=\"pypi:repository-version\" content=\"2.0\">\n</html>",
-                                "http://h/simple/x/");
+  auto major2 =
+      parse_html_page("<html>\n<meta name=\"pypi:repository-version\" content=\"2.0\">\n</html>",
+                      "http://h/simple/x/");
   REQUIRE_FALSE(major2);
   CHECK(major2.error().code == core::ErrorCode::IndexFormat);
   CHECK(major2.error().line == 2);
   CHECK(major2.error().message.find("unsupported repository API version 2.0") != std::string::npos);
 
-  auto minor = parse_html_page("<meta name=\"pypi:repository-version\" content=\"1.7\">", "http://h/x/");
+  auto minor =
+      parse_html_page("<meta name=\"pypi:repository-version\" content=\"1.7\">", "http://h/x/");
   REQUIRE(minor);
   CHECK(minor->warnings.size() == 1);
 
-  auto unterminated = parse_html_page("<html>\n<body>\n<a href=\"x-1.0.tar.gz>x</a>\n", "http://h/x/");
+  auto unterminated =
+      parse_html_page("<html>\n<body>\n<a href=\"x-1.0.tar.gz>x</a>\n", "http://h/x/");
   REQUIRE_FALSE(unterminated);
   CHECK(unterminated.error().line == 3);
-  CHECK(unterminated.error().message == "invalid HTML project page: unterminated attribute value for 'href'");
+  CHECK(unterminated.error().message ==
+        "invalid HTML project page: unterminated attribute value for 'href'");
 
   auto open_tag = parse_html_page("<html>\n<a href=x-1.0.tar.gz", "http://h/x/");
   REQUIRE_FALSE(open_tag);
@@ -283,9 +306,61 @@ TEST_CASE("find-links pages keep every distribution, quietly", "[parse][html]") 
 
 TEST_CASE("Content-Type dispatch", "[parse]") {
   CHECK(page_format_for_content_type("application/vnd.pypi.simple.v1+json") == PageFormat::Json);
-  CHECK(page_format_for_content_type("Application/Vnd.PyPI.Simple.V1+JSON; charset=utf-8") == PageFormat::Json);
+  CHECK(page_format_for_content_type("Application/Vnd.PyPI.Simple.V1+JSON; charset=utf-8") ==
+        PageFormat::Json);
   CHECK(page_format_for_content_type("application/vnd.pypi.simple.v1+html") == PageFormat::Html);
   CHECK(page_format_for_content_type("text/html; charset=utf-8") == PageFormat::Html);
   CHECK(page_format_for_content_type("application/json") == PageFormat::Unknown);
   CHECK(page_format_for_content_type("") == PageFormat::Unknown);
+}
+
+TEST_CASE("the per-page wheel filename memo gives exactly core::WheelFilename::parse", "[parse]") {
+  std::vector<std::string> corpus = {
+      "torch-2.5.1+cu124-cp311-cp311-linux_x86_64.whl",
+      "torch-2.5.1+cu124-cp312-cp312-linux_x86_64.whl",
+      "torch-2.5.0+cu124-cp311-cp311-linux_x86_64.whl",
+      "torch-2.7.0.dev20250116+cu126-cp311-cp311-manylinux_2_28_x86_64.whl",
+      "numpy-2.0.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+      "numpy-2.0.0-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+      "numpy-2.0.0-cp311-cp311-macosx_11_0_arm64.whl",
+      "Typing_Extensions-4.12.0-py3-none-any.whl",
+      "typing.extensions-4.12.0-py2.py3-none-any.whl",
+      "foo-1.0-1build-py3-none-any.whl",      // build tag
+      "foo-1.0-x-py3-none-any.whl",           // build tag not starting with a digit
+      "foo-1.0-py3-none-any.WHL",             // wrong case
+      "foo-1.0-py3-none.whl",                 // too few parts
+      "foo-1.0-1-2-py3-none-any.whl",         // too many parts
+      "foo-not.a.version!-py3-none-any.whl",  // bad version
+      "foo-1.0-py3-none-any.whl",
+      "foo-1.0-py3--any.whl",  // empty abi
+      "foo-1.0-py3-none-any.whl",
+      "foo__bar-1.0-py3-none-any.whl",  // '__' in the name
+      "-1.0-py3-none-any.whl",
+      "foo-1.0-py3-none-any whl.whl",    // space
+      "f\xc3\xa9-1.0-py3-none-any.whl",  // non-ASCII
+      "foo-v1.0-py3-none-any.whl",
+      "foo-1.0.post1-cp39-abi3-win_amd64.whl",
+  };
+  detail::WheelNameMemo memo;
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& name : corpus) {
+      INFO(name);
+      auto expected = core::WheelFilename::parse(name);
+      auto got = memo.parse(name);
+      REQUIRE(got.has_value() == expected.has_value());
+      if (!expected) {
+        CHECK(got.error().message == expected.error().message);
+        CHECK(got.error().column == expected.error().column);
+        continue;
+      }
+      CHECK(got->name == expected->name);
+      CHECK(got->version == expected->version);
+      CHECK(got->version.to_string() == expected->version.to_string());
+      CHECK(got->build == expected->build);
+      CHECK(got->tags == expected->tags);
+      CHECK(got->python_tag == expected->python_tag);
+      CHECK(got->abi_tag == expected->abi_tag);
+      CHECK(got->platform_tag == expected->platform_tag);
+    }
+  }
 }

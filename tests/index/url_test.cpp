@@ -1,7 +1,8 @@
+#include "gpulock/index/url.h"
+
 #include <catch2/catch.hpp>
 
 #include "gpulock/index/page.h"
-#include "gpulock/index/url.h"
 
 using namespace gpulock::index;
 
@@ -49,22 +50,26 @@ TEST_CASE("resolve_url on index pages", "[url]") {
   // download.pytorch.org: root-relative links with %2B kept as written.
   CHECK(resolve_url("https://download.pytorch.org/whl/cu124/torch/",
                     "/whl/cu124/torch-2.5.1%2Bcu124-cp311-cp311-linux_x86_64.whl#sha256=ab") ==
-        "https://download.pytorch.org/whl/cu124/torch-2.5.1%2Bcu124-cp311-cp311-linux_x86_64.whl#sha256=ab");
+        "https://download.pytorch.org/whl/cu124/"
+        "torch-2.5.1%2Bcu124-cp311-cp311-linux_x86_64.whl#sha256=ab");
   // PyPI-like relative links.
   CHECK(resolve_url("http://127.0.0.1:8080/simple/numpy/", "../../packages/numpy-2.0.0.tar.gz") ==
         "http://127.0.0.1:8080/packages/numpy-2.0.0.tar.gz");
   // Credentials of the page URL carry over to relative links on the same host.
-  CHECK(resolve_url("https://u:p@host/simple/x/", "x-1.0.tar.gz") == "https://u:p@host/simple/x/x-1.0.tar.gz");
+  CHECK(resolve_url("https://u:p@host/simple/x/", "x-1.0.tar.gz") ==
+        "https://u:p@host/simple/x/x-1.0.tar.gz");
   CHECK(resolve_url("file:///srv/index/simple/x/", "../../files/x-1.0.tar.gz") ==
         "file:///srv/index/files/x-1.0.tar.gz");
 }
 
 TEST_CASE("redact_url hides credentials", "[url]") {
-  CHECK(redact_url("https://user:secret@example.com/simple/") == "https://user:****@example.com/simple/");
+  CHECK(redact_url("https://user:secret@example.com/simple/") ==
+        "https://user:****@example.com/simple/");
   CHECK(redact_url("https://tokenvalue@example.com/simple/") == "https://****@example.com/simple/");
   CHECK(redact_url("https://example.com/simple/") == "https://example.com/simple/");
   CHECK(redact_url("https://example.com/a@b/") == "https://example.com/a@b/");
-  CHECK(redact_text("failed: https://u:pw@h/x and http://t@k/y.") == "failed: https://u:****@h/x and http://****@k/y.");
+  CHECK(redact_text("failed: https://u:pw@h/x and http://t@k/y.") ==
+        "failed: https://u:****@h/x and http://****@k/y.");
   CHECK(redact_text("no urls here") == "no urls here");
 }
 

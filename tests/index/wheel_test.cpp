@@ -1,10 +1,12 @@
 // METADATA from local wheels (libzip) and through the range-read zip_source, without a server.
-#include <catch2/catch.hpp>
+#include "gpulock/index/wheel.h"
 
 #include <string>
 
+#include <catch2/catch.hpp>
+
 #include "gpulock/index/hash.h"
-#include "gpulock/index/wheel.h"
+
 #include "index_test_support.h"
 #include "remote_zip.h"
 
@@ -19,7 +21,9 @@ core::WheelFilename wheel_name(const std::string& filename) {
   return *w;
 }
 
-std::string wheel_path(const std::string& filename) { return index_test::wheels_dir() + "/wheels/" + filename; }
+std::string wheel_path(const std::string& filename) {
+  return index_test::wheels_dir() + "/wheels/" + filename;
+}
 
 }  // namespace
 
@@ -41,16 +45,19 @@ TEST_CASE("local wheel errors", "[wheel]") {
     CHECK(text.error().where == wheel_path("nometa-1.0-py3-none-any.whl"));
   }
   SECTION("METADATA over 10 MB") {
-    auto text = read_wheel_metadata(wheel_path("bigmeta-1.0-py3-none-any.whl"), nullptr, "bigmeta.whl");
+    auto text =
+        read_wheel_metadata(wheel_path("bigmeta-1.0-py3-none-any.whl"), nullptr, "bigmeta.whl");
     REQUIRE_FALSE(text);
     CHECK(text.error().message.find("bigmeta-1.0.dist-info/METADATA is ") == 0);
-    CHECK(text.error().message.find("bytes, over the 10 MB limit for METADATA") != std::string::npos);
+    CHECK(text.error().message.find("bytes, over the 10 MB limit for METADATA") !=
+          std::string::npos);
     CHECK(text.error().where == "bigmeta.whl");
   }
   SECTION("zip bomb") {
     auto text = read_wheel_metadata(wheel_path("bomb-1.0-py3-none-any.whl"));
     REQUIRE_FALSE(text);
-    CHECK(text.error().message.find("refusing bomb-1.0.dist-info/METADATA: it declares 1073741824 bytes from ") == 0);
+    CHECK(text.error().message.find(
+              "refusing bomb-1.0.dist-info/METADATA: it declares 1073741824 bytes from ") == 0);
     CHECK(text.error().message.find("(a zip bomb?)") != std::string::npos);
   }
   SECTION("Name and Version differ from the filename") {
@@ -77,7 +84,8 @@ TEST_CASE("check_metadata_matches compares normalized names and PEP 440 versions
   auto name = wheel_name("Typing_Extensions-4.12.0-py3-none-any.whl");
   CHECK(check_metadata_matches("Name: typing.extensions\nVersion: 4.12\r\n", name, "x"));
   CHECK_FALSE(check_metadata_matches("Name: typing.extensions\nVersion: 4.13\n", name, "x"));
-  CHECK(check_metadata_matches("Name: typing.extensions\nVersion: 4.12.0\n\nName: other", name, "x"));
+  CHECK(
+      check_metadata_matches("Name: typing.extensions\nVersion: 4.12.0\n\nName: other", name, "x"));
   CHECK(check_metadata_matches("name: TYPING-extensions\nversion: v4.12.0\n", name, "x"));
   auto missing = check_metadata_matches("Name: typing-extensions\n\nVersion: 4.12.0\n", name, "x");
   REQUIRE_FALSE(missing);
@@ -93,7 +101,8 @@ TEST_CASE("range reads fetch the tail, then one coalesced range", "[wheel][range
       std::string tail = bytes.substr(tail_start);
       int requests = 0;
       std::uint64_t fetched = 0;
-      detail::RangeFetch fetch = [&](std::uint64_t a, std::uint64_t b) -> core::Result<std::string> {
+      detail::RangeFetch fetch = [&](std::uint64_t a,
+                                     std::uint64_t b) -> core::Result<std::string> {
         ++requests;
         REQUIRE(b < total);
         REQUIRE(a <= b);
@@ -128,7 +137,8 @@ TEST_CASE("range read failures surface as the fetch's error", "[wheel][range]") 
     return core::fail_at(core::ErrorCode::Timeout, "timed out", "http://h/big.whl");
   };
   auto name = wheel_name("big_pkg-2.0-py3-none-any.whl");
-  auto text = detail::metadata_via_ranges(total, total - detail::kTailBytes, tail, fetch, &name, "remote");
+  auto text =
+      detail::metadata_via_ranges(total, total - detail::kTailBytes, tail, fetch, &name, "remote");
   REQUIRE_FALSE(text);
   CHECK(text.error().code == core::ErrorCode::Timeout);
   CHECK(text.error().where == "http://h/big.whl");
@@ -140,8 +150,8 @@ TEST_CASE("a wheel held in memory", "[wheel]") {
   auto text = detail::metadata_from_buffer(bytes, &name, "mem");
   REQUIRE(text);
   CHECK(text->find("Name: demo-pkg") != std::string::npos);
-  auto bomb = detail::metadata_from_buffer(index_test::read_text(wheel_path("bomb-1.0-py3-none-any.whl")),
-                                           nullptr, "mem");
+  auto bomb = detail::metadata_from_buffer(
+      index_test::read_text(wheel_path("bomb-1.0-py3-none-any.whl")), nullptr, "mem");
   REQUIRE_FALSE(bomb);
   CHECK(bomb.error().message.find("zip bomb") != std::string::npos);
 }

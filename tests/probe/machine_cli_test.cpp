@@ -726,8 +726,10 @@ TEST_CASE("probe --machine: a bad override value is a usage error", "[probe][cli
 
 // ----- the command itself -----
 
-TEST_CASE("probe without --machine shows the machine report for now", "[probe][cli]") {
-  Case c{.name = "probe_without_machine", .status = "no-driver", .json = false};
+TEST_CASE("probe without --machine is the environment probe", "[probe][cli]") {
+  // Plain `gpulock probe` asks an interpreter for its site-packages (tests/envprobe covers it);
+  // with no python3 on PATH it says so and exits with the I/O status, no machine report.
+  Case c{.name = "probe_without_machine", .exit = 74, .json = false, .golden = false};
   c.args = {"probe"};
   check_case(c);
 }

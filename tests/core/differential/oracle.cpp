@@ -156,7 +156,8 @@ std::string answer(simdjson::dom::element q) {
         }
       }
       auto r = m->evaluate(env, str(q, "x"));
-      field(out, "r", r ? (*r ? std::string_view("t") : std::string_view("f")) : std::string_view("e"));
+      field(out, "r",
+            r ? (*r ? std::string_view("t") : std::string_view("f")) : std::string_view("e"));
       // The text must parse back to the same marker.
       auto again = Marker::parse(m->to_string());
       field(out, "rt", again.has_value());

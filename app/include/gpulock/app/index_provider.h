@@ -112,6 +112,22 @@ class IndexProvider final : public resolver::Provider {
   /// The parsed METADATA of a candidate's wheel, if it was read.
   [[nodiscard]] const core::CoreMetadata* metadata(std::string_view package, std::size_t candidate_index) const;
 
+  /// A candidate the solver would have preferred over the chosen one, and why it was not used
+  /// (for --explain and --report).
+  struct Skipped {
+    core::Version version;
+    /// resolver::unavailable_kind_name() of the reason, or "conflict" (its dependencies were
+    /// read but it clashed with other requirements) or "excluded" (the requirements never
+    /// allowed it, so it was not tried).
+    std::string kind;
+    /// A predicate completing "<version> ...": "needs CUDA 13.0 and your driver 535.54.03
+    /// supports CUDA <= 12.2", "is yanked", "conflicts with the other requirements".
+    std::string reason;
+  };
+  /// The candidates ahead of `chosen_index` in preference order, best first, with the reason
+  /// each was passed over, as far as this resolution learned it (no index requests).
+  [[nodiscard]] std::vector<Skipped> skipped_before(std::string_view package, std::size_t chosen_index) const;
+
   /// One-line warnings met while resolving (each once), e.g. an arch list the table lacks.
   [[nodiscard]] std::vector<std::string> warnings() const;
 

@@ -55,7 +55,7 @@ struct EnvironmentReport {
   std::optional<LockGpuFacts> lock_gpu;
   std::vector<PackageCheck> packages;  ///< locked packages for this environment, lock order
   std::vector<probe::Finding> findings;
-  std::vector<std::string> warnings;   ///< lock reader warnings, environment warnings
+  std::vector<std::string> warnings;  ///< lock reader warnings, environment warnings
 
   /// No finding of severity Fail.
   [[nodiscard]] bool ok() const noexcept;

@@ -71,10 +71,10 @@ struct ClientStats {
   std::uint64_t page_cache_hits = 0;      ///< fresh pages used without a request
   std::uint64_t metadata_cache_hits = 0;  ///< METADATA served from the cache
   std::uint64_t digest_cache_hits = 0;
-  std::uint64_t bytes_received = 0;      ///< body bytes over HTTP (after decompression)
-  std::uint64_t range_metadata = 0;      ///< METADATA obtained by range reads
-  std::uint64_t downloaded_metadata = 0; ///< METADATA obtained by a full download
-  std::uint64_t pages_parsed = 0;        ///< HTML/JSON pages parsed (0 on a warm run)
+  std::uint64_t bytes_received = 0;       ///< body bytes over HTTP (after decompression)
+  std::uint64_t range_metadata = 0;       ///< METADATA obtained by range reads
+  std::uint64_t downloaded_metadata = 0;  ///< METADATA obtained by a full download
+  std::uint64_t pages_parsed = 0;         ///< HTML/JSON pages parsed (0 on a warm run)
 };
 
 struct ClientOptions {

@@ -35,11 +35,14 @@ struct IndexSource {
   bool forbidden_means_missing = false;
 
   /// A Simple API source from user input (URL or local path); adds the trailing '/'.
-  [[nodiscard]] static IndexSource simple(std::string_view url_or_path, std::string display_name = {});
+  [[nodiscard]] static IndexSource simple(std::string_view url_or_path,
+                                          std::string display_name = {});
   /// A find-links source from user input (URL or local directory/file).
-  [[nodiscard]] static IndexSource find_links(std::string_view url_or_path, std::string display_name = {});
+  [[nodiscard]] static IndexSource find_links(std::string_view url_or_path,
+                                              std::string display_name = {});
 
-  /// SimpleApi: `url + normalize_name(project) + "/"` (PEP 503 §Normalized names); FindLinks: `url`.
+  /// SimpleApi: `url + normalize_name(project) + "/"` (PEP 503 §Normalized names); FindLinks:
+  /// `url`.
   [[nodiscard]] std::string project_url(std::string_view project) const;
 };
 
@@ -52,8 +55,9 @@ struct Hash {
 
 /// One file (wheel or sdist) a project page lists.
 struct DistFile {
-  std::string filename;  ///< as the index names it (percent-decoded), e.g. `torch-2.5.1+cu124-...whl`
-  std::string url;       ///< absolute, resolved against the page URL, fragment stripped
+  /// As the index names it (percent-decoded), e.g. `torch-2.5.1+cu124-cp311-...whl`.
+  std::string filename;
+  std::string url;              ///< absolute, resolved against the page URL, fragment stripped
   std::vector<Hash> hashes;     ///< from PEP 691 `hashes` or the PEP 503 `#algo=hex` fragment
   std::string requires_python;  ///< raw `requires-python` / `data-requires-python`, "" if none
   bool yanked = false;          ///< PEP 592
@@ -86,8 +90,8 @@ struct ProjectPage {
   /// False when the index does not have the project (404, or 403 with
   /// IndexSource::forbidden_means_missing): a normal answer, not an error.
   bool found = false;
-  std::string name;  ///< PEP 503 normalized
-  std::string url;   ///< the page URL (redacted)
+  std::string name;                   ///< PEP 503 normalized
+  std::string url;                    ///< the page URL (redacted)
   std::vector<DistFile> files;        ///< in page order
   std::vector<std::string> versions;  ///< PEP 700 `versions` (JSON only), as written
   std::string api_version;            ///< PEP 629 "1.1"; "1.0" when the page does not say

@@ -43,7 +43,8 @@ struct UrlParts {
 /// Redacts every URL with credentials found anywhere in `text` (for third-party messages).
 [[nodiscard]] std::string redact_text(std::string_view text);
 
-/// Lowercase host without port and credentials (`Download.PyTorch.org:443` -> `download.pytorch.org`).
+/// Lowercase host without port and credentials (`Download.PyTorch.org:443` ->
+/// `download.pytorch.org`).
 [[nodiscard]] std::string url_host(std::string_view url);
 
 /// `%2B` -> `+`; invalid escapes are kept as written.

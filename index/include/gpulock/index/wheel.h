@@ -21,9 +21,9 @@ inline constexpr std::uint64_t kMaxMetadataBytes = 10u * 1024u * 1024u;
 /// `.dist-info/METADATA`, METADATA over kMaxMetadataBytes, a zip bomb: an entry declaring a
 /// size far beyond what its compressed bytes can hold), InvalidMetadata (Name/Version differ
 /// from the filename, when `expected` is given).
-[[nodiscard]] core::Result<std::string> read_wheel_metadata(const std::string& path,
-                                                            const core::WheelFilename* expected = nullptr,
-                                                            std::string_view display = {});
+[[nodiscard]] core::Result<std::string> read_wheel_metadata(
+    const std::string& path, const core::WheelFilename* expected = nullptr,
+    std::string_view display = {});
 
 /// Checks that METADATA's `Name` and `Version` headers match the wheel filename (names compared
 /// after PEP 503 normalization, versions as PEP 440 versions). `where` names the source in the

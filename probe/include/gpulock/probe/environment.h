@@ -45,9 +45,9 @@ struct LibraryDir {
 
 /// What `torch` says about its build, from its METADATA and `torch/version.py`.
 struct TorchBuild {
-  std::string version;                    ///< "2.5.1+cu124"
-  std::optional<std::string> cuda;        ///< `torch.version.cuda` ("12.4"); nullopt: None/unknown
-  bool version_py_read = false;           ///< torch/version.py was found and read
+  std::string version;              ///< "2.5.1+cu124"
+  std::optional<std::string> cuda;  ///< `torch.version.cuda` ("12.4"); nullopt: None/unknown
+  bool version_py_read = false;     ///< torch/version.py was found and read
   /// The nvidia-cudnn-* pin of its Requires-Dist (the cuDNN it was built against), if any.
   std::optional<std::string> cudnn_package;  ///< "nvidia-cudnn-cu12"
   std::optional<std::string> cudnn_pin;      ///< "9.1.0.70"

@@ -94,23 +94,23 @@ struct VersionRead {
 
 /// One library the probe loaded or looked for.
 struct LibraryReport {
-  std::string soname;     ///< "libcudnn_ops.so.9"
-  std::string name;       ///< sub-library name ("ops") or preload folder ("cublas")
-  std::string loaded_by;  ///< soname of the library that dlopens it; empty for preloads
-  bool required = true;   ///< false: the version does not ship it but the loader looks for it
+  std::string soname;        ///< "libcudnn_ops.so.9"
+  std::string name;          ///< sub-library name ("ops") or preload folder ("cublas")
+  std::string loaded_by;     ///< soname of the library that dlopens it; empty for preloads
+  bool required = true;      ///< false: the version does not ship it but the loader looks for it
   std::string table_source;  ///< sub-libraries: where the table row comes from
   /// The environment's wheel directory of this library has the file.
   bool in_wheel_dir = false;
-  std::string wheel_dir;             ///< that directory (the cuDNN lib dir for sub-libraries)
-  std::optional<std::string> path;   ///< where the loader finds it (as opened)
+  std::string wheel_dir;                 ///< that directory (the cuDNN lib dir for sub-libraries)
+  std::optional<std::string> path;       ///< where the loader finds it (as opened)
   std::optional<std::string> real_path;  ///< canonical
   std::optional<FoundVia> found_via;
-  std::string search_entry;          ///< the matching LD_LIBRARY_PATH/RUNPATH entry, as written
+  std::string search_entry;  ///< the matching LD_LIBRARY_PATH/RUNPATH entry, as written
   bool inside_environment = false;
-  std::string owner;                 ///< "nvidia-cudnn-cu12 9.1.0.70" when a RECORD lists it
+  std::string owner;  ///< "nvidia-cudnn-cu12 9.1.0.70" when a RECORD lists it
   std::optional<VersionRead> version;
   LoadOutcome load = LoadOutcome::NotRun;
-  std::string error;                 ///< the loader's message, or how the child ended
+  std::string error;  ///< the loader's message, or how the child ended
   /// The file libcudnn itself mapped for this soname (from /proc/self/maps), when different
   /// from `real_path`: the plan disagrees with the loader.
   std::optional<std::string> actually_mapped;
@@ -139,7 +139,7 @@ struct KernelReport {
   bool gpu_usable = false;
   /// Why there is no usable GPU (cudnnCreate's status and cuDNN's last error), when not usable.
   std::string reason;
-  std::vector<CudnnCall> steps;  ///< cudnnCreate, cudaMalloc, cudnnConvolutionForward, ...
+  std::vector<CudnnCall> steps;        ///< cudnnCreate, cudaMalloc, cudnnConvolutionForward, ...
   std::optional<bool> result_correct;  ///< the convolution's output matched the expected value
   std::string cudart;                  ///< the libcudart used for buffers
 };
@@ -147,24 +147,24 @@ struct KernelReport {
 /// How one child run ended.
 struct ChildRun {
   LoadOutcome outcome = LoadOutcome::Ok;  ///< Ok, Crashed, TimedOut, Failed
-  std::string step;    ///< the step it was in when it crashed or hung
-  std::string detail;  ///< "SIGSEGV", "killed after 30 s", exit status
+  std::string step;                       ///< the step it was in when it crashed or hung
+  std::string detail;                     ///< "SIGSEGV", "killed after 30 s", exit status
 };
 
 struct LoadReport {
-  bool cudnn_found = false;       ///< a libcudnn.so.N in a wheel directory
-  std::string cudnn_library;      ///< its path
-  std::string cudnn_distribution; ///< "nvidia-cudnn-cu12" (owner per RECORD), may be empty
+  bool cudnn_found = false;        ///< a libcudnn.so.N in a wheel directory
+  std::string cudnn_library;       ///< its path
+  std::string cudnn_distribution;  ///< "nvidia-cudnn-cu12" (owner per RECORD), may be empty
   std::string cudnn_distribution_version;
   std::optional<CudnnVersion> cudnn_version;  ///< cudnnGetVersion
   std::optional<std::uint64_t> cudnn_version_raw;
   std::optional<std::uint64_t> cudart_version_raw;      ///< cudnnGetCudartVersion
   std::optional<std::uint64_t> max_device_version_raw;  ///< cudnnGetMaxDeviceVersion
-  std::vector<CudnnCall> calls;          ///< the three version functions
-  std::vector<CudnnCall> version_checks; ///< cudnn*VersionCheck
-  std::vector<LibraryReport> preloads;   ///< torch's order
+  std::vector<CudnnCall> calls;                         ///< the three version functions
+  std::vector<CudnnCall> version_checks;                ///< cudnn*VersionCheck
+  std::vector<LibraryReport> preloads;                  ///< torch's order
   std::vector<LibraryReport> sublibraries;
-  std::vector<MappedLibrary> mapped;     ///< after cuDNN's own loading, before the probe's
+  std::vector<MappedLibrary> mapped;  ///< after cuDNN's own loading, before the probe's
   KernelReport kernels;
   std::vector<ChildRun> runs;
   std::vector<std::string> ld_library_path;  ///< entries

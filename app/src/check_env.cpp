@@ -1,0 +1,306 @@
+// The env layer of `gpulock check`: what is installed in an environment against the lock, the
+// installed files against their RECORD (--deep), and the load probe's verdict.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/gpu_policy.h"
+#include "gpulock/app/probe_env.h"
+#include "gpulock/core/marker.h"
+#include "gpulock/core/name.h"
+#include "gpulock/core/version.h"
+#include "gpulock/index/hash.h"
+#include "gpulock/probe/environment.h"
+#include "gpulock/probe/load_probe.h"
+
+#include "check_internal.h"
+
+namespace gpulock::app::check_detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Installers' own packages: not drift unless --strict.
+bool installer_package(std::string_view name) {
+  return name == "pip" || name == "setuptools" || name == "wheel";
+}
+
+bool same_version(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  auto va = core::Version::parse(a);
+  auto vb = core::Version::parse(b);
+  return va && vb && *va == *vb;
+}
+
+std::string variant_of(const core::Version& v) {
+  std::string local = v.local_string();
+  return local.empty() ? std::string("no local label") : "+" + local;
+}
+
+// RECORD (PEP 376, "Recording installed projects") stores `sha256=<urlsafe base64, no padding>`.
+std::string hex_to_urlsafe_b64(std::string_view hex) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::vector<unsigned char> bytes;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    auto nibble = [](char c) -> unsigned {
+      if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
+      if (c >= 'a' && c <= 'f') return static_cast<unsigned>(c - 'a' + 10);
+      if (c >= 'A' && c <= 'F') return static_cast<unsigned>(c - 'A' + 10);
+      return 0;
+    };
+    bytes.push_back(static_cast<unsigned char>(nibble(hex[i]) * 16 + nibble(hex[i + 1])));
+  }
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    unsigned n = (unsigned{bytes[i]} << 16) | (unsigned{bytes[i + 1]} << 8) | bytes[i + 2];
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (bytes.size() - i == 1) {
+    unsigned n = unsigned{bytes[i]} << 16;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+  } else if (bytes.size() - i == 2) {
+    unsigned n = (unsigned{bytes[i]} << 16) | (unsigned{bytes[i + 1]} << 8);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+  }
+  return out;
+}
+
+// One CSV row (RECORD uses Python's csv module: fields quoted with '"' when needed, '""' for a
+// quote inside).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.push_back(std::move(cur));
+      cur.clear();
+    } else if (c != '\r') {
+      cur += c;
+    }
+  }
+  out.push_back(std::move(cur));
+  return out;
+}
+
+struct RecordCheck {
+  bool has_record = false;
+  std::size_t files = 0;
+  std::vector<std::string> problems;  // "path: modified", "path: missing"
+};
+
+RecordCheck verify_record(const probe::InstalledDistribution& d) {
+  RecordCheck out;
+  std::ifstream in(d.dist_info / "RECORD");
+  if (!in) return out;
+  out.has_record = true;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    auto f = csv_fields(line);
+    if (f.size() < 2 || f[0].empty() || f[1].empty()) continue;  // RECORD itself, .pyc files
+    auto eq = f[1].find('=');
+    if (eq == std::string::npos || f[1].substr(0, eq) != "sha256") continue;
+    ++out.files;
+    fs::path path = d.site_packages / fs::path(f[0]);
+    auto digest = index::sha256_file(path.string());
+    if (!digest) {
+      out.problems.push_back(fmt::format("{}: missing", f[0]));
+      continue;
+    }
+    if (hex_to_urlsafe_b64(digest->sha256) != f[1].substr(eq + 1)) {
+      out.problems.push_back(
+          fmt::format("{}: modified (its sha256 is not the one RECORD lists)", f[0]));
+    } else if (f.size() > 2 && !f[2].empty() && f[2] != std::to_string(digest->size)) {
+      out.problems.push_back(
+          fmt::format("{}: size {} is not RECORD's {}", f[0], digest->size, f[2]));
+    }
+  }
+  return out;
+}
+
+DriftSeverity severity_of(probe::Severity s) {
+  switch (s) {
+    case probe::Severity::Fail:
+      return DriftSeverity::Error;
+    case probe::Severity::Warn:
+      return DriftSeverity::Warning;
+    case probe::Severity::Info:
+      return DriftSeverity::Info;
+  }
+  return DriftSeverity::Error;
+}
+
+std::string python_xy(const std::string& full) {
+  auto first = full.find('.');
+  if (first == std::string::npos) return full;
+  auto second = full.find('.', first + 1);
+  return second == std::string::npos ? full : full.substr(0, second);
+}
+
+}  // namespace
+
+core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& layer,
+                                           std::vector<Drift>& drifts) {
+  layer.checked = true;
+  ProbeRequest pr;
+  pr.python = default_python(ctx.request.python);
+  pr.lock = ctx.lock_path;
+  pr.machine = ctx.request.machine_flags;
+  auto report = probe_environment(pr);
+  if (!report) return std::unexpected(report.error());
+  const auto& env = report->environment;
+
+  // Marker values of the environment's own Python.
+  std::string xy = python_xy(env.python_version);
+  std::optional<core::Environment> markers;
+  if (!xy.empty())
+    markers = core::Environment::linux_cpython(xy, target_machine(ctx.lock), env.python_version);
+
+  const std::string install_hint =
+      fmt::format("`gpulock install --lock {} --python {}` installs the locked versions",
+                  ctx.lock_path, pr.python);
+  std::set<std::string> locked;
+  std::size_t applicable = 0;
+  for (const auto& p : ctx.lock.packages) {
+    if (p.marker && markers) {
+      auto m = core::Marker::parse(*p.marker);
+      if (m && !m->matches(*markers)) continue;
+    }
+    ++applicable;
+    locked.insert(p.name);
+    const std::string want = p.version.value_or("");
+    const auto* got = env.find(core::normalize_name(p.name));
+    const std::size_t line = p.line.line;
+    if (got == nullptr) {
+      Drift d = make_drift(CheckLayer::Env, "not-installed", p.name,
+                           fmt::format("{} {} is locked but not installed", p.name, want), line);
+      d.expected = want;
+      d.hint = install_hint;
+      drifts.push_back(std::move(d));
+      continue;
+    }
+    if (!p.version || same_version(got->version, want)) {
+      if (ctx.request.deep && (p.name == "torch" || p.name.starts_with("nvidia-"))) {
+        auto rc = verify_record(*got);
+        if (!rc.has_record) {
+          Drift d = make_drift(CheckLayer::Env, "record-unverifiable", p.name,
+                               fmt::format("{} {} has no RECORD, so its files cannot be verified",
+                                           p.name, got->version),
+                               line);
+          d.severity = DriftSeverity::Warning;
+          d.hint = install_hint;
+          drifts.push_back(std::move(d));
+        } else if (!rc.problems.empty()) {
+          Drift d = make_drift(CheckLayer::Env, "record-mismatch", p.name,
+                               fmt::format("{} {}: {} of {} installed files differ from its RECORD",
+                                           p.name, got->version, rc.problems.size(), rc.files),
+                               line);
+          constexpr std::size_t kMaxShown = 20;
+          for (std::size_t i = 0; i < rc.problems.size() && i < kMaxShown; ++i)
+            d.details.push_back(rc.problems[i]);
+          if (rc.problems.size() > kMaxShown) {
+            d.details.push_back(fmt::format("... and {} more", rc.problems.size() - kMaxShown));
+          }
+          d.hint = fmt::format(
+              "reinstall it: `{} -m pip uninstall -y {}`, then `gpulock install --lock {} --python "
+              "{}`",
+              pr.python, p.name, ctx.lock_path, pr.python);
+          drifts.push_back(std::move(d));
+        } else {
+          layer.notes.push_back(
+              fmt::format("{} {}: {} files match RECORD", p.name, got->version, rc.files));
+        }
+      }
+      continue;
+    }
+    auto iv = core::Version::parse(got->version);
+    auto lv = core::Version::parse(want);
+    if (iv && lv && iv->public_version() == lv->public_version()) {
+      Drift d = make_drift(
+          CheckLayer::Env, "variant-differs", p.name,
+          fmt::format("{} {} is installed, but the lock has {}: another variant ({} instead of {})",
+                      p.name, got->version, want, variant_of(*iv), variant_of(*lv)),
+          line);
+      d.expected = want;
+      d.actual = got->version;
+      d.hint = install_hint;
+      drifts.push_back(std::move(d));
+      continue;
+    }
+    Drift d = make_drift(
+        CheckLayer::Env, "version-differs", p.name,
+        fmt::format("{} {} is installed, but the lock has {}", p.name, got->version, want), line);
+    d.expected = want;
+    d.actual = got->version;
+    d.hint = install_hint;
+    drifts.push_back(std::move(d));
+  }
+
+  std::set<std::string> seen;
+  for (const auto& dist : env.distributions) {
+    if (dist.name.empty() || locked.contains(dist.name) || !seen.insert(dist.name).second) continue;
+    if (installer_package(dist.name) && !ctx.request.strict) continue;
+    Drift d =
+        make_drift(CheckLayer::Env, "not-in-lock", dist.name,
+                   fmt::format("{} {} is installed but not in the lock", dist.name, dist.version));
+    d.actual = dist.version;
+    d.hint = fmt::format("`{} -m pip uninstall {}`, or add it to the inputs and re-resolve",
+                         pr.python, dist.name);
+    drifts.push_back(std::move(d));
+  }
+
+  // The load probe's verdict for this environment (the lock and machine comparisons are the
+  // other layers').
+  for (const auto& f : probe::assess_load(env, report->load)) {
+    std::string message = f.message;
+    if (message.ends_with('.')) message.pop_back();  // one style with the other lines
+    if (f.severity == probe::Severity::Info) {
+      layer.notes.push_back(fmt::format("load probe: {}", message));
+      continue;
+    }
+    Drift d = make_drift(CheckLayer::Env, "load-" + f.id, f.subject, std::move(message));
+    d.severity = severity_of(f.severity);
+    d.hint = f.hint;
+    if (!f.subject.empty()) {
+      auto pkgs = lock::find_packages(ctx.lock, f.subject);
+      if (!pkgs.empty()) d.line = pkgs.front()->line.line;
+    }
+    drifts.push_back(std::move(d));
+  }
+
+  layer.summary =
+      fmt::format("Python {} ({}): {} installed; {} of the lock's {} apply to it",
+                  env.python_version.empty() ? std::string("?") : env.python_version, pr.python,
+                  plural(env.distributions.size(), "distribution", "distributions"), applicable,
+                  plural(ctx.lock.packages.size(), "package", "packages"));
+  for (const auto& w : env.warnings)
+    layer.notes.push_back(w);
+  return std::move(report->machine);
+}
+
+}  // namespace gpulock::app::check_detail

@@ -1,0 +1,399 @@
+// The index layer of `gpulock check` (network, opt-in): is every locked file still on its
+// index with the same hash and not yanked (PEP 592), and what would a resolve with the same
+// recorded inputs and snapshot pick today ("upstream moved")?
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/requirements_file.h"
+#include "gpulock/app/resolve.h"
+#include "gpulock/index/client.h"
+#include "gpulock/index/page.h"
+#include "gpulock/index/url.h"
+#include "gpulock/lock/toml_value.h"
+
+#include "check_internal.h"
+
+namespace gpulock::app::check_detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string short_sha(std::string_view hex) {
+  return std::string(hex.substr(0, 12));
+}
+
+const lock::IndexRecord* index_record(const lock::Lock& lk, std::string_view url) {
+  if (!lk.gpulock) return nullptr;
+  for (const auto& ix : lk.gpulock->indexes) {
+    if (ix.url == url) return &ix;
+  }
+  return nullptr;
+}
+
+index::IndexSource source_for(const lock::Lock& lk, const std::string& url) {
+  auto s = index::IndexSource::simple(url);
+  if (const auto* rec = index_record(lk, url); rec && rec->role == "torch")
+    s.forbidden_means_missing = true;
+  return s;
+}
+
+std::string trim_slash(std::string s) {
+  while (!s.empty() && s.back() == '/')
+    s.pop_back();
+  return s;
+}
+
+// `<base>/<variant>/` or `<base>/nightly/<variant>/` -> `<base>`.
+std::string torch_base_of(const std::string& url) {
+  std::string s = trim_slash(url);
+  auto slash = s.rfind('/');
+  if (slash == std::string::npos) return s;
+  s = s.substr(0, slash);
+  if (s.ends_with("/nightly")) s = s.substr(0, s.size() - 8);
+  return s;
+}
+
+struct Rebuilt {
+  std::optional<ResolveRequest> request;
+  std::string why_not;  // when no request could be rebuilt
+};
+
+// The resolve request the lock's record describes: same inputs (re-read now), options,
+// indexes, target, GPU facts and snapshot; nothing written, no preferences.
+Rebuilt rebuild_request(const Context& ctx) {
+  const auto* rec = recorded_inputs(ctx.lock);
+  if (rec == nullptr) return {std::nullopt, "the lock records no inputs"};
+  const auto& tool = *ctx.lock.gpulock;
+  ResolveRequest r;
+  r.requirements = rec->requirements;
+  r.extras = rec->extras;
+  r.groups = rec->groups;
+
+  // Only top-level files: nested -r/-c files are read through the file that includes them.
+  std::set<std::string> nested;
+  std::map<std::string, RequirementsInput> read;
+  for (const auto& f : rec->files) {
+    if (f.kind == "project") continue;
+    std::string abs = (ctx.lock_dir / fs::path(f.path)).lexically_normal().string();
+    RequirementsInput one;
+    auto s = read_requirements_file(abs, f.kind == "constraints", one);
+    if (!s)
+      return {std::nullopt, fmt::format("{} cannot be read: {}", f.path, s.error().to_string())};
+    for (std::size_t i = 1; i < one.files.size(); ++i) {
+      nested.insert(fs::absolute(one.files[i].path).lexically_normal().string());
+    }
+    read[abs] = std::move(one);
+  }
+  // Indexes the top-level files name are added again by resolve, so they are left out below.
+  std::set<std::string> from_file_urls;
+  for (const auto& f : rec->files) {
+    std::string abs = (ctx.lock_dir / fs::path(f.path)).lexically_normal().string();
+    if (f.kind == "project") {
+      r.project = abs;
+      continue;
+    }
+    if (nested.contains(abs)) continue;
+    (f.kind == "constraints" ? r.constraint_files : r.requirement_files).push_back(abs);
+    const auto& in = read[abs];
+    for (const auto& u : in.extra_index_urls) {
+      from_file_urls.insert(
+          index::redact_url(index::IndexSource::simple(index::url_from_user_input(u)).url));
+    }
+    for (const auto& u : in.find_links) {
+      from_file_urls.insert(index::redact_url(index::IndexSource::find_links(u).url));
+    }
+  }
+  for (const auto& ix : tool.indexes) {
+    if (ix.role == "default") {
+      r.index_url = ix.url;
+    } else if (ix.role == "extra" && !from_file_urls.contains(ix.url)) {
+      r.extra_index_urls.push_back(ix.url);
+    } else if (ix.role == "find-links" && !from_file_urls.contains(ix.url)) {
+      r.find_links.push_back(ix.url);
+    } else if (ix.role == "torch") {
+      r.torch_index_base = torch_base_of(ix.url);
+    }
+  }
+  auto opt = [&](std::string_view key) -> std::string {
+    auto it = rec->options.find(key);
+    return it == rec->options.end() ? std::string() : it->second;
+  };
+  if (auto v = opt("index-strategy"); !v.empty()) r.index_strategy = v;
+  if (auto v = opt("prerelease"); !v.empty()) r.prerelease = v;
+  if (auto v = opt("cuda-compat"); !v.empty()) r.cuda_compat = v;
+  r.torch_backend = opt("torch-backend");
+  r.nightly = opt("nightly");
+  r.exclude_newer = opt("exclude-newer");
+  // The same snapshot: the instant the lock recorded, not "7d before now" again.
+  if (tool.snapshot && tool.snapshot->exclude_newer) {
+    r.exclude_newer = lock::to_toml_text(tool.snapshot->exclude_newer->to_utc());
+  }
+  if (tool.target) {
+    r.target.python_version = tool.target->python;
+    r.target.platform = tool.target->platform;
+  }
+  if (tool.gpu) {
+    r.driver = tool.gpu->driver.value_or("auto");
+    r.cuda_ceiling = tool.gpu->cuda_ceiling.value_or("");
+    std::string archs;
+    for (const auto& a : tool.gpu->archs)
+      archs += (archs.empty() ? "" : ",") + a;
+    r.gpu_arch = archs;
+  } else {
+    r.driver = "none";
+  }
+  r.output = "-";
+  r.upgrade = true;
+  r.client = ctx.request.client;
+  r.client.refresh = true;
+  r.now_micros = ctx.request.now_micros;
+  return {std::move(r), {}};
+}
+
+std::map<std::string, std::vector<std::string>> versions_by_name(const lock::Lock& lk) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& p : lk.packages)
+    out[p.name].push_back(p.version.value_or(""));
+  return out;
+}
+
+core::Status check_moved(const Context& ctx, LayerResult& layer, std::vector<Drift>& drifts) {
+  auto rebuilt = rebuild_request(ctx);
+  if (!rebuilt.request) {
+    layer.notes.push_back(fmt::format("upstream moves not checked: {}", rebuilt.why_not));
+    return {};
+  }
+  auto result = resolve(*rebuilt.request);
+  if (!result) {
+    // The locked files were reachable above; a resolve that fails now (a file's METADATA gone,
+    // a hash that no longer matches) is reported, not fatal. Only Ctrl-C stops the check.
+    if (result.error().code == core::ErrorCode::Cancelled) return std::unexpected(result.error());
+    layer.notes.push_back(
+        fmt::format("upstream moves not checked: {}", result.error().to_string()));
+    return {};
+  }
+  if (!result->solved) {
+    Drift d = make_drift(CheckLayer::Index, "upstream-no-solution", "inputs",
+                         "upstream moved: a resolve with the same inputs finds no solution today");
+    d.severity = DriftSeverity::Warning;
+    for (const auto& l : result->explanation.lines) {
+      if (!l.empty()) d.details.push_back(l);
+    }
+    d.hint = "the lock itself keeps installing while its files stay on their indexes";
+    drifts.push_back(std::move(d));
+    return {};
+  }
+  auto before = versions_by_name(ctx.lock);
+  auto after = versions_by_name(result->lock);
+  auto hint_for = [](const std::string& name) {
+    return fmt::format(
+        "`gpulock resolve --upgrade-package {}` takes it; until then the lock stays as it is",
+        name);
+  };
+  for (const auto& p : ctx.lock.packages) {
+    auto it = after.find(p.name);
+    if (it == after.end()) {
+      Drift d = make_drift(
+          CheckLayer::Index, "upstream-moved", p.name,
+          fmt::format("upstream moved: a resolve with the same inputs today no longer picks {}",
+                      p.name),
+          p.line.line);
+      d.severity = DriftSeverity::Warning;
+      d.expected = p.version;
+      d.hint = hint_for(p.name);
+      drifts.push_back(std::move(d));
+      continue;
+    }
+    if (std::find(it->second.begin(), it->second.end(), p.version.value_or("")) != it->second.end())
+      continue;
+    Drift d = make_drift(
+        CheckLayer::Index, "upstream-moved", p.name,
+        fmt::format(
+            "upstream moved: a resolve with the same inputs today picks {} {}; the lock has {}",
+            p.name, fmt::join(it->second, ", "), p.version.value_or("")),
+        p.line.line);
+    d.severity = DriftSeverity::Warning;
+    d.expected = p.version;
+    d.actual = fmt::format("{}", fmt::join(it->second, ", "));
+    d.hint = hint_for(p.name);
+    drifts.push_back(std::move(d));
+  }
+  for (const auto& p : result->lock.packages) {
+    if (before.contains(p.name)) continue;
+    Drift d =
+        make_drift(CheckLayer::Index, "upstream-moved", p.name,
+                   fmt::format("upstream moved: a resolve with the same inputs today adds {} {}",
+                               p.name, p.version.value_or("")));
+    d.severity = DriftSeverity::Warning;
+    d.actual = p.version;
+    d.hint = hint_for(p.name);
+    drifts.push_back(std::move(d));
+  }
+  return {};
+}
+
+}  // namespace
+
+core::Status check_index(const Context& ctx, LayerResult& layer, std::vector<Drift>& drifts) {
+  layer.checked = true;
+  index::ClientOptions options = ctx.request.client;
+  options.refresh = true;  // the index as it is now, not as cached
+  index::IndexClient client(options);
+
+  // Where each package's files are listed: its index, else the find-links sources.
+  std::vector<index::IndexSource> find_links;
+  if (ctx.lock.gpulock) {
+    for (const auto& ix : ctx.lock.gpulock->indexes) {
+      if (ix.role == "find-links") find_links.push_back(index::IndexSource::find_links(ix.url));
+    }
+  }
+  for (const auto& p : ctx.lock.packages) {
+    if (p.index) client.prefetch_project(source_for(ctx.lock, *p.index), p.name);
+  }
+
+  std::size_t files_checked = 0, indexes_asked = 0;
+  std::set<std::string> indexes_seen;
+  std::vector<std::string> unhashed;  // listed, but the page gives no hash (and no --deep)
+  for (const auto& p : ctx.lock.packages) {
+    std::vector<std::pair<std::string, index::ProjectPagePtr>> pages;  // (shown url, page)
+    if (p.index) {
+      auto page = client.fetch_project(source_for(ctx.lock, *p.index), p.name);
+      if (!page) return std::unexpected(page.error());
+      pages.emplace_back(*p.index, *page);
+      if (indexes_seen.insert(*p.index).second) ++indexes_asked;
+    } else {
+      for (const auto& s : find_links) {
+        auto page = client.fetch_project(s, p.name);
+        if (!page) return std::unexpected(page.error());
+        pages.emplace_back(index::redact_url(s.url), *page);
+      }
+    }
+    for (const auto* f : p.files()) {
+      const std::string name = f->filename();
+      const std::size_t line = f->line.line ? f->line.line : p.line.line;
+      auto locked_sha = f->hashes.find("sha256");
+      if (pages.empty()) {
+        // A direct URL without an index: only a download tells.
+        if (!ctx.request.deep || !f->url) {
+          unhashed.push_back(fmt::format("{} (no index recorded)", name));
+          continue;
+        }
+        ++files_checked;
+        auto digest = client.fetch_file_digest(*f->url);
+        if (!digest) {
+          if (digest.error().code != core::ErrorCode::NotFound)
+            return std::unexpected(digest.error());
+          Drift d = make_drift(
+              CheckLayer::Index, "upstream-pruned", p.name,
+              fmt::format("upstream pruned: {} is gone from {}", name, index::redact_url(*f->url)),
+              line);
+          d.hint =
+              "the file was removed upstream: re-resolve, or install from a cache or mirror that "
+              "keeps it";
+          drifts.push_back(std::move(d));
+        } else if (locked_sha != f->hashes.end() && digest->sha256 != locked_sha->second) {
+          Drift d = make_drift(
+              CheckLayer::Index, "upstream-rehashed", p.name,
+              fmt::format("upstream rehashed: {} now has sha256 {}..., the lock has {}...", name,
+                          short_sha(digest->sha256), short_sha(locked_sha->second)),
+              line);
+          d.expected = locked_sha->second;
+          d.actual = digest->sha256;
+          d.hint =
+              "the same file name now has other bytes: find out why before re-locking (a rebuilt "
+              "wheel, or "
+              "tampering)";
+          drifts.push_back(std::move(d));
+        }
+        continue;
+      }
+      ++files_checked;
+      const index::DistFile* listed = nullptr;
+      std::string listed_on;
+      for (const auto& [shown, page] : pages) {
+        if (!page->found) continue;
+        for (const auto& df : page->files) {
+          if (df.filename == name) {
+            listed = &df;
+            listed_on = shown;
+            break;
+          }
+        }
+        if (listed) break;
+      }
+      if (listed == nullptr) {
+        std::string where = p.index ? *p.index : std::string("its find-links sources");
+        Drift d = make_drift(
+            CheckLayer::Index, "upstream-pruned", p.name,
+            fmt::format("upstream pruned: {} is no longer listed on {}", name, where), line);
+        d.expected = name;
+        d.hint = fmt::format(
+            "the index removed it: installs from this lock fail; re-resolve "
+            "(`gpulock resolve --upgrade-package {}`), or install from a cache or mirror that "
+            "keeps it",
+            p.name);
+        drifts.push_back(std::move(d));
+        continue;
+      }
+      std::string page_sha(listed->sha256());
+      if (page_sha.empty() && ctx.request.deep) {
+        auto digest = client.fetch_file_digest(listed->url);
+        if (!digest) return std::unexpected(digest.error());
+        page_sha = digest->sha256;
+      }
+      if (page_sha.empty()) {
+        unhashed.push_back(name);
+      } else if (locked_sha != f->hashes.end() && page_sha != locked_sha->second) {
+        Drift d = make_drift(
+            CheckLayer::Index, "upstream-rehashed", p.name,
+            fmt::format("upstream rehashed: {} on {} now has sha256 {}..., the lock has {}...",
+                        name, listed_on, short_sha(page_sha), short_sha(locked_sha->second)),
+            line);
+        d.expected = locked_sha->second;
+        d.actual = page_sha;
+        d.hint =
+            "the same file name now has other bytes: find out why before re-locking (a rebuilt "
+            "wheel, or "
+            "tampering)";
+        drifts.push_back(std::move(d));
+      }
+      if (listed->yanked) {
+        Drift d = make_drift(
+            CheckLayer::Index, "upstream-yanked", p.name,
+            fmt::format("upstream yanked: {} is yanked on {}{}", name, listed_on,
+                        listed->yanked_reason.empty() ? std::string()
+                                                      : fmt::format(": {}", listed->yanked_reason)),
+            line);
+        d.actual = listed->yanked_reason;
+        d.hint = fmt::format(
+            "installers still install a pinned yanked file, but its publisher withdrew it: "
+            "re-resolve (`gpulock resolve --upgrade-package {}`)",
+            p.name);
+        drifts.push_back(std::move(d));
+      }
+    }
+  }
+  if (!unhashed.empty()) {
+    Drift d = make_drift(
+        CheckLayer::Index, "hash-not-checked", "hashes",
+        fmt::format("{} listed without a hash on {} index page{}; not downloaded to compare",
+                    plural(unhashed.size(), "file is", "files are"),
+                    unhashed.size() == 1 ? "its" : "their", unhashed.size() == 1 ? "" : "s"));
+    d.severity = DriftSeverity::Info;
+    d.details = unhashed;
+    d.hint = "--deep downloads and hashes them";
+    drifts.push_back(std::move(d));
+  }
+  layer.summary = fmt::format("{} on {} checked", plural(files_checked, "file", "files"),
+                              plural(indexes_asked, "index", "indexes"));
+
+  auto moved = check_moved(ctx, layer, drifts);
+  if (!moved) return moved;
+  return {};
+}
+
+}  // namespace gpulock::app::check_detail

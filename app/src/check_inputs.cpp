@@ -1,0 +1,445 @@
+// The inputs layer of `gpulock check`: the lock's record of what it was resolved from against
+// the files it names and the input flags given to check. No network.
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/project_file.h"
+#include "gpulock/app/requirements_file.h"
+#include "gpulock/core/name.h"
+#include "gpulock/core/requirement.h"
+#include "gpulock/core/version.h"
+#include "gpulock/index/hash.h"
+#include "gpulock/index/page.h"
+#include "gpulock/index/url.h"
+
+#include "check_internal.h"
+
+namespace gpulock::app::check_detail {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr std::string_view kDefaultIndex = "https://pypi.org/simple/";
+
+std::string short_sha(std::string_view hex) {
+  return std::string(hex.substr(0, 12));
+}
+
+// As resolve records a path: relative to the lock's directory, '/' separators.
+std::string relative_to(const fs::path& dir, const std::string& path) {
+  std::error_code ec;
+  fs::path rel = fs::relative(fs::absolute(path), dir, ec);
+  if (ec || rel.empty()) return fs::absolute(path).generic_string();
+  return rel.generic_string();
+}
+
+// A requirement's text in one canonical spelling, so `torch >= 2.5` equals `torch>=2.5`.
+std::string canonical_requirement(const std::string& text) {
+  auto r = core::Requirement::parse(text);
+  return r ? r->to_string() : text;
+}
+
+// The first locked version of `name` that `req` accepts, or the versions locked.
+struct LockMatch {
+  bool locked = false;
+  bool satisfied = false;
+  std::vector<std::string> versions;
+};
+
+LockMatch match_lock(const lock::Lock& lk, const core::Requirement& req) {
+  LockMatch m;
+  for (const auto* p : lock::find_packages(lk, core::normalize_name(req.name))) {
+    m.locked = true;
+    std::string v = p->version.value_or("");
+    m.versions.push_back(v);
+    if (req.specifier.empty()) {
+      m.satisfied = true;
+      continue;
+    }
+    auto parsed = core::Version::parse(v);
+    // A locked pre-release was chosen on purpose: let the specifier accept it.
+    if (parsed && req.specifier.contains(*parsed, true)) m.satisfied = true;
+  }
+  return m;
+}
+
+// What a changed input now asks that the lock does not give, one line each.
+std::vector<std::string> unmet_requirements(const lock::Lock& lk,
+                                            const std::vector<RequirementEntry>& entries,
+                                            bool constraints,
+                                            const std::optional<core::Environment>& env) {
+  std::vector<std::string> out;
+  for (const auto& e : entries) {
+    const auto& r = e.requirement;
+    if (env && !r.marker.empty() && !r.marker.matches(*env, "")) continue;
+    if (!r.url.empty()) continue;
+    auto m = match_lock(lk, r);
+    std::string where = e.origin.line ? fmt::format("line {}: ", e.origin.line) : std::string();
+    if (!m.locked) {
+      if (!constraints) out.push_back(fmt::format("{}{}: not in the lock", where, r.to_string()));
+      continue;
+    }
+    if (!m.satisfied) {
+      out.push_back(fmt::format("{}{}: the lock has {} {}", where, r.to_string(),
+                                core::normalize_name(r.name), fmt::join(m.versions, ", ")));
+    }
+  }
+  return out;
+}
+
+// Explains a changed input file by what it now asks of the lock.
+std::vector<std::string> explain_change(const Context& ctx, const lock::InputFile& f,
+                                        const std::string& abs_path, const std::string& content) {
+  std::vector<std::string> details;
+  auto env = target_environment(ctx.lock);
+  const auto* rec = recorded_inputs(ctx.lock);
+  std::vector<RequirementEntry> entries;
+  bool constraints = f.kind == "constraints";
+  if (f.kind == "project") {
+    auto reqs =
+        read_project_requirements(content, abs_path, rec ? rec->extras : std::vector<std::string>{},
+                                  rec ? rec->groups : std::vector<std::string>{});
+    if (!reqs) return {fmt::format("it no longer reads: {}", reqs.error().to_string())};
+    entries = std::move(*reqs);
+  } else {
+    RequirementsInput in;
+    RequirementsFileOptions options;
+    // Only this file's own lines: nested files are inputs of their own in the record.
+    options.reader = [&](const std::string& path) -> core::Result<std::string> {
+      if (path == abs_path) return content;
+      return std::string();
+    };
+    auto s = parse_requirements_text(content, abs_path, constraints, in, options);
+    if (!s) return {fmt::format("it no longer reads: {}", s.error().to_string())};
+    entries = constraints ? in.constraints : in.requirements;
+    if (!constraints) {
+      // -c lines inside a requirements file are constraints.
+      auto more = unmet_requirements(ctx.lock, in.constraints, true, env);
+      details.insert(details.end(), more.begin(), more.end());
+    }
+  }
+  auto unmet = unmet_requirements(ctx.lock, entries, constraints, env);
+  unmet.insert(unmet.end(), details.begin(), details.end());
+  if (unmet.empty()) unmet.push_back("every requirement in it is still met by the locked versions");
+  return unmet;
+}
+
+std::string update_hint(const lock::Lock& lk) {
+  if (!lk.command.empty()) return fmt::format("update the lock: {}", lk.command);
+  return "update the lock: run gpulock resolve again with the same inputs";
+}
+
+// The record resolve would write for `given` (requirements, files, extras, groups, options),
+// plus the index list it would use.
+struct GivenInputs {
+  lock::GpulockInputs record;
+  std::vector<std::pair<std::string, std::string>> general_indexes;  // (role, url)
+};
+
+core::Result<GivenInputs> given_inputs(const Context& ctx, const ResolveRequest& given) {
+  GivenInputs out;
+  auto& rec = out.record;
+  rec.requirements = given.requirements;
+  RequirementsInput req;
+  for (const auto& f : given.requirement_files) {
+    auto s = read_requirements_file(f, false, req);
+    if (!s) return std::unexpected(s.error());
+  }
+  for (const auto& f : given.constraint_files) {
+    auto s = read_requirements_file(f, true, req);
+    if (!s) return std::unexpected(s.error());
+  }
+  for (const auto& f : req.files) {
+    rec.files.push_back(
+        {relative_to(ctx.lock_dir, f.path), f.kind, index::sha256_hex(f.content), {}});
+  }
+  if (!given.project.empty()) {
+    auto text = read_text_file(given.project);
+    if (!text) return std::unexpected(text.error());
+    auto project = read_project_requirements(*text, given.project, given.extras, given.groups);
+    if (!project) return std::unexpected(project.error());
+    rec.files.push_back(
+        {relative_to(ctx.lock_dir, given.project), "project", index::sha256_hex(*text), {}});
+  }
+  rec.extras = given.extras;
+  rec.groups = given.groups;
+  rec.options["index-strategy"] = given.index_strategy;
+  rec.options["prerelease"] = given.prerelease;
+  if (!given.torch_backend.empty()) rec.options["torch-backend"] = given.torch_backend;
+  if (!given.nightly.empty()) rec.options["nightly"] = given.nightly;
+  if (!given.exclude_newer.empty()) rec.options["exclude-newer"] = given.exclude_newer;
+  rec.options["cuda-compat"] = given.cuda_compat;
+
+  if (!req.no_index) {
+    std::string url = given.index_url.value_or(req.index_url.value_or(std::string(kDefaultIndex)));
+    out.general_indexes.emplace_back(
+        "default",
+        index::redact_url(index::IndexSource::simple(index::url_from_user_input(url)).url));
+  }
+  std::vector<std::string> extras = given.extra_index_urls;
+  extras.insert(extras.end(), req.extra_index_urls.begin(), req.extra_index_urls.end());
+  for (const auto& e : extras) {
+    out.general_indexes.emplace_back(
+        "extra", index::redact_url(index::IndexSource::simple(index::url_from_user_input(e)).url));
+  }
+  std::vector<std::string> links = given.find_links;
+  links.insert(links.end(), req.find_links.begin(), req.find_links.end());
+  for (const auto& l : links) {
+    out.general_indexes.emplace_back("find-links",
+                                     index::redact_url(index::IndexSource::find_links(l).url));
+  }
+  return out;
+}
+
+std::string trim_slash(std::string s) {
+  while (!s.empty() && s.back() == '/')
+    s.pop_back();
+  return s;
+}
+
+template <class Set>
+std::vector<std::string> minus(const Set& a, const Set& b) {
+  std::vector<std::string> out;
+  for (const auto& x : a) {
+    if (!b.contains(x)) out.push_back(x);
+  }
+  return out;
+}
+
+// The given flags against the record: one drift per difference.
+void compare_given(const Context& ctx, const GivenInputs& given, const lock::GpulockInputs& rec,
+                   std::vector<Drift>& drifts) {
+  const std::size_t line = rec.line.line;
+  const ResolveRequest& flags = *ctx.request.given;
+  const std::string hint = ctx.lock.command.empty()
+                               ? std::string("resolve with the flags given here to update the lock")
+                               : fmt::format("the lock was resolved with: {}", ctx.lock.command);
+  auto add = [&](std::string kind, std::string subject, std::string message,
+                 std::optional<std::string> expected, std::optional<std::string> actual) {
+    Drift d = make_drift(CheckLayer::Inputs, std::move(kind), std::move(subject),
+                         std::move(message), line);
+    d.expected = std::move(expected);
+    d.actual = std::move(actual);
+    d.hint = hint;
+    drifts.push_back(std::move(d));
+  };
+
+  // Requirement arguments, compared in canonical spelling, order ignored.
+  std::multiset<std::string> recorded_reqs, given_reqs;
+  std::map<std::string, std::string> spelled;
+  for (const auto& r : rec.requirements) {
+    recorded_reqs.insert(canonical_requirement(r));
+    spelled.emplace(canonical_requirement(r), r);
+  }
+  for (const auto& r : given.record.requirements) {
+    given_reqs.insert(canonical_requirement(r));
+    spelled.emplace(canonical_requirement(r), r);
+  }
+  for (const auto& r : minus(given_reqs, recorded_reqs)) {
+    add("requirement-added", spelled[r],
+        fmt::format("the requirement {} is given but the lock was not resolved with it",
+                    spelled[r]),
+        std::nullopt, spelled[r]);
+  }
+  for (const auto& r : minus(recorded_reqs, given_reqs)) {
+    add("requirement-removed", spelled[r],
+        fmt::format("the lock was resolved with the requirement {}, which is not given",
+                    spelled[r]),
+        spelled[r], std::nullopt);
+  }
+
+  // Files by (kind, path); their contents are compared by the re-read.
+  std::set<std::string> recorded_files, given_files;
+  auto key = [](const lock::InputFile& f) { return f.kind + " " + f.path; };
+  for (const auto& f : rec.files)
+    recorded_files.insert(key(f));
+  for (const auto& f : given.record.files)
+    given_files.insert(key(f));
+  for (const auto& f : given.record.files) {
+    if (recorded_files.contains(key(f))) continue;
+    add("input-added", f.path,
+        fmt::format("{} ({} file) is given but the lock was not resolved from it", f.path, f.kind),
+        std::nullopt, f.path);
+  }
+  for (const auto& f : rec.files) {
+    if (given_files.contains(key(f))) continue;
+    add("input-removed", f.path,
+        fmt::format("the lock was resolved from {} ({} file), which is not given", f.path, f.kind),
+        f.path, std::nullopt);
+  }
+
+  std::set<std::string> rx(rec.extras.begin(), rec.extras.end()),
+      gx(given.record.extras.begin(), given.record.extras.end());
+  for (const auto& x : minus(gx, rx)) {
+    add("extra-added", x,
+        fmt::format("the extra {} is given but the lock was resolved without it", x), std::nullopt,
+        x);
+  }
+  for (const auto& x : minus(rx, gx)) {
+    add("extra-removed", x,
+        fmt::format("the lock was resolved with the extra {}, which is not given", x), x,
+        std::nullopt);
+  }
+  std::set<std::string> rg(rec.groups.begin(), rec.groups.end()),
+      gg(given.record.groups.begin(), given.record.groups.end());
+  for (const auto& x : minus(gg, rg)) {
+    add("group-added", x,
+        fmt::format("the group {} is given but the lock was resolved without it", x), std::nullopt,
+        x);
+  }
+  for (const auto& x : minus(rg, gg)) {
+    add("group-removed", x,
+        fmt::format("the lock was resolved with the group {}, which is not given", x), x,
+        std::nullopt);
+  }
+
+  // Options, by key.
+  std::set<std::string> keys;
+  for (const auto& [k, v] : rec.options)
+    keys.insert(k);
+  for (const auto& [k, v] : given.record.options)
+    keys.insert(k);
+  for (const auto& k : keys) {
+    auto r = rec.options.find(k);
+    auto g = given.record.options.find(k);
+    std::optional<std::string> rv, gv;
+    if (r != rec.options.end()) rv = r->second;
+    if (g != given.record.options.end()) gv = g->second;
+    if (rv == gv) continue;
+    std::string message =
+        rv && gv ? fmt::format("--{} is {} but the lock was resolved with {}", k, *gv, *rv)
+        : gv     ? fmt::format("--{} {} is given but the lock was resolved without it", k, *gv)
+                 : fmt::format("the lock was resolved with --{} {}, which is not given", k, *rv);
+    add("option-changed", k, std::move(message), rv, gv);
+  }
+
+  // Indexes: the general ones in priority order; the torch family's base.
+  if (ctx.lock.gpulock) {
+    std::vector<std::string> recorded_general, given_general;
+    for (const auto& ix : ctx.lock.gpulock->indexes) {
+      if (ix.role == "default" || ix.role == "extra" || ix.role == "find-links") {
+        recorded_general.push_back(fmt::format("{} {}", ix.role, ix.url));
+      }
+    }
+    for (const auto& [role, url] : given.general_indexes)
+      given_general.push_back(fmt::format("{} {}", role, url));
+    if (recorded_general != given_general) {
+      add("index-changed", "indexes",
+          fmt::format(
+              "the indexes given ({}) are not the ones the lock was resolved from ({})",
+              given_general.empty() ? "none" : fmt::format("{}", fmt::join(given_general, ", ")),
+              recorded_general.empty() ? "none"
+                                       : fmt::format("{}", fmt::join(recorded_general, ", "))),
+          fmt::format("{}", fmt::join(recorded_general, ", ")),
+          fmt::format("{}", fmt::join(given_general, ", ")));
+    }
+    if (!flags.torch_backend.empty() || !flags.nightly.empty()) {
+      std::string base = trim_slash(index::url_from_user_input(flags.torch_index_base)) +
+                         (flags.nightly.empty() ? "" : "/nightly");
+      base = index::redact_url(base) + "/";
+      for (const auto& ix : ctx.lock.gpulock->indexes) {
+        if (ix.role != "torch" || ix.url.starts_with(base)) continue;
+        add("index-changed", "torch-index-base",
+            fmt::format("the torch family comes from {} but the lock has it from {}", base, ix.url),
+            ix.url, base);
+        break;
+      }
+    }
+  }
+
+  // The target, when given.
+  if (ctx.lock.gpulock && ctx.lock.gpulock->target) {
+    const auto& t = *ctx.lock.gpulock->target;
+    if (!flags.target.python_version.empty() && flags.target.python_version != t.python) {
+      add("target-changed", "python-version",
+          fmt::format("--python-version is {} but the lock is for Python {}",
+                      flags.target.python_version, t.python),
+          t.python, flags.target.python_version);
+    }
+    if (!flags.target.platform.empty() && flags.target.platform != t.platform) {
+      add("target-changed", "platform",
+          fmt::format("--platform is {} but the lock is for {}", flags.target.platform, t.platform),
+          t.platform, flags.target.platform);
+    }
+  }
+}
+
+}  // namespace
+
+core::Status check_inputs(const Context& ctx, LayerResult& layer, std::vector<Drift>& drifts) {
+  layer.checked = true;
+  const auto* rec = recorded_inputs(ctx.lock);
+  if (rec == nullptr) {
+    Drift d =
+        make_drift(CheckLayer::Inputs, "inputs-not-recorded", "inputs",
+                   "the lock records no inputs ([tool.gpulock.inputs]), so they cannot be checked",
+                   ctx.lock.gpulock ? ctx.lock.gpulock->line.line : 0);
+    d.severity = DriftSeverity::Warning;
+    d.hint = "locks written by gpulock resolve record their inputs";
+    drifts.push_back(std::move(d));
+    layer.summary = "no inputs recorded";
+    return {};
+  }
+  const std::size_t line = rec->line.line;
+
+  if (!rec->sha256.empty()) {
+    std::string actual = index::sha256_hex(lock::canonical_inputs_text(*rec));
+    if (actual != rec->sha256) {
+      Drift d = make_drift(
+          CheckLayer::Inputs, "inputs-record-edited", "inputs",
+          "the lock's [tool.gpulock.inputs] does not match its sha256: the record was edited "
+          "after gpulock wrote it",
+          line);
+      d.expected = rec->sha256;
+      d.actual = actual;
+      d.hint = update_hint(ctx.lock);
+      drifts.push_back(std::move(d));
+    }
+  }
+
+  for (const auto& f : rec->files) {
+    fs::path path = ctx.lock_dir / fs::path(f.path);
+    std::string abs_path = path.lexically_normal().string();
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+      Drift d = make_drift(
+          CheckLayer::Inputs, "input-missing", f.path,
+          fmt::format("{} ({} file the lock was resolved from) is missing", f.path, f.kind), line);
+      d.expected = f.sha256;
+      d.hint = update_hint(ctx.lock);
+      drifts.push_back(std::move(d));
+      continue;
+    }
+    auto content = read_text_file(abs_path);
+    if (!content) return std::unexpected(content.error());
+    std::string actual = index::sha256_hex(*content);
+    if (actual == f.sha256) continue;
+    Drift d =
+        make_drift(CheckLayer::Inputs, "input-changed", f.path,
+                   fmt::format("{} changed since the lock was resolved (sha256 {}... is now {}...)",
+                               f.path, short_sha(f.sha256), short_sha(actual)),
+                   line);
+    d.details = explain_change(ctx, f, abs_path, *content);
+    d.expected = f.sha256;
+    d.actual = actual;
+    d.hint = update_hint(ctx.lock);
+    drifts.push_back(std::move(d));
+  }
+
+  layer.summary =
+      fmt::format("{}, {}, {} recorded", plural(rec->files.size(), "input file", "input files"),
+                  plural(rec->requirements.size(), "requirement argument", "requirement arguments"),
+                  plural(rec->options.size(), "option", "options"));
+  if (ctx.request.given) {
+    auto given = given_inputs(ctx, *ctx.request.given);
+    if (!given) return std::unexpected(given.error());
+    compare_given(ctx, *given, *rec, drifts);
+    layer.summary += "; compared with the input flags given";
+  }
+  return {};
+}
+
+}  // namespace gpulock::app::check_detail

@@ -1,0 +1,356 @@
+// `gpulock check`: does the lock still describe what is run? (DESIGN.md §Commands; issue "Drift
+// detection for CI"). Layers inputs, env, machine, index (app/check.h); output as text grouped
+// by layer, JSON (schema `gpulock.check/1`, README.md §gpulock in CI) or GitHub Actions
+// annotations (`::error file=pylock.toml,line=N::message`). Exit 0 clean, 1 drift found.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/check.h"
+
+#include "command.h"
+#include "exit_codes.h"
+#include "json_writer.h"
+
+namespace gpulock::cli {
+namespace {
+
+struct CheckArgs {
+  app::CheckRequest request;
+  app::ResolveRequest given;
+  std::string output;  // -o/--output: resolve's name for the lock
+  std::string format = "text";
+  bool json = false;
+  bool pre = false;
+  std::string cache_dir;
+  bool offline = false;
+  bool no_cache = false;
+  std::vector<CLI::Option*> input_options;  // resolve's input flags: any given -> compare
+};
+
+std::string counts_text(std::size_t errors, std::size_t warnings) {
+  std::vector<std::string> parts;
+  if (errors) parts.push_back(fmt::format("{} error{}", errors, errors == 1 ? "" : "s"));
+  if (warnings) parts.push_back(fmt::format("{} warning{}", warnings, warnings == 1 ? "" : "s"));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string layer_status(const app::CheckResult& r, app::CheckLayer layer,
+                         std::size_t* errors = nullptr, std::size_t* warnings = nullptr) {
+  std::size_t e = 0, w = 0;
+  for (const auto& d : r.drifts) {
+    if (d.layer != layer) continue;
+    if (d.severity == app::DriftSeverity::Error) ++e;
+    if (d.severity == app::DriftSeverity::Warning) ++w;
+  }
+  if (errors) *errors = e;
+  if (warnings) *warnings = w;
+  if (!r.layer(layer).checked) return "not-checked";
+  return e ? "drift" : w ? "warning" : "ok";
+}
+
+Style severity_style(app::DriftSeverity s) {
+  switch (s) {
+    case app::DriftSeverity::Error:
+      return Style::Red;
+    case app::DriftSeverity::Warning:
+      return Style::Yellow;
+    case app::DriftSeverity::Info:
+      return Style::Cyan;
+  }
+  return Style::Plain;
+}
+
+std::string text_report(const app::CheckResult& r, const Terminal& term) {
+  std::string out;
+  for (const auto& layer : r.layers) {
+    const std::string name(app::check_layer_name(layer.layer));
+    std::size_t errors = 0, warnings = 0;
+    std::string status = layer_status(r, layer.layer, &errors, &warnings);
+    if (status == "not-checked") {
+      out += fmt::format("{}: {}\n", term.paint(Style::Bold, name),
+                         term.paint(Style::Dim, layer.summary));
+      continue;
+    }
+    std::string head =
+        status == "ok" ? term.paint(Style::Green, "ok")
+        : status == "drift"
+            ? term.paint(Style::Red, "drift") + " (" + counts_text(errors, warnings) + ")"
+            : term.paint(Style::Yellow, counts_text(errors, warnings));
+    out += fmt::format("{}: {}\n", term.paint(Style::Bold, name), head);
+    if (!layer.summary.empty()) out += fmt::format("  {}\n", layer.summary);
+    for (const auto& n : layer.notes)
+      out += fmt::format("  note: {}\n", n);
+    std::vector<const app::Drift*> mine;
+    for (const auto& d : r.drifts) {
+      if (d.layer == layer.layer) mine.push_back(&d);
+    }
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      const auto& d = *mine[i];
+      std::string where = d.line ? fmt::format("{}:{}: ", r.lock_path, d.line) : std::string();
+      out +=
+          fmt::format("  {}: {}{}\n",
+                      term.paint(severity_style(d.severity), app::drift_severity_name(d.severity)),
+                      where, d.message);
+      for (const auto& x : d.details)
+        out += fmt::format("      {}\n", x);
+      // The same advice for several lines in a row is given once, after the last of them.
+      const bool same_next = i + 1 < mine.size() && mine[i + 1]->hint == d.hint;
+      if (!d.hint.empty() && !same_next) {
+        out += fmt::format("    {}: {}\n", term.paint(Style::Cyan, "hint"), d.hint);
+      }
+    }
+  }
+  std::size_t errors = r.count(app::DriftSeverity::Error),
+              warnings = r.count(app::DriftSeverity::Warning);
+  if (errors) {
+    out += fmt::format("\n{}: {}: {}\n", r.lock_path, term.paint(Style::Red, "drift found"),
+                       counts_text(errors, warnings));
+  } else {
+    out += fmt::format("\n{}: {}{}\n", r.lock_path, term.paint(Style::Green, "no drift"),
+                       warnings ? ", " + counts_text(0, warnings) : std::string());
+  }
+  return out;
+}
+
+void optional_string(JsonWriter& w, std::string_view key, const std::optional<std::string>& v) {
+  w.key(key);
+  if (v)
+    w.value(*v);
+  else
+    w.null();
+}
+
+std::string json_report(const app::CheckResult& r) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", "gpulock.check/1");
+  w.field("lock", r.lock_path);
+  w.field("ok", !r.drift_found());
+  w.field("strict", r.strict);
+  w.key("counts").begin_object();
+  w.field("error", static_cast<std::uint64_t>(r.count(app::DriftSeverity::Error)));
+  w.field("warning", static_cast<std::uint64_t>(r.count(app::DriftSeverity::Warning)));
+  w.field("info", static_cast<std::uint64_t>(r.count(app::DriftSeverity::Info)));
+  w.end_object();
+  w.key("layers").begin_array();
+  for (const auto& layer : r.layers) {
+    w.begin_object();
+    w.field("name", app::check_layer_name(layer.layer));
+    w.field("checked", layer.checked);
+    w.field("status", layer_status(r, layer.layer));
+    w.field("summary", layer.summary);
+    w.key("notes").begin_array();
+    for (const auto& n : layer.notes)
+      w.value(n);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.key("drifts").begin_array();
+  for (const auto& d : r.drifts) {
+    w.begin_object();
+    w.field("layer", app::check_layer_name(d.layer));
+    w.field("kind", d.kind);
+    w.field("severity", app::drift_severity_name(d.severity));
+    w.field("subject", d.subject);
+    w.field("message", d.message);
+    w.key("details").begin_array();
+    for (const auto& x : d.details)
+      w.value(x);
+    w.end_array();
+    w.field("hint", d.hint);
+    w.field("file", r.lock_path);
+    w.key("line");
+    if (d.line)
+      w.value(static_cast<std::uint64_t>(d.line));
+    else
+      w.null();
+    optional_string(w, "expected", d.expected);
+    optional_string(w, "actual", d.actual);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("warnings").begin_array();
+  for (const auto& x : r.warnings)
+    w.value(x);
+  w.end_array();
+  w.end_object();
+  return w.str();
+}
+
+// GitHub Actions workflow commands: data escapes %, CR, LF; properties also ':' and ','.
+std::string gh_data(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%')
+      out += "%25";
+    else if (c == '\r')
+      out += "%0D";
+    else if (c == '\n')
+      out += "%0A";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string gh_property(std::string_view s) {
+  std::string out;
+  for (char c : gh_data(s)) {
+    if (c == ':')
+      out += "%3A";
+    else if (c == ',')
+      out += "%2C";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string github_report(const app::CheckResult& r) {
+  std::string out;
+  for (const auto& d : r.drifts) {
+    std::string_view command = d.severity == app::DriftSeverity::Error     ? "error"
+                               : d.severity == app::DriftSeverity::Warning ? "warning"
+                                                                           : "notice";
+    std::string props = "file=" + gh_property(r.lock_path);
+    if (d.line) props += fmt::format(",line={}", d.line);
+    std::string message = d.message;
+    for (const auto& x : d.details)
+      message += "\n  " + x;
+    if (!d.hint.empty()) message += "\nhint: " + d.hint;
+    out += fmt::format("::{} {}::{}\n", command, props, gh_data(message));
+  }
+  std::size_t errors = r.count(app::DriftSeverity::Error),
+              warnings = r.count(app::DriftSeverity::Warning);
+  std::vector<std::string> checked;
+  for (const auto& layer : r.layers) {
+    if (layer.checked) checked.emplace_back(app::check_layer_name(layer.layer));
+  }
+  out += fmt::format(
+      "gpulock check {} ({}): {}\n", r.lock_path, fmt::join(checked, ", "),
+      errors ? "drift found: " + counts_text(errors, warnings)
+             : "no drift" + (warnings ? ", " + counts_text(0, warnings) : std::string()));
+  return out;
+}
+
+RunFn setup(CLI::App& sub) {
+  auto a = std::make_shared<CheckArgs>();
+  auto& q = a->request;
+  auto& g = a->given;
+  sub.add_option("--lock", q.lock, "The lock to check")->capture_default_str();
+  sub.add_flag("--inputs", q.inputs, "Check the lock's recorded inputs (files, flags) [offline]");
+  sub.add_flag("--env", q.env, "Check an installed environment against the lock [offline]");
+  sub.add_option("--python", q.python,
+                 "The environment's interpreter (default: $VIRTUAL_ENV/bin/python)");
+  sub.add_flag("--machine", q.machine,
+               "Check this machine's driver and GPUs against the lock [offline]");
+  sub.add_flag("--index", q.index, "Check the locked files on their indexes [network]");
+  sub.add_option("--format", a->format, "Output: text, json or github (annotations)")
+      ->check(CLI::IsMember({"text", "json", "github"}))
+      ->capture_default_str();
+  sub.add_flag("--json", a->json, "Same as --format json");
+  sub.add_flag("--strict", q.strict,
+               "Warnings fail too; pip, setuptools and wheel count as extra packages");
+  sub.add_flag(
+      "--deep", q.deep,
+      "Verify installed torch and nvidia-* files against RECORD; hash unhashed index files");
+  sub.add_option("--driver", q.machine_flags.driver,
+                 "Describe this machine: driver version, or none");
+  sub.add_option("--cuda-ceiling", q.machine_flags.cuda_ceiling,
+                 "Describe this machine: CUDA ceiling, e.g. 12.4");
+  sub.add_option("--gpu-arch", q.machine_flags.gpu_arch,
+                 "Describe this machine: GPU architectures, e.g. sm_90");
+  sub.add_option("--cache-dir", a->cache_dir,
+                 "Cache directory (default $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock)");
+  sub.add_flag("--offline", a->offline, "Use only the cache (with --index)");
+  sub.add_flag("--no-cache", a->no_cache, "Neither read nor write the cache");
+
+  // Resolve's input flags: given, they are compared with the lock's record.
+  auto& in = a->input_options;
+  in.push_back(sub.add_option("requirements", g.requirements, "Requirements as given to resolve"));
+  in.push_back(sub.add_option("-r,--requirement", g.requirement_files,
+                              "A requirements file as given to resolve"));
+  in.push_back(sub.add_option("-c,--constraint", g.constraint_files,
+                              "A constraints file as given to resolve"));
+  in.push_back(sub.add_option("--project", g.project, "A pyproject.toml as given to resolve"));
+  in.push_back(sub.add_option("--extra", g.extras, "An extra of --project as given to resolve"));
+  in.push_back(
+      sub.add_option("--group", g.groups, "A dependency group of --project as given to resolve"));
+  in.push_back(sub.add_option("--index-url", g.index_url, "The default index as given to resolve"));
+  in.push_back(sub.add_option("--extra-index-url", g.extra_index_urls,
+                              "An extra index as given to resolve"));
+  in.push_back(
+      sub.add_option("-f,--find-links", g.find_links, "A find-links source as given to resolve"));
+  in.push_back(
+      sub.add_option("--torch-backend", g.torch_backend, "--torch-backend as given to resolve"));
+  in.push_back(sub.add_option("--torch-index-base", g.torch_index_base,
+                              "--torch-index-base as given to resolve"));
+  in.push_back(sub.add_option("--nightly", g.nightly, "--nightly as given to resolve"));
+  in.push_back(
+      sub.add_option("--index-strategy", g.index_strategy, "--index-strategy as given to resolve")
+          ->check(CLI::IsMember({"first-index", "unsafe-best-match"})));
+  in.push_back(sub.add_option("--python-version", g.target.python_version,
+                              "--python-version as given to resolve"));
+  in.push_back(sub.add_option("--platform", g.target.platform, "--platform as given to resolve"));
+  in.push_back(sub.add_option("--cuda-compat", g.cuda_compat, "--cuda-compat as given to resolve")
+                   ->check(CLI::IsMember({"strict", "minor"})));
+  in.push_back(sub.add_option("--prerelease", g.prerelease, "--prerelease as given to resolve")
+                   ->check(CLI::IsMember({"if-necessary", "allow", "disallow"})));
+  in.push_back(sub.add_flag("--pre", a->pre, "--pre as given to resolve"));
+  in.push_back(
+      sub.add_option("--exclude-newer", g.exclude_newer, "--exclude-newer as given to resolve"));
+  sub.add_option("-o,--output", a->output, "The lock, as resolve names it (same as --lock)");
+
+  return [a](Context& ctx) -> int {
+    auto& term = ctx.term;
+    app::CheckRequest request = a->request;
+    if (!a->output.empty()) {
+      if (request.lock != "pylock.toml" && request.lock != a->output) {
+        term.error(
+            fmt::format("--lock {} and -o {} name different locks", request.lock, a->output));
+        return kExitUsage;
+      }
+      request.lock = a->output;
+    }
+    bool any_input = false;
+    for (const auto* o : a->input_options)
+      any_input = any_input || o->count() > 0;
+    if (any_input) {
+      request.given = a->given;
+      if (a->pre) request.given->prerelease = "allow";
+    }
+    request.client = index::ClientOptions::from_environment();
+    if (!a->cache_dir.empty()) request.client.cache_dir = a->cache_dir;
+    request.client.offline = a->offline;
+    request.client.no_cache = a->no_cache;
+    const std::string format = a->json ? "json" : a->format;
+
+    auto result = app::check(request);
+    if (!result) {
+      term.error(result.error());
+      return exit_code_for(result.error().code);
+    }
+    for (const auto& w : result->warnings)
+      term.warning(w);
+    if (format == "json") {
+      term.out(json_report(*result));
+    } else if (format == "github") {
+      term.out(github_report(*result));
+    } else {
+      term.out(text_report(*result, term));
+    }
+    return result->drift_found() ? kExitFinding : kExitSuccess;
+  };
+}
+
+const bool registered = register_command(
+    {"check",
+     "Check that the lock still matches its inputs, the environment, this machine and the indexes",
+     50, &setup});
+
+}  // namespace
+}  // namespace gpulock::cli

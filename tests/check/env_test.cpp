@@ -1,0 +1,184 @@
+// The env layer: a real venv (`python3 -m venv`) filled with `pip install --no-deps` from the
+// fixture index over nginx, then changed with pip the way environments drift. One venv for the
+// whole binary: the steps run in order in one test case.
+#include "check_support.h"
+
+using namespace check_test;
+
+namespace {
+
+struct Venv {
+  Workdir w;
+  std::string url = gpulock::test::shared_servers().http_url();
+  std::string python;
+  explicit Venv(const std::string& name) : w(name) {
+    python = (w / "venv/bin/python").string();
+    auto v = w.shell("python3 -m venv venv");
+    INFO(v.out << v.err);
+    REQUIRE(v.code == 0);
+  }
+  // pip with the fixture index (PyPI-like first, then the given PyTorch-like variant).
+  Run pip(const std::string& args, const std::string& variant = "cpu") const {
+    return w.shell(
+        "PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_NO_CACHE_DIR=1 "
+        "PIP_CONFIG_FILE=/dev/null " +
+        shell_quote(python) + " -m pip -q " + args + " --index-url " + url +
+        "/simple/ --extra-index-url " + url + "/whl/" + variant + "/");
+  }
+  std::string version_of(const std::string& dist) const {
+    auto r =
+        w.shell(shell_quote(python) +
+                " -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' " + dist);
+    REQUIRE(r.code == 0);
+    return lines_of(r.out).at(0);
+  }
+};
+
+// Every line of `out` that starts with `prefix`.
+std::vector<std::string> starting_with(const std::string& out, const std::string& prefix) {
+  std::vector<std::string> found;
+  for (const auto& l : lines_of(out)) {
+    if (l.starts_with(prefix)) found.push_back(l);
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, in one venv",
+          "[check][env]") {
+  Venv v("env");
+  auto& w = v.w;
+  write_file(w / "requirements.txt", "torch==2.7.1\n");
+  auto r = w.gpulock("resolve -r requirements.txt --torch-backend cpu " + fixture_indexes(v.url) +
+                     " " + kTarget + " -o pylock.toml");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  auto lock = scan_lock(w / "pylock.toml");
+  auto e = w.gpulock("export --format requirements-txt -o locked.txt");
+  REQUIRE(e.code == 0);
+  auto installed = v.pip("install --no-deps --require-hashes -r locked.txt");
+  INFO(installed.out << installed.err);
+  REQUIRE(installed.code == 0);
+  const std::string py = "--python " + v.python;
+  const std::string install_hint = "    hint: `gpulock install --lock pylock.toml --python " +
+                                   v.python + "` installs the locked versions";
+
+  {  // clean, then every kind of drift in turn
+    // Clean: default layers with --python are inputs, env and machine.
+    auto clean = w.gpulock("check " + py);
+    INFO(clean.out << clean.err);
+    CHECK(clean.code == 0);
+    CHECK(starting_with(clean.out, "env: ") == std::vector<std::string>{"env: ok"});
+    CHECK(clean.out.find("distributions installed; " + std::to_string(lock.packages.size()) +
+                         " of the lock's " + std::to_string(lock.packages.size()) +
+                         " packages apply to it") != std::string::npos);
+    // An active virtualenv is checked without --python.
+    auto active = w.shell("VIRTUAL_ENV=" + shell_quote((w / "venv").string()) +
+                          " GPULOCK_DRIVER=none NO_COLOR=1 " + shell_quote(GPULOCK_EXE) + " check");
+    CHECK(active.code == 0);
+    CHECK(starting_with(active.out, "env: ") == std::vector<std::string>{"env: ok"});
+
+    // --strict: the installer's own packages count as extra.
+    auto strict = w.gpulock("check --env --strict " + py);
+    CHECK(strict.code == 1);
+    CHECK(strict.out.find("  error: pip " + v.version_of("pip") +
+                          " is installed but not in the lock\n") != std::string::npos);
+
+    // pip installs another version.
+    const auto& filelock = lock.at("filelock");
+    REQUIRE(filelock.version != "3.13.1");
+    REQUIRE(v.pip("install --no-deps filelock==3.13.1").code == 0);
+    auto other = w.gpulock("check --env " + py);
+    INFO(other.out);
+    CHECK(other.code == 1);
+    auto errors = starting_with(other.out, "  error: ");
+    CHECK(errors == std::vector<std::string>{
+                        "  error: pylock.toml:" + std::to_string(filelock.line) +
+                        ": filelock 3.13.1 is installed, but the lock has " + filelock.version});
+    auto gh = w.gpulock("check --env --format github " + py);
+    auto gl = lines_of(gh.out);
+    REQUIRE(gl.size() == 2);
+    CHECK(gl[0] == "::error file=pylock.toml,line=" + std::to_string(filelock.line) +
+                       "::filelock 3.13.1 is installed, but the lock has " + filelock.version +
+                       "%0Ahint: `gpulock install --lock pylock.toml --python " + v.python +
+                       "` installs the locked versions");
+    CHECK(gl[1] == "gpulock check pylock.toml (env): drift found: 1 error");
+    REQUIRE(v.pip("install --no-deps filelock==" + filelock.version).code == 0);
+
+    // An extra package.
+    REQUIRE(v.pip("install --no-deps colorama==0.4.6").code == 0);
+    auto extra = w.gpulock("check --env " + py);
+    CHECK(extra.code == 1);
+    CHECK(starting_with(extra.out, "  error: ") ==
+          std::vector<std::string>{"  error: colorama 0.4.6 is installed but not in the lock"});
+    CHECK(extra.out.find("    hint: `" + v.python +
+                         " -m pip uninstall colorama`, or add it to the inputs and "
+                         "re-resolve\n") != std::string::npos);
+    auto egh = w.gpulock("check --env --format github " + py);
+    CHECK(lines_of(egh.out).at(0).starts_with(
+        "::error file=pylock.toml::colorama 0.4.6 is installed but not in the "
+        "lock%0Ahint: "));
+    REQUIRE(w.shell(shell_quote(v.python) + " -m pip -q uninstall -y colorama").code == 0);
+
+    // Another variant: the CUDA build of the locked CPU torch.
+    const auto& torch = lock.at("torch");
+    REQUIRE(torch.version.ends_with("+cpu"));
+    const std::string base = torch.version.substr(0, torch.version.size() - 4);
+    REQUIRE(v.pip("install --no-deps torch==" + base + "+cu126", "cu126").code == 0);
+    auto variant = w.gpulock("check --env " + py);
+    INFO(variant.out);
+    CHECK(variant.code == 1);
+    CHECK(variant.out.find("  error: pylock.toml:" + std::to_string(torch.line) + ": torch " +
+                           base + "+cu126 is installed, but the lock has " + torch.version +
+                           ": another variant (+cu126 instead of +cpu)\n") != std::string::npos);
+    // The load probe's verdict for that environment: a CUDA torch without its cuDNN wheel.
+    auto vj = w.gpulock("check --env --json " + py);
+    CHECK(vj.out.find("\"kind\": \"variant-differs\"") != std::string::npos);
+    CHECK(vj.out.find("\"kind\": \"load-cudnn-not-installed\"") != std::string::npos);
+    REQUIRE(v.pip("install --no-deps torch==" + torch.version).code == 0);
+
+    // A locked package missing.
+    const auto& sympy = lock.at("sympy");
+    REQUIRE(w.shell(shell_quote(v.python) + " -m pip -q uninstall -y sympy").code == 0);
+    auto missing = w.gpulock("check --env " + py);
+    CHECK(missing.code == 1);
+    CHECK(starting_with(missing.out, "  error: ") ==
+          std::vector<std::string>{"  error: pylock.toml:" + std::to_string(sympy.line) +
+                                   ": sympy " + sympy.version + " is locked but not installed"});
+    CHECK(missing.out.find(install_hint + "\n") != std::string::npos);
+    REQUIRE(v.pip("install --no-deps sympy==" + sympy.version).code == 0);
+
+    // --deep: installed files against RECORD.
+    auto deep_clean = w.gpulock("check --env --deep " + py);
+    CHECK(deep_clean.code == 0);
+    auto site =
+        lines_of(w.shell(shell_quote(v.python) +
+                         " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'")
+                     .out)
+            .at(0);
+    auto record = fs::path(site) / ("torch-" + torch.version + ".dist-info") / "RECORD";
+    REQUIRE(fs::exists(record));
+    std::size_t hashed = 0;
+    for (const auto& l : lines_of(read_file(record)))
+      hashed += l.find(",sha256=") != std::string::npos ? 1 : 0;
+    write_file(fs::path(site) / "torch" / "__init__.py",
+               read_file(fs::path(site) / "torch" / "__init__.py") + "# edited\n");
+    fs::remove(fs::path(site) / "torch" / "version.py");
+    auto deep = w.gpulock("check --env --deep " + py);
+    INFO(deep.out);
+    CHECK(deep.code == 1);
+    auto dl = lines_of(deep.out);
+    auto at = std::find(dl.begin(), dl.end(),
+                        "  error: pylock.toml:" + std::to_string(torch.line) + ": torch " +
+                            torch.version + ": 2 of " + std::to_string(hashed) +
+                            " installed files differ from its RECORD");
+    REQUIRE(at != dl.end());
+    REQUIRE(dl.end() - at >= 3);
+    CHECK(*(at + 1) ==
+          "      torch/__init__.py: modified (its sha256 is not the one RECORD lists)");
+    CHECK(*(at + 2) == "      torch/version.py: missing");
+    // Without --deep the same environment passes: versions match.
+    CHECK(w.gpulock("check --env " + py).code == 0);
+  }
+}

@@ -1,0 +1,176 @@
+// The index layer: a private nginx serving a copy of the fixture index, regenerated with
+// overlays (fixtures/README.md "Overlays") so the index changes under a lock for real.
+#include "check_support.h"
+
+using namespace check_test;
+
+namespace {
+
+// The torch 2.15 nightly release of `date_from` (cpu), republished as `date_to`: a newer nightly.
+std::string newer_nightly_overlay(const std::string& date_from, const std::string& date_to) {
+  const fs::path script = fs::path(CHECK_WORK_DIR) / ("overlay-" + date_to + ".py");
+  write_file(
+      script,
+      "import json, sys\n"
+      "d = json.load(open(sys.argv[1]))\n"
+      "r = [x for x in d['releases'] if x['name'] == 'torch' and x['version'] == '2.15.0.dev" +
+          date_from +
+          "+cpu'][0]\n"
+          "r = dict(r, version='2.15.0.dev" +
+          date_to + "+cpu', nightly='" + date_to + "', upload_time='" + date_to.substr(0, 4) + "-" +
+          date_to.substr(4, 2) + "-" + date_to.substr(6, 2) +
+          "T07:30:00Z')\n"
+          "print(json.dumps({'releases': [r]}))\n");
+  auto out = run_shell(
+      "/usr/bin/python3 " + shell_quote(script.string()) + " " +
+          shell_quote((gpulock::test::source_dir() / "fixtures/data/torch.json").string()),
+      script.parent_path());
+  INFO(out.err);
+  REQUIRE(out.code == 0);
+  return out.out;
+}
+
+struct IndexLock {
+  Workdir w;
+  gpulock::test::PrivateServers servers;
+  std::string url;
+  LockScan lock;
+  explicit IndexLock(const std::string& name) : w(name), url(servers.env().http_url()) {
+    auto r = w.gpulock(
+        "resolve torch jinja2==3.1.4 fsspec==2025.3.0 --nightly latest --torch-backend cpu " +
+        fixture_indexes(url) + " " + kTarget + " -o pylock.toml");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    lock = scan_lock(w / "pylock.toml");
+  }
+  std::string line_of_wheel(const std::string& name) const {
+    return std::to_string(lock.at(name).wheel_line);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("check index: every drift kind of a changing index", "[check][index]") {
+  IndexLock l("index");
+  const std::string pypi = l.url + "/simple/";
+  const auto& torch = l.lock.at("torch");
+  REQUIRE(torch.version.starts_with("2.15.0.dev20260818"));
+
+  // Unchanged: clean; the nightly wheel has no hash on its page (not downloaded without --deep).
+  auto clean = l.w.gpulock("check --index");
+  INFO(clean.out << clean.err);
+  CHECK(clean.code == 0);
+  CHECK(clean.out.find("  info: 1 file is listed without a hash on its index page; not downloaded "
+                       "to compare\n      " +
+                       torch.wheel + "\n") != std::string::npos);
+  CHECK(l.w.gpulock("check --index --deep --strict").code == 0);
+
+  // A file removed from the index.
+  const auto& fsspec = l.lock.at("fsspec");
+  l.servers.regenerate(R"({"remove": [{"name": "fsspec", "version": ")" + fsspec.version +
+                       R"(", "index": "pypi"}]})");
+  auto pruned = l.w.gpulock("check --index");
+  INFO(pruned.out);
+  CHECK(pruned.code == 1);
+  CHECK(lines_of(pruned.out).at(5) == "  error: pylock.toml:" + l.line_of_wheel("fsspec") +
+                                          ": upstream pruned: " + fsspec.wheel +
+                                          " is no longer listed on " + pypi);
+  CHECK(
+      pruned.out.find(
+          "  warning: upstream moved: a resolve with the same inputs finds no solution today\n") !=
+      std::string::npos);
+
+  // A file with another hash.
+  const auto& jinja2 = l.lock.at("jinja2");
+  l.servers.regenerate(R"({"rehash": [{"name": "jinja2", "version": ")" + jinja2.version +
+                       R"("}]})");
+  std::string new_sha = sha256_of(l.servers.index_root() / "packages/jinja2" / jinja2.wheel);
+  REQUIRE(new_sha != jinja2.sha256);
+  auto rehashed = l.w.gpulock("check --index");
+  INFO(rehashed.out);
+  CHECK(rehashed.code == 1);
+  CHECK(lines_of(rehashed.out).at(5) ==
+        "  error: pylock.toml:" + l.line_of_wheel("jinja2") +
+            ": upstream rehashed: " + jinja2.wheel + " on " + pypi + " now has sha256 " +
+            new_sha.substr(0, 12) + "..., the lock has " + jinja2.sha256.substr(0, 12) + "...");
+
+  // A file yanked since.
+  const auto& filelock = l.lock.at("filelock");
+  l.servers.regenerate(R"({"yank": [{"name": "filelock", "version": ")" + filelock.version +
+                       R"(", "reason": "drift test"}]})");
+  auto yanked = l.w.gpulock("check --index --format json");
+  INFO(yanked.out);
+  CHECK(yanked.code == 1);
+  CHECK(yanked.out.find("\"message\": \"upstream yanked: " + filelock.wheel + " is yanked on " +
+                        pypi + ": drift test\"") != std::string::npos);
+  CHECK(yanked.out.find("\"line\": " + l.line_of_wheel("filelock")) != std::string::npos);
+
+  // A newer nightly published: upstream moved, informational unless --strict.
+  l.servers.regenerate(newer_nightly_overlay("20260818", "20260819"));
+  auto moved = l.w.gpulock("check --index");
+  INFO(moved.out);
+  CHECK(moved.code == 0);
+  const std::string moved_line =
+      "  warning: pylock.toml:" + std::to_string(torch.line) +
+      ": upstream moved: a resolve with the same inputs today picks torch "
+      "2.15.0.dev20260819+cpu; the lock has " +
+      torch.version;
+  CHECK(moved.out.find(moved_line + "\n") != std::string::npos);
+  CHECK(lines_of(moved.out).back() == "pylock.toml: no drift, 1 warning");
+  auto strict = l.w.gpulock("check --index --strict --format github");
+  CHECK(strict.code == 1);
+  CHECK(lines_of(strict.out).at(1) ==
+        "::error file=pylock.toml,line=" + std::to_string(torch.line) +
+            "::upstream moved: a resolve with the same inputs today picks torch "
+            "2.15.0.dev20260819+cpu; the lock has " +
+            torch.version +
+            "%0Ahint: `gpulock resolve --upgrade-package torch` takes it; until then "
+            "the lock stays as it is");
+}
+
+TEST_CASE("check index: GitHub annotations for pruned, rehashed and yanked files, line by line",
+          "[check][index]") {
+  IndexLock l("index-github");
+  const auto& fsspec = l.lock.at("fsspec");
+  const auto& jinja2 = l.lock.at("jinja2");
+  const auto& filelock = l.lock.at("filelock");
+  l.servers.regenerate(R"({"remove": [{"name": "fsspec", "version": ")" + fsspec.version +
+                       R"(", "index": "pypi"}], "rehash": [{"name": "jinja2", "version": ")" +
+                       jinja2.version + R"("}], "yank": [{"name": "filelock", "version": ")" +
+                       filelock.version + R"(", "reason": "drift test"}]})");
+  auto g = l.w.gpulock("check --index --format github");
+  INFO(g.out << g.err);
+  CHECK(g.code == 1);
+  std::string text = replace_all(g.out, l.url, "<URL>");
+  auto gl = lines_of(text);
+  REQUIRE(gl.size() == 6);
+  CHECK(gl[0].starts_with("::error file=pylock.toml,line=" + l.line_of_wheel("filelock") +
+                          "::upstream yanked: "));
+  CHECK(gl[1].starts_with("::error file=pylock.toml,line=" + l.line_of_wheel("fsspec") +
+                          "::upstream pruned: "));
+  CHECK(gl[2].starts_with("::error file=pylock.toml,line=" + l.line_of_wheel("jinja2") +
+                          "::upstream rehashed: "));
+  CHECK(gl[3].starts_with("::notice file=pylock.toml::1 file is listed without a hash"));
+  CHECK(gl[4].starts_with(
+      "::warning file=pylock.toml::upstream moved: a resolve with the same inputs finds no "
+      "solution today%0A"));
+  CHECK(gl[5] == "gpulock check pylock.toml (index): drift found: 3 errors, 1 warning");
+}
+
+TEST_CASE("check index: an unreachable index is exit 4, not drift", "[check][index]") {
+  Workdir w("index-unreachable");
+  std::string url;
+  {
+    gpulock::test::PrivateServers servers(gpulock::test::PrivateServerOptions{{}, false});
+    url = servers.env().http_url();
+    auto r = w.gpulock("resolve jinja2==3.1.4 " + fixture_indexes(url) + " " + kTarget +
+                       " --driver none -o pylock.toml");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+  }  // the server is gone
+  auto r = w.gpulock("check --index");
+  INFO(r.out << r.err);
+  CHECK(r.code == 4);
+  CHECK(r.err.starts_with("error: "));
+  CHECK(r.out.empty());
+}

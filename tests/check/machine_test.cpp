@@ -1,0 +1,132 @@
+// The machine layer: this machine (described by GPULOCK_DRIVER, GPULOCK_CUDA_CEILING,
+// GPULOCK_GPU_ARCH or the --driver/--cuda-ceiling/--gpu-arch flags) against the lock's GPU facts.
+#include "check_support.h"
+
+using namespace check_test;
+
+namespace {
+
+// torch 2.5.1+cu124 resolved for driver 550.54.14 and an sm_90 GPU.
+struct CudaLock {
+  Workdir w;
+  std::string url = gpulock::test::shared_servers().http_url();
+  LockScan lock;
+  explicit CudaLock(const std::string& name) : w(name) {
+    auto r = w.gpulock("resolve torch==2.5.1 --torch-backend cu124 " + fixture_indexes(url) + " " +
+                       kTarget + " --driver 550.54.14 --gpu-arch sm_90 -o pylock.toml");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    lock = scan_lock(w / "pylock.toml");
+  }
+  std::string gpu_line() const { return std::to_string(lock.table("[tool.gpulock.gpu]")); }
+};
+
+}  // namespace
+
+TEST_CASE("check machine: the machine the lock was resolved for is clean", "[check][machine]") {
+  CudaLock l("machine-clean");
+  REQUIRE(l.lock.value("[tool.gpulock.gpu]", "min-driver") == "550.54.14");
+  auto r = l.w.gpulock("check --machine", "GPULOCK_DRIVER=550.54.14 GPULOCK_GPU_ARCH=sm_90");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  auto out = lines_of(r.out);
+  REQUIRE(out.size() >= 4);
+  CHECK(out[2] == "machine: ok");
+  CHECK(out[3] ==
+        "  driver 550.54.14 (override), CUDA ceiling 12.4, GPU sm_90; the lock needs driver >= "
+        "550.54.14, "
+        "CUDA 12.4, variant cu124");
+  // A newer driver and a GPU of the same major runs it too.
+  auto newer = l.w.gpulock("check --machine", "GPULOCK_DRIVER=570.86.10 GPULOCK_GPU_ARCH=sm_89");
+  CHECK(newer.code == 0);
+}
+
+TEST_CASE("check machine: a driver below the lock's minimum", "[check][machine]") {
+  CudaLock l("machine-driver");
+  const std::string min = l.lock.value("[tool.gpulock.gpu]", "min-driver");
+  auto r = l.w.gpulock("check --machine", "GPULOCK_DRIVER=535.104.05 GPULOCK_GPU_ARCH=sm_90");
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  auto out = lines_of(r.out);
+  REQUIRE(out.size() >= 6);
+  CHECK(out[2] == "machine: drift (1 error)");
+  CHECK(out[4] == "  error: pylock.toml:" + l.gpu_line() +
+                      ": this machine's NVIDIA driver 535.104.05 is older than "
+                      "the lock's minimum " +
+                      min + " (for CUDA 12.4)");
+  CHECK(out[5] ==
+        "    hint: update the driver to " + min +
+            " or newer, or resolve a lock for this machine (`gpulock resolve --driver auto`)");
+  // The same machine described by flags instead of the environment.
+  auto f = l.w.gpulock("check --machine --driver 535.104.05 --gpu-arch sm_90", "");
+  CHECK(f.code == 1);
+  CHECK(lines_of(f.out).at(4) == out[4]);
+}
+
+TEST_CASE("check machine: a CUDA ceiling below the lock's CUDA", "[check][machine]") {
+  CudaLock l("machine-ceiling");
+  auto r = l.w.gpulock("check --machine",
+                       "GPULOCK_DRIVER=560.28.03 GPULOCK_CUDA_CEILING=12.2 GPULOCK_GPU_ARCH=sm_90");
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(lines_of(r.out).at(4) ==
+        "  error: pylock.toml:" + l.gpu_line() +
+            ": this machine's CUDA ceiling is 12.2 (override), but the lock's builds need "
+            "CUDA 12.4");
+}
+
+TEST_CASE("check machine: a GPU outside the locked torch build's arch list", "[check][machine]") {
+  CudaLock l("machine-arch");
+  auto r = l.w.gpulock("check --machine", "GPULOCK_DRIVER=550.54.14 GPULOCK_GPU_ARCH=sm_37");
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  auto out = lines_of(r.out);
+  REQUIRE(out.size() >= 6);
+  const std::string torch_line = std::to_string(l.lock.at("torch").line);
+  CHECK(out[4].starts_with("  error: pylock.toml:" + torch_line + ": torch " +
+                           l.lock.at("torch").version +
+                           " has no kernels for this machine's GPU (sm_37): it carries "));
+  CHECK(out[5] ==
+        "    hint: resolve a lock for this GPU (`gpulock resolve --gpu-arch sm_37`), which picks a "
+        "build "
+        "that supports it");
+}
+
+TEST_CASE("check machine: no driver here is information, not drift", "[check][machine]") {
+  CudaLock l("machine-nodriver");
+  auto r = l.w.gpulock("check --machine --strict", "GPULOCK_DRIVER=none");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(lines_of(r.out).at(4) ==
+        "  info: pylock.toml:" + l.gpu_line() +
+            ": no NVIDIA driver was found here, so the lock's driver minimum (550.54.14) "
+            "and GPU architectures were not checked");
+}
+
+TEST_CASE("check machine: GitHub annotations and JSON, line by line", "[check][machine]") {
+  CudaLock l("machine-github");
+  const std::string machine = "GPULOCK_DRIVER=535.104.05 GPULOCK_GPU_ARCH=sm_37";
+  auto g = l.w.gpulock("check --machine --format github", machine);
+  INFO(g.out << g.err);
+  CHECK(g.code == 1);
+  auto gl = lines_of(g.out);
+  REQUIRE(gl.size() == 3);
+  CHECK(gl[0] == "::error file=pylock.toml,line=" + l.gpu_line() +
+                     "::this machine's NVIDIA driver 535.104.05 is older than the lock's minimum "
+                     "550.54.14 (for CUDA "
+                     "12.4)%0Ahint: update the driver to 550.54.14 or newer, or resolve a lock for "
+                     "this machine "
+                     "(`gpulock resolve --driver auto`)");
+  CHECK(gl[1].starts_with(
+      "::error file=pylock.toml,line=" + std::to_string(l.lock.at("torch").line) + "::torch " +
+      l.lock.at("torch").version + " has no kernels for this machine's GPU (sm_37)"));
+  CHECK(gl[2] == "gpulock check pylock.toml (machine): drift found: 2 errors");
+  check_golden("machine_drift.github", g.out);
+
+  auto j = l.w.gpulock("check --machine --json", machine);
+  CHECK(j.code == 1);
+  check_golden("machine_drift.json", j.out);
+  auto t = l.w.gpulock("check --machine", machine);
+  CHECK(t.code == 1);
+  check_golden("machine_drift.txt", t.out);
+}

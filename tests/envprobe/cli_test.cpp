@@ -1,0 +1,736 @@
+// `gpulock probe` (the environment probe) and `gpulock install` end to end: the real gpulock
+// binary, real pip, real venvs (`python3 -m venv`, made once per build directory and copied per
+// test), fixture wheels from the fixture index over nginx (ctest fixture `servers`) whose
+// nvidia-cudnn-* wheels carry small fake cuDNN libraries (fixtures/fake_cudnn/), and the real
+// cuDNN 9 of /usr/local/cuda, which this machine also lists in its ld.so cache.
+//
+// Every case compares the text and JSON output with golden files (golden/<case>.txt, .json)
+// after replacing the test's temporary directory with <TMP>, the server URL with <URL> and the
+// interpreter's version with <PYVER>; GPULOCK_UPDATE_GOLDEN=1 rewrites them.
+//
+// gpulock runs with a controlled environment: PATH without nvidia-smi, GPULOCK_TEST_ROOT (an
+// empty machine: no driver), CUDA_VISIBLE_DEVICES="" (no GPU for the real cuDNN either), no
+// LD_LIBRARY_PATH unless the case sets one, NO_COLOR, and pip isolated from host config.
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <sys/file.h>
+#include <sys/wait.h>
+
+#include "test_servers.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kExe = GPULOCK_EXE;
+const fs::path kGolden = ENVPROBE_GOLDEN_DIR;
+const fs::path kWork = ENVPROBE_WORK_DIR;
+const fs::path kVariants = ENVPROBE_VARIANTS_DIR;
+const fs::path kMakeLock = ENVPROBE_MAKE_LOCK;
+const fs::path kSystemCudnn = "/usr/local/cuda/lib64";
+
+struct Run {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+using Env = std::map<std::string, std::string>;
+
+// Runs `argv` with exactly `env` in `cwd`, capturing stdout and stderr.
+Run run(const std::vector<std::string>& argv, const Env& env, const fs::path& cwd = "/") {
+  int out[2];
+  int err[2];
+  REQUIRE(::pipe(out) == 0);
+  REQUIRE(::pipe(err) == 0);
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env)
+    env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_strings)
+    envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = argv;
+  std::vector<char*> argp;
+  for (auto& a : args)
+    argp.push_back(a.data());
+  argp.push_back(nullptr);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    ::close(out[0]);
+    ::close(err[0]);
+    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+    ::execve(argp[0], argp.data(), envp.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  Run r;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open = 2;
+  while (open > 0) {
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buf[8192];
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
+      } else {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+      }
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  if (from.empty()) return;
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+}
+
+// The first executable `name` on the test's own PATH.
+fs::path on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    fs::path p = fs::path(dir) / name;
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  }
+  FAIL("no " << name << " on PATH");
+  return {};
+}
+
+// An exclusive lock on a file for the lifetime of the object (parallel ctest processes share
+// the cached venvs).
+class FileLock {
+ public:
+  explicit FileLock(const fs::path& path) {
+    fs::create_directories(path.parent_path());
+    fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    REQUIRE(fd_ >= 0);
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~FileLock() { ::close(fd_); }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+Env base_env(const fs::path& tmp) {
+  fs::create_directories(tmp / "home");
+  fs::create_directories(tmp / "root");
+  fs::create_directories(tmp / "bin");
+  return {{"PATH", (tmp / "bin").string()},
+          {"HOME", (tmp / "home").string()},
+          {"TMPDIR", tmp.string()},
+          {"NO_COLOR", "1"},
+          {"GPULOCK_TEST_ROOT", (tmp / "root").string()},
+          {"CUDA_VISIBLE_DEVICES", ""},
+          {"PIP_CONFIG_FILE", "/dev/null"},
+          {"PIP_NO_CACHE_DIR", "1"},
+          {"PIP_DISABLE_PIP_VERSION_CHECK", "1"},
+          {"PYTHONDONTWRITEBYTECODE", "1"}};
+}
+
+// A copy of a venv made of hard links (fast; the scratch directories live next to the cached
+// venvs, so on the same file system). Tests never write into an existing file: they remove it
+// first (replace_file), as pip does.
+void copy_tree(const fs::path& from, const fs::path& to) {
+  fs::create_directories(to.parent_path());
+  fs::copy(from, to,
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks |
+               fs::copy_options::create_hard_links);
+}
+
+void replace_file(const fs::path& from, const fs::path& to) {
+  fs::remove(to);
+  fs::copy_file(from, to);
+}
+
+// `python3 -m venv` once per build directory (ensurepip is slow), reused while it works.
+fs::path base_venv() {
+  const fs::path venv = kWork / "base-venv";
+  FileLock lock(kWork / "base-venv.lock");
+  Env env = {{"PATH", std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin"},
+             {"HOME", std::getenv("HOME") != nullptr ? std::getenv("HOME") : "/tmp"},
+             {"PIP_CONFIG_FILE", "/dev/null"}};
+  if (fs::exists(venv / "bin/python")) {
+    auto check = run({(venv / "bin/python").string(), "-m", "pip", "--version"}, env);
+    if (check.status == 0) return venv;
+  }
+  fs::remove_all(venv);
+  auto made = run({on_path("python3").string(), "-m", "venv", venv.string()}, env);
+  INFO(made.out << made.err);
+  REQUIRE(made.status == 0);
+  return venv;
+}
+
+std::string python_version(const fs::path& venv) {
+  auto r = run(
+      {(venv / "bin/python").string(), "-c", "import platform; print(platform.python_version())"},
+      {});
+  REQUIRE(r.status == 0);
+  return r.out.substr(0, r.out.find('\n'));
+}
+
+// One test's scratch directory, under the work directory; removed afterwards.
+struct Scratch {
+  fs::path path;
+  Scratch() {
+    fs::create_directories(kWork / "cases");
+    std::string t = (kWork / "cases" / "XXXXXX").string();
+    REQUIRE(::mkdtemp(t.data()) != nullptr);
+    path = t;
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+const gpulock::test::ServersEnv& servers() {
+  return gpulock::test::shared_servers();
+}
+
+// A lock of fixture wheels (make_lock.py): `picks` are NAME==VERSION@INDEX.
+std::string lock_text(const std::vector<std::string>& picks, const std::vector<std::string>& gpu) {
+  Scratch s;
+  std::vector<std::string> argv = {"/usr/bin/python3", kMakeLock.string(), servers().at("MANIFEST"),
+                                   servers().http_url(), (s.path / "lock.toml").string()};
+  for (const auto& g : gpu) {
+    argv.push_back("--gpu");
+    argv.push_back(g);
+  }
+  argv.insert(argv.end(), picks.begin(), picks.end());
+  auto r = run(argv, {});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  return read_file(s.path / "lock.toml");
+}
+
+const std::vector<std::string> kCu124 = {
+    "torch==2.5.1+cu124@whl/cu124", "nvidia-cudnn-cu12==9.1.0.70@pypi",
+    "nvidia-cublas-cu12==12.4.5.8@pypi", "nvidia-cuda-runtime-cu12==12.4.127@pypi"};
+const std::vector<std::string> kCu124Gpu = {"variant=cu124", "cuda=12.4", "cudnn=9.1.0.70",
+                                            "min-driver=550.54.14", "archs=sm_90"};
+const std::vector<std::string> kCu130 = {
+    "torch==2.12.1+cu130@whl/cu130", "nvidia-cudnn-cu13==9.20.0.48@pypi",
+    "nvidia-cublas==13.1.0.3@pypi", "nvidia-cuda-runtime==13.0.96@pypi"};
+const std::vector<std::string> kCu130Gpu = {"variant=cu130", "cuda=13.0", "cudnn=9.20.0.48",
+                                            "min-driver=580.65.06", "archs=sm_90"};
+
+// The URL of a fixture wheel (for pip installing something over a locked environment).
+std::string wheel_url(const std::string& pick) {
+  std::string lock = lock_text({pick}, {});
+  std::smatch m;
+  REQUIRE(std::regex_search(lock, m, std::regex("url = \"([^\"]+)\"")));
+  return m[1];
+}
+
+// A test case: a scratch directory with a venv in it and the environment gpulock runs with.
+struct Case {
+  Scratch scratch;
+  fs::path venv;
+  fs::path lock;
+  Env env;
+  std::string pyver;
+
+  Case() {
+    venv = scratch.path / "venv";
+    env = base_env(scratch.path);
+  }
+
+  fs::path python() const { return venv / "bin/python"; }
+  fs::path site() const {
+    return venv / ("lib/python" + pyver.substr(0, pyver.rfind('.')) + "/site-packages");
+  }
+  fs::path cudnn_dir() const { return site() / "nvidia/cudnn/lib"; }
+
+  // An empty venv (a copy of the base one).
+  void fresh_venv() {
+    const fs::path base = base_venv();
+    copy_tree(base, venv);
+    pyver = python_version(venv);
+  }
+
+  void write_lock(const std::vector<std::string>& picks, const std::vector<std::string>& gpu,
+                  const std::string& name = "pylock.toml") {
+    lock = scratch.path / name;
+    std::ofstream(lock) << lock_text(picks, gpu);
+  }
+
+  // A venv with the lock installed by `gpulock install --no-probe`, cached per lock content
+  // (server URL left out) in the work directory and copied here.
+  void installed(const std::vector<std::string>& picks, const std::vector<std::string>& gpu) {
+    write_lock(picks, gpu);
+    std::string key_text = read_file(lock);
+    replace_all(key_text, servers().http_url(), "");
+    const fs::path cached = kWork / fmt_hex(std::hash<std::string>{}(key_text));
+    {
+      FileLock guard(kWork / "installed.lock");
+      if (!fs::exists(cached / "ok")) {
+        fs::remove_all(cached);
+        const fs::path base = base_venv();
+        copy_tree(base, cached / "venv");
+        Env e = base_env(scratch.path);
+        auto r = run({kExe.string(), "install", "--no-probe", "--lock", lock.string(), "--python",
+                      (cached / "venv/bin/python").string()},
+                     e);
+        INFO(r.out << r.err);
+        REQUIRE(r.status == 0);
+        std::ofstream(cached / "ok") << "installed\n";
+      }
+    }
+    copy_tree(cached / "venv", venv);
+    pyver = python_version(venv);
+  }
+
+  static std::string fmt_hex(std::size_t v) {
+    std::ostringstream ss;
+    ss << "installed-" << std::hex << v;
+    return ss.str();
+  }
+
+  Run gpulock(std::vector<std::string> args, const Env& extra = {},
+              const fs::path& cwd = "/") const {
+    args.insert(args.begin(), kExe.string());
+    Env e = env;
+    for (const auto& [k, v] : extra)
+      e[k] = v;
+    return run(args, e, cwd);
+  }
+
+  Run probe(std::vector<std::string> extra_args = {}, const Env& extra = {}) const {
+    std::vector<std::string> args = {"probe", "--python", python().string()};
+    if (!lock.empty()) {
+      args.push_back("--lock");
+      args.push_back(lock.string());
+    }
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    return gpulock(args, extra);
+  }
+
+  Run pip_install(const std::string& url) const {
+    return run({python().string(), "-m", "pip", "install", "--no-deps", "--no-input", url}, env);
+  }
+
+  std::string normalize(std::string text) const {
+    replace_all(text, scratch.path.string(), "<TMP>");
+    replace_all(text, servers().http_url(), "<URL>");
+    if (!pyver.empty()) replace_all(text, "(" + pyver + ")", "(<PYVER>)");
+    if (!pyver.empty()) replace_all(text, "\"" + pyver + "\"", "\"<PYVER>\"");
+    return text;
+  }
+};
+
+void check_golden(const std::string& name, const std::string& actual) {
+  const fs::path file = kGolden / name;
+  if (const char* u = std::getenv("GPULOCK_UPDATE_GOLDEN"); u != nullptr && *u != '\0') {
+    fs::create_directories(kGolden);
+    std::ofstream(file, std::ios::binary) << actual;
+    return;
+  }
+  INFO("golden file " << file << " (GPULOCK_UPDATE_GOLDEN=1 rewrites it)");
+  REQUIRE(fs::exists(file));
+  CHECK(actual == read_file(file));
+}
+
+// Runs the probe as text and as JSON, checks both against golden files, returns the JSON run.
+Run probe_golden(const Case& c, const std::string& name, int expected_status,
+                 std::vector<std::string> args = {}, const Env& extra = {}) {
+  Run text = c.probe(args, extra);
+  INFO(text.out << text.err);
+  CHECK(text.status == expected_status);
+  check_golden(name + ".txt", c.normalize(text.out));
+  args.push_back("--json");
+  Run json = c.probe(args, extra);
+  INFO(json.out << json.err);
+  CHECK(json.status == expected_status);
+  check_golden(name + ".json", c.normalize(json.out));
+  return json;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+}  // namespace
+
+// ----- 1. the real cuDNN 9 -----
+
+TEST_CASE("the real cuDNN 9 of the CUDA toolkit: versions, sub-libraries, no GPU",
+          "[envprobe][cli][real]") {
+  // A site-packages directory laid out as the nvidia-cudnn-cu13 wheel installs itself, whose
+  // nvidia/cudnn/lib is a symbolic link to the toolkit's library directory, with the wheel's
+  // own dist-info (METADATA and RECORD) that the toolkit keeps next to it.
+  Case c;
+  const fs::path site = c.scratch.path / "site";
+  fs::create_directories(site / "nvidia/cudnn");
+  fs::create_symlink(kSystemCudnn, site / "nvidia/cudnn/lib");
+  fs::path dist_info;
+  for (const auto& e : fs::directory_iterator(fs::canonical(kSystemCudnn) / "../dist-info")) {
+    if (e.path().filename().string().starts_with("nvidia_cudnn_cu")) dist_info = e.path();
+  }
+  REQUIRE(!dist_info.empty());
+  fs::create_directories(site / dist_info.filename());
+  for (const char* f : {"METADATA", "RECORD"}) {
+    fs::copy_file(dist_info / f, site / dist_info.filename() / f);
+  }
+  Run text = c.gpulock({"probe", "--site-packages", site.string()});
+  INFO(text.out << text.err);
+  CHECK(text.status == 0);
+  // cudnnGetVersion against the header, every sub-library from the environment and loadable.
+  const std::string header = read_file("/usr/local/cuda/include/cudnn_version.h");
+  std::smatch m;
+  REQUIRE(std::regex_search(header, m, std::regex(R"(#define CUDNN_MINOR\s+(\d+))")));
+  CHECK(text.out.find("cudnnGetVersion           9." + m[1].str() + ".0") != std::string::npos);
+  CHECK(count(text.out, "environment  RUNPATH $ORIGIN  ok") == 7);
+  CHECK(count(text.out, "CUDNN_STATUS_SUCCESS") == 4);
+  CHECK(text.out.find("cudnnCreate   CUDNN_STATUS_NOT_INITIALIZED") != std::string::npos);
+  CHECK(text.out.find("info: No GPU is usable here") != std::string::npos);
+  CHECK(text.out.find("fail:") == std::string::npos);
+  CHECK(text.out.find("ok: the environment loads what it should") != std::string::npos);
+  check_golden("real_cudnn.txt", c.normalize(text.out));
+  Run json = c.gpulock({"probe", "--site-packages", site.string(), "--json"});
+  CHECK(json.status == 0);
+  CHECK(json.out.find("\"ok\": true") != std::string::npos);
+  check_golden("real_cudnn.json", c.normalize(json.out));
+}
+
+// ----- 2. gpulock install with real pip -----
+
+TEST_CASE("gpulock install: cu124 lock into a fresh venv, verdict OK", "[envprobe][cli][install]") {
+  Case c;
+  c.fresh_venv();
+  c.write_lock(kCu124, kCu124Gpu);
+  Run r = c.gpulock({"install", "--lock", c.lock.string(), "--python", c.python().string()});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  // pip's own output streamed through, then the probe's report.
+  CHECK(r.out.find("Successfully installed nvidia-cublas-cu12-12.4.5.8 "
+                   "nvidia-cuda-runtime-cu12-12.4.127 nvidia-cudnn-cu12-9.1.0.70 "
+                   "torch-2.5.1+cu124") != std::string::npos);
+  const auto report = r.out.find("\nEnvironment\n");
+  REQUIRE(report != std::string::npos);
+  check_golden("install_cu124.txt", c.normalize(r.out.substr(report + 1)));
+  // The system cuDNN is in the ld.so cache, and still the complete wheel wins everywhere.
+  Run ldconfig = run({"/sbin/ldconfig", "-p"}, {});
+  REQUIRE(ldconfig.out.find("libcudnn_graph.so.9 ") != std::string::npos);
+  CHECK(count(r.out, "environment  RUNPATH $ORIGIN  ok") == 7);
+  CHECK(r.out.find("OUTSIDE") == std::string::npos);
+  // `gpulock probe` finds ./pylock.toml by itself.
+  Run json = c.gpulock({"probe", "--python", c.python().string(), "--json"}, {}, c.scratch.path);
+  INFO(json.out << json.err);
+  CHECK(json.status == 0);
+  CHECK(json.out.find("\"path\": \"pylock.toml\"") != std::string::npos);
+  check_golden("install_cu124.json", c.normalize(json.out));
+}
+
+TEST_CASE("gpulock install: cu130 lock (nvidia/cu13/lib, cuDNN 9.20 without tensor_ir)",
+          "[envprobe][cli][install]") {
+  Case c;
+  c.fresh_venv();
+  c.write_lock(kCu130, kCu130Gpu);
+  Run r =
+      c.gpulock({"install", "--lock", c.lock.string(), "--python", c.python().string(), "--json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("Successfully installed") != std::string::npos);  // --json: pip to stderr
+  CHECK(r.out.find("\"ok\": true") != std::string::npos);
+  check_golden("install_cu130.json", c.normalize(r.out));
+  Run text = c.probe();
+  CHECK(text.status == 0);
+  CHECK(text.out.find("libcudnn_engines_tensor_ir.so.9") != std::string::npos);
+  CHECK(text.out.find("not found (not shipped by this version)") != std::string::npos);
+  CHECK(text.out.find("/nvidia/cu13/lib/libcublasLt.so.13") != std::string::npos);
+  check_golden("install_cu130.txt", c.normalize(text.out));
+}
+
+TEST_CASE("gpulock install: pip's failure is propagated with its exit code",
+          "[envprobe][cli][install]") {
+  Case c;
+  c.fresh_venv();
+  c.write_lock(kCu124, kCu124Gpu);
+  std::string text = read_file(c.lock);
+  text = std::regex_replace(text, std::regex("sha256 = \"[0-9a-f]{64}\""),
+                            "sha256 = \"" + std::string(64, '0') + "\"");
+  std::ofstream(c.lock) << text;
+  Run r = c.gpulock({"install", "--lock", c.lock.string(), "--python", c.python().string()});
+  INFO(r.out << r.err);
+  CHECK(r.status == 1);  // pip's exit status
+  CHECK(r.err.find("THESE PACKAGES DO NOT MATCH THE HASHES") != std::string::npos);
+  CHECK(r.err.find("error: pip install failed with exit code 1 (") != std::string::npos);
+  CHECK(r.err.find(" -m pip install --no-deps --require-hashes") != std::string::npos);
+  CHECK(r.out.find("Verdict") == std::string::npos);
+  // An interpreter that does not exist is an I/O error naming it.
+  Run missing =
+      c.gpulock({"install", "--lock", c.lock.string(), "--python", "/nonexistent/python"});
+  CHECK(missing.status == 74);
+  CHECK(missing.err.find("/nonexistent/python") != std::string::npos);
+}
+
+// ----- 3. shadowing: the ld.so cache (pytorch#188892) and LD_LIBRARY_PATH (pytorch#80637) -----
+
+TEST_CASE("a sub-library missing from the wheel is taken from the ld.so cache (pytorch#188892)",
+          "[envprobe][cli][shadow]") {
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  fs::remove(c.cudnn_dir() / "libcudnn_heuristic.so.9");
+  Run json = probe_golden(c, "missing_sublibrary_ld_cache", 1);
+  Run text = c.probe();
+  CHECK(text.out.find(
+            "fail: libcudnn_heuristic.so.9 is missing from nvidia-cudnn-cu12 9.1.0.70, "
+            "so libcudnn_graph.so.9 loads /usr/local/cuda-13.0/lib/libcudnn_heuristic.so.9 (9.") !=
+        std::string::npos);
+  CHECK(text.out.find("through the ld.so cache instead of a 9.1.0 copy") != std::string::npos);
+  CHECK(json.out.find("\"id\": \"sublibrary-shadowed\"") != std::string::npos);
+  CHECK(json.out.find("\"found_via\": \"ld-cache\"") != std::string::npos);
+}
+
+TEST_CASE("LD_LIBRARY_PATH shadows every sub-library of a complete wheel (pytorch#80637)",
+          "[envprobe][cli][shadow]") {
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  const Env llp = {{"LD_LIBRARY_PATH", kSystemCudnn.string()}};
+  Run json = probe_golden(c, "ld_library_path_shadow", 1, {}, llp);
+  Run text = c.probe({}, llp);
+  for (const char* sub : {"graph", "ops", "cnn", "adv", "engines_precompiled",
+                          "engines_runtime_compiled", "heuristic"}) {
+    INFO(sub);
+    CHECK(text.out.find(std::string("fail: libcudnn_") + sub + ".so.9 loads from " +
+                        kSystemCudnn.string() + "/libcudnn_" + sub + ".so.9") != std::string::npos);
+  }
+  CHECK(count(text.out, "through LD_LIBRARY_PATH, not the environment's copy") == 7);
+  CHECK(count(json.out, "\"id\": \"outside-environment\"") == 7);
+  CHECK(text.out.find("cudnnGraphVersionCheck    CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH") !=
+        std::string::npos);
+}
+
+// ----- 4, 5. the environment against the lock -----
+
+TEST_CASE("another nvidia-cudnn version installed over the lock: both versions named",
+          "[envprobe][cli][lock]") {
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  Run pip = c.pip_install(wheel_url("nvidia-cudnn-cu12==9.5.1.17@pypi"));
+  INFO(pip.out << pip.err);
+  REQUIRE(pip.status == 0);
+  Run json = probe_golden(c, "lock_version_differs", 1);
+  CHECK(json.out.find("nvidia-cudnn-cu12 9.5.1.17 installed, lock says 9.1.0.70.") !=
+        std::string::npos);
+  CHECK(json.out.find("\"id\": \"lock-version\"") != std::string::npos);
+  CHECK(json.out.find("cudnn-version-rule") == std::string::npos);  // 9.5 >= 9.1: allowed
+}
+
+TEST_CASE("a CPU torch where the lock has +cu124", "[envprobe][cli][lock]") {
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  Run pip = c.pip_install(wheel_url("torch==2.5.1+cpu@whl/cpu"));
+  INFO(pip.out << pip.err);
+  REQUIRE(pip.status == 0);
+  Run json = probe_golden(c, "cpu_torch", 1);
+  CHECK(
+      json.out.find("torch 2.5.1+cpu is a CPU build, but the lock has 2.5.1+cu124 (CUDA 12.4).") !=
+      std::string::npos);
+  CHECK(count(json.out, "\"id\": \"cpu-torch\"") == 1);
+  CHECK(json.out.find("\"id\": \"lock-version\"") == std::string::npos);
+}
+
+TEST_CASE("cuDNN older than torch was built against breaks torch's version rule",
+          "[envprobe][cli][lock]") {
+  // torch 2.6.0+cu126 pins nvidia-cudnn-cu12==9.5.1.17; the environment keeps 9.1.0.70. No lock:
+  // the environment's own consistency.
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  Run pip = c.pip_install(wheel_url("torch==2.6.0+cu126@whl/cu126"));
+  INFO(pip.out << pip.err);
+  REQUIRE(pip.status == 0);
+  c.lock.clear();
+  Run json = probe_golden(c, "cudnn_version_rule", 1);
+  CHECK(json.out.find("torch 2.6.0+cu126 was built against cuDNN 9.5 (it pins "
+                      "nvidia-cudnn-cu12==9.5.1.17) but cuDNN 9.1.0 loads") != std::string::npos);
+}
+
+TEST_CASE("the machine against the lock: driver below the minimum, GPU arch missing",
+          "[envprobe][cli][lock]") {
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  const Env machine = {{"GPULOCK_DRIVER", "535.54.03"}, {"GPULOCK_GPU_ARCH", "sm_120"}};
+  Run json = probe_golden(c, "machine_vs_lock", 1, {}, machine);
+  CHECK(json.out.find("The NVIDIA driver is 535.54.03 but the lock needs at least 550.54.14 (for "
+                      "CUDA 12.4).") != std::string::npos);
+  CHECK(json.out.find("torch 2.5.1+cu124 has no kernels for this GPU (sm_120)") !=
+        std::string::npos);
+}
+
+TEST_CASE("no GPU: exit 0, unless --require-gpu and the lock is for CUDA",
+          "[envprobe][cli][lock]") {
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  Run plain = c.probe();
+  CHECK(plain.status == 0);
+  Run json = probe_golden(c, "require_gpu", 1, {"--require-gpu"});
+  CHECK(json.out.find("The lock is for cu124 but no GPU is usable here (cudnnCreate returned "
+                      "CUDNN_STATUS_NOT_INITIALIZED") != std::string::npos);
+}
+
+// ----- 6. broken libraries: reported, gpulock survives -----
+
+TEST_CASE("a missing libcudnn.so.9", "[envprobe][cli][broken]") {
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  fs::remove(c.cudnn_dir() / "libcudnn.so.9");
+  Run json = probe_golden(c, "missing_libcudnn", 1);
+  CHECK(json.out.find("nvidia-cudnn-cu12 9.1.0.70 is installed but nvidia/cudnn/lib/libcudnn.so.9 "
+                      "is missing from") != std::string::npos);
+}
+
+TEST_CASE("a libcudnn that crashes in its constructor", "[envprobe][cli][broken]") {
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  replace_file(kVariants / "crash/libcudnn.so.9", c.cudnn_dir() / "libcudnn.so.9");
+  Run json = probe_golden(c, "crash_libcudnn", 1);
+  CHECK(c.normalize(json.out).find(
+            "The probe process crashed while loading <TMP>/venv/lib/python") != std::string::npos);
+  CHECK(json.out.find("died of SIGSEGV") != std::string::npos);
+}
+
+TEST_CASE("a libcudnn whose cudnnGetVersion hangs", "[envprobe][cli][broken]") {
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  replace_file(kVariants / "hang/libcudnn.so.9", c.cudnn_dir() / "libcudnn.so.9");
+  Run json = probe_golden(c, "hang_libcudnn", 1, {}, {{"GPULOCK_PROBE_TIMEOUT_MS", "1500"}});
+  CHECK(
+      json.out.find("The probe process hung while calling cudnnGetVersion (no answer after 1.5 s; "
+                    "killed).") != std::string::npos);
+  // The run without that call went on: the version checks still ran.
+  Run text = c.probe({}, {{"GPULOCK_PROBE_TIMEOUT_MS", "1500"}});
+  CHECK(text.out.find("cudnnGraphVersionCheck    CUDNN_STATUS_SUCCESS") != std::string::npos);
+  CHECK(text.out.find("cudnnGetVersion           timeout") != std::string::npos);
+}
+
+TEST_CASE("a sub-library that crashes when loaded, and the others still checked",
+          "[envprobe][cli][broken]") {
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  replace_file(kVariants / "crash-sub/libcudnn_heuristic.so.9",
+               c.cudnn_dir() / "libcudnn_heuristic.so.9");
+  Run json = probe_golden(c, "crash_sublibrary", 1);
+  Run text = c.probe();
+  CHECK(
+      text.out.find(
+          "libcudnn_heuristic.so.9                 9.1.0  environment  RUNPATH $ORIGIN  crashed") !=
+      std::string::npos);
+  CHECK(count(text.out, "environment  RUNPATH $ORIGIN  ok") == 6);
+}
+
+// ----- the kernel path, on a pretend GPU -----
+
+TEST_CASE("the kernel check on a pretend GPU (--run-kernels): the convolution path",
+          "[envprobe][cli][kernels]") {
+  // libcudnn and libcudart stand-ins that compute on the CPU (fakes: FAKE_GPU, FAKE_CUDART_GPU):
+  // the real path needs a GPU and is tested by envprobe_gpu_tests.
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  replace_file(kVariants / "gpu/libcudnn.so.9", c.cudnn_dir() / "libcudnn.so.9");
+  replace_file(kVariants / "gpu/libcudart.so.12",
+               c.site() / "nvidia/cuda_runtime/lib/libcudart.so.12");
+  Run json = probe_golden(c, "kernels_pretend_gpu", 0, {"--run-kernels"});
+  CHECK(json.out.find("\"result_correct\": true") != std::string::npos);
+  CHECK(json.out.find("\"id\": \"kernel-ok\"") != std::string::npos);
+  CHECK(count(json.out, "\"detail\": \"CUDNN_STATUS_SUCCESS\"") >= 10);
+  // Without --run-kernels: the handle only.
+  Run plain = c.probe();
+  CHECK(plain.status == 0);
+  CHECK(plain.out.find("kernel check  not requested (--run-kernels)") != std::string::npos);
+}
+
+// ----- usage -----
+
+TEST_CASE("probe usage errors", "[envprobe][cli]") {
+  Case c;
+  Run both = c.gpulock({"probe", "--python", "x", "--site-packages", "y"});
+  CHECK(both.status == 2);
+  Run missing = c.gpulock({"probe", "--site-packages", (c.scratch.path / "nope").string()});
+  CHECK(missing.status == 74);
+  CHECK(missing.err.find("error: ") != std::string::npos);
+  Run bad_lock = c.gpulock({"probe", "--site-packages", c.scratch.path.string(), "--lock",
+                            (c.scratch.path / "none.toml").string()});
+  CHECK(bad_lock.status == 74);
+  Run bad_timeout = c.gpulock({"probe", "--site-packages", c.scratch.path.string()},
+                              {{"GPULOCK_PROBE_TIMEOUT_MS", "abc"}});
+  CHECK(bad_timeout.status == 2);
+  // An empty directory: nothing to load, nothing wrong.
+  Run empty = c.gpulock({"probe", "--site-packages", c.scratch.path.string()});
+  CHECK(empty.status == 0);
+  CHECK(empty.out.find("No cuDNN wheel is installed here") != std::string::npos);
+}
+
+TEST_CASE("gpulock install: the probe's verdict decides the exit status",
+          "[envprobe][cli][install]") {
+  // Installing into an installed venv again; the probe runs and, with a system cuDNN on
+  // LD_LIBRARY_PATH, fails.
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  const std::vector<std::string> args = {"install", "--lock", c.lock.string(), "--python",
+                                         c.python().string()};
+  Run shadowed = c.gpulock(args, {{"LD_LIBRARY_PATH", kSystemCudnn.string()}});
+  INFO(shadowed.out << shadowed.err);
+  CHECK(shadowed.status == 1);
+  CHECK(shadowed.out.find("failed: 10 problems found") != std::string::npos);
+  std::vector<std::string> no_probe = args;
+  no_probe.push_back("--no-probe");
+  Run quiet = c.gpulock(no_probe, {{"LD_LIBRARY_PATH", kSystemCudnn.string()}});
+  CHECK(quiet.status == 0);
+  CHECK(quiet.out.find("Verdict") == std::string::npos);
+}
+
+TEST_CASE("the text report is coloured when asked", "[envprobe][cli]") {
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  Run plain = c.probe();
+  CHECK(plain.out.find("\x1b[") == std::string::npos);
+  Run color = c.gpulock({"--color", "always", "probe", "--python", c.python().string()});
+  CHECK(color.status == 0);
+  CHECK(color.out.find("\x1b[1mVerdict\x1b[0m") != std::string::npos);
+  CHECK(color.out.find("\x1b[32menvironment\x1b[0m") != std::string::npos);
+}
