@@ -10,6 +10,7 @@
 
 #include "gpulock/app/check.h"
 
+#include "cache_flags.h"
 #include "command.h"
 #include "exit_codes.h"
 #include "json_writer.h"
@@ -24,9 +25,7 @@ struct CheckArgs {
   std::string format = "text";
   bool json = false;
   bool pre = false;
-  std::string cache_dir;
-  bool offline = false;
-  bool no_cache = false;
+  CacheFlags cache;                         // check has no --refresh
   std::vector<CLI::Option*> input_options;  // resolve's input flags: any given -> compare
 };
 
@@ -115,14 +114,6 @@ std::string text_report(const app::CheckResult& r, const Terminal& term) {
   return out;
 }
 
-void optional_string(JsonWriter& w, std::string_view key, const std::optional<std::string>& v) {
-  w.key(key);
-  if (v)
-    w.value(*v);
-  else
-    w.null();
-}
-
 std::string json_report(const app::CheckResult& r) {
   JsonWriter w;
   w.begin_object();
@@ -142,10 +133,7 @@ std::string json_report(const app::CheckResult& r) {
     w.field("checked", layer.checked);
     w.field("status", layer_status(r, layer.layer));
     w.field("summary", layer.summary);
-    w.key("notes").begin_array();
-    for (const auto& n : layer.notes)
-      w.value(n);
-    w.end_array();
+    w.field("notes", layer.notes);
     w.end_object();
   }
   w.end_array();
@@ -157,10 +145,7 @@ std::string json_report(const app::CheckResult& r) {
     w.field("severity", app::drift_severity_name(d.severity));
     w.field("subject", d.subject);
     w.field("message", d.message);
-    w.key("details").begin_array();
-    for (const auto& x : d.details)
-      w.value(x);
-    w.end_array();
+    w.field("details", d.details);
     w.field("hint", d.hint);
     w.field("file", r.lock_path);
     w.key("line");
@@ -168,15 +153,12 @@ std::string json_report(const app::CheckResult& r) {
       w.value(static_cast<std::uint64_t>(d.line));
     else
       w.null();
-    optional_string(w, "expected", d.expected);
-    optional_string(w, "actual", d.actual);
+    w.field("expected", d.expected);
+    w.field("actual", d.actual);
     w.end_object();
   }
   w.end_array();
-  w.key("warnings").begin_array();
-  for (const auto& x : r.warnings)
-    w.value(x);
-  w.end_array();
+  w.field("warnings", r.warnings);
   w.end_object();
   return w.str();
 }
@@ -264,10 +246,10 @@ RunFn setup(CLI::App& sub) {
                  "Describe this machine: CUDA ceiling, e.g. 12.4");
   sub.add_option("--gpu-arch", q.machine_flags.gpu_arch,
                  "Describe this machine: GPU architectures, e.g. sm_90");
-  sub.add_option("--cache-dir", a->cache_dir,
+  sub.add_option("--cache-dir", a->cache.cache_dir,
                  "Cache directory (default $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock)");
-  sub.add_flag("--offline", a->offline, "Use only the cache (with --index)");
-  sub.add_flag("--no-cache", a->no_cache, "Neither read nor write the cache");
+  sub.add_flag("--offline", a->cache.offline, "Use only the cache (with --index)");
+  sub.add_flag("--no-cache", a->cache.no_cache, "Neither read nor write the cache");
 
   // Resolve's input flags: given, they are compared with the lock's record.
   auto& in = a->input_options;
@@ -323,17 +305,11 @@ RunFn setup(CLI::App& sub) {
       request.given = a->given;
       if (a->pre) request.given->prerelease = "allow";
     }
-    request.client = index::ClientOptions::from_environment();
-    if (!a->cache_dir.empty()) request.client.cache_dir = a->cache_dir;
-    request.client.offline = a->offline;
-    request.client.no_cache = a->no_cache;
+    request.client = cache_client_options(a->cache);
     const std::string format = a->json ? "json" : a->format;
 
     auto result = app::check(request);
-    if (!result) {
-      term.error(result.error());
-      return exit_code_for(result.error().code);
-    }
+    if (!result) return report_error(term, result.error());
     for (const auto& w : result->warnings)
       term.warning(w);
     if (format == "json") {

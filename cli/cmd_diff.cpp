@@ -13,6 +13,7 @@
 #include "command.h"
 #include "exit_codes.h"
 #include "json_writer.h"
+#include "table.h"
 
 namespace gpulock::cli {
 namespace {
@@ -73,32 +74,6 @@ Style style_for(lock::PackageChangeKind kind) {
   return Style::Plain;
 }
 
-// Rows of cells as aligned columns (two spaces apart), no trailing spaces. `styles[r][c]`
-// colours a cell after padding is computed on the plain text.
-std::string table(const std::vector<std::vector<std::string>>& rows,
-                  const std::vector<std::vector<Style>>& styles, const Terminal& term) {
-  std::vector<std::size_t> width;
-  for (const auto& row : rows) {
-    if (width.size() < row.size()) width.resize(row.size(), 0);
-    for (std::size_t c = 0; c < row.size(); ++c)
-      width[c] = std::max(width[c], row[c].size());
-  }
-  std::string out;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    std::string line;
-    for (std::size_t c = 0; c < rows[r].size(); ++c) {
-      const std::string& cell = rows[r][c];
-      const Style s = r < styles.size() && c < styles[r].size() ? styles[r][c] : Style::Plain;
-      line += s == Style::Plain ? cell : term.paint(s, cell);
-      if (c + 1 < rows[r].size()) line += std::string(width[c] - cell.size() + 2, ' ');
-    }
-    while (!line.empty() && line.back() == ' ')
-      line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
-
 std::string text_report(const lock::LockDiff& diff, const DiffArgs& args, const Terminal& term) {
   if (diff.identical()) {
     return fmt::format("{} and {} lock the same packages and facts\n", args.old_path,
@@ -106,24 +81,23 @@ std::string text_report(const lock::LockDiff& diff, const DiffArgs& args, const 
   }
   std::string out;
   if (!diff.packages.empty()) {
-    std::vector<std::vector<std::string>> rows{{"package", "change", "old", "new", "note"}};
-    std::vector<std::vector<Style>> styles{
-        {Style::Bold, Style::Bold, Style::Bold, Style::Bold, Style::Bold}};
+    TableRows rows{{"package", "change", "old", "new", "note"}};
+    TableStyles styles{{Style::Bold, Style::Bold, Style::Bold, Style::Bold, Style::Bold}};
     for (const auto& c : diff.packages) {
       rows.push_back({c.name, std::string(lock::to_string(c.kind)), c.old_version.value_or("-"),
                       c.new_version.value_or("-"), note(c)});
       styles.push_back({Style::Plain, style_for(c.kind)});
     }
-    out += table(rows, styles, term);
+    out += render_table(rows, styles, term);
   }
   if (!diff.facts.empty()) {
     if (!out.empty()) out += "\n";
-    std::vector<std::vector<std::string>> rows{{"fact", "old", "new"}};
-    std::vector<std::vector<Style>> styles{{Style::Bold, Style::Bold, Style::Bold}};
+    TableRows rows{{"fact", "old", "new"}};
+    TableStyles styles{{Style::Bold, Style::Bold, Style::Bold}};
     for (const auto& f : diff.facts) {
       rows.push_back({f.key, f.old_value.value_or("-"), f.new_value.value_or("-")});
     }
-    out += table(rows, styles, term);
+    out += render_table(rows, styles, term);
   }
   std::size_t counts[6] = {};
   for (const auto& c : diff.packages)
@@ -149,13 +123,6 @@ void hashes_json(JsonWriter& j, const lock::Hashes& h) {
   for (const auto& [algo, digest] : h)
     j.field(algo, digest);
   j.end_object();
-}
-
-void strings_json(JsonWriter& j, const std::vector<std::string>& items) {
-  j.begin_array();
-  for (const auto& s : items)
-    j.value(s);
-  j.end_array();
 }
 
 std::string json_report(const lock::LockDiff& diff, const DiffArgs& args) {
@@ -195,12 +162,9 @@ std::string json_report(const lock::LockDiff& diff, const DiffArgs& args) {
       j.end_object();
     }
     j.end_array();
-    j.key("files_added");
-    strings_json(j, c.files_added);
-    j.key("files_removed");
-    strings_json(j, c.files_removed);
-    j.key("fields");
-    strings_json(j, c.fields);
+    j.field("files_added", c.files_added);
+    j.field("files_removed", c.files_removed);
+    j.field("fields", c.fields);
     j.end_object();
   }
   j.end_array();
@@ -219,19 +183,13 @@ std::string json_report(const lock::LockDiff& diff, const DiffArgs& args) {
 
 int run_diff(Context& ctx, const DiffArgs& args) {
   auto old_file = lock::read_lock_file(args.old_path);
-  if (!old_file) {
-    ctx.term.error(old_file.error());
-    return exit_code_for(old_file.error().code);
-  }
+  if (!old_file) return report_error(ctx.term, old_file.error());
   auto new_file = lock::read_lock_file(args.new_path);
-  if (!new_file) {
-    ctx.term.error(new_file.error());
-    return exit_code_for(new_file.error().code);
+  if (!new_file) return report_error(ctx.term, new_file.error());
+  for (const auto* file : {&*old_file, &*new_file}) {
+    for (const auto& w : file->warnings)
+      ctx.term.warning(w.to_string());
   }
-  for (const auto& w : old_file->warnings)
-    ctx.term.warning(w.to_string());
-  for (const auto& w : new_file->warnings)
-    ctx.term.warning(w.to_string());
   const lock::LockDiff diff = lock::diff_locks(old_file->lock, new_file->lock);
   ctx.term.out(args.json ? json_report(diff, args) : text_report(diff, args, ctx.term));
   return diff.identical() ? kExitSuccess : kExitFinding;

@@ -26,10 +26,7 @@ struct ExportArgs {
 
 int run_export(Context& ctx, const ExportArgs& args) {
   auto file = lock::read_lock_file(args.lock);
-  if (!file) {
-    ctx.term.error(file.error());
-    return exit_code_for(file.error().code);
-  }
+  if (!file) return report_error(ctx.term, file.error());
   for (const auto& w : file->warnings)
     ctx.term.warning(w.to_string());
 
@@ -55,8 +52,7 @@ int run_export(Context& ctx, const ExportArgs& args) {
       } else {
         e.code = core::ErrorCode::Usage;
       }
-      ctx.term.error(e);
-      return exit_code_for(e.code);
+      return report_error(ctx.term, e);
     }
     options.target_tags = core::supported_tags(*target);
   }
@@ -65,16 +61,14 @@ int run_export(Context& ctx, const ExportArgs& args) {
   if (!text) {
     core::Error e = text.error();
     if (e.where.empty()) e.where = args.lock;
-    ctx.term.error(e);
-    return exit_code_for(e.code);
+    return report_error(ctx.term, e);
   }
   if (args.output.empty() || args.output == "-") {
     ctx.term.out(*text);
     return kExitSuccess;
   }
   if (auto s = lock::write_file_atomically(args.output, *text); !s) {
-    ctx.term.error(s.error());
-    return exit_code_for(s.error().code);
+    return report_error(ctx.term, s.error());
   }
   ctx.term.info(fmt::format("wrote {}", args.output));
   return kExitSuccess;

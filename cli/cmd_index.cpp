@@ -15,6 +15,7 @@
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
 
+#include "cache_flags.h"
 #include "command.h"
 #include "exit_codes.h"
 #include "json_writer.h"
@@ -22,15 +23,8 @@
 namespace gpulock::cli {
 namespace {
 
-struct CacheArgs {
-  std::string cache_dir;
-  bool offline = false;
-  bool refresh = false;
-  bool no_cache = false;
-};
-
 struct IndexArgs {
-  CacheArgs cache;
+  CacheFlags cache;
   // show
   std::string name;
   std::string index_url = "https://pypi.org/simple/";
@@ -42,7 +36,7 @@ struct IndexArgs {
   bool json = false;
 };
 
-void add_cache_options(CLI::App& app, CacheArgs& c) {
+void add_cache_options(CLI::App& app, CacheFlags& c) {
   app.add_option(
       "--cache-dir", c.cache_dir,
       "Cache directory (default: $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock, ~/.cache/gpulock)");
@@ -51,12 +45,8 @@ void add_cache_options(CLI::App& app, CacheArgs& c) {
   app.add_flag("--no-cache", c.no_cache, "Neither read nor write the cache");
 }
 
-index::ClientOptions client_options(const CacheArgs& c, Terminal& term, std::mutex& mu) {
-  auto o = index::ClientOptions::from_environment();
-  if (!c.cache_dir.empty()) o.cache_dir = c.cache_dir;
-  o.offline = c.offline;
-  o.refresh = c.refresh;
-  o.no_cache = c.no_cache;
+index::ClientOptions client_options(const CacheFlags& c, Terminal& term, std::mutex& mu) {
+  auto o = cache_client_options(c);
   if (term.verbosity() >= 1) {
     // Called from worker threads: serialize the writes.
     o.observer = [&term, &mu](const index::ClientEvent& e) {
@@ -136,10 +126,7 @@ int show(Context& ctx, const IndexArgs& args) {
                                               : index::IndexSource::simple(args.index_url);
   if (args.forbidden_means_missing) source.forbidden_means_missing = true;
   auto result = client.fetch_project(source, args.name);
-  if (!result) {
-    ctx.term.error(result.error());
-    return exit_code_for(result.error().code);
-  }
+  if (!result) return report_error(ctx.term, result.error());
   const index::ProjectPage& page = **result;
   auto groups = by_version(page);
   if (args.json) {
@@ -153,10 +140,7 @@ int show(Context& ctx, const IndexArgs& args) {
     for (const auto& g : groups)
       w.value(g.first->to_string());
     w.end_array();
-    w.key("index_versions").begin_array();
-    for (const auto& v : page.versions)
-      w.value(v);
-    w.end_array();
+    w.field("index_versions", page.versions);
     w.key("files").begin_array();
     for (const auto& g : groups) {
       for (const auto* f : g.second) {
@@ -167,11 +151,7 @@ int show(Context& ctx, const IndexArgs& args) {
         w.field("kind", f->wheel ? "wheel" : "sdist");
         w.key("hashes");
         write_hashes(w, f->hashes);
-        if (f->requires_python.empty()) {
-          w.key("requires_python").null();
-        } else {
-          w.field("requires_python", f->requires_python);
-        }
+        w.key("requires_python").value_or_null(f->requires_python);
         w.field("yanked", f->yanked);
         if (f->yanked) {
           w.field("yanked_reason", f->yanked_reason);
@@ -182,19 +162,14 @@ int show(Context& ctx, const IndexArgs& args) {
         w.key("core_metadata_hashes");
         write_hashes(w, f->core_metadata_hashes);
         w.field("size", f->size);
-        if (f->upload_time) {
-          w.field("upload_time", index::format_timestamp(*f->upload_time));
-        } else {
-          w.key("upload_time").null();
-        }
+        w.key("upload_time").value_or_null(f->upload_time, [](const auto& t) {
+          return index::format_timestamp(t);
+        });
         w.end_object();
       }
     }
     w.end_array();
-    w.key("warnings").begin_array();
-    for (const auto& warning : page.warnings)
-      w.value(warning);
-    w.end_array();
+    w.field("warnings", page.warnings);
     w.end_object();
     ctx.term.out(w.str());
   } else if (page.found) {
@@ -241,25 +216,19 @@ int metadata(Context& ctx, const IndexArgs& args) {
     file.hashes.push_back({"sha256", std::string(parts.fragment.substr(7))});
   }
   auto wheel = core::WheelFilename::parse(file.filename);
-  if (!wheel) {
-    ctx.term.error(wheel.error().located(index::redact_url(file.url)));
-    return exit_code_for(wheel.error().code);
-  }
+  if (!wheel) return report_error(ctx.term, wheel.error().located(index::redact_url(file.url)));
   file.wheel = std::move(*wheel);
   index::IndexClient client(client_options(args.cache, ctx.term, mu));
   auto text = client.fetch_metadata(file);
-  if (!text) {
-    ctx.term.error(text.error());
-    return exit_code_for(text.error().code);
-  }
+  if (!text) return report_error(ctx.term, text.error());
   if (args.raw) {
     ctx.term.out(*text);
     return kExitSuccess;
   }
   auto parsed = core::CoreMetadata::parse(*text);
   if (!parsed) {
-    ctx.term.error(parsed.error().located(index::redact_url(file.url) + " (METADATA)"));
-    return exit_code_for(parsed.error().code);
+    return report_error(ctx.term,
+                        parsed.error().located(index::redact_url(file.url) + " (METADATA)"));
   }
   const core::CoreMetadata& m = *parsed;
   if (args.json) {
@@ -269,23 +238,15 @@ int metadata(Context& ctx, const IndexArgs& args) {
     w.field("metadata_version", m.metadata_version);
     w.field("name", m.name);
     w.field("version", m.version.to_string());
-    if (m.requires_python) {
-      w.field("requires_python", m.requires_python->to_string());
-    } else {
-      w.key("requires_python").null();
-    }
+    w.key("requires_python").value_or_null(m.requires_python, [](const auto& r) {
+      return r.to_string();
+    });
     w.key("requires_dist").begin_array();
     for (const auto& r : m.requires_dist)
       w.value(r.to_string());
     w.end_array();
-    w.key("provides_extra").begin_array();
-    for (const auto& e : m.provides_extra)
-      w.value(e);
-    w.end_array();
-    w.key("warnings").begin_array();
-    for (const auto& warning : m.warnings)
-      w.value(warning);
-    w.end_array();
+    w.field("provides_extra", m.provides_extra);
+    w.field("warnings", m.warnings);
     w.end_object();
     ctx.term.out(w.str());
   } else {

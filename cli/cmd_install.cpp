@@ -52,10 +52,7 @@ int run_install(Context& ctx, const InstallArgs& args) {
   };
   ctx.term.info(fmt::format("installing {} with pip", args.lock));
   auto result = app::install_lock(request, on_output);
-  if (!result) {
-    ctx.term.error(result.error());
-    return exit_code_for(result.error().code);
-  }
+  if (!result) return report_error(ctx.term, result.error());
   if (result->pip_exit_code != 0) {
     std::string how = result->pip_timed_out ? std::string("was stopped")
                       : result->pip_exit_code > 128

@@ -20,6 +20,7 @@
 #include "exit_codes.h"
 #include "json_writer.h"
 #include "probe_render.h"
+#include "table.h"
 
 namespace gpulock::cli {
 namespace {
@@ -66,39 +67,14 @@ Style outcome_style(probe::StepOutcome o) {
   return Style::Plain;
 }
 
-// Rows of cells as columns two spaces apart, without trailing spaces; `styles` colours cells
-// after the padding is computed on the plain text.
-std::string columns(const std::vector<std::vector<std::string>>& rows,
-                    const std::vector<std::vector<Style>>& styles, const Terminal& term) {
-  std::vector<std::size_t> width;
-  for (const auto& row : rows) {
-    if (width.size() < row.size()) width.resize(row.size(), 0);
-    for (std::size_t c = 0; c < row.size(); ++c)
-      width[c] = std::max(width[c], row[c].size());
-  }
-  std::string out;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    std::string line = "  ";
-    for (std::size_t c = 0; c < rows[r].size(); ++c) {
-      Style s = r < styles.size() && c < styles[r].size() ? styles[r][c] : Style::Plain;
-      line += term.paint(s, rows[r][c]);
-      if (c + 1 < rows[r].size()) line += std::string(width[c] - rows[r][c].size() + 2, ' ');
-    }
-    while (!line.empty() && line.back() == ' ')
-      line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
-
 std::string render_text(const probe::MachineInfo& m, const Terminal& term) {
   std::string out;
-  auto heading = [&](std::string_view title) { out += term.paint(Style::Bold, title) + "\n"; };
+  auto heading = [&](std::string_view title) { out += section_heading(term, title); };
 
   heading("Driver");
   {
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::vector<Style>> styles;
+    TableRows rows;
+    TableStyles styles;
     auto value_row = [&](std::string label, const auto& detected, std::string missing) {
       if (detected) {
         std::string v = detected->value.to_string();
@@ -121,13 +97,13 @@ std::string render_text(const probe::MachineInfo& m, const Terminal& term) {
       rows.push_back({"platform", "WSL 2", "the driver is the Windows host's"});
       styles.push_back({Style::Plain, Style::Bold, Style::Dim});
     }
-    out += columns(rows, styles, term);
+    out += render_table(rows, styles, term, kSectionIndent);
   }
 
   heading("GPUs");
   {
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::vector<Style>> styles;
+    TableRows rows;
+    TableStyles styles;
     for (const auto& g : m.gpus) {
       rows.push_back({std::to_string(g.index), g.name.empty() ? "(unnamed)" : g.name,
                       g.compute_capability ? g.compute_capability->to_string() : "sm_?",
@@ -150,40 +126,37 @@ std::string render_text(const probe::MachineInfo& m, const Terminal& term) {
       styles.push_back({Style::Plain, Style::Bold, Style::Dim});
     }
     // The archs row has three cells; keep the GPU rows' columns apart from it.
-    std::vector<std::vector<std::string>> gpu_rows(rows.begin(),
-                                                   rows.end() - (m.gpu_archs ? 1 : 0));
-    out += columns(gpu_rows, styles, term);
+    TableRows gpu_rows(rows.begin(), rows.end() - (m.gpu_archs ? 1 : 0));
+    out += render_table(gpu_rows, styles, term, kSectionIndent);
     if (m.gpu_archs) {
-      out += columns({rows.back()}, {styles.back()}, term);
+      out += render_table({rows.back()}, {styles.back()}, term, kSectionIndent);
     }
   }
 
   heading("Steps");
   {
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::vector<Style>> styles;
+    TableRows rows;
+    TableStyles styles;
     for (const auto& s : m.steps) {
       rows.push_back({s.name, std::string(probe::step_outcome_name(s.outcome)), s.detail});
       styles.push_back({Style::Plain, outcome_style(s.outcome), Style::Plain});
     }
-    out += columns(rows, styles, term);
+    out += render_table(rows, styles, term, kSectionIndent);
   }
 
   if (!m.warnings.empty()) {
     heading("Warnings");
     for (const auto& w : m.warnings)
-      out += "  " + term.paint(Style::Yellow, "warning") + ": " + w + "\n";
+      out += labelled_line(term, Style::Yellow, "warning", w);
   }
 
   heading("Verdict");
   bool good = m.status == probe::MachineStatus::Gpu || m.status == probe::MachineStatus::Override ||
               m.status == probe::MachineStatus::NoGpuOverride;
-  out += fmt::format("  {}: {}\n",
-                     term.paint(good ? Style::Green : Style::Yellow,
-                                std::string(probe::machine_status_name(m.status))),
-                     m.verdict);
+  out += labelled_line(term, good ? Style::Green : Style::Yellow,
+                       probe::machine_status_name(m.status), m.verdict);
   for (const auto& h : m.hints)
-    out += "  " + term.paint(Style::Cyan, "hint") + ": " + h + "\n";
+    out += labelled_line(term, Style::Cyan, "hint", h);
   return out;
 }
 
@@ -209,10 +182,7 @@ std::string render_json(const probe::MachineInfo& m) {
   w.field("schema", "gpulock.machine/1");
   w.field("status", std::string(probe::machine_status_name(m.status)));
   w.field("verdict", m.verdict);
-  w.key("hints").begin_array();
-  for (const auto& h : m.hints)
-    w.value(h);
-  w.end_array();
+  w.field("hints", m.hints);
   detected_json(w, "driver", m.driver);
   detected_json(w, "cuda_ceiling", m.cuda_ceiling);
   detected_json(w, "kernel_module", m.kernel_module);
@@ -221,24 +191,11 @@ std::string render_json(const probe::MachineInfo& m) {
     w.begin_object();
     w.field("index", static_cast<std::uint64_t>(g.index));
     w.field("name", g.name);
-    w.key("uuid");
-    if (g.uuid.empty()) {
-      w.null();
-    } else {
-      w.value(g.uuid);
-    }
-    w.key("arch");
-    if (g.compute_capability) {
-      w.value(g.compute_capability->to_string());
-    } else {
-      w.null();
-    }
-    w.key("compute_capability");
-    if (g.compute_capability) {
-      w.value(g.compute_capability->dotted());
-    } else {
-      w.null();
-    }
+    w.key("uuid").value_or_null(g.uuid);
+    w.key("arch").value_or_null(g.compute_capability, [](const auto& v) { return v.to_string(); });
+    w.key("compute_capability").value_or_null(g.compute_capability, [](const auto& v) {
+      return v.dotted();
+    });
     w.field("memory_bytes", g.memory_bytes);
     w.field("method", std::string(probe::method_name(g.method)));
     w.end_object();
@@ -258,10 +215,7 @@ std::string render_json(const probe::MachineInfo& m) {
     w.null();
   }
   w.field("wsl", m.wsl);
-  w.key("warnings").begin_array();
-  for (const auto& s : m.warnings)
-    w.value(s);
-  w.end_array();
+  w.field("warnings", m.warnings);
   w.key("steps").begin_array();
   for (const auto& s : m.steps) {
     w.begin_object();
@@ -277,10 +231,7 @@ std::string render_json(const probe::MachineInfo& m) {
 
 int run_machine(Context& ctx, const ProbeArgs& args) {
   auto info = app::probe_machine(args.overrides);
-  if (!info) {
-    ctx.term.error(info.error());
-    return exit_code_for(info.error().code);
-  }
+  if (!info) return report_error(ctx.term, info.error());
   ctx.term.out(args.json ? render_json(*info) : render_text(*info, ctx.term));
   // Every machine state is a normal result of the report, no GPU included.
   return kExitSuccess;
@@ -296,10 +247,7 @@ int run_environment(Context& ctx, const ProbeArgs& args) {
   request.require_gpu = args.require_gpu;
   request.machine = args.overrides;
   auto report = app::probe_environment(request);
-  if (!report) {
-    ctx.term.error(report.error());
-    return exit_code_for(report.error().code);
-  }
+  if (!report) return report_error(ctx.term, report.error());
   ctx.term.out(args.json ? render_probe_json(*report) : render_probe_text(*report, ctx.term));
   return report->ok() ? kExitSuccess : kExitFinding;
 }

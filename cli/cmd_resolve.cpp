@@ -13,6 +13,7 @@
 #include "gpulock/index/url.h"
 #include "gpulock/lock/atomic_file.h"
 
+#include "cache_flags.h"
 #include "command.h"
 #include "exit_codes.h"
 #include "json_writer.h"
@@ -25,10 +26,7 @@ struct ResolveArgs {
   bool pre = false;
   bool explain = false;
   std::string report;
-  std::string cache_dir;
-  bool offline = false;
-  bool refresh = false;
-  bool no_cache = false;
+  CacheFlags cache;
 };
 
 std::string requirer_text(const resolver::Requirer& r) {
@@ -63,9 +61,7 @@ std::string report_json(const app::ResolveResult& result, const app::ResolveRequ
       w.end_object();
     }
     w.end_array();
-    w.key("notes").begin_array();
-    for (const auto& n : p.notes) w.value(n);
-    w.end_array();
+    w.field("notes", p.notes);
     w.key("skipped").begin_array();
     for (const auto& sk : p.skipped) {
       w.begin_object();
@@ -79,16 +75,10 @@ std::string report_json(const app::ResolveResult& result, const app::ResolveRequ
   }
   w.end_array();
   if (!result.solved) {
-    w.key("explanation").begin_array();
-    for (const auto& l : result.explanation.lines) w.value(l);
-    w.end_array();
-    w.key("hints").begin_array();
-    for (const auto& h : result.explanation.hints) w.value(h);
-    w.end_array();
+    w.field("explanation", result.explanation.lines);
+    w.field("hints", result.explanation.hints);
   }
-  w.key("warnings").begin_array();
-  for (const auto& x : result.warnings) w.value(x);
-  w.end_array();
+  w.field("warnings", result.warnings);
   w.key("timings-ms").begin_object();
   w.field("total", result.timings.total_ms);
   w.field("machine", result.timings.machine_ms);
@@ -179,10 +169,10 @@ RunFn setup(CLI::App& sub) {
   sub.add_option("--exclude-newer", r.exclude_newer, "Ignore files published after DATE, TIMESTAMP or DURATION ago (7d)");
   sub.add_flag("-U,--upgrade", r.upgrade, "Ignore the existing lock's pins");
   sub.add_option("-P,--upgrade-package", r.upgrade_packages, "Ignore the existing lock's pin of this package");
-  sub.add_option("--cache-dir", a->cache_dir, "Cache directory (default $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock)");
-  sub.add_flag("--offline", a->offline, "Use only the cache; no network");
-  sub.add_flag("--refresh", a->refresh, "Revalidate every cached index page");
-  sub.add_flag("--no-cache", a->no_cache, "Neither read nor write the cache");
+  sub.add_option("--cache-dir", a->cache.cache_dir, "Cache directory (default $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock)");
+  sub.add_flag("--offline", a->cache.offline, "Use only the cache; no network");
+  sub.add_flag("--refresh", a->cache.refresh, "Revalidate every cached index page");
+  sub.add_flag("--no-cache", a->cache.no_cache, "Neither read nor write the cache");
   sub.add_option("--report", a->report, "Write a JSON report (schema in README.md)");
   sub.add_flag("--explain", a->explain, "Print why each package was chosen");
 
@@ -190,11 +180,7 @@ RunFn setup(CLI::App& sub) {
     auto& term = ctx.term;
     auto request = a->request;
     if (a->pre) request.prerelease = "allow";
-    request.client = index::ClientOptions::from_environment();
-    if (!a->cache_dir.empty()) request.client.cache_dir = a->cache_dir;
-    request.client.offline = a->offline;
-    request.client.refresh = a->refresh;
-    request.client.no_cache = a->no_cache;
+    request.client = cache_client_options(a->cache);
     request.command_line = index::redact_text(ctx.command_line);
 
     // Progress: one line on a TTY, metadata fetched / requested.
@@ -216,17 +202,11 @@ RunFn setup(CLI::App& sub) {
     }
     auto result = app::resolve(request, observer);
     term.progress("");
-    if (!result) {
-      term.error(result.error());
-      return exit_code_for(result.error().code);
-    }
+    if (!result) return report_error(term, result.error());
     for (const auto& w : result->warnings) term.warning(w);
     if (!a->report.empty()) {
       auto written = lock::write_file_atomically(a->report, report_json(*result, request));
-      if (!written) {
-        term.error(written.error());
-        return exit_code_for(written.error().code);
-      }
+      if (!written) return report_error(term, written.error());
     }
     if (!result->solved) {
       term.error("no solution: the requirements cannot be satisfied together for this target");

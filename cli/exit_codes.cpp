@@ -1,5 +1,7 @@
 #include "exit_codes.h"
 
+#include "terminal.h"
+
 namespace gpulock::cli {
 
 int exit_code_for(core::ErrorCode code) noexcept {
@@ -35,6 +37,11 @@ int exit_code_for(core::ErrorCode code) noexcept {
       return kExitInternal;
   }
   return kExitInternal;
+}
+
+int report_error(Terminal& term, const core::Error& error) {
+  term.error(error);
+  return exit_code_for(error.code);
 }
 
 }  // namespace gpulock::cli

@@ -6,6 +6,8 @@
 
 namespace gpulock::cli {
 
+class Terminal;
+
 enum ExitCode : int {
   kExitSuccess = 0,
   kExitFinding = 1,       ///< no solution, drift found, probe verdict failed, locks differ
@@ -19,5 +21,9 @@ enum ExitCode : int {
 
 /// The exit code for an error of this kind.
 [[nodiscard]] int exit_code_for(core::ErrorCode code) noexcept;
+
+/// How a command fails on an error: prints it (`error:` line, context, hints; terminal.h) and
+/// returns its exit code.
+[[nodiscard]] int report_error(Terminal& term, const core::Error& error);
 
 }  // namespace gpulock::cli

@@ -89,33 +89,18 @@ void JsonWriter::before_value() {
   }
 }
 
-JsonWriter& JsonWriter::begin_object() {
+JsonWriter& JsonWriter::open(char bracket, bool is_object) {
   before_value();
-  out_ += '{';
-  stack_.push_back({true});
+  out_ += bracket;
+  stack_.push_back({is_object});
   return *this;
 }
 
-JsonWriter& JsonWriter::end_object() {
+JsonWriter& JsonWriter::close(char bracket) {
   bool empty = stack_.back().empty;
   stack_.pop_back();
   if (!empty) newline();
-  out_ += '}';
-  return *this;
-}
-
-JsonWriter& JsonWriter::begin_array() {
-  before_value();
-  out_ += '[';
-  stack_.push_back({false});
-  return *this;
-}
-
-JsonWriter& JsonWriter::end_array() {
-  bool empty = stack_.back().empty;
-  stack_.pop_back();
-  if (!empty) newline();
-  out_ += ']';
+  out_ += bracket;
   return *this;
 }
 
@@ -167,6 +152,17 @@ JsonWriter& JsonWriter::null() {
   before_value();
   out_ += "null";
   return *this;
+}
+
+JsonWriter& JsonWriter::value(const std::vector<std::string>& items) {
+  begin_array();
+  for (const auto& s : items)
+    value(s);
+  return end_array();
+}
+
+JsonWriter& JsonWriter::value_or_null(std::string_view s) {
+  return s.empty() ? null() : value(s);
 }
 
 std::string JsonWriter::str() const {

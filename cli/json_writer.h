@@ -14,10 +14,10 @@ namespace gpulock::cli {
 
 class JsonWriter {
  public:
-  JsonWriter& begin_object();
-  JsonWriter& end_object();
-  JsonWriter& begin_array();
-  JsonWriter& end_array();
+  JsonWriter& begin_object() { return open('{', true); }
+  JsonWriter& end_object() { return close('}'); }
+  JsonWriter& begin_array() { return open('[', false); }
+  JsonWriter& end_array() { return close(']'); }
   /// The key of the next value (inside an object).
   JsonWriter& key(std::string_view k);
 
@@ -30,6 +30,15 @@ class JsonWriter {
   JsonWriter& value(int n) { return value(static_cast<std::int64_t>(n)); }
   JsonWriter& value(double d);
   JsonWriter& null();
+  /// An array of the strings, in order.
+  JsonWriter& value(const std::vector<std::string>& items);
+  /// `s`, or null when it is empty (for fields whose absence the model spells as "").
+  JsonWriter& value_or_null(std::string_view s);
+  /// `text(*v)`, or null when `v` is empty.
+  template <class T, class F>
+  JsonWriter& value_or_null(const std::optional<T>& v, F&& text) {
+    return v ? value(text(*v)) : null();
+  }
   template <class T>
   JsonWriter& value(const std::optional<T>& v) {
     return v ? value(*v) : null();
@@ -53,6 +62,8 @@ class JsonWriter {
   [[nodiscard]] static std::string quote(std::string_view s);
 
  private:
+  JsonWriter& open(char bracket, bool is_object);
+  JsonWriter& close(char bracket);
   void before_value();
   void newline();
 

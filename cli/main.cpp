@@ -72,6 +72,17 @@ std::string shell_quote(std::string_view arg) {
 // Global options that take a separate value: skipped when looking for the command word.
 bool takes_value(std::string_view arg) { return arg == "--color"; }
 
+// The first word that is not a global option (the command), or "".
+std::string_view command_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!arg.starts_with("-")) return arg;
+    if (takes_value(arg)) ++i;
+  }
+  return {};
+}
+
 }  // namespace
 
 bool register_command(const CommandInfo& info) {
@@ -117,10 +128,14 @@ int run(int argc, char** argv) {
   std::vector<std::string> names;
   std::map<std::string, RunFn> runners;
   std::map<std::string, CLI::App*> subcommands;
+  // Only the command being run gets its options built (building every command's CLI11 options
+  // is a measurable part of a warm `gpulock resolve`); `help COMMAND` builds them all.
+  std::string_view invoked = command_word(argc, argv);
+  bool build_all = invoked == "help";
   for (const auto& info : registered_commands()) {
     CLI::App* sub = app.add_subcommand(std::string(info.name), std::string(info.summary));
     sub->set_help_flag("-h,--help", "Show this command's help and exit");
-    runners[std::string(info.name)] = info.setup(*sub);
+    if (build_all || invoked == info.name) runners[std::string(info.name)] = info.setup(*sub);
     subcommands[std::string(info.name)] = sub;
     names.emplace_back(info.name);
   }

@@ -6,36 +6,12 @@
 #include <fmt/format.h>
 
 #include "json_writer.h"
+#include "table.h"
 
 namespace gpulock::cli {
 namespace {
 
 using probe::LoadOutcome;
-
-// Rows of cells as columns two spaces apart (no trailing spaces); styles colour cells after the
-// padding is computed on the plain text.
-std::string columns(const std::vector<std::vector<std::string>>& rows,
-                    const std::vector<std::vector<Style>>& styles, const Terminal& term) {
-  std::vector<std::size_t> width;
-  for (const auto& row : rows) {
-    if (width.size() < row.size()) width.resize(row.size(), 0);
-    for (std::size_t c = 0; c < row.size(); ++c)
-      width[c] = std::max(width[c], row[c].size());
-  }
-  std::string out;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    std::string line = "  ";
-    for (std::size_t c = 0; c < rows[r].size(); ++c) {
-      Style s = r < styles.size() && c < styles[r].size() ? styles[r][c] : Style::Plain;
-      line += term.paint(s, rows[r][c]);
-      if (c + 1 < rows[r].size()) line += std::string(width[c] - rows[r][c].size() + 2, ' ');
-    }
-    while (!line.empty() && line.back() == ' ')
-      line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
 
 Style outcome_style(LoadOutcome o) {
   switch (o) {
@@ -99,11 +75,11 @@ std::string render_probe_text(const app::EnvironmentReport& report, const Termin
   const auto& env = report.environment;
   const auto& load = report.load;
   std::string out;
-  auto heading = [&](std::string_view title) { out += term.paint(Style::Bold, title) + "\n"; };
+  auto heading = [&](std::string_view title) { out += section_heading(term, title); };
 
   heading("Environment");
   {
-    std::vector<std::vector<std::string>> rows;
+    TableRows rows;
     if (!env.python.empty()) {
       rows.push_back({"python", env.python_version.empty()
                                     ? env.python
@@ -148,15 +124,16 @@ std::string render_probe_text(const app::EnvironmentReport& report, const Termin
     for (const auto& e : load.ld_library_path)
       llp += (llp.empty() ? "" : ":") + e;
     rows.push_back({"LD_LIBRARY_PATH", llp.empty() ? "(empty)" : llp});
-    out += columns(rows, {}, term);
+    out += render_table(rows, {}, term, kSectionIndent);
   }
 
   heading("cuDNN");
   if (!load.cudnn_found) {
-    out += "  " + term.paint(Style::Dim, "no libcudnn.so in the environment's nvidia/*/lib") + "\n";
+    out += std::string(kSectionIndent) +
+           term.paint(Style::Dim, "no libcudnn.so in the environment's nvidia/*/lib") + "\n";
   } else {
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::vector<Style>> styles;
+    TableRows rows;
+    TableStyles styles;
     std::string lib = load.cudnn_library;
     if (!load.cudnn_distribution.empty()) {
       lib += fmt::format(" ({} {})", load.cudnn_distribution, load.cudnn_distribution_version);
@@ -186,13 +163,13 @@ std::string render_probe_text(const app::EnvironmentReport& report, const Termin
                                       : c.outcome == LoadOutcome::Ok ? Style::Red
                                                                      : outcome_style(c.outcome)});
     }
-    out += columns(rows, styles, term);
+    out += render_table(rows, styles, term, kSectionIndent);
   }
 
   if (!load.sublibraries.empty()) {
     heading("Sub-libraries (found as the loader would, from the library that loads each)");
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::vector<Style>> styles;
+    TableRows rows;
+    TableStyles styles;
     for (const auto& lib : load.sublibraries) {
       std::string where = !lib.path                ? "missing"
                           : lib.inside_environment ? "environment"
@@ -207,25 +184,25 @@ std::string render_probe_text(const app::EnvironmentReport& report, const Termin
                                                  : Style::Red,
                         Style::Plain, outcome_style(lib.load), Style::Dim});
     }
-    out += columns(rows, styles, term);
+    out += render_table(rows, styles, term, kSectionIndent);
   }
 
   if (!load.preloads.empty()) {
     heading("Preloaded by absolute path, in torch's order");
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::vector<Style>> styles;
+    TableRows rows;
+    TableStyles styles;
     for (const auto& lib : load.preloads) {
       rows.push_back({lib.soname, version_text(lib.version),
                       std::string(probe::load_outcome_name(lib.load)), lib.path.value_or("")});
       styles.push_back({Style::Plain, Style::Bold, outcome_style(lib.load), Style::Dim});
     }
-    out += columns(rows, styles, term);
+    out += render_table(rows, styles, term, kSectionIndent);
   }
 
   if (!load.runs.empty()) {
     heading("Mapped in the probe process after cuDNN loaded");
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::vector<Style>> styles;
+    TableRows rows;
+    TableStyles styles;
     for (const auto& m : load.mapped) {
       rows.push_back(
           {version_text(m.version), m.inside_environment ? "environment" : "OUTSIDE", m.path});
@@ -236,14 +213,14 @@ std::string render_probe_text(const app::EnvironmentReport& report, const Termin
       rows.push_back({"none"});
       styles.push_back({Style::Dim});
     }
-    out += columns(rows, styles, term);
+    out += render_table(rows, styles, term, kSectionIndent);
   }
 
   heading("GPU");
   {
     const auto& k = load.kernels;
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::vector<Style>> styles;
+    TableRows rows;
+    TableStyles styles;
     for (const auto& s : k.steps) {
       rows.push_back({s.function, call_result(s)});
       styles.push_back(
@@ -268,13 +245,13 @@ std::string render_probe_text(const app::EnvironmentReport& report, const Termin
     styles.push_back({Style::Plain, k.gpu_usable && k.result_correct && *k.result_correct
                                         ? Style::Green
                                         : Style::Bold});
-    out += columns(rows, styles, term);
+    out += render_table(rows, styles, term, kSectionIndent);
   }
 
   heading("Machine");
   {
     const auto& m = report.machine;
-    std::vector<std::vector<std::string>> rows;
+    TableRows rows;
     rows.push_back({"status", std::string(probe::machine_status_name(m.status)), m.verdict});
     if (m.driver) rows.push_back({"driver", m.driver->value.to_string()});
     if (m.cuda_ceiling) rows.push_back({"CUDA ceiling", m.cuda_ceiling->value.to_string()});
@@ -284,13 +261,13 @@ std::string render_probe_text(const app::EnvironmentReport& report, const Termin
         archs += (archs.empty() ? "" : ", ") + a.to_string();
       rows.push_back({"GPU archs", archs});
     }
-    out += columns(rows, {}, term);
+    out += render_table(rows, {}, term, kSectionIndent);
   }
 
   if (!report.packages.empty()) {
     heading("Lock");
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::vector<Style>> styles;
+    TableRows rows;
+    TableStyles styles;
     for (const auto& p : report.packages) {
       rows.push_back({p.name, "lock " + p.locked,
                       p.installed.empty() ? "not installed" : "installed " + p.installed,
@@ -298,33 +275,31 @@ std::string render_probe_text(const app::EnvironmentReport& report, const Termin
       styles.push_back(
           {Style::Plain, Style::Plain, Style::Bold, p.matches ? Style::Green : Style::Red});
     }
-    out += columns(rows, styles, term);
+    out += render_table(rows, styles, term, kSectionIndent);
   }
 
   if (!report.warnings.empty() || !load.warnings.empty()) {
     heading("Warnings");
     for (const auto& w : report.warnings)
-      out += "  " + term.paint(Style::Yellow, "warning") + ": " + w + "\n";
+      out += labelled_line(term, Style::Yellow, "warning", w);
     for (const auto& w : load.warnings)
-      out += "  " + term.paint(Style::Yellow, "warning") + ": " + w + "\n";
+      out += labelled_line(term, Style::Yellow, "warning", w);
   }
 
   heading("Verdict");
   for (const auto& f : report.findings) {
-    out += fmt::format(
-        "  {}: {}\n",
-        term.paint(severity_style(f.severity), std::string(probe::severity_name(f.severity))),
-        f.message);
-    if (!f.hint.empty()) out += "    " + term.paint(Style::Cyan, "hint") + ": " + f.hint + "\n";
+    out += labelled_line(term, severity_style(f.severity), probe::severity_name(f.severity),
+                         f.message);
+    if (!f.hint.empty()) out += labelled_line(term, Style::Cyan, "hint", f.hint, "    ");
   }
   std::size_t fails = static_cast<std::size_t>(
       std::count_if(report.findings.begin(), report.findings.end(),
                     [](const probe::Finding& f) { return f.severity == probe::Severity::Fail; }));
   if (fails == 0) {
-    out += "  " + term.paint(Style::Green, "ok") + ": the environment loads what it should\n";
+    out += labelled_line(term, Style::Green, "ok", "the environment loads what it should");
   } else {
-    out += "  " + term.paint(Style::Red, "failed") +
-           fmt::format(": {} problem{} found\n", fails, fails == 1 ? "" : "s");
+    out += labelled_line(term, Style::Red, "failed",
+                         fmt::format("{} problem{} found", fails, fails == 1 ? "" : "s"));
   }
   return out;
 }
@@ -343,25 +318,11 @@ void version_json(JsonWriter& w, std::string_view key, const std::optional<probe
   w.end_object();
 }
 
-void opt_string(JsonWriter& w, std::string_view key, const std::optional<std::string>& v) {
-  w.key(key);
-  if (v) {
-    w.value(*v);
-  } else {
-    w.null();
-  }
-}
-
 void call_json(JsonWriter& w, const probe::CudnnCall& c) {
   w.begin_object();
   w.field("function", c.function);
   w.field("outcome", std::string(probe::load_outcome_name(c.outcome)));
-  w.key("value");
-  if (c.value) {
-    w.value(*c.value);
-  } else {
-    w.null();
-  }
+  w.field("value", c.value);
   w.field("detail", c.detail);
   w.end_object();
 }
@@ -377,21 +338,18 @@ void library_json(JsonWriter& w, const probe::LibraryReport& lib, bool sublibrar
     w.field("in_wheel_dir", lib.in_wheel_dir);
     w.field("wheel_dir", lib.wheel_dir);
   }
-  opt_string(w, "path", lib.path);
-  opt_string(w, "real_path", lib.real_path);
-  w.key("found_via");
-  if (lib.found_via) {
-    w.value(std::string(probe::found_via_id(*lib.found_via)));
-  } else {
-    w.null();
-  }
+  w.field("path", lib.path);
+  w.field("real_path", lib.real_path);
+  w.key("found_via").value_or_null(lib.found_via, [](const auto& v) {
+    return std::string(probe::found_via_id(v));
+  });
   w.field("search_entry", lib.search_entry);
   w.field("inside_environment", lib.inside_environment);
   w.field("owner", lib.owner);
   version_json(w, "version", lib.version);
   w.field("load", std::string(probe::load_outcome_name(lib.load)));
   w.field("error", lib.error);
-  if (sublibrary) opt_string(w, "actually_mapped", lib.actually_mapped);
+  if (sublibrary) w.field("actually_mapped", lib.actually_mapped);
   w.end_object();
 }
 
@@ -406,18 +364,8 @@ std::string render_probe_json(const app::EnvironmentReport& report) {
   w.field("ok", report.ok());
 
   w.key("environment").begin_object();
-  w.key("python");
-  if (env.python.empty()) {
-    w.null();
-  } else {
-    w.value(env.python);
-  }
-  w.key("python_version");
-  if (env.python_version.empty()) {
-    w.null();
-  } else {
-    w.value(env.python_version);
-  }
+  w.key("python").value_or_null(env.python);
+  w.key("python_version").value_or_null(env.python_version);
   w.key("site_packages").begin_array();
   for (const auto& s : env.site_packages)
     w.value(s.string());
@@ -434,9 +382,9 @@ std::string render_probe_json(const app::EnvironmentReport& report) {
   if (env.torch) {
     w.begin_object();
     w.field("version", env.torch->version);
-    opt_string(w, "cuda", env.torch->cuda);
-    opt_string(w, "cudnn_package", env.torch->cudnn_package);
-    opt_string(w, "cudnn_pin", env.torch->cudnn_pin);
+    w.field("cuda", env.torch->cuda);
+    w.field("cudnn_package", env.torch->cudnn_package);
+    w.field("cudnn_pin", env.torch->cudnn_pin);
     w.end_object();
   } else {
     w.null();
@@ -452,10 +400,7 @@ std::string render_probe_json(const app::EnvironmentReport& report) {
   w.end_object();
 
   w.key("loader").begin_object();
-  w.key("ld_library_path").begin_array();
-  for (const auto& e : load.ld_library_path)
-    w.value(e);
-  w.end_array();
+  w.field("ld_library_path", load.ld_library_path);
   w.field("ld_cache", load.ld_cache);
   w.field("ld_cache_read", load.ld_cache_read);
   w.end_object();
@@ -468,12 +413,7 @@ std::string render_probe_json(const app::EnvironmentReport& report) {
     w.field("library", load.cudnn_library);
     w.field("distribution", load.cudnn_distribution);
     w.field("distribution_version", load.cudnn_distribution_version);
-    w.key("version");
-    if (load.cudnn_version) {
-      w.value(load.cudnn_version->to_string());
-    } else {
-      w.null();
-    }
+    w.key("version").value_or_null(load.cudnn_version, [](const auto& v) { return v.to_string(); });
     w.field("version_raw", load.cudnn_version_raw);
     w.field("cudart_version_raw", load.cudart_version_raw);
     w.field("max_device_version_raw", load.max_device_version_raw);
@@ -531,18 +471,11 @@ std::string render_probe_json(const app::EnvironmentReport& report) {
 
   w.key("machine").begin_object();
   w.field("status", std::string(probe::machine_status_name(report.machine.status)));
-  w.key("driver");
-  if (report.machine.driver) {
-    w.value(report.machine.driver->value.to_string());
-  } else {
-    w.null();
-  }
-  w.key("cuda_ceiling");
-  if (report.machine.cuda_ceiling) {
-    w.value(report.machine.cuda_ceiling->value.to_string());
-  } else {
-    w.null();
-  }
+  w.key("driver").value_or_null(report.machine.driver,
+                                [](const auto& v) { return v.value.to_string(); });
+  w.key("cuda_ceiling").value_or_null(report.machine.cuda_ceiling, [](const auto& v) {
+    return v.value.to_string();
+  });
   w.key("gpu_archs");
   if (report.machine.gpu_archs) {
     w.begin_array();
@@ -563,14 +496,11 @@ std::string render_probe_json(const app::EnvironmentReport& report) {
     w.key("gpu");
     if (report.lock_gpu) {
       w.begin_object();
-      opt_string(w, "variant", report.lock_gpu->variant);
-      opt_string(w, "cuda", report.lock_gpu->cuda);
-      opt_string(w, "cudnn", report.lock_gpu->cudnn);
-      opt_string(w, "min_driver", report.lock_gpu->min_driver);
-      w.key("archs").begin_array();
-      for (const auto& a : report.lock_gpu->archs)
-        w.value(a);
-      w.end_array();
+      w.field("variant", report.lock_gpu->variant);
+      w.field("cuda", report.lock_gpu->cuda);
+      w.field("cudnn", report.lock_gpu->cudnn);
+      w.field("min_driver", report.lock_gpu->min_driver);
+      w.field("archs", report.lock_gpu->archs);
       w.end_object();
     } else {
       w.null();
@@ -580,12 +510,7 @@ std::string render_probe_json(const app::EnvironmentReport& report) {
       w.begin_object();
       w.field("name", p.name);
       w.field("locked", p.locked);
-      w.key("installed");
-      if (p.installed.empty()) {
-        w.null();
-      } else {
-        w.value(p.installed);
-      }
+      w.key("installed").value_or_null(p.installed);
       w.field("matches", p.matches);
       w.end_object();
     }

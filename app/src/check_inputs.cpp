@@ -1,5 +1,6 @@
 // The inputs layer of `gpulock check`: the lock's record of what it was resolved from against
-// the files it names and the input flags given to check. No network.
+// the files it names and the input flags given to check. No network. Digests of these small texts
+// use core::sha256_hex (no library to load), as `gpulock resolve` does when it writes them.
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -10,9 +11,9 @@
 #include "gpulock/app/project_file.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/core/name.h"
+#include "gpulock/core/sha256.h"
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/version.h"
-#include "gpulock/index/hash.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/url.h"
 
@@ -154,7 +155,7 @@ core::Result<GivenInputs> given_inputs(const Context& ctx, const ResolveRequest&
   }
   for (const auto& f : req.files) {
     rec.files.push_back(
-        {relative_to(ctx.lock_dir, f.path), f.kind, index::sha256_hex(f.content), {}});
+        {relative_to(ctx.lock_dir, f.path), f.kind, core::sha256_hex(f.content), {}});
   }
   if (!given.project.empty()) {
     auto text = read_text_file(given.project);
@@ -162,7 +163,7 @@ core::Result<GivenInputs> given_inputs(const Context& ctx, const ResolveRequest&
     auto project = read_project_requirements(*text, given.project, given.extras, given.groups);
     if (!project) return std::unexpected(project.error());
     rec.files.push_back(
-        {relative_to(ctx.lock_dir, given.project), "project", index::sha256_hex(*text), {}});
+        {relative_to(ctx.lock_dir, given.project), "project", core::sha256_hex(*text), {}});
   }
   rec.extras = given.extras;
   rec.groups = given.groups;
@@ -386,7 +387,7 @@ core::Status check_inputs(const Context& ctx, LayerResult& layer, std::vector<Dr
   const std::size_t line = rec->line.line;
 
   if (!rec->sha256.empty()) {
-    std::string actual = index::sha256_hex(lock::canonical_inputs_text(*rec));
+    std::string actual = core::sha256_hex(lock::canonical_inputs_text(*rec));
     if (actual != rec->sha256) {
       Drift d = make_drift(
           CheckLayer::Inputs, "inputs-record-edited", "inputs",
@@ -415,7 +416,7 @@ core::Status check_inputs(const Context& ctx, LayerResult& layer, std::vector<Dr
     }
     auto content = read_text_file(abs_path);
     if (!content) return std::unexpected(content.error());
-    std::string actual = index::sha256_hex(*content);
+    std::string actual = core::sha256_hex(*content);
     if (actual == f.sha256) continue;
     Drift d =
         make_drift(CheckLayer::Inputs, "input-changed", f.path,

@@ -202,6 +202,7 @@ struct IndexProvider::Impl {
       for (const auto* s : groups[g]) client.prefetch_project(s->source, name);
     }
     std::vector<std::pair<const index::DistFile*, const SourceSpec*>> files;
+    std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>> omitted;
     bool found_any = false;
     for (std::size_t g = 0; g < groups.size(); ++g) {
       if (found_any && config.strategy == IndexStrategy::FirstIndex) {
@@ -213,20 +214,24 @@ struct IndexProvider::Impl {
       for (const auto* s : groups[g]) {
         auto page = client.fetch_project(s->source, name);
         if (!page) return std::unexpected(page.error());
-        if (!(*page)->found || (*page)->files.empty()) continue;
+        if (!(*page)->found || ((*page)->files.empty() && (*page)->omitted.empty())) continue;
         group_found = true;
         state.pages.push_back(*page);
         state.sources.push_back(s);
         for (const auto& f : (*page)->files) files.emplace_back(&f, s);
+        for (const auto& o : (*page)->omitted) omitted.emplace_back(&o, s);
       }
       found_any = found_any || group_found;
     }
-    build_entries(name, state, files);
+    build_entries(name, state, files, omitted);
     return {};
   }
 
+  // `omitted`: versions of the files the client's keep_wheel filter left out of the pages (wheels
+  // for other targets, sdists); they count exactly as such files would below.
   void build_entries(std::string_view name, PackageState& state,
-                     const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files) {
+                     const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files,
+                     const std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>>& omitted) {
     struct Acc {
       VersionEntry entry;
       std::optional<std::size_t> best_rank;
@@ -237,8 +242,8 @@ struct IndexProvider::Impl {
     std::vector<Acc> accs;
     std::unordered_map<core::Version, std::size_t, core::VersionHash> by_version;
     bool nightly_filter = config.nightly_date.has_value() && is_torch_family(name);
-    for (const auto& [file, source] : files) {
-      const core::Version& v = file->version();
+    // The version's accumulator, or null for a nightly of another date than the chosen one.
+    auto acc_for = [&](const core::Version& v, const SourceSpec* source) -> Acc* {
       auto [it, inserted] = by_version.emplace(v, accs.size());
       if (inserted) {
         Acc a;
@@ -251,9 +256,21 @@ struct IndexProvider::Impl {
         auto date = nightly_date_of(v);
         if (!date.empty() && date != *config.nightly_date) {
           acc.other_date = date;
-          continue;
+          return nullptr;
         }
       }
+      return &acc;
+    };
+    for (const auto& [o, source] : omitted) {
+      Acc* acc = acc_for(o->version, source);
+      if (acc == nullptr) continue;
+      acc->has_sdist = acc->has_sdist || o->sdists;
+      acc->has_wheel = acc->has_wheel || o->wheels;
+    }
+    for (const auto& [file, source] : files) {
+      Acc* acc_ptr = acc_for(file->version(), source);
+      if (acc_ptr == nullptr) continue;
+      Acc& acc = *acc_ptr;
       if (file->sdist) {
         acc.has_sdist = true;
         continue;
@@ -754,7 +771,9 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
       auto page = impl_->client.fetch_project(s->source, package.name);
       if (!page || !(*page)->found) continue;
       bool has_other = std::any_of((*page)->files.begin(), (*page)->files.end(),
-                                   [&](const index::DistFile& f) { return !known.contains(f.version()); });
+                                   [&](const index::DistFile& f) { return !known.contains(f.version()); }) ||
+                       std::any_of((*page)->omitted.begin(), (*page)->omitted.end(),
+                                   [&](const index::OmittedVersion& o) { return !known.contains(o.version); });
       if (has_other) {
         hints.push_back(fmt::format(
             "{} was also found on {}, but under first-index only {} is used for it (protection against dependency "

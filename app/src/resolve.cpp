@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <set>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -13,9 +14,10 @@
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/version.h"
 #include "gpulock/core/name.h"
-#include "gpulock/index/hash.h"
+#include "gpulock/core/sha256.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/url.h"
+#include "gpulock/lock/atomic_file.h"
 #include "gpulock/lock/lockfile.h"
 #include "gpulock/probe/machine.h"
 
@@ -407,7 +409,7 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
   // Sources, in first-index priority order.
   ProviderConfig config;
   config.strategy = strategy;
-  config.target = *target;
+  config.target = std::move(*target);  // its supported-tag list is long: moved, not copied
   config.exclude_newer = exclude_newer;
   config.gpu = gpu->context;
   std::vector<SourceSpec> named;
@@ -456,9 +458,14 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     config.general.push_back(std::move(s));
   }
 
-  // Stable re-locking: the existing output lock's pins are preferences.
-  if (request.output != "-" && !request.upgrade && fs::exists(request.output)) {
-    auto old = lock::read_lock_file(request.output);
+  // Stable re-locking: the existing output lock's pins are preferences. Its bytes are kept to
+  // leave an unchanged lock untouched (no write, no fsync) at the end.
+  std::optional<std::string> existing_text;
+  if (request.output != "-" && fs::exists(request.output)) {
+    if (auto text = read_text_file(request.output)) existing_text = std::move(*text);
+  }
+  if (existing_text && !request.upgrade) {
+    auto old = lock::parse_lock(*existing_text, request.output);
     if (!old) {
       result.warnings.push_back(fmt::format("ignoring the existing lock: {}", old.error().to_string()));
     } else {
@@ -473,6 +480,25 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
 
   index::ClientOptions client_options = request.client;
   if (observer.on_index_event) client_options.observer = observer.on_index_event;
+  // Pages come back with only the wheels this target can install as files (the rest summarized
+  // by version): a warm run decodes, ranks and frees a few percent of a big page's files. A wheel
+  // is kept when one of its tags is supported, as core::TagRanker::rank would find it.
+  auto supported = std::make_shared<std::unordered_set<std::string>>();
+  supported->reserve(result.target.supported.size());
+  for (const auto& t : result.target.supported) {
+    std::string key;
+    key.reserve(t.interpreter.size() + t.abi.size() + t.platform.size() + 2);
+    key.append(t.interpreter).append(1, '-').append(t.abi).append(1, '-').append(t.platform);
+    supported->insert(std::move(key));
+  }
+  client_options.keep_wheel = [supported](std::span<const core::Tag> tags) {
+    std::string key;
+    for (const auto& t : tags) {
+      key.assign(t.interpreter).append(1, '-').append(t.abi).append(1, '-').append(t.platform);
+      if (supported->contains(key)) return true;
+    }
+    return false;
+  };
   index::IndexClient client(client_options);
 
   std::vector<std::string> nightly_members;
@@ -489,7 +515,7 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
       result.explanation.lines.push_back(
           fmt::format("No nightly build date {}has all of {} for {}-{}.",
                       request.nightly == "latest" ? "" : fmt::format("on or before {} ", request.nightly), who,
-                      target->tags.interpreter_tag(), target->platform));
+                      result.target.tags.interpreter_tag(), result.target.platform));
       result.explanation.hints.push_back("try a later --nightly date, or fewer torch-family packages");
       result.index_stats = client.stats();
       return result;
@@ -500,7 +526,13 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
   // Solve.
   phase("Resolving");
   auto t_solve = std::chrono::steady_clock::now();
-  IndexProvider provider(client, config);
+  // The provider takes the config (no copy of the target's long tag list); the lock's records
+  // below need only the sources and the nightly date, kept here.
+  const auto pinned_sources = config.pinned;
+  const auto torch_sources = config.torch;
+  const auto general_sources = config.general;
+  const auto nightly_date = config.nightly_date;
+  IndexProvider provider(client, std::move(config));
   resolver::SolveRequest solve_request{requirements, constraints};
   auto outcome = resolver::solve(provider, solve_request, solve_options);
   result.timings.solve_ms = elapsed_ms(t_solve);
@@ -525,8 +557,8 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
   fs::path lock_dir = lock_dir_of(request.output);
   lock::Lock& lk = result.lock;
   lk.created_by = fmt::format("gpulock {}", version());
-  lk.environments = std::vector<std::string>{target->environment_marker()};
-  lk.requires_python = fmt::format("=={}.*", target->python_version);
+  lk.environments = std::vector<std::string>{result.target.environment_marker()};
+  lk.requires_python = fmt::format("=={}.*", result.target.python_version);
   lk.extras = std::vector<std::string>{};
   lk.dependency_groups = std::vector<std::string>{};
   lk.default_groups = std::vector<std::string>{};
@@ -592,15 +624,16 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     result.why.push_back(std::move(why));
   }
 
-  // [tool.gpulock]
+  // [tool.gpulock]. The inputs record and input files are small texts hashed on every run: core's
+  // portable SHA-256 loads nothing, where index's (OpenSSL EVP, for downloads) loads libcrypto.
   lock::GpulockTool tool;
   lock::GpulockInputs rec;
   rec.requirements = request.requirements;
   for (const auto& f : inputs->req.files) {
-    rec.files.push_back({relative_to(lock_dir, f.path), f.kind, index::sha256_hex(f.content), {}});
+    rec.files.push_back({relative_to(lock_dir, f.path), f.kind, core::sha256_hex(f.content), {}});
   }
   for (const auto& [path, content] : inputs->project_files) {
-    rec.files.push_back({relative_to(lock_dir, path), "project", index::sha256_hex(content), {}});
+    rec.files.push_back({relative_to(lock_dir, path), "project", core::sha256_hex(content), {}});
   }
   rec.extras = request.extras;
   rec.groups = request.groups;
@@ -610,9 +643,9 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
   if (!request.nightly.empty()) rec.options["nightly"] = request.nightly;
   if (!request.exclude_newer.empty()) rec.options["exclude-newer"] = request.exclude_newer;
   rec.options["cuda-compat"] = request.cuda_compat;
-  rec.sha256 = index::sha256_hex(lock::canonical_inputs_text(rec));
+  rec.sha256 = core::sha256_hex(lock::canonical_inputs_text(rec));
   tool.inputs = std::move(rec);
-  tool.target = lock::GpulockTarget{target->python_version, target->platform, {}, {}};
+  tool.target = lock::GpulockTarget{result.target.python_version, result.target.platform, {}, {}};
 
   const auto& ctx = gpu->context;
   if (ctx.ceiling || ctx.no_gpu || locked_cuda) {
@@ -631,20 +664,20 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     g.cudnn = cudnn;
     tool.gpu = std::move(g);
   }
-  if (exclude_newer || config.nightly_date) {
+  if (exclude_newer || nightly_date) {
     lock::GpulockSnapshot snap;
     if (exclude_newer) snap.exclude_newer = to_toml_datetime(*exclude_newer);
-    if (config.nightly_date) snap.nightly = dashed_date(*config.nightly_date);
+    if (nightly_date) snap.nightly = dashed_date(*nightly_date);
     tool.snapshot = std::move(snap);
   }
   auto add_record = [&](const SourceSpec& s) {
     tool.indexes.push_back({s.source.name, index::redact_url(s.source.url), s.role, {}});
   };
-  for (const auto& [glob, s] : config.pinned) add_record(s);
-  for (const auto& s : config.torch) {
+  for (const auto& [glob, s] : pinned_sources) add_record(s);
+  for (const auto& s : torch_sources) {
     if (used_sources.contains(s.source.url)) add_record(s);
   }
-  for (const auto& s : config.general) add_record(s);
+  for (const auto& s : general_sources) add_record(s);
   lk.gpulock = std::move(tool);
   lk.command = request.command_line;
 
@@ -667,8 +700,8 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
   }
 
   result.lock_text = lock::to_toml(lk, lock::WriteOptions{request.command_line});
-  if (request.output != "-") {
-    auto written = lock::write_lock_file(request.output, lk, lock::WriteOptions{request.command_line});
+  if (request.output != "-" && existing_text != result.lock_text) {
+    auto written = lock::write_file_atomically(request.output, result.lock_text);
     if (!written) return std::unexpected(written.error());
   }
   result.timings.lock_ms = elapsed_ms(t_lock);

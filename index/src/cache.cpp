@@ -9,6 +9,8 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 #include <sys/mman.h>
@@ -20,13 +22,16 @@ namespace gpulock::index::detail {
 namespace {
 
 // Bump a bucket's version when its payload layout changes: old entries are then ignored.
-constexpr std::string_view kPagesBucket = "pages-v1";
+constexpr std::string_view kPagesBucket = "pages-v2";  // v2: name/version/tag tables
 constexpr std::string_view kMetadataBucket = "metadata-v1";
 constexpr std::string_view kDigestBucket = "digests-v1";
 constexpr std::string_view kHostsBucket = "hosts-v2";
 
 constexpr char kMagic[4] = {'G', 'P', 'L', 'K'};
-constexpr std::uint8_t kFormatVersion = 1;
+// Header format 2 checksums with checksum64 (CRC-32C based, several times faster than hash64 on
+// the megabytes a warm run reads); format 1 files (hash64) are still read.
+constexpr std::uint8_t kFormatVersion = 2;
+constexpr std::uint64_t kChecksumSeed = 0x6770756c6f636bULL;
 constexpr std::size_t kHeaderSize = 24;  // magic, kind, version, 2 reserved, u64 size, u64 checksum
 
 constexpr std::uint64_t rotl(std::uint64_t x, int r) noexcept {
@@ -119,7 +124,7 @@ std::string begin_frame(std::size_t expected_payload = 0) {
 const std::string& end_frame(std::string& buffer, char kind) {
   std::string_view payload = std::string_view(buffer).substr(kHeaderSize);
   std::uint64_t size = payload.size();
-  std::uint64_t checksum = hash64(payload, 0x6770756c6f636bULL);
+  std::uint64_t checksum = checksum64(payload, kChecksumSeed);
   std::memcpy(buffer.data(), kMagic, 4);
   buffer[4] = kind;
   buffer[5] = static_cast<char>(kFormatVersion);
@@ -185,8 +190,9 @@ class FileBytes {
 
 // The payload of a framed file, or nullopt when torn/foreign/corrupt.
 std::optional<std::string_view> unframe(std::string_view data, char kind) {
+  const auto version = data.size() < kHeaderSize ? 0 : static_cast<std::uint8_t>(data[5]);
   if (data.size() < kHeaderSize || std::memcmp(data.data(), kMagic, 4) != 0 || data[4] != kind ||
-      static_cast<std::uint8_t>(data[5]) != kFormatVersion) {
+      (version != 1 && version != kFormatVersion)) {
     return std::nullopt;
   }
   std::uint64_t size = 0, checksum = 0;
@@ -194,7 +200,9 @@ std::optional<std::string_view> unframe(std::string_view data, char kind) {
   std::memcpy(&checksum, data.data() + 16, 8);
   if (size != data.size() - kHeaderSize) return std::nullopt;
   std::string_view payload = data.substr(kHeaderSize);
-  if (hash64(payload, 0x6770756c6f636bULL) != checksum) return std::nullopt;
+  std::uint64_t actual =
+      version == 1 ? hash64(payload, kChecksumSeed) : checksum64(payload, kChecksumSeed);
+  if (actual != checksum) return std::nullopt;
   return payload;
 }
 
@@ -234,6 +242,141 @@ std::uint64_t hash64(std::string_view data, std::uint64_t seed) noexcept {
   return fmix(h);
 }
 
+namespace {
+
+// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78): SSE4.2's crc32 instruction where the CPU
+// has it, else slicing-by-8 tables; both give the same values, so a cache moves between machines.
+constexpr std::uint32_t kCrc32cPoly = 0x82F63B78u;
+
+struct Crc32cTables {
+  std::uint32_t t[8][256];
+};
+
+constexpr Crc32cTables make_crc32c_tables() {
+  Crc32cTables tables{};
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t c = i;
+    for (int k = 0; k < 8; ++k)
+      c = (c & 1) ? (c >> 1) ^ kCrc32cPoly : c >> 1;
+    tables.t[0][i] = c;
+  }
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    for (int s = 1; s < 8; ++s) {
+      std::uint32_t prev = tables.t[s - 1][i];
+      tables.t[s][i] = (prev >> 8) ^ tables.t[0][prev & 0xff];
+    }
+  }
+  return tables;
+}
+
+constexpr Crc32cTables kCrc32c = make_crc32c_tables();
+
+// Both variants take and return the raw (not inverted) register.
+std::uint32_t crc32c_portable(std::uint32_t crc, const char* p, std::size_t n) noexcept {
+  while (n >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    w ^= crc;
+    crc = kCrc32c.t[7][w & 0xff] ^ kCrc32c.t[6][(w >> 8) & 0xff] ^
+          kCrc32c.t[5][(w >> 16) & 0xff] ^ kCrc32c.t[4][(w >> 24) & 0xff] ^
+          kCrc32c.t[3][(w >> 32) & 0xff] ^ kCrc32c.t[2][(w >> 40) & 0xff] ^
+          kCrc32c.t[1][(w >> 48) & 0xff] ^ kCrc32c.t[0][w >> 56];
+    p += 8;
+    n -= 8;
+  }
+  while (n-- > 0)
+    crc = (crc >> 8) ^ kCrc32c.t[0][(crc ^ static_cast<unsigned char>(*p++)) & 0xff];
+  return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(std::uint32_t crc, const char* p,
+                                                             std::size_t n) noexcept {
+  std::uint64_t c = crc;
+  while (n >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    c = __builtin_ia32_crc32di(c, w);
+    p += 8;
+    n -= 8;
+  }
+  auto c32 = static_cast<std::uint32_t>(c);
+  while (n-- > 0)
+    c32 = __builtin_ia32_crc32qi(c32, static_cast<unsigned char>(*p++));
+  return c32;
+}
+
+// Three streams of `n` bytes each, interleaved.
+__attribute__((target("sse4.2"))) void crc32c_sse42_x3(std::uint32_t& a, std::uint32_t& b,
+                                                       std::uint32_t& c, const char* pa,
+                                                       const char* pb, const char* pc,
+                                                       std::size_t n) noexcept {
+  std::uint64_t ca = a, cb = b, cc = c;
+  while (n >= 8) {
+    std::uint64_t wa, wb, wc;
+    std::memcpy(&wa, pa, 8);
+    std::memcpy(&wb, pb, 8);
+    std::memcpy(&wc, pc, 8);
+    ca = __builtin_ia32_crc32di(ca, wa);
+    cb = __builtin_ia32_crc32di(cb, wb);
+    cc = __builtin_ia32_crc32di(cc, wc);
+    pa += 8;
+    pb += 8;
+    pc += 8;
+    n -= 8;
+  }
+  a = crc32c_sse42(static_cast<std::uint32_t>(ca), pa, n);
+  b = crc32c_sse42(static_cast<std::uint32_t>(cb), pb, n);
+  c = crc32c_sse42(static_cast<std::uint32_t>(cc), pc, n);
+}
+#endif
+
+std::uint32_t crc32c(std::uint32_t crc, const char* p, std::size_t n) noexcept {
+#if defined(__x86_64__)
+  static const bool hardware = __builtin_cpu_supports("sse4.2");
+  if (hardware) return crc32c_sse42(crc, p, n);
+#endif
+  return crc32c_portable(crc, p, n);
+}
+
+}  // namespace
+
+std::uint32_t crc32c(std::string_view data) noexcept {
+  return ~crc32c(~0u, data.data(), data.size());
+}
+
+std::uint32_t crc32c_software(std::string_view data) noexcept {
+  return ~crc32c_portable(~0u, data.data(), data.size());
+}
+
+std::uint64_t checksum64(std::string_view data, std::uint64_t seed, bool software) noexcept {
+  // Three CRC-32C streams over the three thirds of the data, mixed with the length and the seed
+  // into 64 bits. The hardware path runs the streams interleaved: the crc32 instruction has a
+  // latency of 3 cycles and a throughput of 1, so three independent chains keep it busy.
+  const std::size_t third = data.size() / 3;
+  const char* pa = data.data();
+  const char* pb = pa + third;
+  const char* pc = pb + third;
+  const std::size_t last = data.size() - 2 * third;  // third, third + 1 or third + 2
+  auto s0 = static_cast<std::uint32_t>(seed);
+  auto s1 = static_cast<std::uint32_t>(seed >> 32);
+  std::uint32_t a = ~s0, b = ~s1, c = ~(s0 ^ s1);
+#if defined(__x86_64__)
+  static const bool hardware = __builtin_cpu_supports("sse4.2");
+  if (hardware && !software) {
+    crc32c_sse42_x3(a, b, c, pa, pb, pc, third);
+    c = crc32c_sse42(c, pc + third, last - third);
+  } else
+#endif
+  {
+    a = crc32c_portable(a, pa, third);
+    b = crc32c_portable(b, pb, third);
+    c = crc32c_portable(c, pc, last);
+  }
+  std::uint64_t h = (static_cast<std::uint64_t>(a) << 32 | b) ^ fmix(c ^ data.size() ^ seed);
+  return fmix(h);
+}
+
 bool write_file_atomic(const std::string& path, std::string_view data) {
   auto slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
@@ -260,6 +403,53 @@ bool write_file_atomic(const std::string& path, std::string_view data) {
   return ok;
 }
 
+// Pages are stored with what decoding needs already worked out, so a warm run parses no
+// filenames: the distinct project names, versions and compressed tag sets of the page's files go
+// in tables (a PyPI page has thousands of files but tens of distinct versions and tag sets), and
+// each file refers to its entries by index. Decoding parses each distinct version once and
+// copies the rest.
+namespace {
+
+enum class FileKind : std::uint8_t { Other = 0, Wheel = 1, Sdist = 2 };
+
+// One file in a page's table (native byte order, like every integer in the cache).
+struct FileEntry {
+  std::uint8_t kind;
+  std::uint8_t reserved[3];
+  std::uint32_t name;     // index into the names table (wheels and sdists)
+  std::uint32_t version;  // index into the versions table
+  std::uint32_t tags;     // index into the tag-set table (wheels)
+  std::uint32_t offset;   // of the file's record, from the start of the records
+};
+static_assert(sizeof(FileEntry) == 20);
+
+// Interns strings into a table: index of `key`, adding it when new.
+struct Interner {
+  std::unordered_map<std::string, std::uint32_t> index;
+  std::vector<const void*> items;  // the first object seen with each key
+  std::uint32_t add(std::string key, const void* item) {
+    auto [it, inserted] = index.emplace(std::move(key), static_cast<std::uint32_t>(items.size()));
+    if (inserted) items.push_back(item);
+    return it->second;
+  }
+};
+
+std::string tag_set_key(const core::WheelFilename& w) {
+  std::string key = w.python_tag;
+  key += '-';
+  key += w.abi_tag;
+  key += '-';
+  key += w.platform_tag;
+  return key;
+}
+
+struct DecodedTagSet {
+  std::string_view python, abi, platform;
+  std::vector<core::Tag> tags;
+};
+
+}  // namespace
+
 void encode_page(const ProjectPage& page, std::string& out) {
   put_u8(out, page.found ? 1 : 0);
   put_str(out, page.name);
@@ -271,67 +461,256 @@ void encode_page(const ProjectPage& page, std::string& out) {
   put_u32(out, static_cast<std::uint32_t>(page.warnings.size()));
   for (const auto& w : page.warnings)
     put_str(out, w);
+
+  Interner names, versions, tag_sets;
+  struct Refs {
+    FileKind kind = FileKind::Other;
+    std::uint32_t name = 0, version = 0, tags = 0;
+  };
+  std::vector<Refs> refs(page.files.size());
+  std::vector<std::string> version_text;
+  for (std::size_t i = 0; i < page.files.size(); ++i) {
+    const DistFile& f = page.files[i];
+    Refs& r = refs[i];
+    if (!f.wheel && !f.sdist) continue;
+    r.kind = f.wheel ? FileKind::Wheel : FileKind::Sdist;
+    r.name = names.add(f.project(), &f.project());
+    std::string v = f.version().to_string();
+    std::size_t before = versions.items.size();
+    r.version = versions.add(v, &f.version());
+    if (versions.items.size() != before) version_text.push_back(std::move(v));
+    if (f.wheel) r.tags = tag_sets.add(tag_set_key(*f.wheel), &*f.wheel);
+  }
+  put_u32(out, static_cast<std::uint32_t>(names.items.size()));
+  for (const void* n : names.items)
+    put_str(out, *static_cast<const std::string*>(n));
+  put_u32(out, static_cast<std::uint32_t>(version_text.size()));
+  for (const auto& v : version_text)
+    put_str(out, v);
+  put_u32(out, static_cast<std::uint32_t>(tag_sets.items.size()));
+  for (const void* item : tag_sets.items) {
+    const auto& w = *static_cast<const core::WheelFilename*>(item);
+    put_str(out, w.python_tag);
+    put_str(out, w.abi_tag);
+    put_str(out, w.platform_tag);
+    put_u32(out, static_cast<std::uint32_t>(w.tags.size()));
+    for (const auto& t : w.tags) {
+      put_str(out, t.interpreter);
+      put_str(out, t.abi);
+      put_str(out, t.platform);
+    }
+  }
+
+  // The files: first a table of fixed-size entries (kind, table indices, where the file's record
+  // starts), then the records. A filtered decode scans the table and reads only the records of
+  // the files it keeps.
   put_u32(out, static_cast<std::uint32_t>(page.files.size()));
-  for (const auto& f : page.files) {
+  std::size_t table_at = out.size();
+  out.resize(out.size() + page.files.size() * sizeof(FileEntry));
+  std::size_t records_at = out.size();
+  for (std::size_t i = 0; i < page.files.size(); ++i) {
+    const DistFile& f = page.files[i];
+    const Refs& r = refs[i];
+    FileEntry entry{};
+    entry.kind = static_cast<std::uint8_t>(r.kind);
+    entry.name = r.name;
+    entry.version = r.version;
+    entry.tags = r.tags;
+    entry.offset = static_cast<std::uint32_t>(out.size() - records_at);
+    std::memcpy(out.data() + table_at + i * sizeof(FileEntry), &entry, sizeof entry);
     put_str(out, f.filename);
     put_str(out, f.url);
     put_hashes(out, f.hashes);
     put_str(out, f.requires_python);
     std::uint8_t flags = (f.yanked ? 1 : 0) | (f.core_metadata ? 2 : 0) | (f.size ? 4 : 0) |
-                         (f.upload_time ? 8 : 0) | (f.wheel ? 16 : 0);
+                         (f.upload_time ? 8 : 0) | (f.wheel && f.wheel->build ? 16 : 0);
     put_u8(out, flags);
     if (f.yanked) put_str(out, f.yanked_reason);
     if (f.core_metadata) put_hashes(out, f.core_metadata_hashes);
     if (f.size) put_u64(out, *f.size);
     if (f.upload_time) put_i64(out, *f.upload_time);
+    if (r.kind == FileKind::Wheel && f.wheel->build) {
+      put_u64(out, f.wheel->build->first);
+      put_str(out, f.wheel->build->second);
+    } else if (r.kind == FileKind::Sdist) {
+      put_str(out, f.sdist->extension);
+    }
   }
+  put_u32(out, static_cast<std::uint32_t>(out.size() - records_at));  // the records' total size
 }
 
-bool decode_page(std::string_view& in, ProjectPage& page) {
+bool decode_page(std::string_view& in, ProjectPage& page, const WheelFilter* filter) {
   Reader r{in};
   page.found = r.get<std::uint8_t>() != 0;
   page.name = r.str();
   page.url = r.str();
   page.api_version = r.str();
-  auto nversions = r.get<std::uint32_t>();
-  if (!r.ok || nversions > in.size()) return false;
+  // Counts are checked against the bytes left (each item takes at least 4) before reserving.
+  auto count = [&] {
+    auto n = r.get<std::uint32_t>();
+    if (r.ok && n > in.size() / 4) r.ok = false;
+    return r.ok ? n : 0u;
+  };
+  auto nversions = count();
   page.versions.reserve(nversions);
   for (std::uint32_t i = 0; i < nversions && r.ok; ++i)
     page.versions.emplace_back(r.str());
-  auto nwarnings = r.get<std::uint32_t>();
-  if (!r.ok || nwarnings > in.size()) return false;
+  auto nwarnings = count();
   for (std::uint32_t i = 0; i < nwarnings && r.ok; ++i)
     page.warnings.emplace_back(r.str());
-  auto nfiles = r.get<std::uint32_t>();
-  if (!r.ok || nfiles > in.size()) return false;
-  page.files.reserve(nfiles);
-  WheelNameMemo wheels;
-  for (std::uint32_t i = 0; i < nfiles && r.ok; ++i) {
-    DistFile& f = page.files.emplace_back();
-    f.filename = r.str();
-    f.url = r.str();
-    get_hashes(r, f.hashes);
-    f.requires_python = r.str();
-    auto flags = r.get<std::uint8_t>();
-    f.yanked = flags & 1;
-    f.core_metadata = flags & 2;
-    if (f.yanked) f.yanked_reason = r.str();
-    if (f.core_metadata) get_hashes(r, f.core_metadata_hashes);
-    if (flags & 4) f.size = r.get<std::uint64_t>();
-    if (flags & 8) f.upload_time = r.get<std::int64_t>();
-    if (!r.ok) return false;
-    // Filenames were validated when the page was parsed; a failure here means a foreign entry.
-    if (flags & 16) {
-      auto wheel = wheels.parse(f.filename);
-      if (!wheel) return false;
-      f.wheel = std::move(*wheel);
-    } else {
-      auto sdist = core::SdistFilename::parse(f.filename);
-      if (!sdist) return false;
-      f.sdist = std::move(*sdist);
+
+  std::vector<std::string_view> names(count());
+  for (auto& n : names)
+    n = r.str();
+  std::vector<core::Version> versions(count());
+  for (auto& v : versions) {
+    auto parsed = core::Version::parse(r.str());
+    if (!r.ok || !parsed) return false;
+    v = std::move(*parsed);
+  }
+  std::vector<DecodedTagSet> tag_sets(count());
+  for (auto& ts : tag_sets) {
+    ts.python = r.str();
+    ts.abi = r.str();
+    ts.platform = r.str();
+    auto ntags = count();
+    ts.tags.resize(ntags);
+    for (auto& t : ts.tags) {
+      t.interpreter = r.str();
+      t.abi = r.str();
+      t.platform = r.str();
     }
   }
+  if (!r.ok) return false;
+
+  auto nfiles = r.get<std::uint32_t>();
+  if (!r.ok || nfiles > in.size() / sizeof(FileEntry)) return false;
+  std::string_view table = in.substr(0, nfiles * sizeof(FileEntry));
+  in.remove_prefix(table.size());
+  auto entry_at = [&](std::size_t i) {
+    FileEntry e;
+    std::memcpy(&e, table.data() + i * sizeof(FileEntry), sizeof e);
+    return e;
+  };
+  // The records follow, the table's offsets point into them, and their total size ends the page.
+  if (in.size() < 4) return false;
+  std::uint32_t records_size = 0;
+  std::memcpy(&records_size, in.data() + in.size() - 4, 4);
+  if (records_size != in.size() - 4) return false;
+  std::string_view records = in.substr(0, records_size);
+  in = {};
+
+  // Pass 1: which files to keep. With a filter, each tag set is asked once, and the versions of
+  // the other files are collected in order of first appearance.
+  std::vector<std::uint8_t> keep(nfiles, 1);
+  std::size_t kept = nfiles;
+  if (filter) {
+    std::vector<std::int8_t> keep_tags(tag_sets.size(), -1);
+    std::vector<std::uint8_t> omitted_kinds(versions.size(), 0);  // 1 wheels, 2 sdists
+    std::vector<std::uint32_t> omitted_order;
+    for (std::uint32_t i = 0; i < nfiles; ++i) {
+      FileEntry e = entry_at(i);
+      auto kind = static_cast<FileKind>(e.kind);
+      std::uint8_t omitted_kind = 0;
+      if (kind == FileKind::Sdist) {
+        omitted_kind = 2;
+      } else if (kind == FileKind::Wheel) {
+        if (e.tags >= tag_sets.size()) return false;
+        std::int8_t& k = keep_tags[e.tags];
+        if (k < 0) k = (*filter)(tag_sets[e.tags].tags) ? 1 : 0;
+        if (k == 0) omitted_kind = 1;
+      }
+      if (omitted_kind == 0) continue;
+      if (e.version >= versions.size()) return false;
+      keep[i] = 0;
+      --kept;
+      if (omitted_kinds[e.version] == 0) omitted_order.push_back(e.version);
+      omitted_kinds[e.version] |= omitted_kind;
+    }
+    page.omitted.reserve(omitted_order.size());
+    for (auto v : omitted_order) {
+      page.omitted.push_back(
+          {versions[v], (omitted_kinds[v] & 1) != 0, (omitted_kinds[v] & 2) != 0});
+    }
+  }
+
+  // Pass 2: the kept files in full.
+  page.files.reserve(kept);
+  for (std::uint32_t i = 0; i < nfiles; ++i) {
+    if (!keep[i]) continue;
+    FileEntry e = entry_at(i);
+    auto kind = static_cast<FileKind>(e.kind);
+    if (kind != FileKind::Other && kind != FileKind::Wheel && kind != FileKind::Sdist) return false;
+    if (kind != FileKind::Other &&
+        (e.name >= names.size() || e.version >= versions.size() ||
+         (kind == FileKind::Wheel && e.tags >= tag_sets.size()))) {
+      return false;
+    }
+    if (e.offset > records.size()) return false;
+    std::string_view record = records.substr(e.offset);
+    Reader f_in{record};
+    DistFile& f = page.files.emplace_back();
+    f.filename = f_in.str();
+    f.url = f_in.str();
+    get_hashes(f_in, f.hashes);
+    f.requires_python = f_in.str();
+    auto flags = f_in.get<std::uint8_t>();
+    f.yanked = flags & 1;
+    f.core_metadata = flags & 2;
+    if (f.yanked) f.yanked_reason = f_in.str();
+    if (f.core_metadata) get_hashes(f_in, f.core_metadata_hashes);
+    if (flags & 4) f.size = f_in.get<std::uint64_t>();
+    if (flags & 8) f.upload_time = f_in.get<std::int64_t>();
+    if (kind == FileKind::Wheel) {
+      const DecodedTagSet& ts = tag_sets[e.tags];
+      core::WheelFilename& w = f.wheel.emplace();
+      w.name = names[e.name];
+      w.version = versions[e.version];
+      if (flags & 16) {
+        auto number = f_in.get<std::uint64_t>();
+        w.build.emplace(number, std::string(f_in.str()));
+      }
+      w.tags = ts.tags;
+      w.python_tag = ts.python;
+      w.abi_tag = ts.abi;
+      w.platform_tag = ts.platform;
+    } else if (kind == FileKind::Sdist) {
+      core::SdistFilename& sd = f.sdist.emplace();
+      sd.name = names[e.name];
+      sd.version = versions[e.version];
+      sd.extension = f_in.str();
+    }
+    if (!f_in.ok) return false;
+  }
   return r.ok;
+}
+
+void filter_page(ProjectPage& page, const WheelFilter& filter) {
+  std::unordered_map<std::string, bool> keep;  // by compressed tag set
+  std::unordered_map<core::Version, std::size_t, core::VersionHash> slots;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < page.files.size(); ++i) {
+    DistFile& f = page.files[i];
+    bool wheel = f.wheel.has_value();
+    if (wheel) {
+      auto [it, inserted] = keep.try_emplace(tag_set_key(*f.wheel), false);
+      if (inserted) it->second = filter(f.wheel->tags);
+      if (it->second) {
+        if (kept != i) page.files[kept] = std::move(f);
+        ++kept;
+        continue;
+      }
+    } else if (!f.sdist) {
+      if (kept != i) page.files[kept] = std::move(f);
+      ++kept;
+      continue;
+    }
+    auto [slot, inserted] = slots.try_emplace(f.version(), page.omitted.size());
+    if (inserted) page.omitted.push_back({f.version(), false, false});
+    auto& o = page.omitted[slot->second];
+    (wheel ? o.wheels : o.sdists) = true;
+  }
+  page.files.erase(page.files.begin() + static_cast<std::ptrdiff_t>(kept), page.files.end());
 }
 
 std::string DiskCache::path_for(std::string_view bucket, std::string_view key) const {
@@ -339,6 +718,11 @@ std::string DiskCache::path_for(std::string_view bucket, std::string_view key) c
 }
 
 std::optional<PageEntry> DiskCache::load_page(std::string_view url) const {
+  return load_page(url, [](const PageEntry&) -> const WheelFilter* { return nullptr; });
+}
+
+std::optional<PageEntry> DiskCache::load_page(
+    std::string_view url, const std::function<const WheelFilter*(const PageEntry&)>& filter_for) const {
   if (!enabled_) return std::nullopt;
   FileBytes data;
   if (!data.open(path_for(kPagesBucket, url))) return std::nullopt;
@@ -355,7 +739,7 @@ std::optional<PageEntry> DiskCache::load_page(std::string_view url) const {
   e.status = static_cast<int>(r.get<std::uint16_t>());
   e.etag = r.str();
   e.last_modified = r.str();
-  if (!r.ok || !decode_page(in, e.page)) return std::nullopt;
+  if (!r.ok || !decode_page(in, e.page, filter_for(e))) return std::nullopt;
   return e;
 }
 

@@ -5,13 +5,18 @@
 // on a warm run); METADATA, digests and per-host capabilities are small blobs.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "gpulock/index/page.h"
 
 namespace gpulock::index::detail {
+
+/// ClientOptions::keep_wheel.
+using WheelFilter = std::function<bool(std::span<const core::Tag>)>;
 
 /// A cached answer for one page URL, with what HTTP caching needs (RFC 9111).
 struct PageEntry {
@@ -56,6 +61,11 @@ class DiskCache {
   [[nodiscard]] const std::string& root() const noexcept { return root_; }
 
   [[nodiscard]] std::optional<PageEntry> load_page(std::string_view url) const;
+  /// Same, decoding the files through the filter `filter_for` picks once the entry's header
+  /// (freshness, status, validators) is read; nullptr: every file.
+  [[nodiscard]] std::optional<PageEntry> load_page(
+      std::string_view url,
+      const std::function<const WheelFilter*(const PageEntry&)>& filter_for) const;
   bool store_page(const PageEntry& entry) const { return store_page(entry, entry.page); }
   /// Same, with the page given separately (`entry.page` is ignored): no copy of a big page.
   bool store_page(const PageEntry& entry, const ProjectPage& page) const;
@@ -82,11 +92,23 @@ class DiskCache {
 };
 
 /// Serialization of a ProjectPage in the cache's binary form (exposed for tests and benches).
+/// With a filter, decoding keeps as DistFiles only the wheels it accepts (asked once per tag
+/// set) and summarizes the other files in page.omitted (see ClientOptions::keep_wheel).
 void encode_page(const ProjectPage& page, std::string& out);
-bool decode_page(std::string_view& in, ProjectPage& page);
+bool decode_page(std::string_view& in, ProjectPage& page, const WheelFilter* filter = nullptr);
 
-/// A 64-bit hash for cache keys and checksums (not cryptographic).
+/// The same filtering applied to a page in memory (a page just parsed).
+void filter_page(ProjectPage& page, const WheelFilter& filter);
+
+/// A 64-bit hash for cache keys (not cryptographic).
 std::uint64_t hash64(std::string_view data, std::uint64_t seed = 0) noexcept;
+/// A 64-bit checksum of cache payloads (three CRC-32C streams mixed; hardware CRC where the CPU
+/// has SSE4.2, the same values in software elsewhere; not cryptographic).
+/// `software`: never the crc32 instruction (tests compare both paths).
+std::uint64_t checksum64(std::string_view data, std::uint64_t seed, bool software = false) noexcept;
+/// CRC-32C (RFC 3720 §B.4) of `data`, as checksum64 computes it, and always in software.
+std::uint32_t crc32c(std::string_view data) noexcept;
+std::uint32_t crc32c_software(std::string_view data) noexcept;
 
 /// Writes `data` to `path` atomically (temp file in the same directory + rename), creating the
 /// directory. False on any failure (the cache is best-effort).

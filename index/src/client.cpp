@@ -250,6 +250,7 @@ struct IndexClient::Impl {
   // The transport, created on the first real request.
   std::once_flag transport_once;
   std::unique_ptr<detail::Transport> transport;
+  std::optional<core::Error> transport_error;  // the plugin could not be loaded
   std::mutex transport_mu;
 
   // Memoized operations.
@@ -304,7 +305,8 @@ struct IndexClient::Impl {
 
   // ---- transport -----------------------------------------------------------------------------
 
-  detail::Transport& get_transport() {
+  // The transport, from the network plugin (loaded here, on the first real request).
+  core::Result<detail::Transport*> get_transport() {
     std::call_once(transport_once, [this] {
       detail::TransportOptions t;
       t.max_parallel = std::max(1u, options.max_parallel);
@@ -316,12 +318,17 @@ struct IndexClient::Impl {
       t.user_agent = options.user_agent;
       t.ca_file = options.ca_file;
       t.ca_path = options.ca_path;
-      auto created = detail::make_curl_transport(t);
+      auto created = detail::make_transport(t);
+      if (!created) {
+        transport_error = created.error();
+        return;
+      }
       std::lock_guard<std::mutex> lock(transport_mu);
-      transport = std::move(created);
+      transport = std::move(*created);
       if (cancelled) transport->cancel();
     });
-    return *transport;
+    if (!transport) return std::unexpected(*transport_error);
+    return transport.get();
   }
 
   void cancel_transfers_for_shutdown() {
@@ -368,7 +375,9 @@ struct IndexClient::Impl {
     const std::string shown = redact_url(req.url);
     if (cancelled) return std::unexpected(cancelled_error(req.url));
     req.url = with_credentials(req.url);
-    detail::Transport& t = get_transport();
+    auto transport_ptr = get_transport();
+    if (!transport_ptr) return std::unexpected(transport_ptr.error());
+    detail::Transport& t = **transport_ptr;
     HttpResponse r;
     unsigned attempts = 0;
     for (unsigned attempt = 0;; ++attempt) {
@@ -468,6 +477,8 @@ struct IndexClient::Impl {
     std::string shown;  // redacted
     PageFilter filter;
     bool forbidden_means_missing = false;
+    // A find-links page holds every project: it stays whole here and is filtered per project.
+    bool whole = false;
   };
 
   ProjectPagePtr not_found_page(const PageLookup& lookup) {
@@ -488,12 +499,32 @@ struct IndexClient::Impl {
     }
   }
 
+  // ClientOptions::keep_wheel, or null.
+  const detail::WheelFilter* wheel_filter() const {
+    return options.keep_wheel ? &options.keep_wheel : nullptr;
+  }
+
+  // A page as this client returns it: filtered when the caller asked (the cache keeps it whole).
+  ProjectPagePtr finish_page(ProjectPage&& page) const {
+    if (const auto* filter = wheel_filter()) detail::filter_page(page, *filter);
+    return std::make_shared<const ProjectPage>(std::move(page));
+  }
+
   // A cache hit that needs no request, or nullopt. Offline: any entry, else an Offline error.
   std::optional<core::Result<ProjectPagePtr>> page_from_cache(
       const PageLookup& lookup, std::optional<detail::PageEntry>& entry) {
-    entry = cache.load_page(lookup.shown);
+    // An entry used as it is gets decoded through the filter; one to revalidate is decoded
+    // whole, since a 304 stores it again. One clock reading decides both.
+    const std::int64_t now = now_seconds();
+    const auto usable = [&](const detail::PageEntry& e) {
+      if (e.status == 403 && !lookup.forbidden_means_missing) return false;
+      return options.offline || (!options.refresh && e.fresh(now));
+    };
+    entry = cache.load_page(lookup.shown, [&](const detail::PageEntry& e) {
+      return usable(e) && !lookup.whole ? wheel_filter() : nullptr;
+    });
     if (entry && entry->status == 403 && !lookup.forbidden_means_missing) entry.reset();
-    if (entry && (options.offline || (!options.refresh && entry->fresh(now_seconds())))) {
+    if (entry && usable(*entry)) {
       ++counters.page_hits;
       emit(ClientEvent::Type::CacheHit, RequestKind::Page, lookup.shown);
       return std::make_shared<const ProjectPage>(std::move(entry->page));
@@ -535,7 +566,8 @@ struct IndexClient::Impl {
       if (!r.etag.empty()) entry->etag = r.etag;
       if (!r.last_modified.empty()) entry->last_modified = r.last_modified;
       if (!cc.no_store) cache.store_page(*entry);
-      return std::make_shared<const ProjectPage>(std::move(entry->page));
+      if (lookup.whole) return std::make_shared<const ProjectPage>(std::move(entry->page));
+      return finish_page(std::move(entry->page));
     }
     if (r.status == 404 || r.status == 410 || (r.status == 403 && lookup.forbidden_means_missing)) {
       auto page = not_found_page(lookup);
@@ -593,7 +625,8 @@ struct IndexClient::Impl {
       e.last_modified = r.last_modified;
       cache.store_page(e, page);
     }
-    return std::make_shared<const ProjectPage>(std::move(page));
+    if (lookup.whole) return std::make_shared<const ProjectPage>(std::move(page));
+    return finish_page(std::move(page));
   }
 
   core::Result<ProjectPagePtr> http_page(const PageLookup& lookup) {
@@ -627,7 +660,10 @@ struct IndexClient::Impl {
     std::string validator =
         fmt::format("{}.{}:{}", static_cast<long long>(st.st_mtim.tv_sec),
                     static_cast<long long>(st.st_mtim.tv_nsec), static_cast<long long>(st.st_size));
-    if (auto entry = cache.load_page(key); entry && entry->etag == validator) {
+    auto entry = cache.load_page(key, [&](const detail::PageEntry& e) {
+      return e.etag == validator ? wheel_filter() : nullptr;
+    });
+    if (entry && entry->etag == validator) {
       ++counters.page_hits;
       emit(ClientEvent::Type::CacheHit, RequestKind::Page, key);
       return std::make_shared<const ProjectPage>(std::move(entry->page));
@@ -646,7 +682,7 @@ struct IndexClient::Impl {
     e.stored_at = now_seconds();
     e.etag = validator;
     cache.store_page(e, *parsed);
-    return std::make_shared<const ProjectPage>(std::move(*parsed));
+    return finish_page(std::move(*parsed));
   }
 
   static core::Status read_local_file(const std::string& path, std::string& out) {
@@ -717,6 +753,7 @@ struct IndexClient::Impl {
     lookup.shown = redact_url(source.url);
     lookup.filter = filter;
     lookup.forbidden_means_missing = source.forbidden_means_missing;
+    lookup.whole = true;
     return http_page(lookup);
   }
 
@@ -766,7 +803,7 @@ struct IndexClient::Impl {
         if (f.project() == name) page->files.push_back(f);
       }
       page->found = !page->files.empty();
-      return ProjectPagePtr(page);
+      return finish_page(std::move(*page));
     }
     std::string url = source.project_url(name);
     PageFilter filter;

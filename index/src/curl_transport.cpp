@@ -15,9 +15,11 @@
 
 #include <curl/curl.h>
 
-#include "transport.h"
+#include "net_impl.h"
 
-namespace gpulock::index::detail {
+namespace gpulock::index::net {
+
+using namespace detail;
 namespace {
 
 char lower(char c) noexcept {
@@ -356,4 +358,4 @@ std::unique_ptr<Transport> make_curl_transport(const TransportOptions& options) 
   return std::make_unique<CurlTransport>(options);
 }
 
-}  // namespace gpulock::index::detail
+}  // namespace gpulock::index::net

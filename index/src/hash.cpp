@@ -8,14 +8,28 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
+
+#include "gpulock/core/sha256.h"
+
+#include "net_plugin.h"
 
 namespace gpulock::index {
 
+// OpenSSL's EVP (hardware-accelerated) through the network plugin, which is loaded on the first
+// hash; should the plugin be missing, core's portable SHA-256 gives the same digests, slower.
 struct Sha256::State {
-  EVP_MD_CTX* ctx = nullptr;
-  State() : ctx(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr); }
-  ~State() { EVP_MD_CTX_free(ctx); }
+  const detail::NetPluginTable* plugin = nullptr;
+  void* ctx = nullptr;
+  core::Sha256 portable;
+  State() {
+    if (auto p = detail::load_net_plugin(); p) {
+      ctx = (*p)->sha256_new();
+      if (ctx) plugin = *p;
+    }
+  }
+  ~State() {
+    if (plugin) plugin->sha256_free(ctx);
+  }
   State(const State&) = delete;
   State& operator=(const State&) = delete;
 };
@@ -27,22 +41,28 @@ Sha256& Sha256::operator=(Sha256&&) noexcept = default;
 
 void Sha256::update(std::string_view data) {
   if (data.empty()) return;
-  EVP_DigestUpdate(state_->ctx, data.data(), data.size());
+  if (state_->plugin) {
+    state_->plugin->sha256_update(state_->ctx, data.data(), data.size());
+  } else {
+    state_->portable.update(data);
+  }
   size_ += data.size();
 }
 
 std::string Sha256::finish_hex() {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(state_->ctx, digest, &length);
-  EVP_DigestInit_ex(state_->ctx, EVP_sha256(), nullptr);
+  core::Sha256::Digest digest{};
+  if (state_->plugin) {
+    state_->plugin->sha256_finish(state_->ctx, digest.data());
+  } else {
+    digest = state_->portable.finish();
+  }
   size_ = 0;
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(length * 2);
-  for (unsigned int i = 0; i < length; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 15]);
+  out.reserve(digest.size() * 2);
+  for (auto byte : digest) {
+    out.push_back(kHex[byte >> 4]);
+    out.push_back(kHex[byte & 15]);
   }
   return out;
 }

@@ -217,18 +217,19 @@ class JsonPageParser {
       od::field field;
       SIMDJSON_TRY(std::move(field_result).get(field));
       std::string_view algo;
-      SIMDJSON_TRY(field.unescaped_key().get(algo));
+      if (field.key() == "sha256") {
+        algo = "sha256";  // nearly every hash: no unescaping, no lowercasing of the key
+      } else {
+        SIMDJSON_TRY(field.unescaped_key().get(algo));
+      }
       path_.sub = algo;
-      Hash h;
-      h.algorithm.assign(algo);
-      detail::ascii_lower(h.algorithm);
+      Hash& h = out.emplace_back();
+      detail::assign_lower(h.algorithm, algo);
       std::string_view hex;
       expected_ = "expected a string";
       SIMDJSON_TRY(field.value().get_string().get(hex));
-      h.hex.assign(hex);
-      detail::ascii_lower(h.hex);
+      detail::assign_lower(h.hex, hex);
       path_.sub = {};
-      out.push_back(std::move(h));
     }
     return simdjson::SUCCESS;
   }

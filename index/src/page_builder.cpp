@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -27,10 +29,45 @@ bool is_sdist_name(std::string_view filename) noexcept {
 
 }  // namespace
 
+namespace {
+
+// ASCII lowercase of 8 bytes at once (SWAR): a byte gets 0x20 added when it is 'A'..'Z'; bytes
+// with the high bit set are left alone. No carry crosses bytes: each 7-bit value plus at most
+// 0x3f stays below 0x100.
+std::uint64_t lower8(std::uint64_t w) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL;
+  constexpr std::uint64_t high = 0x8080808080808080ULL;
+  std::uint64_t x = w & ~high;
+  std::uint64_t ge_a = x + ones * (0x80 - 'A');      // high bit: x >= 'A'
+  std::uint64_t gt_z = x + ones * (0x80 - 'Z' - 1);  // high bit: x > 'Z'
+  std::uint64_t upper = ge_a & ~gt_z & ~w & high;
+  return w | (upper >> 2);
+}
+
+char lower1(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+}  // namespace
+
 void ascii_lower(std::string& s) noexcept {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  assign_lower(s, s);
+}
+
+void assign_lower(std::string& out, std::string_view text) {
+  // `text` may alias `out`: resizing to the same size keeps the bytes in place.
+  out.resize(text.size());
+  const char* src = text.data();
+  char* dst = out.data();
+  std::size_t n = text.size(), i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, src + i, 8);
+    w = lower8(w);
+    std::memcpy(dst + i, &w, 8);
   }
+  for (; i < n; ++i)
+    dst[i] = lower1(src[i]);
 }
 
 std::size_t line_of(std::string_view text, std::size_t offset) noexcept {
@@ -76,68 +113,90 @@ bool parse_hash_pair(std::string_view text, Hash& out) {
   return true;
 }
 
-core::Result<core::WheelFilename> WheelNameMemo::parse(std::string_view filename) {
+bool WheelNameMemo::parse_into(std::string_view filename, std::optional<core::WheelFilename>& out,
+                               std::string& error) {
+  auto full_parse = [&] {
+    auto full = core::WheelFilename::parse(filename);
+    if (!full) {
+      error = full.error().message;
+      return false;
+    }
+    out = std::move(*full);
+    return true;
+  };
   // The common shape: name-version-python-abi-platform.whl, printable ASCII.
-  if (filename.size() <= 4 || !filename.ends_with(".whl"))
-    return core::WheelFilename::parse(filename);
+  if (filename.size() <= 4 || !filename.ends_with(".whl")) return full_parse();
   std::string_view stem = filename.substr(0, filename.size() - 4);
   std::size_t dashes[4];
   std::size_t count = 0;
   for (std::size_t i = 0; i < stem.size(); ++i) {
     auto c = static_cast<unsigned char>(stem[i]);
-    if (c <= 0x20 || c >= 0x7f) return core::WheelFilename::parse(filename);
+    if (c <= 0x20 || c >= 0x7f) return full_parse();
     if (c == '-') {
-      if (count == 4) return core::WheelFilename::parse(filename);  // a build tag, or an error
+      if (count == 4) return full_parse();  // a build tag, or an error
       dashes[count++] = i;
     }
   }
-  if (count != 4) return core::WheelFilename::parse(filename);
+  if (count != 4) return full_parse();
   std::string_view name = stem.substr(0, dashes[0]);
   std::string_view version = stem.substr(dashes[0] + 1, dashes[1] - dashes[0] - 1);
   std::string_view tags = stem.substr(dashes[1] + 1);
 
-  auto name_it = names_.find(name);
-  if (name_it == names_.end()) {
+  // Pages list a project's files version by version: the previous file's name and version are
+  // compared before any hashing.
+  const std::string* normalized = nullptr;
+  if (last_name_ && last_name_->first == name) {
+    normalized = &last_name_->second;
+  } else if (auto it = names_.find(name); it != names_.end()) {
+    last_name_ = &*it;
+    normalized = &it->second;
+  } else {
     // First file with this name: the full parse validates the name (and everything else).
-    auto full = core::WheelFilename::parse(filename);
-    if (!full) return full;
-    names_.emplace(std::string(name), full->name);
-    versions_.emplace(std::string(version), full->version);
-    tags_.emplace(std::string(tags), full->tags);
-    return full;
+    if (!full_parse()) return false;
+    auto [n, inserted_name] = names_.emplace(std::string(name), out->name);
+    last_name_ = &*n;
+    auto [v, inserted_version] = versions_.emplace(std::string(version), out->version);
+    last_version_ = &*v;
+    tags_.emplace(std::string(tags), out->tags);
+    return true;
   }
-  auto version_it = versions_.find(version);
-  if (version_it == versions_.end()) {
-    auto v = core::Version::parse(version);
-    if (!v) return core::WheelFilename::parse(filename);
-    version_it = versions_.emplace(std::string(version), std::move(*v)).first;
+  if (!last_version_ || last_version_->first != version) {
+    auto it = versions_.find(version);
+    if (it == versions_.end()) {
+      auto v = core::Version::parse(version);
+      if (!v) return full_parse();
+      it = versions_.emplace(std::string(version), std::move(*v)).first;
+    }
+    last_version_ = &*it;
   }
   auto tags_it = tags_.find(tags);
   if (tags_it == tags_.end()) {
     auto t = core::parse_tag_set(tags);
-    if (!t) return core::WheelFilename::parse(filename);
+    if (!t) return full_parse();
     tags_it = tags_.emplace(std::string(tags), std::move(*t)).first;
   }
-  core::WheelFilename out;
-  out.name = name_it->second;
-  out.version = version_it->second;
-  out.tags = tags_it->second;
-  out.python_tag.assign(stem.substr(dashes[1] + 1, dashes[2] - dashes[1] - 1));
-  out.abi_tag.assign(stem.substr(dashes[2] + 1, dashes[3] - dashes[2] - 1));
-  out.platform_tag.assign(stem.substr(dashes[3] + 1));
-  return out;
+  core::WheelFilename& w = out.emplace();
+  w.name = *normalized;
+  w.version = last_version_->second;
+  w.tags = tags_it->second;
+  w.python_tag.assign(stem.substr(dashes[1] + 1, dashes[2] - dashes[1] - 1));
+  w.abi_tag.assign(stem.substr(dashes[2] + 1, dashes[3] - dashes[2] - 1));
+  w.platform_tag.assign(stem.substr(dashes[3] + 1));
+  return true;
+}
+
+core::Result<core::WheelFilename> WheelNameMemo::parse(std::string_view filename) {
+  std::optional<core::WheelFilename> out;
+  std::string error;
+  if (!parse_into(filename, out, error)) return core::WheelFilename::parse(filename);
+  return std::move(*out);
 }
 
 bool FileClassifier::accept(DistFile& file) {
   std::string_view name = file.filename;
   std::string reason;
   if (ends_with_icase(name, ".whl")) {
-    auto parsed = wheels_.parse(name);
-    if (parsed) {
-      file.wheel = std::move(*parsed);
-    } else {
-      reason = parsed.error().message;
-    }
+    if (!wheels_.parse_into(name, file.wheel, reason)) file.wheel.reset();
   } else if (is_sdist_name(name)) {
     auto parsed = core::SdistFilename::parse(name);
     if (parsed) {

@@ -2,6 +2,7 @@
 // Shared by the HTML and JSON parsers: turns a filename into a wheel/sdist DistFile, filters
 // by project and collects the warnings for dropped files (one warning per kind, not per file).
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,6 +22,9 @@ namespace gpulock::index::detail {
 class WheelNameMemo {
  public:
   core::Result<core::WheelFilename> parse(std::string_view filename);
+  /// The same, built in place in `out`; false with the parse error's message in `error`.
+  bool parse_into(std::string_view filename, std::optional<core::WheelFilename>& out,
+                  std::string& error);
 
  private:
   struct Hash {
@@ -34,6 +38,9 @@ class WheelNameMemo {
   Map<std::string> names_;  // raw name -> normalized (valid names only)
   Map<core::Version> versions_;
   Map<std::vector<core::Tag>> tags_;
+  // The previous file's entries (unordered_map nodes never move).
+  const std::pair<const std::string, std::string>* last_name_ = nullptr;
+  const std::pair<const std::string, core::Version>* last_version_ = nullptr;
 };
 
 class FileClassifier {
@@ -60,6 +67,8 @@ bool parse_hash_pair(std::string_view text, Hash& out);
 
 /// ASCII lowercase in place.
 void ascii_lower(std::string& s) noexcept;
+/// `out` = ASCII lowercase of `text`, in one pass (8 bytes at a time).
+void assign_lower(std::string& out, std::string_view text);
 
 /// 1-based line of `offset` in `text`.
 std::size_t line_of(std::string_view text, std::size_t offset) noexcept;

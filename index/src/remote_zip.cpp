@@ -1,5 +1,4 @@
-#include "remote_zip.h"
-
+// Inside libgpulock-net.so (net_plugin.h): METADATA of a remote wheel by HTTP range reads.
 #include <zip.h>
 
 #include <algorithm>
@@ -9,9 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "zip_metadata.h"
+#include "net_impl.h"
 
-namespace gpulock::index::detail {
+namespace gpulock::index::net {
+
+using detail::kMinChunk;
+using detail::RangeFetch;
 namespace {
 
 struct RemoteSource {
@@ -175,4 +177,4 @@ core::Result<std::string> metadata_from_buffer(std::string_view data,
   return read_from_source(source, expected, display, nullptr);
 }
 
-}  // namespace gpulock::index::detail
+}  // namespace gpulock::index::net

@@ -1,8 +1,8 @@
 #pragma once
 // The narrow interface between the index client and the network library. Everything libcurl
-// (and OpenSSL through it) lives in curl_transport.cpp behind make_curl_transport(), which the
-// client calls only on its first real request: a warm run never initializes libcurl, and the
-// transport can later move into a dlopen'ed plugin without touching the client.
+// (and OpenSSL through it) lives in curl_transport.cpp inside libgpulock-net.so (net_plugin.h),
+// which make_transport() loads on the client's first real request: a warm run neither loads nor
+// initializes libcurl.
 
 #include <chrono>
 #include <cstdint>
@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "gpulock/core/error.h"
 
 namespace gpulock::index::detail {
 
@@ -77,6 +79,7 @@ class Transport {
   virtual void cancel() = 0;
 };
 
-std::unique_ptr<Transport> make_curl_transport(const TransportOptions& options);
+/// The libcurl transport from the network plugin; Internal error when the plugin cannot be loaded.
+core::Result<std::unique_ptr<Transport>> make_transport(const TransportOptions& options);
 
 }  // namespace gpulock::index::detail

@@ -13,48 +13,21 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
-#include <sys/wait.h>
 
+#include "cli_runner.h"
+#include "golden.h"
+#include "test_files.h"
 #include "test_servers.h"
 
 namespace check_test {
 
 namespace fs = std::filesystem;
+using gpulock::test::read_file;
+using gpulock::test::replace_all;
+using gpulock::test::run_shell;
 using gpulock::test::shell_quote;
-
-inline std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline void write_file(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
-
-struct Run {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs `command` with /bin/sh; stdout and stderr captured through files in `dir`.
-inline Run run_shell(const std::string& command, const fs::path& dir) {
-  fs::create_directories(dir);
-  auto out = dir / ".stdout";
-  auto err = dir / ".stderr";
-  std::string full =
-      "( " + command + " ) >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string());
-  int status = std::system(full.c_str());
-  Run r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_file(out);
-  r.err = read_file(err);
-  return r;
-}
+using gpulock::test::write_file;
+using Run = gpulock::test::RunResult;
 
 // Lines of `text`, without their newlines.
 inline std::vector<std::string> lines_of(const std::string& text) {
@@ -69,11 +42,8 @@ inline std::vector<std::string> lines_of(const std::string& text) {
 // A test's own directory (emptied first), cache and environment.
 class Workdir {
  public:
-  explicit Workdir(const std::string& name) : dir_(fs::path(CHECK_WORK_DIR) / name) {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-    fs::create_directories(dir_);
-  }
+  explicit Workdir(const std::string& name)
+      : dir_(gpulock::test::fresh_directory(fs::path(CHECK_WORK_DIR) / name)) {}
   const fs::path& dir() const { return dir_; }
   fs::path operator/(const std::string& rel) const { return dir_ / rel; }
 
@@ -87,10 +57,10 @@ class Workdir {
         "GPULOCK_GPU_ARCH -u GPULOCK_DRIVER NO_COLOR=1 GPULOCK_HTTP_RETRIES=0 GPULOCK_CACHE_DIR=" +
         shell_quote((dir_ / "cache").string()) + " " + machine_env + " " +
         shell_quote(GPULOCK_EXE) + " " + args;
-    return run_shell(cmd, dir_);
+    return run_shell(cmd);
   }
   Run shell(const std::string& command) const {
-    return run_shell("cd " + shell_quote(dir_.string()) + " && " + command, dir_);
+    return run_shell("cd " + shell_quote(dir_.string()) + " && " + command);
   }
 
  private:
@@ -183,31 +153,15 @@ inline LockScan scan_lock(const fs::path& path) {
 
 // The lowercase hex sha256 of a file, from coreutils' sha256sum.
 inline std::string sha256_of(const fs::path& file) {
-  auto r = run_shell("sha256sum " + shell_quote(file.string()), file.parent_path());
-  if (r.code != 0 || r.out.size() < 64)
+  auto r = run_shell("sha256sum " + shell_quote(file.string()));
+  if (r.status != 0 || r.out.size() < 64)
     throw std::runtime_error("sha256sum failed for " + file.string());
   return r.out.substr(0, 64);
 }
 
-// `text` with every `from` replaced.
-inline std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  if (from.empty()) return text;
-  for (std::size_t p = 0; (p = text.find(from, p)) != std::string::npos; p += to.size())
-    text.replace(p, from.size(), to);
-  return text;
-}
-
 // Compares with golden/<name>, or writes it when GPULOCK_UPDATE_GOLDEN is set.
 inline void check_golden(const std::string& name, const std::string& actual) {
-  fs::path file = fs::path(CHECK_GOLDEN_DIR) / name;
-  const char* update = std::getenv("GPULOCK_UPDATE_GOLDEN");
-  if (update != nullptr && *update != '\0') {
-    write_file(file, actual);
-    return;
-  }
-  INFO("golden file " << file.string() << " (GPULOCK_UPDATE_GOLDEN=1 rewrites it)");
-  REQUIRE(fs::exists(file));
-  CHECK(actual == read_file(file));
+  GPULOCK_CHECK_GOLDEN(fs::path(CHECK_GOLDEN_DIR) / name, actual);
 }
 
 // The arguments of `gpulock resolve` that point it at the fixture index on `http_url`.

@@ -15,7 +15,7 @@ struct Venv {
     python = (w / "venv/bin/python").string();
     auto v = w.shell("python3 -m venv venv");
     INFO(v.out << v.err);
-    REQUIRE(v.code == 0);
+    REQUIRE(v.status == 0);
   }
   // pip with the fixture index (PyPI-like first, then the given PyTorch-like variant).
   Run pip(const std::string& args, const std::string& variant = "cpu") const {
@@ -29,7 +29,7 @@ struct Venv {
     auto r =
         w.shell(shell_quote(python) +
                 " -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' " + dist);
-    REQUIRE(r.code == 0);
+    REQUIRE(r.status == 0);
     return lines_of(r.out).at(0);
   }
 };
@@ -53,13 +53,13 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
   auto r = w.gpulock("resolve -r requirements.txt --torch-backend cpu " + fixture_indexes(v.url) +
                      " " + kTarget + " -o pylock.toml");
   INFO(r.err);
-  REQUIRE(r.code == 0);
+  REQUIRE(r.status == 0);
   auto lock = scan_lock(w / "pylock.toml");
   auto e = w.gpulock("export --format requirements-txt -o locked.txt");
-  REQUIRE(e.code == 0);
+  REQUIRE(e.status == 0);
   auto installed = v.pip("install --no-deps --require-hashes -r locked.txt");
   INFO(installed.out << installed.err);
-  REQUIRE(installed.code == 0);
+  REQUIRE(installed.status == 0);
   const std::string py = "--python " + v.python;
   const std::string install_hint = "    hint: `gpulock install --lock pylock.toml --python " +
                                    v.python + "` installs the locked versions";
@@ -68,7 +68,7 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
     // Clean: default layers with --python are inputs, env and machine.
     auto clean = w.gpulock("check " + py);
     INFO(clean.out << clean.err);
-    CHECK(clean.code == 0);
+    CHECK(clean.status == 0);
     CHECK(starting_with(clean.out, "env: ") == std::vector<std::string>{"env: ok"});
     CHECK(clean.out.find("distributions installed; " + std::to_string(lock.packages.size()) +
                          " of the lock's " + std::to_string(lock.packages.size()) +
@@ -76,22 +76,22 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
     // An active virtualenv is checked without --python.
     auto active = w.shell("VIRTUAL_ENV=" + shell_quote((w / "venv").string()) +
                           " GPULOCK_DRIVER=none NO_COLOR=1 " + shell_quote(GPULOCK_EXE) + " check");
-    CHECK(active.code == 0);
+    CHECK(active.status == 0);
     CHECK(starting_with(active.out, "env: ") == std::vector<std::string>{"env: ok"});
 
     // --strict: the installer's own packages count as extra.
     auto strict = w.gpulock("check --env --strict " + py);
-    CHECK(strict.code == 1);
+    CHECK(strict.status == 1);
     CHECK(strict.out.find("  error: pip " + v.version_of("pip") +
                           " is installed but not in the lock\n") != std::string::npos);
 
     // pip installs another version.
     const auto& filelock = lock.at("filelock");
     REQUIRE(filelock.version != "3.13.1");
-    REQUIRE(v.pip("install --no-deps filelock==3.13.1").code == 0);
+    REQUIRE(v.pip("install --no-deps filelock==3.13.1").status == 0);
     auto other = w.gpulock("check --env " + py);
     INFO(other.out);
-    CHECK(other.code == 1);
+    CHECK(other.status == 1);
     auto errors = starting_with(other.out, "  error: ");
     CHECK(errors == std::vector<std::string>{
                         "  error: pylock.toml:" + std::to_string(filelock.line) +
@@ -104,12 +104,12 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
                        "%0Ahint: `gpulock install --lock pylock.toml --python " + v.python +
                        "` installs the locked versions");
     CHECK(gl[1] == "gpulock check pylock.toml (env): drift found: 1 error");
-    REQUIRE(v.pip("install --no-deps filelock==" + filelock.version).code == 0);
+    REQUIRE(v.pip("install --no-deps filelock==" + filelock.version).status == 0);
 
     // An extra package.
-    REQUIRE(v.pip("install --no-deps colorama==0.4.6").code == 0);
+    REQUIRE(v.pip("install --no-deps colorama==0.4.6").status == 0);
     auto extra = w.gpulock("check --env " + py);
-    CHECK(extra.code == 1);
+    CHECK(extra.status == 1);
     CHECK(starting_with(extra.out, "  error: ") ==
           std::vector<std::string>{"  error: colorama 0.4.6 is installed but not in the lock"});
     CHECK(extra.out.find("    hint: `" + v.python +
@@ -119,16 +119,16 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
     CHECK(lines_of(egh.out).at(0).starts_with(
         "::error file=pylock.toml::colorama 0.4.6 is installed but not in the "
         "lock%0Ahint: "));
-    REQUIRE(w.shell(shell_quote(v.python) + " -m pip -q uninstall -y colorama").code == 0);
+    REQUIRE(w.shell(shell_quote(v.python) + " -m pip -q uninstall -y colorama").status == 0);
 
     // Another variant: the CUDA build of the locked CPU torch.
     const auto& torch = lock.at("torch");
     REQUIRE(torch.version.ends_with("+cpu"));
     const std::string base = torch.version.substr(0, torch.version.size() - 4);
-    REQUIRE(v.pip("install --no-deps torch==" + base + "+cu126", "cu126").code == 0);
+    REQUIRE(v.pip("install --no-deps torch==" + base + "+cu126", "cu126").status == 0);
     auto variant = w.gpulock("check --env " + py);
     INFO(variant.out);
-    CHECK(variant.code == 1);
+    CHECK(variant.status == 1);
     CHECK(variant.out.find("  error: pylock.toml:" + std::to_string(torch.line) + ": torch " +
                            base + "+cu126 is installed, but the lock has " + torch.version +
                            ": another variant (+cu126 instead of +cpu)\n") != std::string::npos);
@@ -136,22 +136,22 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
     auto vj = w.gpulock("check --env --json " + py);
     CHECK(vj.out.find("\"kind\": \"variant-differs\"") != std::string::npos);
     CHECK(vj.out.find("\"kind\": \"load-cudnn-not-installed\"") != std::string::npos);
-    REQUIRE(v.pip("install --no-deps torch==" + torch.version).code == 0);
+    REQUIRE(v.pip("install --no-deps torch==" + torch.version).status == 0);
 
     // A locked package missing.
     const auto& sympy = lock.at("sympy");
-    REQUIRE(w.shell(shell_quote(v.python) + " -m pip -q uninstall -y sympy").code == 0);
+    REQUIRE(w.shell(shell_quote(v.python) + " -m pip -q uninstall -y sympy").status == 0);
     auto missing = w.gpulock("check --env " + py);
-    CHECK(missing.code == 1);
+    CHECK(missing.status == 1);
     CHECK(starting_with(missing.out, "  error: ") ==
           std::vector<std::string>{"  error: pylock.toml:" + std::to_string(sympy.line) +
                                    ": sympy " + sympy.version + " is locked but not installed"});
     CHECK(missing.out.find(install_hint + "\n") != std::string::npos);
-    REQUIRE(v.pip("install --no-deps sympy==" + sympy.version).code == 0);
+    REQUIRE(v.pip("install --no-deps sympy==" + sympy.version).status == 0);
 
     // --deep: installed files against RECORD.
     auto deep_clean = w.gpulock("check --env --deep " + py);
-    CHECK(deep_clean.code == 0);
+    CHECK(deep_clean.status == 0);
     auto site =
         lines_of(w.shell(shell_quote(v.python) +
                          " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'")
@@ -167,7 +167,7 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
     fs::remove(fs::path(site) / "torch" / "version.py");
     auto deep = w.gpulock("check --env --deep " + py);
     INFO(deep.out);
-    CHECK(deep.code == 1);
+    CHECK(deep.status == 1);
     auto dl = lines_of(deep.out);
     auto at = std::find(dl.begin(), dl.end(),
                         "  error: pylock.toml:" + std::to_string(torch.line) + ": torch " +
@@ -179,6 +179,6 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
           "      torch/__init__.py: modified (its sha256 is not the one RECORD lists)");
     CHECK(*(at + 2) == "      torch/version.py: missing");
     // Without --deep the same environment passes: versions match.
-    CHECK(w.gpulock("check --env " + py).code == 0);
+    CHECK(w.gpulock("check --env " + py).status == 0);
   }
 }

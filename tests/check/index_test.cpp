@@ -21,12 +21,11 @@ std::string newer_nightly_overlay(const std::string& date_from, const std::strin
           date_to.substr(4, 2) + "-" + date_to.substr(6, 2) +
           "T07:30:00Z')\n"
           "print(json.dumps({'releases': [r]}))\n");
-  auto out = run_shell(
-      "/usr/bin/python3 " + shell_quote(script.string()) + " " +
-          shell_quote((gpulock::test::source_dir() / "fixtures/data/torch.json").string()),
-      script.parent_path());
+  auto out =
+      run_shell("/usr/bin/python3 " + shell_quote(script.string()) + " " +
+                shell_quote((gpulock::test::source_dir() / "fixtures/data/torch.json").string()));
   INFO(out.err);
-  REQUIRE(out.code == 0);
+  REQUIRE(out.status == 0);
   return out.out;
 }
 
@@ -40,7 +39,7 @@ struct IndexLock {
         "resolve torch jinja2==3.1.4 fsspec==2025.3.0 --nightly latest --torch-backend cpu " +
         fixture_indexes(url) + " " + kTarget + " -o pylock.toml");
     INFO(r.err);
-    REQUIRE(r.code == 0);
+    REQUIRE(r.status == 0);
     lock = scan_lock(w / "pylock.toml");
   }
   std::string line_of_wheel(const std::string& name) const {
@@ -59,11 +58,11 @@ TEST_CASE("check index: every drift kind of a changing index", "[check][index]")
   // Unchanged: clean; the nightly wheel has no hash on its page (not downloaded without --deep).
   auto clean = l.w.gpulock("check --index");
   INFO(clean.out << clean.err);
-  CHECK(clean.code == 0);
+  CHECK(clean.status == 0);
   CHECK(clean.out.find("  info: 1 file is listed without a hash on its index page; not downloaded "
                        "to compare\n      " +
                        torch.wheel + "\n") != std::string::npos);
-  CHECK(l.w.gpulock("check --index --deep --strict").code == 0);
+  CHECK(l.w.gpulock("check --index --deep --strict").status == 0);
 
   // A file removed from the index.
   const auto& fsspec = l.lock.at("fsspec");
@@ -71,7 +70,7 @@ TEST_CASE("check index: every drift kind of a changing index", "[check][index]")
                        R"(", "index": "pypi"}]})");
   auto pruned = l.w.gpulock("check --index");
   INFO(pruned.out);
-  CHECK(pruned.code == 1);
+  CHECK(pruned.status == 1);
   CHECK(lines_of(pruned.out).at(5) == "  error: pylock.toml:" + l.line_of_wheel("fsspec") +
                                           ": upstream pruned: " + fsspec.wheel +
                                           " is no longer listed on " + pypi);
@@ -88,7 +87,7 @@ TEST_CASE("check index: every drift kind of a changing index", "[check][index]")
   REQUIRE(new_sha != jinja2.sha256);
   auto rehashed = l.w.gpulock("check --index");
   INFO(rehashed.out);
-  CHECK(rehashed.code == 1);
+  CHECK(rehashed.status == 1);
   CHECK(lines_of(rehashed.out).at(5) ==
         "  error: pylock.toml:" + l.line_of_wheel("jinja2") +
             ": upstream rehashed: " + jinja2.wheel + " on " + pypi + " now has sha256 " +
@@ -100,7 +99,7 @@ TEST_CASE("check index: every drift kind of a changing index", "[check][index]")
                        R"(", "reason": "drift test"}]})");
   auto yanked = l.w.gpulock("check --index --format json");
   INFO(yanked.out);
-  CHECK(yanked.code == 1);
+  CHECK(yanked.status == 1);
   CHECK(yanked.out.find("\"message\": \"upstream yanked: " + filelock.wheel + " is yanked on " +
                         pypi + ": drift test\"") != std::string::npos);
   CHECK(yanked.out.find("\"line\": " + l.line_of_wheel("filelock")) != std::string::npos);
@@ -109,7 +108,7 @@ TEST_CASE("check index: every drift kind of a changing index", "[check][index]")
   l.servers.regenerate(newer_nightly_overlay("20260818", "20260819"));
   auto moved = l.w.gpulock("check --index");
   INFO(moved.out);
-  CHECK(moved.code == 0);
+  CHECK(moved.status == 0);
   const std::string moved_line =
       "  warning: pylock.toml:" + std::to_string(torch.line) +
       ": upstream moved: a resolve with the same inputs today picks torch "
@@ -118,7 +117,7 @@ TEST_CASE("check index: every drift kind of a changing index", "[check][index]")
   CHECK(moved.out.find(moved_line + "\n") != std::string::npos);
   CHECK(lines_of(moved.out).back() == "pylock.toml: no drift, 1 warning");
   auto strict = l.w.gpulock("check --index --strict --format github");
-  CHECK(strict.code == 1);
+  CHECK(strict.status == 1);
   CHECK(lines_of(strict.out).at(1) ==
         "::error file=pylock.toml,line=" + std::to_string(torch.line) +
             "::upstream moved: a resolve with the same inputs today picks torch "
@@ -140,7 +139,7 @@ TEST_CASE("check index: GitHub annotations for pruned, rehashed and yanked files
                        filelock.version + R"(", "reason": "drift test"}]})");
   auto g = l.w.gpulock("check --index --format github");
   INFO(g.out << g.err);
-  CHECK(g.code == 1);
+  CHECK(g.status == 1);
   std::string text = replace_all(g.out, l.url, "<URL>");
   auto gl = lines_of(text);
   REQUIRE(gl.size() == 6);
@@ -166,11 +165,11 @@ TEST_CASE("check index: an unreachable index is exit 4, not drift", "[check][ind
     auto r = w.gpulock("resolve jinja2==3.1.4 " + fixture_indexes(url) + " " + kTarget +
                        " --driver none -o pylock.toml");
     INFO(r.err);
-    REQUIRE(r.code == 0);
+    REQUIRE(r.status == 0);
   }  // the server is gone
   auto r = w.gpulock("check --index");
   INFO(r.out << r.err);
-  CHECK(r.code == 4);
+  CHECK(r.status == 4);
   CHECK(r.err.starts_with("error: "));
   CHECK(r.out.empty());
 }

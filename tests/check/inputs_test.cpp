@@ -17,7 +17,7 @@ struct InputsLock {
                    kTarget + " --driver none";
     auto r = w.gpulock("resolve " + resolve_args + " -o pylock.toml");
     INFO(r.err);
-    REQUIRE(r.code == 0);
+    REQUIRE(r.status == 0);
   }
 };
 
@@ -28,12 +28,12 @@ TEST_CASE("check inputs: a lock that matches its input files is clean (exit 0)",
   InputsLock l("inputs-clean");
   auto r = l.w.gpulock("check --inputs");
   INFO(r.out << r.err);
-  CHECK(r.code == 0);
+  CHECK(r.status == 0);
   CHECK(lines_of(r.out).at(0) == "inputs: ok");
   CHECK(lines_of(r.out).back() == "pylock.toml: no drift");
   // Default layers without a virtualenv: inputs and machine.
   auto d = l.w.gpulock("check");
-  CHECK(d.code == 0);
+  CHECK(d.status == 0);
   CHECK(lines_of(d.out).at(2) == "env: not checked (no --python and no active virtualenv)");
 }
 
@@ -48,7 +48,7 @@ TEST_CASE("check inputs: an edited requirements file is drift, with what it now 
 
   auto r = l.w.gpulock("check --inputs");
   INFO(r.out << r.err);
-  CHECK(r.code == 1);
+  CHECK(r.status == 1);
   auto out = lines_of(r.out);
   REQUIRE(out.size() >= 6);
   CHECK(out[0] == "inputs: drift (1 error)");
@@ -61,7 +61,7 @@ TEST_CASE("check inputs: an edited requirements file is drift, with what it now 
 
   // GitHub annotations, line by line.
   auto g = l.w.gpulock("check --inputs --format github");
-  CHECK(g.code == 1);
+  CHECK(g.status == 1);
   auto gl = lines_of(g.out);
   REQUIRE(gl.size() == 2);
   CHECK(gl[0] == "::error file=pylock.toml,line=" + std::to_string(line) +
@@ -77,7 +77,7 @@ TEST_CASE("check inputs: an edited requirements file is drift, with what it now 
   // A comment-only edit is still a changed input, explained as such.
   write_file(l.w / "requirements.txt", "# pinned for CI\njinja2==3.1.4\n");
   auto c = l.w.gpulock("check --inputs");
-  CHECK(c.code == 1);
+  CHECK(c.status == 1);
   CHECK(lines_of(c.out).at(3) ==
         "      every requirement in it is still met by the locked versions");
 }
@@ -89,7 +89,7 @@ TEST_CASE("check inputs: a removed constraints file and an edited record", "[che
   fs::remove(l.w / "constraints.txt");
   auto r = l.w.gpulock("check --inputs");
   INFO(r.out << r.err);
-  CHECK(r.code == 1);
+  CHECK(r.status == 1);
   CHECK(lines_of(r.out).at(2) ==
         "  error: pylock.toml:" + std::to_string(line) +
             ": constraints.txt (constraints file the lock was resolved from) is missing");
@@ -101,7 +101,7 @@ TEST_CASE("check inputs: a removed constraints file and an edited record", "[che
   write_file(l.w / "pylock.toml", text);
   auto e = l.w.gpulock("check --inputs --format json");
   INFO(e.out << e.err);
-  CHECK(e.code == 1);
+  CHECK(e.status == 1);
   CHECK(e.out.find("\"kind\": \"inputs-record-edited\"") != std::string::npos);
   CHECK(e.out.find("\"message\": \"the lock's [tool.gpulock.inputs] does not match its sha256: the "
                    "record was "
@@ -118,7 +118,7 @@ TEST_CASE("check inputs: resolve's flags given to check are compared with the re
   // The same flags: clean.
   auto same = l.w.gpulock("check --inputs " + l.resolve_args);
   INFO(same.out << same.err);
-  CHECK(same.code == 0);
+  CHECK(same.status == 0);
   CHECK(lines_of(same.out).at(1) ==
         "  2 input files, 0 requirement arguments, 3 options recorded; compared with the input "
         "flags given");
@@ -126,7 +126,7 @@ TEST_CASE("check inputs: resolve's flags given to check are compared with the re
   // Another requirement argument, a file left out, another option, another index.
   auto r = l.w.gpulock("check --inputs numpy -r requirements.txt --pre " + std::string(kTarget));
   INFO(r.out << r.err);
-  CHECK(r.code == 1);
+  CHECK(r.status == 1);
   auto out = lines_of(r.out);
   REQUIRE(out.size() >= 7);
   CHECK(out[0] == "inputs: drift (4 errors)");
@@ -147,7 +147,7 @@ TEST_CASE("check inputs: resolve's flags given to check are compared with the re
       "check --inputs -r requirements.txt -c constraints.txt " + fixture_indexes(l.url) +
       " --python-version 3.12 --platform manylinux_2_28_x86_64 --torch-backend cpu");
   INFO(t.out << t.err);
-  CHECK(t.code == 1);
+  CHECK(t.status == 1);
   auto tl = lines_of(t.out);
   REQUIRE(tl.size() >= 4);
   CHECK(tl[2] == at + "--torch-backend cpu is given but the lock was resolved without it");
@@ -163,7 +163,7 @@ TEST_CASE("check inputs: recorded paths are relative to the lock, wherever check
   auto r = w.gpulock("resolve -r reqs/requirements.txt " + fixture_indexes(url) + " " + kTarget +
                      " --driver none -o locks/pylock.toml");
   INFO(r.err);
-  REQUIRE(r.code == 0);
+  REQUIRE(r.status == 0);
   CHECK(read_file(w / "locks/pylock.toml").find("path = \"../reqs/requirements.txt\"") !=
         std::string::npos);
   // From another directory, naming the lock with --lock or with resolve's -o.
@@ -171,10 +171,10 @@ TEST_CASE("check inputs: recorded paths are relative to the lock, wherever check
   auto from = w.shell("cd elsewhere && NO_COLOR=1 GPULOCK_DRIVER=none " + shell_quote(GPULOCK_EXE) +
                       " check --inputs --lock ../locks/pylock.toml");
   INFO(from.out << from.err);
-  CHECK(from.code == 0);
+  CHECK(from.status == 0);
   write_file(w / "reqs/requirements.txt", "jinja2==3.1.5\n");
   auto changed = w.gpulock("check --inputs -o locks/pylock.toml");
-  CHECK(changed.code == 1);
+  CHECK(changed.status == 1);
   CHECK(lines_of(changed.out).at(3) == "      line 1: jinja2==3.1.5: the lock has jinja2 3.1.4");
   CHECK(lines_of(changed.out)
             .at(2)
@@ -192,16 +192,16 @@ TEST_CASE("check inputs: a pyproject.toml input and its extras", "[check][inputs
   auto r = w.gpulock("resolve --project pyproject.toml --extra fs " + fixture_indexes(url) + " " +
                      kTarget + " --driver none -o pylock.toml");
   INFO(r.err);
-  REQUIRE(r.code == 0);
+  REQUIRE(r.status == 0);
   const std::string at =
       "  error: pylock.toml:" +
       std::to_string(scan_lock(w / "pylock.toml").table("[tool.gpulock.inputs]")) + ": ";
-  CHECK(w.gpulock("check --inputs").code == 0);
+  CHECK(w.gpulock("check --inputs").status == 0);
   write_file(w / "pyproject.toml",
              replace_all(project, "\"jinja2==3.1.4\"", "\"jinja2==3.1.4\", \"filelock<3\""));
   auto c = w.gpulock("check --inputs --project pyproject.toml " + fixture_indexes(url));
   INFO(c.out << c.err);
-  CHECK(c.code == 1);
+  CHECK(c.status == 1);
   auto out = lines_of(c.out);
   REQUIRE(out.size() >= 6);
   CHECK(out[2].starts_with(at + "pyproject.toml changed since the lock was resolved (sha256 "));

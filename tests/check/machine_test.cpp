@@ -15,7 +15,7 @@ struct CudaLock {
     auto r = w.gpulock("resolve torch==2.5.1 --torch-backend cu124 " + fixture_indexes(url) + " " +
                        kTarget + " --driver 550.54.14 --gpu-arch sm_90 -o pylock.toml");
     INFO(r.err);
-    REQUIRE(r.code == 0);
+    REQUIRE(r.status == 0);
     lock = scan_lock(w / "pylock.toml");
   }
   std::string gpu_line() const { return std::to_string(lock.table("[tool.gpulock.gpu]")); }
@@ -28,7 +28,7 @@ TEST_CASE("check machine: the machine the lock was resolved for is clean", "[che
   REQUIRE(l.lock.value("[tool.gpulock.gpu]", "min-driver") == "550.54.14");
   auto r = l.w.gpulock("check --machine", "GPULOCK_DRIVER=550.54.14 GPULOCK_GPU_ARCH=sm_90");
   INFO(r.out << r.err);
-  CHECK(r.code == 0);
+  CHECK(r.status == 0);
   auto out = lines_of(r.out);
   REQUIRE(out.size() >= 4);
   CHECK(out[2] == "machine: ok");
@@ -38,7 +38,7 @@ TEST_CASE("check machine: the machine the lock was resolved for is clean", "[che
         "CUDA 12.4, variant cu124");
   // A newer driver and a GPU of the same major runs it too.
   auto newer = l.w.gpulock("check --machine", "GPULOCK_DRIVER=570.86.10 GPULOCK_GPU_ARCH=sm_89");
-  CHECK(newer.code == 0);
+  CHECK(newer.status == 0);
 }
 
 TEST_CASE("check machine: a driver below the lock's minimum", "[check][machine]") {
@@ -46,7 +46,7 @@ TEST_CASE("check machine: a driver below the lock's minimum", "[check][machine]"
   const std::string min = l.lock.value("[tool.gpulock.gpu]", "min-driver");
   auto r = l.w.gpulock("check --machine", "GPULOCK_DRIVER=535.104.05 GPULOCK_GPU_ARCH=sm_90");
   INFO(r.out << r.err);
-  CHECK(r.code == 1);
+  CHECK(r.status == 1);
   auto out = lines_of(r.out);
   REQUIRE(out.size() >= 6);
   CHECK(out[2] == "machine: drift (1 error)");
@@ -59,7 +59,7 @@ TEST_CASE("check machine: a driver below the lock's minimum", "[check][machine]"
             " or newer, or resolve a lock for this machine (`gpulock resolve --driver auto`)");
   // The same machine described by flags instead of the environment.
   auto f = l.w.gpulock("check --machine --driver 535.104.05 --gpu-arch sm_90", "");
-  CHECK(f.code == 1);
+  CHECK(f.status == 1);
   CHECK(lines_of(f.out).at(4) == out[4]);
 }
 
@@ -68,7 +68,7 @@ TEST_CASE("check machine: a CUDA ceiling below the lock's CUDA", "[check][machin
   auto r = l.w.gpulock("check --machine",
                        "GPULOCK_DRIVER=560.28.03 GPULOCK_CUDA_CEILING=12.2 GPULOCK_GPU_ARCH=sm_90");
   INFO(r.out << r.err);
-  CHECK(r.code == 1);
+  CHECK(r.status == 1);
   CHECK(lines_of(r.out).at(4) ==
         "  error: pylock.toml:" + l.gpu_line() +
             ": this machine's CUDA ceiling is 12.2 (override), but the lock's builds need "
@@ -79,7 +79,7 @@ TEST_CASE("check machine: a GPU outside the locked torch build's arch list", "[c
   CudaLock l("machine-arch");
   auto r = l.w.gpulock("check --machine", "GPULOCK_DRIVER=550.54.14 GPULOCK_GPU_ARCH=sm_37");
   INFO(r.out << r.err);
-  CHECK(r.code == 1);
+  CHECK(r.status == 1);
   auto out = lines_of(r.out);
   REQUIRE(out.size() >= 6);
   const std::string torch_line = std::to_string(l.lock.at("torch").line);
@@ -96,7 +96,7 @@ TEST_CASE("check machine: no driver here is information, not drift", "[check][ma
   CudaLock l("machine-nodriver");
   auto r = l.w.gpulock("check --machine --strict", "GPULOCK_DRIVER=none");
   INFO(r.out << r.err);
-  CHECK(r.code == 0);
+  CHECK(r.status == 0);
   CHECK(lines_of(r.out).at(4) ==
         "  info: pylock.toml:" + l.gpu_line() +
             ": no NVIDIA driver was found here, so the lock's driver minimum (550.54.14) "
@@ -108,7 +108,7 @@ TEST_CASE("check machine: GitHub annotations and JSON, line by line", "[check][m
   const std::string machine = "GPULOCK_DRIVER=535.104.05 GPULOCK_GPU_ARCH=sm_37";
   auto g = l.w.gpulock("check --machine --format github", machine);
   INFO(g.out << g.err);
-  CHECK(g.code == 1);
+  CHECK(g.status == 1);
   auto gl = lines_of(g.out);
   REQUIRE(gl.size() == 3);
   CHECK(gl[0] == "::error file=pylock.toml,line=" + l.gpu_line() +
@@ -124,9 +124,9 @@ TEST_CASE("check machine: GitHub annotations and JSON, line by line", "[check][m
   check_golden("machine_drift.github", g.out);
 
   auto j = l.w.gpulock("check --machine --json", machine);
-  CHECK(j.code == 1);
+  CHECK(j.status == 1);
   check_golden("machine_drift.json", j.out);
   auto t = l.w.gpulock("check --machine", machine);
-  CHECK(t.code == 1);
+  CHECK(t.status == 1);
   check_golden("machine_drift.txt", t.out);
 }

@@ -2,44 +2,31 @@
 // Runs one of the reference scripts in tests/core (pypa/packaging under Debian's
 // /usr/bin/python3) with `input` lines on stdin and returns its output lines.
 
-#include <unistd.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "cli_runner.h"
+#include "test_files.h"
+
 namespace gpulock::test {
 
 inline std::vector<std::string> run_python_reference(const std::string& script,
                                                      const std::vector<std::string>& input) {
-  namespace fs = std::filesystem;
-  static int counter = 0;
-  const fs::path in = fs::temp_directory_path() / ("gpulock-ref-" + std::to_string(::getpid()) +
-                                                   "-" + std::to_string(counter++) + ".txt");
-  {
-    std::ofstream f(in, std::ios::binary);
-    for (const auto& line : input)
-      f << line << '\n';
-  }
+  const TempDir dir(std::filesystem::temp_directory_path(), "gpulock-ref-");
+  std::string text;
+  for (const auto& line : input)
+    text += line + '\n';
+  write_file(dir / "input.txt", text);
   const std::string command = std::string("/usr/bin/python3 ") + GPULOCK_SOURCE_DIR +
-                              "/tests/core/" + script + " < " + in.string();
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  std::array<char, 65536> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0)
-    output.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  std::error_code ignored;
-  fs::remove(in, ignored);
-  INFO("command: " << command);
-  REQUIRE(status == 0);
+                              "/tests/core/" + script + " < " +
+                              shell_quote((dir / "input.txt").string());
+  const RunResult r = run_shell(command);
+  INFO("command: " << command << "\n" << r.err);
+  REQUIRE(r.status == 0);
+  const std::string& output = r.out;
   std::vector<std::string> lines;
   std::size_t pos = 0;
   while (pos < output.size()) {

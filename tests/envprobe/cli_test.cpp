@@ -12,7 +12,6 @@
 // empty machine: no driver), CUDA_VISIBLE_DEVICES="" (no GPU for the real cuDNN either), no
 // LD_LIBRARY_PATH unless the case sets one, NO_COLOR, and pip isolated from host config.
 #include <fcntl.h>
-#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -28,8 +27,9 @@
 
 #include <catch2/catch.hpp>
 #include <sys/file.h>
-#include <sys/wait.h>
 
+#include "cli_runner.h"
+#include "golden.h"
 #include "test_servers.h"
 
 namespace fs = std::filesystem;
@@ -43,81 +43,15 @@ const fs::path kVariants = ENVPROBE_VARIANTS_DIR;
 const fs::path kMakeLock = ENVPROBE_MAKE_LOCK;
 const fs::path kSystemCudnn = "/usr/local/cuda/lib64";
 
-struct Run {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-using Env = std::map<std::string, std::string>;
+using gpulock::test::Env;
+using gpulock::test::read_file;
+using gpulock::test::replace_all;
+using gpulock::test::TempDir;
+using Run = gpulock::test::RunResult;
 
 // Runs `argv` with exactly `env` in `cwd`, capturing stdout and stderr.
 Run run(const std::vector<std::string>& argv, const Env& env, const fs::path& cwd = "/") {
-  int out[2];
-  int err[2];
-  REQUIRE(::pipe(out) == 0);
-  REQUIRE(::pipe(err) == 0);
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env)
-    env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_strings)
-    envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> argp;
-  for (auto& a : args)
-    argp.push_back(a.data());
-  argp.push_back(nullptr);
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
-    ::close(out[0]);
-    ::close(err[0]);
-    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
-    ::execve(argp[0], argp.data(), envp.data());
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  ::close(err[1]);
-  Run r;
-  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-  int open = 2;
-  while (open > 0) {
-    if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      char buf[8192];
-      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) {
-        (i == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
-      } else {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open;
-      }
-    }
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  if (from.empty()) return;
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
-    s.replace(at, from.size(), to);
-  }
+  return gpulock::test::run_process(argv, env, {.cwd = cwd});
 }
 
 // The first executable `name` on the test's own PATH.
@@ -210,18 +144,8 @@ std::string python_version(const fs::path& venv) {
 }
 
 // One test's scratch directory, under the work directory; removed afterwards.
-struct Scratch {
-  fs::path path;
-  Scratch() {
-    fs::create_directories(kWork / "cases");
-    std::string t = (kWork / "cases" / "XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct Scratch : TempDir {
+  Scratch() : TempDir(kWork / "cases", "") {}
 };
 
 const gpulock::test::ServersEnv& servers() {
@@ -232,7 +156,7 @@ const gpulock::test::ServersEnv& servers() {
 std::string lock_text(const std::vector<std::string>& picks, const std::vector<std::string>& gpu) {
   Scratch s;
   std::vector<std::string> argv = {"/usr/bin/python3", kMakeLock.string(), servers().at("MANIFEST"),
-                                   servers().http_url(), (s.path / "lock.toml").string()};
+                                   servers().http_url(), (s.path() / "lock.toml").string()};
   for (const auto& g : gpu) {
     argv.push_back("--gpu");
     argv.push_back(g);
@@ -241,7 +165,7 @@ std::string lock_text(const std::vector<std::string>& picks, const std::vector<s
   auto r = run(argv, {});
   INFO(r.err);
   REQUIRE(r.status == 0);
-  return read_file(s.path / "lock.toml");
+  return read_file(s.path() / "lock.toml");
 }
 
 const std::vector<std::string> kCu124 = {
@@ -272,8 +196,8 @@ struct Case {
   std::string pyver;
 
   Case() {
-    venv = scratch.path / "venv";
-    env = base_env(scratch.path);
+    venv = scratch.path() / "venv";
+    env = base_env(scratch.path());
   }
 
   fs::path python() const { return venv / "bin/python"; }
@@ -291,7 +215,7 @@ struct Case {
 
   void write_lock(const std::vector<std::string>& picks, const std::vector<std::string>& gpu,
                   const std::string& name = "pylock.toml") {
-    lock = scratch.path / name;
+    lock = scratch.path() / name;
     std::ofstream(lock) << lock_text(picks, gpu);
   }
 
@@ -300,7 +224,7 @@ struct Case {
   void installed(const std::vector<std::string>& picks, const std::vector<std::string>& gpu) {
     write_lock(picks, gpu);
     std::string key_text = read_file(lock);
-    replace_all(key_text, servers().http_url(), "");
+    key_text = replace_all(key_text, servers().http_url(), "");
     const fs::path cached = kWork / fmt_hex(std::hash<std::string>{}(key_text));
     {
       FileLock guard(kWork / "installed.lock");
@@ -308,7 +232,7 @@ struct Case {
         fs::remove_all(cached);
         const fs::path base = base_venv();
         copy_tree(base, cached / "venv");
-        Env e = base_env(scratch.path);
+        Env e = base_env(scratch.path());
         auto r = run({kExe.string(), "install", "--no-probe", "--lock", lock.string(), "--python",
                       (cached / "venv/bin/python").string()},
                      e);
@@ -330,10 +254,7 @@ struct Case {
   Run gpulock(std::vector<std::string> args, const Env& extra = {},
               const fs::path& cwd = "/") const {
     args.insert(args.begin(), kExe.string());
-    Env e = env;
-    for (const auto& [k, v] : extra)
-      e[k] = v;
-    return run(args, e, cwd);
+    return run(args, gpulock::test::merge_env(env, extra), cwd);
   }
 
   Run probe(std::vector<std::string> extra_args = {}, const Env& extra = {}) const {
@@ -350,25 +271,24 @@ struct Case {
     return run({python().string(), "-m", "pip", "install", "--no-deps", "--no-input", url}, env);
   }
 
+  // pip installs one more fixture wheel (`pick` as in lock_text) over what is installed.
+  void pip_install_over(const std::string& pick) const {
+    Run pip = pip_install(wheel_url(pick));
+    INFO(pip.out << pip.err);
+    REQUIRE(pip.status == 0);
+  }
+
   std::string normalize(std::string text) const {
-    replace_all(text, scratch.path.string(), "<TMP>");
-    replace_all(text, servers().http_url(), "<URL>");
-    if (!pyver.empty()) replace_all(text, "(" + pyver + ")", "(<PYVER>)");
-    if (!pyver.empty()) replace_all(text, "\"" + pyver + "\"", "\"<PYVER>\"");
+    text = replace_all(text, scratch.path().string(), "<TMP>");
+    text = replace_all(text, servers().http_url(), "<URL>");
+    if (!pyver.empty()) text = replace_all(text, "(" + pyver + ")", "(<PYVER>)");
+    if (!pyver.empty()) text = replace_all(text, "\"" + pyver + "\"", "\"<PYVER>\"");
     return text;
   }
 };
 
 void check_golden(const std::string& name, const std::string& actual) {
-  const fs::path file = kGolden / name;
-  if (const char* u = std::getenv("GPULOCK_UPDATE_GOLDEN"); u != nullptr && *u != '\0') {
-    fs::create_directories(kGolden);
-    std::ofstream(file, std::ios::binary) << actual;
-    return;
-  }
-  INFO("golden file " << file << " (GPULOCK_UPDATE_GOLDEN=1 rewrites it)");
-  REQUIRE(fs::exists(file));
-  CHECK(actual == read_file(file));
+  GPULOCK_CHECK_GOLDEN(kGolden / name, actual);
 }
 
 // Runs the probe as text and as JSON, checks both against golden files, returns the JSON run.
@@ -403,7 +323,7 @@ TEST_CASE("the real cuDNN 9 of the CUDA toolkit: versions, sub-libraries, no GPU
   // nvidia/cudnn/lib is a symbolic link to the toolkit's library directory, with the wheel's
   // own dist-info (METADATA and RECORD) that the toolkit keeps next to it.
   Case c;
-  const fs::path site = c.scratch.path / "site";
+  const fs::path site = c.scratch.path() / "site";
   fs::create_directories(site / "nvidia/cudnn");
   fs::create_symlink(kSystemCudnn, site / "nvidia/cudnn/lib");
   fs::path dist_info;
@@ -458,7 +378,7 @@ TEST_CASE("gpulock install: cu124 lock into a fresh venv, verdict OK", "[envprob
   CHECK(count(r.out, "environment  RUNPATH $ORIGIN  ok") == 7);
   CHECK(r.out.find("OUTSIDE") == std::string::npos);
   // `gpulock probe` finds ./pylock.toml by itself.
-  Run json = c.gpulock({"probe", "--python", c.python().string(), "--json"}, {}, c.scratch.path);
+  Run json = c.gpulock({"probe", "--python", c.python().string(), "--json"}, {}, c.scratch.path());
   INFO(json.out << json.err);
   CHECK(json.status == 0);
   CHECK(json.out.find("\"path\": \"pylock.toml\"") != std::string::npos);
@@ -551,9 +471,7 @@ TEST_CASE("another nvidia-cudnn version installed over the lock: both versions n
           "[envprobe][cli][lock]") {
   Case c;
   c.installed(kCu124, kCu124Gpu);
-  Run pip = c.pip_install(wheel_url("nvidia-cudnn-cu12==9.5.1.17@pypi"));
-  INFO(pip.out << pip.err);
-  REQUIRE(pip.status == 0);
+  c.pip_install_over("nvidia-cudnn-cu12==9.5.1.17@pypi");
   Run json = probe_golden(c, "lock_version_differs", 1);
   CHECK(json.out.find("nvidia-cudnn-cu12 9.5.1.17 installed, lock says 9.1.0.70.") !=
         std::string::npos);
@@ -564,9 +482,7 @@ TEST_CASE("another nvidia-cudnn version installed over the lock: both versions n
 TEST_CASE("a CPU torch where the lock has +cu124", "[envprobe][cli][lock]") {
   Case c;
   c.installed(kCu124, kCu124Gpu);
-  Run pip = c.pip_install(wheel_url("torch==2.5.1+cpu@whl/cpu"));
-  INFO(pip.out << pip.err);
-  REQUIRE(pip.status == 0);
+  c.pip_install_over("torch==2.5.1+cpu@whl/cpu");
   Run json = probe_golden(c, "cpu_torch", 1);
   CHECK(
       json.out.find("torch 2.5.1+cpu is a CPU build, but the lock has 2.5.1+cu124 (CUDA 12.4).") !=
@@ -581,9 +497,7 @@ TEST_CASE("cuDNN older than torch was built against breaks torch's version rule"
   // the environment's own consistency.
   Case c;
   c.installed(kCu124, kCu124Gpu);
-  Run pip = c.pip_install(wheel_url("torch==2.6.0+cu126@whl/cu126"));
-  INFO(pip.out << pip.err);
-  REQUIRE(pip.status == 0);
+  c.pip_install_over("torch==2.6.0+cu126@whl/cu126");
   c.lock.clear();
   Run json = probe_golden(c, "cudnn_version_rule", 1);
   CHECK(json.out.find("torch 2.6.0+cu126 was built against cuDNN 9.5 (it pins "
@@ -690,17 +604,17 @@ TEST_CASE("probe usage errors", "[envprobe][cli]") {
   Case c;
   Run both = c.gpulock({"probe", "--python", "x", "--site-packages", "y"});
   CHECK(both.status == 2);
-  Run missing = c.gpulock({"probe", "--site-packages", (c.scratch.path / "nope").string()});
+  Run missing = c.gpulock({"probe", "--site-packages", (c.scratch.path() / "nope").string()});
   CHECK(missing.status == 74);
   CHECK(missing.err.find("error: ") != std::string::npos);
-  Run bad_lock = c.gpulock({"probe", "--site-packages", c.scratch.path.string(), "--lock",
-                            (c.scratch.path / "none.toml").string()});
+  Run bad_lock = c.gpulock({"probe", "--site-packages", c.scratch.path().string(), "--lock",
+                            (c.scratch.path() / "none.toml").string()});
   CHECK(bad_lock.status == 74);
-  Run bad_timeout = c.gpulock({"probe", "--site-packages", c.scratch.path.string()},
+  Run bad_timeout = c.gpulock({"probe", "--site-packages", c.scratch.path().string()},
                               {{"GPULOCK_PROBE_TIMEOUT_MS", "abc"}});
   CHECK(bad_timeout.status == 2);
   // An empty directory: nothing to load, nothing wrong.
-  Run empty = c.gpulock({"probe", "--site-packages", c.scratch.path.string()});
+  Run empty = c.gpulock({"probe", "--site-packages", c.scratch.path().string()});
   CHECK(empty.status == 0);
   CHECK(empty.out.find("No cuDNN wheel is installed here") != std::string::npos);
 }

@@ -2,8 +2,6 @@
 // /usr/local/cuda/lib64 and on the fake wheel libraries; hostile files never crash it.
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -16,6 +14,7 @@
 
 #include "gpulock/probe/cudnn.h"
 
+#include "cli_runner.h"
 #include "elf_file.h"
 
 namespace fs = std::filesystem;
@@ -27,15 +26,9 @@ namespace {
 const fs::path kCuda = "/usr/local/cuda/lib64";
 const fs::path kFakes = ENVPROBE_FAKES_DIR;
 
+// What `command` (/bin/sh) prints on stdout.
 std::string run(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen(command.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p))
-    out.append(buf.data(), n);
-  ::pclose(p);
-  return out;
+  return gpulock::test::run_shell(command).out;
 }
 
 // readelf -d: SONAME, NEEDED, RPATH, RUNPATH.

@@ -9,25 +9,17 @@
 
 #include <catch2/catch.hpp>
 
+#include "test_files.h"
+
 namespace fs = std::filesystem;
 using namespace gpulock::probe;
 
 namespace {
 
-struct Site {
-  fs::path path;
-  Site() {
-    std::string t = (fs::temp_directory_path() / "gpulock-site-XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~Site() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct Site : gpulock::test::TempDir {
+  Site() : TempDir(fs::temp_directory_path(), "gpulock-site-") {}
   void write(const fs::path& rel, const std::string& text) const {
-    fs::create_directories((path / rel).parent_path());
-    std::ofstream(path / rel, std::ios::binary) << text;
+    gpulock::test::write_file(path() / rel, text);
   }
 };
 
@@ -55,7 +47,7 @@ TEST_CASE("distributions, RECORD libraries and torch's facts", "[envprobe][envir
   s.write("broken-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: broken\n");
   s.write("Loose_Pkg-1.0.dist-info/METADATA", "Name: Loose_Pkg\nVersion: 1.0\n");
 
-  auto env = scan_environment({s.path});
+  auto env = scan_environment({s.path()});
   REQUIRE(env.has_value());
   REQUIRE(env->distributions.size() == 3);
   CHECK(env->distributions[0].name == "loose-pkg");
@@ -71,11 +63,11 @@ TEST_CASE("distributions, RECORD libraries and torch's facts", "[envprobe][envir
   REQUIRE(env->library_dirs.size() == 2);
   CHECK(env->library_dirs[0].folder == "cu13");
   CHECK(env->library_dirs[1].folder == "cudnn");
-  const auto* owner = env->owner_of(s.path / "nvidia/cudnn/lib/../lib/libcudnn.so.9");
+  const auto* owner = env->owner_of(s.path() / "nvidia/cudnn/lib/../lib/libcudnn.so.9");
   REQUIRE(owner != nullptr);
   CHECK(owner->name == "nvidia-cudnn-cu12");
-  CHECK(env->owner_of(s.path / "nvidia/cu13/lib/libcudart.so.13") == nullptr);
-  CHECK(env->contains(s.path / "nvidia/cu13/lib/libcudart.so.13"));
+  CHECK(env->owner_of(s.path() / "nvidia/cu13/lib/libcudart.so.13") == nullptr);
+  CHECK(env->contains(s.path() / "nvidia/cu13/lib/libcudart.so.13"));
   CHECK_FALSE(env->contains("/usr/lib/libc.so.6"));
   CHECK(env->warnings.size() == 2);
 }
@@ -85,12 +77,12 @@ TEST_CASE("the first site-packages wins for a distribution installed twice",
   Site a, b;
   a.write("pkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n");
   b.write("pkg-2.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: pkg\nVersion: 2.0\n");
-  auto env = scan_environment({a.path, b.path});
+  auto env = scan_environment({a.path(), b.path()});
   REQUIRE(env.has_value());
   CHECK(env->find("pkg")->version == "1.0");
   CHECK(env->warnings.size() == 1);
   CHECK_FALSE(env->torch.has_value());
-  CHECK_FALSE(scan_environment({a.path / "missing"}).has_value());
+  CHECK_FALSE(scan_environment({a.path() / "missing"}).has_value());
 }
 
 TEST_CASE("torch/version.py cuda values", "[envprobe][environment]") {

@@ -3,33 +3,22 @@
 // nvidia/cu13/lib are links to the toolkit's library directory).
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include <catch2/catch.hpp>
-#include <sys/wait.h>
+
+#include "cli_runner.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out;
-};
+using gpulock::test::run_shell;
+using Result = gpulock::test::RunResult;
 
 Result run(const std::string& command) {
-  Result r;
-  FILE* p = ::popen(command.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p))
-    r.out.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return run_shell(command);
 }
 
 }  // namespace

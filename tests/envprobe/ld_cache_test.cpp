@@ -2,8 +2,6 @@
 // small caches written here byte by byte.
 #include "ld_cache.h"
 
-#include <array>
-#include <cstdio>
 #include <cstring>
 #include <regex>
 #include <set>
@@ -12,19 +10,15 @@
 
 #include <catch2/catch.hpp>
 
+#include "cli_runner.h"
+
 using namespace gpulock::probe::detail;
 
 namespace {
 
+// What `command` (/bin/sh) prints on stdout.
 std::string run(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen(command.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p))
-    out.append(buf.data(), n);
-  ::pclose(p);
-  return out;
+  return gpulock::test::run_shell(command).out;
 }
 
 // A new-format cache with these entries (flags, soname, path, hwcap).

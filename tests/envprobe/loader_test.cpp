@@ -12,11 +12,12 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
-#include <sys/wait.h>
 
+#include "cli_runner.h"
 #include "elf_file.h"
 #include "ld_cache.h"
 #include "loader_search.h"
+#include "test_files.h"
 
 namespace fs = std::filesystem;
 using namespace gpulock::probe;
@@ -28,48 +29,17 @@ const fs::path kFakes = ENVPROBE_FAKES_DIR;
 const fs::path k910 = kFakes / "nvidia_cudnn_cu12-9.1.0.70/nvidia/cudnn/lib";
 const fs::path k951 = kFakes / "nvidia_cudnn_cu12-9.5.1.17/nvidia/cudnn/lib";
 
-struct Dir {
-  fs::path path;
-  Dir() {
-    std::string t = (fs::temp_directory_path() / "gpulock-loader-XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~Dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct Dir : gpulock::test::TempDir {
+  Dir() : TempDir(fs::temp_directory_path(), "gpulock-loader-") {}
 };
 
 // Runs the helper with exactly these environment variables and working directory; returns its
 // stdout ("<status> <mapped graph path>").
 std::string oracle(const fs::path& shim, const std::string& ld_library_path,
                    const fs::path& cwd = "/") {
-  int out[2];
-  REQUIRE(::pipe(out) == 0);
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::dup2(out[1], 1);
-    ::close(out[0]);
-    if (::chdir(cwd.c_str()) != 0) ::_exit(127);
-    std::string llp = "LD_LIBRARY_PATH=" + ld_library_path;
-    std::string helper = ENVPROBE_DLOPEN_HELPER;
-    std::string arg = shim.string();
-    char* argv[] = {helper.data(), arg.data(), nullptr};
-    char* envp[] = {llp.data(), nullptr};
-    ::execve(argv[0], argv, envp);
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  std::string text;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(out[0], buf, sizeof buf)) > 0)
-    text.append(buf, static_cast<std::size_t>(n));
-  ::close(out[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  auto r = gpulock::test::run_process({ENVPROBE_DLOPEN_HELPER, shim.string()},
+                                      {{"LD_LIBRARY_PATH", ld_library_path}}, {.cwd = cwd});
+  std::string text = r.out;
   while (!text.empty() && text.back() == '\n')
     text.pop_back();
   return text;
@@ -105,28 +75,28 @@ void copy_lib(const fs::path& from_dir, const std::string& name, const fs::path&
 
 TEST_CASE("RUNPATH $ORIGIN finds the wheel's own copy", "[envprobe][loader]") {
   Dir d;
-  copy_lib(k910, "libcudnn.so.9", d.path / "wheel");
-  copy_lib(k910, "libcudnn_graph.so.9", d.path / "wheel");
-  const fs::path shim = d.path / "wheel/libcudnn.so.9";
+  copy_lib(k910, "libcudnn.so.9", d.path() / "wheel");
+  copy_lib(k910, "libcudnn_graph.so.9", d.path() / "wheel");
+  const fs::path shim = d.path() / "wheel/libcudnn.so.9";
   auto hit = predict(model(""), shim);
   REQUIRE(hit.has_value());
   CHECK(hit->via == FoundVia::Runpath);
   CHECK(hit->entry == "$ORIGIN");
-  CHECK(hit->path == (d.path / "wheel/libcudnn_graph.so.9").string());
+  CHECK(hit->path == (d.path() / "wheel/libcudnn_graph.so.9").string());
   CHECK(oracle(shim, "") == "0 " + canonical(hit->path));
 }
 
 TEST_CASE("LD_LIBRARY_PATH comes before RUNPATH (pytorch#80637)", "[envprobe][loader]") {
   Dir d;
-  copy_lib(k910, "libcudnn.so.9", d.path / "wheel");
-  copy_lib(k910, "libcudnn_graph.so.9", d.path / "wheel");
-  copy_lib(k951, "libcudnn_graph.so.9", d.path / "other");
-  const fs::path shim = d.path / "wheel/libcudnn.so.9";
-  const std::string llp = "/nonexistent:" + (d.path / "other").string();
+  copy_lib(k910, "libcudnn.so.9", d.path() / "wheel");
+  copy_lib(k910, "libcudnn_graph.so.9", d.path() / "wheel");
+  copy_lib(k951, "libcudnn_graph.so.9", d.path() / "other");
+  const fs::path shim = d.path() / "wheel/libcudnn.so.9";
+  const std::string llp = "/nonexistent:" + (d.path() / "other").string();
   auto hit = predict(model(llp), shim);
   REQUIRE(hit.has_value());
   CHECK(hit->via == FoundVia::LdLibraryPath);
-  CHECK(hit->entry == (d.path / "other").string());
+  CHECK(hit->entry == (d.path() / "other").string());
   // 1002: the fake libcudnn 9.1.0 sees graph 9.5.1 (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH).
   CHECK(oracle(shim, llp) == "1002 " + canonical(hit->path));
 }
@@ -134,8 +104,8 @@ TEST_CASE("LD_LIBRARY_PATH comes before RUNPATH (pytorch#80637)", "[envprobe][lo
 TEST_CASE("the ld.so cache is the fallback when the wheel lacks the file (pytorch#188892)",
           "[envprobe][loader]") {
   Dir d;
-  copy_lib(k910, "libcudnn.so.9", d.path / "wheel");
-  const fs::path shim = d.path / "wheel/libcudnn.so.9";
+  copy_lib(k910, "libcudnn.so.9", d.path() / "wheel");
+  const fs::path shim = d.path() / "wheel/libcudnn.so.9";
   auto s = model("");
   REQUIRE(s.cache->lookup("libcudnn_graph.so.9").has_value());
   auto hit = predict(s, shim);
@@ -148,21 +118,21 @@ TEST_CASE("the ld.so cache is the fallback when the wheel lacks the file (pytorc
 
 TEST_CASE("objects of another class or machine are skipped", "[envprobe][loader]") {
   Dir d;
-  copy_lib(k910, "libcudnn.so.9", d.path / "wheel");
-  copy_lib(k910, "libcudnn_graph.so.9", d.path / "wheel");
+  copy_lib(k910, "libcudnn.so.9", d.path() / "wheel");
+  copy_lib(k910, "libcudnn_graph.so.9", d.path() / "wheel");
   // Copies of a 9.5.1 graph library with the class byte (EI_CLASS, offset 4) or the machine
   // (e_machine, offset 18) changed, earlier on LD_LIBRARY_PATH.
   auto patched = [&](const std::string& dir, std::size_t offset, std::string bytes) {
-    copy_lib(k951, "libcudnn_graph.so.9", d.path / dir);
-    std::fstream f(d.path / dir / "libcudnn_graph.so.9",
+    copy_lib(k951, "libcudnn_graph.so.9", d.path() / dir);
+    std::fstream f(d.path() / dir / "libcudnn_graph.so.9",
                    std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(static_cast<std::streamoff>(offset));
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   };
   patched("elf32", 4, std::string(1, '\x01'));
   patched("aarch64", 18, std::string("\xb7\x00", 2));
-  const fs::path shim = d.path / "wheel/libcudnn.so.9";
-  const std::string llp = (d.path / "elf32").string() + ":" + (d.path / "aarch64").string();
+  const fs::path shim = d.path() / "wheel/libcudnn.so.9";
+  const std::string llp = (d.path() / "elf32").string() + ":" + (d.path() / "aarch64").string();
   auto hit = predict(model(llp), shim);
   REQUIRE(hit.has_value());
   CHECK(hit->via == FoundVia::Runpath);
@@ -173,53 +143,53 @@ TEST_CASE("a file that is not a loadable object stops the search", "[envprobe][l
   // glibc takes the first file it can open; a text file or a directory of that name then makes
   // the dlopen fail (the fake libcudnn answers 1008, CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED).
   Dir d;
-  copy_lib(k910, "libcudnn.so.9", d.path / "wheel");
-  copy_lib(k910, "libcudnn_graph.so.9", d.path / "wheel");
-  fs::create_directories(d.path / "a/libcudnn_graph.so.9");
-  fs::create_directories(d.path / "b");
-  std::ofstream(d.path / "b/libcudnn_graph.so.9") << "not an ELF file\n";
-  const fs::path shim = d.path / "wheel/libcudnn.so.9";
+  copy_lib(k910, "libcudnn.so.9", d.path() / "wheel");
+  copy_lib(k910, "libcudnn_graph.so.9", d.path() / "wheel");
+  fs::create_directories(d.path() / "a/libcudnn_graph.so.9");
+  fs::create_directories(d.path() / "b");
+  std::ofstream(d.path() / "b/libcudnn_graph.so.9") << "not an ELF file\n";
+  const fs::path shim = d.path() / "wheel/libcudnn.so.9";
   for (const char* dir : {"a", "b"}) {
     INFO(dir);
-    const std::string llp = (d.path / dir).string();
+    const std::string llp = (d.path() / dir).string();
     auto hit = predict(model(llp), shim);
     REQUIRE(hit.has_value());
     CHECK(hit->via == FoundVia::LdLibraryPath);
-    CHECK(hit->path == (d.path / dir / "libcudnn_graph.so.9").string());
+    CHECK(hit->path == (d.path() / dir / "libcudnn_graph.so.9").string());
     CHECK(oracle(shim, llp) == "1008 none");
   }
 }
 
 TEST_CASE("an empty LD_LIBRARY_PATH entry is the current directory", "[envprobe][loader]") {
   Dir d;
-  copy_lib(k910, "libcudnn.so.9", d.path / "wheel");
-  copy_lib(k910, "libcudnn_graph.so.9", d.path / "wheel");
-  copy_lib(k951, "libcudnn_graph.so.9", d.path / "cwd");
-  const fs::path shim = d.path / "wheel/libcudnn.so.9";
+  copy_lib(k910, "libcudnn.so.9", d.path() / "wheel");
+  copy_lib(k910, "libcudnn_graph.so.9", d.path() / "wheel");
+  copy_lib(k951, "libcudnn_graph.so.9", d.path() / "cwd");
+  const fs::path shim = d.path() / "wheel/libcudnn.so.9";
   const std::string llp = "/nonexistent::/also-nonexistent";
-  auto hit = predict(model(llp, d.path / "cwd"), shim);
+  auto hit = predict(model(llp, d.path() / "cwd"), shim);
   REQUIRE(hit.has_value());
   CHECK(hit->via == FoundVia::LdLibraryPath);
   CHECK(hit->entry.empty());
-  CHECK(oracle(shim, llp, d.path / "cwd") == "1002 " + canonical(hit->path));
+  CHECK(oracle(shim, llp, d.path() / "cwd") == "1002 " + canonical(hit->path));
 }
 
 TEST_CASE("RPATH without RUNPATH comes before LD_LIBRARY_PATH", "[envprobe][loader]") {
   // The model alone (the fake libraries all have RUNPATH): a caller with DT_RPATH only.
   Dir d;
-  fs::create_directories(d.path / "wheel");
-  copy_lib(k910, "libcudnn_graph.so.9", d.path / "rpath");
-  copy_lib(k951, "libcudnn_graph.so.9", d.path / "llp");
+  fs::create_directories(d.path() / "wheel");
+  copy_lib(k910, "libcudnn_graph.so.9", d.path() / "rpath");
+  copy_lib(k951, "libcudnn_graph.so.9", d.path() / "llp");
   ElfInfo caller;
   caller.rpath = "$ORIGIN/../rpath";
-  auto s = model((d.path / "llp").string());
-  auto hit = s.find("libcudnn_graph.so.9", (d.path / "wheel/libcudnn.so.9").string(), &caller);
+  auto s = model((d.path() / "llp").string());
+  auto hit = s.find("libcudnn_graph.so.9", (d.path() / "wheel/libcudnn.so.9").string(), &caller);
   REQUIRE(hit.has_value());
   CHECK(hit->via == FoundVia::Rpath);
-  CHECK(hit->path == (d.path / "wheel/../rpath/libcudnn_graph.so.9").string());
+  CHECK(hit->path == (d.path() / "wheel/../rpath/libcudnn_graph.so.9").string());
   // With a RUNPATH as well, DT_RPATH is ignored.
   caller.runpath = "$ORIGIN";
-  hit = s.find("libcudnn_graph.so.9", (d.path / "wheel/libcudnn.so.9").string(), &caller);
+  hit = s.find("libcudnn_graph.so.9", (d.path() / "wheel/libcudnn.so.9").string(), &caller);
   REQUIRE(hit.has_value());
   CHECK(hit->via == FoundVia::LdLibraryPath);
   // Nothing anywhere.

@@ -1,7 +1,10 @@
 // The on-disk cache format: round trips, torn and foreign files, concurrent writers.
 #include "cache.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
+#include <tuple>
 #include <filesystem>
 #include <thread>
 #include <vector>
@@ -10,6 +13,9 @@
 #include <fmt/format.h>
 
 #include "gpulock/index/parse.h"
+
+#include <random>
+#include <span>
 
 #include "index_test_support.h"
 
@@ -61,7 +67,58 @@ void check_same(const ProjectPage& a, const ProjectPage& b) {
     CHECK(x.wheel.has_value() == y.wheel.has_value());
     CHECK(x.sdist.has_value() == y.sdist.has_value());
     CHECK(x.version() == y.version());
+    if (x.wheel && y.wheel) {
+      CHECK(x.wheel->name == y.wheel->name);
+      CHECK(x.wheel->version.to_string() == y.wheel->version.to_string());
+      CHECK(x.wheel->build == y.wheel->build);
+      CHECK(x.wheel->tags == y.wheel->tags);
+      CHECK(x.wheel->python_tag == y.wheel->python_tag);
+      CHECK(x.wheel->abi_tag == y.wheel->abi_tag);
+      CHECK(x.wheel->platform_tag == y.wheel->platform_tag);
+    }
+    if (x.sdist && y.sdist) {
+      CHECK(x.sdist->name == y.sdist->name);
+      CHECK(x.sdist->version.to_string() == y.sdist->version.to_string());
+      CHECK(x.sdist->extension == y.sdist->extension);
+    }
   }
+}
+
+// A page with several versions, compressed tag sets, a build tag, local versions and sdists.
+ProjectPage mixed_page() {
+  std::vector<std::string> names = {
+      "demo_pkg-2.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+      "demo_pkg-2.0-cp311-cp311-win_amd64.whl",
+      "demo_pkg-2.0.tar.gz",
+      "demo_pkg-1.0-1build-py2.py3-none-any.whl",
+      "demo_pkg-1.0.zip",
+      "demo_pkg-1.5+cu124-cp311-cp311-linux_x86_64.whl",
+      "demo_pkg-1.5+cu124-cp312-cp312-linux_x86_64.whl",
+      "demo_pkg-0.9-cp39-abi3-macosx_11_0_arm64.whl",
+      "demo_pkg-0.9.tar.gz",
+  };
+  std::string json = R"({"meta":{"api-version":"1.1"},"name":"demo-pkg","files":[)";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i) json += ",";
+    json += fmt::format(R"({{"filename":"{}","url":"https://h/p/{}","hashes":{{"sha256":"{:064x}"}}}})",
+                        names[i], names[i], i);
+  }
+  json += "]}";
+  auto page = parse_json_page(json, "http://h/simple/demo-pkg/", {"demo-pkg", false});
+  REQUIRE(page);
+  REQUIRE(page->files.size() == names.size());
+  return *page;
+}
+
+// Keeps wheels with a tag for CPython 3.11 or any Python 3 on x86_64 Linux.
+bool keep_linux_311(std::span<const core::Tag> tags) {
+  for (const auto& t : tags) {
+    bool python = t.interpreter == "cp311" || t.interpreter == "py3";
+    bool platform = t.platform == "any" || t.platform.ends_with("linux_x86_64") ||
+                    t.platform.ends_with("manylinux2014_x86_64");
+    if (python && platform) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -220,4 +277,142 @@ TEST_CASE("metadata, digests and host capabilities", "[cache]") {
   CHECK(cache.load_range_support("h") == std::optional<bool>(false));
   REQUIRE(cache.store_range_support("h", true));
   CHECK(cache.load_range_support("h") == std::optional<bool>(true));
+}
+
+TEST_CASE("pages round-trip with every wheel and sdist field", "[cache]") {
+  ProjectPage page = mixed_page();
+  std::string bytes;
+  detail::encode_page(page, bytes);
+  std::string_view in = bytes;
+  ProjectPage decoded;
+  REQUIRE(detail::decode_page(in, decoded));
+  check_same(decoded, page);
+  CHECK(decoded.omitted.empty());
+  REQUIRE(decoded.files[3].wheel);
+  CHECK(decoded.files[3].wheel->build == std::optional<std::pair<std::uint64_t, std::string>>(
+                                             std::pair<std::uint64_t, std::string>{1, "build"}));
+  CHECK(decoded.files[5].version().to_string() == "1.5+cu124");
+
+  // Every truncation reads as invalid, never as a crash.
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    std::string_view cut(bytes.data(), n);
+    ProjectPage p;
+    CHECK_FALSE(detail::decode_page(cut, p));
+  }
+}
+
+TEST_CASE("a filtered decode keeps the wheels the filter accepts and summarizes the rest",
+          "[cache][filter]") {
+  ProjectPage page = mixed_page();
+  std::string bytes;
+  detail::encode_page(page, bytes);
+
+  // What the filter should leave, computed from the full page.
+  std::vector<std::string> expected_files;
+  std::vector<std::tuple<std::string, bool, bool>> expected_omitted;
+  for (const auto& f : page.files) {
+    if (f.wheel && keep_linux_311(f.wheel->tags)) {
+      expected_files.push_back(f.filename);
+      continue;
+    }
+    std::string v = f.version().to_string();
+    auto it = std::find_if(expected_omitted.begin(), expected_omitted.end(),
+                           [&](const auto& o) { return std::get<0>(o) == v; });
+    if (it == expected_omitted.end()) it = expected_omitted.insert(expected_omitted.end(), {v, false, false});
+    (f.wheel ? std::get<1>(*it) : std::get<2>(*it)) = true;
+  }
+  REQUIRE(expected_files.size() == 3);  // the manylinux, py2.py3 and 3.11 +cu124 wheels
+
+  int calls = 0;
+  detail::WheelFilter filter = [&](std::span<const core::Tag> tags) {
+    ++calls;
+    return keep_linux_311(tags);
+  };
+  auto check_filtered = [&](const ProjectPage& p) {
+    std::vector<std::string> files;
+    for (const auto& f : p.files) files.push_back(f.filename);
+    CHECK(files == expected_files);
+    std::vector<std::tuple<std::string, bool, bool>> omitted;
+    for (const auto& o : p.omitted) omitted.emplace_back(o.version.to_string(), o.wheels, o.sdists);
+    CHECK(omitted == expected_omitted);
+  };
+
+  std::string_view in = bytes;
+  ProjectPage decoded;
+  REQUIRE(detail::decode_page(in, decoded, &filter));
+  check_filtered(decoded);
+  CHECK(calls == 6);  // once per distinct tag set (6 among the 6 wheels), not per file
+  // The kept files are complete.
+  for (const auto& f : decoded.files) {
+    auto full = std::find_if(page.files.begin(), page.files.end(),
+                             [&](const DistFile& g) { return g.filename == f.filename; });
+    REQUIRE(full != page.files.end());
+    ProjectPage a, b;
+    a.files = {f};
+    b.files = {*full};
+    check_same(a, b);
+  }
+
+  // The same filtering of a page in memory (a page just parsed).
+  ProjectPage in_memory = page;
+  detail::filter_page(in_memory, filter);
+  check_filtered(in_memory);
+}
+
+TEST_CASE("crc32c: RFC 3720 vectors, hardware and software agree", "[cache]") {
+  CHECK(detail::crc32c("123456789") == 0xE3069283u);
+  CHECK(detail::crc32c(std::string(32, '\0')) == 0x8A9136AAu);
+  CHECK(detail::crc32c(std::string(32, '\xff')) == 0x62A8AB43u);
+  std::string ascending;
+  for (int i = 0; i < 32; ++i) ascending.push_back(static_cast<char>(i));
+  CHECK(detail::crc32c(ascending) == 0x46DD794Eu);
+  std::mt19937 rng(7);
+  std::string data(5000, '\0');
+  for (auto& c : data) c = static_cast<char>(rng());
+  for (std::size_t n : {0u, 1u, 7u, 8u, 9u, 63u, 64u, 65u, 1000u, 4999u}) {
+    std::string_view part(data.data(), n);
+    CHECK(detail::crc32c(part) == detail::crc32c_software(part));
+  }
+  for (std::size_t n = 0; n < 200; ++n) {
+    std::string_view part(data.data(), n);
+    CHECK(detail::checksum64(part, 7) == detail::checksum64(part, 7, true));
+  }
+  CHECK(detail::checksum64(data, 7) == detail::checksum64(data, 7, true));
+  CHECK(detail::checksum64(data, 1) != detail::checksum64(data, 2));
+  std::string flipped = data;
+  for (std::size_t i : {0u, 1666u, 3333u, 4999u}) {
+    flipped[i] = static_cast<char>(flipped[i] ^ 1);
+    CHECK(detail::checksum64(flipped, 1) != detail::checksum64(data, 1));
+    flipped[i] = data[i];
+  }
+}
+
+TEST_CASE("entries with the previous header format (hash64 checksum) still read", "[cache]") {
+  std::string root = index_test::scratch_dir("cache-format1");
+  detail::DiskCache cache(root, true);
+  detail::MetadataEntry m;
+  m.url = "https://h/x.whl";
+  m.stored_at = 1;
+  m.text = "Metadata-Version: 2.1\nName: x\n";
+  REQUIRE(cache.store_metadata("sha256-old", m));
+  std::string path;
+  for (const auto& ent : std::filesystem::recursive_directory_iterator(root)) {
+    if (ent.is_regular_file()) path = ent.path().string();
+  }
+  REQUIRE_FALSE(path.empty());
+  std::string bytes = index_test::read_text(path);
+  REQUIRE(bytes.size() > 24);
+  REQUIRE(bytes[5] == 2);
+  // Rewrite the header as format 1 wrote it.
+  bytes[5] = 1;
+  std::uint64_t old_sum = detail::hash64(std::string_view(bytes).substr(24), 0x6770756c6f636bULL);
+  std::memcpy(bytes.data() + 16, &old_sum, 8);
+  index_test::write_text(path, bytes);
+  auto loaded = cache.load_metadata("sha256-old");
+  REQUIRE(loaded);
+  CHECK(loaded->text == m.text);
+  // And a format-1 header with a wrong checksum is still a miss.
+  bytes[bytes.size() - 1] ^= 1;
+  index_test::write_text(path, bytes);
+  CHECK_FALSE(cache.load_metadata("sha256-old"));
 }

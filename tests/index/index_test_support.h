@@ -6,28 +6,23 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <mutex>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include <sys/file.h>
 
+#include "test_files.h"
+
 namespace index_test {
 
+// The index tests' names for the shared file helpers (tests/support/test_files.h).
 inline std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return gpulock::test::read_file(path);
 }
-
 inline void write_text(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream out(path, std::ios::binary);
-  out << text;
+  gpulock::test::write_file(path, text);
 }
 
 /// The directory make_test_wheels.py writes (generated once; an flock serializes the test
@@ -56,11 +51,9 @@ inline const std::string& wheels_dir() {
 
 /// A fresh, empty directory under the work dir, unique to this process and name.
 inline std::string scratch_dir(const std::string& name) {
-  std::string dir =
-      std::string(INDEX_TEST_WORK_DIR) + "/scratch-" + std::to_string(::getpid()) + "-" + name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
+  return gpulock::test::fresh_directory(std::string(INDEX_TEST_WORK_DIR) + "/scratch-" +
+                                        std::to_string(::getpid()) + "-" + name)
+      .string();
 }
 
 }  // namespace index_test

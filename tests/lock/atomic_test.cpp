@@ -13,35 +13,18 @@
 
 using namespace gpulock::lock;
 using gpulock::core::ErrorCode;
-using lock_test::slurp;
-using lock_test::spit;
+using lock_test::directory_names;
+using lock_test::read_file;
 using lock_test::TempDir;
+using lock_test::write_file;
 
 namespace {
-
-std::vector<std::string> entries(const std::filesystem::path& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    out.push_back(e.path().filename().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 Lock big_lock(std::size_t packages) {
   Lock lock;
   lock.created_by = "test";
-  for (std::size_t i = 0; i < packages; ++i) {
-    Package p;
-    p.name = "pkg" + std::to_string(i);
-    p.version = "1.0";
-    FileEntry w;
-    w.name = p.name + "-1.0-py3-none-any.whl";
-    w.url = "https://example.org/" + *w.name;
-    w.hashes.emplace("sha256", std::string(64, 'a'));
-    p.wheels = std::vector<FileEntry>{w};
-    lock.packages.push_back(p);
-  }
+  for (std::size_t i = 0; i < packages; ++i)
+    lock.packages.push_back(lock_test::wheel_package("pkg" + std::to_string(i), "1.0", 'a'));
   return lock;
 }
 
@@ -51,33 +34,33 @@ TEST_CASE("write_file_atomically creates and replaces files", "[lock][atomic]") 
   TempDir dir;
   const auto path = dir / "pylock.toml";
   REQUIRE(write_file_atomically(path, "one\n").has_value());
-  CHECK(slurp(path) == "one\n");
+  CHECK(read_file(path) == "one\n");
   ::chmod(path.c_str(), 0640);
   REQUIRE(write_file_atomically(path, "two\n").has_value());
-  CHECK(slurp(path) == "two\n");
+  CHECK(read_file(path) == "two\n");
   struct stat st {};
   REQUIRE(::stat(path.c_str(), &st) == 0);
   CHECK((st.st_mode & 07777) == 0640);  // an existing file keeps its mode
-  CHECK(entries(dir.path()) == std::vector<std::string>{"pylock.toml"});
+  CHECK(directory_names(dir.path()) == std::vector<std::string>{"pylock.toml"});
 
   // A relative path in the current directory works too.
   const auto cwd = std::filesystem::current_path();
   std::filesystem::current_path(dir.path());
   REQUIRE(write_file_atomically("rel.toml", "three\n").has_value());
   std::filesystem::current_path(cwd);
-  CHECK(slurp(dir / "rel.toml") == "three\n");
+  CHECK(read_file(dir / "rel.toml") == "three\n");
 }
 
 TEST_CASE("a failed rename leaves no temporary file behind", "[lock][atomic]") {
   TempDir dir;
   std::filesystem::create_directory(dir / "pylock.toml");
-  spit(dir / "pylock.toml" / "inside", "x");
+  write_file(dir / "pylock.toml" / "inside", "x");
   auto s = write_file_atomically(dir / "pylock.toml", "new\n");
   REQUIRE_FALSE(s.has_value());
   CHECK(s.error().code == ErrorCode::Io);
   CHECK(s.error().where == (dir / "pylock.toml").string());
   CHECK(s.error().message.find("cannot replace the file") != std::string::npos);
-  CHECK(entries(dir.path()) == std::vector<std::string>{"pylock.toml"});
+  CHECK(directory_names(dir.path()) == std::vector<std::string>{"pylock.toml"});
   auto missing_dir = write_file_atomically(dir / "no" / "such" / "pylock.toml", "x");
   REQUIRE_FALSE(missing_dir.has_value());
   CHECK(missing_dir.error().message.find("No such file or directory") != std::string::npos);
@@ -88,34 +71,31 @@ TEST_CASE("a directory the process cannot write keeps the previous lock", "[lock
   const auto helper = dir / "lock_write_helper";
   std::filesystem::copy_file(LOCK_WRITE_HELPER, helper);
   const auto path = dir / "pylock.toml";
-  spit(path, "previous lock\n");
-  const auto before = entries(dir.path());
+  write_file(path, "previous lock\n");
+  const auto before = directory_names(dir.path());
 
-  TempDir scratch;
-  auto r = lock_test::run("setpriv --reuid=nobody --regid=nogroup --clear-groups " +
-                              lock_test::sh_quote(helper.string()) + " " +
-                              lock_test::sh_quote(path.string()),
-                          scratch.path());
+  auto r = lock_test::run_shell("setpriv --reuid=nobody --regid=nogroup --clear-groups " +
+                                lock_test::shell_quote(helper.string()) + " " +
+                                lock_test::shell_quote(path.string()));
   INFO(r.err);
-  CHECK(r.exit_code == 74);
+  CHECK(r.status == 74);
   CHECK(r.err == "error: " + path.string() +
                      ": cannot create a temporary file next to it: Permission denied\n");
-  CHECK(slurp(path) == "previous lock\n");
-  CHECK(entries(dir.path()) == before);
+  CHECK(read_file(path) == "previous lock\n");
+  CHECK(directory_names(dir.path()) == before);
 
   // The same helper as root succeeds, so the failure above came from the privileges.
-  auto ok = lock_test::run(
-      lock_test::sh_quote(helper.string()) + " " + lock_test::sh_quote(path.string()),
-      scratch.path());
-  CHECK(ok.exit_code == 0);
-  CHECK(slurp(path).find("created-by = \"lock_write_helper\"") != std::string::npos);
+  auto ok = lock_test::run_shell(lock_test::shell_quote(helper.string()) + " " +
+                                 lock_test::shell_quote(path.string()));
+  CHECK(ok.status == 0);
+  CHECK(read_file(path).find("created-by = \"lock_write_helper\"") != std::string::npos);
   lock_test::check_with_tomllib(path);
 }
 
 TEST_CASE("a file-size limit (EFBIG) keeps the previous lock", "[lock][atomic]") {
   TempDir dir;
   const auto path = dir / "pylock.toml";
-  spit(path, "previous lock\n");
+  write_file(path, "previous lock\n");
   const Lock lock = big_lock(200);
   REQUIRE(to_toml(lock).size() > 4096);
 
@@ -137,8 +117,8 @@ TEST_CASE("a file-size limit (EFBIG) keeps the previous lock", "[lock][atomic]")
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
-  CHECK(slurp(path) == "previous lock\n");
-  CHECK(entries(dir.path()) == std::vector<std::string>{"pylock.toml"});
+  CHECK(read_file(path) == "previous lock\n");
+  CHECK(directory_names(dir.path()) == std::vector<std::string>{"pylock.toml"});
 
   // Without the limit the same write succeeds and reads back.
   REQUIRE(write_lock_file(path, lock).has_value());

@@ -4,75 +4,65 @@
 
 #include "lock_test_support.h"
 
+using lock_test::directory_names;
 using lock_test::fixtures;
+using lock_test::read_file;
 using lock_test::RunResult;
-using lock_test::sh_quote;
-using lock_test::slurp;
-using lock_test::spit;
+using lock_test::shell_quote;
 using lock_test::TempDir;
+using lock_test::write_file;
 
 namespace {
 
 // Runs gpulock with `args` from the fixtures directory (so paths in outputs are relative).
-RunResult gpulock(const std::string& args) {
-  static TempDir scratch;
-  return lock_test::run("cd " + sh_quote(fixtures().string()) + " && NO_COLOR=1 " +
-                            sh_quote(GPULOCK_EXE) + " " + args,
-                        scratch.path());
-}
-
-std::vector<std::string> entries(const std::filesystem::path& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    out.push_back(e.path().filename().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+RunResult run_gpulock(const std::string& args) {
+  return lock_test::run_shell("cd " + shell_quote(fixtures().string()) + " && NO_COLOR=1 " +
+                              shell_quote(GPULOCK_EXE) + " " + args);
 }
 
 }  // namespace
 
 TEST_CASE("gpulock export writes hashed requirements (golden)", "[lock][cli][export]") {
-  auto r = gpulock("export --lock gpulock-cu124.toml --format requirements-txt");
+  auto r = run_gpulock("export --lock gpulock-cu124.toml --format requirements-txt");
   INFO(r.err);
-  CHECK(r.exit_code == 0);
+  CHECK(r.status == 0);
   CHECK(r.err.empty());
-  CHECK(r.out == slurp(fixtures() / "expected" / "export-cu124.txt"));
+  CHECK(r.out == read_file(fixtures() / "expected" / "export-cu124.txt"));
 }
 
 TEST_CASE("gpulock export --urls uses the lock's target to pick wheels (golden)",
           "[lock][cli][export]") {
-  auto r = gpulock("export --lock gpulock-cu124.toml --urls");
+  auto r = run_gpulock("export --lock gpulock-cu124.toml --urls");
   INFO(r.err);
-  CHECK(r.exit_code == 0);
-  CHECK(r.out == slurp(fixtures() / "expected" / "export-cu124-urls.txt"));
+  CHECK(r.status == 0);
+  CHECK(r.out == read_file(fixtures() / "expected" / "export-cu124-urls.txt"));
 
   // With an explicit target no wheel of which fits: a usage error naming the package.
-  auto mac = gpulock(
+  auto mac = run_gpulock(
       "export --lock gpulock-cu124.toml --urls --python-version 3.11 "
       "--platform macosx_14_0_arm64");
-  CHECK(mac.exit_code == 2);
+  CHECK(mac.status == 2);
   CHECK(mac.err.starts_with("error: gpulock-cu124.toml: no wheel of package 'filelock'") ==
         false);  // filelock is py3-none-any: it fits every target
   CHECK(
       mac.err.starts_with("error: gpulock-cu124.toml: no wheel of package 'markupsafe' fits "
                           "the target, and it has no sdist\n"));
 
-  auto half = gpulock("export --lock gpulock-cu124.toml --urls --python-version 3.11");
-  CHECK(half.exit_code == 2);
+  auto half = run_gpulock("export --lock gpulock-cu124.toml --urls --python-version 3.11");
+  CHECK(half.status == 2);
   CHECK(half.err.starts_with("error: "));
 }
 
 TEST_CASE("gpulock export -o writes the file atomically", "[lock][cli][export]") {
   TempDir dir;
   const auto out = dir / "requirements.txt";
-  spit(out, "old\n");
-  auto r = gpulock("export --lock gpulock-cu124.toml -o " + sh_quote(out.string()));
+  write_file(out, "old\n");
+  auto r = run_gpulock("export --lock gpulock-cu124.toml -o " + shell_quote(out.string()));
   INFO(r.err);
-  CHECK(r.exit_code == 0);
+  CHECK(r.status == 0);
   CHECK(r.out.empty());
-  CHECK(slurp(out) == slurp(fixtures() / "expected" / "export-cu124.txt"));
-  CHECK(entries(dir.path()) == std::vector<std::string>{"requirements.txt"});
+  CHECK(read_file(out) == read_file(fixtures() / "expected" / "export-cu124.txt"));
+  CHECK(directory_names(dir.path()) == std::vector<std::string>{"requirements.txt"});
 }
 
 TEST_CASE("gpulock export -o into a directory it cannot write keeps the old file",
@@ -82,18 +72,16 @@ TEST_CASE("gpulock export -o into a directory it cannot write keeps the old file
   std::filesystem::copy_file(GPULOCK_EXE, exe);
   std::filesystem::copy_file(fixtures() / "gpulock-cu124.toml", dir / "pylock.toml");
   ::chmod((dir / "pylock.toml").c_str(), 0644);
-  spit(dir / "requirements.txt", "old\n");
-  const auto before = entries(dir.path());
-  TempDir scratch;
-  auto r = lock_test::run("cd " + sh_quote(dir.path().string()) +
-                              " && setpriv --reuid=nobody --regid=nogroup --clear-groups "
-                              "./gpulock export -o requirements.txt",
-                          scratch.path());
-  CHECK(r.exit_code == 74);
+  write_file(dir / "requirements.txt", "old\n");
+  const auto before = directory_names(dir.path());
+  auto r = lock_test::run_shell("cd " + shell_quote(dir.path().string()) +
+                                " && setpriv --reuid=nobody --regid=nogroup --clear-groups "
+                                "./gpulock export -o requirements.txt");
+  CHECK(r.status == 74);
   CHECK(r.err ==
         "error: requirements.txt: cannot create a temporary file next to it: Permission denied\n");
-  CHECK(slurp(dir / "requirements.txt") == "old\n");
-  CHECK(entries(dir.path()) == before);
+  CHECK(read_file(dir / "requirements.txt") == "old\n");
+  CHECK(directory_names(dir.path()) == before);
 }
 
 TEST_CASE("gpulock export: bad lock files exit 3 with file:line", "[lock][cli][export][bad]") {
@@ -124,9 +112,9 @@ TEST_CASE("gpulock export: bad lock files exit 3 with file:line", "[lock][cli][e
        "wheel 1 of package 'a' must be a TOML date-time"},
   };
   for (const auto& c : cases) {
-    auto r = gpulock(std::string("export --lock ") + c.file);
+    auto r = run_gpulock(std::string("export --lock ") + c.file);
     INFO(c.file << "\n" << r.err);
-    CHECK(r.exit_code == 3);
+    CHECK(r.status == 3);
     CHECK(r.out.empty());
     CHECK(r.err.starts_with(c.first_line));
   }
@@ -136,71 +124,70 @@ TEST_CASE("gpulock export: a lock over 64 MB exits 3, a missing one 74, a bad fl
           "[lock][cli][export][bad]") {
   TempDir dir;
   const auto big = dir / "pylock.toml";
-  spit(big, "");
+  write_file(big, "");
   REQUIRE(::truncate(big.c_str(), 64ll * 1024 * 1024 + 1) == 0);
-  auto r = gpulock("export --lock " + sh_quote(big.string()));
-  CHECK(r.exit_code == 3);
+  auto r = run_gpulock("export --lock " + shell_quote(big.string()));
+  CHECK(r.status == 3);
   CHECK(r.err == "error: " + big.string() +
                      ": the lock file is 67108865 bytes; lock files over 64 MB are refused\n");
 
-  auto missing = gpulock("export --lock no-such-lock.toml");
-  CHECK(missing.exit_code == 74);
+  auto missing = run_gpulock("export --lock no-such-lock.toml");
+  CHECK(missing.status == 74);
   CHECK(missing.err ==
         "error: no-such-lock.toml: cannot open the lock file: No such file or "
         "directory\n");
 
-  auto format = gpulock("export --lock gpulock-cu124.toml --format pipfile");
-  CHECK(format.exit_code == 2);
+  auto format = run_gpulock("export --lock gpulock-cu124.toml --format pipfile");
+  CHECK(format.status == 2);
   CHECK(format.err.starts_with("error: "));
 
-  auto features = gpulock("export --lock gpulock-features.toml");
-  CHECK(features.exit_code == 3);
+  auto features = run_gpulock("export --lock gpulock-features.toml");
+  CHECK(features.status == 3);
   CHECK(
       features.err.starts_with("error: gpulock-features.toml: the marker of package 'cattrs' "
                                "uses PEP 751's 'extras'"));
 }
 
 TEST_CASE("gpulock diff: a table on a terminal-like stdout, exit 1 (golden)", "[lock][cli][diff]") {
-  auto r = gpulock("diff diff/old.toml diff/new.toml");
+  auto r = run_gpulock("diff diff/old.toml diff/new.toml");
   INFO(r.err);
-  CHECK(r.exit_code == 1);
+  CHECK(r.status == 1);
   CHECK(r.err.empty());
-  CHECK(r.out == slurp(fixtures() / "expected" / "diff.txt"));
+  CHECK(r.out == read_file(fixtures() / "expected" / "diff.txt"));
 }
 
 TEST_CASE("gpulock diff --json: stable JSON (golden) that parses", "[lock][cli][diff]") {
-  auto r = gpulock("diff diff/old.toml diff/new.toml --json");
+  auto r = run_gpulock("diff diff/old.toml diff/new.toml --json");
   INFO(r.err);
-  CHECK(r.exit_code == 1);
-  CHECK(r.out == slurp(fixtures() / "expected" / "diff.json"));
+  CHECK(r.status == 1);
+  CHECK(r.out == read_file(fixtures() / "expected" / "diff.json"));
   TempDir dir;
-  spit(dir / "diff.json", r.out);
-  auto parsed = lock_test::run(
+  write_file(dir / "diff.json", r.out);
+  auto parsed = lock_test::run_shell(
       "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
       "assert d[\"schema\"] == 1 and d[\"identical\"] is False; "
       "kinds = sorted({p[\"change\"] for p in d[\"packages\"]}); "
       "assert kinds == [\"added\",\"changed\",\"downgraded\",\"rehashed\",\"removed\","
       "\"upgraded\"], kinds' " +
-          sh_quote((dir / "diff.json").string()),
-      dir.path());
+      shell_quote((dir / "diff.json").string()));
   INFO(parsed.err);
-  CHECK(parsed.exit_code == 0);
+  CHECK(parsed.status == 0);
 }
 
 TEST_CASE("gpulock diff: identical locks exit 0", "[lock][cli][diff]") {
-  auto r = gpulock("diff gpulock-cu124.toml diff/old.toml");
-  CHECK(r.exit_code == 0);
+  auto r = run_gpulock("diff gpulock-cu124.toml diff/old.toml");
+  CHECK(r.status == 0);
   CHECK(r.out == "gpulock-cu124.toml and diff/old.toml lock the same packages and facts\n");
-  auto j = gpulock("diff gpulock-cu124.toml diff/old.toml --json");
-  CHECK(j.exit_code == 0);
+  auto j = run_gpulock("diff gpulock-cu124.toml diff/old.toml --json");
+  CHECK(j.status == 0);
   CHECK(j.out.find("\"identical\": true") != std::string::npos);
 }
 
 TEST_CASE("gpulock diff: bad input exits 3, missing arguments 2", "[lock][cli][diff][bad]") {
-  auto bad = gpulock("diff diff/old.toml bad/duplicate-package.toml");
-  CHECK(bad.exit_code == 3);
+  auto bad = run_gpulock("diff diff/old.toml bad/duplicate-package.toml");
+  CHECK(bad.status == 3);
   CHECK(bad.err.starts_with("error: bad/duplicate-package.toml:9: package 'a' is listed twice"));
-  auto usage = gpulock("diff diff/old.toml");
-  CHECK(usage.exit_code == 2);
+  auto usage = run_gpulock("diff diff/old.toml");
+  CHECK(usage.status == 2);
   CHECK(usage.err.starts_with("error: "));
 }

@@ -11,9 +11,7 @@ using lock_test::fixtures;
 namespace {
 
 Lock base() {
-  auto f = read_lock_file(fixtures() / "gpulock-cu124.toml");
-  REQUIRE(f.has_value());
-  return f->lock;
+  return lock_test::read_lock(fixtures() / "gpulock-cu124.toml");
 }
 
 Package& pkg(Lock& lock, std::string_view name) {
@@ -25,15 +23,7 @@ Package& pkg(Lock& lock, std::string_view name) {
 }
 
 Package wheel_package(std::string name, std::string version) {
-  Package p;
-  p.name = std::move(name);
-  p.version = std::move(version);
-  FileEntry w;
-  w.name = p.name + "-" + *p.version + "-py3-none-any.whl";
-  w.url = "https://example.org/" + *w.name;
-  w.hashes.emplace("sha256", std::string(64, '9'));
-  p.wheels = std::vector<FileEntry>{w};
-  return p;
+  return lock_test::wheel_package(std::move(name), std::move(version), '9');
 }
 
 PackageChange only_change(const LockDiff& d) {

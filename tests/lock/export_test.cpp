@@ -9,15 +9,11 @@
 using namespace gpulock::lock;
 using gpulock::core::ErrorCode;
 using lock_test::fixtures;
-using lock_test::slurp;
+using lock_test::read_file;
 
 namespace {
 
-Lock load(const std::filesystem::path& p) {
-  auto f = read_lock_file(p);
-  REQUIRE(f.has_value());
-  return f->lock;
-}
+using lock_test::read_lock;
 
 std::vector<gpulock::core::Tag> tags_for(const char* python, const char* platform) {
   auto target = gpulock::core::TagTarget::from_platform_tag(python, platform);
@@ -26,27 +22,19 @@ std::vector<gpulock::core::Tag> tags_for(const char* python, const char* platfor
 }
 
 Package simple(std::string name, std::string version) {
-  Package p;
-  p.name = std::move(name);
-  p.version = std::move(version);
-  FileEntry w;
-  w.name = p.name + "-" + *p.version + "-py3-none-any.whl";
-  w.url = "https://example.org/" + *w.name;
-  w.hashes.emplace("sha256", std::string(64, '1'));
-  p.wheels = std::vector<FileEntry>{w};
-  return p;
+  return lock_test::wheel_package(std::move(name), std::move(version), '1');
 }
 
 }  // namespace
 
 TEST_CASE("index form: name==version, its marker, and every hash of the package",
           "[lock][export]") {
-  const Lock lock = load(fixtures() / "gpulock-cu124.toml");
+  const Lock lock = read_lock(fixtures() / "gpulock-cu124.toml");
   ExportOptions options;
   options.source_name = "gpulock-cu124.toml";
   auto text = export_requirements(lock, options);
   REQUIRE(text.has_value());
-  CHECK(*text == slurp(fixtures() / "expected" / "export-cu124.txt"));
+  CHECK(*text == read_file(fixtures() / "expected" / "export-cu124.txt"));
 }
 
 TEST_CASE("a package's hashes cover its sdist and all wheels, sorted and unique",
@@ -84,7 +72,7 @@ TEST_CASE("a package's hashes cover its sdist and all wheels, sorted and unique"
 }
 
 TEST_CASE("direct-URL form picks the target's wheel", "[lock][export]") {
-  const Lock lock = load(fixtures() / "foreign" / "pep751-example.toml");
+  const Lock lock = read_lock(fixtures() / "foreign" / "pep751-example.toml");
   ExportOptions options;
   options.direct_urls = true;
   options.source_name.clear();
@@ -172,7 +160,7 @@ TEST_CASE("direct URLs for chosen packages only, archives, and local paths", "[l
 TEST_CASE("what pip cannot install with hashes is refused with a reason", "[lock][export]") {
   ExportOptions options;
   SECTION("a marker using PEP 751's extras variable") {
-    auto lock = load(fixtures() / "gpulock-features.toml");
+    auto lock = read_lock(fixtures() / "gpulock-features.toml");
     auto text = export_requirements(lock, options);
     REQUIRE_FALSE(text.has_value());
     CHECK(text.error().code == ErrorCode::InvalidLockfile);

@@ -11,9 +11,9 @@
 #include "test_servers.h"
 
 using namespace gpulock::lock;
+using lock_test::read_file;
 using lock_test::RunResult;
-using lock_test::sh_quote;
-using lock_test::slurp;
+using lock_test::shell_quote;
 using lock_test::TempDir;
 
 namespace {
@@ -28,13 +28,12 @@ std::string lower(std::string s) {
 std::filesystem::path make_lock(const TempDir& dir) {
   const auto& servers = gpulock::test::shared_servers();
   const auto foreign = dir / "fixture-lock.toml";
-  auto gen = lock_test::run(
-      "python3 " + sh_quote(std::string(GPULOCK_SOURCE_DIR) + "/tests/lock/fixture_lock.py") + " " +
-          sh_quote(servers.at("MANIFEST")) + " " + sh_quote(servers.http_url()) + " " +
-          sh_quote(foreign.string()),
-      dir.path());
+  auto gen = lock_test::run_shell(
+      "python3 " + shell_quote(std::string(GPULOCK_SOURCE_DIR) + "/tests/lock/fixture_lock.py") +
+      " " + shell_quote(servers.at("MANIFEST")) + " " + shell_quote(servers.http_url()) + " " +
+      shell_quote(foreign.string()));
   INFO(gen.err);
-  REQUIRE(gen.exit_code == 0);
+  REQUIRE(gen.status == 0);
   auto file = read_lock_file(foreign);
   REQUIRE(file.has_value());
   REQUIRE(file->lock.packages.size() == 7);
@@ -46,22 +45,19 @@ std::filesystem::path make_lock(const TempDir& dir) {
 
 RunResult export_lock(const std::filesystem::path& lock, const std::string& extra,
                       const std::filesystem::path& out) {
-  TempDir scratch;
-  return lock_test::run(sh_quote(GPULOCK_EXE) + " export --lock " + sh_quote(lock.string()) +
-                            " -o " + sh_quote(out.string()) + " " + extra,
-                        scratch.path());
+  return lock_test::run_shell(shell_quote(GPULOCK_EXE) + " export --lock " +
+                              shell_quote(lock.string()) + " -o " + shell_quote(out.string()) +
+                              " " + extra);
 }
 
 // pip in isolated mode (no user config, no PIP_* variables), without its cache, ignoring what
 // is installed, so it downloads every file and checks its hash.
 RunResult pip_dry_run(const std::filesystem::path& requirements) {
-  TempDir scratch;
-  return lock_test::run(
+  return lock_test::run_shell(
       "python3 -m pip --isolated install --dry-run --ignore-installed --no-deps "
       "--require-hashes --no-cache-dir --disable-pip-version-check --index-url " +
-          sh_quote(gpulock::test::shared_servers().pypi_url()) + " -r " +
-          sh_quote(requirements.string()),
-      scratch.path());
+      shell_quote(gpulock::test::shared_servers().pypi_url()) + " -r " +
+      shell_quote(requirements.string()));
 }
 
 const char* const kInstalled[] = {"filelock-3.16.1", "jinja2-3.1.4", "markupsafe-3.0.2",
@@ -69,7 +65,7 @@ const char* const kInstalled[] = {"filelock-3.16.1", "jinja2-3.1.4", "markupsafe
 
 void check_would_install(const RunResult& pip) {
   INFO(pip.out << pip.err);
-  REQUIRE(pip.exit_code == 0);
+  REQUIRE(pip.status == 0);
   const std::string out = lower(pip.out);
   const auto at = out.find("would install ");
   REQUIRE(at != std::string::npos);
@@ -88,8 +84,8 @@ TEST_CASE("pip accepts the exported hashed requirements", "[lock][e2e][pip]") {
   const auto req = dir / "requirements.txt";
   auto exp = export_lock(lock, "", req);
   INFO(exp.err);
-  REQUIRE(exp.exit_code == 0);
-  const std::string text = slurp(req);
+  REQUIRE(exp.status == 0);
+  const std::string text = read_file(req);
   CHECK(text.find("markupsafe==3.0.2 \\\n    --hash=sha256:") != std::string::npos);
   CHECK(text.find("colorama==0.4.6 ; sys_platform == \"win32\"") != std::string::npos);
   check_would_install(pip_dry_run(req));
@@ -101,8 +97,8 @@ TEST_CASE("pip accepts the direct-URL export (the target's wheel)", "[lock][e2e]
   const auto req = dir / "requirements.txt";
   auto exp = export_lock(lock, "--urls", req);
   INFO(exp.err);
-  REQUIRE(exp.exit_code == 0);
-  const std::string text = slurp(req);
+  REQUIRE(exp.status == 0);
+  const std::string text = read_file(req);
   INFO(text);
   CHECK(text.find("markupsafe @ " + gpulock::test::shared_servers().http_url() +
                   "/packages/markupsafe/"
@@ -128,10 +124,10 @@ TEST_CASE("a tampered hash makes pip refuse the export", "[lock][e2e][pip]") {
     INFO("export " << form);
     const auto req = dir / "requirements.txt";
     auto exp = export_lock(path, form, req);
-    REQUIRE(exp.exit_code == 0);
+    REQUIRE(exp.status == 0);
     auto pip = pip_dry_run(req);
     INFO(pip.out << pip.err);
-    CHECK(pip.exit_code != 0);
+    CHECK(pip.status != 0);
     CHECK(pip.err.find("THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE") !=
           std::string::npos);
     CHECK(pip.err.find("Expected sha256 " + std::string(64, '0')) != std::string::npos);

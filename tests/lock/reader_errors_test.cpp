@@ -73,15 +73,13 @@ TEST_CASE("bad lock files are refused with the file and line", "[lock][reader][b
 TEST_CASE("every bad fixture is also refused by the independent reader", "[lock][reader][bad]") {
   std::string files;
   for (const auto& c : kBadCases)
-    files += " " + lock_test::sh_quote((fixtures() / "bad" / c.file).string());
-  lock_test::TempDir scratch;
-  auto r = lock_test::run(
+    files += " " + lock_test::shell_quote((fixtures() / "bad" / c.file).string());
+  auto r = lock_test::run_shell(
       "/usr/bin/python3 " +
-          lock_test::sh_quote(std::string(GPULOCK_SOURCE_DIR) + "/tests/lock/check_pylock.py") +
-          " --invalid" + files,
-      scratch.path());
+      lock_test::shell_quote(std::string(GPULOCK_SOURCE_DIR) + "/tests/lock/check_pylock.py") +
+      " --invalid" + files);
   INFO(r.err);
-  CHECK(r.exit_code == 0);
+  CHECK(r.status == 0);
 }
 
 TEST_CASE("a TOML syntax error carries the column too", "[lock][reader][bad]") {

@@ -9,7 +9,7 @@
 
 using namespace gpulock::lock;
 using lock_test::fixtures;
-using lock_test::slurp;
+using lock_test::read_file;
 
 namespace {
 
@@ -201,7 +201,7 @@ TEST_CASE("gpulock's own golden locks: write(read(file)) == file byte for byte",
   for (const char* name : {"gpulock-cu124.toml", "gpulock-features.toml"}) {
     INFO(name);
     const auto path = fixtures() / name;
-    const std::string original = slurp(path);
+    const std::string original = read_file(path);
     auto file = read_lock_file(path);
     REQUIRE(file.has_value());
     CHECK(file->warnings.empty());
@@ -240,7 +240,7 @@ TEST_CASE("the golden GPU lock carries its [tool.gpulock] facts", "[lock][golden
 TEST_CASE("the reader records the line of every package and wheel", "[lock][reader]") {
   SECTION("gpulock's layout: one wheel per line") {
     const auto path = fixtures() / "gpulock-features.toml";
-    const std::string text = slurp(path);
+    const std::string text = read_file(path);
     auto file = read_lock_file(path);
     REQUIRE(file.has_value());
     const auto headers = lines_starting_with(text, "[[packages]]");
@@ -262,7 +262,7 @@ TEST_CASE("the reader records the line of every package and wheel", "[lock][read
   }
   SECTION("pip's layout: [[packages.wheels]] tables") {
     const auto path = fixtures() / "foreign" / "pip-lock.toml";
-    const std::string text = slurp(path);
+    const std::string text = read_file(path);
     auto file = read_lock_file(path);
     REQUIRE(file.has_value());
     const auto headers = lines_starting_with(text, "[[packages]]");
@@ -285,7 +285,7 @@ TEST_CASE("foreign locks are read without loss and canonicalized once", "[lock][
     REQUIRE(file.has_value());
     const std::string canonical = to_toml(file->lock);
     // Re-writing gives gpulock's canonical form (golden) ...
-    CHECK(canonical == slurp(canonical_path));
+    CHECK(canonical == read_file(canonical_path));
     // ... which holds exactly the same data ...
     auto reread = parse_lock(canonical, canonical_path.string());
     REQUIRE(reread.has_value());

@@ -3,11 +3,8 @@
 // PATH, and a fake /sys, /proc and /dev tree per case (GPULOCK_TEST_ROOT). Each case checks the
 // verdict and key facts, and compares the text and JSON output with golden files
 // (golden/<case>.txt, .json). Regenerate them with GPULOCK_UPDATE_GOLDEN=1.
-#include <fcntl.h>
-#include <poll.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,8 +16,9 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
-#include <sys/stat.h>
-#include <sys/wait.h>
+
+#include "cli_runner.h"
+#include "golden.h"
 
 namespace fs = std::filesystem;
 
@@ -41,78 +39,16 @@ const std::string k1080Ti =
 const std::string kA100 =
     "NVIDIA A100-SXM4-40GB|8.0|40960|GPU-5b4e1c2a-7d3f-4c2e-9a1b-000000000003";
 
-struct Run {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs `argv` with exactly `env` (nothing inherited), capturing stdout and stderr.
-Run run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
-  int out[2];
-  int err[2];
-  REQUIRE(::pipe(out) == 0);
-  REQUIRE(::pipe(err) == 0);
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env)
-    env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_strings)
-    envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> argp;
-  for (auto& a : args)
-    argp.push_back(a.data());
-  argp.push_back(nullptr);
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
-    ::close(out[0]);
-    ::close(err[0]);
-    ::execve(argp[0], argp.data(), envp.data());
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  ::close(err[1]);
-  Run r;
-  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-  int open = 2;
-  while (open > 0) {
-    if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      char buf[4096];
-      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) {
-        (i == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
-      } else {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open;
-      }
-    }
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
+using gpulock::test::merge_env;
+using gpulock::test::read_file;
+using gpulock::test::replace_all;
+using gpulock::test::run_process;
+using Run = gpulock::test::RunResult;
 
 void write_file(const fs::path& path, const std::string& content,
                 fs::perms mode = fs::perms(0644)) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << content;
+  gpulock::test::write_file(path, content);
   fs::permissions(path, mode);
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // A loaded nvidia kernel module: /sys and /proc version files, `gpus` GPUs under
@@ -161,14 +97,6 @@ struct Case {
   bool golden = true;
 };
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  if (from.empty()) return s;
-  for (std::size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) {
-    s.replace(pos, from.size(), to);
-  }
-  return s;
-}
-
 // Paths of this build and the user id become placeholders, so the golden files hold on any
 // checkout.
 std::string normalize(std::string s) {
@@ -186,16 +114,7 @@ std::string normalize(std::string s) {
 }
 
 void compare_golden(const std::string& file, const std::string& actual) {
-  fs::path path = kGoldenDir / file;
-  const char* update = std::getenv("GPULOCK_UPDATE_GOLDEN");
-  if (update != nullptr && *update != '\0') {
-    write_file(path, actual);
-    WARN("updated " << path.string());
-    return;
-  }
-  INFO("golden file " << path.string() << " (regenerate with GPULOCK_UPDATE_GOLDEN=1)");
-  REQUIRE(fs::exists(path));
-  CHECK(read_file(path) == actual);
+  GPULOCK_CHECK_GOLDEN(kGoldenDir / file, actual);
 }
 
 Run run_case(const Case& c, bool json) {
@@ -245,7 +164,7 @@ Run run_case(const Case& c, bool json) {
   for (const auto& a : c.args)
     argv.push_back(a);
   if (json) argv.push_back("--json");
-  return run(argv, env);
+  return run_process(argv, env);
 }
 
 void check_case(const Case& c) {
@@ -280,13 +199,6 @@ std::map<std::string, std::string> full_driver(const std::string& gpus = kH100) 
           {"FAKE_NVML_DRIVER", "550.54.14"},
           {"FAKE_NVML_CUDA", "12040"},
           {"FAKE_CUDA_VERSION", "12040"}};
-}
-
-std::map<std::string, std::string> with(std::map<std::string, std::string> base,
-                                        const std::map<std::string, std::string>& extra) {
-  for (const auto& [k, v] : extra)
-    base[k] = v;
-  return base;
 }
 
 auto module_550 = [](const fs::path& root, const fs::path&) { kernel_module(root, "550.54.14"); };
@@ -349,7 +261,7 @@ TEST_CASE("probe --machine: NVML and libcuda, libcuda gives the ceiling, nvidia-
          .tree = module_550,
          .status = "gpu"};
   // nvidia-smi would say something else: it must not be asked.
-  c.env = with(full_driver(), {{"FAKE_SMI_OUTPUT", "999.99, Other GPU, 7.0, GPU-x\\n"}});
+  c.env = merge_env(full_driver(), {{"FAKE_SMI_OUTPUT", "999.99, Other GPU, 7.0, GPU-x\\n"}});
   c.contains = {"libcuda: cuDriverGetVersion = 12040", "nvml: nvmlSystemGetDriverVersion", "sm_90",
                 "nvidia-smi  skipped"};
   check_case(c);
@@ -406,10 +318,10 @@ TEST_CASE("probe --machine: NVML and libcuda disagree", "[probe][cli]") {
          .cuda = true,
          .tree = module_550,
          .status = "gpu"};
-  c.env = with(full_driver(),
-               {{"FAKE_CUDA_VERSION", "12080"},
-                {"FAKE_CUDA_GPUS",
-                 "NVIDIA H100 80GB HBM3|8.0|81559|GPU-5b4e1c2a-7d3f-4c2e-9a1b-000000000001"}});
+  c.env = merge_env(full_driver(),
+                    {{"FAKE_CUDA_VERSION", "12080"},
+                     {"FAKE_CUDA_GPUS",
+                      "NVIDIA H100 80GB HBM3|8.0|81559|GPU-5b4e1c2a-7d3f-4c2e-9a1b-000000000001"}});
   c.contains = {"NVML and libcuda disagree on the CUDA version: NVML 12.4, libcuda 12.8",
                 "NVML and libcuda disagree on the GPU architectures", "12.8"};
   check_case(c);
@@ -418,7 +330,7 @@ TEST_CASE("probe --machine: NVML and libcuda disagree", "[probe][cli]") {
 TEST_CASE("probe --machine: CUDA_VISIBLE_DEVICES keeps some GPUs from CUDA", "[probe][cli]") {
   Case c{.name = "cuda_visible_devices_subset", .nvml = true, .cuda = true, .status = "gpu"};
   c.tree = [](const fs::path& root, const fs::path&) { kernel_module(root, "550.54.14", 2); };
-  c.env = with(full_driver(kH100 + ";" + kA100), {{"CUDA_VISIBLE_DEVICES", "1"}});
+  c.env = merge_env(full_driver(kH100 + ";" + kA100), {{"CUDA_VISIBLE_DEVICES", "1"}});
   c.contains = {"CUDA_VISIBLE_DEVICES='1' shows CUDA 1 GPU of the 2 NVML lists"};
   check_case(c);
 }
@@ -429,7 +341,7 @@ TEST_CASE("probe --machine: a stub libcuda shadows the driver's", "[probe][cli]"
          .cuda = true,
          .tree = module_550,
          .status = "gpu"};
-  c.env = with(full_driver(), {{"FAKE_CUDA_INIT_RC", "34"}});
+  c.env = merge_env(full_driver(), {{"FAKE_CUDA_INIT_RC", "34"}});
   c.contains = {"resolves to the CUDA toolkit's stub", "nvml: nvmlSystemGetCudaDriverVersion_v2"};
   check_case(c);
 }
@@ -446,7 +358,7 @@ TEST_CASE("probe --machine: a CUDA forward-compatibility libcuda raises the ceil
     kernel_module(root, "550.54.14");
     versioned_library(lib, kCudaDir / "libcuda.so.1", "libcuda.so.1", "libcuda.so.575.57.08");
   };
-  c.env = with(full_driver(), {{"FAKE_CUDA_VERSION", "12090"}});
+  c.env = merge_env(full_driver(), {{"FAKE_CUDA_VERSION", "12090"}});
   c.contains = {"CUDA forward-compatibility package", "libcuda: cuDriverGetVersion = 12090"};
   check_case(c);
 }
@@ -489,7 +401,7 @@ TEST_CASE("probe --machine: CUDA_VISIBLE_DEVICES is empty", "[probe][cli]") {
          .cuda = true,
          .tree = module_550,
          .status = "no-device"};
-  c.env = with(full_driver(), {{"CUDA_VISIBLE_DEVICES", ""}});
+  c.env = merge_env(full_driver(), {{"CUDA_VISIBLE_DEVICES", ""}});
   c.contains = {"CUDA_VISIBLE_DEVICES is set to ''", "unset CUDA_VISIBLE_DEVICES",
                 "CUDA_ERROR_NO_DEVICE (100)"};
   check_case(c);
@@ -498,7 +410,7 @@ TEST_CASE("probe --machine: CUDA_VISIBLE_DEVICES is empty", "[probe][cli]") {
 TEST_CASE("probe --machine: NVML sees no GPU", "[probe][cli]") {
   Case c{
       .name = "nvml_no_gpu", .nvml = true, .cuda = true, .tree = module_550, .status = "no-device"};
-  c.env = with(full_driver(""), {{"FAKE_CUDA_INIT_RC", "100"}});
+  c.env = merge_env(full_driver(""), {{"FAKE_CUDA_INIT_RC", "100"}});
   c.contains = {"NVML sees no GPU"};
   check_case(c);
 }
@@ -541,7 +453,7 @@ TEST_CASE("probe --machine: user-space libraries newer than the loaded kernel mo
                       "libnvidia-ml.so.550.54.15");
     versioned_library(lib, kCudaDir / "libcuda.so.1", "libcuda.so.1", "libcuda.so.550.54.15");
   };
-  c.env = with(full_driver(), {{"FAKE_NVML_DRIVER", "550.54.15"}});
+  c.env = merge_env(full_driver(), {{"FAKE_NVML_DRIVER", "550.54.15"}});
   c.contains = {"user-space libraries 550.54.15, loaded kernel module 550.54.14",
                 "reboot or reload"};
   check_case(c);
@@ -576,21 +488,21 @@ TEST_CASE("probe --machine: WSL 2", "[probe][cli]") {
 
 TEST_CASE("probe --machine: NVML hangs, libcuda answers", "[probe][cli]") {
   Case c{.name = "nvml_hangs", .nvml = true, .cuda = true, .tree = module_550, .status = "gpu"};
-  c.env = with(full_driver(), {{"FAKE_NVML_HANG_IN", "nvmlDeviceGetName"}});
+  c.env = merge_env(full_driver(), {{"FAKE_NVML_HANG_IN", "nvmlDeviceGetName"}});
   c.contains = {"nvml        timeout", "no answer within 0.5 s in nvmlDeviceGetName(0)"};
   check_case(c);
 }
 
 TEST_CASE("probe --machine: NVML crashes, libcuda answers", "[probe][cli]") {
   Case c{.name = "nvml_crashes", .nvml = true, .cuda = true, .tree = module_550, .status = "gpu"};
-  c.env = with(full_driver(), {{"FAKE_NVML_CRASH_IN", "nvmlInit_v2"}});
+  c.env = merge_env(full_driver(), {{"FAKE_NVML_CRASH_IN", "nvmlInit_v2"}});
   c.contains = {"crashed (SIGSEGV) in nvmlInit_v2"};
   check_case(c);
 }
 
 TEST_CASE("probe --machine: libcuda hangs, NVML answers", "[probe][cli]") {
   Case c{.name = "libcuda_hangs", .nvml = true, .cuda = true, .tree = module_550, .status = "gpu"};
-  c.env = with(full_driver(), {{"FAKE_CUDA_HANG_IN", "cuInit"}});
+  c.env = merge_env(full_driver(), {{"FAKE_CUDA_HANG_IN", "cuInit"}});
   c.contains = {"libcuda     timeout", "in cuInit", "nvml: nvmlSystemGetCudaDriverVersion_v2"};
   check_case(c);
 }
@@ -598,7 +510,7 @@ TEST_CASE("probe --machine: libcuda hangs, NVML answers", "[probe][cli]") {
 TEST_CASE("probe --machine: libcuda crashes, NVML answers", "[probe][cli]") {
   Case c{
       .name = "libcuda_crashes", .nvml = true, .cuda = true, .tree = module_550, .status = "gpu"};
-  c.env = with(full_driver(), {{"FAKE_CUDA_CRASH_IN", "cuDeviceGetName"}});
+  c.env = merge_env(full_driver(), {{"FAKE_CUDA_CRASH_IN", "cuDeviceGetName"}});
   c.contains = {"crashed (SIGSEGV) in cuDeviceGetName(0)"};
   check_case(c);
 }
@@ -681,7 +593,7 @@ TEST_CASE("probe --machine: GPULOCK_DRIVER describes another machine, nothing is
          .smi = true,
          .tree = module_550,
          .status = "override"};
-  c.env = with(full_driver(), {{"GPULOCK_DRIVER", "550.54.14"}});
+  c.env = merge_env(full_driver(), {{"GPULOCK_DRIVER", "550.54.14"}});
   c.contains = {"override: GPULOCK_DRIVER", "12.4",
                 "not run: the driver is given by GPULOCK_DRIVER"};
   check_case(c);
@@ -697,7 +609,7 @@ TEST_CASE("probe --machine: flags beat the environment", "[probe][cli]") {
 
 TEST_CASE("probe --machine: --driver none", "[probe][cli]") {
   Case c{.name = "override_driver_none", .nvml = true, .cuda = true, .status = "no-gpu"};
-  c.env = with(full_driver(), {{"GPULOCK_DRIVER", "none"}});
+  c.env = merge_env(full_driver(), {{"GPULOCK_DRIVER", "none"}});
   c.contains = {"only CPU builds qualify"};
   check_case(c);
 }
@@ -709,7 +621,7 @@ TEST_CASE("probe --machine: ceiling and arch overrides with detection", "[probe]
          .tree = module_550,
          .status = "gpu"};
   c.args = {"probe", "--machine", "--cuda-ceiling", "12.1"};
-  c.env = with(full_driver(), {{"GPULOCK_GPU_ARCH", "sm_80"}});
+  c.env = merge_env(full_driver(), {{"GPULOCK_GPU_ARCH", "sm_80"}});
   c.contains = {"override: --cuda-ceiling", "override: GPULOCK_GPU_ARCH",
                 "GPU archs sm_80 from GPULOCK_GPU_ARCH replace the detected sm_90"};
   check_case(c);
@@ -742,12 +654,12 @@ TEST_CASE("probe --machine on this machine: a report and exit 0", "[probe][cli]"
   for (const char* k : {"PATH", "LD_LIBRARY_PATH", "HOME", "CUDA_VISIBLE_DEVICES"}) {
     if (const char* v = std::getenv(k)) env[k] = v;
   }
-  Run text = run({kExe, "probe", "--machine"}, env);
+  Run text = run_process({kExe, "probe", "--machine"}, env);
   INFO(text.out << text.err);
   CHECK(text.status == 0);
   CHECK(text.out.find("Steps\n  overrides") != std::string::npos);
   CHECK(text.out.find("Verdict\n") != std::string::npos);
-  Run json = run({kExe, "probe", "--machine", "--json"}, env);
+  Run json = run_process({kExe, "probe", "--machine", "--json"}, env);
   CHECK(json.status == 0);
   CHECK(json.out.find("\"schema\": \"gpulock.machine/1\"") != std::string::npos);
   bool driver_here = fs::exists("/proc/driver/nvidia/version") ||

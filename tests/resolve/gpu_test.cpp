@@ -173,43 +173,38 @@ TEST_CASE("resolve skips a PyPI torch build whose runtime pin the driver is too 
 TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
   Options o;
   o.cwd = fresh_dir("gpu-errors");
-  auto expect = [&](const std::vector<std::string>& args, int status, const std::string& err) {
-    std::vector<std::string> full = args;
-    full.insert(full.end(), {"-o", "-"});
-    Run r = resolve(full, o);
-    INFO(describe(r));
-    CHECK(r.status == status);
-    CHECK(normalize(r.err) == err);
-  };
   SECTION("torchvision from cu118 with torch from cu121") {
-    expect({"torchvision==0.19.0+cu118", "torch==2.4.0+cu121", "--torch-backend", "auto", "--driver", "550.54.14"}, 1,
-           "error: no solution: the requirements cannot be satisfied together for this target\n"
-           "  Because torchvision==0.19.0 is a CUDA 11.8 build and torch==2.4.0 is a CUDA 12.1 build, "
-           "torchvision==0.19.0 and torch==2.4.0 are incompatible.\n"
-           "  And because you require both torchvision==0.19.0+cu118 and torch==2.4.0+cu121, version solving "
-           "failed.\n");
+    expect_resolve_error({"torchvision==0.19.0+cu118", "torch==2.4.0+cu121", "--torch-backend", "auto", "--driver",
+                          "550.54.14"}, o, 1,
+          "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "  Because torchvision==0.19.0 is a CUDA 11.8 build and torch==2.4.0 is a CUDA 12.1 build, "
+          "torchvision==0.19.0 and torch==2.4.0 are incompatible.\n"
+          "  And because you require both torchvision==0.19.0+cu118 and torch==2.4.0+cu121, version solving "
+          "failed.\n");
   }
   SECTION("a CUDA build newer than the driver") {
-    expect({"torch==2.7.1+cu126", "--torch-backend", "cu126", "--driver", "550.54.14"}, 1,
-           "error: no solution: the requirements cannot be satisfied together for this target\n"
-           "  Because torch==2.7.1 (CUDA 12.6 build) needs CUDA >= 12.6 and your driver 550.54.14 supports CUDA <= "
-           "12.4, torch==2.7.1 cannot be used.\n"
-           "  And because you require torch==2.7.1+cu126, version solving failed.\n"
-           "hint: a newer CUDA build needs a driver >= 555.42.02 (run `gpulock probe --machine` to see yours), or "
-           "allow minor-version compatibility with --cuda-compat minor\n");
+    expect_resolve_error({"torch==2.7.1+cu126", "--torch-backend", "cu126", "--driver", "550.54.14"}, o, 1,
+          "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "  Because torch==2.7.1 (CUDA 12.6 build) needs CUDA >= 12.6 and your driver 550.54.14 supports CUDA <= "
+          "12.4, torch==2.7.1 cannot be used.\n"
+          "  And because you require torch==2.7.1+cu126, version solving failed.\n"
+          "hint: a newer CUDA build needs a driver >= 555.42.02 (run `gpulock probe --machine` to see yours), or "
+          "allow minor-version compatibility with --cuda-compat minor\n");
   }
   SECTION("a build without kernels for the GPU") {
-    expect({"torch==2.13.0+cu130", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch", "sm_61"}, 1,
-           "error: no solution: the requirements cannot be satisfied together for this target\n"
-           "  Because you require torch==2.13.0+cu130 and torch==2.13.0 has no kernels for your GPU's sm_61 (its "
-           "CUDA 13.0 build carries sm_75, sm_80, sm_86, sm_90, sm_100, sm_120+PTX), version solving failed.\n");
+    expect_resolve_error({"torch==2.13.0+cu130", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch",
+                          "sm_61"}, o, 1,
+          "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "  Because you require torch==2.13.0+cu130 and torch==2.13.0 has no kernels for your GPU's sm_61 (its "
+          "CUDA 13.0 build carries sm_75, sm_80, sm_86, sm_90, sm_100, sm_120+PTX), version solving failed.\n");
   }
   SECTION("a cuDNN pin that the only allowed variant's torch does not match") {
-    expect({"torch", "nvidia-cudnn-cu12==9.5.1.17", "--torch-backend", "cu124", "--driver", "550.54.14"}, 1,
-           "error: no solution: the requirements cannot be satisfied together for this target\n"
-           "  Because you require torch and torch depends on nvidia-cudnn-cu12==9.1.0.70, nvidia-cudnn-cu12==9.1.0.70 "
-           "must be used.\n"
-           "  And because you require nvidia-cudnn-cu12==9.5.1.17, version solving failed.\n");
+    expect_resolve_error({"torch", "nvidia-cudnn-cu12==9.5.1.17", "--torch-backend", "cu124", "--driver",
+                          "550.54.14"}, o, 1,
+          "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "  Because you require torch and torch depends on nvidia-cudnn-cu12==9.1.0.70, nvidia-cudnn-cu12==9.1.0.70 "
+          "must be used.\n"
+          "  And because you require nvidia-cudnn-cu12==9.5.1.17, version solving failed.\n");
   }
 }
 
@@ -315,10 +310,7 @@ TEST_CASE("resolve --nightly puts the torch family on one build date", "[resolve
     CHECK(lock_versions(dir / "pylock.toml").at("torch") == "2.15.0.dev20260818+cpu");
   }
   SECTION("a date before every build") {
-    Run r = resolve({"torch", "torchvision", "--nightly", "2026-08-01", "--driver", "580.65.06", "-o", "-"}, o);
-    INFO(describe(r));
-    CHECK(r.status == 1);
-    CHECK(normalize(r.err) ==
+    expect_resolve_error({"torch", "torchvision", "--nightly", "2026-08-01", "--driver", "580.65.06"}, o, 1,
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  No nightly build date on or before 2026-08-01 has all of torch and torchvision for "
           "cp311-manylinux_2_28_x86_64.\n"
@@ -386,12 +378,8 @@ TEST_CASE("resolve --exclude-newer with and without upload times", "[resolve][gp
     CHECK(lock.gpulock->snapshot->nightly == "2026-08-15");
   }
   SECTION("a CUDA nightly needs pytorch-triton, which has neither an upload time nor a date") {
-    Run r = resolve({"torch", "--nightly", "latest", "--driver", "580.65.06", "--exclude-newer", "2026-08-16", "-o",
-                     "-"},
-                    o);
-    INFO(describe(r));
-    CHECK(r.status == 1);
-    CHECK(normalize(r.err) ==
+    expect_resolve_error({"torch", "--nightly", "latest", "--driver", "580.65.06", "--exclude-newer",
+                          "2026-08-16"}, o, 1,
           "warning: pytorch_triton-3.8.0+git1a2b3c4d-cp311-cp311-linux_x86_64.whl has no upload time; "
           "--exclude-newer leaves it out\n"
           "warning: pytorch_triton-3.8.0+git5e6f7a8b-cp311-cp311-linux_x86_64.whl has no upload time; "
@@ -453,10 +441,7 @@ TEST_CASE("resolve without a driver: an error with hints, or CPU builds with --d
     CHECK(lock.gpulock->gpu->variant == "cpu");
   }
   SECTION("--driver none without a torch backend: explained failure") {
-    Run r = resolve({"torch", "--driver", "none", "-o", "-"}, o);
-    INFO(describe(r));
-    CHECK(r.status == 1);
-    CHECK(normalize(r.err) ==
+    expect_resolve_error({"torch", "--driver", "none"}, o, 1,
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because torch needs CUDA and --driver none means no GPU, torch cannot be used.\n"
           "  And because you require torch, version solving failed.\n"

@@ -65,10 +65,7 @@ TEST_CASE("resolve reads -r files with nesting, comments, continuations and ${VA
   SECTION("an unset ${VAR} is left as written and named in a hint") {
     Options unset;
     unset.cwd = dir;
-    Run u = resolve({"-r", "reqs.txt", "-o", "-"}, unset);
-    INFO(describe(u));
-    CHECK(u.status == 3);
-    CHECK(errors_of(u) ==
+    expect_resolve_error({"-r", "reqs.txt"}, unset, 3,
           "error: sub/more.txt:2:1: invalid requirement '${EXTRA_PKG}': expected a package name at the start\n"
           "hint: the environment variable EXTRA_PKG is not set\n");
   }
@@ -80,10 +77,8 @@ TEST_CASE("resolve: requirements files that include each other in a loop are an 
   write_file(dir / "b.txt", "# b\n-r a.txt\n");
   Options o;
   o.cwd = dir;
-  Run r = resolve({"-r", "a.txt", "-o", "-"}, o);
-  INFO(describe(r));
-  CHECK(r.status == 3);
-  CHECK(errors_of(r) == "error: b.txt:2: requirements files include each other in a loop: a.txt -> b.txt -> a.txt\n");
+  Run r = expect_resolve_error({"-r", "a.txt"}, o, 3,
+        "error: b.txt:2: requirements files include each other in a loop: a.txt -> b.txt -> a.txt\n");
   CHECK(r.out.empty());
 }
 
@@ -137,10 +132,7 @@ TEST_CASE("resolve --project reads dependencies, extras and dependency groups wi
     CHECK(r.err.find("nope") != std::string::npos);
   }
   SECTION("an include-group loop") {
-    Run r = resolve({"--project", "pyproject.toml", "--group", "loop-a", "-o", "-"}, o);
-    INFO(describe(r));
-    CHECK(r.status == 3);
-    CHECK(errors_of(r) ==
+    expect_resolve_error({"--project", "pyproject.toml", "--group", "loop-a"}, o, 3,
           "error: pyproject.toml:12: dependency groups include each other in a loop: loop-a -> loop-b -> loop-a\n");
   }
 }
@@ -262,19 +254,13 @@ TEST_CASE("resolve explains bad input with exact messages and exit codes", "[res
           "failed.\n");
   }
   SECTION("an invalid requirement argument: exit 3 with the text and column") {
-    Run r = resolve({"jinja2", "numpy>=2,<", "-o", "-"}, o);
-    INFO(describe(r));
-    CHECK(r.status == 3);
-    CHECK(errors_of(r) ==
+    expect_resolve_error({"jinja2", "numpy>=2,<"}, o, 3,
           "error: argument 2:11: invalid requirement 'numpy>=2,<': invalid version specifier '<': expected a version "
           "after '<'\n");
   }
   SECTION("an invalid requirement in a file: exit 3 naming file, line and column") {
     write_file(o.cwd / "bad.txt", "jinja2\n  torch[cuda\n");
-    Run r = resolve({"-r", "bad.txt", "-o", "-"}, o);
-    INFO(describe(r));
-    CHECK(r.status == 3);
-    CHECK(errors_of(r) ==
+    expect_resolve_error({"-r", "bad.txt"}, o, 3,
           "error: bad.txt:2:13: invalid requirement 'torch[cuda': expected ']' to close the '[' at column 6\n");
   }
   SECTION("an unreachable index: exit 4") {
@@ -287,10 +273,7 @@ TEST_CASE("resolve explains bad input with exact messages and exit codes", "[res
     CHECK(r.err.find("while listing the versions of jinja2") != std::string::npos);
   }
   SECTION("a dependency that has only an sdist") {
-    Run r = resolve({"fixture-needs-sdist", "-o", "-"}, o);
-    INFO(describe(r));
-    CHECK(r.status == 1);
-    CHECK(errors_of(r) ==
+    expect_resolve_error({"fixture-needs-sdist"}, o, 1,
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because fixture-needs-sdist depends on fixture-sdistonly>=1.0 and fixture-sdistonly has only a source "
           "distribution (gpulock locks wheels; building sdists is out of scope), fixture-needs-sdist cannot be used.\n"
@@ -298,38 +281,26 @@ TEST_CASE("resolve explains bad input with exact messages and exit codes", "[res
           "hint: fixture-sdistonly has only source distributions on the index; gpulock does not build sdists\n");
   }
   SECTION("wheels only for other platforms") {
-    Run r = resolve({"fixture-winonly", "-o", "-"}, o);
-    INFO(describe(r));
-    CHECK(r.status == 1);
-    CHECK(errors_of(r) ==
+    expect_resolve_error({"fixture-winonly"}, o, 1,
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because you require fixture-winonly and fixture-winonly has no wheel for cp311-manylinux_2_28_x86_64 "
           "(wheels exist only for other platforms or Pythons), version solving failed.\n"
           "hint: fixture-winonly has wheels only for other platforms or Pythons than cp311-manylinux_2_28_x86_64\n");
   }
   SECTION("a yanked version that is not pinned with ==") {
-    Run r = resolve({"filelock>=3.20", "-o", "-"}, o);
-    INFO(describe(r));
-    CHECK(r.status == 1);
-    CHECK(errors_of(r) ==
+    expect_resolve_error({"filelock>=3.20"}, o, 1,
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because you require filelock>=3.20 and filelock==3.20.0 is yanked, version solving failed.\n"
           "hint: yanked versions of filelock (3.20.0) are used only when a requirement pins them exactly with ==\n");
   }
   SECTION("Requires-Python of the only matching version") {
-    Run r = resolve({"fixture-py312>=2", "-o", "-"}, o);
-    INFO(describe(r));
-    CHECK(r.status == 1);
-    CHECK(errors_of(r) ==
+    expect_resolve_error({"fixture-py312>=2"}, o, 1,
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because you require fixture-py312>=2 and fixture-py312==2.0 needs Python >= 3.12, version solving "
           "failed.\n");
   }
   SECTION("pre-releases disallowed") {
-    Run r = resolve({"fixture-conflict", "--prerelease", "disallow", "-o", "-"}, o);
-    INFO(describe(r));
-    CHECK(r.status == 1);
-    CHECK(errors_of(r) ==
+    expect_resolve_error({"fixture-conflict", "--prerelease", "disallow"}, o, 1,
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because fixture-conflict depends on mpmath>=1.4.0a1 and mpmath==1.4.0a1 is a pre-release and "
           "pre-releases are disallowed, fixture-conflict cannot be used.\n"
@@ -341,10 +312,7 @@ TEST_CASE("resolve explains bad input with exact messages and exit codes", "[res
     // The cu124 index mirrors the stale MarkupSafe 2.1.5; PyPI has 3.0.2.
     Options fi = o;
     fi.index_url = servers().torch_index_base() + "/cu124/";
-    Run r = resolve({"markupsafe==3.0.2", "--extra-index-url", servers().pypi_url(), "-o", "-"}, fi);
-    INFO(describe(r));
-    CHECK(r.status == 1);
-    CHECK(errors_of(r) ==
+    expect_resolve_error({"markupsafe==3.0.2", "--extra-index-url", servers().pypi_url()}, fi, 1,
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because you require markupsafe==3.0.2 and there is no version of markupsafe==3.0.2, version solving "
           "failed.\n"

@@ -4,17 +4,7 @@
 // GPULOCK_UPDATE_GOLDEN=1).
 #pragma once
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -24,6 +14,9 @@
 #include <catch2/catch.hpp>
 
 #include "gpulock/lock/lockfile.h"
+
+#include "cli_runner.h"
+#include "golden.h"
 #include "test_servers.h"
 
 namespace resolve_test {
@@ -35,100 +28,24 @@ inline const fs::path kGoldenDir = RESOLVE_GOLDEN_DIR;
 inline const fs::path kWorkDir = RESOLVE_WORK_DIR;
 inline const fs::path kScriptDir = RESOLVE_SCRIPT_DIR;
 
-struct Run {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-using Env = std::map<std::string, std::string>;
+using Run = gpulock::test::RunResult;
+using gpulock::test::describe;
+using gpulock::test::Env;
+using gpulock::test::read_file;
+using gpulock::test::replace_all;
+using gpulock::test::write_file;
 
 // Runs `argv` in `cwd` with exactly `env` (nothing inherited), stdin from /dev/null, capturing
 // stdout and stderr. Killed after `timeout_s` seconds (status 137).
 inline Run run(const std::vector<std::string>& argv, const Env& env, const fs::path& cwd = {},
                int timeout_s = 120) {
-  int out[2];
-  int err[2];
-  REQUIRE(::pipe(out) == 0);
-  REQUIRE(::pipe(err) == 0);
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> argp;
-  for (auto& a : args) argp.push_back(a.data());
-  argp.push_back(nullptr);
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
-    ::close(out[0]);
-    ::close(err[0]);
-    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
-    ::execve(argp[0], argp.data(), envp.data());
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  ::close(err[1]);
-  Run r;
-  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-  int open = 2;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  bool killed = false;
-  while (open > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0 && !killed) {
-      ::kill(pid, SIGKILL);
-      killed = true;
-    }
-    int rc = ::poll(fds, 2, killed ? 1000 : static_cast<int>(std::max<long long>(1, left.count())));
-    if (rc < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      char buf[8192];
-      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) {
-        (i == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
-      } else {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open;
-      }
-    }
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  return gpulock::test::run_process(argv, env, {.cwd = cwd, .timeout_s = timeout_s});
 }
 
 inline const gpulock::test::ServersEnv& servers() { return gpulock::test::shared_servers(); }
 
-inline std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline void write_file(const fs::path& path, const std::string& content) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << content;
-}
-
 // A fresh, empty directory for one test case.
-inline fs::path fresh_dir(const std::string& name) {
-  fs::path dir = kWorkDir / name;
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  fs::create_directories(dir);
-  return dir;
-}
+inline fs::path fresh_dir(const std::string& name) { return gpulock::test::fresh_directory(kWorkDir / name); }
 
 // The index cache every test shares (the tests are not about caching; a warm cache keeps the
 // suite fast). Tests of a private server use their own.
@@ -194,14 +111,8 @@ inline gpulock::lock::Lock read_lock(const fs::path& path) {
 
 // Output with the volatile parts replaced: the servers' URL, the work dir, millisecond figures.
 inline std::string normalize(std::string text) {
-  auto replace_all = [&](const std::string& from, const std::string& to) {
-    if (from.empty()) return;
-    for (std::size_t pos = 0; (pos = text.find(from, pos)) != std::string::npos; pos += to.size()) {
-      text.replace(pos, from.size(), to);
-    }
-  };
-  replace_all(servers().http_url(), "http://INDEX");
-  replace_all(kWorkDir.string(), "WORK");
+  text = replace_all(text, servers().http_url(), "http://INDEX");
+  text = replace_all(text, kWorkDir.string(), "WORK");
   text = std::regex_replace(text, std::regex(R"(in \d+ ms)"), "in N ms");
   return text;
 }
@@ -226,22 +137,21 @@ inline std::string normalize_report(const std::string& json) {
   return out;
 }
 
-// Compares `actual` with golden/<name>; GPULOCK_UPDATE_GOLDEN=1 rewrites the file instead.
-inline void check_golden(const std::string& name, const std::string& actual) {
-  fs::path file = kGoldenDir / name;
-  const char* update = std::getenv("GPULOCK_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    write_file(file, actual);
-    WARN("updated " << file.string());
-    return;
-  }
-  INFO("golden file " << file.string() << " (GPULOCK_UPDATE_GOLDEN=1 regenerates it)");
-  REQUIRE(fs::exists(file));
-  CHECK(read_file(file) == actual);
+// `gpulock resolve ARGS -o -` that must fail: its exit status and its whole stderr (normalized:
+// the error:, explanation and hint: lines) must be exactly `status` and `err`.
+inline Run expect_resolve_error(std::vector<std::string> args, const Options& o, int status,
+                                const std::string& err) {
+  args.insert(args.end(), {"-o", "-"});
+  Run r = resolve(args, o);
+  INFO(describe(r));
+  CHECK(r.status == status);
+  CHECK(normalize(r.err) == err);
+  return r;
 }
 
-inline std::string describe(const Run& r) {
-  return "exit " + std::to_string(r.status) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+// Compares `actual` with golden/<name>; GPULOCK_UPDATE_GOLDEN=1 rewrites the file instead.
+inline void check_golden(const std::string& name, const std::string& actual) {
+  GPULOCK_CHECK_GOLDEN(kGoldenDir / name, actual);
 }
 
 // Runs tests/resolve/declared_closure.py on a lock: the nvidia-*/cuda-* set its torch wheel

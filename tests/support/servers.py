@@ -2,7 +2,7 @@
 """Starts and stops the loopback servers gpulock's tests use (Python standard library only).
 
     servers.py start --root INDEX --state DIR [--env-file FILE] [--copy] [--page-max-age N]
-                     [--no-tls] [--no-fault]
+                     [--no-tls] [--no-fault] [--gzip-static]
     servers.py stop  --state DIR
     servers.py status --state DIR
     servers.py regenerate --state DIR --overlay FILE...   (changes a --copy tree: drift tests)
@@ -20,6 +20,8 @@ inside DIR:
 It writes DIR/servers.env (and --env-file) as KEY=VALUE lines; see fixtures/README.md for the keys.
 `--copy` serves a hard-linked copy of INDEX made in DIR/index (regenerate into it with
 fixtures/generate.py --out DIR/index --overlay ..., which replaces files instead of editing them).
+`--gzip-static` serves `<file>.gz` where it exists (bench/run precompresses the pages of its
+large index, as a CDN serves them cached, instead of nginx compressing megabytes per request).
 `start` on a DIR whose servers still run stops them first. `stop` ends only the processes this
 script started for DIR (their pids are in DIR and their command lines name DIR).
 """
@@ -94,10 +96,13 @@ LOCATIONS = r"""
 """
 
 
-def nginx_conf(state: Path, root: Path, http_port: int, https_port: int | None, max_age: int) -> str:
+def nginx_conf(state: Path, root: Path, http_port: int, https_port: int | None, max_age: int,
+               gzip_static: bool = False) -> str:
     tmp = state / "tmp"
     user = "user root root;\n" if os.geteuid() == 0 else ""
     locations = LOCATIONS.replace("@MAXAGE@", str(max_age))
+    # --gzip-static: <file>.gz where present (precompressed, as a CDN serves cached pages).
+    static = "    gzip_static on;\n" if gzip_static else ""
     tls = ""
     if https_port:
         tls = f"""
@@ -137,7 +142,7 @@ http {{
     gzip_min_length 1;
     gzip_comp_level 5;
     gzip_types application/vnd.pypi.simple.v1+json;   # text/html is always compressed
-{ACCEPT_MAP}
+{static}{ACCEPT_MAP}
     server {{
         listen 127.0.0.1:{http_port};
         server_name localhost 127.0.0.1;
@@ -309,7 +314,8 @@ def start(args) -> int:
     for attempt in range(8):
         http_port = free_port()
         https_port = free_port() if not args.no_tls else None
-        (state / "nginx.conf").write_text(nginx_conf(state, root, http_port, https_port, args.page_max_age))
+        (state / "nginx.conf").write_text(nginx_conf(state, root, http_port, https_port, args.page_max_age,
+                                                     getattr(args, "gzip_static", False)))
         with open(state / "nginx.out", "w") as out:
             p = subprocess.run([NGINX, "-p", f"{state}/", "-c", f"{state}/nginx.conf", "-e", f"{state}/error.log"],
                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
@@ -409,6 +415,8 @@ def main() -> int:
     s.add_argument("--page-max-age", type=int, default=600)
     s.add_argument("--no-tls", action="store_true")
     s.add_argument("--no-fault", action="store_true")
+    s.add_argument("--gzip-static", action="store_true",
+                   help="serve <file>.gz where present instead of compressing on the fly (benchmarks)")
     s.add_argument("-q", "--quiet", action="store_true")
     t = sub.add_parser("stop")
     t.add_argument("--state", type=Path, required=True)

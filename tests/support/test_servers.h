@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "cli_runner.h"
+
 namespace gpulock::test {
 
 /// The KEY=VALUE lines of a servers.env file.
@@ -161,19 +163,6 @@ class AccessLogCursor {
   std::size_t seen_;
 };
 
-/// Quotes a string for /bin/sh.
-inline std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 /// The source tree (for tests/support/servers.py and fixtures/generate.py).
 inline std::filesystem::path source_dir() {
   if (const char* p = std::getenv("GPULOCK_SOURCE_DIR"); p != nullptr && *p != '\0') return p;
@@ -243,15 +232,10 @@ class PrivateServers {
 
  private:
   void run(const std::string& cmd, const char* what) {
-    auto log = state_ / "command.log";
-    std::string full = cmd + " >" + shell_quote(log.string()) + " 2>&1";
-    int rc = std::system(full.c_str());
-    if (rc != 0) {
-      std::ifstream in(log);
-      std::stringstream ss;
-      ss << in.rdbuf();
+    const RunResult r = run_shell(cmd);
+    if (r.status != 0) {
       throw std::runtime_error(std::string("test servers: ") + what + " failed (" + cmd + "):\n" +
-                               ss.str());
+                               r.out + r.err);
     }
   }
 

@@ -21,15 +21,8 @@ namespace {
 
 // Fetches a URL with curl (the header is std-only; tests may use tools) and returns the body.
 std::string fetch(const std::string& url, const std::string& extra = {}) {
-  auto out = fs::temp_directory_path() / ("gpulock-support-fetch-" + std::to_string(std::rand()));
-  std::string cmd = "curl -sf " + extra + " -o " + shell_quote(out.string()) + " " + shell_quote(url);
-  int rc = std::system(cmd.c_str());
-  std::ifstream in(out);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  fs::remove(out);
-  if (rc != 0) return "<curl failed>";
-  return ss.str();
+  auto r = gpulock::test::run_shell("curl -sf " + extra + " " + shell_quote(url));
+  return r.status == 0 ? r.out : "<curl failed>";
 }
 
 }  // namespace

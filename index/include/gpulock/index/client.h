@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -109,6 +110,14 @@ struct ClientOptions {
   std::string ca_path;
   /// Progress events (see ClientEvent). May be empty.
   std::function<void(const ClientEvent&)> observer;
+  /// For a caller that can use only some wheels (a resolver: the wheels of one target). When
+  /// set, project pages this client returns keep as DistFiles only the wheels whose expanded tags
+  /// (PEP 425) this returns true for; every other file (wheels for other targets, sdists) is
+  /// summarized in ProjectPage::omitted by version. A warm run then decodes, ranks and frees
+  /// only the files it can use (a PyPI page lists thousands, a target uses a few percent). It is
+  /// called once per distinct compressed tag set of a page, from any thread. Pages in the cache
+  /// stay complete; find-links pages are filtered per project. Empty: pages keep every file.
+  std::function<bool(std::span<const core::Tag>)> keep_wheel;
 
   /// Defaults with the environment applied: GPULOCK_CACHE_DIR (via default_cache_dir),
   /// GPULOCK_HTTP_TIMEOUT (seconds: the low-speed abort), GPULOCK_HTTP_RETRIES,

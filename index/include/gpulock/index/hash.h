@@ -1,6 +1,9 @@
 #pragma once
 /// @file
-/// SHA-256 (OpenSSL libcrypto EVP behind a narrow interface, so callers never see OpenSSL).
+/// SHA-256 of downloads, `.metadata` files and local files: OpenSSL libcrypto EVP, reached through
+/// the network plugin libgpulock-net.so that the first hash loads (callers never see OpenSSL).
+/// Small in-memory texts hashed on every run use core::sha256_hex (gpulock/core/sha256.h) instead,
+/// which loads nothing.
 
 #include <cstdint>
 #include <memory>

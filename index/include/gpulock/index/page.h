@@ -85,6 +85,13 @@ struct DistFile {
   [[nodiscard]] const std::string& project() const noexcept;
 };
 
+/// Files of one version that a client with ClientOptions::keep_wheel left out of a page.
+struct OmittedVersion {
+  core::Version version;
+  bool wheels = false;  ///< wheels for other targets (tags keep_wheel refused)
+  bool sdists = false;  ///< source distributions
+};
+
 /// One project on one index.
 struct ProjectPage {
   /// False when the index does not have the project (404, or 403 with
@@ -96,6 +103,9 @@ struct ProjectPage {
   std::vector<std::string> versions;  ///< PEP 700 `versions` (JSON only), as written
   std::string api_version;            ///< PEP 629 "1.1"; "1.0" when the page does not say
   std::vector<std::string> warnings;  ///< dropped files, a newer API minor, bad attributes
+  /// Only from a client with ClientOptions::keep_wheel: the versions of the files that are not
+  /// in `files`, one entry per version, in order of first appearance. Empty otherwise.
+  std::vector<OmittedVersion> omitted;
 };
 
 using ProjectPagePtr = std::shared_ptr<const ProjectPage>;

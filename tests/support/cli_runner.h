@@ -1,0 +1,163 @@
+// Test support: running programs (the real gpulock binary, python3, pip, readelf) and capturing
+// their exit status, stdout and stderr. Header-only, standard library and POSIX only (no
+// gpulock, no Catch2), so any module's tests can use it.
+//
+//   auto r = gpulock::test::run_process({GPULOCK_EXE, "probe", "--json"}, env);  // exact env
+//   auto s = gpulock::test::run_shell("cd dir && NO_COLOR=1 gpulock diff a b");  // /bin/sh
+//   r.status, r.out, r.err
+//
+// A program that cannot be started at all (no pipe, no fork) throws std::runtime_error: the
+// test fails.
+#pragma once
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+
+#include "test_files.h"
+
+namespace gpulock::test {
+
+/// Environment variables, NAME -> value.
+using Env = std::map<std::string, std::string>;
+
+/// What a finished program left: its exit status (128 + N when killed by signal N) and output.
+struct RunResult {
+  int status = -1;
+  std::string out;  ///< stdout
+  std::string err;  ///< stderr
+};
+
+/// "exit N", then stdout and stderr, for INFO() when a run did not do what a test expects.
+inline std::string describe(const RunResult& r) {
+  return "exit " + std::to_string(r.status) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
+/// Quotes a string for /bin/sh.
+inline std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+/// `base` with the entries of `extra` added, replacing those of the same name.
+inline Env merge_env(Env base, const Env& extra) {
+  for (const auto& [k, v] : extra)
+    base[k] = v;
+  return base;
+}
+
+struct RunOptions {
+  std::filesystem::path cwd{};  ///< where it runs; empty: this process's directory
+  int timeout_s = 0;            ///< when > 0, killed (SIGKILL, status 137) after this many seconds
+};
+
+/// Runs `argv` (argv[0] is a path: no PATH search) with exactly `env`, nothing inherited, stdin
+/// from /dev/null, capturing stdout and stderr through pipes. Exit status 126 when `cwd` cannot
+/// be entered, 127 when the program cannot be executed.
+inline RunResult run_process(const std::vector<std::string>& argv, const Env& env,
+                             const RunOptions& options = {}) {
+  if (argv.empty()) throw std::runtime_error("run_process: no program");
+  int out[2];
+  int err[2];
+  if (::pipe(out) != 0 || ::pipe(err) != 0) throw std::runtime_error("run_process: pipe failed");
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env)
+    env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_strings)
+    envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = argv;
+  std::vector<char*> argp;
+  for (auto& a : args)
+    argp.push_back(a.data());
+  argp.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("run_process: fork failed for " + argv[0]);
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    ::close(out[0]);
+    ::close(err[0]);
+    if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) ::_exit(126);
+    ::execve(argp[0], argp.data(), envp.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  RunResult r;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open = 2;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options.timeout_s);
+  bool killed = false;
+  while (open > 0) {
+    int wait_ms = -1;
+    if (options.timeout_s > 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0 && !killed) {
+        ::kill(pid, SIGKILL);
+        killed = true;
+      }
+      wait_ms = killed ? 1000 : static_cast<int>(std::max<long long>(1, left.count()));
+    }
+    if (::poll(fds, 2, wait_ms) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buf[8192];
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
+      } else {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+      }
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+/// Runs `command` with /bin/sh (std::system) in this process's environment and directory,
+/// stdin from /dev/null, capturing stdout and stderr through temporary files (removed
+/// afterwards), so a daemon the command starts cannot hold the capture open.
+inline RunResult run_shell(const std::string& command) {
+  TempDir capture(std::filesystem::temp_directory_path(), "gpulock-run-");
+  const auto out = capture / "stdout";
+  const auto err = capture / "stderr";
+  const std::string full = "( " + command + " ) >" + shell_quote(out.string()) + " 2>" +
+                           shell_quote(err.string()) + " </dev/null";
+  const int status = std::system(full.c_str());
+  RunResult r;
+  r.status = status == -1 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+}  // namespace gpulock::test
