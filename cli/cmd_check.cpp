@@ -298,6 +298,25 @@ RunFn setup(CLI::App& sub) {
       }
       request.lock = a->output;
     }
+    // `--index NAME=URL` is resolve's named index; here --index is the layer flag and takes no
+    // value, so the pair would otherwise be read as a requirement argument.
+    if (request.index) {
+      for (const auto& r : a->given.requirements) {
+        const auto eq = r.find('=');
+        if (eq == std::string::npos || eq == 0 || r.find("://", eq) == std::string::npos ||
+            r.find_first_of("<>!~=") < eq) {
+          continue;
+        }
+        term.error(fmt::format(
+            "'{}' looks like resolve's --index NAME=URL, which check does not take: --index "
+            "selects the index layer here",
+            r));
+        term.hint(
+            "leave out --index NAME=URL and --index-for; the lock records its indexes "
+            "and `check --index` reads them from it");
+        return kExitUsage;
+      }
+    }
     bool any_input = false;
     for (const auto* o : a->input_options)
       any_input = any_input || o->count() > 0;

@@ -1,6 +1,6 @@
 // `gpulock index show NAME --index-url URL [--json]`: the versions and files an index lists for
-// a project; `gpulock index metadata URL_OR_PATH [--json|--raw]`: the METADATA of one wheel
-// (local path, file:// or http(s):// URL; remote wheels are read by range requests).
+// a project; `gpulock index metadata URL_OR_PATH... [--json|--raw]`: the METADATA of wheels
+// (local paths, file:// or http(s):// URLs; remote wheels are read by range requests).
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -31,7 +31,7 @@ struct IndexArgs {
   bool find_links = false;
   bool forbidden_means_missing = false;
   // metadata
-  std::string wheel;
+  std::vector<std::string> wheels;
   bool raw = false;
   bool json = false;
 };
@@ -204,9 +204,9 @@ int show(Context& ctx, const IndexArgs& args) {
   return kExitSuccess;
 }
 
-int metadata(Context& ctx, const IndexArgs& args) {
-  std::mutex mu;
-  std::string url = args.wheel;
+// A wheel named on the command line as a DistFile (a `#sha256=` fragment is its expected hash).
+core::Result<index::DistFile> wheel_file(const std::string& arg) {
+  std::string url = arg;
   if (!index::is_http_url(url) && !index::is_file_url(url)) url = index::path_to_file_url(url);
   index::DistFile file;
   file.url = std::string(index::strip_fragment(url));
@@ -216,55 +216,94 @@ int metadata(Context& ctx, const IndexArgs& args) {
     file.hashes.push_back({"sha256", std::string(parts.fragment.substr(7))});
   }
   auto wheel = core::WheelFilename::parse(file.filename);
-  if (!wheel) return report_error(ctx.term, wheel.error().located(index::redact_url(file.url)));
+  if (!wheel) return std::unexpected(wheel.error().located(index::redact_url(file.url)));
   file.wheel = std::move(*wheel);
+  return file;
+}
+
+void write_metadata_json(JsonWriter& w, const index::DistFile& file, const core::CoreMetadata& m) {
+  w.begin_object();
+  w.field("wheel", file.filename);
+  w.field("metadata_version", m.metadata_version);
+  w.field("name", m.name);
+  w.field("version", m.version.to_string());
+  w.key("requires_python").value_or_null(m.requires_python, [](const auto& r) {
+    return r.to_string();
+  });
+  w.key("requires_dist").begin_array();
+  for (const auto& r : m.requires_dist)
+    w.value(r.to_string());
+  w.end_array();
+  w.field("provides_extra", m.provides_extra);
+  w.field("warnings", m.warnings);
+  w.end_object();
+}
+
+std::string metadata_text(const core::CoreMetadata& m) {
+  std::string out;
+  out += fmt::format("Metadata-Version: {}\n", m.metadata_version);
+  out += fmt::format("Name: {}\n", m.name);
+  out += fmt::format("Version: {}\n", m.version.to_string());
+  if (m.requires_python)
+    out += fmt::format("Requires-Python: {}\n", m.requires_python->to_string());
+  for (const auto& r : m.requires_dist)
+    out += fmt::format("Requires-Dist: {}\n", r.to_string());
+  for (const auto& e : m.provides_extra)
+    out += fmt::format("Provides-Extra: {}\n", e);
+  return out;
+}
+
+// One wheel: its METADATA as parsed (or --raw, or --json). Several: fetched in parallel, printed
+// in the order given, each under a `==> FILENAME <==` line (a JSON array with --json); the exit
+// status is the first failure's.
+int metadata(Context& ctx, const IndexArgs& args) {
+  std::mutex mu;
+  std::vector<index::DistFile> files;
+  for (const auto& arg : args.wheels) {
+    auto file = wheel_file(arg);
+    if (!file) return report_error(ctx.term, file.error());
+    files.push_back(std::move(*file));
+  }
   index::IndexClient client(client_options(args.cache, ctx.term, mu));
-  auto text = client.fetch_metadata(file);
-  if (!text) return report_error(ctx.term, text.error());
-  if (args.raw) {
-    ctx.term.out(*text);
-    return kExitSuccess;
+  if (files.size() > 1) {
+    for (const auto& f : files)
+      client.prefetch_metadata(f);
   }
-  auto parsed = core::CoreMetadata::parse(*text);
-  if (!parsed) {
-    return report_error(ctx.term,
-                        parsed.error().located(index::redact_url(file.url) + " (METADATA)"));
+  const bool several = files.size() > 1;
+  int status = kExitSuccess;
+  JsonWriter w;
+  if (args.json && several) w.begin_array();
+  for (const auto& file : files) {
+    auto text = client.fetch_metadata(file);
+    if (!text) {
+      int code = report_error(ctx.term, text.error());
+      if (status == kExitSuccess) status = code;
+      continue;
+    }
+    if (args.raw) {
+      ctx.term.out(several ? fmt::format("==> {} <==\n{}", file.filename, *text) : *text);
+      continue;
+    }
+    auto parse_result = core::CoreMetadata::parse(*text);
+    if (!parse_result) {
+      int code = report_error(
+          ctx.term, parse_result.error().located(index::redact_url(file.url) + " (METADATA)"));
+      if (status == kExitSuccess) status = code;
+      continue;
+    }
+    const core::CoreMetadata& m = *parse_result;
+    if (args.json) {
+      write_metadata_json(w, file, m);
+    } else {
+      ctx.term.out(several ? fmt::format("==> {} <==\n{}", file.filename, metadata_text(m))
+                           : metadata_text(m));
+    }
+    for (const auto& warning : m.warnings)
+      ctx.term.warning(several ? fmt::format("{}: {}", file.filename, warning) : warning);
   }
-  const core::CoreMetadata& m = *parsed;
-  if (args.json) {
-    JsonWriter w;
-    w.begin_object();
-    w.field("wheel", file.filename);
-    w.field("metadata_version", m.metadata_version);
-    w.field("name", m.name);
-    w.field("version", m.version.to_string());
-    w.key("requires_python").value_or_null(m.requires_python, [](const auto& r) {
-      return r.to_string();
-    });
-    w.key("requires_dist").begin_array();
-    for (const auto& r : m.requires_dist)
-      w.value(r.to_string());
-    w.end_array();
-    w.field("provides_extra", m.provides_extra);
-    w.field("warnings", m.warnings);
-    w.end_object();
-    ctx.term.out(w.str());
-  } else {
-    std::string out;
-    out += fmt::format("Metadata-Version: {}\n", m.metadata_version);
-    out += fmt::format("Name: {}\n", m.name);
-    out += fmt::format("Version: {}\n", m.version.to_string());
-    if (m.requires_python)
-      out += fmt::format("Requires-Python: {}\n", m.requires_python->to_string());
-    for (const auto& r : m.requires_dist)
-      out += fmt::format("Requires-Dist: {}\n", r.to_string());
-    for (const auto& e : m.provides_extra)
-      out += fmt::format("Provides-Extra: {}\n", e);
-    ctx.term.out(out);
-  }
-  for (const auto& warning : m.warnings)
-    ctx.term.warning(warning);
-  return kExitSuccess;
+  if (args.json && several) w.end_array();
+  if (args.json && (several || status == kExitSuccess)) ctx.term.out(w.str());
+  return status;
 }
 
 RunFn setup(CLI::App& sub) {
@@ -284,7 +323,10 @@ RunFn setup(CLI::App& sub) {
   add_cache_options(*show_cmd, args->cache);
 
   CLI::App* meta_cmd = sub.add_subcommand("metadata", "Print the parsed METADATA of one wheel");
-  meta_cmd->add_option("wheel", args->wheel, "A wheel: local path, file:// or http(s):// URL")
+  meta_cmd
+      ->add_option("wheel", args->wheels,
+                   "Wheels: local paths, file:// or http(s):// URLs (several are fetched in "
+                   "parallel)")
       ->required();
   meta_cmd->add_flag("--json", args->json, "Print JSON");
   meta_cmd->add_flag("--raw", args->raw, "Print the METADATA file as it is");

@@ -131,6 +131,24 @@ std::string explain_text(const app::ResolveResult& result) {
   return out;
 }
 
+// --nightly needs its value (a date in UTC, or latest): anything else, including the next
+// option swallowed as the value (`--nightly --driver 550`), is a usage error.
+std::string nightly_value_error(std::string& value) {
+  if (value == "latest") return {};
+  auto digits = [&](std::size_t at, std::size_t n) {
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (value[i] < '0' || value[i] > '9') return false;
+    }
+    return true;
+  };
+  if (value.size() == 10 && value[4] == '-' && value[7] == '-' && digits(0, 4) && digits(5, 2) && digits(8, 2)) {
+    int month = (value[5] - '0') * 10 + (value[6] - '0');
+    int day = (value[8] - '0') * 10 + (value[9] - '0');
+    if (month >= 1 && month <= 12 && day >= 1 && day <= 31) return {};
+  }
+  return fmt::format("expected a build date YYYY-MM-DD (UTC) or latest, got '{}'", value);
+}
+
 RunFn setup(CLI::App& sub) {
   auto a = std::make_shared<ResolveArgs>();
   auto& r = a->request;
@@ -148,7 +166,8 @@ RunFn setup(CLI::App& sub) {
   sub.add_option("-f,--find-links", r.find_links, "A directory or page of wheels (lowest priority)");
   sub.add_option("--torch-backend", r.torch_backend, "Torch family from <torch-index-base>/<backend>: auto, cpu or cuXYZ");
   sub.add_option("--torch-index-base", r.torch_index_base, "Base of the PyTorch indexes")->capture_default_str();
-  sub.add_option("--nightly", r.nightly, "Torch family from <base>/nightly/<variant>, one build date: YYYY-MM-DD or latest");
+  sub.add_option("--nightly", r.nightly, "Torch family from <base>/nightly/<variant>, one build date: YYYY-MM-DD or latest")
+      ->check(CLI::Validator(nightly_value_error, "YYYY-MM-DD|latest", "nightly"));
   sub.add_option("--index-strategy", r.index_strategy, "first-index or unsafe-best-match")
       ->check(CLI::IsMember({"first-index", "unsafe-best-match"}))
       ->capture_default_str();
@@ -183,17 +202,36 @@ RunFn setup(CLI::App& sub) {
     request.client = cache_client_options(a->cache);
     request.command_line = index::redact_text(ctx.command_line);
 
-    // Progress: one line on a TTY, metadata fetched / requested.
-    auto started = std::make_shared<std::atomic<std::uint64_t>>(0);
-    auto finished = std::make_shared<std::atomic<std::uint64_t>>(0);
+    // Progress: one line on a TTY, metadata fetched / requested (and pages). Cache hits count
+    // as fetched, so a warm run shows its totals too. Nothing when stderr is not a terminal.
+    struct Counts {
+      std::atomic<std::uint64_t> meta_done{0}, meta_total{0}, pages_done{0}, pages_total{0};
+    };
+    auto counts = std::make_shared<Counts>();
     auto mutex = std::make_shared<std::mutex>();
     app::ResolveObserver observer;
     if (term.stderr_is_tty() && !term.quiet()) {
-      observer.on_index_event = [&term, started, finished, mutex](const index::ClientEvent& e) {
-        if (e.type == index::ClientEvent::Type::RequestStarted) ++*started;
-        if (e.type == index::ClientEvent::Type::RequestFinished) ++*finished;
+      observer.on_index_event = [&term, counts, mutex](const index::ClientEvent& e) {
+        using Kind = index::RequestKind;
+        using Type = index::ClientEvent::Type;
+        bool meta = e.kind == Kind::Metadata || e.kind == Kind::Range || e.kind == Kind::Download;
+        bool page = e.kind == Kind::Page;
+        if (!meta && !page) return;
+        auto& done = meta ? counts->meta_done : counts->pages_done;
+        auto& total = meta ? counts->meta_total : counts->pages_total;
+        if (e.type == Type::RequestStarted) {
+          ++total;
+        } else if (e.type == Type::RequestFinished) {
+          ++done;
+        } else if (e.type == Type::CacheHit) {
+          ++total;
+          ++done;
+        } else {
+          return;
+        }
         std::lock_guard lock(*mutex);
-        term.progress(fmt::format("Resolving  {}/{} requests", finished->load(), started->load()));
+        term.progress(fmt::format("Resolving  {}/{} metadata fetched, {}/{} pages", counts->meta_done.load(),
+                                  counts->meta_total.load(), counts->pages_done.load(), counts->pages_total.load()));
       };
       observer.on_phase = [&term, mutex](std::string_view what) {
         std::lock_guard lock(*mutex);

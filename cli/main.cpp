@@ -202,16 +202,18 @@ int run(int argc, char** argv) {
       term.error(fmt::format("unknown command '{}'", help_topic));
       std::string suggestion = closest_command(help_topic, names);
       if (!suggestion.empty()) term.hint(fmt::format("did you mean 'gpulock help {}'?", suggestion));
+      term.hint("run 'gpulock --help' for the list of commands");
       return kExitUsage;
     }
-    term.out(it->second->help());
+    term.out(it->second->help("gpulock"));
     return kExitSuccess;
   }
   for (const auto& [name, sub] : subcommands) {
     if (sub->parsed()) return runners[name](ctx);
   }
-  term.out(app.help());
-  return kExitSuccess;
+  // No command is a usage error (as in uv and cargo): the overview goes to stderr, exit 2.
+  term.err(app.help());
+  return kExitUsage;
 }
 
 }  // namespace

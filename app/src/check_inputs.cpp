@@ -18,23 +18,15 @@
 #include "gpulock/index/url.h"
 
 #include "check_internal.h"
+#include "resolve_inputs.h"
 
 namespace gpulock::app::check_detail {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr std::string_view kDefaultIndex = "https://pypi.org/simple/";
 
 std::string short_sha(std::string_view hex) {
   return std::string(hex.substr(0, 12));
-}
-
-// As resolve records a path: relative to the lock's directory, '/' separators.
-std::string relative_to(const fs::path& dir, const std::string& path) {
-  std::error_code ec;
-  fs::path rel = fs::relative(fs::absolute(path), dir, ec);
-  if (ec || rel.empty()) return fs::absolute(path).generic_string();
-  return rel.generic_string();
 }
 
 // A requirement's text in one canonical spelling, so `torch >= 2.5` equals `torch>=2.5`.
@@ -141,56 +133,16 @@ struct GivenInputs {
 };
 
 core::Result<GivenInputs> given_inputs(const Context& ctx, const ResolveRequest& given) {
+  // Read as resolve reads them: a bad requirement is invalid input (exit 3, naming the
+  // argument), --extra/--group without --project a usage error; never drift.
+  auto inputs = detail::read_resolve_inputs(given);
+  if (!inputs) return std::unexpected(inputs.error());
   GivenInputs out;
-  auto& rec = out.record;
-  rec.requirements = given.requirements;
-  RequirementsInput req;
-  for (const auto& f : given.requirement_files) {
-    auto s = read_requirements_file(f, false, req);
-    if (!s) return std::unexpected(s.error());
-  }
-  for (const auto& f : given.constraint_files) {
-    auto s = read_requirements_file(f, true, req);
-    if (!s) return std::unexpected(s.error());
-  }
-  for (const auto& f : req.files) {
-    rec.files.push_back(
-        {relative_to(ctx.lock_dir, f.path), f.kind, core::sha256_hex(f.content), {}});
-  }
-  if (!given.project.empty()) {
-    auto text = read_text_file(given.project);
-    if (!text) return std::unexpected(text.error());
-    auto project = read_project_requirements(*text, given.project, given.extras, given.groups);
-    if (!project) return std::unexpected(project.error());
-    rec.files.push_back(
-        {relative_to(ctx.lock_dir, given.project), "project", core::sha256_hex(*text), {}});
-  }
-  rec.extras = given.extras;
-  rec.groups = given.groups;
-  rec.options["index-strategy"] = given.index_strategy;
-  rec.options["prerelease"] = given.prerelease;
-  if (!given.torch_backend.empty()) rec.options["torch-backend"] = given.torch_backend;
-  if (!given.nightly.empty()) rec.options["nightly"] = given.nightly;
-  if (!given.exclude_newer.empty()) rec.options["exclude-newer"] = given.exclude_newer;
-  rec.options["cuda-compat"] = given.cuda_compat;
-
-  if (!req.no_index) {
-    std::string url = given.index_url.value_or(req.index_url.value_or(std::string(kDefaultIndex)));
-    out.general_indexes.emplace_back(
-        "default",
-        index::redact_url(index::IndexSource::simple(index::url_from_user_input(url)).url));
-  }
-  std::vector<std::string> extras = given.extra_index_urls;
-  extras.insert(extras.end(), req.extra_index_urls.begin(), req.extra_index_urls.end());
-  for (const auto& e : extras) {
-    out.general_indexes.emplace_back(
-        "extra", index::redact_url(index::IndexSource::simple(index::url_from_user_input(e)).url));
-  }
-  std::vector<std::string> links = given.find_links;
-  links.insert(links.end(), req.find_links.begin(), req.find_links.end());
-  for (const auto& l : links) {
-    out.general_indexes.emplace_back("find-links",
-                                     index::redact_url(index::IndexSource::find_links(l).url));
+  out.record = detail::make_inputs_record(given, *inputs, ctx.lock_dir);
+  for (const auto& g : detail::general_indexes(given, inputs->req)) {
+    auto source = g.role == "find-links" ? index::IndexSource::find_links(g.url)
+                                         : index::IndexSource::simple(g.url);
+    out.general_indexes.emplace_back(g.role, index::redact_url(source.url));
   }
   return out;
 }

@@ -155,6 +155,20 @@ std::optional<ArchList> torch_arch_list(const core::Version& torch_version, Cuda
   return std::nullopt;
 }
 
+std::vector<CudaVersion> torch_cuda_builds_running_on(const core::Version& torch_version, ComputeCapability gpu,
+                                                      std::string_view machine) {
+  std::vector<CudaVersion> out;
+  if (torch_version.release_at(0) != 2) return out;
+  auto minor = torch_version.release_at(1);
+  for (const auto& row : kArchRows) {
+    if (row.machine != machine || minor < row.first_minor || minor > row.last_minor) continue;
+    if (!arch_list_runs_on(parse_arch_list(row.list, row.source), gpu)) continue;
+    if (std::find(out.begin(), out.end(), row.cuda) == out.end()) out.push_back(row.cuda);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 bool arch_list_runs_on(const ArchList& list, ComputeCapability gpu) {
   for (const auto& cc : list.cubins) {
     if (cc.major == gpu.major && cc.minor <= gpu.minor) return true;

@@ -587,8 +587,11 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
     out.dependencies.push_back({std::string(kCudaMajor), {}, *core::SpecifierSet::parse(fmt::format("=={}", *major))});
   }
   if (cuda) {
-    std::string floor = gpu.compat == probe::CudaCompat::Minor ? fmt::format(">={}.0", cuda->major)
-                                                               : ">=" + cuda->to_string();
+    // Without a GPU (or a known ceiling) every CUDA build fails alike ("needs CUDA"): one
+    // specifier for all lets the solver state that once for a whole range of versions.
+    std::string floor = gpu.no_gpu || !gpu.ceiling                ? std::string(">=0")
+                        : gpu.compat == probe::CudaCompat::Minor ? fmt::format(">={}.0", cuda->major)
+                                                                 : ">=" + cuda->to_string();
     out.dependencies.push_back({std::string(kCuda), {}, *core::SpecifierSet::parse(floor)});
   }
   // Kernels for every GPU: the arch list of this torch build (by release and CUDA).
@@ -781,6 +784,29 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
             package.name, index::redact_url(s->source.url), index::redact_url(state.sources.front()->source.url)));
         break;
       }
+    }
+  }
+  // A build without kernels for a GPU: which CUDA builds of that release have them (per GPU
+  // arch, the first such candidate tried, in preference order, speaks for its release).
+  std::set<std::string, std::less<>> arch_hinted;
+  for (const auto& e : state.entries) {
+    const auto& u = e.dependencies_unavailable;
+    if (!u || u->kind != UnavailableKind::GpuArchMissing) continue;
+    auto field = std::find_if(u->fields.begin(), u->fields.end(), [](const auto& f) { return f.first == "arch"; });
+    if (field == u->fields.end()) continue;
+    auto arch = ComputeCapability::parse(field->second);
+    if (!arch || !arch_hinted.insert(field->second).second) continue;
+    auto builds = torch_cuda_builds_running_on(e.version, *arch, impl_->config.target.environment.platform_machine);
+    std::string release = fmt::format("{} {}.{}", package.name, e.version.release_at(0), e.version.release_at(1));
+    if (builds.empty()) {
+      hints.push_back(fmt::format("no CUDA build of {} has kernels for your GPU's {}; an older release may",
+                                  release, arch->to_string()));
+    } else {
+      std::string variants;
+      for (const auto& b : builds) variants += (variants.empty() ? "" : ", ") + variant_name(b);
+      hints.push_back(fmt::format("{} has kernels for your GPU's {} only in variant{} {} (--torch-backend {})", release,
+                                  arch->to_string(), builds.size() == 1 ? "" : "s", variants,
+                                  builds.size() == 1 ? variant_name(builds[0]) : std::string("auto")));
     }
   }
   if (state.only_sdists) {

@@ -21,13 +21,14 @@
 #include "gpulock/lock/lockfile.h"
 #include "gpulock/probe/machine.h"
 
+#include "resolve_inputs.h"
+
 namespace gpulock::app {
 namespace {
 
 namespace fs = std::filesystem;
 using core::ErrorCode;
 
-constexpr std::string_view kDefaultIndex = "https://pypi.org/simple/";
 // CUDA variants PyTorch publishes indexes for (shared/data: torch_releases, nightly matrix).
 constexpr std::array<std::string_view, 10> kKnownVariants = {"cu118", "cu121", "cu124", "cu126", "cu128",
                                                              "cu129", "cu130", "cu132", "cu134", "cu135"};
@@ -78,58 +79,6 @@ fs::path lock_dir_of(const std::string& output) {
   if (output == "-") return fs::current_path();
   fs::path p = fs::absolute(output).parent_path();
   return p;
-}
-
-std::string relative_to(const fs::path& dir, const std::string& path) {
-  std::error_code ec;
-  fs::path rel = fs::relative(fs::absolute(path), dir, ec);
-  if (ec || rel.empty()) return fs::absolute(path).generic_string();
-  return rel.generic_string();
-}
-
-struct Inputs {
-  RequirementsInput req;
-  std::vector<std::pair<std::string, std::string>> project_files;  // (path, content)
-};
-
-core::Result<Inputs> read_inputs(const ResolveRequest& request) {
-  Inputs in;
-  for (std::size_t i = 0; i < request.requirements.size(); ++i) {
-    auto r = core::Requirement::parse(request.requirements[i]);
-    if (!r) {
-      core::Error e = r.error();
-      // core's message usually names the requirement already ("invalid requirement 'x[': ...").
-      if (!e.message.starts_with("invalid requirement")) {
-        e.message = fmt::format("invalid requirement {}: {}", core::quote_for_message(request.requirements[i]), e.message);
-      }
-      e.where = fmt::format("argument {}", i + 1);
-      return std::unexpected(e);
-    }
-    in.req.requirements.push_back({*r, {"", 0}, {}});
-  }
-  for (const auto& f : request.requirement_files) {
-    auto s = read_requirements_file(f, false, in.req);
-    if (!s) return std::unexpected(s.error());
-  }
-  for (const auto& f : request.constraint_files) {
-    auto s = read_requirements_file(f, true, in.req);
-    if (!s) return std::unexpected(s.error());
-  }
-  if (!request.project.empty()) {
-    auto text = read_text_file(request.project);
-    if (!text) return std::unexpected(text.error());
-    auto project = read_project_requirements(*text, request.project, request.extras, request.groups);
-    if (!project) return std::unexpected(project.error());
-    for (auto& r : *project) in.req.requirements.push_back(std::move(r));
-    in.project_files.emplace_back(request.project, *text);
-  } else if (!request.extras.empty() || !request.groups.empty()) {
-    return usage("--extra and --group need --project PYPROJECT");
-  }
-  if (in.req.requirements.empty()) {
-    return usage("nothing to resolve: give requirements, -r FILE or --project PYPROJECT",
-                 {"for example: gpulock resolve torch torchvision --torch-backend auto"});
-  }
-  return in;
 }
 
 // Dependencies for the solver from requirement entries, with markers applied for the target.
@@ -367,8 +316,12 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
 
   // Inputs.
   auto t_inputs = std::chrono::steady_clock::now();
-  auto inputs = read_inputs(request);
+  auto inputs = detail::read_resolve_inputs(request);
   if (!inputs) return std::unexpected(inputs.error());
+  if (inputs->req.requirements.empty()) {
+    return usage("nothing to resolve: give requirements, -r FILE or --project PYPROJECT",
+                 {"for example: gpulock resolve torch torchvision --torch-backend auto"});
+  }
   if (inputs->req.pre) solve_options.prerelease = resolver::PrereleasePolicy::Allow;
   result.timings.inputs_ms = elapsed_ms(t_inputs);
 
@@ -440,22 +393,18 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     if (!torch) return std::unexpected(torch.error());
     config.torch = std::move(*torch);
   }
-  if (!inputs->req.no_index) {
-    std::string url = request.index_url.value_or(inputs->req.index_url.value_or(std::string(kDefaultIndex)));
-    config.general.push_back(make_source(index::url_from_user_input(url), "default", "default"));
-  }
-  std::vector<std::string> extras = request.extra_index_urls;
-  extras.insert(extras.end(), inputs->req.extra_index_urls.begin(), inputs->req.extra_index_urls.end());
-  for (std::size_t i = 0; i < extras.size(); ++i) {
-    config.general.push_back(make_source(index::url_from_user_input(extras[i]), fmt::format("extra-{}", i + 1), "extra"));
-  }
-  std::vector<std::string> links = request.find_links;
-  links.insert(links.end(), inputs->req.find_links.begin(), inputs->req.find_links.end());
-  for (const auto& l : links) {
-    SourceSpec s;
-    s.source = index::IndexSource::find_links(l, "find-links");
-    s.role = "find-links";
-    config.general.push_back(std::move(s));
+  int extra_number = 0;
+  for (const auto& g : detail::general_indexes(request, inputs->req)) {
+    if (g.role == "default") {
+      config.general.push_back(make_source(g.url, "default", "default"));
+    } else if (g.role == "extra") {
+      config.general.push_back(make_source(g.url, fmt::format("extra-{}", ++extra_number), "extra"));
+    } else {
+      SourceSpec s;
+      s.source = index::IndexSource::find_links(g.url, "find-links");
+      s.role = "find-links";
+      config.general.push_back(std::move(s));
+    }
   }
 
   // Stable re-locking: the existing output lock's pins are preferences. Its bytes are kept to
@@ -624,27 +573,9 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     result.why.push_back(std::move(why));
   }
 
-  // [tool.gpulock]. The inputs record and input files are small texts hashed on every run: core's
-  // portable SHA-256 loads nothing, where index's (OpenSSL EVP, for downloads) loads libcrypto.
+  // [tool.gpulock].
   lock::GpulockTool tool;
-  lock::GpulockInputs rec;
-  rec.requirements = request.requirements;
-  for (const auto& f : inputs->req.files) {
-    rec.files.push_back({relative_to(lock_dir, f.path), f.kind, core::sha256_hex(f.content), {}});
-  }
-  for (const auto& [path, content] : inputs->project_files) {
-    rec.files.push_back({relative_to(lock_dir, path), "project", core::sha256_hex(content), {}});
-  }
-  rec.extras = request.extras;
-  rec.groups = request.groups;
-  rec.options["index-strategy"] = request.index_strategy;
-  rec.options["prerelease"] = request.prerelease;
-  if (!request.torch_backend.empty()) rec.options["torch-backend"] = request.torch_backend;
-  if (!request.nightly.empty()) rec.options["nightly"] = request.nightly;
-  if (!request.exclude_newer.empty()) rec.options["exclude-newer"] = request.exclude_newer;
-  rec.options["cuda-compat"] = request.cuda_compat;
-  rec.sha256 = core::sha256_hex(lock::canonical_inputs_text(rec));
-  tool.inputs = std::move(rec);
+  tool.inputs = detail::make_inputs_record(request, *inputs, lock_dir);
   tool.target = lock::GpulockTarget{result.target.python_version, result.target.platform, {}, {}};
 
   const auto& ctx = gpu->context;
@@ -689,11 +620,15 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     } else if (sel.cuda && ctx.ceiling) {
       std::string archs;
       for (const auto& a : ctx.archs) archs += (archs.empty() ? "" : ", ") + a.to_string();
-      result.gpu_summary =
-          fmt::format("torch {}: the newest torch whose CUDA build your driver {}runs (CUDA {} <= {}{}){}", v,
-                      ctx.driver ? ctx.driver->to_string() + " " : "", sel.cuda->to_string(), ctx.ceiling->to_string(),
-                      ctx.compat == probe::CudaCompat::Minor ? ", minor-version compatibility" : "",
-                      archs.empty() ? "" : fmt::format(" with kernels for {}", archs));
+      // Under --cuda-compat minor a build may be newer than the ceiling, within its major.
+      std::string how = *sel.cuda > *ctx.ceiling
+                            ? fmt::format("CUDA {} on {} through minor-version compatibility", sel.cuda->to_string(),
+                                          ctx.ceiling->to_string())
+                            : fmt::format("CUDA {} <= {}{}", sel.cuda->to_string(), ctx.ceiling->to_string(),
+                                          ctx.compat == probe::CudaCompat::Minor ? ", minor-version compatibility" : "");
+      result.gpu_summary = fmt::format("torch {}: the newest torch whose CUDA build your driver {}runs ({}){}", v,
+                                       ctx.driver ? ctx.driver->to_string() + " " : "", how,
+                                       archs.empty() ? "" : fmt::format(" with kernels for {}", archs));
     } else if (sel.build.kind == BuildKind::Cpu) {
       result.gpu_summary = fmt::format("torch {}: a CPU build", v);
     }

@@ -59,10 +59,12 @@ std::string read_file(const std::string& path) {
 
 // --- pages -----------------------------------------------------------------------------------
 
-void bm_parse_json(gb::State& state, const std::string* page, std::string url) {
+// One page parse per iteration; `parse` returns a core::Result<ProjectPage>.
+template <typename Parse>
+void bm_parse_page(gb::State& state, const std::string& page, Parse parse) {
   std::size_t files = 0;
   for (auto _ : state) {
-    auto r = index::parse_json_page(*page, url);
+    auto r = parse();
     if (!r) {
       state.SkipWithError(r.error().message.c_str());
       return;
@@ -70,43 +72,23 @@ void bm_parse_json(gb::State& state, const std::string* page, std::string url) {
     files = r->files.size();
     gb::DoNotOptimize(r);
   }
-  state.SetBytesProcessed(per_iteration(state, page->size()));
+  state.SetBytesProcessed(per_iteration(state, page.size()));
   state.counters["files"] = static_cast<double>(files);
-  state.counters["page_bytes"] = static_cast<double>(page->size());
+  state.counters["page_bytes"] = static_cast<double>(page.size());
+}
+
+void bm_parse_json(gb::State& state, const std::string* page, std::string url) {
+  bm_parse_page(state, *page, [&] { return index::parse_json_page(*page, url); });
 }
 
 void bm_parse_json_padded(gb::State& state, const std::string* page, std::string url) {
   std::string buffer = *page;
   buffer.reserve(buffer.size() + 64);
-  std::size_t files = 0;
-  for (auto _ : state) {
-    auto r = index::parse_json_page_padded(buffer, url);
-    if (!r) {
-      state.SkipWithError(r.error().message.c_str());
-      return;
-    }
-    files = r->files.size();
-    gb::DoNotOptimize(r);
-  }
-  state.SetBytesProcessed(per_iteration(state, page->size()));
-  state.counters["files"] = static_cast<double>(files);
-  state.counters["page_bytes"] = static_cast<double>(page->size());
+  bm_parse_page(state, *page, [&] { return index::parse_json_page_padded(buffer, url); });
 }
 
 void bm_parse_html(gb::State& state, const std::string* page, std::string url) {
-  std::size_t files = 0;
-  for (auto _ : state) {
-    auto r = index::parse_html_page(*page, url);
-    if (!r) {
-      state.SkipWithError(r.error().message.c_str());
-      return;
-    }
-    files = r->files.size();
-    gb::DoNotOptimize(r);
-  }
-  state.SetBytesProcessed(per_iteration(state, page->size()));
-  state.counters["files"] = static_cast<double>(files);
-  state.counters["page_bytes"] = static_cast<double>(page->size());
+  bm_parse_page(state, *page, [&] { return index::parse_html_page(*page, url); });
 }
 
 // --- PEP 440 / 508 ---------------------------------------------------------------------------

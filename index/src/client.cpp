@@ -412,7 +412,8 @@ struct IndexClient::Impl {
       case TransportError::None:
       case TransportError::TooLarge:
       case TransportError::Aborted:
-        if (r.error == TransportError::None && r.status >= 500) {
+        // 5xx, 408 and 429 are the statuses retried: still there after the last attempt.
+        if (r.error == TransportError::None && is_transient(r)) {
           return core::fail_at(ErrorCode::Http, status_text(r.status) + after(), shown);
         }
         return r;
@@ -1278,6 +1279,8 @@ void IndexClient::prefetch_metadata(const DistFile& file) {
     if (!file.sha256().empty() || impl_->immutable_url(file.url) || impl_->options.offline) {
       if (op->claim()) {
         ++impl_->counters.metadata_hits;
+        impl_->emit(ClientEvent::Type::CacheHit, RequestKind::Metadata,
+                    strip_userinfo(strip_fragment(file.url)));
         op->finish(std::move(hit->text));
       }
       return;

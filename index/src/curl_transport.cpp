@@ -205,7 +205,10 @@ class CurlTransport final : public Transport {
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, req.identity_encoding ? "identity" : "");
     if (!req.range.empty()) curl_easy_setopt(e, CURLOPT_RANGE, req.range.c_str());
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
-    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    // Waiting for a connection to show whether it multiplexes pays off only where HTTP/2 can be
+    // negotiated (TLS ALPN); on plain http:// libcurl would hold every new transfer until the
+    // first response arrives, so the first request of a run would go out alone.
+    if (req.url.starts_with("https://")) curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
                      static_cast<long>(options_.connect_timeout.count()));

@@ -79,7 +79,9 @@ class TaskPool {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     queue_.push_back(std::move(task));
-    if (idle_ == 0 && threads_.size() < max_threads_) {
+    // An idle thread may already be about to take an earlier task: a new one is needed whenever
+    // more tasks wait than threads are idle, or queued prefetches would run one after another.
+    if (queue_.size() > idle_ && threads_.size() < max_threads_) {
       threads_.emplace_back([this] { work(); });
     } else {
       cv_.notify_one();

@@ -1,6 +1,8 @@
 // The environment's own verdict lines (load_probe.h `assess_load`).
 #include <algorithm>
+#include <filesystem>
 #include <set>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -12,6 +14,31 @@ namespace {
 std::string dir_of(const std::string& p) {
   auto slash = p.rfind('/');
   return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+// The loader's message without the path it starts with when that is the path already named
+// ("/x/libcudnn_cnn.so.9: undefined symbol: f" -> "undefined symbol: f").
+std::string loader_error(const LibraryReport& lib) {
+  if (lib.path && lib.error.starts_with(*lib.path + ": ")) {
+    return lib.error.substr(lib.path->size() + 2);
+  }
+  return lib.error;
+}
+
+// The LD_PRELOAD entry that names `mapped` (a path from /proc/self/maps): the same file, or, for
+// an entry without a slash (which the loader looks up like a DT_NEEDED name), the same file name.
+std::optional<std::string> preloaded_by(const LoadReport& report, const std::string& mapped) {
+  namespace fs = std::filesystem;
+  for (const auto& entry : report.ld_preload) {
+    if (entry.find('/') == std::string::npos) {
+      if (fs::path(mapped).filename() == entry) return entry;
+      continue;
+    }
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(entry, ec);
+    if (entry == mapped || (!ec && canonical == fs::path(mapped))) return entry;
+  }
+  return std::nullopt;
 }
 
 std::string version_suffix(const std::optional<VersionRead>& v) {
@@ -137,7 +164,8 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
   for (const auto& lib : report.preloads) {
     if (lib.load != LoadOutcome::Failed) continue;
     add("load-failed", Severity::Fail, lib.soname,
-        fmt::format("{} does not load from {}: {}.", lib.soname, lib.path.value_or("?"), lib.error),
+        fmt::format("{} does not load from {}: {}.", lib.soname, lib.path.value_or("?"),
+                    loader_error(lib)),
         lib.owner.empty()
             ? std::string("reinstall the wheel that provides it")
             : fmt::format("reinstall {} and check that its dependencies are installed", lib.owner));
@@ -200,9 +228,14 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
     if (lib.load == LoadOutcome::Failed) {
       add("load-failed", Severity::Fail, lib.soname,
           fmt::format("{} does not load from {}: {}.", lib.soname, lib.path.value_or("?"),
-                      lib.error),
-          lib.owner.empty() ? std::string("reinstall the cuDNN wheel")
-                            : fmt::format("reinstall {}", lib.owner));
+                      loader_error(lib)),
+          fmt::format("{}{}",
+                      lib.owner.empty() ? std::string("reinstall the cuDNN wheel")
+                                        : fmt::format("reinstall {}", lib.owner),
+                      lib.error.find("undefined symbol") != std::string::npos
+                          ? "; an undefined symbol means this file and the libraries it "
+                            "needs come from different cuDNN releases"
+                          : ""));
     }
     if (lib.path && lib.version && cudnn) {
       auto v = CudnnVersion::from_text(lib.version->text);
@@ -214,11 +247,19 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
       }
     }
     if (lib.actually_mapped) {
+      // A library LD_PRELOAD loaded first is taken by soname before any search.
+      const auto entry = preloaded_by(report, *lib.actually_mapped);
       add("plan-differs", Severity::Warn, lib.soname,
-          fmt::format("{} mapped {} where gpulock expected {}.", lib.loaded_by,
-                      *lib.actually_mapped, lib.path.value_or("no file")),
-          "gpulock's model of the loader's search missed something here; LD_DEBUG=libs shows "
-          "the loader's own search");
+          fmt::format("{} mapped {} where gpulock expected {}{}.", lib.loaded_by,
+                      *lib.actually_mapped, lib.path.value_or("no file"),
+                      entry ? fmt::format(": LD_PRELOAD lists {}, and the loader takes a "
+                                          "library already loaded under that soname before "
+                                          "searching",
+                                          *entry)
+                            : std::string()),
+          entry ? std::string("remove it from LD_PRELOAD")
+                : std::string("gpulock's model of the loader's search missed something here; "
+                              "LD_DEBUG=libs shows the loader's own search"));
     }
   }
 
@@ -236,6 +277,17 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
   // Anything else of cuDNN/CUDA mapped from outside.
   for (const auto& m : report.mapped) {
     if (m.inside_environment || named.contains(m.path)) continue;
+    if (auto entry = preloaded_by(report, m.path)) {
+      add("mapped-outside", Severity::Fail, m.path,
+          fmt::format("{}{} is mapped in the probe process because LD_PRELOAD lists {}, but it is "
+                      "not part of the environment.",
+                      m.path, version_suffix(m.version), *entry),
+          fmt::format("LD_PRELOAD makes every process load {} before the environment's own "
+                      "libraries, and a later lookup by soname takes it: remove it from "
+                      "LD_PRELOAD",
+                      *entry));
+      continue;
+    }
     add("mapped-outside", Severity::Fail, m.path,
         fmt::format("{}{} is mapped in the probe process but is not part of the environment.",
                     m.path, version_suffix(m.version)),

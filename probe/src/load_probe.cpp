@@ -142,6 +142,9 @@ class Probe {
     if (::getcwd(buf, sizeof buf) != nullptr) loader_.cwd = buf;
     loader_.ld_library_path = detail::split_path_list(options_.ld_library_path, ":;");
     report_.ld_library_path = loader_.ld_library_path;
+    for (auto& e : detail::split_path_list(options_.ld_preload, ": \t")) {
+      if (!e.empty()) report_.ld_preload.push_back(std::move(e));
+    }
     if (std::any_of(loader_.ld_library_path.begin(), loader_.ld_library_path.end(),
                     [](const std::string& e) { return e.empty(); })) {
       report_.warnings.push_back(
@@ -733,6 +736,7 @@ std::string_view severity_name(Severity s) noexcept {
 core::Result<LoadProbeOptions> load_probe_options_from_env() {
   LoadProbeOptions options;
   if (const char* llp = std::getenv("LD_LIBRARY_PATH")) options.ld_library_path = llp;
+  if (const char* pre = std::getenv("LD_PRELOAD")) options.ld_preload = pre;
   if (const char* t = std::getenv("GPULOCK_PROBE_TIMEOUT_MS"); t != nullptr && *t != '\0') {
     auto v = to_int(t);
     if (!v || *v < 1 || *v > 600000) {

@@ -552,7 +552,10 @@ const ITerm* Solver::term_for(IncompatId id, PackageId p) const {
 
 // Like pubgrub-rs merge_dependents: "p in A depends on q in T" and "p in B depends on q in T"
 // become "p in A|B depends on q in T", so a version range reads as one fact. Registers and
-// returns the resulting incompatibility for "p in `depender` depends on q in `set`".
+// returns the resulting incompatibility for "p in `depender` depends on q in `set`". Only
+// dependencies written alike merge: two specifiers can select the same known versions (none
+// of a virtual package's one version: `__cuda>=12.6` and `__cuda>=12.9` on a 12.4 driver), and
+// the merged fact keeps one text, which must be true of every version it covers.
 IncompatId Solver::add_dependency(PackageId p, const std::vector<Word>& depender, PackageId q,
                                   const std::vector<Word>& set, std::uint32_t text) {
   const std::uint32_t np = words_of(p);
@@ -560,7 +563,7 @@ IncompatId Solver::add_dependency(PackageId p, const std::vector<Word>& depender
   auto& past_ids = merged_[pair_key(p, q)];
   for (auto& past : past_ids) {
     const ITerm pq = term(past, 1);
-    if (!detail::equal(pool_.data() + pq.off, set.data(), nq)) continue;
+    if (pq.text != text || !detail::equal(pool_.data() + pq.off, set.data(), nq)) continue;
     const ITerm pp = term(past, 0);
     if (!incompats_[past].referenced) {
       // Nothing derives from `past` yet: widen it in place (and forget that it was
@@ -1043,8 +1046,10 @@ core::Result<std::vector<IncompatId>> Solver::add_incompatibilities_from_depende
     std::vector<Word> versions = depender;
     std::uint64_t key = pair_key(p, q);
     auto it = empty_merged_.find(key);
-    if (it != empty_merged_.end()) {
-      // Same dependency package, and no candidate either way: one fact for all versions.
+    // Same dependency, written alike, and no candidate either way: one fact for all versions.
+    // (Different specifiers both matching nothing stay apart: the fact keeps one text, which
+    // must be true of every version, e.g. `__cuda>=12.6` vs `__cuda>=12.9` on a 12.4 driver.)
+    if (it != empty_merged_.end() && incompats_[it->second].text == text) {
       const Incompat& old = incompats_[it->second];
       const ITerm& ot = terms_[old.first];
       for (std::uint32_t i = 0; i < np; ++i)

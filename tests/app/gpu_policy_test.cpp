@@ -110,3 +110,22 @@ TEST_CASE("cuDNN 9.11 and newer need sm_75", "[app][gpu]") {
   REQUIRE(app::cudnn_min_capability(v("9.11.0.98")));
   CHECK(app::cudnn_min_capability(v("9.20.0.48"))->to_string() == "sm_75");
 }
+
+TEST_CASE("which CUDA builds of a torch release carry kernels for a GPU", "[app][gpu]") {
+  auto names = [](const std::vector<CudaVersion>& builds) {
+    std::string out;
+    for (const auto& b : builds) out += (out.empty() ? "" : " ") + app::variant_name(b);
+    return out;
+  };
+  // A GTX 1080 Ti: recent releases carry 6.x kernels only in their cu126 builds.
+  CHECK(names(app::torch_cuda_builds_running_on(v("2.13.0+cu130"), cc("sm_61"), "x86_64")) == "cu126");
+  CHECK(names(app::torch_cuda_builds_running_on(v("2.8.0"), cc("sm_61"), "x86_64")) == "cu126");
+  // 2.4: every CUDA build has 6.0.
+  CHECK(names(app::torch_cuda_builds_running_on(v("2.4.1"), cc("sm_61"), "x86_64")) == "cu118 cu121 cu124");
+  // An RTX 5090 (sm_120) on 2.9 - 2.11: cu128 cubins, cu129/cu130 12.0+PTX.
+  CHECK(names(app::torch_cuda_builds_running_on(v("2.11.0"), cc("sm_120"), "x86_64")) == "cu128 cu129 cu130");
+  CHECK(names(app::torch_cuda_builds_running_on(v("2.13.0"), cc("sm_120"), "x86_64")) == "cu129 cu130");
+  // aarch64 rows are separate; no table entry at all: empty.
+  CHECK(names(app::torch_cuda_builds_running_on(v("2.13.0"), cc("sm_61"), "aarch64")).empty());
+  CHECK(app::torch_cuda_builds_running_on(v("1.13.1"), cc("sm_80"), "x86_64").empty());
+}

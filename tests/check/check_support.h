@@ -164,6 +164,17 @@ inline void check_golden(const std::string& name, const std::string& actual) {
   GPULOCK_CHECK_GOLDEN(fs::path(CHECK_GOLDEN_DIR) / name, actual);
 }
 
+// The independent reader (tests/lock/check_pylock.py: Python's tomllib + packaging) accepts the
+// lock `gpulock resolve` wrote: every lock these tests make is a valid PEP 751 file.
+inline void check_lock_independently(const fs::path& lock) {
+  auto r =
+      run_shell("/usr/bin/python3 " +
+                shell_quote((gpulock::test::source_dir() / "tests/lock/check_pylock.py").string()) +
+                " " + shell_quote(lock.string()));
+  INFO("check_pylock.py " << lock << ": " << r.out << r.err);
+  CHECK(r.status == 0);
+}
+
 // The arguments of `gpulock resolve` that point it at the fixture index on `http_url`.
 inline std::string fixture_indexes(const std::string& http_url) {
   return "--index-url " + http_url + "/simple/ --torch-index-base " + http_url + "/whl";

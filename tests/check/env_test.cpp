@@ -55,6 +55,7 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
   INFO(r.err);
   REQUIRE(r.status == 0);
   auto lock = scan_lock(w / "pylock.toml");
+  check_lock_independently(w / "pylock.toml");
   auto e = w.gpulock("export --format requirements-txt -o locked.txt");
   REQUIRE(e.status == 0);
   auto installed = v.pip("install --no-deps --require-hashes -r locked.txt");
@@ -180,5 +181,92 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
     CHECK(*(at + 2) == "      torch/version.py: missing");
     // Without --deep the same environment passes: versions match.
     CHECK(w.gpulock("check --env " + py).status == 0);
+
+    // No RECORD at all: the files cannot be verified. A warning; --strict fails on it.
+    fs::remove(record);
+    auto unverifiable = w.gpulock("check --env --deep " + py);
+    INFO(unverifiable.out);
+    CHECK(unverifiable.status == 0);
+    CHECK(starting_with(unverifiable.out, "env: ") == std::vector<std::string>{"env: 1 warning"});
+    const std::string no_record = "pylock.toml:" + std::to_string(torch.line) + ": torch " +
+                                  torch.version + " has no RECORD, so its files cannot be verified";
+    CHECK(starting_with(unverifiable.out, "  warning: ") ==
+          std::vector<std::string>{"  warning: " + no_record});
+    CHECK(lines_of(unverifiable.out).back() == "pylock.toml: no drift, 1 warning");
+    auto strict_deep = w.gpulock("check --env --deep --strict --format github " + py);
+    CHECK(strict_deep.status == 1);
+    CHECK(strict_deep.out.find("::error file=pylock.toml,line=" + std::to_string(torch.line) +
+                               "::torch " + torch.version +
+                               " has no RECORD, so its files cannot be verified%0Ahint: ") !=
+          std::string::npos);
+    auto uj = w.gpulock("check --env --deep --json " + py);
+    CHECK(uj.out.find("\"kind\": \"record-unverifiable\",\n      \"severity\": \"warning\"") !=
+          std::string::npos);
   }
+}
+
+TEST_CASE("check env --deep: nvidia-* wheels against their RECORD", "[check][env]") {
+  Venv v("env-nvidia");
+  auto& w = v.w;
+  auto r = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 " + fixture_indexes(v.url) + " " +
+                     kTarget + " --driver 550.54.14 -o pylock.toml");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  check_lock_independently(w / "pylock.toml");
+  auto lock = scan_lock(w / "pylock.toml");
+  const auto& cudnn = lock.at("nvidia-cudnn-cu12");
+  const auto& cublas = lock.at("nvidia-cublas-cu12");
+  REQUIRE(w.gpulock("export -o locked.txt").status == 0);
+  auto installed = v.pip("install --no-deps --require-hashes -r locked.txt");
+  INFO(installed.out << installed.err);
+  REQUIRE(installed.status == 0);
+  const std::string py = "--python " + v.python;
+  const std::string machine = "GPULOCK_DRIVER=550.54.14";
+
+  auto clean = w.gpulock("check --env --deep " + py, machine);
+  INFO(clean.out << clean.err);
+  CHECK(clean.status == 0);
+  CHECK(clean.out.find("  note: nvidia-cudnn-cu12 " + cudnn.version +
+                       ": 13 files match RECORD\n") != std::string::npos);
+  CHECK(clean.out.find("  note: nvidia-cublas-cu12 " + cublas.version) != std::string::npos);
+
+  // A file edited, and a sub-library overwritten by another one (a mixed cuDNN install).
+  auto site = lines_of(w.shell(shell_quote(v.python) +
+                               " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'")
+                           .out)
+                  .at(0);
+  const fs::path pkg = fs::path(site) / "nvidia" / "cudnn";
+  write_file(pkg / "__init__.py", read_file(pkg / "__init__.py") + "# edited\n");
+  fs::copy_file(pkg / "lib" / "libcudnn_ops.so.9", pkg / "lib" / "libcudnn_adv.so.9",
+                fs::copy_options::overwrite_existing);
+  auto deep = w.gpulock("check --env --deep " + py, machine);
+  INFO(deep.out << deep.err);
+  CHECK(deep.status == 1);
+  auto dl = lines_of(deep.out);
+  auto at =
+      std::find(dl.begin(), dl.end(),
+                "  error: pylock.toml:" + std::to_string(cudnn.line) + ": nvidia-cudnn-cu12 " +
+                    cudnn.version + ": 2 of 13 installed files differ from its RECORD");
+  REQUIRE(at != dl.end());
+  REQUIRE(dl.end() - at >= 4);
+  CHECK(*(at + 1) ==
+        "      nvidia/cudnn/__init__.py: modified (its sha256 is not the one RECORD lists)");
+  CHECK(*(at + 2) ==
+        "      nvidia/cudnn/lib/libcudnn_adv.so.9: modified (its sha256 is not the "
+        "one RECORD lists)");
+  CHECK(*(at + 3) == "    hint: reinstall it: `" + v.python +
+                         " -m pip uninstall -y nvidia-cudnn-cu12`, then `gpulock install --lock "
+                         "pylock.toml --python " +
+                         v.python + "`");
+  // cuBLAS was not touched.
+  CHECK(deep.out.find("  note: nvidia-cublas-cu12 " + cublas.version) != std::string::npos);
+  // The load probe sees the foreign sub-library too (the env layer's load-* findings).
+  auto j = w.gpulock("check --env --deep --json " + py, machine);
+  CHECK(j.status == 1);
+  CHECK(j.out.find("\"kind\": \"record-mismatch\",\n      \"severity\": \"error\",\n      "
+                   "\"subject\": \"nvidia-cudnn-cu12\"") != std::string::npos);
+  CHECK(j.out.find("\"layer\": \"env\",\n      \"kind\": \"load-") != std::string::npos);
+  // Without --deep only the load probe reports it.
+  auto shallow = w.gpulock("check --env --json " + py, machine);
+  CHECK(shallow.out.find("\"kind\": \"record-mismatch\"") == std::string::npos);
 }

@@ -41,6 +41,7 @@ struct IndexLock {
     INFO(r.err);
     REQUIRE(r.status == 0);
     lock = scan_lock(w / "pylock.toml");
+    check_lock_independently(w / "pylock.toml");
   }
   std::string line_of_wheel(const std::string& name) const {
     return std::to_string(lock.at(name).wheel_line);
@@ -172,4 +173,48 @@ TEST_CASE("check index: an unreachable index is exit 4, not drift", "[check][ind
   CHECK(r.status == 4);
   CHECK(r.err.starts_with("error: "));
   CHECK(r.out.empty());
+}
+
+TEST_CASE("check index: --deep downloads a file listed without a hash and sees it rehashed",
+          "[check][index]") {
+  IndexLock l("index-deep");
+  const auto& torch = l.lock.at("torch");
+  REQUIRE(torch.version.starts_with("2.15.0.dev"));
+  // Nightly pages give no hash (fixtures/README.md): only a download can tell a rebuilt wheel.
+  l.servers.regenerate(R"({"rehash": [{"name": "torch", "version": ")" + torch.version + R"("}]})");
+  const fs::path wheel = l.servers.index_root() / "whl/nightly/cpu" / torch.wheel;
+  REQUIRE(fs::exists(wheel));
+  const std::string new_sha = sha256_of(wheel);
+  REQUIRE(new_sha != torch.sha256);
+
+  // Without --deep the change cannot be seen: information, exit 0.
+  auto shallow = l.w.gpulock("check --index");
+  INFO(shallow.out << shallow.err);
+  CHECK(shallow.status == 0);
+  CHECK(shallow.out.find("  info: 1 file is listed without a hash on its index page; not "
+                         "downloaded to compare\n      " +
+                         torch.wheel + "\n") != std::string::npos);
+  CHECK(shallow.out.find("upstream rehashed") == std::string::npos);
+
+  // --deep downloads it: drift on the wheel's line.
+  auto deep = l.w.gpulock("check --index --deep");
+  INFO(deep.out << deep.err);
+  CHECK(deep.status == 1);
+  auto errors = std::vector<std::string>{};
+  for (const auto& line : lines_of(deep.out)) {
+    if (line.starts_with("  error: ")) errors.push_back(line);
+  }
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].starts_with("  error: pylock.toml:" + l.line_of_wheel("torch") +
+                              ": upstream rehashed: " + torch.wheel + " on " + l.url +
+                              "/whl/nightly/cpu"));
+  CHECK(errors[0].ends_with(" now has sha256 " + new_sha.substr(0, 12) + "..., the lock has " +
+                            torch.sha256.substr(0, 12) + "..."));
+  CHECK(deep.out.find("listed without a hash") == std::string::npos);
+
+  auto g = l.w.gpulock("check --index --deep --format github");
+  CHECK(g.status == 1);
+  CHECK(lines_of(g.out).at(0).starts_with(
+      "::error file=pylock.toml,line=" + l.line_of_wheel("torch") +
+      "::upstream rehashed: " + torch.wheel + " on "));
 }

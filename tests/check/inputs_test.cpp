@@ -18,6 +18,7 @@ struct InputsLock {
     auto r = w.gpulock("resolve " + resolve_args + " -o pylock.toml");
     INFO(r.err);
     REQUIRE(r.status == 0);
+    check_lock_independently(w / "pylock.toml");
   }
 };
 
@@ -207,4 +208,132 @@ TEST_CASE("check inputs: a pyproject.toml input and its extras", "[check][inputs
   CHECK(out[2].starts_with(at + "pyproject.toml changed since the lock was resolved (sha256 "));
   CHECK(out[3] == "      line 4: filelock<3: not in the lock");
   CHECK(out[5] == at + "the lock was resolved with the extra fs, which is not given");
+}
+
+TEST_CASE("check inputs: a requirement argument left out and a file given that was not recorded",
+          "[check][inputs]") {
+  Workdir w("inputs-added");
+  const std::string url = gpulock::test::shared_servers().http_url();
+  write_file(w / "requirements.txt", "jinja2==3.1.4\n");
+  write_file(w / "more.txt", "filelock\n");
+  const std::string resolve_args =
+      "filelock -r requirements.txt " + fixture_indexes(url) + " " + kTarget + " --driver none";
+  auto r = w.gpulock("resolve " + resolve_args + " -o pylock.toml");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  check_lock_independently(w / "pylock.toml");
+  const std::string line =
+      std::to_string(scan_lock(w / "pylock.toml").table("[tool.gpulock.inputs]"));
+
+  // The requirement moved from the command line into another file: both sides are drift.
+  auto c = w.gpulock("check --inputs -r requirements.txt -r more.txt " + fixture_indexes(url) +
+                     " " + kTarget);
+  INFO(c.out << c.err);
+  CHECK(c.status == 1);
+  auto out = lines_of(c.out);
+  REQUIRE(out.size() >= 5);
+  CHECK(out[0] == "inputs: drift (2 errors)");
+  CHECK(out[1] ==
+        "  1 input file, 1 requirement argument, 3 options recorded; compared with the input "
+        "flags given");
+  CHECK(out[2] == "  error: pylock.toml:" + line +
+                      ": the lock was resolved with the requirement filelock, which is not given");
+  CHECK(out[3] == "  error: pylock.toml:" + line +
+                      ": more.txt (requirements file) is given but the lock was not resolved "
+                      "from it");
+  CHECK(out[4] == "    hint: the lock was resolved with: gpulock resolve " + resolve_args +
+                      " -o pylock.toml");
+
+  // The same in JSON: kinds, subjects, expected / actual.
+  auto j = w.gpulock("check --inputs --json -r requirements.txt -r more.txt " +
+                     fixture_indexes(url) + " " + kTarget);
+  CHECK(j.status == 1);
+  const std::string removed =
+      "\"kind\": \"requirement-removed\",\n      \"severity\": \"error\",\n      \"subject\": "
+      "\"filelock\"";
+  const std::string added =
+      "\"kind\": \"input-added\",\n      \"severity\": \"error\",\n      \"subject\": "
+      "\"more.txt\"";
+  CHECK(j.out.find(removed) != std::string::npos);
+  CHECK(j.out.find(added) != std::string::npos);
+  CHECK(j.out.find("\"expected\": \"filelock\",\n      \"actual\": null") != std::string::npos);
+  CHECK(j.out.find("\"expected\": null,\n      \"actual\": \"more.txt\"") != std::string::npos);
+
+  // The very flags of the resolve: clean.
+  auto same = w.gpulock("check --inputs " + resolve_args);
+  INFO(same.out);
+  CHECK(same.status == 0);
+}
+
+TEST_CASE("check inputs: extras and dependency groups added and removed", "[check][inputs]") {
+  Workdir w("inputs-groups");
+  const std::string url = gpulock::test::shared_servers().http_url();
+  write_file(w / "pyproject.toml",
+             "[project]\nname = \"demo\"\nversion = \"0.1\"\ndependencies = [\"jinja2==3.1.4\"]\n"
+             "[project.optional-dependencies]\nfs = [\"fsspec\"]\n"
+             "[dependency-groups]\ntest = [\"filelock\"]\nlint = [\"typing-extensions\"]\n");
+  const std::string indexes = fixture_indexes(url);
+  auto r = w.gpulock("resolve --project pyproject.toml --group test " + indexes + " " + kTarget +
+                     " --driver none -o pylock.toml");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  check_lock_independently(w / "pylock.toml");
+  const std::string at =
+      "  error: pylock.toml:" +
+      std::to_string(scan_lock(w / "pylock.toml").table("[tool.gpulock.inputs]")) + ": ";
+  CHECK(w.gpulock("check --inputs --project pyproject.toml --group test " + indexes).status == 0);
+
+  auto c = w.gpulock("check --inputs --project pyproject.toml --extra fs --group lint " + indexes);
+  INFO(c.out << c.err);
+  CHECK(c.status == 1);
+  auto out = lines_of(c.out);
+  REQUIRE(out.size() >= 6);
+  CHECK(out[0] == "inputs: drift (3 errors)");
+  CHECK(out[2] == at + "the extra fs is given but the lock was resolved without it");
+  CHECK(out[3] == at + "the group lint is given but the lock was resolved without it");
+  CHECK(out[4] == at + "the lock was resolved with the group test, which is not given");
+  CHECK(
+      out[5].starts_with("    hint: the lock was resolved with: gpulock resolve --project "
+                         "pyproject.toml --group test "));
+
+  auto j = w.gpulock(
+      "check --inputs --format json --project pyproject.toml --extra fs --group "
+      "lint " +
+      indexes);
+  CHECK(j.status == 1);
+  for (const char* kind : {"extra-added", "group-added", "group-removed"})
+    CHECK(j.out.find(std::string("\"kind\": \"") + kind + "\"") != std::string::npos);
+}
+
+TEST_CASE("check inputs: a file included with -r is an input of its own", "[check][inputs]") {
+  Workdir w("inputs-nested");
+  const std::string url = gpulock::test::shared_servers().http_url();
+  write_file(w / "requirements.txt", "-r base.txt\njinja2==3.1.4\n");
+  write_file(w / "base.txt", "filelock<3.17\n");
+  auto r = w.gpulock("resolve -r requirements.txt " + fixture_indexes(url) + " " + kTarget +
+                     " --driver none -o pylock.toml");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  check_lock_independently(w / "pylock.toml");
+  const LockScan lock = scan_lock(w / "pylock.toml");
+  const std::string text = read_file(w / "pylock.toml");
+  CHECK(text.find("{ path = \"base.txt\", kind = \"requirements\", sha256 = \"" +
+                  sha256_of(w / "base.txt") + "\" }") != std::string::npos);
+  CHECK(w.gpulock("check --inputs").status == 0);
+
+  // Only the included file changes: it is the one named, with its own line numbers.
+  const std::string before = sha256_of(w / "base.txt");
+  write_file(w / "base.txt", "filelock>=3.17\n");
+  auto c = w.gpulock("check --inputs");
+  INFO(c.out << c.err);
+  CHECK(c.status == 1);
+  auto out = lines_of(c.out);
+  REQUIRE(out.size() >= 4);
+  CHECK(out[0] == "inputs: drift (1 error)");
+  CHECK(out[2] == "  error: pylock.toml:" + std::to_string(lock.table("[tool.gpulock.inputs]")) +
+                      ": base.txt changed since the lock was resolved (sha256 " +
+                      before.substr(0, 12) + "... is now " +
+                      sha256_of(w / "base.txt").substr(0, 12) + "...)");
+  CHECK(out[3] ==
+        "      line 1: filelock>=3.17: the lock has filelock " + lock.at("filelock").version);
 }

@@ -17,6 +17,7 @@ struct CudaLock {
     INFO(r.err);
     REQUIRE(r.status == 0);
     lock = scan_lock(w / "pylock.toml");
+    check_lock_independently(w / "pylock.toml");
   }
   std::string gpu_line() const { return std::to_string(lock.table("[tool.gpulock.gpu]")); }
 };
@@ -129,4 +130,54 @@ TEST_CASE("check machine: GitHub annotations and JSON, line by line", "[check][m
   auto t = l.w.gpulock("check --machine", machine);
   CHECK(t.status == 1);
   check_golden("machine_drift.txt", t.out);
+}
+
+TEST_CASE("check machine: a GPU below the locked cuDNN's lowest supported one",
+          "[check][machine]") {
+  // torch 2.9.0+cu130 pins nvidia-cudnn-cu13 9.13.0.50; cuDNN 9.11 and newer need sm_75 or newer,
+  // and this torch build carries no kernels below sm_75 either: two findings, two lines.
+  Workdir w("machine-cudnn");
+  const std::string url = gpulock::test::shared_servers().http_url();
+  auto r = w.gpulock("resolve torch==2.9.0 --torch-backend cu130 " + fixture_indexes(url) + " " +
+                     kTarget + " --driver 580.65.06 --gpu-arch sm_90 -o pylock.toml");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  check_lock_independently(w / "pylock.toml");
+  const LockScan lock = scan_lock(w / "pylock.toml");
+  REQUIRE(lock.value("[tool.gpulock.gpu]", "cudnn") == "9.13.0.50");
+  const auto& cudnn = lock.at("nvidia-cudnn-cu13");
+  const auto& torch = lock.at("torch");
+
+  // sm_75 is the floor of both: clean.
+  CHECK(w.gpulock("check --machine", "GPULOCK_DRIVER=580.65.06 GPULOCK_GPU_ARCH=sm_75").status ==
+        0);
+
+  const std::string machine = "GPULOCK_DRIVER=580.65.06 GPULOCK_GPU_ARCH=sm_70";
+  auto t = w.gpulock("check --machine", machine);
+  INFO(t.out << t.err);
+  CHECK(t.status == 1);
+  auto out = lines_of(t.out);
+  REQUIRE(out.size() >= 8);
+  CHECK(out[2] == "machine: drift (2 errors)");
+  CHECK(out[4].starts_with("  error: pylock.toml:" + std::to_string(torch.line) + ": torch " +
+                           torch.version + " has no kernels for this machine's GPU (sm_70)"));
+  CHECK(out[6] == "  error: pylock.toml:" + std::to_string(cudnn.line) +
+                      ": nvidia-cudnn-cu13 9.13.0.50 does not support this machine's GPU (sm_70): "
+                      "it needs compute capability 7.5 or newer");
+  CHECK(out[7] ==
+        "    hint: use a lock with a cuDNN older than 9.11 (torch builds before cuDNN 9.11) for "
+        "this GPU");
+
+  auto g = w.gpulock("check --machine --format github", machine);
+  CHECK(g.status == 1);
+  auto gl = lines_of(g.out);
+  REQUIRE(gl.size() == 3);
+  CHECK(gl[1] == "::error file=pylock.toml,line=" + std::to_string(cudnn.line) +
+                     "::nvidia-cudnn-cu13 9.13.0.50 does not support this machine's GPU (sm_70): "
+                     "it needs compute capability 7.5 or newer%0Ahint: use a lock with a cuDNN "
+                     "older than 9.11 (torch builds before cuDNN 9.11) for this GPU");
+  auto j = w.gpulock("check --machine --json", machine);
+  CHECK(j.out.find("\"kind\": \"gpu-arch-cudnn\",\n      \"severity\": \"error\",\n      "
+                   "\"subject\": \"sm_70\"") != std::string::npos);
+  CHECK(j.out.find("\"expected\": \">= 7.5\",\n      \"actual\": \"sm_70\"") != std::string::npos);
 }

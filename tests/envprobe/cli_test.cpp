@@ -421,11 +421,86 @@ TEST_CASE("gpulock install: pip's failure is propagated with its exit code",
   CHECK(r.err.find("error: pip install failed with exit code 1 (") != std::string::npos);
   CHECK(r.err.find(" -m pip install --no-deps --require-hashes") != std::string::npos);
   CHECK(r.out.find("Verdict") == std::string::npos);
+  // gpulock's own lines (pip's vary with its version), golden; --json prints no report and the
+  // same lines.
+  auto own_lines = [&c](const std::string& err) {
+    std::string out;
+    std::istringstream in(err);
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("error:") || line.starts_with("hint:") || line.starts_with("info:"))
+        out += line + "\n";
+    }
+    return std::regex_replace(c.normalize(out), std::regex("gpulock-install-[A-Za-z0-9]{6}"),
+                              "gpulock-install-XXXXXX");
+  };
+  check_golden("install_pip_fails.txt", own_lines(r.err));
+  Run json =
+      c.gpulock({"install", "--lock", c.lock.string(), "--python", c.python().string(), "--json"});
+  CHECK(json.status == 1);
+  CHECK(json.out.empty());
+  CHECK(own_lines(json.err) == own_lines(r.err));
   // An interpreter that does not exist is an I/O error naming it.
   Run missing =
       c.gpulock({"install", "--lock", c.lock.string(), "--python", "/nonexistent/python"});
   CHECK(missing.status == 74);
   CHECK(missing.err.find("/nonexistent/python") != std::string::npos);
+}
+
+TEST_CASE("gpulock install: pip's argv, the requirements file, and pip's own exit status",
+          "[envprobe][cli][install]") {
+  // PYTHON is a script that records how gpulock runs `-m pip` (argv, no shell) and the
+  // requirements file it is given, then exits with 23 as a failing pip would.
+  Case c;
+  c.fresh_venv();
+  c.write_lock(kCu124, kCu124Gpu);
+  const fs::path record = c.scratch.path() / "pip-call";
+  const fs::path wrapper = c.scratch.path() / "bin/python-wrapper";
+  gpulock::test::write_file(wrapper,
+                            "#!/bin/sh\n"
+                            "if [ \"$1\" = -m ] && [ \"$2\" = pip ]; then\n"
+                            "  for a in \"$@\"; do printf '%s\\n' \"$a\"; done > '" +
+                                record.string() +
+                                ".argv'\n"
+                                "  while [ $# -gt 1 ]; do\n"
+                                "    if [ \"$1\" = -r ]; then /bin/cat \"$2\" > '" +
+                                record.string() +
+                                ".txt'; fi\n"
+                                "    shift\n"
+                                "  done\n"
+                                "  exit 23\n"
+                                "fi\n"
+                                "exec '" +
+                                c.python().string() + "' \"$@\"\n");
+  fs::permissions(wrapper, fs::perms(0755));
+  Run r = c.gpulock({"install", "--lock", c.lock.string(), "--python", wrapper.string()});
+  INFO(r.out << r.err);
+  CHECK(r.status == 23);
+  CHECK(r.err.find("error: pip install failed with exit code 23 (" + wrapper.string() +
+                   " -m pip install --no-deps --require-hashes --no-input "
+                   "--disable-pip-version-check -r ") != std::string::npos);
+  // One argument each, exactly as a shell-free argv.
+  const std::string argv = read_file(record.string() + ".argv");
+  CHECK(std::regex_match(argv, std::regex("-m\npip\ninstall\n--no-deps\n--require-hashes\n"
+                                          "--no-input\n--disable-pip-version-check\n-r\n"
+                                          "[^\n]*/gpulock-install-[A-Za-z0-9]{6}/"
+                                          "requirements\\.txt\n")));
+  // Direct URLs with hashes, one requirement per locked package: pip needs no index and
+  // resolves nothing.
+  const std::string req = read_file(record.string() + ".txt");
+  INFO(req);
+  for (const char* name :
+       {"torch", "nvidia-cudnn-cu12", "nvidia-cublas-cu12", "nvidia-cuda-runtime-cu12"}) {
+    INFO(name);
+    CHECK(std::regex_search(req, std::regex(std::string("(^|\n)") + name + " @ " +
+                                            servers().http_url() + "/\\S+\\.whl")));
+  }
+  CHECK(count(req, "--hash=sha256:") == 4);
+  CHECK(req.find("--index-url") == std::string::npos);
+  CHECK(r.out.find("Verdict") == std::string::npos);
+  // The temporary requirements file is gone afterwards.
+  std::smatch m;
+  REQUIRE(std::regex_search(argv, m, std::regex("\n(/[^\n]*requirements\\.txt)\n")));
+  CHECK_FALSE(fs::exists(fs::path(m[1].str()).parent_path()));
 }
 
 // ----- 3. shadowing: the ld.so cache (pytorch#188892) and LD_LIBRARY_PATH (pytorch#80637) -----
@@ -465,6 +540,86 @@ TEST_CASE("LD_LIBRARY_PATH shadows every sub-library of a complete wheel (pytorc
         std::string::npos);
 }
 
+TEST_CASE("a complete wheel with LD_LIBRARY_PATH set but empty passes despite the ld.so cache",
+          "[envprobe][cli][shadow]") {
+  // glibc ignores an empty LD_LIBRARY_PATH; the system cuDNN is still in the ld.so cache, and the
+  // wheel's own directory (RUNPATH $ORIGIN) comes first for every sub-library.
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  Run ldconfig = run({"/sbin/ldconfig", "-p"}, {});
+  REQUIRE(ldconfig.out.find("libcudnn_graph.so.9 ") != std::string::npos);
+  const Env empty = {{"LD_LIBRARY_PATH", ""}};
+  Run json = probe_golden(c, "empty_ld_library_path", 0, {}, empty);
+  CHECK(json.out.find("\"ok\": true") != std::string::npos);
+  CHECK(json.out.find("\"found_via\": \"ld-cache\"") == std::string::npos);
+  Run text = c.probe({}, empty);
+  CHECK(count(text.out, "environment  RUNPATH $ORIGIN  ok") == 7);
+  CHECK(text.out.find("OUTSIDE") == std::string::npos);
+  CHECK(text.out.find("ok: the environment loads what it should") != std::string::npos);
+}
+
+TEST_CASE("an RPATH in libcudnn that leads outside the environment", "[envprobe][cli][shadow]") {
+  // libcudnn.so.9 with DT_RPATH /usr/local/cuda/lib64 (no DT_RUNPATH): the loader searches it
+  // before LD_LIBRARY_PATH and before the wheel's directory, so libcudnn's own sub-libraries
+  // (graph, ops, cnn, adv) come from the system cuDNN, and the system libcudnn_graph then loads
+  // the engines from its own directory (its RUNPATH $ORIGIN).
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  replace_file(kVariants / "rpath/libcudnn.so.9", c.cudnn_dir() / "libcudnn.so.9");
+  Run json = probe_golden(c, "rpath_shadow", 1);
+  Run text = c.probe();
+  INFO(text.out);
+  for (const char* sub : {"graph", "ops", "cnn", "adv"}) {
+    INFO(sub);
+    CHECK(text.out.find(std::string("fail: libcudnn_") + sub + ".so.9 loads from " +
+                        kSystemCudnn.string() + "/libcudnn_" + sub + ".so.9 (9.") !=
+          std::string::npos);
+  }
+  CHECK(count(text.out, "through the RPATH of libcudnn.so.9 (/usr/local/cuda/lib64)") == 4);
+  CHECK(count(json.out, "\"found_via\": \"rpath\"") == 4);
+  CHECK(count(json.out, "\"id\": \"outside-environment\"") == 7);
+  CHECK(json.out.find("\"id\": \"plan-differs\"") == std::string::npos);
+}
+
+TEST_CASE("a sub-library the wheel lists is missing and no other copy exists",
+          "[envprobe][cli][shadow]") {
+  // The cu13 wheel's RECORD lists libcudnn_engines_tensor_ir.so.9 but the file is not on disk, and
+  // neither LD_LIBRARY_PATH, the ld.so cache (the system cuDNN 9.19 has no such file) nor the
+  // system directories provide one: cuDNN would fail when it needs it.
+  Case c;
+  c.installed(kCu130, kCu130Gpu);
+  const fs::path record = c.site() / "nvidia_cudnn_cu13-9.20.0.48.dist-info/RECORD";
+  REQUIRE(fs::exists(record));
+  std::string listed = read_file(record);
+  fs::remove(record);  // a hard link to the cached venv: never write through it
+  std::ofstream(record) << listed
+                        << "nvidia/cudnn/lib/libcudnn_engines_tensor_ir.so.9,sha256="
+                           "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,1024\n";
+  REQUIRE(!fs::exists(c.cudnn_dir() / "libcudnn_engines_tensor_ir.so.9"));
+  Run json = probe_golden(c, "sublibrary_missing", 1);
+  CHECK(count(json.out, "\"id\": \"sublibrary-missing\"") == 1);
+  CHECK(json.out.find("libcudnn_engines_tensor_ir.so.9 is missing from nvidia-cudnn-cu13 "
+                      "9.20.0.48 and the loader finds no other copy") != std::string::npos);
+  CHECK(json.out.find("\"id\": \"outside-environment\"") == std::string::npos);
+}
+
+TEST_CASE("LD_PRELOAD puts the system libcudnn_graph ahead of the wheel's",
+          "[envprobe][cli][shadow]") {
+  // A library LD_PRELOAD loaded is taken by soname when libcudnn asks for libcudnn_graph.so.9,
+  // before any search: the mapped file and the version checks say so, with LD_PRELOAD as cause.
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  const std::string graph = (kSystemCudnn / "libcudnn_graph.so.9").string();
+  const Env preload = {{"LD_PRELOAD", graph}};
+  Run json = probe_golden(c, "ld_preload_shadow", 1, {}, preload);
+  CHECK(count(json.out, "\"id\": \"mapped-outside\"") == 1);
+  CHECK(json.out.find("is mapped in the probe process because LD_PRELOAD lists " + graph) !=
+        std::string::npos);
+  CHECK(json.out.find("\"id\": \"plan-differs\"") != std::string::npos);
+  CHECK(json.out.find("\"detail\": \"CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH\"") !=
+        std::string::npos);
+}
+
 // ----- 4, 5. the environment against the lock -----
 
 TEST_CASE("another nvidia-cudnn version installed over the lock: both versions named",
@@ -477,6 +632,21 @@ TEST_CASE("another nvidia-cudnn version installed over the lock: both versions n
         std::string::npos);
   CHECK(json.out.find("\"id\": \"lock-version\"") != std::string::npos);
   CHECK(json.out.find("cudnn-version-rule") == std::string::npos);  // 9.5 >= 9.1: allowed
+}
+
+TEST_CASE("a locked package that is not installed", "[envprobe][cli][lock]") {
+  // pip uninstalls nvidia-cublas-cu12: the lock names it, the environment lacks it, and torch
+  // no longer preloads its libraries.
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  Run pip = run({c.python().string(), "-m", "pip", "uninstall", "-y", "nvidia-cublas-cu12"}, c.env);
+  INFO(pip.out << pip.err);
+  REQUIRE(pip.status == 0);
+  Run json = probe_golden(c, "lock_package_missing", 1);
+  CHECK(count(json.out, "\"id\": \"lock-missing\"") == 1);
+  CHECK(json.out.find("nvidia-cublas-cu12 12.4.5.8 is in the lock but not installed.") !=
+        std::string::npos);
+  CHECK(json.out.find("libcublas.so.12") == std::string::npos);
 }
 
 TEST_CASE("a CPU torch where the lock has +cu124", "[envprobe][cli][lock]") {
@@ -522,9 +692,22 @@ TEST_CASE("no GPU: exit 0, unless --require-gpu and the lock is for CUDA",
   c.installed(kCu124, kCu124Gpu);
   Run plain = c.probe();
   CHECK(plain.status == 0);
+  // --run-kernels without a GPU: the kernel check was not possible, not a failure.
+  Run kernels = probe_golden(c, "run_kernels_no_gpu", 0, {"--run-kernels"});
+  CHECK(kernels.out.find("\"requested\": true") != std::string::npos);
+  CHECK(kernels.out.find("\"gpu_usable\": false") != std::string::npos);
+  CHECK(kernels.out.find("\"id\": \"no-gpu\"") != std::string::npos);
   Run json = probe_golden(c, "require_gpu", 1, {"--require-gpu"});
   CHECK(json.out.find("The lock is for cu124 but no GPU is usable here (cudnnCreate returned "
                       "CUDNN_STATUS_NOT_INITIALIZED") != std::string::npos);
+}
+
+TEST_CASE("a CPU lock with --require-gpu: no GPU needed, exit 0", "[envprobe][cli][lock]") {
+  Case c;
+  c.installed({"torch==2.5.1+cpu@whl/cpu"}, {});
+  Run json = probe_golden(c, "require_gpu_cpu_lock", 0, {"--require-gpu"});
+  CHECK(json.out.find("\"id\": \"gpu-required\"") == std::string::npos);
+  CHECK(json.out.find("\"ok\": true") != std::string::npos);
 }
 
 // ----- 6. broken libraries: reported, gpulock survives -----
@@ -574,6 +757,26 @@ TEST_CASE("a sub-library that crashes when loaded, and the others still checked"
       text.out.find(
           "libcudnn_heuristic.so.9                 9.1.0  environment  RUNPATH $ORIGIN  crashed") !=
       std::string::npos);
+  CHECK(count(text.out, "environment  RUNPATH $ORIGIN  ok") == 6);
+}
+
+TEST_CASE("a sub-library that fails to load: its path and the loader's error",
+          "[envprobe][cli][broken]") {
+  // A libcudnn_cnn.so.9 built against a newer libcudnn_graph: an undefined symbol when loaded.
+  Case c;
+  c.installed(kCu124, kCu124Gpu);
+  replace_file(kVariants / "undefined/libcudnn_cnn.so.9", c.cudnn_dir() / "libcudnn_cnn.so.9");
+  Run json = probe_golden(c, "sublibrary_load_failed", 1);
+  CHECK(count(json.out, "\"id\": \"load-failed\"") == 1);
+  CHECK(json.out.find("undefined symbol: cudnnFakeGraphFunctionOfANewerRelease") !=
+        std::string::npos);
+  Run text = c.probe();
+  INFO(text.out);
+  CHECK(c.normalize(text.out).find(
+            "fail: libcudnn_cnn.so.9 does not load from <TMP>/venv/lib/python") !=
+        std::string::npos);
+  CHECK(text.out.find("cudnnCnnVersionCheck      CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED") !=
+        std::string::npos);
   CHECK(count(text.out, "environment  RUNPATH $ORIGIN  ok") == 6);
 }
 
@@ -636,6 +839,13 @@ TEST_CASE("gpulock install: the probe's verdict decides the exit status",
   Run quiet = c.gpulock(no_probe, {{"LD_LIBRARY_PATH", kSystemCudnn.string()}});
   CHECK(quiet.status == 0);
   CHECK(quiet.out.find("Verdict") == std::string::npos);
+  // The defaults: ./pylock.toml and $VIRTUAL_ENV/bin/python (the probe after pip names both).
+  Run defaults = c.gpulock({"install"}, {{"VIRTUAL_ENV", c.venv.string()}}, c.scratch.path());
+  INFO(defaults.out << defaults.err);
+  CHECK(defaults.status == 0);
+  CHECK(defaults.out.find("\n  python           " + c.python().string() + " (") !=
+        std::string::npos);
+  CHECK(defaults.out.find("\n  lock             pylock.toml (cu124") != std::string::npos);
 }
 
 TEST_CASE("the text report is coloured when asked", "[envprobe][cli]") {

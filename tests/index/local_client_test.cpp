@@ -195,3 +195,43 @@ TEST_CASE("default cache directory: GPULOCK_CACHE_DIR, XDG_CACHE_HOME, HOME", "[
   ::unsetenv("GPULOCK_HTTP_TIMEOUT");
   ::unsetenv("GPULOCK_HTTP_RETRIES");
 }
+
+TEST_CASE("HTTP defaults of issue 3, and SSL_CERT_FILE / SSL_CERT_DIR picked up", "[client]") {
+  ClientOptions d;
+  CHECK(d.connect_timeout == std::chrono::seconds(10));
+  CHECK(d.retries == 3);
+  CHECK(d.max_parallel >= 16);
+  CHECK(d.retry_backoff.count() > 0);
+  CHECK(d.low_speed_time.count() > 0);
+  CHECK(d.low_speed_bytes > 0);
+
+  struct Saved {
+    std::string name;
+    std::optional<std::string> value;
+    explicit Saved(std::string n) : name(std::move(n)) {
+      if (const char* v = std::getenv(name.c_str())) value = v;
+    }
+    ~Saved() {
+      if (value) {
+        ::setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  };
+  Saved a("SSL_CERT_FILE"), b("SSL_CERT_DIR"), c("GPULOCK_CONCURRENT_DOWNLOADS");
+  ::setenv("SSL_CERT_FILE", "/certs/bundle.pem", 1);
+  ::setenv("SSL_CERT_DIR", "/certs/hashed", 1);
+  ::setenv("GPULOCK_CONCURRENT_DOWNLOADS", "20", 1);
+  auto o = ClientOptions::from_environment();
+  CHECK(o.max_parallel == 20);
+  o.cache_dir = index_test::scratch_dir("client-env-certs");
+  IndexClient client(o);  // libcurl gets these as CAINFO / CAPATH (it does not read them itself)
+  CHECK(client.options().ca_file == "/certs/bundle.pem");
+  CHECK(client.options().ca_path == "/certs/hashed");
+  ClientOptions given;
+  given.cache_dir = o.cache_dir;
+  given.ca_file = "/given.pem";
+  IndexClient explicit_client(given);  // an explicit bundle wins over the environment
+  CHECK(explicit_client.options().ca_file == "/given.pem");
+}

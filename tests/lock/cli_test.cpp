@@ -191,3 +191,110 @@ TEST_CASE("gpulock diff: bad input exits 3, missing arguments 2", "[lock][cli][d
   CHECK(usage.status == 2);
   CHECK(usage.err.starts_with("error: "));
 }
+
+TEST_CASE("gpulock diff: another CUDA variant and a nightly date are changed GPU facts",
+          "[lock][cli][diff]") {
+  // The golden pair changes cuDNN, the minimum driver and exclude-newer; this one the variant,
+  // the CUDA version and the nightly date, with the packages unchanged.
+  TempDir dir;
+  const std::string old_text = read_file(fixtures() / "gpulock-cu124.toml");
+  std::string new_text = old_text;
+  for (auto [from, to] : {std::pair{"\nvariant = \"cu124\"\n", "\nvariant = \"cu126\"\n"},
+                          std::pair{"\ncuda = \"12.4\"\n", "\ncuda = \"12.6\"\n"},
+                          std::pair{"exclude-newer = 2025-01-01T00:00:00Z\n",
+                                    "exclude-newer = 2025-01-01T00:00:00Z\nnightly = "
+                                    "\"2025-02-01\"\n"}}) {
+    REQUIRE(new_text.find(from) != std::string::npos);
+    new_text = gpulock::test::replace_all(new_text, from, to);
+  }
+  write_file(dir / "old.toml", old_text);
+  write_file(dir / "new.toml", new_text);
+  lock_test::check_with_tomllib(dir / "new.toml");
+  const std::string in_dir = "cd " + shell_quote(dir.path().string()) + " && NO_COLOR=1 " +
+                             shell_quote(GPULOCK_EXE) + " diff old.toml new.toml";
+
+  auto r = lock_test::run_shell(in_dir);
+  INFO(r.err);
+  CHECK(r.status == 1);
+  CHECK(r.err.empty());
+  CHECK(r.out ==
+        "fact              old    new\n"
+        "gpu.variant       cu124  cu126\n"
+        "gpu.cuda          12.4   12.6\n"
+        "snapshot.nightly  -      2025-02-01\n"
+        "\n"
+        "3 facts changed\n");
+
+  auto j = lock_test::run_shell(in_dir + " --json");
+  CHECK(j.status == 1);
+  CHECK(j.out.find("\"packages\": [],\n  \"facts\": [\n"
+                   "    {\n      \"key\": \"gpu.variant\",\n      \"old\": \"cu124\",\n      "
+                   "\"new\": \"cu126\"\n    },\n"
+                   "    {\n      \"key\": \"gpu.cuda\",\n      \"old\": \"12.4\",\n      "
+                   "\"new\": \"12.6\"\n    },\n"
+                   "    {\n      \"key\": \"snapshot.nightly\",\n      \"old\": null,\n      "
+                   "\"new\": \"2025-02-01\"\n    }\n  ]\n}\n") != std::string::npos);
+
+  // The other way round: old and new swapped in every row.
+  auto back = lock_test::run_shell("cd " + shell_quote(dir.path().string()) + " && NO_COLOR=1 " +
+                                   shell_quote(GPULOCK_EXE) + " diff new.toml old.toml");
+  CHECK(back.status == 1);
+  CHECK(back.out ==
+        "fact              old         new\n"
+        "gpu.variant       cu126       cu124\n"
+        "gpu.cuda          12.6        12.4\n"
+        "snapshot.nightly  2025-02-01  -\n"
+        "\n"
+        "3 facts changed\n");
+}
+
+TEST_CASE("gpulock diff: the table's header is bold on a terminal, plain with NO_COLOR",
+          "[lock][cli][diff]") {
+  // A real pseudo-terminal (Python's pty); it turns "\n" into "\r\n", removed here.
+  auto on_terminal = [](const std::string& env) {
+    auto r = lock_test::run_shell(
+        "cd " + shell_quote(fixtures().string()) + " && env -u NO_COLOR " + env +
+        " /usr/bin/python3 -c 'import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)' " +
+        shell_quote(GPULOCK_EXE) + " diff diff/old.toml diff/new.toml");
+    r.out = gpulock::test::replace_all(r.out, "\r", "");
+    return r;
+  };
+  auto coloured = on_terminal("");
+  CHECK(coloured.status == 1);
+  CHECK(coloured.out.starts_with("\x1b[1mpackage\x1b[0m            \x1b[1mchange\x1b[0m      "));
+  const std::string golden = read_file(fixtures() / "expected" / "diff.txt");
+  auto plain = on_terminal("NO_COLOR=1");
+  CHECK(plain.status == 1);
+  CHECK(plain.out == golden);
+}
+
+TEST_CASE("a newer minor lock-version is read with a warning naming file and line",
+          "[lock][cli][reader]") {
+  TempDir dir;
+  std::string text = read_file(fixtures() / "gpulock-cu124.toml");
+  REQUIRE(text.find("\nlock-version = \"1.0\"\n") != std::string::npos);
+  text = gpulock::test::replace_all(text, "\nlock-version = \"1.0\"\n",
+                                    "\nlock-version = \"1.1\"\nfuture-key = \"x\"\n");
+  write_file(dir / "pylock.toml", text);
+  const std::string warnings =
+      "warning: pylock.toml:3: lock-version '1.1' is newer than 1.0; keys this gpulock does not "
+      "know are kept but not checked\n"
+      "warning: pylock.toml:4: unknown key 'future-key' at the top level (kept as is)\n";
+  const std::string run =
+      "cd " + shell_quote(dir.path().string()) + " && NO_COLOR=1 " + shell_quote(GPULOCK_EXE) + " ";
+
+  // export: the same requirements as from the 1.0 lock, with the warnings on stderr.
+  auto e = lock_test::run_shell(run + "export --lock pylock.toml");
+  CHECK(e.status == 0);
+  CHECK(e.err == warnings);
+  CHECK(gpulock::test::replace_all(e.out, "pylock.toml", "gpulock-cu124.toml") ==
+        read_file(fixtures() / "expected" / "export-cu124.txt"));
+
+  // diff against the 1.0 lock: only the lock-version differs (the unknown key is kept, not a
+  // fact gpulock compares).
+  std::filesystem::copy_file(fixtures() / "gpulock-cu124.toml", dir / "old.toml");
+  auto d = lock_test::run_shell(run + "diff old.toml pylock.toml");
+  CHECK(d.status == 1);
+  CHECK(d.err == warnings);
+  CHECK(d.out == "fact          old  new\nlock-version  1.0  1.1\n\n1 fact changed\n");
+}

@@ -152,3 +152,50 @@ TEST_CASE("a hint accompanies the errors a user can act on", "[lock][reader][bad
   REQUIRE_FALSE(uv.error().hints.empty());
   CHECK(uv.error().hints[0].find("gpulock resolve") != std::string::npos);
 }
+
+TEST_CASE("every kind of file needs a hash: archive, sdist and wheel", "[lock][reader][bad]") {
+  // The sdist and the empty-table cases are fixtures (missing-hashes.toml, uv-empty-hashes.toml);
+  // these are the archive and a wheel without the key, and a wheel whose table is empty.
+  struct Case {
+    std::string text;
+    std::size_t line;
+    std::string message;
+  };
+  const std::string head = "lock-version = \"1.0\"\ncreated-by = \"test\"\n\n[[packages]]\n";
+  const Case cases[] = {
+      {head +
+           "name = \"a\"\nversion = \"1.0\"\narchive = { url = \"https://example.org/a-1.0.zip\" "
+           "}\n",
+       7, "in the archive of package 'a' has no 'hashes' (PEP 751 requires at least one hash)"},
+      {head + "name = \"a\"\nversion = \"1.0\"\nwheels = [\n  { url = "
+              "\"https://example.org/a-1.0-py3-none-any.whl\", size = 1 },\n]\n",
+       8, "in wheel 1 of package 'a' has no 'hashes' (PEP 751 requires at least one hash)"},
+      {head + "name = \"a\"\nversion = \"1.0\"\n\n[[packages.wheels]]\nurl = "
+              "\"https://example.org/a-1.0-py3-none-any.whl\"\n\n[packages.wheels.hashes]\n",
+       11, "in wheel 1 of package 'a' has an empty 'hashes' table"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.text);
+    auto r = parse_lock(c.text, "pylock.toml");
+    REQUIRE_FALSE(r.has_value());
+    INFO(r.error().to_string());
+    CHECK(r.error().code == ErrorCode::InvalidLockfile);
+    CHECK(r.error().line == c.line);
+    CHECK(r.error().message.find(c.message) != std::string::npos);
+    CHECK(r.error().to_string().starts_with("pylock.toml:" + std::to_string(c.line) + ": "));
+    lock_test::TempDir dir;
+    lock_test::write_file(dir / "pylock.toml", c.text);
+    // The independent reader refuses them too.
+    auto py = lock_test::run_shell(
+        "/usr/bin/python3 " +
+        lock_test::shell_quote(std::string(GPULOCK_SOURCE_DIR) + "/tests/lock/check_pylock.py") +
+        " --invalid " + lock_test::shell_quote((dir / "pylock.toml").string()));
+    INFO(py.err);
+    CHECK(py.status == 0);
+    // And through the CLI: exit 3 with file:line.
+    auto cli = lock_test::run_shell("cd " + lock_test::shell_quote(dir.path().string()) + " && " +
+                                    lock_test::shell_quote(GPULOCK_EXE) + " export");
+    CHECK(cli.status == 3);
+    CHECK(cli.err.starts_with("error: pylock.toml:" + std::to_string(c.line) + ": "));
+  }
+}

@@ -242,6 +242,21 @@ TEST_CASE("probe --machine: the CUDA toolkit's real stub libcuda is no driver", 
   check_case(c);
 }
 
+TEST_CASE("probe --machine: a CUDA toolkit's nvcc is not the driver", "[probe][cli]") {
+  // nvcc on PATH and a toolkit tree say CUDA 12.8; neither is the driver's ceiling.
+  Case c{.name = "nvcc_not_driver", .status = "no-driver"};
+  c.tree = [](const fs::path& root, const fs::path&) {
+    const fs::path nvcc = root.parent_path() / "tools/nvcc";
+    write_file(nvcc,
+               "#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\n"
+               "echo 'Cuda compilation tools, release 12.8, V12.8.93'\n",
+               fs::perms(0755));
+    write_file(root / "usr/local/cuda/version.json", "{\"cuda\": {\"version\": \"12.8.1\"}}\n");
+  };
+  c.contains = {"no NVIDIA driver found", "CUDA ceiling   unknown"};
+  check_case(c);
+}
+
 TEST_CASE("probe --machine: a CUDA ceiling override without a driver", "[probe][cli]") {
   Case c{.name = "ceiling_override_no_driver", .status = "no-driver"};
   c.env = {{"GPULOCK_CUDA_CEILING", "12.4"}};
@@ -300,6 +315,21 @@ TEST_CASE("probe --machine: libcuda present but NVML missing", "[probe][cli]") {
   c.env = full_driver();
   c.contains = {"libnvidia-ml.so.1 (NVML) was not found", "sysfs: /sys/module/nvidia/version",
                 "libcuda"};
+  check_case(c);
+}
+
+TEST_CASE("probe --machine: libcuda alone, the driver version from its file name", "[probe][cli]") {
+  // No NVML, no kernel module files (/sys/module and /proc not mounted), no nvidia-smi: the
+  // driver's libcuda.so.1 -> libcuda.so.550.54.14 gives the driver version, and libcuda itself
+  // the ceiling and the GPUs.
+  Case c{.name = "libcuda_driver_from_file_name", .extra_lib = true, .status = "gpu"};
+  c.tree = [](const fs::path& root, const fs::path& lib) {
+    fs::create_directories(root);
+    versioned_library(lib, kCudaDir / "libcuda.so.1", "libcuda.so.1", "libcuda.so.550.54.14");
+  };
+  c.env = full_driver();
+  c.contains = {"550.54.14", "libcuda.so.550.54.14", "libcuda: cuDriverGetVersion = 12040",
+                "sm_90"};
   check_case(c);
 }
 
@@ -627,13 +657,29 @@ TEST_CASE("probe --machine: ceiling and arch overrides with detection", "[probe]
   check_case(c);
 }
 
-TEST_CASE("probe --machine: a bad override value is a usage error", "[probe][cli]") {
-  Case env_case{.name = "bad_override_env", .exit = 2, .json = false};
-  env_case.env = {{"GPULOCK_DRIVER", "latest"}};
-  check_case(env_case);
-  Case flag_case{.name = "bad_override_flag", .exit = 2, .json = false};
-  flag_case.args = {"probe", "--machine", "--gpu-arch", "sm_9x"};
-  check_case(flag_case);
+// One case per test: check_case's sections would run only for the first case of a test.
+TEST_CASE("probe --machine: a bad override variable is a usage error", "[probe][cli]") {
+  Case c{.name = "bad_override_env", .exit = 2, .json = false};
+  c.env = {{"GPULOCK_DRIVER", "latest"}};
+  check_case(c);
+}
+
+TEST_CASE("probe --machine: a bad override flag is a usage error", "[probe][cli]") {
+  Case c{.name = "bad_override_flag", .exit = 2, .json = false};
+  c.args = {"probe", "--machine", "--gpu-arch", "sm_9x"};
+  check_case(c);
+}
+
+TEST_CASE("probe --machine: a bad override with --json is a usage error on stderr",
+          "[probe][cli]") {
+  // --json: no report on stdout, the error line on stderr (the same one as without --json).
+  Case c{.name = "bad_override_ceiling_json", .exit = 2, .json = false, .golden = false};
+  c.env = {{"GPULOCK_CUDA_CEILING", "twelve"}};
+  Run r = run_case(c, true);
+  INFO(r.out << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.starts_with("error: invalid value for GPULOCK_CUDA_CEILING"));
 }
 
 // ----- the command itself -----

@@ -196,7 +196,27 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
                           "sm_61"}, o, 1,
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because you require torch==2.13.0+cu130 and torch==2.13.0 has no kernels for your GPU's sm_61 (its "
-          "CUDA 13.0 build carries sm_75, sm_80, sm_86, sm_90, sm_100, sm_120+PTX), version solving failed.\n");
+          "CUDA 13.0 build carries sm_75, sm_80, sm_86, sm_90, sm_100, sm_120+PTX), version solving failed.\n"
+          "hint: torch 2.13 has kernels for your GPU's sm_61 only in variant cu126 (--torch-backend cu126)\n");
+  }
+  SECTION("a build without kernels for the GPU, which newer variants have") {
+    expect_resolve_error({"torch==2.13.0+cu126", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch",
+                          "sm_120"}, o, 1,
+          "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "  Because you require torch==2.13.0+cu126 and torch==2.13.0 has no kernels for your GPU's sm_120 (its "
+          "CUDA 12.6 build carries sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90), version solving failed.\n"
+          "hint: torch 2.13 has kernels for your GPU's sm_120 only in variants cu129, cu130 (--torch-backend auto)\n");
+  }
+  SECTION("two GPUs that no build of the release serves together") {
+    Run r = resolve({"torch==2.13.0", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch", "sm_61,sm_120",
+                     "-o", "-"},
+                    o);
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    CHECK(r.err.find("hint: torch 2.13 has kernels for your GPU's sm_61 only in variant cu126 (--torch-backend "
+                     "cu126)\n") != std::string::npos);
+    CHECK(r.err.find("hint: torch 2.13 has kernels for your GPU's sm_120 only in variants cu129, cu130 "
+                     "(--torch-backend auto)\n") != std::string::npos);
   }
   SECTION("a cuDNN pin that the only allowed variant's torch does not match") {
     expect_resolve_error({"torch", "nvidia-cudnn-cu12==9.5.1.17", "--torch-backend", "cu124", "--driver",

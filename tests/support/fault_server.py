@@ -4,7 +4,9 @@
     fault_server.py --root INDEX_ROOT --state STATE_DIR [--port 0]
 
 It binds 127.0.0.1 (port 0 = any free port), writes the port to STATE_DIR/fault.port and logs one
-line per request to STATE_DIR/fault.log (time, method, path, status). URLs are
+line per request to STATE_DIR/fault.log (time, method, path, status, the client's port: one per
+connection, so reuse shows, and the User-Agent). A request in absolute form (`GET http://h/P`, as
+an HTTP proxy receives it) is served as /P: tests point http_proxy here. URLs are
 /<mode>/<path in the index tree>; `ok` serves the tree like nginx does (content negotiation,
 single Range), every other mode misbehaves in one way:
 
@@ -24,6 +26,10 @@ single Range), every other mode misbehaves in one way:
   /redirect-loop/P           302 to /redirect-loop2/P, which 302s back (a loop)
   /auth/P                    401 unless Basic credentials fixture:s3cret are sent
   /no-range/P                as /ok/ but ignores Range (always 200 with the whole file)
+  /max-age<N>/P              as /ok/, every answer (404 included) with Cache-Control: max-age=N
+  /barrier<N>/P              holds each request until N of them wait at once (then serves them
+                             as /ok/, and every later one at once); 504 after 10 s without N:
+                             proof that a client keeps N transfers in flight
   /_counts                   JSON {url: requests seen}; /_reset clears the counters
 Relative links in a page resolve under the same mode, so /wrong-hash/simple/x/ links to
 /wrong-hash/packages/... which serves the real (mismatching) file.
@@ -73,8 +79,13 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    request_queue_size = 128   # many connections at once (barrier<N>)
+
     def __init__(self, addr, root: Path, log_path: Path):
         super().__init__(addr, Handler)
+        self.barrier = threading.Condition()
+        self.barrier_waiting: dict[int, int] = {}
+        self.barrier_open: set[int] = set()
         self.root = root.resolve()
         self.counts: dict[str, int] = {}
         self.lock = threading.Lock()
@@ -96,7 +107,10 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def log_request(self, code="-", size="-"):
-        self.server.log.write(f"{time.time():.3f}\t{self.command}\t{self.path}\t{code}\n")
+        headers = getattr(self, "headers", None)
+        agent = (headers.get("User-Agent") or "-") if headers else "-"
+        self.server.log.write(f"{time.time():.3f}\t{self.command}\t{self.path}\t{code}\t"
+                              f"{self.client_address[1]}\t{agent}\n")
 
     # -- helpers ------------------------------------------------------------------------------
     def send_body(self, status: int, body: bytes, ctype: str = "text/plain", headers=None,
@@ -130,20 +144,22 @@ class Handler(BaseHTTPRequestHandler):
             return path.read_bytes(), ctype
         return None
 
-    def serve(self, rel: str, ranges: bool = True, transform=None) -> None:
+    def serve(self, rel: str, ranges: bool = True, transform=None, extra=None) -> None:
+        extra = extra or {}
         if rel.endswith("/") is False and (self.server.root / unquote(rel).lstrip("/")).is_dir():
-            self.send_body(301, b"", headers={"Location": self.path + "/"})
+            self.send_body(301, b"", headers={"Location": self.path + "/", **extra})
             return
         got = self.resolve(rel)
         if got is None:
             status = 403 if rel.lstrip("/").startswith("whl/") else 404
-            self.send_body(status, f"{status} not found: {rel}\n".encode())
+            self.send_body(status, f"{status} not found: {rel}\n".encode(), headers=extra)
             return
         body, ctype = got
         if transform is not None and ctype != "application/octet-stream":
             body = transform(body)
         etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
-        headers = {"ETag": etag, "Accept-Ranges": "bytes" if ranges else "none", "Vary": "Accept"}
+        headers = {"ETag": etag, "Accept-Ranges": "bytes" if ranges else "none", "Vary": "Accept",
+                   **extra}
         if self.headers.get("If-None-Match") == etag:
             self.send_response(304)
             self.send_header("ETag", etag)
@@ -167,6 +183,22 @@ class Handler(BaseHTTPRequestHandler):
             self.send_body(206, body[start:end + 1], ctype, headers)
             return
         self.send_body(200, body, ctype, headers)
+
+    def wait_barrier(self, n: int) -> bool:
+        """True once n requests of /barrier<n>/ have waited here at the same time."""
+        srv = self.server
+        with srv.barrier:
+            if n in srv.barrier_open:
+                return True
+            srv.barrier_waiting[n] = srv.barrier_waiting.get(n, 0) + 1
+            if srv.barrier_waiting[n] >= n:
+                srv.barrier_open.add(n)
+                srv.barrier.notify_all()
+                return True
+            if srv.barrier.wait_for(lambda: n in srv.barrier_open, timeout=10):
+                return True
+            srv.barrier_waiting[n] -= 1
+            return False
 
     # -- dispatch -------------------------------------------------------------------------------
     def do_HEAD(self):
@@ -195,6 +227,18 @@ class Handler(BaseHTTPRequestHandler):
         n = self.server.count(self.path)   # per URL, query included: ?t=<unique> starts at 0
         if mode == "ok":
             self.serve(rest)
+            return
+        m = re.fullmatch(r"max-age(\d+)", mode)
+        if m:
+            self.serve(rest, extra={"Cache-Control": f"max-age={m.group(1)}"})
+            return
+        m = re.fullmatch(r"barrier(\d+)", mode)
+        if m:
+            if self.wait_barrier(int(m.group(1))):
+                self.serve(rest)
+            else:
+                self.send_body(504, f"barrier: fewer than {m.group(1)} requests in flight at once\n"
+                               .encode())
             return
         m = re.fullmatch(r"(\d{3})(?:x(\d+))?-then-200", mode)
         if m:

@@ -15,6 +15,9 @@
  *  - FAKE_PLAIN: a library with only `fake_library_version` (libcublas, libcudart).
  *  - FAKE_CRASH (with any kind): crashes in its constructor; FAKE_HANG: a libcudnn whose
  *    cudnnGetVersion never returns. FAKE_CUDART_GPU: a libcudart for FAKE_GPU.
+ *  - FAKE_NEEDS_NEWER_GRAPH (with a sub-library kind): built against a newer libcudnn_graph, it
+ *    needs a function the graph of its own release lacks, so loading it fails with the loader's
+ *    "undefined symbol" (a sub-library mixed in from another release).
  * Version: FAKE_MAJOR.FAKE_MINOR.FAKE_PATCH; FAKE_CUDART (e.g. 12040), FAKE_MAXDEV (e.g. 900). */
 #include <dlfcn.h>
 #include <signal.h>
@@ -89,6 +92,13 @@ EXPORT int cudnnAdvVersionCheck(void) {
 #ifdef FAKE_ENGINE
 EXPORT int fake_engine_matches_graph(void) {
   return matches_graph();
+}
+#endif
+
+#ifdef FAKE_NEEDS_NEWER_GRAPH
+extern int cudnnFakeGraphFunctionOfANewerRelease(void);
+EXPORT int fake_uses_newer_graph(void) {
+  return cudnnFakeGraphFunctionOfANewerRelease();
 }
 #endif
 

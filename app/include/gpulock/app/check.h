@@ -132,7 +132,9 @@ struct CheckResult {
 
 /// Runs the check. Errors: Io (the lock or an input file cannot be read, the environment's
 /// interpreter cannot be run), InvalidLockfile (the lock breaks PEP 751), Usage (bad override
-/// values), InvalidInput/InvalidRequirement (files named by the input flags given), and with the
+/// values; --extra/--group given without --project, as resolve refuses it),
+/// InvalidInput/InvalidRequirement (a requirement argument given that does not parse, `where`
+/// "argument N" as resolve says; files named by the input flags given), and with the
 /// index layer the index client's errors (Network, Http, Timeout, Auth, IndexFormat, ...).
 /// Every drift is part of the result.
 [[nodiscard]] core::Result<CheckResult> check(const CheckRequest& request);

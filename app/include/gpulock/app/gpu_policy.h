@@ -86,6 +86,12 @@ struct ArchList {
 /// Z <= Y for the GPU's X.Y (same major), or PTX for an arch <= X.Y.
 [[nodiscard]] bool arch_list_runs_on(const ArchList& list, ComputeCapability gpu);
 
+/// The CUDA versions whose builds of torch `torch_version` (its release X.Y decides) carry
+/// kernels for a GPU of capability `gpu` on `machine`, per the arch table, lowest first. Empty
+/// when no build in the table does (or the table has no entry for the release).
+[[nodiscard]] std::vector<CudaVersion> torch_cuda_builds_running_on(const core::Version& torch_version,
+                                                                     ComputeCapability gpu, std::string_view machine);
+
 /// "5.0, 6.0, 7.0, 8.0+PTX" style rendering for messages.
 [[nodiscard]] std::string describe_arch_list(const ArchList& list);
 

@@ -46,6 +46,9 @@ struct LoadProbeOptions {
   std::chrono::milliseconds timeout{30000};
   /// `LD_LIBRARY_PATH` as this process was started with (a forked child's loader uses that).
   std::string ld_library_path;
+  /// `LD_PRELOAD` as this process was started with (the child inherits it: its loader maps those
+  /// files first, and a later lookup by soname finds them already loaded).
+  std::string ld_preload;
   /// The ld.so cache file.
   std::string ld_cache = "/etc/ld.so.cache";
   /// The loader's trusted system directories; empty: glibc's for this architecture
@@ -54,7 +57,8 @@ struct LoadProbeOptions {
   std::vector<std::string> system_dirs;
 };
 
-/// Options from the environment: `LD_LIBRARY_PATH`, `GPULOCK_PROBE_TIMEOUT_MS` (1-600000).
+/// Options from the environment: `LD_LIBRARY_PATH`, `LD_PRELOAD`, `GPULOCK_PROBE_TIMEOUT_MS`
+/// (1-600000).
 /// Errors: Usage (a bad timeout value).
 [[nodiscard]] core::Result<LoadProbeOptions> load_probe_options_from_env();
 
@@ -168,6 +172,7 @@ struct LoadReport {
   KernelReport kernels;
   std::vector<ChildRun> runs;
   std::vector<std::string> ld_library_path;  ///< entries
+  std::vector<std::string> ld_preload;       ///< entries (separated by spaces or colons)
   std::string ld_cache;
   bool ld_cache_read = false;
   std::vector<std::string> warnings;
