@@ -322,7 +322,7 @@ RunFn setup(CLI::App& sub) {
   show_cmd->add_flag("--json", args->json, "Print JSON");
   add_cache_options(*show_cmd, args->cache);
 
-  CLI::App* meta_cmd = sub.add_subcommand("metadata", "Print the parsed METADATA of one wheel");
+  CLI::App* meta_cmd = sub.add_subcommand("metadata", "Print the parsed METADATA of wheels (fetched in parallel)");
   meta_cmd
       ->add_option("wheel", args->wheels,
                    "Wheels: local paths, file:// or http(s):// URLs (several are fetched in "

@@ -180,6 +180,16 @@ TEST_CASE("TLS with the test CA through SSL_CERT_FILE, HTTP/2, refused without i
     CHECK(e.scheme == "https");
     CHECK(e.protocol == "HTTP/2.0");
   }
+  // HTTP/2 multiplexing: the four prefetched pages and the METADATA went as streams of one
+  // connection (libcurl waits for it to learn that it multiplexes: CURLOPT_PIPEWAIT).
+  std::set<std::string> connections;
+  int most_requests = 0;
+  for (const auto& e : log) {
+    connections.insert(e.connection);
+    most_requests = std::max(most_requests, e.connection_requests);
+  }
+  CHECK(connections.size() == 1);
+  CHECK(most_requests >= 5);
 }
 
 TEST_CASE("find-links page over HTTP and a file:// Simple API tree", "[http]") {

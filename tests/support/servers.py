@@ -43,7 +43,8 @@ HERE = Path(__file__).resolve().parent
 
 LOG_FORMAT = ("'$msec\\t$scheme\\t$request_method\\t$request_uri\\t$status\\t$body_bytes_sent\\t"
               "$http_range\\t$http_accept\\t$http_if_none_match\\t$http_if_modified_since\\t"
-              "$http_accept_encoding\\t$server_protocol\\t$http_user_agent'")
+              "$http_accept_encoding\\t$server_protocol\\t$http_user_agent\\t$connection\\t"
+              "$connection_requests'")
 
 # PEP 691 negotiation in nginx (it has none built in): JSON when the Accept header lists the
 # JSON type with q > 0, unless it gives the JSON type an explicit q < 1 and lists an HTML type

@@ -107,6 +107,8 @@ struct AccessLogEntry {
   long long bytes = 0;  ///< body bytes sent
   std::string range, accept, if_none_match, if_modified_since, accept_encoding, protocol,
       user_agent;  ///< "-" when the header was absent
+  std::string connection;       ///< nginx's connection serial number (same value: same connection)
+  int connection_requests = 0;  ///< requests made on that connection so far, this one included
   bool conditional() const { return if_none_match != "-" || if_modified_since != "-"; }
 };
 
@@ -139,6 +141,10 @@ inline std::vector<AccessLogEntry> read_access_log(const std::filesystem::path& 
     e.accept_encoding = f[10];
     e.protocol = f[11];
     e.user_agent = f[12];
+    if (f.size() >= 15) {
+      e.connection = f[13];
+      e.connection_requests = std::atoi(f[14].c_str());
+    }
     out.push_back(std::move(e));
   }
   return out;
