@@ -4,11 +4,13 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/app/export.h"
 #include "gpulock/core/tags.h"
 #include "gpulock/lock/atomic_file.h"
 #include "gpulock/lock/export.h"
 #include "gpulock/lock/lockfile.h"
 
+#include "cache_flags.h"
 #include "command.h"
 #include "exit_codes.h"
 
@@ -19,7 +21,9 @@ struct ExportArgs {
   std::string lock = "pylock.toml";
   std::string format = "requirements-txt";
   std::string output;
-  bool urls = false;
+  bool urls = false;      // direct URLs for packages their index no longer lists
+  bool all_urls = false;  // every package as a direct URL, no index asked
+  CacheFlags cache;
   std::string python_version;
   std::string platform;
 };
@@ -31,7 +35,7 @@ int run_export(Context& ctx, const ExportArgs& args) {
     ctx.term.warning(w.to_string());
 
   lock::ExportOptions options;
-  options.direct_urls = args.urls;
+  options.direct_urls = args.all_urls;
   options.source_name = args.lock;
   const std::filesystem::path lock_path(args.lock);
   options.lock_dir = lock_path.has_parent_path() ? lock_path.parent_path() : ".";
@@ -39,7 +43,8 @@ int run_export(Context& ctx, const ExportArgs& args) {
   // The target chooses the wheel of a direct URL: the flags, else the lock's own target.
   std::string python = args.python_version;
   std::string platform = args.platform;
-  if (args.urls && python.empty() && file->lock.gpulock && file->lock.gpulock->target) {
+  if ((args.urls || args.all_urls) && python.empty() && file->lock.gpulock &&
+      file->lock.gpulock->target) {
     python = file->lock.gpulock->target->python;
     platform = file->lock.gpulock->target->platform;
   }
@@ -55,6 +60,17 @@ int run_export(Context& ctx, const ExportArgs& args) {
       return report_error(ctx.term, e);
     }
     options.target_tags = core::supported_tags(*target);
+  }
+
+  if (args.urls) {
+    auto unlisted =
+        app::find_unlisted_packages(file->lock, options, cache_client_options(args.cache));
+    if (!unlisted) return report_error(ctx.term, unlisted.error());
+    options.direct_url_packages = unlisted->direct_url_packages;
+    if (!ctx.term.quiet()) {
+      for (const auto& u : unlisted->packages)
+        ctx.term.info(fmt::format("{} (direct URL)", u.message), 0);
+    }
   }
 
   auto text = lock::export_requirements(file->lock, options);
@@ -82,17 +98,30 @@ RunFn setup(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("-o,--output", args->output,
                  "Write to FILE (atomically) instead of standard output");
-  sub.add_flag("--urls,--direct-urls", args->urls,
-               "Write 'name @ URL' lines (the locked file itself) instead of 'name==version'");
+  auto* urls = sub.add_flag("--urls,--direct-urls", args->urls,
+                            "'name @ URL' for packages their index no longer lists (asks it)");
+  auto* all = sub.add_flag("--all-urls", args->all_urls,
+                           "Write every package as 'name @ URL' (no index asked)");
+  urls->excludes(all);
+  all->excludes(urls);
   auto* py = sub.add_option("--python-version", args->python_version,
-                            "Target Python (X.Y) to choose each package's wheel for --urls");
+                            "Target Python (X.Y) to choose each package's wheel for direct URLs");
   auto* plat = sub.add_option("--platform", args->platform,
-                              "Target platform tag to choose each package's wheel for --urls");
+                              "Target platform tag to choose each package's wheel for direct URLs");
   py->needs(plat);
   plat->needs(py);
+  sub.add_option("--cache-dir", args->cache.cache_dir,
+                 "Cache directory (default $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock)")
+      ->needs(urls);
+  sub.add_flag("--offline", args->cache.offline, "Use only cached index pages; no network")
+      ->needs(urls);
+  sub.add_flag("--no-cache", args->cache.no_cache, "Neither read nor write the cache")->needs(urls);
   sub.footer(
       "Install the result with: pip install --no-deps --require-hashes -r FILE\n"
-      "Without --python-version/--platform, --urls uses the lock's [tool.gpulock.target].");
+      "--urls asks each package's own index (pylock.toml packages.index) whether it still lists\n"
+      "the locked file; packages it no longer lists (pruned nightlies), packages whose project\n"
+      "is gone and packages without an index become direct URLs, each named on stderr.\n"
+      "Without --python-version/--platform, direct URLs use the lock's [tool.gpulock.target].");
   return [args](Context& ctx) { return run_export(ctx, *args); };
 }
 

@@ -13,6 +13,8 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <cstdint>
+#include <cstring>
 #include <string>
 
 #include <fmt/format.h>
@@ -27,6 +29,8 @@ namespace {
 
 namespace od = simdjson::ondemand;
 using simdjson::error_code;
+
+constexpr std::string_view kSha256 = "sha256";
 
 // Where the parser is, for error messages: "files[12].hashes.sha256".
 struct JsonPath {
@@ -218,13 +222,17 @@ class JsonPageParser {
       SIMDJSON_TRY(std::move(field_result).get(field));
       std::string_view algo;
       if (field.key() == "sha256") {
-        algo = "sha256";  // nearly every hash: no unescaping, no lowercasing of the key
+        algo = kSha256;  // nearly every hash: no unescaping, no lowercasing of the key
       } else {
         SIMDJSON_TRY(field.unescaped_key().get(algo));
       }
       path_.sub = algo;
       Hash& h = out.emplace_back();
-      detail::assign_lower(h.algorithm, algo);
+      if (algo.data() == kSha256.data()) {
+        h.algorithm.assign(kSha256);
+      } else {
+        detail::assign_lower(h.algorithm, algo);
+      }
       std::string_view hex;
       expected_ = "expected a string";
       SIMDJSON_TRY(field.value().get_string().get(hex));
@@ -344,6 +352,13 @@ class JsonPageParser {
   }
 
   void set_url(DistFile& file, std::string_view text) {
+    // An absolute http(s) URL without a fragment and without dot segments ("/." never
+    // occurs) is kept as is; anything else goes through strip_fragment and resolve_url.
+    if ((text.starts_with("https://") || text.starts_with("http://")) &&
+        plain_absolute_tail(text)) {
+      file.url.assign(text);
+      return;
+    }
     std::string_view no_fragment = strip_fragment(text);
     if (no_fragment.starts_with("https://") || no_fragment.starts_with("http://")) {
       if (no_fragment.find("/.") == std::string_view::npos) {
@@ -352,6 +367,30 @@ class JsonPageParser {
       }
     }
     file.url = resolve_url(page_url_, no_fragment);
+  }
+
+  // True when `text` has no '#' and no "/." : one pass, 16 bytes at a time.
+  static bool plain_absolute_tail(std::string_view text) noexcept {
+    using V16 = signed char __attribute__((vector_size(16)));
+    const char* p = text.data();
+    const std::size_t n = text.size();
+    std::size_t i = 0;
+    // Each step reads p[i .. i+16] (17 bytes), all inside the text.
+    for (; i + 17 <= n; i += 16) {
+      V16 a, b;
+      std::memcpy(&a, p + i, 16);
+      std::memcpy(&b, p + i + 1, 16);
+      V16 hit = (a == '#') | ((a == '/') & (b == '.'));
+      std::uint64_t lo, hi;
+      std::memcpy(&lo, &hit, 8);
+      std::memcpy(&hi, reinterpret_cast<const char*>(&hit) + 8, 8);
+      if (lo | hi) return false;
+    }
+    for (; i < n; ++i) {
+      if (p[i] == '#') return false;
+      if (p[i] == '/' && i + 1 < n && p[i + 1] == '.') return false;
+    }
+    return true;
   }
 
   core::Result<ProjectPage> error(od::document& doc, error_code err, std::string_view expected) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -50,16 +51,20 @@ char lower1(char c) noexcept {
 
 }  // namespace
 
-void ascii_lower(std::string& s) noexcept {
-  assign_lower(s, s);
-}
+namespace {
 
-void assign_lower(std::string& out, std::string_view text) {
-  // `text` may alias `out`: resizing to the same size keeps the bytes in place.
-  out.resize(text.size());
-  const char* src = text.data();
-  char* dst = out.data();
-  std::size_t n = text.size(), i = 0;
+// Lowercases `n` bytes from `src` into `dst` (which may be `src`): 16 bytes at a time with GCC
+// vector extensions (SSE2 on x86-64, NEON on arm64), then 8 with SWAR, then one by one.
+void lower_bytes(char* dst, const char* src, std::size_t n) noexcept {
+  using V16 = signed char __attribute__((vector_size(16)));  // bytes >= 0x80 are negative
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    V16 v;
+    std::memcpy(&v, src + i, 16);
+    V16 upper = (v >= 'A') & (v <= 'Z');  // lanes: 0xff where 'A'..'Z', else 0
+    v |= upper & 0x20;
+    std::memcpy(dst + i, &v, 16);
+  }
   for (; i + 8 <= n; i += 8) {
     std::uint64_t w;
     std::memcpy(&w, src + i, 8);
@@ -68,6 +73,20 @@ void assign_lower(std::string& out, std::string_view text) {
   }
   for (; i < n; ++i)
     dst[i] = lower1(src[i]);
+}
+
+}  // namespace
+
+void ascii_lower(std::string& s) noexcept {
+  lower_bytes(s.data(), s.data(), s.size());
+}
+
+void assign_lower(std::string& out, std::string_view text) {
+  // No zero-fill before the copy.
+  out.resize_and_overwrite(text.size(), [&](char* dst, std::size_t n) noexcept {
+    lower_bytes(dst, text.data(), n);
+    return n;
+  });
 }
 
 std::size_t line_of(std::string_view text, std::size_t offset) noexcept {
@@ -113,6 +132,29 @@ bool parse_hash_pair(std::string_view text, Hash& out) {
   return true;
 }
 
+std::size_t WheelNameMemo::Hash::operator()(std::string_view s) const noexcept {
+  constexpr std::uint64_t k = 0x9e3779b97f4a7c15ULL;
+  std::uint64_t h = s.size() * k;
+  const char* p = s.data();
+  std::size_t n = s.size(), i = 0;
+  auto mix = [&](std::uint64_t w) {
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 31;
+  };
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    mix(w);
+  }
+  if (i < n) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p + i, n - i);
+    mix(w);
+  }
+  h *= k;
+  return static_cast<std::size_t>(h ^ (h >> 29));
+}
+
 bool WheelNameMemo::parse_into(std::string_view filename, std::optional<core::WheelFilename>& out,
                                std::string& error) {
   auto full_parse = [&] {
@@ -129,12 +171,38 @@ bool WheelNameMemo::parse_into(std::string_view filename, std::optional<core::Wh
   std::string_view stem = filename.substr(0, filename.size() - 4);
   std::size_t dashes[4];
   std::size_t count = 0;
-  for (std::size_t i = 0; i < stem.size(); ++i) {
-    auto c = static_cast<unsigned char>(stem[i]);
-    if (c <= 0x20 || c >= 0x7f) return full_parse();
-    if (c == '-') {
-      if (count == 4) return full_parse();  // a build tag, or an error
-      dashes[count++] = i;
+  {
+    // 8 bytes at a time: any byte outside '!'..'~' sends the name to the full parse; the
+    // dashes are found from a per-byte equality mask. No carry crosses bytes below: each
+    // 7-bit value plus at most 0x7f stays below 0x100.
+    constexpr std::uint64_t ones = 0x0101010101010101ULL;
+    constexpr std::uint64_t high = 0x8080808080808080ULL;
+    constexpr std::uint64_t low7 = ~high;
+    const char* p = stem.data();
+    const std::size_t n = stem.size();
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if constexpr (std::endian::native == std::endian::big) w = __builtin_bswap64(w);
+      std::uint64_t z = w & low7;
+      std::uint64_t bad = w | (z + ones) | ~(z + ones * (0x80 - 0x21));  // >= 0x7f or < 0x21
+      if (bad & high) return full_parse();
+      std::uint64_t eq = w ^ (ones * '-');
+      std::uint64_t dash = ~(((eq & low7) + low7) | eq) & high;  // 0x80 in each '-' byte
+      while (dash) {
+        if (count == 4) return full_parse();  // a build tag, or an error
+        dashes[count++] = i + static_cast<std::size_t>(std::countr_zero(dash)) / 8;
+        dash &= dash - 1;
+      }
+    }
+    for (; i < n; ++i) {
+      auto c = static_cast<unsigned char>(p[i]);
+      if (c <= 0x20 || c >= 0x7f) return full_parse();
+      if (c == '-') {
+        if (count == 4) return full_parse();
+        dashes[count++] = i;
+      }
     }
   }
   if (count != 4) return full_parse();
@@ -169,16 +237,31 @@ bool WheelNameMemo::parse_into(std::string_view filename, std::optional<core::Wh
     }
     last_version_ = &*it;
   }
-  auto tags_it = tags_.find(tags);
-  if (tags_it == tags_.end()) {
-    auto t = core::parse_tag_set(tags);
-    if (!t) return full_parse();
-    tags_it = tags_.emplace(std::string(tags), std::move(*t)).first;
+  const std::pair<const std::string, std::vector<core::Tag>>* tags_entry = nullptr;
+  TagSlot* slot = nullptr;
+  if (tags.size() >= 8) {
+    std::uint64_t head, tail;
+    std::memcpy(&head, tags.data(), 8);
+    std::memcpy(&tail, tags.data() + tags.size() - 8, 8);
+    std::uint64_t f = (head * 0x9e3779b97f4a7c15ULL) ^ (tail * 0xbf58476d1ce4e5b9ULL) ^
+                      (tags.size() * 0x94d049bb133111ebULL);
+    slot = &tag_slots_[f >> 56];  // kTagSlots == 256
+    if (slot->entry && slot->entry->first == tags) tags_entry = slot->entry;
+  }
+  if (!tags_entry) {
+    auto tags_it = tags_.find(tags);
+    if (tags_it == tags_.end()) {
+      auto t = core::parse_tag_set(tags);
+      if (!t) return full_parse();
+      tags_it = tags_.emplace(std::string(tags), std::move(*t)).first;
+    }
+    tags_entry = &*tags_it;
+    if (slot) slot->entry = tags_entry;
   }
   core::WheelFilename& w = out.emplace();
   w.name = *normalized;
   w.version = last_version_->second;
-  w.tags = tags_it->second;
+  w.tags = tags_entry->second;
   w.python_tag.assign(stem.substr(dashes[1] + 1, dashes[2] - dashes[1] - 1));
   w.abi_tag.assign(stem.substr(dashes[2] + 1, dashes[3] - dashes[2] - 1));
   w.platform_tag.assign(stem.substr(dashes[3] + 1));

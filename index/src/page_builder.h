@@ -27,17 +27,24 @@ class WheelNameMemo {
                   std::string& error);
 
  private:
+  // A multiply-xorshift hash over 8-byte words: keys are short ASCII filename parts, and
+  // std::hash (murmur, byte-oriented tail) showed up in profiles of large pages.
   struct Hash {
     using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept {
-      return std::hash<std::string_view>{}(s);
-    }
+    std::size_t operator()(std::string_view s) const noexcept;
   };
   template <class V>
   using Map = std::unordered_map<std::string, V, Hash, std::equal_to<>>;
   Map<std::string> names_;  // raw name -> normalized (valid names only)
   Map<core::Version> versions_;
   Map<std::vector<core::Tag>> tags_;
+  // A direct-mapped cache in front of tags_, indexed by a few bytes of the key: the 10-50
+  // tag sets of a page repeat for every version, and this avoids hashing whole keys.
+  struct TagSlot {
+    const std::pair<const std::string, std::vector<core::Tag>>* entry = nullptr;
+  };
+  static constexpr std::size_t kTagSlots = 256;
+  TagSlot tag_slots_[kTagSlots];
   // The previous file's entries (unordered_map nodes never move).
   const std::pair<const std::string, std::string>* last_name_ = nullptr;
   const std::pair<const std::string, core::Version>* last_version_ = nullptr;
@@ -67,7 +74,8 @@ bool parse_hash_pair(std::string_view text, Hash& out);
 
 /// ASCII lowercase in place.
 void ascii_lower(std::string& s) noexcept;
-/// `out` = ASCII lowercase of `text`, in one pass (8 bytes at a time).
+/// `out` = ASCII lowercase of `text`, in one pass (16 bytes at a time); `text` must not point
+/// into `out`.
 void assign_lower(std::string& out, std::string_view text);
 
 /// 1-based line of `offset` in `text`.

@@ -96,8 +96,9 @@ std::string entry(std::string_view requirement, const std::optional<std::string>
   return out;
 }
 
-// The file to install by direct URL: the archive, the best wheel for the target, or the sdist.
-core::Result<const FileEntry*> choose_file(const Package& p, const ExportOptions& options) {
+}  // namespace
+
+core::Result<const FileEntry*> direct_url_file(const Package& p, const ExportOptions& options) {
   if (p.archive) return &*p.archive;
   const std::vector<FileEntry> none;
   const auto& wheels = p.wheels ? *p.wheels : none;
@@ -131,8 +132,6 @@ core::Result<const FileEntry*> choose_file(const Package& p, const ExportOptions
   return static_cast<const FileEntry*>(nullptr);
 }
 
-}  // namespace
-
 core::Result<std::string> export_requirements(const Lock& input, const ExportOptions& options) {
   Lock lock = input;
   canonicalize(lock);
@@ -160,7 +159,7 @@ core::Result<std::string> export_requirements(const Lock& input, const ExportOpt
     const bool direct = p.archive || options.direct_urls ||
                         options.direct_url_packages.contains(core::normalize_name(p.name));
     if (direct) {
-      auto chosen = choose_file(p, options);
+      auto chosen = direct_url_file(p, options);
       if (!chosen) return std::unexpected(chosen.error());
       if (*chosen) {
         std::set<std::string> hashes;

@@ -30,16 +30,16 @@ TEST_CASE("gpulock export writes hashed requirements (golden)", "[lock][cli][exp
   CHECK(r.out == read_file(fixtures() / "expected" / "export-cu124.txt"));
 }
 
-TEST_CASE("gpulock export --urls uses the lock's target to pick wheels (golden)",
+TEST_CASE("gpulock export --all-urls uses the lock's target to pick wheels (golden)",
           "[lock][cli][export]") {
-  auto r = run_gpulock("export --lock gpulock-cu124.toml --urls");
+  auto r = run_gpulock("export --lock gpulock-cu124.toml --all-urls");
   INFO(r.err);
   CHECK(r.status == 0);
   CHECK(r.out == read_file(fixtures() / "expected" / "export-cu124-urls.txt"));
 
   // With an explicit target no wheel of which fits: a usage error naming the package.
   auto mac = run_gpulock(
-      "export --lock gpulock-cu124.toml --urls --python-version 3.11 "
+      "export --lock gpulock-cu124.toml --all-urls --python-version 3.11 "
       "--platform macosx_14_0_arm64");
   CHECK(mac.status == 2);
   CHECK(mac.err.starts_with("error: gpulock-cu124.toml: no wheel of package 'filelock'") ==
@@ -48,7 +48,7 @@ TEST_CASE("gpulock export --urls uses the lock's target to pick wheels (golden)"
       mac.err.starts_with("error: gpulock-cu124.toml: no wheel of package 'markupsafe' fits "
                           "the target, and it has no sdist\n"));
 
-  auto half = run_gpulock("export --lock gpulock-cu124.toml --urls --python-version 3.11");
+  auto half = run_gpulock("export --lock gpulock-cu124.toml --all-urls --python-version 3.11");
   CHECK(half.status == 2);
   CHECK(half.err.starts_with("error: "));
 }

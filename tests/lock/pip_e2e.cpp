@@ -95,7 +95,7 @@ TEST_CASE("pip accepts the direct-URL export (the target's wheel)", "[lock][e2e]
   TempDir dir;
   const auto lock = make_lock(dir);
   const auto req = dir / "requirements.txt";
-  auto exp = export_lock(lock, "--urls", req);
+  auto exp = export_lock(lock, "--all-urls", req);
   INFO(exp.err);
   REQUIRE(exp.status == 0);
   const std::string text = read_file(req);
@@ -120,7 +120,7 @@ TEST_CASE("a tampered hash makes pip refuse the export", "[lock][e2e][pip]") {
     if (p.sdist) p.sdist->hashes["sha256"] = std::string(64, '0');
   }
   REQUIRE(write_lock_file(path, file->lock).has_value());
-  for (const char* form : {"", "--urls"}) {
+  for (const char* form : {"", "--all-urls"}) {
     INFO("export " << form);
     const auto req = dir / "requirements.txt";
     auto exp = export_lock(path, form, req);

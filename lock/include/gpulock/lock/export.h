@@ -24,9 +24,10 @@
 namespace gpulock::lock {
 
 struct ExportOptions {
-  /// Every package in direct-URL form (`gpulock export --urls`).
+  /// Every package in direct-URL form (`gpulock export --all-urls`).
   bool direct_urls = false;
-  /// These packages (normalized names) in direct-URL form even when `direct_urls` is false.
+  /// These packages (normalized names) in direct-URL form even when `direct_urls` is false
+  /// (`gpulock export --urls`: those whose file their index no longer lists).
   std::set<std::string, std::less<>> direct_url_packages;
   /// The target's supported tags in priority order (core::supported_tags), used to choose the
   /// wheel of a package in direct-URL form. Without it a package with several wheels cannot be
@@ -37,6 +38,13 @@ struct ExportOptions {
   /// Named in the header comment ("# exported by gpulock from pylock.toml"); empty: no header.
   std::string source_name = "pylock.toml";
 };
+
+/// The file `package` is installed from in direct-URL form: its archive, else its best wheel for
+/// `options.target_tags` (PEP 425 tag priority), else its sdist; nullptr when no file fits (a
+/// marker-limited package for other platforms). Errors: Usage when the package has several wheels
+/// and `options.target_tags` is empty.
+[[nodiscard]] core::Result<const FileEntry*> direct_url_file(const Package& package,
+                                                             const ExportOptions& options);
 
 /// The requirements text, in canonical package order, ending in a newline.
 /// Errors: InvalidLockfile when a package cannot be expressed for pip with hashes (a VCS or
