@@ -16,6 +16,7 @@
 #include "gpulock/lock/toml_value.h"
 
 #include "check_internal.h"
+#include "locked_index.h"
 
 namespace gpulock::app::check_detail {
 namespace {
@@ -24,21 +25,6 @@ namespace fs = std::filesystem;
 
 std::string short_sha(std::string_view hex) {
   return std::string(hex.substr(0, 12));
-}
-
-const lock::IndexRecord* index_record(const lock::Lock& lk, std::string_view url) {
-  if (!lk.gpulock) return nullptr;
-  for (const auto& ix : lk.gpulock->indexes) {
-    if (ix.url == url) return &ix;
-  }
-  return nullptr;
-}
-
-index::IndexSource source_for(const lock::Lock& lk, const std::string& url) {
-  auto s = index::IndexSource::simple(url);
-  if (const auto* rec = index_record(lk, url); rec && rec->role == "torch")
-    s.forbidden_means_missing = true;
-  return s;
 }
 
 std::string trim_slash(std::string s) {
@@ -252,7 +238,7 @@ core::Status check_index(const Context& ctx, LayerResult& layer, std::vector<Dri
     }
   }
   for (const auto& p : ctx.lock.packages) {
-    if (p.index) client.prefetch_project(source_for(ctx.lock, *p.index), p.name);
+    if (p.index) client.prefetch_project(detail::locked_index_source(ctx.lock, *p.index), p.name);
   }
 
   std::size_t files_checked = 0, indexes_asked = 0;
@@ -261,7 +247,7 @@ core::Status check_index(const Context& ctx, LayerResult& layer, std::vector<Dri
   for (const auto& p : ctx.lock.packages) {
     std::vector<std::pair<std::string, index::ProjectPagePtr>> pages;  // (shown url, page)
     if (p.index) {
-      auto page = client.fetch_project(source_for(ctx.lock, *p.index), p.name);
+      auto page = client.fetch_project(detail::locked_index_source(ctx.lock, *p.index), p.name);
       if (!page) return std::unexpected(page.error());
       pages.emplace_back(*p.index, *page);
       if (indexes_seen.insert(*p.index).second) ++indexes_asked;

@@ -224,29 +224,24 @@ void compare_given(const Context& ctx, const GivenInputs& given, const lock::Gpu
         f.path, std::nullopt);
   }
 
-  std::set<std::string> rx(rec.extras.begin(), rec.extras.end()),
-      gx(given.record.extras.begin(), given.record.extras.end());
-  for (const auto& x : minus(gx, rx)) {
-    add("extra-added", x,
-        fmt::format("the extra {} is given but the lock was resolved without it", x), std::nullopt,
-        x);
-  }
-  for (const auto& x : minus(rx, gx)) {
-    add("extra-removed", x,
-        fmt::format("the lock was resolved with the extra {}, which is not given", x), x,
-        std::nullopt);
-  }
-  std::set<std::string> rg(rec.groups.begin(), rec.groups.end()),
-      gg(given.record.groups.begin(), given.record.groups.end());
-  for (const auto& x : minus(gg, rg)) {
-    add("group-added", x,
-        fmt::format("the group {} is given but the lock was resolved without it", x), std::nullopt,
-        x);
-  }
-  for (const auto& x : minus(rg, gg)) {
-    add("group-removed", x,
-        fmt::format("the lock was resolved with the group {}, which is not given", x), x,
-        std::nullopt);
+  // Extras and dependency groups, each added or removed since the lock.
+  const std::pair<std::string_view, std::pair<const std::vector<std::string>*,
+                                              const std::vector<std::string>*>>
+      named_lists[] = {{"extra", {&rec.extras, &given.record.extras}},
+                       {"group", {&rec.groups, &given.record.groups}}};
+  for (const auto& [what, lists] : named_lists) {
+    std::set<std::string> recorded(lists.first->begin(), lists.first->end());
+    std::set<std::string> now(lists.second->begin(), lists.second->end());
+    for (const auto& x : minus(now, recorded)) {
+      add(fmt::format("{}-added", what), x,
+          fmt::format("the {} {} is given but the lock was resolved without it", what, x),
+          std::nullopt, x);
+    }
+    for (const auto& x : minus(recorded, now)) {
+      add(fmt::format("{}-removed", what), x,
+          fmt::format("the lock was resolved with the {} {}, which is not given", what, x), x,
+          std::nullopt);
+    }
   }
 
   // Options, by key.

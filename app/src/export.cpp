@@ -12,20 +12,10 @@
 #include "gpulock/index/page.h"
 #include "gpulock/index/url.h"
 
+#include "locked_index.h"
+
 namespace gpulock::app {
 namespace {
-
-// download.pytorch.org answers 403 for a project it does not have; the lock's
-// [tool.gpulock.indexes] says which index is a PyTorch one (as check_index.cpp does).
-index::IndexSource source_for(const lock::Lock& lk, const std::string& url) {
-  auto s = index::IndexSource::simple(url);
-  if (lk.gpulock) {
-    for (const auto& ix : lk.gpulock->indexes) {
-      if (ix.url == url && ix.role == "torch") s.forbidden_means_missing = true;
-    }
-  }
-  return s;
-}
 
 bool listed(const index::ProjectPage& page, std::string_view filename) {
   return std::any_of(page.files.begin(), page.files.end(),
@@ -82,7 +72,7 @@ core::Result<UnlistedResult> find_unlisted_packages(const lock::Lock& input,
   options.refresh = true;  // listed now, not when the page was cached (offline still wins)
   index::IndexClient client(options);
   for (const auto& p : lk.packages) {
-    if (asked(p) && p.version && p.index) client.prefetch_project(source_for(lk, *p.index), p.name);
+    if (asked(p) && p.version && p.index) client.prefetch_project(detail::locked_index_source(lk, *p.index), p.name);
   }
 
   std::set<std::string> indexes_seen;
@@ -98,7 +88,7 @@ core::Result<UnlistedResult> find_unlisted_packages(const lock::Lock& input,
           fmt::format("{}: the lock records no index for it", who(p)));
       continue;
     }
-    auto page = client.fetch_project(source_for(lk, *p.index), p.name);
+    auto page = client.fetch_project(detail::locked_index_source(lk, *p.index), p.name);
     if (!page) return std::unexpected(page.error());
     ++result.packages_checked;
     const std::string shown = index::redact_url(*p.index);
