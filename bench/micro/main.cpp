@@ -326,23 +326,32 @@ void report_solve(gb::State& state, const resolver::Outcome& outcome, std::size_
   state.counters["versions"] = static_cast<double>(versions);
 }
 
+// Solves `request` once per benchmark iteration; the last outcome, or nullopt after reporting
+// an error (the benchmark is then skipped).
+std::optional<resolver::Outcome> solve_each_iteration(gb::State& state, resolver::Provider& provider,
+                                                      const resolver::SolveRequest& request) {
+  std::optional<resolver::Outcome> last;
+  for (auto _ : state) {
+    auto r = resolver::solve(provider, request);
+    if (!r) {
+      state.SkipWithError(r.error().message.c_str());
+      return std::nullopt;
+    }
+    last = std::move(*r);
+  }
+  return last;
+}
+
 void bm_resolve_tree(gb::State& state) {
   auto packages = static_cast<std::size_t>(state.range(0));
   auto versions = static_cast<std::size_t>(state.range(1));
   auto provider = tree_registry(packages, versions);
   resolver::SolveRequest request;
   request.requirements.push_back(dep("p0", ""));
-  std::optional<resolver::Outcome> last;
-  for (auto _ : state) {
-    auto r = resolver::solve(*provider, request);
-    if (!r) {
-      state.SkipWithError(r.error().message.c_str());
-      return;
-    }
-    last = std::move(*r);
-  }
-  if (last) report_solve(state, *last, provider->versions);
-  if (last && std::get<resolver::Solution>(*last).packages.size() != packages) {
+  auto last = solve_each_iteration(state, *provider, request);
+  if (!last) return;
+  report_solve(state, *last, provider->versions);
+  if (std::get<resolver::Solution>(*last).packages.size() != packages) {
     state.SkipWithError("wrong number of packages chosen");
   }
 }
@@ -353,20 +362,11 @@ void bm_resolve_backtrack(gb::State& state) {
   resolver::SolveRequest request;
   request.requirements.push_back(dep("a", ""));
   request.requirements.push_back(dep("b", ""));
-  std::optional<resolver::Outcome> last;
-  for (auto _ : state) {
-    auto r = resolver::solve(*provider, request);
-    if (!r) {
-      state.SkipWithError(r.error().message.c_str());
-      return;
-    }
-    last = std::move(*r);
-  }
-  if (last) report_solve(state, *last, provider->versions);
-  if (last) {
-    const auto* a = std::get<resolver::Solution>(*last).find("a");
-    if (a == nullptr || a->version != version(1)) state.SkipWithError("expected a 1.1");
-  }
+  auto last = solve_each_iteration(state, *provider, request);
+  if (!last) return;
+  report_solve(state, *last, provider->versions);
+  const auto* a = std::get<resolver::Solution>(*last).find("a");
+  if (a == nullptr || a->version != version(1)) state.SkipWithError("expected a 1.1");
 }
 
 void bm_resolve_in_memory(gb::State& state) {
@@ -385,16 +385,9 @@ void bm_resolve_in_memory(gb::State& state) {
   }
   resolver::SolveRequest request;
   request.requirements.push_back(dep("p0", ""));
-  std::optional<resolver::Outcome> last;
-  for (auto _ : state) {
-    auto r = resolver::solve(provider, request);
-    if (!r) {
-      state.SkipWithError(r.error().message.c_str());
-      return;
-    }
-    last = std::move(*r);
-  }
-  if (last) report_solve(state, *last, packages * versions);
+  auto last = solve_each_iteration(state, provider, request);
+  if (!last) return;
+  report_solve(state, *last, packages * versions);
 }
 
 }  // namespace
