@@ -163,21 +163,7 @@ TEST_CASE("offline with an empty cache names what is missing", "[client][offline
 }
 
 TEST_CASE("default cache directory: GPULOCK_CACHE_DIR, XDG_CACHE_HOME, HOME", "[client]") {
-  struct Saved {
-    std::string name;
-    std::optional<std::string> value;
-    explicit Saved(std::string n) : name(std::move(n)) {
-      if (const char* v = std::getenv(name.c_str())) value = v;
-    }
-    ~Saved() {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-  };
-  Saved a("GPULOCK_CACHE_DIR"), b("XDG_CACHE_HOME"), c("HOME");
+  gpulock::test::ScopedEnv a("GPULOCK_CACHE_DIR"), b("XDG_CACHE_HOME"), c("HOME");
   ::setenv("HOME", "/home/someone", 1);
   ::setenv("XDG_CACHE_HOME", "/xdg", 1);
   ::setenv("GPULOCK_CACHE_DIR", "/explicit", 1);
@@ -205,21 +191,7 @@ TEST_CASE("HTTP defaults of issue 3, and SSL_CERT_FILE / SSL_CERT_DIR picked up"
   CHECK(d.low_speed_time.count() > 0);
   CHECK(d.low_speed_bytes > 0);
 
-  struct Saved {
-    std::string name;
-    std::optional<std::string> value;
-    explicit Saved(std::string n) : name(std::move(n)) {
-      if (const char* v = std::getenv(name.c_str())) value = v;
-    }
-    ~Saved() {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-  };
-  Saved a("SSL_CERT_FILE"), b("SSL_CERT_DIR"), c("GPULOCK_CONCURRENT_DOWNLOADS");
+  gpulock::test::ScopedEnv a("SSL_CERT_FILE"), b("SSL_CERT_DIR"), c("GPULOCK_CONCURRENT_DOWNLOADS");
   ::setenv("SSL_CERT_FILE", "/certs/bundle.pem", 1);
   ::setenv("SSL_CERT_DIR", "/certs/hashed", 1);
   ::setenv("GPULOCK_CONCURRENT_DOWNLOADS", "20", 1);

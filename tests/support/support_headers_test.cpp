@@ -17,37 +17,8 @@
 namespace fs = std::filesystem;
 using gpulock::test::Env;
 using gpulock::test::RunResult;
+using gpulock::test::ScopedEnv;
 using gpulock::test::TempDir;
-
-namespace {
-
-// Sets an environment variable for the lifetime of the object, then restores it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-
-}  // namespace
 
 TEST_CASE("run_process: exit status, stdout and stderr apart", "[support][runner]") {
   RunResult r =

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -86,6 +88,36 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
+};
+
+/// Restores an environment variable when it goes out of scope, after optionally setting it
+/// (`value` null: unset) for the scope's lifetime.
+class ScopedEnv {
+ public:
+  /// Remembers `name`'s value; the scope may change it freely.
+  explicit ScopedEnv(const char* name) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+  }
+  ScopedEnv(const char* name, const char* value) : ScopedEnv(name) {
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
 };
 
 }  // namespace gpulock::test
