@@ -505,9 +505,11 @@ struct IndexClient::Impl {
     return options.keep_wheel ? &options.keep_wheel : nullptr;
   }
 
-  // A page as this client returns it: filtered when the caller asked (the cache keeps it whole).
-  ProjectPagePtr finish_page(ProjectPage&& page) const {
-    if (const auto* filter = wheel_filter()) detail::filter_page(page, *filter);
+  // A page as this client returns it: filtered when the caller asked (the cache keeps it whole),
+  // unless it is a find-links page (`whole`), filtered per project later.
+  ProjectPagePtr finish_page(ProjectPage&& page, bool whole = false) const {
+    const auto* filter = whole ? nullptr : wheel_filter();
+    if (filter) detail::filter_page(page, *filter);
     return std::make_shared<const ProjectPage>(std::move(page));
   }
 
@@ -567,8 +569,7 @@ struct IndexClient::Impl {
       if (!r.etag.empty()) entry->etag = r.etag;
       if (!r.last_modified.empty()) entry->last_modified = r.last_modified;
       if (!cc.no_store) cache.store_page(*entry);
-      if (lookup.whole) return std::make_shared<const ProjectPage>(std::move(entry->page));
-      return finish_page(std::move(entry->page));
+      return finish_page(std::move(entry->page), lookup.whole);
     }
     if (r.status == 404 || r.status == 410 || (r.status == 403 && lookup.forbidden_means_missing)) {
       auto page = not_found_page(lookup);
@@ -626,8 +627,7 @@ struct IndexClient::Impl {
       e.last_modified = r.last_modified;
       cache.store_page(e, page);
     }
-    if (lookup.whole) return std::make_shared<const ProjectPage>(std::move(page));
-    return finish_page(std::move(page));
+    return finish_page(std::move(page), lookup.whole);
   }
 
   core::Result<ProjectPagePtr> http_page(const PageLookup& lookup) {
