@@ -55,6 +55,16 @@ std::string closest_command(std::string_view typed, const std::vector<std::strin
   return best;
 }
 
+// `typed` is no command: says so, suggests the closest one (as `prefix` + name), exit 2.
+int unknown_command(Terminal& term, std::string_view typed, const std::vector<std::string>& names,
+                    std::string_view prefix) {
+  term.error(fmt::format("unknown command '{}'", typed));
+  std::string suggestion = closest_command(typed, names);
+  if (!suggestion.empty()) term.hint(fmt::format("did you mean '{}{}'?", prefix, suggestion));
+  term.hint("run 'gpulock --help' for the list of commands");
+  return kExitUsage;
+}
+
 // `arg` quoted for a POSIX shell when it needs it.
 std::string shell_quote(std::string_view arg) {
   bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
@@ -154,11 +164,7 @@ int run(int argc, char** argv) {
       continue;
     }
     if (std::find(names.begin(), names.end(), arg) == names.end()) {
-      term.error(fmt::format("unknown command '{}'", arg));
-      std::string suggestion = closest_command(arg, names);
-      if (!suggestion.empty()) term.hint(fmt::format("did you mean 'gpulock {}'?", suggestion));
-      term.hint("run 'gpulock --help' for the list of commands");
-      return kExitUsage;
+      return unknown_command(term, arg, names, "gpulock ");
     }
     break;
   }
@@ -199,11 +205,7 @@ int run(int argc, char** argv) {
     }
     auto it = subcommands.find(help_topic);
     if (it == subcommands.end()) {
-      term.error(fmt::format("unknown command '{}'", help_topic));
-      std::string suggestion = closest_command(help_topic, names);
-      if (!suggestion.empty()) term.hint(fmt::format("did you mean 'gpulock help {}'?", suggestion));
-      term.hint("run 'gpulock --help' for the list of commands");
-      return kExitUsage;
+      return unknown_command(term, help_topic, names, "gpulock help ");
     }
     term.out(it->second->help("gpulock"));
     return kExitSuccess;
