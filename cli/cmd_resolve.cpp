@@ -131,24 +131,6 @@ std::string explain_text(const app::ResolveResult& result) {
   return out;
 }
 
-// --nightly needs its value (a date in UTC, or latest): anything else, including the next
-// option swallowed as the value (`--nightly --driver 550`), is a usage error.
-std::string nightly_value_error(std::string& value) {
-  if (value == "latest") return {};
-  auto digits = [&](std::size_t at, std::size_t n) {
-    for (std::size_t i = at; i < at + n; ++i) {
-      if (value[i] < '0' || value[i] > '9') return false;
-    }
-    return true;
-  };
-  if (value.size() == 10 && value[4] == '-' && value[7] == '-' && digits(0, 4) && digits(5, 2) && digits(8, 2)) {
-    int month = (value[5] - '0') * 10 + (value[6] - '0');
-    int day = (value[8] - '0') * 10 + (value[9] - '0');
-    if (month >= 1 && month <= 12 && day >= 1 && day <= 31) return {};
-  }
-  return fmt::format("expected a build date YYYY-MM-DD (UTC) or latest, got '{}'", value);
-}
-
 RunFn setup(CLI::App& sub) {
   auto a = std::make_shared<ResolveArgs>();
   auto& r = a->request;
@@ -167,7 +149,8 @@ RunFn setup(CLI::App& sub) {
   sub.add_option("--torch-backend", r.torch_backend, "Torch family from <torch-index-base>/<backend>: auto, cpu or cuXYZ");
   sub.add_option("--torch-index-base", r.torch_index_base, "Base of the PyTorch indexes")->capture_default_str();
   sub.add_option("--nightly", r.nightly, "Torch family from <base>/nightly/<variant>, one build date: YYYY-MM-DD or latest")
-      ->check(CLI::Validator(nightly_value_error, "YYYY-MM-DD|latest", "nightly"));
+      ->check(CLI::Validator([](std::string& value) { return app::nightly_value_error(value); },
+                             "YYYY-MM-DD|latest", "nightly"));
   sub.add_option("--index-strategy", r.index_strategy, "first-index or unsafe-best-match")
       ->check(CLI::IsMember({"first-index", "unsafe-best-match"}))
       ->capture_default_str();

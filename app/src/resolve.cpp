@@ -187,9 +187,7 @@ core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient&
                                                              std::string_view nightly, std::vector<std::string>& members) {
   std::optional<std::string> cap;
   if (nightly != "latest") {
-    if (nightly.size() != 10 || nightly[4] != '-' || nightly[7] != '-') {
-      return usage(fmt::format("invalid --nightly {}: expected YYYY-MM-DD or latest", core::quote_for_message(nightly)));
-    }
+    if (auto why = nightly_value_error(nightly); !why.empty()) return usage(fmt::format("invalid --nightly: {}", why));
     cap = fmt::format("{}{}{}", nightly.substr(0, 4), nightly.substr(5, 2), nightly.substr(8, 2));
   }
   if (config.exclude_newer) {
@@ -240,6 +238,22 @@ std::string dashed_date(std::string_view yyyymmdd) {
 }
 
 }  // namespace
+
+std::string nightly_value_error(std::string_view value) {
+  if (value == "latest") return {};
+  auto digits = [&](std::size_t at, std::size_t n) {
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (value[i] < '0' || value[i] > '9') return false;
+    }
+    return true;
+  };
+  if (value.size() == 10 && value[4] == '-' && value[7] == '-' && digits(0, 4) && digits(5, 2) && digits(8, 2)) {
+    int month = (value[5] - '0') * 10 + (value[6] - '0');
+    int day = (value[8] - '0') * 10 + (value[9] - '0');
+    if (month >= 1 && month <= 12 && day >= 1 && day <= 31) return {};
+  }
+  return fmt::format("expected a build date YYYY-MM-DD (UTC) or latest, got '{}'", value);
+}
 
 core::Result<std::int64_t> parse_exclude_newer(std::string_view text, std::int64_t now_micros) {
   auto bad = [&] {
