@@ -12,8 +12,7 @@ Run on_terminal(const Workdir& w, const std::string& env, const std::string& arg
       "env -u NO_COLOR -u VIRTUAL_ENV -u GPULOCK_DRIVER -u GPULOCK_CUDA_CEILING -u "
       "GPULOCK_GPU_ARCH " +
       env +
-      " /usr/bin/python3 -c 'import pty, sys; "
-      "sys.exit(pty.spawn(sys.argv[1:]) >> 8)' " +
+      " " + gpulock::test::on_pseudo_terminal() + " " +
       shell_quote(GPULOCK_EXE) + " " + args);
   r.out = replace_all(r.out, "\r", "");
   return r;

@@ -254,7 +254,7 @@ TEST_CASE("gpulock diff: the table's header is bold on a terminal, plain with NO
   auto on_terminal = [](const std::string& env) {
     auto r = lock_test::run_shell(
         "cd " + shell_quote(fixtures().string()) + " && env -u NO_COLOR " + env +
-        " /usr/bin/python3 -c 'import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)' " +
+        " " + gpulock::test::on_pseudo_terminal() + " " +
         shell_quote(GPULOCK_EXE) + " diff diff/old.toml diff/new.toml");
     r.out = gpulock::test::replace_all(r.out, "\r", "");
     return r;

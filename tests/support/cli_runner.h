@@ -143,6 +143,13 @@ inline RunResult run_process(const std::vector<std::string>& argv, const Env& en
   return r;
 }
 
+/// A /bin/sh command prefix running the rest of the command line on a pseudo-terminal (Python's
+/// pty.spawn; stdin, stdout and stderr are the terminal) and exiting with its status. The
+/// terminal turns "\n" into "\r\n".
+inline std::string on_pseudo_terminal() {
+  return "/usr/bin/python3 -c 'import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)'";
+}
+
 /// Runs `command` with /bin/sh (std::system) in this process's environment and directory,
 /// stdin from /dev/null, capturing stdout and stderr through temporary files (removed
 /// afterwards), so a daemon the command starts cannot hold the capture open.
