@@ -117,8 +117,20 @@ void compare_golden(const std::string& file, const std::string& actual) {
   GPULOCK_CHECK_GOLDEN(kGoldenDir / file, actual);
 }
 
+// Where a case's tree lives. The permission case runs as user nobody, who must reach the tree
+// and the binary: a checkout under a directory only root may enter (/root, `mktemp -d`) would
+// hide them, so that case works under the system's temporary directory instead.
+fs::path work_dir_for(const Case& c) {
+  if (!c.as_nobody || ::getuid() != 0) return kWorkDir;
+  fs::path base = fs::temp_directory_path() / ("gpulock-probe-nobody-" + std::to_string(::getpid()));
+  fs::create_directories(base);
+  fs::permissions(base, fs::perms(0755));
+  return base;
+}
+
 Run run_case(const Case& c, bool json) {
-  fs::path dir = kWorkDir / c.name;
+  const fs::path work = work_dir_for(c);
+  fs::path dir = work / c.name;
   fs::remove_all(dir);
   fs::path root = dir / "root";
   fs::path lib = dir / c.lib_dir;
@@ -130,7 +142,7 @@ Run run_case(const Case& c, bool json) {
   fs::create_symlink("/bin/sleep", tools / "sleep");
   if (c.tree) c.tree(root, lib);
   // The permission case runs as nobody, who must be able to reach everything but the device.
-  for (const auto& p : {kWorkDir, dir, root, lib, lib.parent_path(), tools}) {
+  for (const auto& p : {work, dir, root, lib, lib.parent_path(), tools}) {
     if (fs::exists(p)) fs::permissions(p, fs::perms(0755));
   }
 
@@ -151,20 +163,31 @@ Run run_case(const Case& c, bool json) {
     env[k] = v;
 
   std::vector<std::string> argv;
+  std::string exe = kExe;
   if (c.as_nobody) {
     if (::getuid() == 0) {
       argv = {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
+      exe = (dir / "gpulock").string();  // a copy nobody can reach
+      fs::copy_file(kExe, exe, fs::copy_options::overwrite_existing);
+      fs::permissions(exe, fs::perms(0755));
     } else {
       // Not root: this user is already unprivileged; make the devices unreadable to it.
       for (const auto& e : fs::directory_iterator(root / "dev"))
         fs::permissions(e.path(), fs::perms::none);
     }
   }
-  argv.push_back(kExe);
+  argv.push_back(exe);
   for (const auto& a : c.args)
     argv.push_back(a);
   if (json) argv.push_back("--json");
-  return run_process(argv, env);
+  Run r = run_process(argv, env);
+  if (work != kWorkDir) {
+    // Paths read as in every other case (<WORK> in the golden files).
+    r.out = replace_all(r.out, work.string(), kWorkDir.string());
+    r.err = replace_all(r.err, work.string(), kWorkDir.string());
+    fs::remove_all(work);
+  }
+  return r;
 }
 
 void check_case(const Case& c) {
