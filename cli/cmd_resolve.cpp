@@ -141,6 +141,7 @@ RunFn setup(CLI::App& sub) {
   sub.add_option("--extra", r.extras, "Include an optional-dependencies extra of --project");
   sub.add_option("--group", r.groups, "Include a [dependency-groups] group of --project");
   sub.add_option("-o,--output", r.output, "Lock file to write ('-' for stdout)")->capture_default_str();
+  sub.add_flag("--force", r.force, "Replace an existing -o file even when it is not a lock");
   sub.add_option("--index-url", r.index_url, "Default index (PEP 503/691 simple API; default https://pypi.org/simple/)");
   sub.add_option("--extra-index-url", r.extra_index_urls, "A lower-priority index (repeatable)");
   sub.add_option("--index", r.named_indexes, "A named index NAME=URL, used through --index-for");
@@ -175,12 +176,18 @@ RunFn setup(CLI::App& sub) {
   sub.add_flag("--offline", a->cache.offline, "Use only the cache; no network");
   sub.add_flag("--refresh", a->cache.refresh, "Revalidate every cached index page");
   sub.add_flag("--no-cache", a->cache.no_cache, "Neither read nor write the cache");
-  sub.add_option("--report", a->report, "Write a JSON report (schema in README.md)");
+  sub.add_option("--report", a->report, "Write a JSON report (schema in README.md; '-' for stdout)");
   sub.add_flag("--explain", a->explain, "Print why each package was chosen");
 
   return [a](Context& ctx) -> int {
     auto& term = ctx.term;
     auto request = a->request;
+    if (a->report == "-" && request.output == "-") {
+      core::Error e;
+      e.code = core::ErrorCode::Usage;
+      e.message = "--report - and -o - both write to stdout; give one of them a file";
+      return report_error(term, e);
+    }
     if (a->pre) request.prerelease = "allow";
     request.client = cache_client_options(a->cache);
     request.command_line = index::redact_text(ctx.command_line);
@@ -225,9 +232,17 @@ RunFn setup(CLI::App& sub) {
     term.progress("");
     if (!result) return report_error(term, result.error());
     for (const auto& w : result->warnings) term.warning(w);
-    if (!a->report.empty()) {
-      auto written = lock::write_file_atomically(a->report, report_json(*result, request));
-      if (!written) return report_error(term, written.error());
+    if (a->report == "-") {
+      term.out(report_json(*result, request));
+    } else if (!a->report.empty()) {
+      auto written = app::write_output(a->report, report_json(*result, request));
+      if (!written) {
+        auto e = written.error();
+        if (result->solved && request.output != "-") {
+          e.message += fmt::format(" (the lock was written to {})", request.output);
+        }
+        return report_error(term, e);
+      }
     }
     if (!result->solved) {
       term.error("no solution: the requirements cannot be satisfied together for this target");

@@ -48,6 +48,68 @@ std::optional<CudaVersion> cuda_needed_by_runtime_package(std::string_view name,
                      static_cast<std::uint32_t>(version.release_at(1))};
 }
 
+namespace {
+
+// CUDA 13's library wheels dropped the `-cuNN` suffix (gpu-stacks.md §6.5: `nvidia-cublas`,
+// `nvidia-cuda-runtime`, ...); these names are CUDA 13 builds whatever their version.
+constexpr std::array<std::string_view, 17> kCuda13UnsuffixedLibraries = {
+    "nvidia-cublas",      "nvidia-cuda-cupti", "nvidia-cuda-nvcc",  "nvidia-cuda-nvrtc", "nvidia-cuda-runtime",
+    "nvidia-cuda-crt",    "nvidia-cufft",      "nvidia-cufile",     "nvidia-curand",     "nvidia-cusolver",
+    "nvidia-cusparse",    "nvidia-nvjitlink",  "nvidia-nvtx",       "nvidia-nvvm",       "nvidia-npp",
+    "nvidia-nvjpeg",      "nvidia-cuda-sanitizer-api"};
+
+// Libraries whose version is the CUDA release they belong to (so it bounds the minor too).
+constexpr std::array<std::string_view, 4> kCudaVersionedLibraries = {"nvidia-cuda-runtime", "nvidia-cuda-nvrtc",
+                                                                     "nvidia-nvjitlink", "nvidia-cuda-cupti"};
+
+std::optional<std::uint32_t> cu_suffix_major(std::string_view name, std::string_view& base) {
+  auto dash = name.rfind("-cu");
+  if (dash == std::string_view::npos) return std::nullopt;
+  std::uint32_t major = 0;
+  std::string_view digits = name.substr(dash + 3);
+  if (digits.empty() || digits.size() > 2 || !parse_uint(digits, major)) return std::nullopt;
+  base = name.substr(0, dash);
+  return major;
+}
+
+CudaVersion release_cuda(const core::Version& v) {
+  return {static_cast<std::uint32_t>(v.release_at(0)), static_cast<std::uint32_t>(v.release_at(1))};
+}
+
+}  // namespace
+
+std::optional<CudaNeed> cuda_need_of_package(std::string_view name, const core::Version& version) {
+  auto major_only = [](std::uint32_t major) { return CudaNeed{CudaVersion{major, 0}, false}; };
+  if (name == "cuda-toolkit") {
+    if (version.release().size() < 2) return std::nullopt;
+    return CudaNeed{release_cuda(version), true};
+  }
+  if (name == "cuda-bindings" || name == "cuda-python") {
+    auto major = version.release_at(0);
+    if (major < 9 || major > 99) return std::nullopt;
+    return major_only(static_cast<std::uint32_t>(major));
+  }
+  if (!name.starts_with("nvidia-")) return std::nullopt;
+  std::string_view base;
+  std::optional<std::uint32_t> major = cu_suffix_major(name, base);
+  if (!major) {
+    if (std::find(kCuda13UnsuffixedLibraries.begin(), kCuda13UnsuffixedLibraries.end(), name) ==
+        kCuda13UnsuffixedLibraries.end()) {
+      return std::nullopt;
+    }
+    base = name;
+    major = 13;
+  }
+  bool versioned = std::find(kCudaVersionedLibraries.begin(), kCudaVersionedLibraries.end(), base) !=
+                       kCudaVersionedLibraries.end() ||
+                   (base == "nvidia-cublas" && *major == 12);
+  // A version that does not start with the CUDA major is not a CUDA release number.
+  if (versioned && version.release_at(0) == *major && version.release().size() >= 2) {
+    return CudaNeed{release_cuda(version), true};
+  }
+  return major_only(*major);
+}
+
 std::optional<CudaVersion> cuda_from_dependencies(std::span<const core::Requirement> requires_dist) {
   for (const auto& req : requires_dist) {
     std::string name = req.normalized_name();
@@ -192,6 +254,32 @@ std::optional<ComputeCapability> cudnn_min_capability(const core::Version& cudnn
     return ComputeCapability{7, 5};
   }
   return std::nullopt;
+}
+
+ArchList archs_cuda_can_build(CudaVersion cuda) {
+  // shared/data/cuda-archs.md: the first toolkit that can build each arch, and the first that
+  // no longer can (0.0: still supported).
+  struct Row {
+    ComputeCapability arch;
+    CudaVersion first, dropped;
+  };
+  static constexpr Row kRows[] = {
+      {{3, 5}, {9, 0}, {12, 0}},  {{3, 7}, {9, 0}, {12, 0}},  {{5, 0}, {9, 0}, {13, 0}},  {{5, 2}, {9, 0}, {13, 0}},
+      {{5, 3}, {9, 0}, {13, 0}},  {{6, 0}, {9, 0}, {13, 0}},  {{6, 1}, {9, 0}, {13, 0}},  {{6, 2}, {9, 0}, {13, 0}},
+      {{7, 0}, {9, 0}, {13, 0}},  {{7, 2}, {9, 0}, {13, 0}},  {{7, 5}, {10, 0}, {0, 0}},  {{8, 0}, {11, 0}, {0, 0}},
+      {{8, 6}, {11, 1}, {0, 0}},  {{8, 7}, {11, 4}, {0, 0}},  {{8, 9}, {11, 8}, {0, 0}},  {{9, 0}, {11, 8}, {0, 0}},
+      {{10, 0}, {12, 8}, {0, 0}}, {{10, 1}, {12, 8}, {13, 0}}, {{12, 0}, {12, 8}, {0, 0}}, {{10, 3}, {12, 9}, {0, 0}},
+      {{12, 1}, {12, 9}, {0, 0}}, {{11, 0}, {13, 0}, {0, 0}},
+  };
+  ArchList list;
+  list.assumed = true;
+  list.source = fmt::format("assumed: the architectures CUDA {} can build (cuda-archs.md)", cuda.to_string());
+  for (const auto& row : kRows) {
+    bool dropped = row.dropped.major != 0 && !(cuda < row.dropped);
+    if (!(cuda < row.first) && !dropped) list.cubins.push_back(row.arch);
+  }
+  std::sort(list.cubins.begin(), list.cubins.end());
+  return list;
 }
 
 }  // namespace gpulock::app

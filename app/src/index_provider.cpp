@@ -43,21 +43,6 @@ constexpr std::string_view kCuda = "__cuda";
 constexpr std::string_view kCudaVariant = "__cuda_variant";
 constexpr std::string_view kCudaMajor = "__cuda_major";
 
-// The CUDA major of an `nvidia-*-cuNN` wheel (`nvidia-cudnn-cu12` -> 12), or nullopt.
-std::optional<std::uint64_t> nvidia_suffix_major(std::string_view name) {
-  if (!name.starts_with("nvidia-")) return std::nullopt;
-  auto dash = name.rfind("-cu");
-  if (dash == std::string_view::npos) return std::nullopt;
-  std::string_view digits = name.substr(dash + 3);
-  if (digits.empty() || digits.size() > 2) return std::nullopt;
-  std::uint64_t major = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return std::nullopt;
-    major = major * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  return major;
-}
-
 core::Version make_version(std::uint64_t major, std::uint64_t minor) {
   std::uint64_t parts[2] = {major, minor};
   return core::Version::from_release(parts);
@@ -108,6 +93,7 @@ struct VersionEntry {
   bool dependencies_read = false;
   std::optional<CudaVersion> needs_cuda;
   std::optional<UnavailableReason> dependencies_unavailable;
+  bool archs_assumed = false;  // torch: no arch list known, bounded by its CUDA's archs
 };
 
 struct PackageState {
@@ -118,6 +104,7 @@ struct PackageState {
   bool any_wheel_for_target = false;
   bool only_sdists = false;
   bool only_other_platforms = false;
+  std::size_t pin_from = 0;  // an existing lock's pin was moved to the front from here
 };
 
 struct MetadataState {
@@ -155,10 +142,12 @@ struct IndexProvider::Impl {
       groups.push_back(std::move(pinned));
       return groups;  // a pin is exclusive: nothing else is consulted
     }
-    if (!config.torch.empty() && is_torch_family(name)) {
+    if ((config.torch_requested || !config.torch.empty()) && is_torch_family(name)) {
+      // The torch family never falls back past the torch source the user asked for.
       std::vector<const SourceSpec*> torch;
       for (const auto& s : config.torch) torch.push_back(&s);
-      groups.push_back(std::move(torch));
+      if (!torch.empty()) groups.push_back(std::move(torch));
+      return groups;
     }
     for (const auto& s : config.general) groups.push_back({&s});
     return groups;
@@ -370,7 +359,10 @@ struct IndexProvider::Impl {
     if (auto pref = config.preferences.find(name); pref != config.preferences.end()) {
       auto it = std::find_if(entries.begin(), entries.end(),
                              [&](const VersionEntry& e) { return e.version == pref->second; });
-      if (it != entries.end()) std::rotate(entries.begin(), it, it + 1);
+      if (it != entries.end()) {
+        state.pin_from = static_cast<std::size_t>(it - entries.begin());
+        std::rotate(entries.begin(), it, it + 1);
+      }
     }
     state.entries = std::move(entries);
   }
@@ -436,6 +428,17 @@ struct IndexProvider::Impl {
       return out;
     }
     return std::nullopt;
+  }
+
+  // What CUDA a candidate needs: its +cuXYZ label, the CUDA of its runtime pins (PyPI torch),
+  // else its own name and version (nvidia-*, cuda-toolkit, cuda-bindings).
+  static std::optional<CudaNeed> cuda_need(std::string_view package, const VersionEntry& entry,
+                                           std::span<const core::Requirement> requires_dist) {
+    if (entry.build.cuda) return CudaNeed{*entry.build.cuda, true};
+    if (entry.build.kind == BuildKind::Unlabeled) {
+      if (auto from_pins = cuda_from_dependencies(requires_dist)) return CudaNeed{*from_pins, true};
+    }
+    return cuda_need_of_package(package, entry.version);
   }
 
   std::string ceiling_text() const {
@@ -566,9 +569,9 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
 
   // GPU policy (DESIGN.md §GPU model).
   const auto& gpu = impl_->config.gpu;
-  std::optional<CudaVersion> cuda = entry.build.cuda;
-  if (!cuda && entry.build.kind == BuildKind::Unlabeled) cuda = cuda_from_dependencies(included);
-  if (!cuda) cuda = cuda_needed_by_runtime_package(package, version);
+  auto need = Impl::cuda_need(package, entry, included);
+  std::optional<CudaVersion> cuda;
+  if (need) cuda = need->cuda;
   entry.needs_cuda = cuda;
   if (is_cuda_linked(package)) {
     if (entry.build.kind == BuildKind::Cuda && entry.build.cuda) {
@@ -583,35 +586,36 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
   // user's nvidia-cudnn-cu12 pin (two runtimes the loader would mix) is a conflict, not a
   // silent lock.
   // (CUDA builds reach `__cuda_major` through their `__cuda_variant`, see above.)
-  if (auto major = nvidia_suffix_major(package)) {
-    out.dependencies.push_back({std::string(kCudaMajor), {}, *core::SpecifierSet::parse(fmt::format("=={}", *major))});
+  if (package.starts_with("nvidia-") && need) {
+    out.dependencies.push_back(
+        {std::string(kCudaMajor), {}, *core::SpecifierSet::parse(fmt::format("=={}", need->cuda.major))});
   }
   if (cuda) {
     // Without a GPU (or a known ceiling) every CUDA build fails alike ("needs CUDA"): one
-    // specifier for all lets the solver state that once for a whole range of versions.
-    std::string floor = gpu.no_gpu || !gpu.ceiling                ? std::string(">=0")
-                        : gpu.compat == probe::CudaCompat::Minor ? fmt::format(">={}.0", cuda->major)
-                                                                 : ">=" + cuda->to_string();
+    // specifier for all lets the solver state that once for a whole range of versions. Where
+    // only the major is known (cuda-bindings 13.x, nvidia-cufft), the major is the bound.
+    std::string floor = gpu.no_gpu || !gpu.ceiling                                  ? std::string(">=0")
+                        : gpu.compat == probe::CudaCompat::Minor || !need->minor_exact ? fmt::format(">={}.0", cuda->major)
+                                                                                      : ">=" + cuda->to_string();
     out.dependencies.push_back({std::string(kCuda), {}, *core::SpecifierSet::parse(floor)});
   }
   // Kernels for every GPU: the arch list of this torch build (by release and CUDA).
   if (package == "torch" && cuda && !gpu.archs.empty() && !gpu.no_gpu) {
+    // An unknown list is bounded by what its CUDA can build: SASS for those archs, no PTX.
     auto list = torch_arch_list(version, *cuda, impl_->config.target.environment.platform_machine);
-    if (!list) {
-      std::string archs;
-      for (const auto& a : gpu.archs) archs += (archs.empty() ? "" : ", ") + a.to_string();
-      impl_->warn(fmt::format("no GPU architecture list is known for torch {} (CUDA {}); assuming it runs on {}",
-                              version.public_version().to_string(), cuda->to_string(), archs));
-    } else {
-      for (const auto& arch : gpu.archs) {
-        if (!arch_list_runs_on(*list, arch)) {
-          out.unavailable = UnavailableReason{
-              UnavailableKind::GpuArchMissing,
-              fmt::format("has no kernels for your GPU's {} (its CUDA {} build carries {})", arch.to_string(),
-                          cuda->to_string(), describe_arch_list(*list)),
-              {{"arch", arch.to_string()}, {"cuda", cuda->to_string()}}};
-          return learned();
-        }
+    if (!list) list = archs_cuda_can_build(*cuda);
+    entry.archs_assumed = list->assumed;
+    for (const auto& arch : gpu.archs) {
+      if (!arch_list_runs_on(*list, arch)) {
+        std::string why = list->assumed
+                              ? fmt::format("has no kernels for your GPU's {} (no arch list is known for it, and CUDA {} "
+                                            "cannot build for {})",
+                                            arch.to_string(), cuda->to_string(), arch.to_string())
+                              : fmt::format("has no kernels for your GPU's {} (its CUDA {} build carries {})",
+                                            arch.to_string(), cuda->to_string(), describe_arch_list(*list));
+        out.unavailable = UnavailableReason{UnavailableKind::GpuArchMissing, std::move(why),
+                                            {{"arch", arch.to_string()}, {"cuda", cuda->to_string()}}};
+        return learned();
       }
     }
   }
@@ -827,14 +831,16 @@ IndexProvider::Selection IndexProvider::selection(std::string_view package, std:
   s.file = e.file;
   s.source = e.source;
   s.build = e.build;
-  s.cuda = e.build.cuda;
-  if (!s.cuda && e.file != nullptr) {
+  std::span<const core::Requirement> requires_dist;
+  if (e.file != nullptr) {
     auto m = impl_->metadata.find(e.file);
-    if (m != impl_->metadata.end() && m->second.metadata && e.build.kind == BuildKind::Unlabeled) {
-      s.cuda = cuda_from_dependencies(m->second.metadata->requires_dist);
-    }
+    if (m != impl_->metadata.end() && m->second.metadata) requires_dist = m->second.metadata->requires_dist;
   }
-  if (!s.cuda) s.cuda = cuda_needed_by_runtime_package(package, e.version);
+  if (auto need = Impl::cuda_need(package, e, requires_dist)) {
+    s.cuda = need->cuda;
+    s.cuda_minor_exact = need->minor_exact;
+  }
+  s.archs_assumed = e.archs_assumed;
   return s;
 }
 
@@ -856,6 +862,15 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_vi
   const auto& entries = it->second.entries;
   const auto& gpu = impl_->config.gpu;
   bool chosen_pre = chosen_index < entries.size() && entries[chosen_index].version.is_prerelease();
+  if (chosen_index == 0 && it->second.pin_from > 0) {
+    // The existing lock's pin was tried first: the candidates it was preferred over.
+    for (std::size_t i = 1; i <= it->second.pin_from && i < entries.size(); ++i) {
+      out.push_back({entries[i].version, "kept-pin",
+                     fmt::format("not tried: the existing lock pins {} (--upgrade-package {})",
+                                 entries[0].version.to_string(), package)});
+    }
+    return out;
+  }
   for (std::size_t i = 0; i < chosen_index && i < entries.size(); ++i) {
     const VersionEntry& e = entries[i];
     Skipped s{e.version, {}, {}};
@@ -891,5 +906,57 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_vi
 }
 
 std::vector<std::string> IndexProvider::warnings() const { return impl_->warnings; }
+
+std::vector<std::string> IndexProvider::projects_not_found() const {
+  std::vector<std::string> out;
+  for (const auto& [name, state] : impl_->packages) {
+    if (state.sources.empty()) out.push_back(name);
+  }
+  return out;
+}
+
+bool IndexProvider::any_project_found() const {
+  return std::any_of(impl_->packages.begin(), impl_->packages.end(),
+                     [](const auto& p) { return !p.second.sources.empty(); });
+}
+
+std::vector<const SourceSpec*> IndexProvider::sources_for(std::string_view name) const {
+  std::vector<const SourceSpec*> out;
+  for (const auto& g : impl_->groups_for(name)) out.insert(out.end(), g.begin(), g.end());
+  return out;
+}
+
+std::vector<std::string> IndexProvider::kept_pins_beaten(const resolver::Solution& solution,
+                                                         std::string_view lock_name) const {
+  std::vector<std::string> out;
+  const auto& gpu = impl_->config.gpu;
+  for (const auto& chosen : solution.packages) {
+    if (chosen.is_virtual || chosen.candidate_index != 0) continue;
+    auto it = impl_->packages.find(chosen.name);
+    if (it == impl_->packages.end() || it->second.pin_from == 0) continue;
+    const auto& entries = it->second.entries;
+    if (!is_torch_family(chosen.name) && entries[0].build.kind != BuildKind::Cuda) continue;
+    for (std::size_t i = 1; i <= it->second.pin_from && i < entries.size(); ++i) {
+      const auto& e = entries[i];
+      if (e.file == nullptr || e.unavailable || e.yanked || e.version.is_prerelease() != entries[0].version.is_prerelease()) {
+        continue;
+      }
+      if (e.build.cuda && (gpu.no_gpu || !gpu.ceiling || !probe::ceiling_allows(*gpu.ceiling, *e.build.cuda, gpu.compat))) {
+        continue;
+      }
+      if (chosen.name == "torch" && e.build.cuda && !gpu.archs.empty()) {
+        auto list = torch_arch_list(e.version, *e.build.cuda, impl_->config.target.environment.platform_machine);
+        if (!list) list = archs_cuda_can_build(*e.build.cuda);
+        bool runs = std::all_of(gpu.archs.begin(), gpu.archs.end(),
+                                [&](const ComputeCapability& a) { return arch_list_runs_on(*list, a); });
+        if (!runs) continue;
+      }
+      out.push_back(fmt::format("kept {} {} from {}; {} is newer for this machine (--upgrade-package {})", chosen.name,
+                                entries[0].version.to_string(), lock_name, e.version.to_string(), chosen.name));
+      break;
+    }
+  }
+  return out;
+}
 
 }  // namespace gpulock::app

@@ -76,9 +76,13 @@ lock::TomlDatetime to_toml_datetime(std::int64_t micros) {
 
 // The lock file's directory, for recording input paths relative to it.
 fs::path lock_dir_of(const std::string& output) {
-  if (output == "-") return fs::current_path();
-  fs::path p = fs::absolute(output).parent_path();
-  return p;
+  std::error_code ec;
+  if (output == "-") {
+    auto cwd = fs::current_path(ec);
+    return ec ? fs::path(".") : cwd;
+  }
+  fs::path p = fs::absolute(output, ec);
+  return ec ? fs::path(output).parent_path() : p.parent_path();
 }
 
 // Dependencies for the solver from requirement entries, with markers applied for the target.
@@ -233,6 +237,236 @@ core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient&
   return std::optional<std::string>{*common->rbegin()};
 }
 
+// The variants a PyTorch index base has, from its all-variant page `<base>/torch/` (what
+// download.pytorch.org serves), else by probing the known variants' torch pages. "cpu" and
+// "cuXYZ" names, CUDA ones in numeric order, cpu first.
+std::vector<std::string> torch_index_variants(index::IndexClient& client, const std::string& base, bool nightly) {
+  std::set<std::string> found;
+  auto add_label = [&](const core::Version& v) {
+    auto label = classify_build(v);
+    if (label.kind == BuildKind::Cuda && label.cuda) found.insert(variant_name(*label.cuda));
+    if (label.kind == BuildKind::Cpu) found.insert("cpu");
+  };
+  std::string root = base + (nightly ? "/nightly" : "");
+  auto all = index::IndexSource::simple(root + "/", "pytorch-all");
+  all.forbidden_means_missing = true;
+  auto page = client.fetch_project(all, "torch");
+  if (page && (*page)->found) {
+    for (const auto& f : (*page)->files) add_label(f.version());
+    for (const auto& o : (*page)->omitted) add_label(o.version);
+  } else {
+    std::vector<index::IndexSource> probes;
+    for (auto v : kKnownVariants) probes.push_back(index::IndexSource::simple(fmt::format("{}/{}/", root, v), std::string(v)));
+    probes.push_back(index::IndexSource::simple(root + "/cpu/", "cpu"));
+    for (auto& s : probes) {
+      s.forbidden_means_missing = true;
+      client.prefetch_project(s, "torch");
+    }
+    for (const auto& s : probes) {
+      auto p = client.fetch_project(s, "torch");
+      if (p && (*p)->found && !((*p)->files.empty() && (*p)->omitted.empty())) found.insert(s.name);
+    }
+  }
+  std::vector<std::string> out(found.begin(), found.end());
+  auto cuda_of = [](const std::string& v) -> std::int64_t {
+    if (v == "cpu") return -1;
+    auto l = classify_build(*core::Version::parse("0+" + v));
+    return l.cuda ? static_cast<std::int64_t>(l.cuda->major * 100 + l.cuda->minor) : -2;
+  };
+  std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return cuda_of(a) < cuda_of(b); });
+  return out;
+}
+
+// "cpu, cu118 (driver >= 520.61.05), cu126 (driver >= 560.28.03)": each variant and what it needs.
+std::string describe_variants(const std::vector<std::string>& variants, probe::CudaCompat compat) {
+  std::string out;
+  for (const auto& v : variants) {
+    if (!out.empty()) out += ", ";
+    out += v;
+    if (v == "cpu") continue;
+    auto cuda = classify_build(*core::Version::parse("0+" + v)).cuda;
+    if (!cuda) continue;
+    if (auto md = probe::min_driver_for_cuda(*cuda, compat)) out += fmt::format(" (driver >= {})", md->to_string());
+  }
+  return out;
+}
+
+// Issue 16 item 1: when the user asked for a torch source (--torch-backend, --nightly), the torch
+// family never comes from anywhere else. Before solving, the torch-family requirements' pages
+// are looked up on the torch sources: a requested variant without them is an error (exit 4)
+// naming the URL and the variants the index has; in auto mode, no usable variant at all is an
+// explained no-solution that names the variants and the driver each needs.
+struct TorchSourceProblem {
+  std::optional<core::Error> error;  ///< an explicitly requested source is missing
+  std::vector<std::string> lines;    ///< an explanation (no solution)
+  std::vector<std::string> hints;
+};
+
+std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client, const ResolveRequest& request,
+                                                      const std::vector<SourceSpec>& torch,
+                                                      const std::vector<resolver::Dependency>& requirements,
+                                                      const GpuContext& gpu) {
+  std::vector<std::string> wanted;
+  for (const auto& d : requirements) {
+    if (is_torch_family(d.name) && std::find(wanted.begin(), wanted.end(), d.name) == wanted.end()) {
+      wanted.push_back(d.name);
+    }
+  }
+  if (wanted.empty()) return std::nullopt;
+  bool nightly = !request.nightly.empty();
+  std::string backend = request.torch_backend.empty() ? "auto" : request.torch_backend;
+  bool explicit_variant = backend != "auto";
+  std::string base = trim_slash(index::url_from_user_input(request.torch_index_base));
+  std::string where = index::redact_url(base + (nightly ? "/nightly/" : "/"));
+  for (const auto& s : torch) {
+    for (const auto& name : wanted) client.prefetch_project(s.source, name);
+  }
+  // Which wanted names no torch source has.
+  std::vector<std::string> missing;
+  for (const auto& name : wanted) {
+    bool found = false;
+    for (const auto& s : torch) {
+      auto page = client.fetch_project(s.source, name);
+      if (!page) {
+        TorchSourceProblem p;
+        p.error = page.error();
+        return p;
+      }
+      if ((*page)->found && !((*page)->files.empty() && (*page)->omitted.empty())) found = true;
+    }
+    if (!found) missing.push_back(name);
+  }
+  if (missing.empty()) return std::nullopt;
+  auto variants = torch_index_variants(client, base, nightly);
+  std::string listing = variants.empty() ? fmt::format("no PyTorch variant index was found under {} (is "
+                                                       "--torch-index-base right?)",
+                                                       where)
+                                         : fmt::format("variants on {}: {}", where, describe_variants(variants, gpu.compat));
+  bool torch_missing = std::find(missing.begin(), missing.end(), wanted.front()) != missing.end();
+  TorchSourceProblem p;
+  if ((explicit_variant && torch.size() == 1 && torch_missing) || variants.empty()) {
+    // A variant the user named that does not exist (a 403/404 for its pages), or no PyTorch
+    // index at all under the base (a typo in --torch-index-base).
+    core::Error e;
+    e.code = ErrorCode::NotFound;
+    std::string url = index::redact_url(torch.size() == 1 ? torch.front().source.url + wanted.front() + "/" : where);
+    if (variants.empty() && torch.size() != 1) {
+      e.message = "no PyTorch variant index was found here (is --torch-index-base right?)";
+      e.where = url;
+      p.error = std::move(e);
+      return p;
+    }
+    e.message = fmt::format("not found: the PyTorch index has no {}{} for --torch-backend {}", nightly ? "nightly " : "",
+                            wanted.front(), backend);
+    e.where = url;
+    e.hints.push_back(listing);
+    p.error = std::move(e);
+    return p;
+  }
+  if (torch.empty() || torch_missing) {
+    // auto: no variant within the driver's ceiling has the family (or none exists at all).
+    std::string who = gpu.driver ? fmt::format("your driver {}", gpu.driver->to_string()) : std::string("your driver");
+    std::string ceiling = gpu.ceiling ? fmt::format(" (CUDA <= {})", gpu.ceiling->to_string()) : std::string();
+    p.lines.push_back(fmt::format("No {}variant of {} on {} runs on {}{}.", nightly ? "nightly " : "", wanted.front(), where,
+                                  who, ceiling));
+    p.lines.push_back(fmt::format("The index has: {}.", variants.empty() ? std::string("no variants") :
+                                                          describe_variants(variants, gpu.compat)));
+    if (std::find(variants.begin(), variants.end(), "cpu") != variants.end()) {
+      p.hints.push_back("for CPU builds: --torch-backend cpu");
+    }
+    if (!variants.empty() && gpu.ceiling) p.hints.push_back("a newer driver runs a newer variant (see the list above)");
+    return p;
+  }
+  // A family member the torch sources lack (torchaudio nightlies, a variant without torchaudio).
+  std::string names;
+  for (std::size_t i = 0; i < missing.size(); ++i) {
+    names += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+  }
+  std::string used;
+  for (const auto& s : torch) used += (used.empty() ? "" : ", ") + (s.cpu_variant ? std::string("cpu") : s.variant ? variant_name(*s.variant) : s.source.name);
+  p.lines.push_back(fmt::format("There are no {}{} builds on {} for {} (a torch-family package is taken only from the "
+                                "PyTorch index you asked for).",
+                                nightly ? "nightly " : "", names, where, used));
+  p.hints.push_back(listing);
+  return p;
+}
+
+// Does the existing lock's [tool.gpulock.gpu] describe the machine being resolved for?
+bool same_gpu_facts(const lock::Lock& old, const GpuContext& ctx) {
+  const auto* g = old.gpulock ? (old.gpulock->gpu ? &*old.gpulock->gpu : nullptr) : nullptr;
+  bool now_gpu = ctx.ceiling.has_value() || ctx.no_gpu;
+  if (g == nullptr) return !now_gpu;
+  std::string driver = ctx.no_gpu ? "none" : ctx.driver ? ctx.driver->to_string() : "";
+  std::string ceiling = ctx.ceiling ? ctx.ceiling->to_string() : "";
+  std::string compat = ctx.compat == probe::CudaCompat::Minor ? "minor" : "strict";
+  std::vector<std::string> archs;
+  for (const auto& a : ctx.archs) archs.push_back(a.to_string());
+  return g->driver.value_or("") == driver && g->cuda_ceiling.value_or("") == ceiling &&
+         g->compat.value_or("strict") == compat && g->archs == archs;
+}
+
+// A package whose build depends on the machine's CUDA: the torch family, nvidia-* and cuda-*.
+bool is_cuda_bound(std::string_view name, const core::Version& v) {
+  return is_torch_family(name) || cuda_need_of_package(name, v).has_value() || classify_build(v).kind != BuildKind::Unlabeled;
+}
+
+struct UnknownProjects {
+  std::vector<std::string> lines;  ///< "'x' is not on URL."
+  std::vector<std::string> hints;  ///< close names that exist
+};
+
+// Issue 16 item 9: a requirement whose project no index has reads as "'x' is not on URL", with
+// close names that exist; an index that answered 404 for every project asked (two or more) is
+// an error naming it (exit 4): its URL is wrong.
+core::Result<UnknownProjects> unknown_projects(index::IndexClient& client, const IndexProvider& provider,
+                                               const std::vector<resolver::Dependency>& requirements) {
+  UnknownProjects out;
+  auto& lines = out.lines;
+  auto missing = provider.projects_not_found();
+  if (missing.empty()) return out;
+  if (!provider.any_project_found() && missing.size() >= 2) {
+    std::string where;
+    for (const auto* s : provider.sources_for(missing.front())) {
+      where += (where.empty() ? "" : ", ") + index::redact_url(s->source.url);
+    }
+    std::string names;
+    for (std::size_t i = 0; i < missing.size() && i < 3; ++i) names += (i == 0 ? "" : ", ") + missing[i];
+    core::Error e;
+    e.code = ErrorCode::NotFound;
+    e.where = where;
+    e.message = fmt::format("none of the projects asked for is here ({}{}): is the index URL right?", names,
+                            missing.size() > 3 ? ", ..." : "");
+    return std::unexpected(e);
+  }
+  for (const auto& d : requirements) {
+    if (std::find(missing.begin(), missing.end(), d.name) == missing.end()) continue;
+    std::string where;
+    auto sources = provider.sources_for(d.name);
+    for (const auto* s : sources) where += (where.empty() ? "" : ", ") + index::redact_url(s->source.url);
+    lines.push_back(fmt::format("'{}' is not on {}.", d.name, where.empty() ? std::string("any index") : where));
+    // Close names: the name without separators, and torch-family names it is close to.
+    std::string squashed;
+    for (char c : d.name) {
+      if (c != '-') squashed += c;
+    }
+    std::vector<std::string> candidates;
+    if (squashed != d.name) candidates.push_back(squashed);
+    for (const auto& s : sources) {
+      for (const auto& c : candidates) client.prefetch_project(s->source, c);
+    }
+    for (const auto& c : candidates) {
+      for (const auto* s : provider.sources_for(c)) {
+        auto page = client.fetch_project(s->source, c);
+        if (page && (*page)->found) {
+          out.hints.push_back(fmt::format("did you mean '{}'?", c));
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
 std::string dashed_date(std::string_view yyyymmdd) {
   return fmt::format("{}-{}-{}", yyyymmdd.substr(0, 4), yyyymmdd.substr(4, 2), yyyymmdd.substr(6, 2));
 }
@@ -337,6 +571,12 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
                  {"for example: gpulock resolve torch torchvision --torch-backend auto"});
   }
   if (inputs->req.pre) solve_options.prerelease = resolver::PrereleasePolicy::Allow;
+  std::vector<std::string> input_paths;
+  for (const auto& f : inputs->req.files) input_paths.push_back(f.path);
+  for (const auto& [path, content] : inputs->project_files) input_paths.push_back(path);
+  if (!request.project.empty()) input_paths.push_back(request.project);
+  auto existing_output = check_output(request.output, request.force, input_paths);
+  if (!existing_output) return std::unexpected(existing_output.error());
   result.timings.inputs_ms = elapsed_ms(t_inputs);
 
   // Target.
@@ -402,10 +642,12 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
                                                                                                 : item.substr(0, eq),
                                *it);
   }
-  if (!request.torch_backend.empty() || !request.nightly.empty()) {
+  const bool torch_requested = !request.torch_backend.empty() || !request.nightly.empty();
+  if (torch_requested) {
     auto torch = torch_sources(request, gpu->context);
     if (!torch) return std::unexpected(torch.error());
     config.torch = std::move(*torch);
+    config.torch_requested = true;
   }
   int extra_number = 0;
   for (const auto& g : detail::general_indexes(request, inputs->req)) {
@@ -423,10 +665,7 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
 
   // Stable re-locking: the existing output lock's pins are preferences. Its bytes are kept to
   // leave an unchanged lock untouched (no write, no fsync) at the end.
-  std::optional<std::string> existing_text;
-  if (request.output != "-" && fs::exists(request.output)) {
-    if (auto text = read_text_file(request.output)) existing_text = std::move(*text);
-  }
+  std::optional<std::string> existing_text = std::move(*existing_output);
   if (existing_text && !request.upgrade) {
     auto old = lock::parse_lock(*existing_text, request.output);
     if (!old) {
@@ -434,9 +673,15 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     } else {
       std::set<std::string> upgrade;
       for (const auto& n : request.upgrade_packages) upgrade.insert(core::normalize_name(n));
+      // Pins of CUDA-bound packages were chosen for the machine the old lock names: on another
+      // machine (driver, ceiling, archs, compat) they are not preferences (issue 16 item 4).
+      bool same_machine = same_gpu_facts(old->lock, gpu->context);
       for (const auto& p : old->lock.packages) {
         if (!p.version || upgrade.contains(p.name)) continue;
-        if (auto v = core::Version::parse(*p.version)) config.preferences.emplace(p.name, *v);
+        auto v = core::Version::parse(*p.version);
+        if (!v) continue;
+        if (!same_machine && is_cuda_bound(p.name, *v)) continue;
+        config.preferences.emplace(p.name, *v);
       }
     }
   }
@@ -463,6 +708,19 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     return false;
   };
   index::IndexClient client(client_options);
+
+  if (torch_requested) {
+    phase("Checking the PyTorch index");
+    if (auto problem = check_torch_sources(client, request, config.torch, requirements, gpu->context)) {
+      if (problem->error) return std::unexpected(*problem->error);
+      result.solved = false;
+      result.explanation.lines = std::move(problem->lines);
+      result.explanation.hints = std::move(problem->hints);
+      result.index_stats = client.stats();
+      result.timings.total_ms = elapsed_ms(start);
+      return result;
+    }
+  }
 
   std::vector<std::string> nightly_members;
   if (!request.nightly.empty()) {
@@ -504,13 +762,23 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
 
   if (auto* failure = std::get_if<resolver::NoSolution>(&*outcome)) {
     result.solved = false;
+    auto unknown = unknown_projects(client, provider, requirements);
+    if (!unknown) return std::unexpected(unknown.error());
     result.explanation = resolver::report(*failure, provider);
+    if (!unknown->lines.empty()) {
+      // Lead with the deciding fact: a project that is on no index (issue 16 item 9).
+      auto& lines = result.explanation.lines;
+      lines.insert(lines.begin(), unknown->lines.begin(), unknown->lines.end());
+      auto& hints = result.explanation.hints;
+      hints.insert(hints.begin(), unknown->hints.begin(), unknown->hints.end());
+    }
     result.solve_stats = failure->stats;
     result.index_stats = client.stats();
     result.timings.total_ms = elapsed_ms(start);
     return result;
   }
   const auto& solution = std::get<resolver::Solution>(*outcome);
+  for (auto& line : provider.kept_pins_beaten(solution, request.output)) result.warnings.push_back(std::move(line));
   result.solved = true;
   result.solve_stats = solution.stats;
 
@@ -575,7 +843,10 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     why.source = sel.source ? index::redact_url(sel.source->source.url) : "";
     why.file = sel.file->filename;
     why.required_by = chosen.required_by;
-    if (sel.cuda) why.notes.push_back(fmt::format("needs CUDA {}", sel.cuda->to_string()));
+    if (sel.cuda) {
+      why.notes.push_back(sel.cuda_minor_exact ? fmt::format("needs CUDA {}", sel.cuda->to_string())
+                                               : fmt::format("needs CUDA {}.x", sel.cuda->major));
+    }
     if (chosen.version.is_prerelease()) why.notes.push_back("a pre-release");
     if (is_torch_family(chosen.name)) {
       for (auto& s : provider.skipped_before(chosen.name, chosen.candidate_index)) {
@@ -640,9 +911,14 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
                                           ctx.ceiling->to_string())
                             : fmt::format("CUDA {} <= {}{}", sel.cuda->to_string(), ctx.ceiling->to_string(),
                                           ctx.compat == probe::CudaCompat::Minor ? ", minor-version compatibility" : "");
+      // A build whose arch list is unknown is bounded by what its CUDA can build: say "assumed".
+      std::string kernels = archs.empty()       ? std::string()
+                            : sel.archs_assumed ? fmt::format("; kernels for {} assumed (no arch list is known for "
+                                                              "this build; CUDA {} can build for {})",
+                                                              archs, sel.cuda->to_string(), archs)
+                                                : fmt::format(" with kernels for {}", archs);
       result.gpu_summary = fmt::format("torch {}: the newest torch whose CUDA build your driver {}runs ({}){}", v,
-                                       ctx.driver ? ctx.driver->to_string() + " " : "", how,
-                                       archs.empty() ? "" : fmt::format(" with kernels for {}", archs));
+                                       ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels);
     } else if (sel.build.kind == BuildKind::Cpu) {
       result.gpu_summary = fmt::format("torch {}: a CPU build", v);
     }
@@ -650,7 +926,7 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
 
   result.lock_text = lock::to_toml(lk, lock::WriteOptions{request.command_line});
   if (request.output != "-" && existing_text != result.lock_text) {
-    auto written = lock::write_file_atomically(request.output, result.lock_text);
+    auto written = write_output(request.output, result.lock_text);
     if (!written) return std::unexpected(written.error());
   }
   result.timings.lock_ms = elapsed_ms(t_lock);

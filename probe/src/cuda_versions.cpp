@@ -28,6 +28,12 @@ std::optional<std::uint32_t> parse_number(std::string_view text) noexcept {
 // ceiling: a driver at or above it runs that minor natively.
 constexpr std::array kTable{
     CudaDriverRow{{11, 0}, "11.0.1 RC", "450.36.06"},
+    CudaDriverRow{{11, 1}, "11.1 GA", "455.23"},
+    CudaDriverRow{{11, 2}, "11.2.0 GA", "460.27.03"},
+    CudaDriverRow{{11, 3}, "11.3.0 GA", "465.19.01"},
+    CudaDriverRow{{11, 4}, "11.4.0 GA", "470.42.01"},
+    CudaDriverRow{{11, 5}, "11.5 GA", "495.29.05"},
+    CudaDriverRow{{11, 6}, "11.6 GA", "510.39.01"},
     CudaDriverRow{{11, 7}, "11.7 GA", "515.43.04"},
     CudaDriverRow{{11, 8}, "11.8 GA", "520.61.05"},
     CudaDriverRow{{12, 0}, "12.0 GA", "525.60.13"},
@@ -182,12 +188,18 @@ std::string_view cuda_driver_table_source() noexcept {
 }
 
 std::optional<CudaVersion> cuda_ceiling_for_driver(const DriverVersion& driver) {
+  // A bare branch ("550") means that branch's drivers: its ceiling is the newest CUDA whose
+  // first driver is on that branch or older (R550 -> 12.4, not 12.3 for "550.0").
+  bool branch_only = driver.parts().size() == 1;
   std::optional<CudaVersion> best;
   for (const auto& row : kTable) {
-    if (must_parse(row.min_driver) <= driver) best = row.cuda;
+    auto min = must_parse(row.min_driver);
+    if (branch_only ? min.branch() <= driver.branch() : min <= driver) best = row.cuda;
   }
   return best;
 }
+
+std::optional<DriverVersion> newest_driver_in_table() { return must_parse(kTable.back().min_driver); }
 
 std::optional<DriverVersion> minor_compat_floor(std::uint32_t cuda_major) {
   for (const auto& f : kMinorFloors) {

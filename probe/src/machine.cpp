@@ -391,6 +391,14 @@ class Detector {
     if (!m_.driver) return;
     auto c = cuda_ceiling_for_driver(m_.driver->value);
     if (!c) return;
+    const auto& d = m_.driver->value;
+    if (d.parts().size() == 1) {
+      warn(fmt::format("driver {} is a branch number: read as the R{} branch, whose drivers run CUDA <= {}", d.to_string(),
+                       d.branch(), c->to_string()));
+    } else if (auto newest = newest_driver_in_table(); newest && newest->branch() < d.branch()) {
+      warn(fmt::format("driver {} is newer than gpulock's driver table (up to {}): its CUDA ceiling is assumed to be {}",
+                       d.to_string(), newest->to_string(), c->to_string()));
+    }
     m_.cuda_ceiling = Detected<CudaVersion>{
         *c, Method::DriverTable,
         fmt::format("NVIDIA's table (driver {} from {})", m_.driver->value.to_string(),

@@ -60,6 +60,20 @@ struct BuildLabel {
 [[nodiscard]] std::optional<CudaVersion> cuda_needed_by_runtime_package(std::string_view normalized_name,
                                                                         const core::Version& version);
 
+/// What a CUDA-bound package needs of the driver (issue 16 item 2; shared/data/gpu-stacks.md
+/// §6.5): the CUDA major always, for every `nvidia-*` wheel (its `-cu11`/`-cu12`/`-cu13` suffix,
+/// or none for CUDA 13's names), `cuda-toolkit` and `cuda-bindings`/`cuda-python` (the version's
+/// major); the minor too (`minor_exact`) only where the version names the CUDA release:
+/// `nvidia-cuda-runtime*`, `nvidia-cuda-nvrtc*`, `nvidia-nvjitlink*`, `nvidia-cuda-cupti*`, CUDA
+/// 12's `nvidia-cublas-cu12` and `cuda-toolkit`. (cuBLAS 13.1 ships with CUDA 13.0; cuFFT, cuRAND,
+/// cuSOLVER and cuSPARSE versions are not CUDA versions.) nullopt for any other package.
+struct CudaNeed {
+  CudaVersion cuda;          ///< X.0 when only the major is known
+  bool minor_exact = false;  ///< the minor is the CUDA release the package needs
+};
+[[nodiscard]] std::optional<CudaNeed> cuda_need_of_package(std::string_view normalized_name,
+                                                           const core::Version& version);
+
 /// The PyTorch family: packages read from the torch-family source (`--torch-backend`,
 /// `--nightly`). Same list as uv's `TorchStrategy::applies_to` (shared/research/uv.md §1.4).
 [[nodiscard]] bool is_torch_family(std::string_view normalized_name);
@@ -74,7 +88,14 @@ struct ArchList {
   std::vector<ComputeCapability> cubins;
   std::optional<ComputeCapability> ptx;
   std::string source;  ///< where the list comes from (a key of the shared data)
+  bool assumed = false;  ///< no list is known: bounded by what its CUDA can build
 };
+
+/// The architectures a build with CUDA `cuda` can carry SASS for (shared/data/cuda-archs.md: what
+/// each toolkit adds and drops), as an assumed list with no PTX: the bound used when a build's own
+/// arch list is unknown. `source` says it is assumed.
+[[nodiscard]] ArchList archs_cuda_can_build(CudaVersion cuda);
+
 
 /// The arch list of torch `torch_version` (its release X.Y decides) built for CUDA `cuda` on
 /// `machine` ("x86_64", "aarch64"); nullopt when the table has no entry (the caller allows the

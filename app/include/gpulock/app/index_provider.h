@@ -31,6 +31,7 @@
 #include "gpulock/index/client.h"
 #include "gpulock/probe/cuda_versions.h"
 #include "gpulock/resolver/provider.h"
+#include "gpulock/resolver/solver.h"
 
 namespace gpulock::app {
 
@@ -62,6 +63,9 @@ struct ProviderConfig {
   std::vector<std::pair<std::string, SourceSpec>> pinned;
   /// The torch-family source: every variant index, merged into one source.
   std::vector<SourceSpec> torch;
+  /// The user asked for a torch source (--torch-backend, --nightly): torch-family packages come
+  /// only from `torch`, never from a general index, even when `torch` is empty (issue 16).
+  bool torch_requested = false;
   /// `--index-url`, `--extra-index-url`s and find-links, in priority order.
   std::vector<SourceSpec> general;
   IndexStrategy strategy = IndexStrategy::FirstIndex;
@@ -105,8 +109,23 @@ class IndexProvider final : public resolver::Provider {
     const index::DistFile* file = nullptr;
     const SourceSpec* source = nullptr;
     BuildLabel build;
-    std::optional<CudaVersion> cuda;  ///< the CUDA this build needs (label or pins)
+    std::optional<CudaVersion> cuda;  ///< the CUDA this build needs (label, pins, or its name)
+    bool cuda_minor_exact = false;    ///< false: only `cuda`'s major is needed (cuda-bindings 13.x)
+    bool archs_assumed = false;       ///< torch: no arch list known, bounded by its CUDA's archs
   };
+  /// Projects the solver asked for that no source has a page for (404 everywhere).
+  [[nodiscard]] std::vector<std::string> projects_not_found() const;
+  /// Whether any project asked for was found on some source.
+  [[nodiscard]] bool any_project_found() const;
+  /// The sources a project is looked up on, in priority order.
+  [[nodiscard]] std::vector<const SourceSpec*> sources_for(std::string_view name) const;
+
+  /// Existing-lock pins kept although a newer candidate this machine can use exists (CUDA-bound
+  /// packages only), one line each: "kept torch 2.11.0+cu130 from pylock.toml; 2.13.0+cu130 is
+  /// newer for this machine (--upgrade-package torch)".
+  [[nodiscard]] std::vector<std::string> kept_pins_beaten(const resolver::Solution& solution,
+                                                          std::string_view lock_name) const;
+
   [[nodiscard]] Selection selection(std::string_view package, std::size_t candidate_index) const;
 
   /// The parsed METADATA of a candidate's wheel, if it was read.

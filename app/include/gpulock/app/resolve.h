@@ -28,6 +28,7 @@ struct ResolveRequest {
   std::vector<std::string> extras;             ///< --extra X
   std::vector<std::string> groups;             ///< --group G
   std::string output = "pylock.toml";          ///< -o FILE ("-": stdout)
+  bool force = false;                          ///< --force: replace an -o file that is not a lock
 
   std::optional<std::string> index_url;        ///< --index-url (default https://pypi.org/simple/)
   std::vector<std::string> extra_index_urls;   ///< --extra-index-url
@@ -108,6 +109,18 @@ struct ResolveResult {
 /// (requirements, files), network errors (exit 4), Io (writing the lock), and the "no driver
 /// and no choice" error of the GPU policy (Usage, with hints).
 [[nodiscard]] core::Result<ResolveResult> resolve(const ResolveRequest& request, const ResolveObserver& observer = {});
+
+/// Where a lock goes (`-o`), checked before anything is resolved (issue 16 item 5): an output
+/// that is one of `inputs` (requirements, constraints, pyproject files) is a usage error; an
+/// existing regular file that is not a lock is refused (InvalidInput) unless `force`; a
+/// non-regular target (/dev/null, /dev/stdout, a FIFO) is written in place, not replaced.
+/// Errors name the file. Returns the existing lock's text when there is one (for stable
+/// re-locking and to leave an unchanged lock untouched).
+[[nodiscard]] core::Result<std::optional<std::string>> check_output(const std::string& output, bool force,
+                                                                    const std::vector<std::string>& inputs);
+
+/// Writes `content` to `path`: a regular (or missing) file atomically, a device or FIFO in place.
+[[nodiscard]] core::Status write_output(const std::string& path, std::string_view content);
 
 /// Parses `--exclude-newer`: a date (YYYY-MM-DD, midnight UTC), an RFC 3339 timestamp, or a
 /// duration back from `now` ("7d", "12h", "P7D"). Errors: Usage.

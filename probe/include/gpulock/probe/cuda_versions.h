@@ -103,6 +103,9 @@ struct CudaDriverRow {
 /// table's oldest row (450.36.06).
 [[nodiscard]] std::optional<CudaVersion> cuda_ceiling_for_driver(const DriverVersion& driver);
 
+/// The first driver of the newest CUDA release in the table: a newer driver's ceiling is assumed.
+[[nodiscard]] std::optional<DriverVersion> newest_driver_in_table();
+
 /// The minor-version-compatibility floor of a CUDA major: 11 -> 450.80.02, 12 -> 525.60.13,
 /// 13 -> 580; nullopt for a major without one in the table.
 [[nodiscard]] std::optional<DriverVersion> minor_compat_floor(std::uint32_t cuda_major);

@@ -1,0 +1,259 @@
+// Issue 16: never lock the wrong build silently. Each case ran against the 'user-shapes' fixture
+// variant (fixtures/variants/user-shapes.json: no /whl/cpu/ tree, no torchaudio 2.7.x on cu118,
+// no torchaudio nightlies, torch 2.11.0+cu128 requiring cuda-bindings unversioned) or the main
+// fixture index, and wrote a lock that cannot work (or said something untrue) with exit 0 before
+// the fix.
+#include "resolve_support.h"
+
+#include <sys/stat.h>
+
+#include "gpulock/core/version.h"
+
+using namespace resolve_test;
+
+namespace {
+
+// One private nginx serving the variant tree (generated at build time), shared by the cases.
+const gpulock::test::ServersEnv& shapes() {
+  static gpulock::test::PrivateServers server(
+      gpulock::test::PrivateServerOptions{.root = RESOLVE_USER_SHAPES_INDEX, .copy = false});
+  return server.env();
+}
+
+Options on_shapes(const fs::path& dir) {
+  Options o;
+  o.cwd = dir;
+  o.index_url = shapes().pypi_url();
+  o.torch_index_base = shapes().torch_index_base();
+  o.cache = dir / "cache";
+  return o;
+}
+
+std::string shapes_normalize(std::string text) {
+  text = replace_all(text, shapes().http_url(), "http://SHAPES");
+  return normalize(text);
+}
+
+const gpulock::lock::Package* package(const gpulock::lock::Lock& lock, const std::string& name) {
+  for (const auto& p : lock.packages) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("a missing torch variant is an error, never a fallback to the default index", "[resolve][issue16]") {
+  fs::path dir = fresh_dir("wrong-build-missing-variant");
+  Options o = on_shapes(dir);
+  SECTION("--torch-backend cu125 (no such variant)") {
+    Run r = resolve({"torch", "--torch-backend", "cu125", "--driver", "580.65.06", "-o", "pylock.toml"}, o);
+    INFO(describe(r));
+    CHECK(r.status == 4);
+    CHECK_FALSE(fs::exists(dir / "pylock.toml"));
+    std::string err = shapes_normalize(r.err);
+    CHECK(err.starts_with("error: http://SHAPES/whl/cu125/torch/: not found: the PyTorch index has no torch for "
+                          "--torch-backend cu125\n"));
+    CHECK(err.find("hint: variants on http://SHAPES/whl/: cu118 (driver >= ") != std::string::npos);
+    CHECK(err.find("cu130 (driver >= 580") != std::string::npos);
+  }
+  SECTION("--torch-backend cpu on an index without a CPU tree") {
+    Run r = resolve({"torch", "--torch-backend", "cpu", "-o", "pylock.toml"}, o);
+    INFO(describe(r));
+    CHECK(r.status == 4);
+    std::string err = shapes_normalize(r.err);
+    CHECK(err.starts_with("error: http://SHAPES/whl/cpu/torch/: not found: the PyTorch index has no torch for "
+                          "--torch-backend cpu\n"));
+    // The hint lists what exists; it must not send the user back to --torch-backend cpu.
+    CHECK(err.find("hint: variants on http://SHAPES/whl/: cu118") != std::string::npos);
+    CHECK(err.substr(err.find("hint:")).find("cpu") == std::string::npos);
+    CHECK(err.find("hint: variants on http://SHAPES/whl/: cu118") != std::string::npos);
+  }
+  SECTION("a typo in --torch-index-base") {
+    o.torch_index_base = shapes().http_url() + "/whlx";
+    Run r = resolve({"torch", "--torch-backend", "auto", "--driver", "550.54.14", "-o", "pylock.toml"}, o);
+    INFO(describe(r));
+    CHECK(r.status == 4);
+    CHECK(shapes_normalize(r.err).starts_with(
+        "error: http://SHAPES/whlx/: no PyTorch variant index was found here (is --torch-index-base right?)\n"));
+    CHECK_FALSE(fs::exists(dir / "pylock.toml"));
+  }
+  SECTION("--nightly on a driver no nightly variant runs on") {
+    Run r = resolve({"torch", "--nightly", "2026-08-17", "--torch-backend", "auto", "--driver", "550.54.14", "-o",
+                     "pylock.toml"},
+                    o);
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    std::string err = shapes_normalize(r.err);
+    CHECK(err.find("No nightly variant of torch on http://SHAPES/whl/nightly/ runs on your driver 550.54.14 (CUDA <= "
+                   "12.4).") != std::string::npos);
+    CHECK(std::regex_search(err, std::regex(R"(The index has: cpu, cu126 \(driver >= [0-9.]+\), cu130 \(driver >= [0-9.]+\)\.)")));
+    CHECK_FALSE(fs::exists(dir / "pylock.toml"));
+  }
+  SECTION("a family member the nightly index lacks is not taken from the default index") {
+    Run r = resolve({"torch", "torchaudio", "--nightly", "2026-08-17", "--torch-backend", "auto", "--driver",
+                     "580.65.06", "-o", "pylock.toml"},
+                    o);
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    CHECK(shapes_normalize(r.err).find("There are no nightly torchaudio builds on http://SHAPES/whl/nightly/") !=
+          std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "pylock.toml"));
+  }
+}
+
+TEST_CASE("every CUDA-bound wheel is held to the driver's ceiling", "[resolve][issue16]") {
+  // torch 2.11.0+cu128 (this index) requires cuda-bindings unversioned, cuDNN requires cuBLAS
+  // unversioned: on driver 570 (CUDA <= 12.8, strict) neither cuda-bindings 13.x nor cuBLAS 12.9
+  // may be locked.
+  fs::path dir = fresh_dir("wrong-build-ceiling");
+  Options o = on_shapes(dir);
+  Run r = resolve({"torch==2.11.*", "--torch-backend", "auto", "--driver", "570.86.10", "-o", "pylock.toml"}, o);
+  INFO(describe(r));
+  REQUIRE(r.status == 0);
+  auto lock = read_lock(dir / "pylock.toml");
+  const auto* torch = package(lock, "torch");
+  REQUIRE(torch != nullptr);
+  CHECK(torch->version == "2.11.0+cu128");
+  const auto* bindings = package(lock, "cuda-bindings");
+  REQUIRE(bindings != nullptr);
+  CHECK(bindings->version->starts_with("12."));
+  const auto* cublas = package(lock, "nvidia-cublas-cu12");
+  REQUIRE(cublas != nullptr);
+  auto v = gpulock::core::Version::parse(*cublas->version);
+  REQUIRE(v.has_value());
+  CHECK(v->release_at(0) == 12);
+  CHECK(v->release_at(1) <= 8);
+  REQUIRE(lock.gpulock->gpu.has_value());
+  CHECK(lock.gpulock->gpu->cuda == "12.8");
+}
+
+TEST_CASE("an unknown arch list is bounded by what its CUDA can build", "[resolve][issue16]") {
+  fs::path dir = fresh_dir("wrong-build-archs");
+  Options o = on_shapes(dir);
+  SECTION("no CUDA <= 12.4 build carries Blackwell kernels") {
+    Run r = resolve({"torch", "--torch-backend", "auto", "--driver", "550.54.14", "--gpu-arch", "sm_120", "-o",
+                     "pylock.toml"},
+                    o);
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    CHECK(r.err.find("sm_120") != std::string::npos);
+    CHECK(r.err.find("with kernels for") == std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "pylock.toml"));
+  }
+  SECTION("an assumed list says 'assumed', never 'with kernels for'") {
+    // torch 2.7.1+cu118 has no recorded arch list; CUDA 11.8 can build for sm_90.
+    Run r = resolve({"torch", "--torch-backend", "auto", "--driver", "550.54.14", "--gpu-arch", "sm_90", "-o",
+                     "pylock.toml"},
+                    o);
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(r.err.find("torch 2.7.1+cu118: the newest torch whose CUDA build your driver 550.54.14 runs (CUDA 11.8 <= "
+                     "12.4); kernels for sm_90 assumed") != std::string::npos);
+    CHECK(r.err.find("with kernels for") == std::string::npos);
+  }
+}
+
+TEST_CASE("an existing lock's pins do not beat a new machine", "[resolve][issue16]") {
+  fs::path dir = fresh_dir("wrong-build-pins");
+  Options o;
+  o.cwd = dir;
+  Run first = resolve({"torch", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch", "sm_61", "-o",
+                       "pylock.toml"},
+                      o);
+  INFO(describe(first));
+  REQUIRE(first.status == 0);
+  CHECK(lock_versions(dir / "pylock.toml").at("torch") == "2.13.0+cu126");
+  SECTION("another machine re-decides the CUDA-bound pins") {
+    Run again = resolve({"torch", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch", "sm_90", "-o",
+                         "pylock.toml", "--explain"},
+                        o);
+    INFO(describe(again));
+    REQUIRE(again.status == 0);
+    CHECK(lock_versions(dir / "pylock.toml").at("torch") == "2.13.0+cu130");
+  }
+  SECTION("the same machine keeps the pin and says what is newer") {
+    Run older = resolve({"torch<2.13", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch", "sm_61", "-o",
+                         "pylock.toml", "--upgrade"},
+                        o);
+    INFO(describe(older));
+    REQUIRE(older.status == 0);
+    std::string pinned = lock_versions(dir / "pylock.toml").at("torch");
+    Run again = resolve({"torch", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch", "sm_61", "-o",
+                         "pylock.toml", "--explain"},
+                        o);
+    INFO(describe(again));
+    REQUIRE(again.status == 0);
+    CHECK(lock_versions(dir / "pylock.toml").at("torch") == pinned);
+    CHECK(again.err.find("warning: kept torch " + pinned + " from pylock.toml; 2.13.0+cu126 is newer for this machine "
+                         "(--upgrade-package torch)\n") != std::string::npos);
+    // --explain still names the candidates the pin was preferred over.
+    CHECK(again.out.find("not tried: the existing lock pins " + pinned) != std::string::npos);
+  }
+}
+
+TEST_CASE("resolve -o never destroys files", "[resolve][issue16]") {
+  fs::path dir = fresh_dir("wrong-build-output");
+  Options o;
+  o.cwd = dir;
+  SECTION("an output that is one of the inputs") {
+    write_file(dir / "requirements.txt", "filelock\n");
+    Run r = resolve({"-r", "requirements.txt", "-o", "requirements.txt"}, o);
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(r.err.starts_with("error: requirements.txt: -o names one of the inputs; writing the lock there would replace it\n"));
+    CHECK(read_file(dir / "requirements.txt") == "filelock\n");
+  }
+  SECTION("an existing file that is not a lock") {
+    write_file(dir / "notes.toml", "[notes]\ntext = \"mine\"\n");
+    Run r = resolve({"filelock", "-o", "notes.toml"}, o);
+    INFO(describe(r));
+    CHECK(r.status == 3);
+    CHECK(r.err.starts_with("error: notes.toml: exists and is not a lock file; refusing to replace it\n"));
+    CHECK(read_file(dir / "notes.toml") == "[notes]\ntext = \"mine\"\n");
+    Run forced = resolve({"filelock", "-o", "notes.toml", "--force"}, o);
+    INFO(describe(forced));
+    CHECK(forced.status == 0);
+    CHECK(read_file(dir / "notes.toml").find("lock-version") != std::string::npos);
+  }
+  SECTION("a device node is written in place, not replaced") {
+    Run r = resolve({"filelock", "-o", "/dev/null"}, o);
+    INFO(describe(r));
+    CHECK(r.status == 0);
+    struct stat st {};
+    REQUIRE(::stat("/dev/null", &st) == 0);
+    CHECK(S_ISCHR(st.st_mode));
+  }
+  SECTION("--report - writes the report to stdout") {
+    Run r = resolve({"filelock", "-o", "pylock.toml", "--report", "-"}, o);
+    INFO(describe(r));
+    CHECK(r.status == 0);
+    CHECK(r.out.find("\"schema\": \"gpulock.resolve-report/1\"") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "-"));
+    Run both = resolve({"filelock", "-o", "-", "--report", "-"}, o);
+    CHECK(both.status == 2);
+  }
+}
+
+TEST_CASE("unknown projects and dead indexes are named, not read as 'no versions'", "[resolve][issue16]") {
+  fs::path dir = fresh_dir("wrong-build-unknown");
+  Options o;
+  o.cwd = dir;
+  SECTION("a project the index does not have, with a close name that exists") {
+    Run r = resolve({"Torch_Vision", "-o", "pylock.toml"}, o);
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    std::string err = normalize(r.err);
+    CHECK(err.find("  'torch-vision' is not on http://INDEX/simple/.\n") != std::string::npos);
+    CHECK(err.find("hint: did you mean 'torchvision'?\n") != std::string::npos);
+  }
+  SECTION("an index URL that answers 404 for every project") {
+    o.index_url = servers().http_url() + "/simpel/";
+    Run r = resolve({"filelock", "jinja2", "-o", "pylock.toml"}, o);
+    INFO(describe(r));
+    CHECK(r.status == 4);
+    CHECK(normalize(r.err).starts_with("error: http://INDEX/simpel/: none of the projects asked for is here (filelock, "
+                                       "jinja2): is the index URL right?\n"));
+    CHECK_FALSE(fs::exists(dir / "pylock.toml"));
+  }
+}
