@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "command.h"
 #include "exit_codes.h"
@@ -150,9 +151,9 @@ int run(int argc, char** argv) {
     names.emplace_back(info.name);
   }
 
-  std::string help_topic;
+  std::vector<std::string> help_words;
   CLI::App* help = app.add_subcommand("help", "Show help for gpulock or one of its commands");
-  help->add_option("command", help_topic, "The command to explain");
+  help->add_option("command", help_words, "The command to explain (and its subcommand: help index show)");
   names.emplace_back("help");
 
   // Unknown command: suggest the closest one before CLI11 reports a generic error.
@@ -178,10 +179,39 @@ int run(int argc, char** argv) {
     term.out(app.help("", CLI::AppFormatMode::All));
     return kExitSuccess;
   } catch (const CLI::ParseError& e) {
-    term.error(e.what());
     std::string where;
+    CLI::App* parsed = &app;
     for (const auto& [name, sub] : subcommands) {
-      if (sub->parsed()) where = " " + name;
+      if (sub->parsed()) {
+        where = " " + name;
+        parsed = sub;
+      }
+    }
+    for (auto* nested : parsed->get_subcommands()) {
+      where += " " + nested->get_name();
+      parsed = nested;
+    }
+    // A mistyped flag: name it and suggest the closest flag of that command, as for commands.
+    std::string unknown;
+    for (const auto& extra : parsed->remaining()) {
+      if (extra.starts_with("--")) {
+        unknown = extra.substr(0, extra.find('='));
+        break;
+      }
+    }
+    if (!unknown.empty()) {
+      std::vector<std::string> flags;
+      for (const auto* opt : parsed->get_options()) {
+        for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
+      }
+      for (const auto* opt : app.get_options()) {
+        for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
+      }
+      term.error(fmt::format("unknown flag '{}'", unknown));
+      std::string suggestion = closest_command(unknown, flags);
+      if (!suggestion.empty()) term.hint(fmt::format("did you mean '{}'?", suggestion));
+    } else {
+      term.error(e.what());
     }
     term.hint(fmt::format("run 'gpulock{} --help' for usage", where));
     return kExitUsage;
@@ -198,22 +228,40 @@ int run(int argc, char** argv) {
     return kExitSuccess;
   }
   if (help->parsed()) {
-    if (help_topic.empty()) {
+    if (help_words.empty()) {
       // app.help() would describe the selected subcommand ("help" itself).
       term.out(app.get_formatter()->make_help(&app, "gpulock", CLI::AppFormatMode::Normal));
       return kExitSuccess;
     }
-    auto it = subcommands.find(help_topic);
+    auto it = subcommands.find(help_words.front());
     if (it == subcommands.end()) {
-      return unknown_command(term, help_topic, names, "gpulock help ");
+      return unknown_command(term, help_words.front(), names, "gpulock help ");
     }
-    term.out(it->second->help("gpulock"));
+    // `help index show`: the nested command's help.
+    CLI::App* topic = it->second;
+    std::string prefix = "gpulock";
+    for (std::size_t i = 1; i < help_words.size(); ++i) {
+      CLI::App* nested = nullptr;
+      for (auto* sub : topic->get_subcommands({})) {
+        if (sub->get_name() == help_words[i]) nested = sub;
+      }
+      if (nested == nullptr) {
+        std::vector<std::string> nested_names;
+        for (auto* sub : topic->get_subcommands({})) nested_names.push_back(sub->get_name());
+        return unknown_command(term, help_words[i], nested_names,
+                               fmt::format("gpulock help {} ", fmt::join(help_words.begin(), help_words.begin() + static_cast<std::ptrdiff_t>(i), " ")));
+      }
+      prefix += " " + topic->get_name();
+      topic = nested;
+    }
+    term.out(topic->help(prefix));
     return kExitSuccess;
   }
   for (const auto& [name, sub] : subcommands) {
     if (sub->parsed()) return runners[name](ctx);
   }
-  // No command is a usage error (as in uv and cargo): the overview goes to stderr, exit 2.
+  // No command is a usage error (as in uv and cargo): one error line, the overview on stderr, exit 2.
+  term.error("no command given");
   term.err(app.help());
   return kExitUsage;
 }

@@ -147,7 +147,8 @@ struct IndexProvider::Impl {
       std::vector<const SourceSpec*> torch;
       for (const auto& s : config.torch) torch.push_back(&s);
       if (!torch.empty()) groups.push_back(std::move(torch));
-      return groups;
+      // --index-strategy unsafe-best-match merges every source: the user asked for that.
+      if (config.strategy == IndexStrategy::FirstIndex) return groups;
     }
     for (const auto& s : config.general) groups.push_back({&s});
     return groups;
@@ -225,6 +226,7 @@ struct IndexProvider::Impl {
       VersionEntry entry;
       std::optional<std::size_t> best_rank;
       bool has_wheel = false, has_sdist = false, tag_ok = false, excluded_newer = false, undated = false;
+      bool above_ceiling = false;  // from a torch variant above the driver's ceiling
       std::string requires_python_fail;
       std::string other_date;
     };
@@ -284,6 +286,10 @@ struct IndexProvider::Impl {
         acc.requires_python_fail = file->requires_python;
         continue;
       }
+      if (source->above_ceiling) {
+        acc.above_ceiling = true;
+        continue;
+      }
       // Best: a file that is not yanked, then the best tag rank.
       bool better = acc.entry.file == nullptr || (acc.entry.yanked && !file->yanked) ||
                     (acc.entry.yanked == file->yanked && *rank < *acc.best_rank);
@@ -309,7 +315,15 @@ struct IndexProvider::Impl {
         continue;
       }
       UnavailableReason r;
-      if (acc.excluded_newer || (acc.undated && !acc.tag_ok)) {
+      if (acc.above_ceiling) {
+        // One wording for every such build, so that the explanation states it once for a range.
+        r.kind = UnavailableKind::CudaTooNew;
+        std::string who = config.gpu.driver ? fmt::format("your driver {}", config.gpu.driver->to_string()) : "your driver";
+        r.message = config.gpu.compat == probe::CudaCompat::Minor
+                        ? fmt::format("needs a newer CUDA than {} runs (CUDA {}.x)", who, config.gpu.ceiling->major)
+                        : fmt::format("needs a newer CUDA than {} runs (CUDA <= {})", who, config.gpu.ceiling->to_string());
+        if (acc.entry.build.cuda) r.fields = {{"cuda", acc.entry.build.cuda->to_string()}};
+      } else if (acc.excluded_newer || (acc.undated && !acc.tag_ok)) {
         r.kind = UnavailableKind::ExcludedNewer;
         r.message = "was published after the --exclude-newer cutoff";
       } else if (acc.undated) {
@@ -603,7 +617,12 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
   if (package == "torch" && cuda && !gpu.archs.empty() && !gpu.no_gpu) {
     // An unknown list is bounded by what its CUDA can build: SASS for those archs, no PTX.
     auto list = torch_arch_list(version, *cuda, impl_->config.target.environment.platform_machine);
-    if (!list) list = archs_cuda_can_build(*cuda);
+    if (!list) {
+      list = archs_cuda_can_build(*cuda);
+      impl_->warn(fmt::format("no GPU architecture list is known for torch {} (CUDA {}); assumed: kernels for what CUDA {} "
+                              "can build, no PTX",
+                              version.public_version().to_string(), cuda->to_string(), cuda->to_string()));
+    }
     entry.archs_assumed = list->assumed;
     for (const auto& arch : gpu.archs) {
       if (!arch_list_runs_on(*list, arch)) {
@@ -878,7 +897,10 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_vi
       s.kind = std::string(resolver::unavailable_kind_name(r.kind));
       s.reason = r.message.empty() ? "cannot be used" : r.message;
     };
-    if (e.unavailable) {
+    if (e.unavailable && e.unavailable->kind == UnavailableKind::CudaTooNew && e.build.cuda) {
+      s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::CudaTooNew));
+      s.reason = fmt::format("needs CUDA {} and {}", e.build.cuda->to_string(), impl_->ceiling_text());
+    } else if (e.unavailable) {
       from(*e.unavailable);
     } else if (e.dependencies_unavailable) {
       from(*e.dependencies_unavailable);
@@ -906,6 +928,24 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_vi
 }
 
 std::vector<std::string> IndexProvider::warnings() const { return impl_->warnings; }
+
+std::optional<std::string> IndexProvider::cuda_too_new_hint(std::string_view package) const {
+  auto it = impl_->packages.find(package);
+  if (it == impl_->packages.end()) return std::nullopt;
+  // Builds above the driver's ceiling (--torch-backend auto): what driver the lowest one needs.
+  std::optional<CudaVersion> lowest;
+  for (const auto& e : it->second.entries) {
+    if (e.unavailable && e.unavailable->kind == UnavailableKind::CudaTooNew && e.build.cuda &&
+        (!lowest || *e.build.cuda < *lowest)) {
+      lowest = e.build.cuda;
+    }
+  }
+  if (!lowest) return std::nullopt;
+  auto md = probe::min_driver_for_cuda(*lowest, impl_->config.gpu.compat);
+  if (!md) return std::nullopt;
+  return fmt::format("{}'s CUDA {} builds need a driver >= {} (run `gpulock probe --machine` to see yours)", package,
+                     lowest->to_string(), md->to_string());
+}
 
 std::vector<std::string> IndexProvider::projects_not_found() const {
   std::vector<std::string> out;

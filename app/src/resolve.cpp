@@ -166,10 +166,14 @@ core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& reques
     if (gpu.no_gpu) {
       add("cpu");
     } else if (gpu.ceiling) {
-      // Newest first; ranking inside the merged source decides anyway.
+      // Newest first; ranking inside the merged source decides anyway. Variants above the
+      // ceiling stay visible to the explanation (issue 16 item 6): their builds are candidates
+      // the provider marks unavailable ("needs CUDA 12.6 and your driver ... <= 12.4").
       for (auto it = kKnownVariants.rbegin(); it != kKnownVariants.rend(); ++it) {
         auto cuda = classify_build(*core::Version::parse(fmt::format("0+{}", *it))).cuda;
-        if (cuda && probe::ceiling_allows(*gpu.ceiling, *cuda, gpu.compat)) add(*it);
+        if (!cuda) continue;
+        add(*it);
+        out.back().above_ceiling = !probe::ceiling_allows(*gpu.ceiling, *cuda, gpu.compat);
       }
     }
   } else if (backend.starts_with("cu") && classify_build(*core::Version::parse("0+" + backend)).kind == BuildKind::Cuda) {
@@ -318,14 +322,18 @@ std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client
   bool explicit_variant = backend != "auto";
   std::string base = trim_slash(index::url_from_user_input(request.torch_index_base));
   std::string where = index::redact_url(base + (nightly ? "/nightly/" : "/"));
+  std::vector<const SourceSpec*> usable;  // within the ceiling
   for (const auto& s : torch) {
+    if (s.above_ceiling) continue;
+    usable.push_back(&s);
     for (const auto& name : wanted) client.prefetch_project(s.source, name);
   }
-  // Which wanted names no torch source has.
+  // Which wanted names no usable torch source has.
   std::vector<std::string> missing;
   for (const auto& name : wanted) {
     bool found = false;
-    for (const auto& s : torch) {
+    for (const auto* sp : usable) {
+      const auto& s = *sp;
       auto page = client.fetch_project(s.source, name);
       if (!page) {
         TorchSourceProblem p;
@@ -363,7 +371,7 @@ std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client
     p.error = std::move(e);
     return p;
   }
-  if (torch.empty() || torch_missing) {
+  if (usable.empty() || torch_missing) {
     // auto: no variant within the driver's ceiling has the family (or none exists at all).
     std::string who = gpu.driver ? fmt::format("your driver {}", gpu.driver->to_string()) : std::string("your driver");
     std::string ceiling = gpu.ceiling ? fmt::format(" (CUDA <= {})", gpu.ceiling->to_string()) : std::string();
@@ -383,7 +391,10 @@ std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client
     names += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
   }
   std::string used;
-  for (const auto& s : torch) used += (used.empty() ? "" : ", ") + (s.cpu_variant ? std::string("cpu") : s.variant ? variant_name(*s.variant) : s.source.name);
+  for (const auto* s : usable) {
+    used += (used.empty() ? "" : ", ") +
+            (s->cpu_variant ? std::string("cpu") : s->variant ? variant_name(*s->variant) : s->source.name);
+  }
   p.lines.push_back(fmt::format("There are no {}{} builds on {} for {} (a torch-family package is taken only from the "
                                 "PyTorch index you asked for).",
                                 nightly ? "nightly " : "", names, where, used));
@@ -765,6 +776,14 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     auto unknown = unknown_projects(client, provider, requirements);
     if (!unknown) return std::unexpected(unknown.error());
     result.explanation = resolver::report(*failure, provider);
+    // Builds above the ceiling that the explanation names: the driver the lowest one needs.
+    for (const auto& d : requirements) {
+      bool mentioned = std::any_of(result.explanation.lines.begin(), result.explanation.lines.end(), [&](const std::string& l) {
+        return l.find(d.name) != std::string::npos && l.find("needs a newer CUDA than") != std::string::npos;
+      });
+      if (!mentioned) continue;
+      if (auto hint = provider.cuda_too_new_hint(d.name)) result.explanation.hints.push_back(*hint);
+    }
     if (!unknown->lines.empty()) {
       // Lead with the deciding fact: a project that is on no index (issue 16 item 9).
       auto& lines = result.explanation.lines;
@@ -917,8 +936,18 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
                                                               "this build; CUDA {} can build for {})",
                                                               archs, sel.cuda->to_string(), archs)
                                                 : fmt::format(" with kernels for {}", archs);
-      result.gpu_summary = fmt::format("torch {}: the newest torch whose CUDA build your driver {}runs ({}){}", v,
-                                       ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels);
+      // Credit the driver only when the driver decided (issue 16 item 7): when a newer build the
+      // driver runs was passed over for a conflict, say that the other requirements limited it.
+      auto twhy = std::find_if(result.why.begin(), result.why.end(), [](const PackageWhy& w) { return w.name == "torch"; });
+      bool conflict = twhy != result.why.end() &&
+                      std::any_of(twhy->skipped.begin(), twhy->skipped.end(),
+                                  [](const PackageWhy::Skipped& k) { return k.kind == "conflict"; });
+      result.gpu_summary =
+          conflict ? fmt::format("torch {}: the newest torch that fits the other requirements; your driver {}runs it ({}){}; "
+                                 "newer builds it runs conflict with the other requirements (see --explain)",
+                                 v, ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels)
+                   : fmt::format("torch {}: the newest torch whose CUDA build your driver {}runs ({}){}", v,
+                                 ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels);
     } else if (sel.build.kind == BuildKind::Cpu) {
       result.gpu_summary = fmt::format("torch {}: a CPU build", v);
     }

@@ -132,7 +132,25 @@ TEST_CASE("usage errors: an unknown flag, a bad value, no command", "[cli][bad]"
   auto none = gpulock_run({});
   CHECK(none.status == 2);
   CHECK(none.out.empty());
+  CHECK(none.err.starts_with("error: no command given\n"));
   CHECK(none.err.find("Subcommands:\n") != std::string::npos);
+
+  // A mistyped flag gets a suggestion, as a mistyped command does (issue 16).
+  auto typo = gpulock_run({"resolve", "--torch-bakend", "cu126", "torch"});
+  CHECK(typo.status == 2);
+  CHECK(typo.err == "error: unknown flag '--torch-bakend'\n"
+                    "hint: did you mean '--torch-backend'?\n"
+                    "hint: run 'gpulock resolve --help' for usage\n");
+}
+
+TEST_CASE("help of a nested command", "[cli][help]") {
+  auto r = gpulock_run({"help", "index", "show"});
+  INFO(describe(r));
+  CHECK(r.status == 0);
+  CHECK(r.out.find("gpulock index show") != std::string::npos);
+  auto bad = gpulock_run({"help", "index", "shwo"});
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("hint: did you mean 'gpulock help index show'?\n") != std::string::npos);
 }
 
 TEST_CASE("colour: never with NO_COLOR or off a terminal, forced with CLICOLOR_FORCE", "[cli][color]") {

@@ -250,6 +250,7 @@ TEST_CASE("resolve explains bad input with exact messages and exit codes", "[res
     CHECK(r.out.empty());
     CHECK(errors_of(r) ==
           "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "  'no-such-package' is not on http://INDEX/simple/.\n"
           "  Because you require no-such-package and there are no versions of no-such-package, version solving "
           "failed.\n");
   }

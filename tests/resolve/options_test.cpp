@@ -317,7 +317,7 @@ TEST_CASE(
         "minor-version compatibility)\n");
 }
 
-TEST_CASE("resolve allows a torch build the arch table does not know, with a warning",
+TEST_CASE("resolve bounds a torch build the arch table does not know by its CUDA, with a warning",
           "[resolve][gpu][archs]") {
   fs::path dir = fresh_dir("arch-unknown");
   Options o;
@@ -329,12 +329,12 @@ TEST_CASE("resolve allows a torch build the arch table does not know, with a war
   REQUIRE(r.status == 0);
   CHECK(lock_versions(dir / "pylock.toml").at("torch") == "2.7.1+cu118");
   CHECK(normalize(r.err) ==
-        "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assuming it runs "
-        "on sm_86\n"
+        "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assumed: kernels for what "
+        "CUDA 11.8 can build, no PTX\n"
         "Resolved 21 packages in N ms; wrote pylock.toml\n"
         "torch 2.7.1+cu118: the newest torch whose CUDA build your driver 550.54.14 runs (CUDA "
-        "11.8 <= 12.4) with "
-        "kernels for sm_86\n");
+        "11.8 <= 12.4); kernels for sm_86 assumed (no arch list is known for this build; CUDA 11.8 can "
+        "build for sm_86)\n");
   auto lock = read_lock(dir / "pylock.toml");
   REQUIRE(lock.gpulock);
   REQUIRE(lock.gpulock->gpu);
@@ -349,10 +349,10 @@ TEST_CASE("resolve: cuDNN 9.11 and newer need sm_75", "[resolve][gpu][archs]") {
       {"torch", "nvidia-cudnn-cu12>=9.11", "--torch-backend", "auto", "--driver", "580.65.06",
        "--gpu-arch", "sm_61"},
       o, 1,
-      "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 12.6); assuming it runs on "
-      "sm_61\n"
-      "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assuming it runs on "
-      "sm_61\n"
+      "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 12.6); assumed: kernels for what CUDA 12.6 "
+      "can build, no PTX\n"
+      "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assumed: kernels for what CUDA 11.8 "
+      "can build, no PTX\n"
       "error: no solution: the requirements cannot be satisfied together for this target\n"
       "  Because you require nvidia-cudnn-cu12>=9.11 and nvidia-cudnn-cu12>=9.12.0.46 needs sm_75 "
       "or newer and "
@@ -452,12 +452,12 @@ TEST_CASE("resolve uses the detected driver and GPUs when no --driver is given",
   CHECK(g.archs == std::vector<std::string>{"sm_61"});
   CHECK(g.variant == "cu118");
   CHECK(normalize(r.err) ==
-        "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assuming it runs "
-        "on sm_61\n"
+        "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assumed: kernels for what "
+        "CUDA 11.8 can build, no PTX\n"
         "Resolved 24 packages in N ms; wrote pylock.toml\n"
         "torch 2.7.1+cu118: the newest torch whose CUDA build your driver 550.54.14 runs (CUDA "
-        "11.8 <= 12.4) with "
-        "kernels for sm_61\n");
+        "11.8 <= 12.4); kernels for sm_61 assumed (no arch list is known for this build; CUDA 11.8 can "
+        "build for sm_61)\n");
 }
 
 TEST_CASE("resolve --nightly allows pre-releases for the torch family only",

@@ -257,3 +257,24 @@ TEST_CASE("unknown projects and dead indexes are named, not read as 'no versions
     CHECK_FALSE(fs::exists(dir / "pylock.toml"));
   }
 }
+
+TEST_CASE("auto mode keeps builds above the ceiling visible to the explanation", "[resolve][issue16]") {
+  // Before: "there is no version of torch==2.13.0" (auto merged only variants within 12.4).
+  fs::path dir = fresh_dir("wrong-build-above-ceiling");
+  Options o;
+  o.cwd = dir;
+  Run r = resolve({"torch==2.13.0", "--torch-backend", "auto", "--driver", "550.54.14", "-o", "pylock.toml"}, o);
+  INFO(describe(r));
+  CHECK(r.status == 1);
+  CHECK(normalize(r.err) ==
+        "error: no solution: the requirements cannot be satisfied together for this target\n"
+        "  Because you require torch==2.13.0 and torch>=2.13.0+cu126 needs a newer CUDA than your driver 550.54.14 runs "
+        "(CUDA <= 12.4), version solving failed.\n"
+        "hint: torch's CUDA 12.6 builds need a driver >= 560.28.03 (run `gpulock probe --machine` to see yours)\n");
+  // --explain on a solvable run names the newer builds and why.
+  Run ok = resolve({"torch", "--torch-backend", "auto", "--driver", "550.54.14", "-o", "pylock.toml", "--explain"}, o);
+  INFO(describe(ok));
+  REQUIRE(ok.status == 0);
+  CHECK(ok.out.find("skipped torch 2.13.0+cu126: needs CUDA 12.6 and your driver 550.54.14 supports CUDA <= 12.4\n") !=
+        std::string::npos);
+}

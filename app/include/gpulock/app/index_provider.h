@@ -45,6 +45,9 @@ struct SourceSpec {
   std::optional<CudaVersion> variant;
   bool cpu_variant = false;
   bool nightly = false;
+  /// `--torch-backend auto`: a variant above the driver's ceiling, kept so that the explanation
+  /// can say why its builds were not used; its candidates are unavailable.
+  bool above_ceiling = false;
 };
 
 /// What the resolution knows of the GPU side of the target machine.
@@ -113,6 +116,10 @@ class IndexProvider final : public resolver::Provider {
     bool cuda_minor_exact = false;    ///< false: only `cuda`'s major is needed (cuda-bindings 13.x)
     bool archs_assumed = false;       ///< torch: no arch list known, bounded by its CUDA's archs
   };
+  /// "torch's CUDA 12.6 builds need a driver >= 560.28.03 ...": for a package whose builds above
+  /// the driver's ceiling were candidates (--torch-backend auto), the driver the lowest one needs.
+  [[nodiscard]] std::optional<std::string> cuda_too_new_hint(std::string_view package) const;
+
   /// Projects the solver asked for that no source has a page for (404 everywhere).
   [[nodiscard]] std::vector<std::string> projects_not_found() const;
   /// Whether any project asked for was found on some source.
