@@ -353,8 +353,13 @@ std::size_t match_specifier_token(std::string_view s, std::size_t pos) {
 namespace {
 
 void add_unique(std::vector<Specifier>& specs, Specifier s) {
-  for (const auto& existing : specs) {
-    if (existing == s) return;  // a set keeps the first of equal elements
+  for (auto& existing : specs) {
+    if (existing == s) {
+      // packaging 26.3 sorts the clauses by their text before dropping duplicates, so of
+      // equal clauses the one whose text sorts first stays (`>1.0.0,>1.0` is `>1.0`).
+      if (s.to_string() < existing.to_string()) existing = std::move(s);
+      return;
+    }
   }
   specs.push_back(std::move(s));
 }
