@@ -10,7 +10,13 @@ wildcards), and a random requirement set. pip (`python3 PIP_SRC_DIR install --dr
 --ignore-installed --only-binary :all: --report ...`) and gpulock resolve it for CPython 3.12 on
 manylinux_2_28_x86_64; the two answers (name -> version, or no solution) must be equal. Every
 disagreement is printed with the index, the requirements and both answers. Cases where pip
-reports ResolutionTooDeep are skipped and counted. Seeded: the same seed gives the same cases.
+reports ResolutionTooDeep are skipped and counted. One disagreement is deliberate (README,
+"Differences from uv and pip"): gpulock takes a pre-release when a package's final releases
+cannot be used, where pip finds no solution. And where both find a solution and pip also
+accepts gpulock's (pip run again with gpulock's versions pinned), the two differ only in which
+competing requirement got its newest version: counted as "decision order". Both kinds are
+printed and counted apart; any other difference fails the test.
+Seeded: the same seed gives the same cases.
 ctest runs a short count; `scripts/conformance --long` runs a few hundred.
 """
 import argparse
@@ -102,6 +108,26 @@ def run_case(args, seed):
         gp = None
     else:
         return seed, "error", f"gpulock exit {g.returncode}: {g.stderr.strip()[-300:]}", sc
+    pp, err = run_pip(args, out, url, reqs)
+    if err == "deep":
+        return seed, "skipped", "pip: ResolutionTooDeep", sc
+    if err:
+        return seed, "error", err, sc
+    if gp == pp:
+        return seed, "agree", "", sc
+    if gp is not None and pp is not None:
+        # Both found a solution: is gpulock's one pip accepts too? Then the two differ only in
+        # which competing requirement got its newest version (decision order).
+        pinned, err = run_pip(args, out, url, reqs + [f"{n}=={v}" for n, v in gp.items()])
+        if not err and pinned == gp:
+            return seed, "order", f"pip: {pp}; gpulock: {gp} (pip accepts gpulock's too)", sc
+    if pp is None and prerelease_fallback(args, sc, gp):
+        return seed, "deliberate", f"pip: {pp}; gpulock: {gp}", sc
+    return seed, "disagree", f"pip: {pp}; gpulock: {gp}", sc
+
+
+def run_pip(args, out, url, reqs):
+    """pip's answer: ({name: version} or None for no solution, error text or "deep" or "")."""
     p = subprocess.run([sys.executable, args.pip, "install", "--dry-run", "--ignore-installed",
                         "--only-binary", ":all:", "--python-version", "3.12", "--platform",
                         "manylinux_2_28_x86_64", "--target", str(out / "target"),
@@ -110,17 +136,29 @@ def run_case(args, seed):
                        capture_output=True, text=True, timeout=120)
     if p.returncode == 0:
         rep = json.loads((out / "pip.json").read_text())
-        pp = {packse_index.normalize(x["metadata"]["name"]): x["metadata"]["version"]
-              for x in rep["install"]}
-    elif "ResolutionTooDeep" in p.stderr:
-        return seed, "skipped", "pip: ResolutionTooDeep", sc
-    elif "ResolutionImpossible" in p.stderr or "No matching distribution" in p.stderr:
-        pp = None
-    else:
-        return seed, "error", f"pip exit {p.returncode}: {p.stderr.strip()[-300:]}", sc
-    if gp == pp:
-        return seed, "agree", "", sc
-    return seed, "disagree", f"pip: {pp}; gpulock: {gp}", sc
+        return {packse_index.normalize(x["metadata"]["name"]): x["metadata"]["version"]
+                for x in rep["install"]}, ""
+    if "ResolutionTooDeep" in p.stderr:
+        return None, "deep"
+    if "ResolutionImpossible" in p.stderr or "No matching distribution" in p.stderr:
+        return None, ""
+    return None, f"pip exit {p.returncode}: {p.stderr.strip()[-300:]}"
+
+
+def prerelease_fallback(args, sc, gp):
+    """README "Differences from uv and pip": gpulock takes a pre-release when the package's final
+    releases cannot be used; pip's finder hides pre-releases once any final release exists, and
+    finds no solution. True when gpulock's answer shows that case."""
+    sys.path.insert(0, str(Path(args.pip).parent))
+    from pip._vendor.packaging.version import Version
+    for name, version in gp.items():
+        if not Version(version).is_prerelease:
+            continue
+        finals = [v for v in sc["packages"].get(name, {}).get("versions", {})
+                  if not Version(v).is_prerelease]
+        if finals:
+            return True
+    return False
 
 
 def main():
@@ -140,7 +178,7 @@ def main():
     counts = {}
     for seed, status, detail, sc in results:
         counts[status] = counts.get(status, 0) + 1
-        if status in ("disagree", "error"):
+        if status in ("disagree", "error", "deliberate", "order"):
             print(f"{status.upper()} case {seed}: requirements {sc['root']['requires']}")
             for n, pd in sc["packages"].items():
                 print(f"    {n}: " + "; ".join(
@@ -150,6 +188,8 @@ def main():
             print(f"    {detail}")
     print(f"pip 26.3 differential (seed {args.seed}): {len(results)} cases, "
           f"{counts.get('agree', 0)} agree, {counts.get('disagree', 0)} disagree, "
+          f"{counts.get('deliberate', 0)} differ on purpose (pre-release fallback), "
+          f"{counts.get('order', 0)} pick another valid solution (decision order), "
           f"{counts.get('skipped', 0)} skipped, {counts.get('error', 0)} errors "
           f"({time.monotonic() - start:.0f}s)")
     return 1 if counts.get("disagree") or counts.get("error") else 0
