@@ -6,8 +6,9 @@ Usage: packse_scenarios.py --gpulock EXE --scenarios DIR --work DIR [-k SUBSTRIN
 For every scenario (packse TOML, uv's test/scenarios) that applies to a single-target,
 wheel-only resolve, packse_index.py writes a static index and gpulock resolves the scenario's
 [root] requires against it as file://, with the scenario's Python, platform and pre-release
-options, and compares with [expected]: satisfiable or not, and the version of every listed
-package. Scenarios that do not apply are listed with the reason. Scenarios where gpulock differs
+options, and compares with [expected]: satisfiable or not, the version of every listed
+package, and for an unsatisfiable scenario, that gpulock's explanation names one of the packages
+uv's explanation text names (in backquotes). Scenarios that do not apply are listed with the reason. Scenarios where gpulock differs
 from uv on purpose are in DELIBERATE with the reason (README "Differences from uv and pip") and
 the outcome gpulock must give instead, so the difference itself is checked. Exits 1 on any
 other mismatch, printing both answers.
@@ -16,6 +17,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -86,9 +88,17 @@ def run_one(exe, path, work):
         detail = f"deliberate ({why}); gpulock must give {want}, gave {got}"
         return name, "deliberate" if ok else "fail", detail
     if not exp["satisfiable"]:
-        if got is None:
-            return name, "pass", ""
-        return name, "fail", f"uv: unsatisfiable; gpulock: {got}"
+        if got is not None:
+            return name, "fail", f"uv: unsatisfiable; gpulock: {got}"
+        # The packages uv's explanation names (in backquotes) must appear in gpulock's.
+        known = {packse_index.normalize(n) for n in sc["packages"]}
+        named = {packse_index.normalize(m.split("=")[0].split("<")[0].split(">")[0])
+                 for m in re.findall(r"`([^`]+)`", exp.get("explanation", ""))}
+        named &= known
+        said = p.stderr.lower().replace("_", "-")
+        if named and not any(n in said for n in named):
+            return name, "fail", f"explanation names none of {sorted(named)}: {p.stderr[-300:]}"
+        return name, "pass", ""
     if got is None:
         return name, "fail", f"uv: {exp.get('packages', {})}; gpulock: no solution: " + \
             p.stderr.strip()[-300:].replace("\n", " | ")
