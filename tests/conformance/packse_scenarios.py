@@ -8,7 +8,7 @@ wheel-only resolve, packse_index.py writes a static index and gpulock resolves t
 [root] requires against it as file://, with the scenario's Python, platform and pre-release
 options, and compares with [expected]: satisfiable or not, the version of every listed
 package, and for an unsatisfiable scenario, that gpulock's explanation names one of the packages
-uv's explanation text names (in backquotes). Scenarios that do not apply are listed with the reason. Scenarios where gpulock differs
+uv's explanation text names (in backquotes), else one of the required packages. Scenarios that do not apply are listed with the reason. Scenarios where gpulock differs
 from uv on purpose are in DELIBERATE with the reason (README "Differences from uv and pip") and
 the outcome gpulock must give instead, so the difference itself is checked. Exits 1 on any
 other mismatch, printing both answers.
@@ -95,6 +95,9 @@ def run_one(exe, path, work):
         named = {packse_index.normalize(m.split("=")[0].split("<")[0].split(">")[0])
                  for m in re.findall(r"`([^`]+)`", exp.get("explanation", ""))}
         named &= known
+        if not named:  # no names in uv's text: one of the user's requirements, then
+            named = {packse_index.normalize(re.match(r"[A-Za-z0-9._-]+", r).group(0))
+                     for r in sc["root"]["requires"]}
         said = p.stderr.lower().replace("_", "-")
         if named and not any(n in said for n in named):
             return name, "fail", f"explanation names none of {sorted(named)}: {p.stderr[-300:]}"
