@@ -165,7 +165,7 @@ core::Result<Target> make_target(const TargetRequest& request) {
   std::string python_version = xy + (values["free_threaded"] == "1" ? "t" : "");
   auto tags = core::TagTarget::from_platform_tag(python_version, platform);
   if (!tags) return cannot(tags.error().message);
-  auto full = core::Version::parse(values["python_full_version"]);
+  auto full = core::Version::parse(core::pep440_python_full_version(values["python_full_version"]));
   if (!full) return cannot("its version could not be read");
 
   core::Environment env;

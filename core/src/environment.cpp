@@ -33,4 +33,10 @@ std::optional<std::string_view> Environment::get(std::string_view variable) cons
   return std::nullopt;
 }
 
+std::string pep440_python_full_version(std::string_view value) {
+  std::string out(value);
+  if (!out.empty() && out.back() == '+') out += "local";
+  return out;
+}
+
 }  // namespace gpulock::core

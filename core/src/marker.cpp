@@ -1,4 +1,4 @@
-// PEP 508 environment markers with pypa/packaging 23.0 semantics (packaging/_tokenizer.py,
+// PEP 508 environment markers with pypa/packaging 26.3 semantics (packaging/_tokenizer.py,
 // _parser.py, markers.py), plus PEP 751's `extras` and `dependency_groups` set variables.
 //
 // packaging behaviours followed where the PEP text differs or is silent:
@@ -12,32 +12,28 @@
 //    (`'\x41'` is "A", `'\101'` is "A", backslash-newline is dropped, unknown escapes like `\d`
 //    stay as written); a string ending in an odd backslash, holding a raw line break or a NUL
 //    byte is an error.
-//  - Comparison: packaging first tries `Specifier(op + rhs)`. If that parses, the left side
-//    must parse as a Version and the result is `spec.contains(lhs, prereleases=True)`; if the
-//    left side is not a version, packaging raises InvalidVersion, and evaluate() returns an
-//    error (PEP 508 says to fall back to string comparison). So `python_version == "3.8.*"` is a
-//    wildcard match, and `python_version < "=3.8"` is `<=3.8`. If the specifier does not parse,
-//    <, <=, ==, !=, >=, > compare strings (code point order), `in`/`not in` test substrings,
-//    and `~=`/`===` are an error (UndefinedComparison).
+//  - Comparison (packaging 26.3): for the version variables (python_version,
+//    python_full_version, implementation_version, platform_release) packaging first tries
+//    `Specifier(op + rhs)`; if that parses, the result is `spec.contains(lhs,
+//    prereleases=True)`, false when the left side is not a version. So `python_version ==
+//    "3.8.*"` is a wildcard match, and `python_version < "=3.8"` is `<=3.8`. Otherwise, and for
+//    every other variable, strings are compared with packaging's table: `==`/`!=` compare,
+//    `<=`/`>=` mean `==`, `<`/`>` are false, `in`/`not in` test substrings, `~=`/`===` are an
+//    error (UndefinedComparison). A python_full_version ending in "+" (an untagged CPython
+//    source build, "3.11.1+") is read as "3.11.1+local".
 //  - Which side is "the variable": if the left side is a variable, its value is compared with
 //    the right side's text, even when that is a variable too (then its *name* is used); if the
 //    left side is a literal, the right side's text names the variable to look up, so
 //    `"posix" == "os_name"` compares with os_name's value and `"a" == "b"` is an error.
-//  - `extra`: both sides are PEP 503/685 normalized before comparing (also for <, in, ...).
+//  - `extra` (PEP 685): the literal compared with it is normalized when parsed (and printed
+//    so), the requested extra when evaluated; they are compared as strings, never as versions.
 //  - Every comparison is evaluated (no short circuit), so an error anywhere makes the whole
 //    marker an error, even behind a true `or`.
-//  - str(Marker): only the very first comparison of the top-level expression has its extra
-//    value normalized (`extra == "Foo_Bar"` prints as `extra == "foo-bar"`, later ones print
-//    as written) and, if one side is `extra`, the other side becomes a quoted literal.
-// Deliberate differences from packaging 23.0:
-//  - Text after a complete marker is an error; packaging's Marker() ignores it
-//    (`os_name == "a" garbage` parses as `os_name == "a"`). A final "\n" is allowed, as
-//    packaging's END token allows it.
-//  - str(): packaging drops the parentheses of a doubly parenthesized group inside a larger
-//    expression (`((a or b)) and c` prints as `a or b and c`, which means something else);
-//    gpulock keeps them: `(a or b) and c`.
-//  - `extras` / `dependency_groups` (PEP 751, not in packaging 23.0): only as the right side of
-//    `in` / `not in` with a literal on the left, compared after name normalization.
+//  - str(Marker): values in double quotes, or single quotes when they hold a double quote.
+// Deliberate differences from packaging 26.3:
+//  - `extras` / `dependency_groups` (PEP 751): only as the right side of `in` / `not in` with
+//    a literal on the left, compared after name normalization.
+//  - A value holding both quote characters prints with backslash escapes (packaging raises).
 //  - `\N{name}` escapes are not supported (an error); Python looks the name up.
 //  - Case-insensitive extra comparison lowercases ASCII only (Python's lower() is Unicode).
 //  - Version numbers above 2^64-1 do not parse, so such comparisons fall back to strings.
@@ -497,23 +493,24 @@ struct Parser {
   }
 };
 
-// packaging's _normalize_extra_values: the first element of the top-level expression, if it is
-// a comparison with the `extra` variable, gets the other side replaced by its normalized text.
-void normalize_first_extra(Node& node) {
-  const Node::List& root = node.lists.back();
-  if (root.begin == root.end) return;
-  const Node::Elem& first = node.elems[root.begin];
-  if (first.kind != Node::Elem::Cmp) return;
-  Node::Comparison& c = node.cmps[first.index];
-  if (c.lhs.is_var && c.lhs.var == Var::Extra) {
-    std::string text = normalize_name(c.rhs.text());
-    c.rhs.is_var = false;
-    c.rhs.value = std::move(text);
-  } else if (c.rhs.is_var && c.rhs.var == Var::Extra) {
-    std::string text = normalize_name(c.lhs.text());
-    c.lhs.is_var = false;
-    c.lhs.value = std::move(text);
+// packaging 26.3's _normalize_extra_values: in every comparison of `extra` with a literal, and
+// in every `"name" in extras` / `"name" in dependency_groups`, the literal is replaced by its
+// normalized name (PEP 685), which is what str() prints and what evaluate() compares.
+void normalize_extras(Node& node) {
+  for (Node::Comparison& c : node.cmps) {
+    if (c.lhs.is_var && c.lhs.var == Var::Extra && !c.rhs.is_var) {
+      c.rhs.value = normalize_name(c.rhs.value);
+    } else if (c.rhs.is_var && !c.lhs.is_var &&
+               (c.rhs.var == Var::Extra || is_set_var(c.rhs.var))) {
+      c.lhs.value = normalize_name(c.lhs.value);
+    }
   }
+}
+
+// packaging 26.3's MARKERS_REQUIRING_VERSION: only these are compared as versions.
+bool is_version_var(Var v) noexcept {
+  return v == Var::PythonVersion || v == Var::PythonFullVersion ||
+         v == Var::ImplementationVersion || v == Var::PlatformRelease;
 }
 
 bool is_version_op(MOp op) noexcept {
@@ -528,8 +525,8 @@ std::optional<Specifier> make_spec(MOp op, std::string_view rhs) {
 
 void cache_specs(Node& node) {
   for (auto& c : node.cmps) {
-    if (c.lhs.is_var && !c.rhs.is_var && is_version_op(c.op) && !is_set_var(c.lhs.var)) {
-      c.spec = make_spec(c.op, c.lhs.var == Var::Extra ? normalize_name(c.rhs.value) : c.rhs.value);
+    if (c.lhs.is_var && !c.rhs.is_var && is_version_op(c.op) && is_version_var(c.lhs.var)) {
+      c.spec = make_spec(c.op, c.rhs.value);
       c.spec_cached = true;
     }
   }
@@ -578,38 +575,31 @@ std::string_view var_value(Var v, const Environment& env, std::string_view extra
   return {};
 }
 
-Result<bool> eval_op(std::string_view lhs, MOp op, std::string_view rhs,
+// packaging 26.3's _eval_op: a version variable is compared as a version when `op rhs` parses
+// as a specifier (a left side that is not a version matches nothing); everything else, `extra`
+// included, compares strings with packaging's table: `<` and `>` are false, `<=` and `>=` mean
+// equal, `in` is a substring test, `~=` and `===` are an error.
+Result<bool> eval_op(std::string_view lhs, MOp op, std::string_view rhs, bool version_var,
                      const std::optional<Specifier>* cached) {
   if (op == MOp::In || op == MOp::NotIn) {
     bool found = rhs.find(lhs) != std::string_view::npos;
     return op == MOp::In ? found : !found;
   }
-  std::optional<Specifier> computed;
-  const std::optional<Specifier>& spec = cached ? *cached : (computed = make_spec(op, rhs));
-  if (spec) {
-    auto v = Version::parse(lhs);
-    if (!v) {
-      return fail(
-          ErrorCode::InvalidMarker,
-          fmt::format("cannot evaluate {} {} {}: {} is not a valid version", quote_for_message(lhs),
-                      op_text(op), quote_for_message(rhs), quote_for_message(lhs)));
-    }
-    return spec->contains(*v, true);
+  if (version_var) {
+    std::optional<Specifier> computed;
+    const std::optional<Specifier>& spec = cached ? *cached : (computed = make_spec(op, rhs));
+    if (spec) return spec->contains_text(lhs, true);
   }
-  int c = lhs.compare(rhs);
   switch (op) {
     case MOp::Lt:
-      return c < 0;
-    case MOp::Le:
-      return c <= 0;
-    case MOp::Eq:
-      return c == 0;
-    case MOp::Ne:
-      return c != 0;
-    case MOp::Ge:
-      return c >= 0;
     case MOp::Gt:
-      return c > 0;
+      return false;
+    case MOp::Le:
+    case MOp::Eq:
+    case MOp::Ge:
+      return lhs == rhs;
+    case MOp::Ne:
+      return lhs != rhs;
     default:
       return fail(
           ErrorCode::InvalidMarker,
@@ -668,24 +658,48 @@ Result<bool> eval_comparison(const Node::Comparison& c, const Environment& env,
     rhs = var_value(key, env, extra);
   }
   if (key == Var::Extra) {
-    std::string l = normalize_name(lhs);
-    std::string r = normalize_name(rhs);
-    return eval_op(l, c.op, r, cached);
+    // The literal was normalized by the parser; the requested extra is normalized here.
+    std::string requested = normalize_name(extra);
+    if (c.lhs.is_var) return eval_op(requested, c.op, rhs, false, cached);
+    return eval_op(lhs, c.op, requested, false, cached);
   }
-  return eval_op(lhs, c.op, rhs, cached);
+  if (key == Var::PythonFullVersion && !env.python_full_version.empty() &&
+      env.python_full_version.back() == '+') {
+    // An untagged CPython source build reports "3.11.1+"; packaging 26.3 reads it as
+    // "3.11.1+local".
+    std::string repaired = pep440_python_full_version(env.python_full_version);
+    if (c.lhs.is_var) return eval_op(repaired, c.op, rhs, true, cached);
+    return eval_op(lhs, c.op, repaired, true, cached);
+  }
+  return eval_op(lhs, c.op, rhs, is_version_var(key), cached);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Printing.
 
+// packaging's Value.serialize: double quotes unless the value holds one, then single quotes.
+// A value holding both (packaging raises) is written with backslash escapes, which the parser
+// decodes back.
 void append_operand(std::string& out, const Node::Operand& o) {
   if (o.is_var) {
     out += var_name(o.var);
-  } else {
-    out.push_back('"');
-    out += o.value;
-    out.push_back('"');
+    return;
   }
+  bool dq = o.value.find('"') != std::string::npos;
+  bool sq = o.value.find('\'') != std::string::npos;
+  if (!dq || !sq) {
+    char q = dq ? '\'' : '"';
+    out.push_back(q);
+    out += o.value;
+    out.push_back(q);
+    return;
+  }
+  out.push_back('"');
+  for (char ch : o.value) {
+    if (ch == '"' || ch == '\\') out.push_back('\\');
+    out.push_back(ch);
+  }
+  out.push_back('"');
 }
 
 std::string format_node(const Node& node) {
@@ -758,7 +772,7 @@ Result<Marker> MarkerAccess::parse_at(std::string_view text, std::size_t& pos) {
   auto node = std::make_shared<MarkerNode>();
   Parser parser{text, pos, *node, std::nullopt};
   if (!parser.run()) return std::unexpected(std::move(*parser.error));
-  normalize_first_extra(*node);
+  normalize_extras(*node);
   cache_specs(*node);
   pos = parser.p;
   Marker m;
@@ -770,8 +784,8 @@ Result<Marker> Marker::parse(std::string_view text) {
   std::size_t pos = 0;
   auto m = MarkerAccess::parse_at(text, pos);
   if (!m) return m;
-  // packaging's END token ($) also matches before a final newline.
-  bool at_end = pos == text.size() || (pos + 1 == text.size() && text[pos] == '\n');
+  // packaging 26.3's END token is \Z: not even a final newline may follow.
+  bool at_end = pos == text.size();
   if (!at_end) {
     return std::unexpected(
         marker_error(text, pos, "expected 'and', 'or' or the end of the marker"));

@@ -14,7 +14,8 @@
 //    scheme and a network location. Brackets in the netloc must hold an IPv6 address or an
 //    IPvFuture literal.
 //  - The marker is parsed like Marker::parse but followed by the end check of the requirement.
-//  - str(): `name[a,b]<2,>=1; marker`, and `name@ url ; marker` (no space before '@').
+//  - str() (packaging 26.3): `name[a,b]<2,>=1; marker`, and `name @ url ; marker`.
+//  - Nothing may follow the requirement, not even a final newline (packaging 26.3's END is \Z).
 // Deliberate differences: non-ASCII netlocs are not NFKC-checked; see also version.cpp,
 // specifier.cpp and marker.cpp.
 #include "gpulock/core/requirement.h"
@@ -55,7 +56,7 @@ std::size_t match_identifier(std::string_view s, std::size_t p) noexcept {
 }
 
 bool at_end(std::string_view s, std::size_t p) noexcept {
-  return p == s.size() || (p + 1 == s.size() && s[p] == '\n');
+  return p == s.size();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -402,7 +403,7 @@ std::string Requirement::to_string() const {
   }
   out += specifier.to_string();
   if (!url.empty()) {
-    out += "@ ";
+    out += " @ ";
     out += url;
     if (!marker.empty()) out += " ";
   }

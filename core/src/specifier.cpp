@@ -1,4 +1,5 @@
-// PEP 440 version specifiers with pypa/packaging 23.0 semantics (packaging/specifiers.py).
+// PEP 440 version specifiers with pypa/packaging 26.3 semantics (packaging/specifiers.py and
+// _ranges.py, as vendored in pip 26.3).
 //
 // packaging behaviours followed where the PEP text says otherwise or says nothing:
 //  - Parsing is packaging's regex: whitespace (Python's \s) is allowed between the operator and
@@ -6,29 +7,32 @@
 //    empty one ("===" is a valid specifier).
 //  - `str(Specifier)` keeps the operand as written (only trimmed): `>= 1.0.0` -> ">=1.0.0",
 //    `==V1.0` -> "==V1.0"; SpecifierSet sorts the clause strings.
-//  - Prefix matching (`==X.*`, and the `==` half of `~=`) compares packaging's token lists:
-//    with an epoch, the first token is "E!N" and is not a release number, so `==0.*` matches
-//    `1!1.0` and `==1!1.0.*` does not match `1!1.0` (only `1!1.0.x`). See prefix_match().
-//  - `~=V` takes its prefix from the operand text the way packaging does: split on '.', stop at
-//    the first item starting with dev/a/b/rc/post (case-sensitive), drop the last item. So
-//    `~=1.4.5.c1`, `~=1.4.5.pre1`, `~=1.4.5.rev1` and `~=1.4.5.RC1` use the prefix 1.4.5.*
-//    (not 1.4.*); `~=1.4.5c1` uses 1.4.5.* too (the "c" is split off but not a suffix).
-//  - `>V` excludes local versions of V's base release even when V is a pre-release:
-//    `>1.0a1` does not match `1.0+local` (packaging compares base versions).
-//  - `===` compares the candidate's normalized string with the operand, case-insensitively
-//    (`===1.0` matches `v1.0` but not `1.0.0`).
-//  - The empty SpecifierSet admits no pre-releases by default (contains()).
+//  - Every clause is a range of versions (packaging 26.3's _ranges.standard_ranges):
+//      `==X.*`  [E!X.dev0, E!X'.dev0) where X' is X with its last release number + 1, so the
+//               epoch takes part: `==2!1.0.*` matches `2!1.0.0`, `==0.*` does not match `2!0.1`;
+//      `~=V`    [V, E!P'.dev0) where P is V's release without its last number;
+//      `>V`     above V, excluding V+local and V's post-releases unless V is itself a post- or
+//               dev-release (`>1.0a1` matches `1.0a2+local`, `>2.5.0rc1` matches 2.5.0+cu124);
+//      `<V`     below V.dev0 when V is not a pre-release, else below V (`<1.0.post1` matches
+//               `1.0rc1`; `<1.0` does not match `1.0rc1`);
+//      `<=V`, `==V`, `!=V` take V's local versions along unless V has a local label.
+//  - `===` compares text case-insensitively: a Version's normalized form (contains), or the
+//    text as written (contains_text); `===1.0` and `===1.0.0` are two clauses, not duplicates.
+//  - A clause names pre-releases (Specifier.prereleases) when its operand is a pre-release and
+//    the operator is not `!=` and it is not a wildcard; the empty SpecifierSet admits no
+//    pre-releases by default (contains()).
 // Deliberate differences:
-//  - `===X` with X not a version and no explicit pre-release policy: packaging 23.0 raises
-//    InvalidVersion (Specifier.prereleases parses X); gpulock treats X as naming no pre-release.
-//  - SpecifierSet.filter() with no policy: packaging 23.0 never falls back to pre-releases for a
-//    non-empty set (it passes prereleases=False down); gpulock does what PEP 440 and
-//    specifier.h describe: pre-releases are returned when nothing else matches.
+//  - `===X` with X not a version and no explicit pre-release policy: gpulock treats X as naming
+//    no pre-release (packaging answers None, i.e. PEP 440's default).
+//  - contains(v) with no policy rejects a pre-release that no clause names (packaging 26's
+//    contains() admits it: "a single version has no alternatives"); filter() with no policy
+//    returns pre-releases when nothing else matches, as packaging does.
 //  - Numbers above 2^64-1 are rejected (see version.cpp).
 #include "gpulock/core/specifier.h"
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -150,115 +154,21 @@ SpecScan scan_specifier(std::string_view s, std::size_t i) {
   return r;
 }
 
-// packaging's _version_split + takewhile(_is_not_suffix) + [:-1] on a `~=` operand, joined by
-// '.': the text of the prefix that `~=` turns into `==prefix.*`.
-std::string compatible_prefix_text(std::string_view operand) {
-  std::vector<std::string_view> items;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t dot = operand.find('.', start);
-    std::string_view item =
-        operand.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    // ^([0-9]+)((?:a|b|c|rc)[0-9]+)$ splits "5rc1" into "5", "rc1".
-    std::size_t d = 0;
-    while (d < item.size() && detail::is_digit(item[d]))
-      ++d;
-    bool split = false;
-    if (d > 0 && d < item.size()) {
-      std::size_t l = d;
-      if (item.substr(l, 2) == "rc") {
-        l += 2;
-      } else if (item[l] == 'a' || item[l] == 'b' || item[l] == 'c') {
-        l += 1;
-      } else {
-        l = item.size() + 1;
-      }
-      if (l < item.size()) {
-        std::size_t k = l;
-        while (k < item.size() && detail::is_digit(item[k]))
-          ++k;
-        split = k == item.size();
-      }
-    }
-    if (split) {
-      items.push_back(item.substr(0, d));
-      items.push_back(item.substr(d));
-    } else {
-      items.push_back(item);
-    }
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  std::size_t keep = 0;
-  for (std::string_view item : items) {
-    bool suffix = false;
-    for (std::string_view p : {"dev", "a", "b", "rc", "post"}) {
-      if (item.substr(0, p.size()) == p) suffix = true;
-    }
-    if (suffix) break;
-    ++keep;
-  }
-  if (keep > 0) --keep;
-  std::string out;
-  for (std::size_t k = 0; k < keep; ++k) {
-    if (k) out.push_back('.');
-    out += items[k];
-  }
+// E!R.dev0 for a version with epoch E and release R.
+Version release_dev0(const Version& v, std::span<const std::uint64_t> release) {
+  Version out = Version::from_release(release);
+  VersionAccess::set_epoch(out, v.epoch());
+  VersionAccess::set_dev(out, 0);
   return out;
 }
 
-// ---------------------------------------------------------------------------------------------
-// packaging's prefix match (Specifier._compare_equal with a trailing ".*"):
-//   split(canonicalize_version(candidate.public))       -- release trailing ".0"s stripped
-//   vs split(canonicalize_version(prefix, strip=False)),
-// where split() cuts at '.' and splits "5rc1" into "5","rc1"; the candidate's leading all-digit
-// items are padded with "0" items up to the prefix's count of leading all-digit items, then cut
-// to the prefix's length and compared. An epoch makes the first item "E!N", which is not all
-// digits. Items are modelled as tokens instead of strings.
-
-struct Token {
-  enum Kind : std::uint8_t { Num, EpochNum, EpochNumPre, Pre, Post, Dev } kind = Num;
-  std::uint64_t a = 0;  // the number; the epoch for EpochNum*
-  std::uint64_t b = 0;  // EpochNum*: the release number
-  std::uint64_t c = 0;  // EpochNumPre: the pre-release number
-  std::uint8_t pre_kind = 0;
-  friend bool operator==(const Token&, const Token&) = default;
-};
-
-// Writes at most `max` tokens of `v` (release cut to `rel_len` components, `pad` zero tokens
-// after the leading all-digit items) and returns how many were written.
-std::size_t write_tokens(const Version& v, std::size_t rel_len, std::size_t pad, Token* out,
-                         std::size_t max) {
-  std::size_t n = 0;
-  auto put = [&](const Token& t) {
-    if (n < max) out[n++] = t;
-  };
-  auto rel = v.release();
-  const auto& pre = v.pre();
-  bool merged = false;
-  if (v.epoch() == 0) {
-    for (std::size_t i = 0; i < rel_len && n < max; ++i)
-      put({Token::Num, rel[i], 0, 0, 0});
-    for (std::size_t i = 0; i < pad && n < max; ++i)
-      put({Token::Num, 0, 0, 0, 0});
-  } else {
-    // "E!N" is not all digits: the leading all-digit part is empty, so the padding comes first.
-    for (std::size_t i = 0; i < pad && n < max; ++i)
-      put({Token::Num, 0, 0, 0, 0});
-    if (rel_len == 1 && pre) {
-      merged = true;  // "E!Na1" does not match ^([0-9]+)((?:a|b|c|rc)[0-9]+)$: one item
-      put({Token::EpochNumPre, v.epoch(), rel[0], pre->number,
-           static_cast<std::uint8_t>(pre->kind)});
-    } else {
-      put({Token::EpochNum, v.epoch(), rel[0], 0, 0});
-    }
-    for (std::size_t i = 1; i < rel_len && n < max; ++i)
-      put({Token::Num, rel[i], 0, 0, 0});
-  }
-  if (pre && !merged) put({Token::Pre, pre->number, 0, 0, static_cast<std::uint8_t>(pre->kind)});
-  if (v.post()) put({Token::Post, *v.post(), 0, 0, 0});
-  if (v.dev()) put({Token::Dev, *v.dev(), 0, 0, 0});
-  return n;
+// E!R'.dev0 with R' = R with its last number incremented; false when that number is 2^64-1.
+bool next_release_dev0(const Version& v, std::span<const std::uint64_t> release, Version& out) {
+  std::vector<std::uint64_t> r(release.begin(), release.end());
+  if (r.back() == std::numeric_limits<std::uint64_t>::max()) return false;
+  ++r.back();
+  out = release_dev0(v, r);
+  return true;
 }
 
 }  // namespace
@@ -268,32 +178,31 @@ struct SpecifierAccess {
   static Result<Specifier> parse_part(std::string_view text, std::size_t begin, std::size_t stop,
                                       bool describe = true);
 
-  static bool prefix_match(const Version& candidate, const Version& prefix) {
-    // Prefix side: release not stripped; its leading all-digit items are its release numbers
-    // unless it has an epoch.
-    std::size_t m = prefix.release().size();
-    std::size_t spec_digits = prefix.epoch() == 0 ? m : 0;
-    std::size_t spec_len =
-        m + (prefix.pre() ? 1 : 0) + (prefix.post() ? 1 : 0) + (prefix.dev() ? 1 : 0);
-    if (prefix.epoch() != 0 && m == 1 && prefix.pre()) --spec_len;  // merged "E!Na1"
-    std::array<Token, 12> sbuf_small{};
-    std::array<Token, 12> cbuf_small{};
-    std::vector<Token> sbuf_big, cbuf_big;
-    Token* sbuf = sbuf_small.data();
-    Token* cbuf = cbuf_small.data();
-    if (spec_len > sbuf_small.size()) {
-      sbuf_big.resize(spec_len);
-      cbuf_big.resize(spec_len);
-      sbuf = sbuf_big.data();
-      cbuf = cbuf_big.data();
+  static bool below_upper(const Specifier& s, const Version& v) {
+    return !s.has_upper_ || VersionAccess::compare(v, s.upper_) < 0;
+  }
+
+  // `===`: str(item).lower() == operand.lower(). Python's lower() maps U+212A KELVIN SIGN to
+  // 'k', the only non-ASCII character whose lowercase is ASCII.
+  static bool arbitrary_match(const Specifier& s, std::string_view cand) {
+    const std::string& op = s.operand_;
+    std::size_t i = 0, k = 0;
+    while (i < op.size() && k < cand.size()) {
+      if (op.compare(i, 3, "\xe2\x84\xaa") == 0) {
+        if (detail::to_lower(cand[k]) != 'k') return false;
+        i += 3;
+        ++k;
+      } else if (cand.compare(k, 3, "\xe2\x84\xaa") == 0) {
+        if (detail::to_lower(op[i]) != 'k') return false;
+        ++i;
+        k += 3;
+      } else {
+        if (detail::to_lower(op[i]) != detail::to_lower(cand[k])) return false;
+        ++i;
+        ++k;
+      }
     }
-    std::size_t ns = write_tokens(prefix, m, 0, sbuf, spec_len);
-    // Candidate side: the public version, release stripped of trailing zeros (one kept).
-    std::size_t l = std::max<std::size_t>(1, VersionAccess::significant(candidate));
-    std::size_t cand_digits = candidate.epoch() == 0 ? l : 0;
-    std::size_t pad = spec_digits > cand_digits ? spec_digits - cand_digits : 0;
-    std::size_t nc = write_tokens(candidate, l, pad, cbuf, spec_len);
-    return nc == ns && std::equal(cbuf, cbuf + nc, sbuf);
+    return i == op.size() && k == cand.size();
   }
 
   static bool matches(const Specifier& s, const Version& v) {
@@ -303,7 +212,7 @@ struct SpecifierAccess {
       case Operator::NotEqual: {
         bool eq;
         if (s.wildcard_) {
-          eq = prefix_match(v, s.prefix_);
+          eq = VersionAccess::compare(v, s.lower_) >= 0 && below_upper(s, v);
         } else {
           // Without a local label in the specifier, the candidate's label is ignored.
           eq = VersionAccess::compare(v, spec, !spec.has_local()) == 0;
@@ -314,43 +223,19 @@ struct SpecifierAccess {
         return VersionAccess::compare(v, spec, true) <= 0;
       case Operator::GreaterEqual:
         return VersionAccess::compare(v, spec, true) >= 0;
-      case Operator::Less: {
-        if (!(VersionAccess::compare(v, spec) < 0)) return false;
-        // <3.1 does not match 3.1.dev0 (unless the specifier is itself a pre-release).
-        if (!spec.is_prerelease() && v.is_prerelease() && VersionAccess::base_equal(v, spec)) {
-          return false;
-        }
-        return true;
-      }
+      case Operator::Less:
+        return below_upper(s, v);
       case Operator::Greater: {
-        if (!(VersionAccess::compare(v, spec) > 0)) return false;
-        if (!spec.is_postrelease() && v.is_postrelease() && VersionAccess::base_equal(v, spec)) {
-          return false;
-        }
-        if (v.has_local() && VersionAccess::base_equal(v, spec)) return false;
-        return true;
+        // Above V's local versions; for a final or pre-release V, also above V's post-releases
+        // (the versions of V's "family": same epoch, release and pre-release part).
+        if (VersionAccess::compare(v, spec, true) <= 0) return false;
+        return spec.post() || spec.dev() || !VersionAccess::base_equal(v, spec) ||
+               v.pre() != spec.pre();
       }
       case Operator::Compatible:
-        return VersionAccess::compare(v, spec, true) >= 0 && prefix_match(v, s.prefix_);
-      case Operator::ArbitraryEqual: {
-        // str(prospective).lower() == str(spec).lower(); the normalized form is lowercase
-        // ASCII. Python's lower() maps U+212A KELVIN SIGN to 'k', the only non-ASCII
-        // character whose lowercase is ASCII.
-        std::string cand = v.to_string();
-        const std::string& op = s.operand_;
-        std::size_t i = 0, k = 0;
-        while (i < op.size() && k < cand.size()) {
-          if (op.compare(i, 3, "\xe2\x84\xaa") == 0) {
-            if (cand[k] != 'k') return false;
-            i += 3;
-          } else {
-            if (detail::to_lower(op[i]) != cand[k]) return false;
-            ++i;
-          }
-          ++k;
-        }
-        return i == op.size() && k == cand.size();
-      }
+        return VersionAccess::compare(v, spec, true) >= 0 && below_upper(s, v);
+      case Operator::ArbitraryEqual:
+        return arbitrary_match(s, v.to_string());
     }
     return false;
   }
@@ -390,14 +275,15 @@ Result<Specifier> SpecifierAccess::parse_part(std::string_view text, std::size_t
   s.wildcard_ = scan.wildcard;
   s.operand_is_version_ = scan.operand_is_version;
   s.operand_ = std::string(part.substr(scan.operand_begin, scan.end - scan.operand_begin));
+  auto release = s.version_.release();
   if (s.wildcard_) {
-    s.prefix_ = s.version_;
+    s.lower_ = release_dev0(s.version_, release);
+    s.has_upper_ = next_release_dev0(s.version_, release, s.upper_);
   } else if (s.op_ == Operator::Compatible) {
-    auto prefix = Version::parse(compatible_prefix_text(s.operand_));
-    if (!prefix) {  // cannot happen for an operand the grammar accepted
-      return error(scan.operand_begin, "cannot derive the prefix of the '~=' operand");
-    }
-    s.prefix_ = std::move(*prefix);
+    s.has_upper_ = next_release_dev0(s.version_, release.first(release.size() - 1), s.upper_);
+  } else if (s.op_ == Operator::Less) {
+    s.upper_ = s.version_;
+    if (!s.version_.is_prerelease()) VersionAccess::set_dev(s.upper_, 0);
   }
   return s;
 }
@@ -408,14 +294,10 @@ Result<Specifier> Specifier::parse(std::string_view text) {
 
 bool Specifier::names_prerelease() const noexcept {
   switch (op_) {
-    case Operator::Equal:
-    case Operator::GreaterEqual:
-    case Operator::LessEqual:
-    case Operator::Compatible:
-    case Operator::ArbitraryEqual:
-      return !wildcard_ && operand_is_version_ && version_.is_prerelease();
-    default:
+    case Operator::NotEqual:
       return false;
+    default:
+      return !wildcard_ && operand_is_version_ && version_.is_prerelease();
   }
 }
 
@@ -423,6 +305,14 @@ bool Specifier::contains(const Version& v, std::optional<bool> prereleases) cons
   bool allow = prereleases.has_value() ? *prereleases : names_prerelease();
   if (v.is_prerelease() && !allow) return false;
   return SpecifierAccess::matches(*this, v);
+}
+
+bool Specifier::contains_text(std::string_view text, std::optional<bool> prereleases) const {
+  auto v = Version::parse(text);
+  bool allow = prereleases.has_value() ? *prereleases : names_prerelease();
+  if (v && v->is_prerelease() && !allow) return false;
+  if (op_ == Operator::ArbitraryEqual) return SpecifierAccess::arbitrary_match(*this, text);
+  return v && SpecifierAccess::matches(*this, *v);
 }
 
 std::string Specifier::to_string() const {
@@ -436,8 +326,7 @@ bool operator==(const Specifier& a, const Specifier& b) noexcept {
   // operator != "~=")); canonicalize_version returns text that is not a version unchanged.
   if (a.op_ != b.op_) return false;
   if (a.wildcard_ || b.wildcard_) return a.wildcard_ && b.wildcard_ && a.operand_ == b.operand_;
-  if (a.operand_is_version_ != b.operand_is_version_) return false;
-  if (!a.operand_is_version_) return a.operand_ == b.operand_;
+  if (a.op_ == Operator::ArbitraryEqual) return a.operand_ == b.operand_;
   if (a.op_ == Operator::Compatible) {
     return a.version_ == b.version_ && a.version_.release().size() == b.version_.release().size();
   }
@@ -464,8 +353,13 @@ std::size_t match_specifier_token(std::string_view s, std::size_t pos) {
 namespace {
 
 void add_unique(std::vector<Specifier>& specs, Specifier s) {
-  for (const auto& existing : specs) {
-    if (existing == s) return;  // a set keeps the first of equal elements
+  for (auto& existing : specs) {
+    if (existing == s) {
+      // packaging 26.3 sorts the clauses by their text before dropping duplicates, so of
+      // equal clauses the one whose text sorts first stays (`>1.0.0,>1.0` is `>1.0`).
+      if (s.to_string() < existing.to_string()) existing = std::move(s);
+      return;
+    }
   }
   specs.push_back(std::move(s));
 }
@@ -508,6 +402,16 @@ bool SpecifierSet::contains(const Version& v, std::optional<bool> prereleases) c
   if (!allow && v.is_prerelease()) return false;
   for (const auto& s : specs_) {
     if (!s.contains(v, allow)) return false;
+  }
+  return true;
+}
+
+bool SpecifierSet::contains_text(std::string_view text, std::optional<bool> prereleases) const {
+  bool allow = prereleases.has_value() ? *prereleases : (!specs_.empty() && names_prerelease());
+  auto v = Version::parse(text);
+  if (!allow && v && v->is_prerelease()) return false;
+  for (const auto& s : specs_) {
+    if (!s.contains_text(text, allow)) return false;
   }
   return true;
 }

@@ -76,8 +76,11 @@ struct Domain {
   std::uint32_t available = 0;  // candidate.unavailable not set
   std::uint32_t finals = 0;     // not a pre-release
   std::uint32_t yanked = 0;
-  std::vector<Word> pinned;  // yanked candidates unlocked by an exact pin seen so far
-  bool names_prerelease = false;
+  // Permissions granted by the dependencies of the decided versions (grants_, undone with the
+  // decision): yanked candidates unlocked by an exact pin, and pre-releases admitted because a
+  // specifier names one.
+  std::vector<Word> pinned;
+  std::uint32_t names_prerelease = 0;  // how many active grants name a pre-release
   PrereleasePolicy policy = PrereleasePolicy::IfNecessary;
   int priority = 0;
   std::unordered_map<std::string, std::uint32_t> clause_cache;  // clause text -> pool_ offset
@@ -97,7 +100,16 @@ struct Package {
   bool in_changed = false;
   bool affected = false;
   std::uint32_t conflicts = 0;
+  std::uint32_t rejected = 0;  // candidates rejected at decision time by a decided package
+  bool boosted = false;        // decided before everything else (see decision_making)
   std::uint32_t stamp = 0;
+};
+
+// What one dependency edge of a decided version permits for the package it names.
+struct Grant {
+  std::uint32_t domain = 0;
+  bool names_prerelease = false;
+  std::vector<Word> pins;  // empty: none
 };
 
 struct Assignment {
@@ -244,6 +256,7 @@ class Solver {
   core::Result<std::vector<IncompatId>> add_incompatibilities_from_dependencies(
       PackageId p, std::uint32_t bit, const std::vector<Dependency>& deps);
   void add_unavailable(PackageId p, const std::vector<Word>& set);
+  std::uint32_t note_rejection(PackageId p, IncompatId id);
 
   // ---- priority
   void push_priority(PackageId p);
@@ -289,6 +302,9 @@ class Solver {
   std::unordered_map<std::uint64_t, std::vector<IncompatId>> merged_;
   std::unordered_map<std::uint64_t, IncompatId> empty_merged_;  // (p, q) -> latest {p in A}
   std::unordered_map<std::uint64_t, std::vector<Edge>> deps_of_;
+  std::unordered_map<std::uint64_t, std::vector<Grant>> grants_of_;  // (p, bit) -> its grants
+  std::vector<std::pair<std::uint32_t, const Grant*>> grants_;  // active: (level, grant)
+  PackageId backjump_ = kNone;  // set by decision_making: the package to decide first now
   std::map<std::string, std::vector<const Dependency*>, std::less<>> constraints_;
   SolveStats stats_;
   std::vector<Word> scratch_;
@@ -676,6 +692,15 @@ void Solver::add_decision(PackageId p, std::uint32_t bit) {
   detail::set_bit(apool_.data() + off, bit);
   pkgs_[p].assigned.push_back(static_cast<std::uint32_t>(asg_.size()));
   asg_.push_back(Assignment{p, level_, kNone, bit, true, off});
+  if (auto it = grants_of_.find(pair_key(p, bit)); it != grants_of_.end()) {
+    for (const Grant& g : it->second) {
+      grants_.emplace_back(level_, &g);
+      Domain& d = domains_[g.domain];
+      if (g.names_prerelease) ++d.names_prerelease;
+      for (std::size_t i = 0; i < g.pins.size(); ++i)
+        d.pinned[i] |= g.pins[i];
+    }
+  }
 }
 
 // The earliest assignment of `p` whose accumulated term satisfies the term (tpos, t)
@@ -719,6 +744,24 @@ void Solver::backtrack(std::uint32_t level) {
     asg_.pop_back();
   }
   level_ = level;
+  // Whatever the undone decisions permitted is undone with them (issue 20): a pre-release
+  // allowance or a yanked pin from a version no longer selected no longer applies.
+  std::vector<std::uint32_t> touched;
+  while (!grants_.empty() && grants_.back().first > level) {
+    const Grant& g = *grants_.back().second;
+    if (g.names_prerelease) --domains_[g.domain].names_prerelease;
+    if (!g.pins.empty()) touched.push_back(g.domain);
+    grants_.pop_back();
+  }
+  for (std::uint32_t dom : touched) {
+    Domain& d = domains_[dom];
+    std::fill(d.pinned.begin(), d.pinned.end(), Word{0});
+    for (const auto& [lvl, g] : grants_) {
+      if (g->domain != dom) continue;
+      for (std::size_t i = 0; i < g->pins.size(); ++i)
+        d.pinned[i] |= g->pins[i];
+    }
+  }
   // Marks are pushed with non-decreasing levels between backtracks, so they form a stack.
   // An entry may be stale (its mark was cleared by an in-place merge): it still pops, and
   // clears whatever mark above `level` its incompatibility has.
@@ -742,6 +785,8 @@ void Solver::push_priority(PackageId p) {
   ++pk.stamp;
   std::uint8_t cls = 1;
   if (p == kRoot) {
+    cls = 6;
+  } else if (pk.boosted) {
     cls = 5;
   } else if (pk.direct) {
     cls = 4;
@@ -1008,12 +1053,45 @@ core::Status Solver::decision_making(PackageId p, bool& made) {
     // "Add version to the partial solution as a decision, unless this would produce a
     // conflict in any of the new incompatibilities."
     for (IncompatId id : *added) {
-      if (relation_if_decided(id, p, bit) == Rel::Satisfied) return {};
+      if (relation_if_decided(id, p, bit) == Rel::Satisfied) {
+        note_rejection(p, id);
+        return {};
+      }
     }
   }
   add_decision(p, bit);
   made = true;
   return {};
+}
+
+// A candidate of `p` was passed over at decision time because its dependencies contradict a
+// decided package (`id` names both). When that happens kConflictThreshold times, p's newest
+// versions keep failing against an earlier decision: p, and every package decided after that
+// decision (the path that led to p), are decided first from now on, and the solver goes back
+// to before that decision (uv's rule for wrong-backtracking-basic/-indirect: without it the
+// solver walks p down to an old version that no longer depends on the culprit, and returns a
+// valid but worse solution).
+std::uint32_t Solver::note_rejection(PackageId p, IncompatId id) {
+  Package& pk = pkgs_[p];
+  if (pk.boosted || ++pk.rejected < kConflictThreshold) return kNone;
+  std::uint32_t culprit_level = kNone;
+  const Incompat& inc = incompats_[id];
+  for (std::uint32_t i = 0; i < inc.count; ++i) {
+    PackageId q = terms_[inc.first + i].pkg;
+    if (q == p || q == kRoot || !decided(q)) continue;
+    for (std::uint32_t ai : pkgs_[q].assigned) {
+      if (asg_[ai].cause == kNone) culprit_level = std::min(culprit_level, asg_[ai].level);
+    }
+  }
+  pk.boosted = true;
+  if (culprit_level == kNone || culprit_level == 0) return kNone;
+  for (std::size_t i = asg_.size(); i-- > 0;) {
+    const Assignment& a = asg_[i];
+    if (a.level <= culprit_level) break;
+    if (a.cause == kNone) pkgs_[a.pkg].boosted = true;
+  }
+  backjump_ = culprit_level - 1;
+  return backjump_;
 }
 
 core::Result<std::vector<IncompatId>> Solver::add_incompatibilities_from_dependencies(
@@ -1084,7 +1162,9 @@ core::Result<std::vector<IncompatId>> Solver::add_incompatibilities_from_depende
     if (!base) return std::unexpected(base.error());
     Domain& d = domain_of(*base);
     build_set(d, dep.specifier, set);
-    if (dep.specifier.names_prerelease()) d.names_prerelease = true;
+    Grant grant;
+    grant.domain = pkgs_[*base].domain;
+    grant.names_prerelease = dep.specifier.names_prerelease();
     bool exact = false;
     for (const auto& clause : dep.specifier) {
       if ((clause.op() == core::Operator::Equal && !clause.wildcard()) ||
@@ -1092,9 +1172,9 @@ core::Result<std::vector<IncompatId>> Solver::add_incompatibilities_from_depende
         exact = true;
       }
     }
-    if (exact) {
-      for (std::uint32_t i = 0; i < d.words; ++i)
-        d.pinned[i] |= set[i];
+    if (exact) grant.pins = set;
+    if (grant.names_prerelease || !grant.pins.empty()) {
+      grants_of_[pair_key(p, bit)].push_back(std::move(grant));
     }
     std::uint32_t text = intern_string(specifier_text(dep.specifier));
     edges.push_back(Edge{*base, intern_string(dep.to_string())});
@@ -1182,8 +1262,10 @@ core::Result<Outcome> Solver::run() {
     next = pick_package();
     if (next == kNone) return Outcome{build_solution()};
     bool made = false;
+    backjump_ = kNone;
     auto st = decision_making(next, made);
     if (!st) return std::unexpected(st.error());
+    if (backjump_ != kNone) backtrack(backjump_);
     if (!made && pending(next)) push_priority(next);
   }
 }

@@ -40,9 +40,9 @@ TEST_CASE("PEP 508 test list parses, and prints as packaging does", "[core][requ
       {"name>=3", "name>=3"},
       {"name>=3,", "name>=3"},
       {"name>=3,<2", "name<2,>=3"},
-      {"name@http://foo.com", "name@ http://foo.com"},
+      {"name@http://foo.com", "name @ http://foo.com"},
       {"name [fred,bar] @ http://foo.com ; python_version=='2.7'",
-       "name[bar,fred]@ http://foo.com ; python_version == \"2.7\""},
+       "name[bar,fred] @ http://foo.com ; python_version == \"2.7\""},
       {"name[quux, strange];python_version<'2.7' and platform_version=='2'",
        "name[quux,strange]; python_version < \"2.7\" and platform_version == \"2\""},
       {"name; os_name=='a' or os_name=='b'", "name; os_name == \"a\" or os_name == \"b\""},
@@ -58,10 +58,9 @@ TEST_CASE("PEP 508 test list parses, and prints as packaging does", "[core][requ
        "requests[security,tests]==2.8.*,>=2.8.1; python_version < \"2.7\""},
       {"zope.interface (>3.5.0)", "zope.interface>3.5.0"},
       {"torch==2.5.1+cu124; sys_platform == \"linux\" and extra == \"GPU\"",
-       "torch==2.5.1+cu124; sys_platform == \"linux\" and extra == \"GPU\""},
+       "torch==2.5.1+cu124; sys_platform == \"linux\" and extra == \"gpu\""},
       {"name[]", "name"},
       {"name_", "name_"},  // packaging's IDENTIFIER accepts it
-      {"name>=1.0\n", "name>=1.0"},
       {"  name  [ a , b ]  ( >= 1 , < 2 )  ;  os_name == 'a'  ",
        "name[a,b]<2,>=1; os_name == \"a\""},
   };
@@ -98,7 +97,7 @@ TEST_CASE("Requirement parts", "[core][requirement]") {
   Requirement marked = req("name @ http://x ;os_name==\"a\"");
   CHECK(marked.url == "http://x");
   CHECK(marked.marker.to_string() == "os_name == \"a\"");
-  CHECK(marked.to_string() == "name@ http://x ; os_name == \"a\"");
+  CHECK(marked.to_string() == "name @ http://x ; os_name == \"a\"");
 
   // The PEP's URL example, with a fragment.
   Requirement pip =

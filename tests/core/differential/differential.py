@@ -1,25 +1,30 @@
 #!/usr/bin/python3
 """Differential test of gpulock::core against pypa/packaging, the reference implementation.
 
-Usage: /usr/bin/python3 differential.py PATH/TO/core_oracle [--seed N] [--scale F]
+Usage: PYTHONPATH=PACKAGING_PARENT /usr/bin/python3 differential.py PATH/TO/core_oracle
+                                                       [--seed N] [--scale F]
 
-Run with Debian's /usr/bin/python3, which has python3-packaging 23.x. Generates random PEP 440
-versions (epochs, pre/post/dev in every spelling, local labels such as cu124, cpu, rocm6.2,
-whitespace, invalid mutations), version pairs, specifier sets with candidate versions, PEP 508
-markers with environments and requirements, asks packaging and the oracle the same questions
-(parse ok?, normalized form, compare, contains with default/True/False pre-release policy,
-marker result or error, requirement text), and fails on any disagreement, printing the first
-few with their inputs. Prints the number of cases compared.
+The reference is packaging 26.3 as vendored in pip 26.3 (../shared/reference/pip/src/pip/_vendor;
+ctest puts that directory first on PYTHONPATH, and this script refuses an older packaging).
+Generates random PEP 440 versions (epochs, pre/post/dev in every spelling, local labels such as
+cu124, cpu, rocm6.2, whitespace, invalid mutations), version pairs, specifier sets with candidate
+versions, PEP 508 markers with environments and requirements, asks packaging and the oracle the
+same questions (parse ok?, normalized form, compare, contains with default/True/False
+pre-release policy, marker result or error, requirement text), and fails on any disagreement,
+printing the first few with their inputs. Prints the number of cases compared.
 
-The known, documented differences (see core/src/*.cpp) are applied to packaging's answers, not
-skipped silently; each is counted and reported:
+The mapping between the two APIs and the known, documented differences (see core/src/*.cpp) are
+applied to packaging's answers, not skipped silently; each is counted and reported:
   - numbers above 2^64-1: packaging accepts (Python ints), gpulock must report an error;
-  - `===X` with X not a version and no explicit policy: packaging raises, the answer is not
-    compared (gpulock treats X as naming no pre-release);
-  - Marker(): packaging ignores text after a complete marker; the expected answer is packaging's
-    parser followed by its END check (as Requirement does);
-  - str(Marker): packaging drops the parentheses of `((a or b))` inside a larger expression;
-    the expected text keeps them (a one-line fix of _format_marker, below).
+  - contains() with no policy: gpulock's default admits pre-releases only when the set names
+    one (packaging 26 admits a lone pre-release: "no alternatives"), so the expected answer is
+    packaging's contains(v, prereleases=bool(SpecifierSet.prereleases));
+  - a marker value holding both quote characters: packaging cannot print it (ValueError);
+    gpulock prints it with backslash escapes, and only its round trip is compared;
+  - a requirement URL that cannot be fetched (`http:///x`, `file:/x`, `https://[bad]/x`,
+    `C:\\x.whl`): packaging 26.3 accepts any URL text, gpulock rejects it as packaging 23.0
+    did (url_unusable below).
+Candidate versions are passed as text, so `===` compares the text as written on both sides.
 Inputs never contain the few non-ASCII letters Python's re.IGNORECASE folds onto ASCII (K KELVIN
 SIGN and friends) nor `\\N{...}` escapes, which gpulock rejects by design.
 """
@@ -29,14 +34,18 @@ import subprocess
 import sys
 import time
 
-import packaging
-from packaging._parser import _parse_marker
-from packaging._tokenizer import DEFAULT_RULES, ParserSyntaxError, Tokenizer
-from packaging._parser import Value, Variable
-from packaging.markers import Marker, _normalize_extra_values
-from packaging.requirements import Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+try:
+    from pip._vendor import packaging
+    from pip._vendor.packaging._parser import Value
+    from pip._vendor.packaging.markers import Marker
+    from pip._vendor.packaging.requirements import Requirement
+    from pip._vendor.packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from pip._vendor.packaging.version import InvalidVersion, Version
+except ImportError:
+    sys.exit("differential.py: pip 26.3's vendored packaging is not importable; put "
+             "../shared/reference/pip/src on PYTHONPATH (GPULOCK_SHARED_DIR in CMake)")
+if tuple(int(x) for x in packaging.__version__.split(".")[:2]) < (26, 3):
+    sys.exit(f"differential.py: packaging {packaging.__version__} found, 26.3 needed")
 
 U64_MAX = 2**64 - 1
 
@@ -315,16 +324,16 @@ def version_numbers(v):
     for part in (v.post, v.dev):
         if part is not None:
             nums.append(part)
-    for seg in (v._version.local or ()):
-        if isinstance(seg, int):
-            nums.append(seg)
+    for seg in (v.local or "").split("."):
+        if seg.isdigit():
+            nums.append(int(seg))
     return nums
 
 
 def expect_version(s, stats):
     try:
         v = Version(s)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: over Python's 4300-digit int limit
         return {"ok": False}
     if max(version_numbers(v)) > U64_MAX:
         stats["big numbers (expected error)"] += 1
@@ -340,34 +349,16 @@ def expect_spec(s, versions, stats):
     except InvalidSpecifier:
         return {"ok": False}
     out = {"ok": True, "n": str(ss)}
-    try:
-        out["np"] = bool(ss.prereleases)
-    except InvalidVersion:
-        out["np"] = None
-        stats["=== non-version, default policy (packaging raises)"] += 1
+    default = bool(ss.prereleases)
+    out["np"] = default
     flags = []
     for v in versions:
         f = ""
-        for p in (None, True, False):
-            try:
-                f += "t" if ss.contains(v, prereleases=p) else "f"
-            except InvalidVersion:
-                f += "?"
+        for p in (default, True, False):
+            f += "t" if ss.contains(v, prereleases=p) else "f"
         flags.append(f)
     out["r"] = flags
     return out
-
-
-def fixed_format(marker, first=True):
-    """packaging's _format_marker, except that `first` passes through single-item lists."""
-    if isinstance(marker, list) and len(marker) == 1 and isinstance(marker[0], (list, tuple)):
-        return fixed_format(marker[0], first)
-    if isinstance(marker, list):
-        inner = (fixed_format(m, first=False) for m in marker)
-        return " ".join(inner) if first else "(" + " ".join(inner) + ")"
-    if isinstance(marker, tuple):
-        return " ".join(m.serialize() for m in marker)
-    return marker
 
 
 def values_of(markers):
@@ -380,39 +371,40 @@ def values_of(markers):
                     yield x.value
 
 
-def strict_marker(s):
-    """packaging's Marker() plus the END check that Requirement() applies."""
-    t = Tokenizer(s, rules=DEFAULT_RULES)
-    markers = _parse_marker(t)
-    t.expect("END", expected="end of marker")
-    m = Marker.__new__(Marker)
-    m._markers = _normalize_extra_values(markers)
-    return m
-
-
 def expect_marker(s, env, extra, stats):
     try:
-        m = strict_marker(s)
-    except Exception:  # ParserSyntaxError, and SyntaxError/ValueError from ast.literal_eval
-        try:
-            Marker(s)
-            stats["marker: text after the marker (packaging ignores it)"] += 1
-        except Exception:
-            pass
+        m = Marker(s)
+    except Exception:  # InvalidMarker, and SyntaxError/ValueError from ast.literal_eval
         return {"ok": False}
-    out = {"ok": True, "n": fixed_format(m._markers)}
-    if out["n"] != str(m):
-        stats["marker: ((a or b)) parentheses kept"] += 1
+    out = {"ok": True}
+    try:
+        out["n"] = str(m)
+    except ValueError:
+        stats["marker: a value holds both quotes (packaging cannot print it)"] += 1
     full_env = dict(env)
     full_env["extra"] = extra
     try:
         out["r"] = "t" if m.evaluate(full_env) else "f"
-    except Exception:  # InvalidVersion, UndefinedComparison, KeyError
+    except Exception:  # UndefinedComparison, UndefinedEnvironmentName
         out["r"] = "e"
     vals = list(values_of(m._markers))
-    if all(not any(c in v for c in '"\\\n\r\x00') for v in vals):
+    if all(not any(c in v for c in '\\\n\r\x00') for v in vals):
         out["rt"] = True
     return out
+
+
+def url_unusable(url):
+    """gpulock's URL check (packaging 23.0's, which 26.3 dropped): a file: URL must survive
+    urlunparse(urlparse()) unchanged, any other needs a scheme and a network location, and
+    brackets in the netloc must hold an IP literal (urlparse raises otherwise)."""
+    import urllib.parse
+    try:
+        parsed = urllib.parse.urlparse(url)
+    except ValueError:
+        return True
+    if parsed.scheme == "file":
+        return urllib.parse.urlunparse(parsed) != url
+    return not (parsed.scheme and parsed.netloc)
 
 
 def expect_requirement(s, stats):
@@ -420,19 +412,14 @@ def expect_requirement(s, stats):
         r = Requirement(s)
     except Exception:
         return {"ok": False}
-    # str(Requirement) with the marker printed by fixed_format (see above).
-    parts = [r.name]
-    if r.extras:
-        parts.append("[" + ",".join(sorted(r.extras)) + "]")
-    if r.specifier:
-        parts.append(str(r.specifier))
-    if r.url:
-        parts.append("@ " + r.url)
-        if r.marker:
-            parts.append(" ")
-    if r.marker:
-        parts.append("; " + fixed_format(r.marker._markers))
-    return {"ok": True, "n": "".join(parts)}
+    if r.url and url_unusable(r.url):
+        stats["requirement: a URL gpulock rejects (packaging 26.3 checks none)"] += 1
+        return {"ok": False}
+    try:
+        return {"ok": True, "n": str(r)}
+    except ValueError:
+        stats["requirement: a marker value holds both quotes"] += 1
+        return {"ok": True}
 
 
 # ------------------------------------------------------------------------------------------

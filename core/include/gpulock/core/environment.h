@@ -39,4 +39,9 @@ struct Environment {
   [[nodiscard]] std::optional<std::string_view> get(std::string_view variable) const noexcept;
 };
 
+/// The PEP 440 reading of a `python_full_version` value: an untagged CPython source build
+/// reports "3.11.1+" (platform.python_version()), which packaging 26.3 reads as
+/// "3.11.1+local"; any other text is returned unchanged.
+[[nodiscard]] std::string pep440_python_full_version(std::string_view value);
+
 }  // namespace gpulock::core

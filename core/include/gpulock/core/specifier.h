@@ -1,11 +1,12 @@
 #pragma once
 /// @file
 /// PEP 440 version specifiers (canonical spec: packaging.python.org, "Version specifiers",
-/// §Version specifiers), with packaging 23.x semantics where the PEP is silent or differs.
+/// §Version specifiers), with packaging 26.3 semantics where the PEP is silent or differs.
 ///
 /// Local versions: `==2.5.1` matches `2.5.1+cu124`; `==2.5.1+cu124` matches only that label;
-/// `>2.5.1` excludes `2.5.1+cu124` and post-releases of 2.5.1; `<=2.5.1` includes `2.5.1+cu124`;
-/// `<V` excludes pre-releases of V unless V is one.
+/// `>2.5.1` excludes `2.5.1+cu124` and post-releases of 2.5.1 but `>2.5.1rc1` admits both;
+/// `<=2.5.1` includes `2.5.1+cu124`; `<V` excludes pre-releases of V unless V is one, and
+/// `<V.postN` admits V's pre-releases. Wildcards keep the epoch: `==2!1.*` matches `2!1.0`.
 ///
 /// Pre-releases: `contains(v)` and `filter(vs)` take an explicit policy. With no policy
 /// (std::nullopt) pre-releases are admitted only if some specifier in the set names one
@@ -55,18 +56,27 @@ class Specifier {
   /// The operand exactly as written, whitespace trimmed (used by `===`).
   [[nodiscard]] const std::string& operand() const noexcept { return operand_; }
 
-  /// True when the operand names a pre-release and the operator is one of ==, >=, <=, ~=, ===
-  /// (packaging's Specifier.prereleases).
+  /// True when the operand names a pre-release and the operator is not `!=` and the clause is
+  /// not a wildcard: `>=2.0b1`, `<2.0b1`, `>2.0b1`, `~=2.0b1`, `==2.0b1`, `===2.0b1`
+  /// (packaging 26.3's Specifier.prereleases: such a clause opts into pre-releases for every
+  /// operator).
   [[nodiscard]] bool names_prerelease() const noexcept;
 
   /// Does `v` match? `prereleases`: nullopt = names_prerelease(), true = admit, false = reject.
+  /// `===` compares `v`'s normalized text (packaging with a Version object).
   [[nodiscard]] bool contains(const Version& v, std::optional<bool> prereleases = std::nullopt) const;
+  /// As contains(), for a version given as text: `===` compares the text as written
+  /// (case-insensitively, `===1.01` matches "1.01" but not "1.1"); other operators parse it and
+  /// never match text that is not a version (packaging 26.3 with a str).
+  [[nodiscard]] bool contains_text(std::string_view text,
+                                   std::optional<bool> prereleases = std::nullopt) const;
 
   /// Operator and operand, normalized spacing: ">=2.5", "==2.5.*".
   [[nodiscard]] std::string to_string() const;
 
   /// packaging's Specifier.__eq__: same operator and same canonical operand (versions compare
-  /// as versions, `==1.0` equals `==1.0.0`; wildcards and non-version `===` operands as text).
+  /// as versions, `==1.0` equals `==1.0.0`; wildcards and every `===` operand as text, so
+  /// `===1.0` and `===1.0.0` differ).
   friend bool operator==(const Specifier& a, const Specifier& b) noexcept;
 
  private:
@@ -77,9 +87,12 @@ class Specifier {
   bool wildcard_ = false;
   bool operand_is_version_ = true;  // false for a `===` operand that is not a PEP 440 version
   std::string operand_;
-  // For `==X.*`/`!=X.*` and `~=`: the version packaging's prefix match compares against
-  // (X for a wildcard; for `~=V`, V without its last release component, see specifier.cpp).
-  Version prefix_;
+  // The bounds of packaging 26.3's range for this clause (see specifier.cpp): `==X.*`/`!=X.*`
+  // match [lower_, upper_), `~=V` matches [V, upper_), `<V` matches below upper_. No upper
+  // bound when has_upper_ is false (a release number of 2^64-1 has no successor).
+  Version lower_;
+  Version upper_;
+  bool has_upper_ = true;
 };
 
 /// A comma-separated conjunction of specifiers; empty matches every final release.
@@ -106,6 +119,9 @@ class SpecifierSet {
   /// Every clause matches `v`. `prereleases`: nullopt = admit pre-releases only if
   /// names_prerelease(); true = admit; false = reject.
   [[nodiscard]] bool contains(const Version& v, std::optional<bool> prereleases = std::nullopt) const;
+  /// As contains(), for a version given as text (see Specifier::contains_text).
+  [[nodiscard]] bool contains_text(std::string_view text,
+                                   std::optional<bool> prereleases = std::nullopt) const;
 
   /// The matching versions, in input order. With nullopt: as contains(), but when that
   /// leaves nothing and pre-releases would match, returns those (PEP 440: pre-releases are

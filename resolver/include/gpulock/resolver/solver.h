@@ -14,14 +14,21 @@
 ///   one to `torch[opt]>=2`.
 /// - Pre-releases: PrereleasePolicy (provider.h). Sets always include pre-releases; the policy
 ///   is applied when choosing a version, so learned incompatibilities stay valid.
-/// - Yanked (PEP 592): a yanked candidate can be chosen only if some requirement seen so far
-///   pins it exactly (`==V` without wildcard, or `===V`, matching it; direct requirements are
-///   always seen first). If a package's allowed set holds only yanked, unpinned candidates, the
-///   solver records them as Unavailable(Yanked) for this solve; a pin discovered later does not
-///   revive them.
-/// - Priority (which undecided package next): root > direct requirements > singletons (the
-///   allowed set holds one version) > packages involved in >= 5 conflicts > the rest; ties by
-///   the provider's hint (higher first), then first-seen order. Deterministic.
+/// - Pre-release rule (packaging/pip 26): under IfNecessary a package's pre-releases are
+///   admitted while some dependency of a *currently decided* version (or a user requirement)
+///   names a pre-release for it (core::Specifier::names_prerelease: any operator but `!=`);
+///   then the highest allowed candidate is taken, pre-release or not.
+/// - Yanked (PEP 592): a yanked candidate can be chosen only if a requirement of a currently
+///   decided version (or a user requirement) pins it exactly (`==V` without wildcard, or
+///   `===V`, matching it). Both permissions are undone when the decision that brought them is
+///   backtracked. If a package's allowed set holds only yanked, unpinned candidates, the
+///   solver records them as Unavailable(Yanked) for this solve.
+/// - Priority (which undecided package next): root > boosted packages > direct requirements >
+///   singletons (the allowed set holds one version) > packages involved in >= 5 conflicts >
+///   the rest; ties by the provider's hint (higher first), then first-seen order.
+///   Deterministic. A package whose candidates are rejected 5 times at decision time because
+///   they contradict an earlier decision is boosted, with the packages decided after that
+///   decision, and the solver goes back to before it (uv's wrong-backtracking scenarios).
 /// - Preferences: among allowed candidates the solver takes the first in the provider's
 ///   preference order, so lock pins placed first are kept when still allowed. Two rules come
 ///   before it: the pre-release rule (a pinned pre-release is passed over while a final
