@@ -460,6 +460,7 @@ struct IndexClient::Impl {
             fmt::format("cannot reach the server: {}{}", redact_text(r.error_text), after()),
             shown);
       case TransportError::Timeout:
+      case TransportError::TooSlow:
         return core::fail_at(ErrorCode::Timeout,
                              fmt::format("timed out: {}{}", redact_text(r.error_text), after()),
                              shown);
@@ -996,7 +997,8 @@ struct IndexClient::Impl {
     if (!response) return std::unexpected(response.error());
     HttpResponse& r = *response;
     if (r.error == TransportError::TooLarge) {
-      return core::fail_at(ErrorCode::InvalidInput,
+      // The server sent more than any METADATA file holds: an index fault, like an endless page.
+      return core::fail_at(ErrorCode::IndexFormat,
                            "the .metadata file is over the 10 MB limit for METADATA", shown);
     }
     if (r.status == 404 || r.status == 410) {

@@ -319,7 +319,7 @@ class CurlTransport final : public Transport {
                                : TransportError::Other;
         break;
       case CURLE_ABORTED_BY_CALLBACK:
-        r.error = t->too_slow ? TransportError::Timeout : TransportError::Cancelled;
+        r.error = t->too_slow ? TransportError::TooSlow : TransportError::Cancelled;
         break;
       default:
         r.error = TransportError::Other;

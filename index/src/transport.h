@@ -51,6 +51,7 @@ enum class TransportError : std::uint8_t {
   None,
   Connect,  ///< could not resolve/connect/send/receive (transient)
   Timeout,  ///< connect timeout, low-speed abort, request timeout
+  TooSlow,  ///< under the low-speed floor (a drip: not retried, the server would drip again)
   Tls,      ///< certificate or TLS handshake failure
   TooManyRedirects,
   Truncated,  ///< the body ended before Content-Length (transient)

@@ -21,13 +21,14 @@ mode, so a page's files are served under the same mode):
                    PEP 691 allows: it must work
   retry-after      503 with Retry-After: 1 on each URL's first request, then as ok
   retry-after-long 429 with Retry-After: 3600, always
-  no-metadata      the page without the .metadata file, and no Range support: the wheel is
-                   downloaded whole
-  wrong-hash       as no-metadata, the page's sha256 for the wheel is wrong
+  no-metadata      the page without the .metadata file, no Range support, a 512 KiB wheel: it
+                   is downloaded whole (to <cache>/partial/)
+  wrong-hash       as no-metadata, the page's sha256 for the wheel is wrong (not in the suite
+                   yet: a mismatch ends as "no solution", exit 1; issue 17 gives it exit 4)
   oversize-wheel   as no-metadata, the wheel is 8 MiB longer than the page's PEP 700 size
   drip-wheel       as no-metadata, the wheel drips (a download to interrupt)
-  lying-cd         as no-metadata but with Range support, the wheel's end of central directory
-                   claims a 1 GiB central directory
+  lying-cd         no .metadata, Range support, a wheel whose central directory claims 65000
+                   well-formed entries in 71 MiB (more than a reader may fetch)
   endless-metadata the .metadata file never ends
 The port goes to --port-file (written atomically) once the server listens.
 """
@@ -55,10 +56,12 @@ WHEEL_NAME = "demo-1.0-py3-none-any.whl"
 METADATA = b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n\n"
 
 
-def build_wheel() -> bytes:
+def build_wheel(padding: bytes = b"") -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("demo/__init__.py", "")
+        if padding:
+            z.writestr("demo/padding.bin", padding, compress_type=zipfile.ZIP_STORED)
         z.writestr("demo-1.0.dist-info/METADATA", METADATA)
         z.writestr("demo-1.0.dist-info/WHEEL",
                    "Wheel-Version: 1.0\nGenerator: hostile\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
@@ -67,23 +70,69 @@ def build_wheel() -> bytes:
 
 
 WHEEL = build_wheel()
+# The wheel with 512 KiB of incompressible padding: too big for the client's first range probe
+# to take whole, so a server without Range support makes it download the wheel to partial/.
+BIG_WHEEL = build_wheel(os.urandom(512 << 10))
+
+# A wheel whose central directory lies: its end record claims 65000 entries in a 71 MiB
+# directory, and every entry is well formed (1100-byte names), so a reader walks it all. Bytes are
+# made per range (lying_bytes), never held whole.
+LYING_NAME = 1100
+LYING_ENTRY = 46 + LYING_NAME
+LYING_ENTRIES = 65000
+LYING_CD_OFFSET = 1 << 20
+LYING_CD_SIZE = LYING_ENTRIES * LYING_ENTRY
+LYING_SIZE = LYING_CD_OFFSET + LYING_CD_SIZE + 22
+LYING_TAIL = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, LYING_ENTRIES, LYING_ENTRIES,
+                         LYING_CD_SIZE, LYING_CD_OFFSET, 0)
 
 
-def lying_wheel() -> bytes:
-    """The wheel with its end-of-central-directory record claiming a 1 GiB directory at 0."""
-    data = bytearray(WHEEL)
-    eocd = data.rfind(b"PK\x05\x06")
-    struct.pack_into("<II", data, eocd + 12, 1 << 30, 0)
-    return bytes(data)
+def lying_entry(i: int) -> bytes:
+    name = (b"demo/" + b"a" * (LYING_NAME - 15) + b"%010d" % i)
+    return struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 0, 0, 0x21, 0, 0, 0,
+                       len(name), 0, 0, 0, 0, 0, 0) + name
 
 
-LYING = lying_wheel()
-BOMB = gzip.compress(b" " * (64 << 20), compresslevel=9)
+def lying_bytes(start: int, end: int) -> bytes:
+    """Bytes [start, end) of the lying wheel."""
+    out = bytearray()
+    pos = start
+    while pos < end:
+        if pos < LYING_CD_OFFSET:
+            n = min(end, LYING_CD_OFFSET) - pos
+            out += bytes(n)
+        elif pos < LYING_CD_OFFSET + LYING_CD_SIZE:
+            i, off = divmod(pos - LYING_CD_OFFSET, LYING_ENTRY)
+            piece = lying_entry(i)[off:]
+            n = min(len(piece), end - pos)
+            out += piece[:n]
+        else:
+            off = pos - (LYING_CD_OFFSET + LYING_CD_SIZE)
+            n = min(len(LYING_TAIL) - off, end - pos)
+            out += LYING_TAIL[off:off + n]
+        pos += n
+    return bytes(out)
+
+def bomb() -> bytes:
+    """64 KiB of gzip that inflate to 64 MiB of spaces (made on first use: it takes a moment)."""
+    global BOMB
+    if BOMB is None:
+        BOMB = gzip.compress(b" " * (64 << 20), compresslevel=9)
+    return BOMB
+
+
+BOMB: bytes | None = None
+
+
+def wheel_for(mode: str) -> bytes:
+    return BIG_WHEEL if mode in ("no-metadata", "wrong-hash", "oversize-wheel", "drip-wheel") else WHEEL
 
 
 def page(mode: str, metadata: bool = True, sha: str | None = None) -> bytes:
+    wheel = wheel_for(mode)
+    size = {"drip-wheel": len(wheel) + (1 << 20), "lying-cd": LYING_SIZE}.get(mode, len(wheel))
     f = {"filename": WHEEL_NAME, "url": f"../../files/{WHEEL_NAME}",
-         "hashes": {"sha256": sha or hashlib.sha256(WHEEL).hexdigest()}, "size": len(WHEEL)}
+         "hashes": {"sha256": sha or hashlib.sha256(wheel).hexdigest()}, "size": size}
     if metadata:
         f["core-metadata"] = {"sha256": hashlib.sha256(METADATA).hexdigest()}
     return json.dumps({"meta": {"api-version": "1.1"}, "name": "demo", "files": [f],
@@ -102,6 +151,9 @@ class Server(ThreadingHTTPServer):
         super().__init__(addr, Handler)
         self.lock = threading.Lock()
         self.counts: dict[str, int] = {}
+
+    def handle_error(self, request, client_address):
+        pass  # a client that hangs up on a bomb or a drip is the point, not an error
 
     def count(self, key: str) -> int:
         with self.lock:
@@ -202,19 +254,40 @@ class Handler(BaseHTTPRequestHandler):
         if rest != f"/files/{WHEEL_NAME}":
             self.body(404, b"not found\n")
             return
+        wheel = wheel_for(mode)
         if mode == "oversize-wheel":
-            self.body(200, WHEEL + b"\0" * (8 << 20), "application/octet-stream",
+            self.body(200, wheel + b"\0" * (8 << 20), "application/octet-stream",
                       {"Accept-Ranges": "none"})
         elif mode == "drip-wheel":
-            self.head(200, "application/octet-stream", len(WHEEL) + (1 << 20),
+            self.head(200, "application/octet-stream", len(wheel) + (1 << 20),
                       {"Accept-Ranges": "none"})
-            self.wfile.write(WHEEL)
+            self.wfile.write(wheel)
             self.drip()
             self.close_connection = True
         elif mode == "lying-cd":
-            self.serve_file(LYING, ranges=True)
+            self.serve_lying()
         else:
-            self.serve_file(WHEEL, ranges=not whole_only)
+            self.serve_file(wheel, ranges=not whole_only)
+
+    def serve_lying(self) -> None:
+        """Single ranges of the lying wheel."""
+        size = LYING_SIZE
+        m = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range") or "")
+        if not m or not (m.group(1) or m.group(2)):
+            self.body(416, b"", extra={"Content-Range": f"bytes */{size}"})
+            return
+        if m.group(1):
+            start = int(m.group(1))
+            end = min(int(m.group(2)), size - 1) if m.group(2) else size - 1
+        else:
+            start, end = max(0, size - int(m.group(2))), size - 1
+        self.head(206, "application/octet-stream", end - start + 1,
+                  {"Content-Range": f"bytes {start}-{end}/{size}", "Accept-Ranges": "bytes"})
+        pos = start
+        while pos <= end:
+            n = min(end + 1 - pos, 1 << 20)
+            self.wfile.write(lying_bytes(pos, pos + n))
+            pos += n
 
     def send_page(self, mode: str, whole_only: bool) -> None:
         data = page(mode, metadata=not whole_only,
@@ -231,7 +304,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(chunk)
             self.close_connection = True
         elif mode == "gzip-bomb":
-            self.body(200, BOMB, JSON_TYPE, {"Content-Encoding": "gzip"})
+            self.body(200, bomb(), JSON_TYPE, {"Content-Encoding": "gzip"})
         elif mode == "long-body":
             self.head(200, JSON_TYPE, len(data) // 2)
             self.wfile.write(data + b" " * 4096)

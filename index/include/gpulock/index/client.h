@@ -174,7 +174,9 @@ class IndexClient {
   /// (its hash verified when given), else HTTP range reads of the zip's tail and METADATA entry,
   /// else a full streamed download (hashed against the index's sha256); local wheels are read
   /// directly. Name and Version are checked against the filename. Errors: HashMismatch,
-  /// InvalidInput (no METADATA, over 10 MB, zip bomb), InvalidMetadata, and fetch_project's.
+  /// InvalidInput (no METADATA, a METADATA entry over 10 MB, zip bomb), InvalidMetadata,
+  /// IndexFormat (a .metadata file over 10 MB, range reads over kMaxRangeBytes, a download
+  /// larger than its declared size or max_download_bytes), and fetch_project's.
   [[nodiscard]] core::Result<std::string> fetch_metadata(const DistFile& file);
   /// Starts fetch_metadata in the background.
   void prefetch_metadata(const DistFile& file);
