@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "gpulock/index/client.h"
 
 namespace gpulock::cli {
@@ -15,7 +17,14 @@ struct CacheFlags {
   bool offline = false;
   bool refresh = false;
   bool no_cache = false;
+  /// --timeout SECONDS (the read timeout); 0: the environment's or the default (30 s).
+  double timeout = 0;
+  /// --max-page-size SIZE (index::parse_byte_size); empty: the environment's or 1 GiB.
+  std::string max_page_size;
 };
+
+/// Registers --timeout and --max-page-size (README "Limits") on a command using CacheFlags.
+void add_limit_options(CLI::App& app, CacheFlags& flags);
 
 /// `index::ClientOptions::from_environment()` (GPULOCK_CACHE_DIR, GPULOCK_HTTP_*) with the
 /// flags applied over it.

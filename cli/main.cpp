@@ -14,6 +14,7 @@
 
 #include "command.h"
 #include "exit_codes.h"
+#include "interrupt.h"
 #include "gpulock/app/version.h"
 #include "terminal.h"
 
@@ -272,8 +273,16 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   // A broken pipe (`gpulock ... | head`) ends output quietly instead of killing the process.
   std::signal(SIGPIPE, SIG_IGN);
+  gpulock::cli::install_interrupt_handler();
   try {
-    return gpulock::cli::run(argc, argv);
+    int code = gpulock::cli::run(argc, argv);
+    gpulock::cli::command_finished();
+    if (gpulock::cli::interrupted_by_signal()) {
+      // One line whatever the command was doing; its own error was held back (Terminal::error).
+      if (gpulock::cli::claim_interrupt_report()) gpulock::cli::Terminal().error("interrupted");
+      return gpulock::cli::kExitInterrupted;
+    }
+    return code;
   } catch (const std::exception& e) {
     gpulock::cli::Terminal term;
     term.error(fmt::format("internal error: {}", e.what()));

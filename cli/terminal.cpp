@@ -1,5 +1,7 @@
 #include "terminal.h"
 
+#include "interrupt.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -88,6 +90,8 @@ void Terminal::err(std::string_view text) {
 }
 
 void Terminal::error(const core::Error& e) {
+  // After SIGINT/SIGTERM, main() prints the one `error: interrupted` line instead.
+  if (interrupted_by_signal()) return;
   std::string text = paint(Style::Red, "error", true) + ": " + e.to_string() + "\n";
   for (const auto& frame : e.context) text += fmt::format("  {}\n", frame);
   for (const auto& h : e.hints) text += paint(Style::Cyan, "hint", true) + ": " + h + "\n";
@@ -95,6 +99,7 @@ void Terminal::error(const core::Error& e) {
 }
 
 void Terminal::error(std::string_view message) {
+  if (interrupted_by_signal() && message != "interrupted") return;
   err(paint(Style::Red, "error", true) + ": " + std::string(message) + "\n");
 }
 
@@ -104,6 +109,7 @@ void Terminal::warning(std::string_view message) {
 }
 
 void Terminal::hint(std::string_view message) {
+  if (interrupted_by_signal()) return;
   err(paint(Style::Cyan, "hint", true) + ": " + std::string(message) + "\n");
 }
 

@@ -1,5 +1,7 @@
 #include "gpulock/app/index_provider.h"
 
+#include "gpulock/index/interrupt.h"
+
 #include <algorithm>
 #include <atomic>
 #include <unordered_map>
@@ -641,7 +643,10 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
   return learned();
 }
 
-bool IndexProvider::should_cancel() { return impl_->cancelled.load(); }
+bool IndexProvider::should_cancel() {
+  // index::interrupted(): SIGINT/SIGTERM (the CLI) stop a long solve too.
+  return impl_->cancelled.load() || index::interrupted();
+}
 
 void IndexProvider::cancel() {
   impl_->cancelled = true;

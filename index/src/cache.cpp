@@ -1,4 +1,5 @@
 #include "cache.h"
+#include "temp_files.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -145,10 +146,13 @@ class FileBytes {
   }
 
   bool open(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO (or a device) put where an entry belongs must not block the open;
+    // anything but a regular file reads as a miss.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return false;
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(kHeaderSize)) {
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size < static_cast<off_t>(kHeaderSize)) {
       ::close(fd);
       return false;
     }
@@ -389,6 +393,11 @@ bool write_file_atomic(const std::string& path, std::string_view data) {
     fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   }
   if (fd < 0) return false;
+  register_temp_path(temp);
+  struct Unregister {
+    const std::string& path;
+    ~Unregister() { unregister_temp_path(path); }
+  } unregister{temp};
   std::size_t written = 0;
   while (written < data.size()) {
     ssize_t n = ::write(fd, data.data() + written, data.size() - written);
@@ -845,10 +854,12 @@ bool DiskCache::store_range_support(std::string_view host, bool supported) const
 std::string DiskCache::temp_dir() const {
   std::string dir;
   if (enabled_) {
-    dir = root_ + "/tmp";
+    dir = root_ + "/partial";
   } else {
+    // Never /tmp itself: temp_files.h's stale-file cleanup owns the whole directory it is given.
     const char* tmp = std::getenv("TMPDIR");
-    dir = (tmp && *tmp) ? tmp : "/tmp";
+    dir = fmt::format("{}/gpulock-partial-{}", (tmp && *tmp) ? tmp : "/tmp",
+                      static_cast<long>(::getuid()));
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

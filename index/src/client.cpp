@@ -24,9 +24,12 @@
 #include "gpulock/index/wheel.h"
 
 #include "cache.h"
+#include "interrupt_registry.h"
+#include "client_limits.h"
 #include "page_builder.h"
 #include "remote_zip.h"
 #include "task_pool.h"
+#include "temp_files.h"
 #include "transport.h"
 
 namespace gpulock::index {
@@ -193,8 +196,7 @@ ClientOptions ClientOptions::from_environment() {
     return ec == std::errc{} && p == text.data() + text.size() && out >= 0;
   };
   long v = 0;
-  if (number(env("GPULOCK_HTTP_TIMEOUT"), v))
-    o.low_speed_time = std::chrono::seconds(v == 0 ? 1 : v);
+  detail::apply_limit_environment(o);
   if (number(env("GPULOCK_HTTP_RETRIES"), v)) o.retries = static_cast<unsigned>(v);
   if (number(env("GPULOCK_CONCURRENT_DOWNLOADS"), v) && v > 0)
     o.max_parallel = static_cast<unsigned>(v);
@@ -222,9 +224,11 @@ struct IndexClient::Impl {
       immutable_hosts.insert(h);
     if (options.ca_file.empty()) options.ca_file = env("SSL_CERT_FILE");
     if (options.ca_path.empty()) options.ca_path = env("SSL_CERT_DIR");
+    detail::register_client(this, [this] { cancel_transfers_for_shutdown(); });
   }
 
   ~Impl() {
+    detail::unregister_client(this);
     cancel_transfers_for_shutdown();
     pool.stop();
   }
@@ -233,6 +237,8 @@ struct IndexClient::Impl {
   Impl& operator=(const Impl&) = delete;
 
   ClientOptions options;
+  // Page, METADATA and range requests end by started + options.deadline.
+  const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   detail::DiskCache cache;
   std::unordered_set<std::string> immutable_hosts;
 
@@ -313,6 +319,8 @@ struct IndexClient::Impl {
       t.connect_timeout = options.connect_timeout;
       t.low_speed_time = options.low_speed_time;
       t.low_speed_bytes = options.low_speed_bytes;
+      t.floor_bytes = options.floor_bytes;
+      t.floor_window = options.floor_window;
       t.request_timeout = options.request_timeout;
       t.max_redirects = options.max_redirects;
       t.user_agent = options.user_agent;
@@ -358,6 +366,22 @@ struct IndexClient::Impl {
     return url.substr(0, host_start) + it->second + "@" + url.substr(host_start);
   }
 
+  std::chrono::milliseconds remaining_deadline() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+        started + options.deadline - std::chrono::steady_clock::now());
+  }
+
+  core::Error deadline_error(std::string_view shown) const {
+    core::Error e;
+    e.code = ErrorCode::Timeout;
+    e.message = fmt::format(
+        "timed out: index pages and metadata took longer than the {} s deadline",
+        (options.deadline.count() + 999) / 1000);
+    e.where = std::string(shown);
+    e.hints.push_back("set GPULOCK_HTTP_DEADLINE (seconds) for a slow index");
+    return e;
+  }
+
   core::Error cancelled_error(std::string_view url) const {
     core::Error e;
     e.code = ErrorCode::Cancelled;
@@ -378,14 +402,23 @@ struct IndexClient::Impl {
     auto transport_ptr = get_transport();
     if (!transport_ptr) return std::unexpected(transport_ptr.error());
     detail::Transport& t = **transport_ptr;
+    const bool bounded = kind != RequestKind::Download && kind != RequestKind::Digest &&
+                         options.deadline.count() > 0;
     HttpResponse r;
     unsigned attempts = 0;
     for (unsigned attempt = 0;; ++attempt) {
       if (attempt > 0 && reset) reset();
+      if (bounded) {
+        auto left = remaining_deadline();
+        if (left.count() <= 0) return std::unexpected(deadline_error(shown));
+        req.timeout = left;
+      }
       ++attempts;
       count_request(kind);
       emit(ClientEvent::Type::RequestStarted, kind, shown);
       r = t.perform(req);
+      if (bounded && r.error == TransportError::Timeout && remaining_deadline().count() <= 0)
+        return std::unexpected(deadline_error(shown));
       counters.bytes += r.body_bytes;
       emit(ClientEvent::Type::RequestFinished, kind, shown, r.status, r.body_bytes,
            r.error == TransportError::None ? std::string() : redact_text(r.error_text));
@@ -398,7 +431,11 @@ struct IndexClient::Impl {
         if (ec == std::errc{} && seconds >= 0 && seconds <= 30) {
           delay = std::max<std::chrono::milliseconds>(delay, std::chrono::seconds(seconds));
         }
+        // A server that asks for a longer wait than the client allows is not waited for.
+        if (ec == std::errc{} && std::chrono::seconds(seconds) > options.max_retry_delay) break;
       }
+      delay = std::min<std::chrono::milliseconds>(delay, options.max_retry_delay);
+      if (bounded && delay >= remaining_deadline()) break;
       ++counters.retries;
       emit(ClientEvent::Type::Retry, kind, shown, r.status, 0,
            r.error == TransportError::None ? status_text(r.status) : redact_text(r.error_text));
@@ -423,6 +460,7 @@ struct IndexClient::Impl {
             fmt::format("cannot reach the server: {}{}", redact_text(r.error_text), after()),
             shown);
       case TransportError::Timeout:
+      case TransportError::TooSlow:
         return core::fail_at(ErrorCode::Timeout,
                              fmt::format("timed out: {}{}", redact_text(r.error_text), after()),
                              shown);
@@ -548,6 +586,7 @@ struct IndexClient::Impl {
     HttpRequest req;
     req.url = lookup.url;
     req.headers.push_back(fmt::format("Accept: {}", kSimpleAccept));
+    req.max_body = options.max_page_bytes;
     if (entry && entry->page.found) {
       if (!entry->etag.empty()) req.headers.push_back("If-None-Match: " + entry->etag);
       if (!entry->last_modified.empty())
@@ -588,7 +627,13 @@ struct IndexClient::Impl {
     if (r.status < 200 || r.status >= 300)
       return std::unexpected(status_error(r.status, lookup.shown));
     if (r.error == TransportError::TooLarge) {
-      return core::fail_at(ErrorCode::IndexFormat, "project page too large", lookup.shown);
+      core::Error e;
+      e.code = ErrorCode::IndexFormat;
+      e.message = fmt::format("the page is larger than the {} limit (decompressed)",
+                              format_byte_size(options.max_page_bytes));
+      e.where = lookup.shown;
+      e.hints.push_back("raise the limit with --max-page-size or GPULOCK_MAX_PAGE_SIZE");
+      return std::unexpected(e);
     }
 
     std::string base = strip_userinfo(r.effective_url.empty() ? lookup.url : r.effective_url);
@@ -868,6 +913,7 @@ struct IndexClient::Impl {
     std::string shown;  // redacted
     std::string filename;
     std::string sha256;
+    std::optional<std::uint64_t> size;  // PEP 700
     bool core_metadata = false;
     std::string core_metadata_sha256;
     std::optional<core::WheelFilename> wheel;
@@ -951,7 +997,8 @@ struct IndexClient::Impl {
     if (!response) return std::unexpected(response.error());
     HttpResponse& r = *response;
     if (r.error == TransportError::TooLarge) {
-      return core::fail_at(ErrorCode::InvalidInput,
+      // The server sent more than any METADATA file holds: an index fault, like an endless page.
+      return core::fail_at(ErrorCode::IndexFormat,
                            "the .metadata file is over the 10 MB limit for METADATA", shown);
     }
     if (r.status == 404 || r.status == 410) {
@@ -1084,25 +1131,16 @@ struct IndexClient::Impl {
   // The whole wheel, streamed to a temporary file and hashed as it arrives.
   core::Result<std::string> download_metadata(const MetadataJob& job) {
     std::string dir = cache.temp_dir();
-    std::string templ = (dir.empty() ? std::string("/tmp") : dir) + "/wheel-XXXXXX";
-    int fd = ::mkstemp(templ.data());
-    if (fd < 0) {
-      return core::fail_at(ErrorCode::Io,
-                           fmt::format("cannot create a temporary file: {}", std::strerror(errno)),
-                           templ);
-    }
-    struct Cleanup {
-      int fd;
-      std::string path;
-      ~Cleanup() {
-        if (fd >= 0) ::close(fd);
-        ::unlink(path.c_str());
-      }
-    } cleanup{fd, templ};
+    auto temp = detail::make_temp_file(dir.empty() ? std::string("/tmp") : dir, "wheel");
+    if (!temp) return std::unexpected(temp.error());
+    const int fd = temp->fd();
+    const std::string& templ = temp->path();
     Sha256 hash;
     bool write_failed = false;
     HttpRequest req;
     req.url = job.url;
+    // Bounded by the size the index declares, else by the download limit.
+    req.max_body = job.size && *job.size > 0 ? *job.size : options.max_download_bytes;
     req.sink = [&](const char* data, std::size_t size) {
       hash.update(std::string_view(data, size));
       std::size_t written = 0;
@@ -1123,6 +1161,16 @@ struct IndexClient::Impl {
     };
     auto response = request(std::move(req), RequestKind::Download, reset);
     if (!response) return std::unexpected(response.error());
+    if (response->error == TransportError::TooLarge) {
+      return core::fail_at(
+          ErrorCode::IndexFormat,
+          job.size && *job.size > 0
+              ? fmt::format("the wheel is larger than the {} bytes the index declares", *job.size)
+              : fmt::format("the wheel is larger than the {} download limit "
+                            "(GPULOCK_MAX_DOWNLOAD_SIZE)",
+                            format_byte_size(options.max_download_bytes)),
+          job.shown);
+    }
     if (write_failed || response->error == TransportError::Aborted) {
       return core::fail_at(ErrorCode::Io, "cannot write the downloaded wheel to a temporary file",
                            templ);
@@ -1155,6 +1203,7 @@ struct IndexClient::Impl {
       job.shown = redact_url(job.url);
       job.filename = file.filename;
       job.sha256 = std::string(file.sha256());
+      job.size = file.size;
       job.core_metadata = file.core_metadata;
       job.core_metadata_sha256 = std::string(file.core_metadata_sha256());
       job.wheel = file.wheel;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -106,6 +108,10 @@ class CurlTransport final : public Transport {
     long current_status = 0;
     bool too_large = false;
     bool aborted = false;
+    bool too_slow = false;
+    // The low-speed floor: body bytes and the time when the current window began.
+    std::chrono::steady_clock::time_point window_start{};
+    curl_off_t window_bytes = 0;
     bool done = false;
   };
 
@@ -152,11 +158,22 @@ class CurlTransport final : public Transport {
     HttpResponse& r = t->response;
     r.body_bytes += n;
     const HttpRequest& req = *t->request;
+    bool success = t->current_status >= 200 && t->current_status < 300;
+    if (req.max_body != 0 && success && r.body_bytes == n &&
+        (r.content_encoding.empty() || r.content_encoding == "identity")) {
+      // A Content-Length over the limit fails before a byte is kept (a coded body's length
+      // counts coded bytes, so only an uncoded one is judged by it).
+      curl_off_t length = -1;
+      if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
+          length > 0 && static_cast<std::uint64_t>(length) > req.max_body) {
+        t->too_large = true;
+        return 0;
+      }
+    }
     if (req.max_body != 0 && r.body_bytes > req.max_body) {
       t->too_large = true;
       return 0;
     }
-    bool success = t->current_status >= 200 && t->current_status < 300;
     if (req.sink && success) {
       if (!req.sink(data, n)) {
         t->aborted = true;
@@ -169,7 +186,8 @@ class CurlTransport final : public Transport {
       // Room for the whole body plus simdjson's padding, so a JSON page is parsed in place.
       curl_off_t length = -1;
       if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
-          length > 0 && length < (curl_off_t{1} << 30)) {
+          length > 0 && length < (curl_off_t{1} << 30) &&
+          (req.max_body == 0 || static_cast<std::uint64_t>(length) <= req.max_body)) {
         r.body.reserve(static_cast<std::size_t>(length) + 128);
       }
     }
@@ -177,9 +195,28 @@ class CurlTransport final : public Transport {
     return n;
   }
 
-  static int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  static int on_progress(void* user, curl_off_t, curl_off_t now_bytes, curl_off_t, curl_off_t) {
     auto* t = static_cast<Transfer*>(user);
-    return t->owner->cancelled_ ? 1 : 0;
+    if (t->owner->cancelled_) return 1;
+    const TransportOptions& o = t->owner->options_;
+    if (o.floor_bytes == 0 || o.floor_window.count() <= 0) return 0;
+    // The floor: each window must bring floor_bytes per second on average. libcurl's own
+    // low-speed check stays at "no byte at all" (the read timeout).
+    auto now = std::chrono::steady_clock::now();
+    if (t->window_start == std::chrono::steady_clock::time_point{}) {
+      t->window_start = now;
+      t->window_bytes = now_bytes;
+      return 0;
+    }
+    if (now - t->window_start < o.floor_window) return 0;
+    auto seconds = std::chrono::duration<double>(now - t->window_start).count();
+    if (static_cast<double>(now_bytes - t->window_bytes) < o.floor_bytes * seconds) {
+      t->too_slow = true;
+      return 1;
+    }
+    t->window_start = now;
+    t->window_bytes = now_bytes;
+    return 0;
   }
 
   void start(Transfer* t) {
@@ -215,8 +252,9 @@ class CurlTransport final : public Transport {
     long low_speed_s = static_cast<long>((options_.low_speed_time.count() + 999) / 1000);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options_.low_speed_bytes));
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, low_speed_s < 1 ? 1L : low_speed_s);
-    if (options_.request_timeout.count() > 0) {
-      curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+    auto timeout = req.timeout.count() > 0 ? req.timeout : options_.request_timeout;
+    if (timeout.count() > 0) {
+      curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
     }
     // TLS verification is always on; the trust store can only be replaced, never disabled.
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -281,11 +319,17 @@ class CurlTransport final : public Transport {
                                : TransportError::Other;
         break;
       case CURLE_ABORTED_BY_CALLBACK:
-        r.error = TransportError::Cancelled;
+        r.error = t->too_slow ? TransportError::TooSlow : TransportError::Cancelled;
         break;
       default:
         r.error = TransportError::Other;
         break;
+    }
+    if (t->too_slow) {
+      snprintf(t->error, sizeof t->error,
+               "slower than %u bytes/s over %lld s (the low-speed floor)",
+               static_cast<unsigned>(options_.floor_bytes),
+               static_cast<long long>(options_.floor_window.count() / 1000));
     }
     if (code != CURLE_OK) {
       r.error_text = t->error[0] ? t->error : curl_easy_strerror(code);

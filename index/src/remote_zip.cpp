@@ -19,6 +19,7 @@ namespace {
 struct RemoteSource {
   std::uint64_t total = 0;
   std::uint64_t pos = 0;
+  std::uint64_t fetched = 0;  // bytes of range reads so far (kMaxRangeBytes)
   std::map<std::uint64_t, std::string> chunks;  // start offset -> bytes
   const RangeFetch* fetch = nullptr;
   std::optional<core::Error> error;  // a fetch failure, reported instead of libzip's message
@@ -53,6 +54,18 @@ struct RemoteSource {
         if (next != chunks.end() && next->first < end && next->first >= pos + (len - done)) {
           end = next->first;
         }
+        if (fetched + (end - pos) > detail::kMaxRangeBytes) {
+          core::Error e;
+          e.code = core::ErrorCode::IndexFormat;
+          e.message = fmt::format(
+              "reading METADATA would take more than {} MiB of range requests (the limit); the "
+              "wheel's central directory is too large or lies about its offsets",
+              detail::kMaxRangeBytes >> 20);
+          error = std::move(e);
+          zip_error_set(&zerr, ZIP_ER_READ, EIO);
+          return -1;
+        }
+        fetched += end - pos;
         auto bytes = (*fetch)(pos, end - 1);
         if (!bytes) {
           error = bytes.error();
@@ -117,6 +130,11 @@ zip_int64_t remote_callback(void* user, void* data, zip_uint64_t len, zip_source
   }
 }
 
+core::Error located(core::Error e, std::string_view display) {
+  if (e.where.empty()) e.where = std::string(display);
+  return e;
+}
+
 core::Result<std::string> read_from_source(zip_source_t* source,
                                            const core::WheelFilename* expected,
                                            std::string_view display, const RemoteSource* remote) {
@@ -127,14 +145,14 @@ core::Result<std::string> read_from_source(zip_source_t* source,
     std::string why = zip_error_strerror(&error);
     zip_error_fini(&error);
     zip_source_free(source);
-    if (remote && remote->error) return std::unexpected(*remote->error);
+    if (remote && remote->error) return std::unexpected(located(*remote->error, display));
     return core::fail_at(core::ErrorCode::InvalidInput,
                          fmt::format("cannot read the wheel: {}", why), std::string(display));
   }
   zip_error_fini(&error);
   auto text = metadata_from_archive(archive, expected, display);
   zip_discard(archive);  // also frees the source
-  if (!text && remote && remote->error) return std::unexpected(*remote->error);
+  if (!text && remote && remote->error) return std::unexpected(located(*remote->error, display));
   return text;
 }
 

@@ -19,6 +19,10 @@ using RangeFetch = std::function<core::Result<std::string>(std::uint64_t start, 
 
 inline constexpr std::uint64_t kTailBytes = 64 * 1024;
 inline constexpr std::uint64_t kMinChunk = 64 * 1024;
+/// All range reads of one wheel together (its central directory, the METADATA entry's local
+/// header and data) stop at this many bytes: a central directory that lies about its size or
+/// offsets cannot make the client fetch and hold a whole multi-gigabyte wheel.
+inline constexpr std::uint64_t kMaxRangeBytes = 64 * 1024 * 1024;
 
 /// `tail` holds the bytes [tail_start, total) already fetched.
 core::Result<std::string> metadata_via_ranges(std::uint64_t total, std::uint64_t tail_start,

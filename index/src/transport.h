@@ -18,8 +18,13 @@ namespace gpulock::index::detail {
 struct TransportOptions {
   unsigned max_parallel = 32;
   std::chrono::milliseconds connect_timeout{10'000};
+  /// No body byte at all for this long: a Timeout (the read timeout).
   std::chrono::milliseconds low_speed_time{30'000};
   std::uint32_t low_speed_bytes = 1;
+  /// The low-speed floor: fewer than `floor_bytes` per second averaged over each `floor_window`
+  /// is a Timeout (a drip). 0: none.
+  std::uint32_t floor_bytes = 0;
+  std::chrono::milliseconds floor_window{30'000};
   std::chrono::milliseconds request_timeout{0};
   long max_redirects = 10;
   std::string user_agent;
@@ -36,6 +41,8 @@ struct HttpRequest {
   std::string range;
   /// Abort once more than this many body bytes arrive (0: no limit).
   std::uint64_t max_body = 0;
+  /// Ends the transfer with Timeout after this long (0: TransportOptions::request_timeout).
+  std::chrono::milliseconds timeout{0};
   /// When set, body bytes go here instead of HttpResponse::body; return false to abort.
   std::function<bool(const char* data, std::size_t size)> sink;
 };
@@ -44,6 +51,7 @@ enum class TransportError : std::uint8_t {
   None,
   Connect,  ///< could not resolve/connect/send/receive (transient)
   Timeout,  ///< connect timeout, low-speed abort, request timeout
+  TooSlow,  ///< under the low-speed floor (a drip: not retried, the server would drip again)
   Tls,      ///< certificate or TLS handshake failure
   TooManyRedirects,
   Truncated,  ///< the body ended before Content-Length (transient)

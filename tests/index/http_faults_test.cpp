@@ -308,7 +308,7 @@ TEST_CASE("a .metadata file over 10 MB is refused", "[http][faults]") {
   CHECK(f.core_metadata);
   auto meta = client.fetch_metadata(f);
   REQUIRE_FALSE(meta);
-  CHECK(meta.error().code == core::ErrorCode::InvalidInput);
+  CHECK(meta.error().code == core::ErrorCode::IndexFormat);
   CHECK(meta.error().message == "the .metadata file is over the 10 MB limit for METADATA");
   CHECK(meta.error().where == f.url + ".metadata");
   CHECK(client.stats().bytes_received <= kMaxMetadataBytes + 1024 * 1024);

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -90,11 +91,27 @@ struct ClientOptions {
   /// Transfers in flight at once (worker threads for prefetches).
   unsigned max_parallel = 32;
   std::chrono::milliseconds connect_timeout{10'000};
-  /// Abort a transfer slower than `low_speed_bytes` per second for this long (a hang).
+  /// The read timeout: abort a transfer slower than `low_speed_bytes` per second for this long
+  /// (no progress at all: a hang). `--timeout`, GPULOCK_HTTP_TIMEOUT, UV_HTTP_TIMEOUT,
+  /// PIP_DEFAULT_TIMEOUT.
   std::chrono::milliseconds low_speed_time{30'000};
   std::uint32_t low_speed_bytes = 1;
+  /// The low-speed floor: a transfer averaging fewer than `floor_bytes` per second over a
+  /// `floor_window` is a Timeout (a drip). 0: none.
+  std::uint32_t floor_bytes = 1024;
+  std::chrono::milliseconds floor_window{30'000};
+  /// All page, METADATA and range requests of this client end within this long of its creation
+  /// (wheel downloads are bounded by their size and the floor instead). 0: none.
+  std::chrono::milliseconds deadline{120'000};
+  /// Longest wait between two attempts (a Retry-After beyond it is not waited for).
+  std::chrono::milliseconds max_retry_delay{10'000};
   /// Per-request limit, 0 for none.
   std::chrono::milliseconds request_timeout{0};
+  /// A project page's decompressed size limit (`--max-page-size`, GPULOCK_MAX_PAGE_SIZE).
+  std::uint64_t max_page_bytes = std::uint64_t{1} << 30;
+  /// A whole-wheel download whose index declares no size (PEP 700) is bounded by this
+  /// (GPULOCK_MAX_DOWNLOAD_SIZE); one with a declared size by that size.
+  std::uint64_t max_download_bytes = std::uint64_t{16} << 30;
   /// Retries after the first attempt on 5xx, 408, 429, connection errors and timeouts.
   unsigned retries = 3;
   /// First retry delay, doubled for each further retry.
@@ -120,10 +137,19 @@ struct ClientOptions {
   std::function<bool(std::span<const core::Tag>)> keep_wheel;
 
   /// Defaults with the environment applied: GPULOCK_CACHE_DIR (via default_cache_dir),
-  /// GPULOCK_HTTP_TIMEOUT (seconds: the low-speed abort), GPULOCK_HTTP_RETRIES,
-  /// GPULOCK_CONCURRENT_DOWNLOADS. Empty values count as unset.
+  /// GPULOCK_HTTP_TIMEOUT, else UV_HTTP_TIMEOUT, else PIP_DEFAULT_TIMEOUT (seconds: the read
+  /// timeout), GPULOCK_HTTP_LOW_SPEED_LIMIT (bytes/s) and GPULOCK_HTTP_LOW_SPEED_TIME (seconds:
+  /// the floor), GPULOCK_HTTP_DEADLINE (seconds), GPULOCK_HTTP_RETRIES,
+  /// GPULOCK_MAX_PAGE_SIZE and GPULOCK_MAX_DOWNLOAD_SIZE (parse_byte_size),
+  /// GPULOCK_CONCURRENT_DOWNLOADS. Empty or malformed values count as unset.
   [[nodiscard]] static ClientOptions from_environment();
 };
+
+/// A byte count: digits with an optional K, M, G or T suffix (powers of 1024, "KiB"/"KB" and
+/// "k" also accepted), e.g. "1G", "512MiB", "1048576". nullopt when malformed or zero.
+[[nodiscard]] std::optional<std::uint64_t> parse_byte_size(std::string_view text);
+/// "1 GiB", "512 MiB", "100 bytes": a limit as error messages show it.
+[[nodiscard]] std::string format_byte_size(std::uint64_t bytes);
 
 /// `$GPULOCK_CACHE_DIR`, else `$XDG_CACHE_HOME/gpulock`, else `$HOME/.cache/gpulock`.
 [[nodiscard]] std::string default_cache_dir();
@@ -148,7 +174,9 @@ class IndexClient {
   /// (its hash verified when given), else HTTP range reads of the zip's tail and METADATA entry,
   /// else a full streamed download (hashed against the index's sha256); local wheels are read
   /// directly. Name and Version are checked against the filename. Errors: HashMismatch,
-  /// InvalidInput (no METADATA, over 10 MB, zip bomb), InvalidMetadata, and fetch_project's.
+  /// InvalidInput (no METADATA, a METADATA entry over 10 MB, zip bomb), InvalidMetadata,
+  /// IndexFormat (a .metadata file over 10 MB, range reads over kMaxRangeBytes, a download
+  /// larger than its declared size or max_download_bytes), and fetch_project's.
   [[nodiscard]] core::Result<std::string> fetch_metadata(const DistFile& file);
   /// Starts fetch_metadata in the background.
   void prefetch_metadata(const DistFile& file);

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Peak RSS of gpulock reading one huge PEP 691 page (issue 18: at most 8 bytes of RSS per byte).
+
+    bench/huge_page.py --gpulock build/release/cli/gpulock [--files 1000000] [--work DIR]
+
+Writes a PyPI-shaped PEP 691 JSON page of N files (sdist + 12 wheels per version, sha256,
+core-metadata, size, upload-time, requires-python, files.pythonhosted.org-style URLs), serves it
+from 127.0.0.1 and runs `gpulock index show huge --no-cache` against it (output discarded), then
+prints the page size, the peak RSS (getrusage of the child) and RSS per page byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+PYTHONS = ["cp39", "cp310", "cp311", "cp312"]
+PLATFORMS = ["manylinux_2_17_x86_64.manylinux2014_x86_64", "manylinux_2_17_aarch64", "win_amd64"]
+
+
+def write_page(path: Path, n: int) -> int:
+    rng = random.Random(0x5EED)
+    hexd = lambda k: "%0*x" % (k, rng.getrandbits(4 * k))
+    versions = []
+    count = 0
+    with open(path, "w") as out:
+        out.write('{"meta":{"api-version":"1.1"},"name":"huge","files":[')
+        v = 0
+        while count < n:
+            version = f"1.{v // 100}.{v % 100}"
+            versions.append(version)
+            names = [f"huge-{version}.tar.gz"] + [
+                f"huge-{version}-{py}-{py}-{plat}.whl" for py in PYTHONS for plat in PLATFORMS]
+            for name in names:
+                if count >= n:
+                    break
+                core = '{"sha256":"%s"}' % hexd(64) if name.endswith(".whl") else "false"
+                out.write(("," if count else "") +
+                          '{"core-metadata":%s,"filename":"%s","hashes":{"sha256":"%s"},'
+                          '"requires-python":">=3.9","size":%d,"upload-time":"2024-0%d-1%dT10:00:00.000000Z",'
+                          '"url":"https://files.pythonhosted.org/packages/%s/%s/%s/%s","yanked":false}'
+                          % (core, name, hexd(64), 1000000 + rng.randrange(20000000), 1 + v % 9,
+                             v % 10, hexd(2), hexd(2), hexd(60), name))
+                count += 1
+            v += 1
+        out.write('],"versions":[' + ",".join(f'"{x}"' for x in versions) + "]}")
+    return path.stat().st_size
+
+
+def serve(page: Path) -> tuple[ThreadingHTTPServer, str]:
+    data_path = page
+
+    class H(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            if self.path.rstrip("/") != "/simple/huge":
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            size = data_path.stat().st_size
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+            with open(data_path, "rb") as f:
+                while chunk := f.read(1 << 20):
+                    self.wfile.write(chunk)
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.server_address[1]}/simple/"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpulock", required=True)
+    ap.add_argument("--files", type=int, default=1_000_000)
+    ap.add_argument("--work", type=Path)
+    args = ap.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="gpulock-huge-"))
+    work.mkdir(parents=True, exist_ok=True)
+    page = work / f"huge-{args.files}.json"
+    if not page.exists():
+        write_page(page, args.files)
+    size = page.stat().st_size
+    srv, url = serve(page)
+    env = dict(os.environ, GPULOCK_MAX_PAGE_SIZE="4G", GPULOCK_HTTP_DEADLINE="600")
+    start = time.monotonic()
+    r = subprocess.run([args.gpulock, "index", "show", "huge", "--no-cache", "--index-url", url],
+                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    took = time.monotonic() - start
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    srv.shutdown()
+    print(f"files: {args.files}  page: {size} bytes ({size / args.files:.0f} bytes/file)")
+    print(f"exit: {r.returncode}  time: {took:.1f} s  peak RSS: {peak_kib * 1024} bytes "
+          f"({peak_kib * 1024 / size:.2f} bytes of RSS per page byte)")
+    if r.returncode != 0:
+        print(r.stderr, file=sys.stderr)
+    return 0 if r.returncode == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""gpulock against a hostile index (hostile_server.py): one ctest per case, label `faults`.
+
+    faults_test.py --exe GPULOCK CASE
+
+Every failing case runs `gpulock resolve demo -U` over an existing pylock.toml and checks: the exit
+code, exactly one `error:` line on stderr naming the URL it failed on, the lock byte for byte as it
+was, no temporary file left (the cache's partial/ is empty, no .tmp- file anywhere, nothing beside
+the lock), and the time bound. Limits are lowered through the environment so that no case waits
+more than a few seconds. The cases a client must survive (an HTML answer to a JSON request, a
+short Retry-After) must succeed instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# Limits for the tests: each trips within a few seconds.
+FAST_ENV = {
+    "GPULOCK_HTTP_RETRIES": "1",
+    "GPULOCK_HTTP_MAX_RETRY_DELAY": "2",
+    "GPULOCK_HTTP_TIMEOUT": "3",
+    "GPULOCK_HTTP_LOW_SPEED_LIMIT": "1024",
+    "GPULOCK_HTTP_LOW_SPEED_TIME": "2",
+    "GPULOCK_HTTP_DEADLINE": "8",
+    "GPULOCK_MAX_PAGE_SIZE": "1M",
+    "GPULOCK_MAX_DOWNLOAD_SIZE": "4M",
+}
+
+# name: (mode, exit code, seconds, what the error line says, environment over FAST_ENV)
+FAILURES = {
+    "drip_page": ("drip", 4, 6, "(the low-speed floor)", {}),
+    "read_timeout": ("hang", 4, 10, "timed out: ",
+                     {"GPULOCK_HTTP_LOW_SPEED_LIMIT": "0", "GPULOCK_HTTP_DEADLINE": "60"}),
+    "deadline": ("hang", 4, 6, "took longer than the 3 s deadline",
+                 {"GPULOCK_HTTP_LOW_SPEED_LIMIT": "0", "GPULOCK_HTTP_TIMEOUT": "30",
+                  "GPULOCK_HTTP_DEADLINE": "3"}),
+    "endless_page": ("endless", 4, 10, "larger than the 1 MiB limit", {}),
+    # No floor: the server may take a moment to make the bomb, and size is the point here.
+    "gzip_bomb": ("gzip-bomb", 4, 10, "larger than the 1 MiB limit",
+                  {"GPULOCK_HTTP_LOW_SPEED_LIMIT": "0"}),
+    "long_body": ("long-body", 4, 10, "invalid PEP 691 page", {}),
+    "short_body": ("short-body", 4, 10, "truncated response body", {}),
+    "reset": ("reset", 4, 10, "Connection reset by peer", {}),
+    "redirect_loop": ("redirect-loop", 4, 10, "too many redirects", {}),
+    "retry_after_long": ("retry-after-long", 4, 5, "HTTP 429", {}),
+    "oversize_wheel": ("oversize-wheel", 4, 10, "larger than the", {}),
+    "lying_central_directory": ("lying-cd", 4, 15, "MiB of range requests (the limit)", {}),
+    "endless_metadata": ("endless-metadata", 4, 10, "over the 10 MB limit", {}),
+}
+SUCCESSES = {
+    "html_as_json": ("html-as-json", 10),
+    "retry_after_short": ("retry-after", 10),
+}
+OTHER = ["sigint_page", "sigterm_download", "partial_stale", "special_files"]
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond: bool, what: str) -> None:
+    if not cond:
+        raise Fail(what)
+
+
+class World:
+    """A server, a work dir with an existing lock, a cache."""
+
+    def __init__(self, exe: str, tmp: Path):
+        self.exe = str(Path(exe).resolve())
+        self.tmp = tmp
+        self.server = subprocess.Popen([sys.executable, str(HERE / "hostile_server.py"),
+                                        "--port-file", str(tmp / "port")])
+        try:
+            self.setup()
+        except BaseException:
+            self.close()
+            raise
+
+    def setup(self) -> None:
+        tmp = self.tmp
+        port_file = tmp / "port"
+        deadline = time.monotonic() + 20
+        while not port_file.exists():
+            check(time.monotonic() < deadline and self.server.poll() is None,
+                  "the hostile server did not start")
+            time.sleep(0.05)
+        self.base = f"http://127.0.0.1:{port_file.read_text().strip()}"
+        self.work = tmp / "work"
+        self.work.mkdir()
+        self.cache = tmp / "cache"
+        self.lock = self.work / "pylock.toml"
+        ok = self.run("ok", cache=tmp / "cache-ok")
+        check(ok.returncode == 0, f"the reference run failed: {ok.stderr}")
+        self.old_lock = self.lock.read_bytes()
+        check(b'name = "demo"' in self.old_lock, "the reference lock has no demo")
+
+    def close(self) -> None:
+        self.server.terminate()
+        self.server.wait(10)
+
+    def argv(self, mode: str, cache: Path | None = None) -> list[str]:
+        return [self.exe, "resolve", "demo", "-U", "-o", str(self.lock), "--index-url",
+                f"{self.base}/{mode}/simple/", "--python-version", "3.11", "--platform",
+                "manylinux_2_28_x86_64", "--driver", "none", "--cache-dir",
+                str(cache or self.cache)]
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("GPULOCK_", "UV_", "PIP_")) and k != "SSL_CERT_FILE"}
+        env.update(FAST_ENV)
+        env.update({"NO_COLOR": "1", "HOME": str(self.tmp), "GPULOCK_TEST_ROOT": str(self.tmp / "root")})
+        env.update(extra or {})
+        return env
+
+    def run(self, mode: str, cache: Path | None = None, timeout: float = 60,
+            env: dict[str, str] | None = None):
+        return subprocess.run(self.argv(mode, cache), env=self.env(env), cwd=self.work,
+                              capture_output=True, text=True, timeout=timeout)
+
+    def start(self, mode: str) -> subprocess.Popen:
+        # No floor: the signal, not the drip, must end the run.
+        return subprocess.Popen(self.argv(mode), env=self.env({"GPULOCK_HTTP_LOW_SPEED_LIMIT": "0"}),
+                                cwd=self.work,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def check_untouched(self) -> None:
+        check(self.lock.read_bytes() == self.old_lock, "the old lock was changed")
+        beside = sorted(p.name for p in self.work.iterdir())
+        check(beside == ["pylock.toml"], f"files left beside the lock: {beside}")
+        self.check_no_temporaries()
+
+    def check_no_temporaries(self) -> None:
+        partial = self.cache / "partial"
+        if partial.exists():
+            left = sorted(p.name for p in partial.iterdir())
+            check(not left, f"files left in the cache's partial/: {left}")
+        for root, _dirs, files in os.walk(self.cache):
+            tmps = [f for f in files if f.startswith(".tmp-")]
+            check(not tmps, f"temporary files left in {root}: {tmps}")
+
+
+def one_error_line(stderr: str) -> str:
+    errors = [l for l in stderr.splitlines() if l.startswith("error:")]
+    check(len(errors) == 1, f"expected one error: line, got {len(errors)}:\n{stderr}")
+    return errors[0]
+
+
+def failure_case(w: World, name: str) -> None:
+    mode, code, seconds, says, env = FAILURES[name]
+    start = time.monotonic()
+    r = w.run(mode, timeout=seconds + 30, env=env)
+    took = time.monotonic() - start
+    print(f"{name}: exit {r.returncode} in {took:.2f} s\n{r.stderr}", end="")
+    check(r.returncode == code, f"exit {r.returncode}, expected {code}")
+    line = one_error_line(r.stderr)
+    check(f"{w.base}/{mode}/" in line, f"the error line does not name the URL: {line}")
+    check(says in line, f"the error line does not say {says!r}: {line}")
+    check(took < seconds, f"took {took:.1f} s, over the {seconds} s bound")
+    w.check_untouched()
+
+
+def success_case(w: World, name: str) -> None:
+    mode, seconds = SUCCESSES[name]
+    start = time.monotonic()
+    r = w.run(mode, timeout=seconds + 30)
+    took = time.monotonic() - start
+    print(f"{name}: exit {r.returncode} in {took:.2f} s\n{r.stderr}", end="")
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    check(took < seconds, f"took {took:.1f} s, over the {seconds} s bound")
+    text = w.lock.read_text()
+    check(f"{w.base}/{mode}/files/demo-1.0-py3-none-any.whl" in text,
+          "the new lock does not take demo from the index")
+    w.check_no_temporaries()
+
+
+def signal_case(w: World, mode: str, sig: int, wait_for_partial: bool) -> None:
+    p = w.start(mode)
+    if wait_for_partial:
+        deadline = time.monotonic() + 8
+        partial = w.cache / "partial"
+        while not (partial.exists() and any(".wheel-" in n.name for n in partial.iterdir())):
+            check(time.monotonic() < deadline and p.poll() is None,
+                  "no download reached the cache's partial/")
+            time.sleep(0.05)
+    else:
+        time.sleep(1.0)
+    check(p.poll() is None, "gpulock ended before the signal")
+    sent = time.monotonic()
+    p.send_signal(sig)
+    try:
+        _out, err = p.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise Fail("gpulock did not end within 5 s of the signal")
+    took = time.monotonic() - sent
+    print(f"signal {sig}: exit {p.returncode} {took:.2f} s after it\n{err}", end="")
+    check(p.returncode == 130, f"exit {p.returncode}, expected 130")
+    check(err == "error: interrupted\n", f"stderr is not one `error: interrupted` line: {err!r}")
+    check(took < 1.5, f"ended {took:.2f} s after the signal, over 1.5 s")
+    w.check_untouched()
+
+
+def partial_stale(w: World) -> None:
+    partial = w.cache / "partial"
+    partial.mkdir(parents=True)
+    # A killed run's files: its lock file is free, so they go.
+    (partial / "999999-0badf00d.lock").write_text("")
+    (partial / "999999-0badf00d.wheel-abc123").write_bytes(b"x" * 100)
+    # A live run's files: it holds its lock, so they stay.
+    (partial / "1-0000cafe.wheel-def456").write_bytes(b"y")
+    held = open(partial / "1-0000cafe.lock", "w")
+    fcntl.flock(held, fcntl.LOCK_EX)
+    # An owner-less file: kept while young, removed once older than a day.
+    young = partial / "2-00000001.wheel-aaaaaa"
+    old = partial / "3-00000002.wheel-bbbbbb"
+    young.write_bytes(b"z")
+    old.write_bytes(b"z")
+    two_days = time.time() - 2 * 86400
+    os.utime(old, (two_days, two_days))
+    r = w.run("no-metadata")  # downloads the wheel whole: the partial/ area is used
+    print(r.stderr, end="")
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    left = sorted(p.name for p in partial.iterdir())
+    check(left == ["1-0000cafe.lock", "1-0000cafe.wheel-def456", young.name],
+          f"partial/ after the run: {left}")
+    held.close()
+
+
+def special_files(w: World) -> None:
+    for mode in ("ok", "html-as-json"):
+        r = w.run(mode)
+        check(r.returncode == 0, f"the first run failed: {r.stderr}")
+    replaced = 0
+    kinds = ["fifo", "dangling", "loop"]
+    for root, _dirs, files in os.walk(w.cache):
+        for f in files:
+            path = Path(root) / f
+            kind = kinds[replaced % 3]
+            path.unlink()
+            if kind == "fifo":
+                os.mkfifo(path)
+            elif kind == "dangling":
+                os.symlink(path.with_name("missing"), path)
+            else:
+                os.symlink(path.name, path)  # a link to itself: ELOOP
+            replaced += 1
+    check(replaced >= 3, f"only {replaced} cache files to replace")
+    start = time.monotonic()
+    r = w.run("ok", timeout=20)
+    took = time.monotonic() - start
+    print(f"exit {r.returncode} in {took:.2f} s\n{r.stderr}", end="")
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    check(took < 10, f"took {took:.1f} s with special files in the cache")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("case", choices=sorted([*FAILURES, *SUCCESSES, *OTHER]))
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix=f"gpulock-faults-{args.case}-"))
+    w = None
+    try:
+        w = World(args.exe, tmp)
+        if args.case in FAILURES:
+            failure_case(w, args.case)
+        elif args.case in SUCCESSES:
+            success_case(w, args.case)
+        elif args.case == "sigint_page":
+            signal_case(w, "hang", signal.SIGINT, wait_for_partial=False)
+        elif args.case == "sigterm_download":
+            signal_case(w, "drip-wheel", signal.SIGTERM, wait_for_partial=True)
+        elif args.case == "partial_stale":
+            partial_stale(w)
+        elif args.case == "special_files":
+            special_files(w)
+    except Fail as e:
+        print(f"FAIL {args.case}: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if w:
+            w.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"ok {args.case}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
