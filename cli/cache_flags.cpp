@@ -8,6 +8,7 @@ index::ClientOptions cache_client_options(const CacheFlags& flags) {
   o.offline = flags.offline;
   o.refresh = flags.refresh;
   o.no_cache = flags.no_cache;
+  o.insecure_hosts = flags.insecure_hosts;
   return o;
 }
 

@@ -5,6 +5,7 @@
 /// Each command registers the flags itself, with help text in its own terms.
 
 #include <string>
+#include <vector>
 
 #include "gpulock/index/client.h"
 
@@ -15,6 +16,8 @@ struct CacheFlags {
   bool offline = false;
   bool refresh = false;
   bool no_cache = false;
+  /// --allow-insecure-host HOST (repeatable): an https -> http redirect to HOST is followed.
+  std::vector<std::string> insecure_hosts;
 };
 
 /// `index::ClientOptions::from_environment()` (GPULOCK_CACHE_DIR, GPULOCK_HTTP_*) with the

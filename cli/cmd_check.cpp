@@ -250,6 +250,7 @@ RunFn setup(CLI::App& sub) {
                  "Cache directory (default $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock)");
   sub.add_flag("--offline", a->cache.offline, "Use only the cache (with --index)");
   sub.add_flag("--no-cache", a->cache.no_cache, "Neither read nor write the cache");
+  sub.add_option("--allow-insecure-host", a->cache.insecure_hosts, "Follow an https -> http redirect to HOST (repeatable)");
 
   // Resolve's input flags: given, they are compared with the lock's record.
   auto& in = a->input_options;

@@ -144,6 +144,14 @@ struct IndexProvider::Impl {
     if (warned.insert(message).second) warnings.push_back(std::move(message));
   }
 
+  // First-index for every name (issue 17, dependency confusion): whatever the torch source
+  // serves comes only from there, whether or not gpulock has heard of the name (torchtriton in
+  // 2022; numpy, which download.pytorch.org mirrors). Which names it serves is learned from the
+  // index itself, by asking it for the name in the same wave as the other indexes' pages (a
+  // missing name is a cached not-found), never from a list in the code; the torch-family list
+  // only decides variants.
+  bool torch_source_first(std::string_view /*name*/) const { return !config.torch.empty(); }
+
   // The source groups for a package, in priority order; each group is searched as one source.
   std::vector<std::vector<const SourceSpec*>> groups_for(std::string_view name) const {
     std::vector<std::vector<const SourceSpec*>> groups;
@@ -155,7 +163,7 @@ struct IndexProvider::Impl {
       groups.push_back(std::move(pinned));
       return groups;  // a pin is exclusive: nothing else is consulted
     }
-    if (!config.torch.empty() && is_torch_family(name)) {
+    if (torch_source_first(name)) {
       std::vector<const SourceSpec*> torch;
       for (const auto& s : config.torch) torch.push_back(&s);
       groups.push_back(std::move(torch));
@@ -197,7 +205,10 @@ struct IndexProvider::Impl {
   core::Status load(std::string_view name, PackageState& state) {
     auto groups = groups_for(name);
     // Start every page of the first groups at once; first-index usually needs only the first.
-    std::size_t prefetch_groups = config.strategy == IndexStrategy::UnsafeBestMatch ? groups.size() : 1;
+    // The torch source's answer for a name it may lack comes in the same wave as the next one's.
+    std::size_t prefetch_groups = config.strategy == IndexStrategy::UnsafeBestMatch ? groups.size()
+                                  : torch_source_first(name) && !is_torch_family(name) ? 2
+                                                                                       : 1;
     for (std::size_t g = 0; g < groups.size() && g < prefetch_groups; ++g) {
       for (const auto* s : groups[g]) client.prefetch_project(s->source, name);
     }
@@ -391,9 +402,12 @@ struct IndexProvider::Impl {
     auto text = client.fetch_metadata(file);
     if (!text) {
       auto code = text.error().code;
-      if (code == core::ErrorCode::InvalidMetadata || code == core::ErrorCode::InvalidInput ||
-          code == core::ErrorCode::HashMismatch) {
-        problem = text.error().message;
+      // A file that is not what its page says (HashMismatch) is an error (exit 4), never a
+      // candidate quietly dropped.
+      if (code == core::ErrorCode::InvalidMetadata || code == core::ErrorCode::InvalidInput) {
+        problem = text.error().where.empty()
+                      ? text.error().message
+                      : fmt::format("{} ({})", text.error().message, text.error().where);
         return nullptr;
       }
       return std::unexpected(text.error());

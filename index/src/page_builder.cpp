@@ -9,6 +9,24 @@
 #include <fmt/format.h>
 
 namespace gpulock::index::detail {
+
+std::string printable_index_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    // U+0080..U+009F are C2 80..C2 9F in UTF-8 (0x9B is a CSI on some terminals).
+    bool c1 = c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+              static_cast<unsigned char>(text[i + 1]) <= 0x9f;
+    if (c < 0x20 || c == 0x7f || c1) {
+      unsigned value = c1 ? static_cast<unsigned char>(text[++i]) : c;
+      out += fmt::format("\\x{:02x}", value);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
 namespace {
 
 bool ends_with_icase(std::string_view s, std::string_view suffix) noexcept {
