@@ -329,21 +329,25 @@ bool FileClassifier::accept(DistFile& file) {
 }
 
 void FileClassifier::finish(ProjectPage& page) const {
+  // File names come from the index: escaped before they can reach a terminal.
+  const std::string first_unparseable = printable_index_text(first_unparseable_);
+  const std::string first_unparseable_reason = printable_index_text(first_unparseable_reason_);
+  const std::string first_other_project = printable_index_text(first_other_project_);
   if (unparseable_ > 0) {
     page.warnings.push_back(
         unparseable_ == 1
-            ? fmt::format("skipped '{}': {}", first_unparseable_, first_unparseable_reason_)
+            ? fmt::format("skipped '{}': {}", first_unparseable, first_unparseable_reason)
             : fmt::format(
                   "skipped {} files that are not valid wheel or sdist names (first: '{}': {})",
-                  unparseable_, first_unparseable_, first_unparseable_reason_));
+                  unparseable_, first_unparseable, first_unparseable_reason));
   }
   if (other_project_ > 0) {
     page.warnings.push_back(
         other_project_ == 1
-            ? fmt::format("skipped '{}': not a file of project '{}'", first_other_project_,
+            ? fmt::format("skipped '{}': not a file of project '{}'", first_other_project,
                           filter_.project)
             : fmt::format("skipped {} files of other projects than '{}' (first: '{}')",
-                          other_project_, filter_.project, first_other_project_));
+                          other_project_, filter_.project, first_other_project));
   }
 }
 

@@ -342,12 +342,19 @@ def attack_local_files(g: Gpulock, work: Path) -> None:
     gw = make_wheel("gamma", "1.0")
     esc.serve_wheel("gamma", gw, extra_links=[])
     esc.html("/simple/gamma/", page([link(f"/files/{gw[0]}#sha256={sha(gw[1])}", gw[0], sha(gw[2]),
-                                          ' data-yanked="evil\x1b]0;pwned\x07\x1b[2J reason"')]))
+                                          ' data-yanked="evil\x1b]0;pwned\x07\x1b[2J reason"'),
+                                     link("/files/gamma-\x1b[2J.tar.gz", "gamma-\x1b[2J.tar.gz")]))
     esc.routes["/simple/broken/"] = (500, {"Content-Type": "text/plain"}, b"\x1b[31mboom\x1b[0m")
     r = g.resolve(work / "cache4", "gamma==1.0", "--index-url", f"{esc.url}/simple/", "--explain",
                   "--report", str(work / "r.json"))
     raw = r.stdout + r.stderr + ((work / "r.json").read_bytes() if (work / "r.json").exists() else b"")
-    check(b"\x1b" not in raw and b"\x07" not in raw, "no escape byte from a yanked reason in output or --json")
+    check(b"\x1b" not in raw and b"\x07" not in raw,
+          "no escape byte from a yanked reason or a file name in output or --json")
+    for fmt in ([], ["--json"]):
+        r = g.run("index", "show", "gamma", "--index-url", f"{esc.url}/simple/", "--cache-dir",
+                  str(work / "cache4"), *fmt)
+        check(r.returncode == 0 and b"\x1b" not in r.stdout + r.stderr and b"\x07" not in r.stdout + r.stderr,
+              f"no escape byte in `gpulock index show {' '.join(fmt)}` (yanked reason, file name)")
     r = g.resolve(work / "cache5", "broken", "--index-url", f"{esc.url}/simple/")
     check(b"\x1b" not in r.stdout + r.stderr, "no escape byte from an error body")
     r = g.resolve(work / "cache6", "gamma==1.0", "--index-url", f"{esc.url}/simple/",
