@@ -12,6 +12,7 @@ index::ClientOptions cache_client_options(const CacheFlags& flags) {
     o.low_speed_time = std::chrono::milliseconds(static_cast<long long>(flags.timeout * 1000));
   }
   if (auto size = index::parse_byte_size(flags.max_page_size)) o.max_page_bytes = *size;
+  o.insecure_hosts = flags.insecure_hosts;
   return o;
 }
 

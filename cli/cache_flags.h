@@ -5,6 +5,7 @@
 /// Each command registers the flags itself, with help text in its own terms.
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -21,6 +22,8 @@ struct CacheFlags {
   double timeout = 0;
   /// --max-page-size SIZE (index::parse_byte_size); empty: the environment's or 1 GiB.
   std::string max_page_size;
+  /// --allow-insecure-host HOST (repeatable): an https -> http redirect to HOST is followed.
+  std::vector<std::string> insecure_hosts;
 };
 
 /// Registers --timeout and --max-page-size (README "Limits") on a command using CacheFlags.

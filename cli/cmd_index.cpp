@@ -44,6 +44,7 @@ void add_cache_options(CLI::App& app, CacheFlags& c) {
   app.add_flag("--refresh", c.refresh, "Revalidate cached pages even when fresh");
   app.add_flag("--no-cache", c.no_cache, "Neither read nor write the cache");
   add_limit_options(app, c);
+  app.add_option("--allow-insecure-host", c.insecure_hosts, "Follow an https -> http redirect to HOST (repeatable)");
 }
 
 index::ClientOptions client_options(const CacheFlags& c, Terminal& term, std::mutex& mu) {

@@ -59,6 +59,12 @@ int run_install(Context& ctx, const InstallArgs& args) {
                           ? fmt::format("was killed by signal {}", result->pip_exit_code - 128)
                           : fmt::format("failed with exit code {}", result->pip_exit_code);
     ctx.term.error(fmt::format("pip install {} ({})", how, argv_text(result->pip_argv)));
+    if (result->hash_mismatch) {
+      // A downloaded file that is not the locked one: an index/hash failure (exit 4).
+      ctx.term.hint("a downloaded file does not have the sha256 the lock records (hash mismatch); "
+                    "nothing was installed from it and nothing was probed");
+      return exit_code_for(core::ErrorCode::HashMismatch);
+    }
     ctx.term.hint("pip's own messages above say why; nothing was probed");
     return result->pip_exit_code;
   }

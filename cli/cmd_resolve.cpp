@@ -177,6 +177,7 @@ RunFn setup(CLI::App& sub) {
   sub.add_flag("--refresh", a->cache.refresh, "Revalidate every cached index page");
   sub.add_flag("--no-cache", a->cache.no_cache, "Neither read nor write the cache");
   add_limit_options(sub, a->cache);
+  sub.add_option("--allow-insecure-host", a->cache.insecure_hosts, "Follow an https -> http redirect to HOST (repeatable)");
   sub.add_option("--report", a->report, "Write a JSON report (schema in README.md; '-' for stdout)");
   sub.add_flag("--explain", a->explain, "Print why each package was chosen");
 

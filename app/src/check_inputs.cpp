@@ -142,7 +142,8 @@ core::Result<GivenInputs> given_inputs(const Context& ctx, const ResolveRequest&
   for (const auto& g : detail::general_indexes(given, inputs->req)) {
     auto source = g.role == "find-links" ? index::IndexSource::find_links(g.url)
                                          : index::IndexSource::simple(g.url);
-    out.general_indexes.emplace_back(g.role, index::redact_url(source.url));
+    // The lock records index URLs without credentials: a credential-only difference is none.
+    out.general_indexes.emplace_back(g.role, index::strip_credentials(source.url));
   }
   return out;
 }
@@ -287,7 +288,7 @@ void compare_given(const Context& ctx, const GivenInputs& given, const lock::Gpu
     if (!flags.torch_backend.empty() || !flags.nightly.empty()) {
       std::string base = trim_slash(index::url_from_user_input(flags.torch_index_base)) +
                          (flags.nightly.empty() ? "" : "/nightly");
-      base = index::redact_url(base) + "/";
+      base = index::strip_credentials(base) + "/";
       for (const auto& ix : ctx.lock.gpulock->indexes) {
         if (ix.role != "torch" || ix.url.starts_with(base)) continue;
         add("index-changed", "torch-index-base",

@@ -104,7 +104,16 @@ core::Result<InstallResult> install_lock(const InstallRequest& request, const Ou
                      "-r",          req.string()};
   ProgramOptions po;
   po.timeout = std::chrono::milliseconds(0);  // large wheels take what they take
-  po.on_output = on_output;
+  // pip's hash-checking mode reports a file that is not the lock's with this line; chunks may
+  // split it, so a short tail of the previous chunk is kept.
+  static constexpr std::string_view kPipHashMismatch = "DO NOT MATCH THE HASHES";
+  std::string tail;
+  po.on_output = [&](std::string_view chunk, bool is_stderr) {
+    tail.append(chunk);
+    if (tail.find(kPipHashMismatch) != std::string::npos) result.hash_mismatch = true;
+    if (tail.size() > kPipHashMismatch.size()) tail.erase(0, tail.size() - kPipHashMismatch.size());
+    if (on_output) on_output(chunk, is_stderr);
+  };
   auto pip = run_program(result.pip_argv, po);
   if (!pip) return std::unexpected(pip.error());
   result.pip_exit_code = pip->exit_code;

@@ -59,7 +59,8 @@ lock::GpulockInputs make_inputs_record(const ResolveRequest& request, const Reso
   // Small texts hashed on every run: core's portable SHA-256 loads nothing, where index's
   // (OpenSSL EVP, for downloads) would load libcrypto.
   lock::GpulockInputs rec;
-  rec.requirements = request.requirements;
+  // A direct reference's credentials (`name @ https://user:token@host/...`) are never written.
+  for (const auto& r : request.requirements) rec.requirements.push_back(index::redact_text(r));
   for (const auto& f : inputs.req.files) {
     rec.files.push_back({path_relative_to(lock_dir, f.path), f.kind, core::sha256_hex(f.content), {}});
   }

@@ -485,10 +485,40 @@ struct IndexClient::Impl {
                              shown);
       case TransportError::Cancelled:
         return std::unexpected(cancelled_error(req.url));
+      case TransportError::InsecureRedirect:
+        return insecure_redirect(req, kind, reset, r.redirect_url, shown);
       case TransportError::Other:
         break;
     }
     return core::fail_at(ErrorCode::Network, redact_text(r.error_text), shown);
+  }
+
+  // An https:// request redirected to http://: refused unless the user named the target's host
+  // (`host` or `host:port`) with --allow-insecure-host; then the redirect is followed once more
+  // from the target, which gets no credentials of another origin (with_credentials).
+  core::Result<HttpResponse> insecure_redirect(HttpRequest req, RequestKind kind,
+                                               const std::function<void()>& reset,
+                                               const std::string& target,
+                                               const std::string& shown) {
+    UrlParts p = split_url(target);
+    std::string host_port(p.host);
+    const bool allowed = std::any_of(
+        options.insecure_hosts.begin(), options.insecure_hosts.end(),
+        [&](const std::string& h) { return h == host_port || h == url_host(target); });
+    if (!allowed || req.allow_insecure_redirect) {
+      core::Error e;
+      e.code = ErrorCode::Network;
+      e.message = fmt::format("refusing the redirect from https to plain http ({})",
+                              redact_url(target));
+      e.where = shown;
+      e.hints.push_back(fmt::format(
+          "if {} is trusted over plain http, pass --allow-insecure-host {}", url_host(target),
+          url_host(target)));
+      return std::unexpected(e);
+    }
+    req.url = strip_userinfo(target);
+    req.allow_insecure_redirect = true;
+    return request(std::move(req), kind, reset);
   }
 
   // 4xx (and anything else that is not a success) as an error.
@@ -528,14 +558,28 @@ struct IndexClient::Impl {
     return page;
   }
 
-  // Removes credentials from file URLs (remembering them per host) so pages, caches and locks
-  // never hold a secret; requests get them back through with_credentials().
-  void scrub_credentials(ProjectPage& page) {
+  // Removes credentials from file URLs so pages, caches and locks never hold a secret. A page's
+  // own `user:password@` is dropped, never learned: credentials come only from the URLs the user
+  // gave (and netrc), and with_credentials() adds them back only on their own origin.
+  static void scrub_credentials(ProjectPage& page) {
     for (auto& f : page.files) {
       if (f.url.find('@') == std::string::npos) continue;
-      remember_credentials(f.url);
       f.url = strip_userinfo(f.url);
     }
+  }
+
+  // A page fetched over http(s) may not make gpulock open local files (issue 17): a file://
+  // link on it, absolute or resolved from a relative one, is an error naming the page.
+  static core::Status refuse_local_links(const ProjectPage& page, std::string_view shown) {
+    for (const auto& f : page.files) {
+      if (!is_file_url(f.url)) continue;
+      return core::fail_at(ErrorCode::IndexFormat,
+                           fmt::format("the page links to a local file ({}); a remote page may "
+                                       "not make gpulock open local files",
+                                       core::quote_for_message(f.url, 200)),
+                           std::string(shown));
+    }
+    return {};
   }
 
   // ClientOptions::keep_wheel, or null.
@@ -659,6 +703,8 @@ struct IndexClient::Impl {
       return std::unexpected(e);
     }
     ProjectPage& page = *parsed;
+    if (auto local = refuse_local_links(page, lookup.shown); !local)
+      return std::unexpected(local.error());
     if (!lookup.filter.project.empty()) page.name = lookup.filter.project;
     page.url = lookup.shown;
     scrub_credentials(page);
@@ -919,9 +965,17 @@ struct IndexClient::Impl {
     std::optional<core::WheelFilename> wheel;
   };
 
+  // METADATA is keyed by where it came from (the file's URL, credentials removed) together
+  // with the sha256 the page claims: a page's hash claim alone never selects another index's
+  // METADATA (issue 17).
   static std::string metadata_key(const DistFile& f) {
-    return f.sha256().empty() ? "url:" + redact_url(strip_fragment(f.url))
-                              : "sha256-" + std::string(f.sha256());
+    std::string url = strip_userinfo(strip_fragment(f.url));
+    return f.sha256().empty() ? "url:" + url : "sha256-" + std::string(f.sha256()) + " " + url;
+  }
+
+  // A cached METADATA is used only when it names the wheel it is used for.
+  static bool cached_metadata_fits(const std::string& text, const core::WheelFilename& wheel) {
+    return check_metadata_matches(text, wheel, {}).has_value();
   }
 
   bool immutable_url(std::string_view url) const {
@@ -941,7 +995,7 @@ struct IndexClient::Impl {
       return read_wheel_metadata(*path, &*job.wheel, *path);
     }
     const bool immutable = !job.sha256.empty() || immutable_url(job.url);
-    if (auto hit = cache.load_metadata(key)) {
+    if (auto hit = cache.load_metadata(key); hit && cached_metadata_fits(hit->text, *job.wheel)) {
       if (immutable || options.offline ||
           (!options.refresh && now_seconds() - hit->stored_at < kMutableMetadataMaxAge)) {
         ++counters.metadata_hits;
@@ -1199,7 +1253,6 @@ struct IndexClient::Impl {
     if (!slot) {
       MetadataJob job;
       job.url = strip_userinfo(strip_fragment(file.url));
-      remember_credentials(strip_fragment(file.url));
       job.shown = redact_url(job.url);
       job.filename = file.filename;
       job.sha256 = std::string(file.sha256());
@@ -1324,7 +1377,13 @@ void IndexClient::prefetch_metadata(const DistFile& file) {
   auto op = impl_->metadata_op(file, created, key);
   if (!created) return;
   if (is_file_url(file.url)) return;  // local wheels: read when asked
-  if (auto hit = impl_->cache.load_metadata(key)) {
+  std::optional<core::WheelFilename> wheel = file.wheel;
+  if (!wheel && core::is_wheel_filename(file.filename)) {
+    if (auto w = core::WheelFilename::parse(file.filename)) wheel = std::move(*w);
+  }
+  if (!wheel) return;  // fetch_metadata reports it
+  auto hit = impl_->cache.load_metadata(key);
+  if (hit && Impl::cached_metadata_fits(hit->text, *wheel)) {
     if (!file.sha256().empty() || impl_->immutable_url(file.url) || impl_->options.offline) {
       if (op->claim()) {
         ++impl_->counters.metadata_hits;

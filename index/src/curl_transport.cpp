@@ -128,6 +128,7 @@ class CurlTransport final : public Transport {
       r.content_range.clear();
       r.content_encoding.clear();
       r.retry_after.clear();
+      r.redirect_url.clear();
       auto space = line.find(' ');
       t->current_status = space == std::string_view::npos
                               ? 0
@@ -148,6 +149,8 @@ class CurlTransport final : public Transport {
       r.content_encoding.assign(value);
     } else if (header_is(line, "retry-after", value)) {
       r.retry_after.assign(value);
+    } else if (header_is(line, "location", value)) {
+      r.redirect_url.assign(value);  // kept only when the redirect is refused (finish)
     }
     return n;
   }
@@ -235,7 +238,9 @@ class CurlTransport final : public Transport {
     curl_easy_setopt(e, CURLOPT_XFERINFODATA, t);
     curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    // https never silently becomes http (issue 17), unless the caller allows it.
+    const bool https_only = req.url.starts_with("https://") && !req.allow_insecure_redirect;
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, https_only ? "https" : "http,https");
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, options_.max_redirects);
     curl_easy_setopt(e, CURLOPT_USERAGENT, options_.user_agent.c_str());
@@ -321,6 +326,11 @@ class CurlTransport final : public Transport {
       case CURLE_ABORTED_BY_CALLBACK:
         r.error = t->too_slow ? TransportError::TooSlow : TransportError::Cancelled;
         break;
+      case CURLE_UNSUPPORTED_PROTOCOL:
+        // The redirect target is the last Location seen (only an absolute one changes scheme).
+        r.error = r.redirect_url.starts_with("http://") ? TransportError::InsecureRedirect
+                                                        : TransportError::Other;
+        break;
       default:
         r.error = TransportError::Other;
         break;
@@ -331,6 +341,7 @@ class CurlTransport final : public Transport {
                static_cast<unsigned>(options_.floor_bytes),
                static_cast<long long>(options_.floor_window.count() / 1000));
     }
+    if (r.error != TransportError::InsecureRedirect) r.redirect_url.clear();
     if (code != CURLE_OK) {
       r.error_text = t->error[0] ? t->error : curl_easy_strerror(code);
       while (!r.error_text.empty() && r.error_text.back() == '\n')

@@ -326,7 +326,7 @@ class HtmlPageParser {
         file.requires_python = std::string(trim(decode_entities(a.raw)));
       } else if (iequals(a.name, "data-yanked")) {
         file.yanked = true;
-        file.yanked_reason = decode_entities(a.raw);
+        file.yanked_reason = detail::printable_index_text(decode_entities(a.raw));
       } else if (iequals(a.name, "data-core-metadata")) {
         core_metadata(file, a, tag_start);
         saw_core_metadata_ = true;

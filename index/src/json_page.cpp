@@ -315,7 +315,7 @@ class JsonPageParser {
         } else if (type == od::json_type::string) {
           SIMDJSON_TRY(value.get_string().get(text));
           file.yanked = true;
-          file.yanked_reason.assign(text);
+          file.yanked_reason = detail::printable_index_text(text);
         } else if (type != od::json_type::null) {
           expected_ = "expected a boolean or a string";
           return simdjson::INCORRECT_TYPE;

@@ -9,6 +9,24 @@
 #include <fmt/format.h>
 
 namespace gpulock::index::detail {
+
+std::string printable_index_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    // U+0080..U+009F are C2 80..C2 9F in UTF-8 (0x9B is a CSI on some terminals).
+    bool c1 = c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+              static_cast<unsigned char>(text[i + 1]) <= 0x9f;
+    if (c < 0x20 || c == 0x7f || c1) {
+      unsigned value = c1 ? static_cast<unsigned char>(text[++i]) : c;
+      out += fmt::format("\\x{:02x}", value);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
 namespace {
 
 bool ends_with_icase(std::string_view s, std::string_view suffix) noexcept {
@@ -311,21 +329,25 @@ bool FileClassifier::accept(DistFile& file) {
 }
 
 void FileClassifier::finish(ProjectPage& page) const {
+  // File names come from the index: escaped before they can reach a terminal.
+  const std::string first_unparseable = printable_index_text(first_unparseable_);
+  const std::string first_unparseable_reason = printable_index_text(first_unparseable_reason_);
+  const std::string first_other_project = printable_index_text(first_other_project_);
   if (unparseable_ > 0) {
     page.warnings.push_back(
         unparseable_ == 1
-            ? fmt::format("skipped '{}': {}", first_unparseable_, first_unparseable_reason_)
+            ? fmt::format("skipped '{}': {}", first_unparseable, first_unparseable_reason)
             : fmt::format(
                   "skipped {} files that are not valid wheel or sdist names (first: '{}': {})",
-                  unparseable_, first_unparseable_, first_unparseable_reason_));
+                  unparseable_, first_unparseable, first_unparseable_reason));
   }
   if (other_project_ > 0) {
     page.warnings.push_back(
         other_project_ == 1
-            ? fmt::format("skipped '{}': not a file of project '{}'", first_other_project_,
+            ? fmt::format("skipped '{}': not a file of project '{}'", first_other_project,
                           filter_.project)
             : fmt::format("skipped {} files of other projects than '{}' (first: '{}')",
-                          other_project_, filter_.project, first_other_project_));
+                          other_project_, filter_.project, first_other_project));
   }
 }
 

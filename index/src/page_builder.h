@@ -50,6 +50,11 @@ class WheelNameMemo {
   const std::pair<const std::string, core::Version>* last_version_ = nullptr;
 };
 
+/// Free text from an index (a yanked reason) made safe to print: C0 and C1 control characters
+/// and DEL are written as `\xNN`, so no terminal escape sequence from a server reaches the
+/// terminal, --json or a GitHub annotation (issue 17). Other UTF-8 is kept.
+[[nodiscard]] std::string printable_index_text(std::string_view text);
+
 class FileClassifier {
  public:
   explicit FileClassifier(const PageFilter& filter) : filter_(filter) {}

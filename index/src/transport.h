@@ -45,6 +45,9 @@ struct HttpRequest {
   std::chrono::milliseconds timeout{0};
   /// When set, body bytes go here instead of HttpResponse::body; return false to abort.
   std::function<bool(const char* data, std::size_t size)> sink;
+  /// Follow a redirect from https:// to http:// (the user named the host insecure). Otherwise
+  /// such a redirect fails with TransportError::InsecureRedirect.
+  bool allow_insecure_redirect = false;
 };
 
 enum class TransportError : std::uint8_t {
@@ -58,6 +61,7 @@ enum class TransportError : std::uint8_t {
   TooLarge,   ///< more than max_body bytes
   Aborted,    ///< the sink returned false
   Cancelled,  ///< cancel() was called
+  InsecureRedirect,  ///< an https:// request redirected to http:// (see `redirect_url`)
   Other,
 };
 
@@ -75,6 +79,7 @@ struct HttpResponse {
   std::uint64_t body_bytes = 0;  ///< counted even when a sink consumed them
   TransportError error = TransportError::None;
   std::string error_text;  ///< libcurl's message; may contain the URL (redact before showing)
+  std::string redirect_url;  ///< the refused target of an InsecureRedirect
 };
 
 class Transport {

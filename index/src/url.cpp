@@ -208,6 +208,15 @@ std::string redact_url(std::string_view url) {
   return out;
 }
 
+std::string strip_credentials(std::string_view url) {
+  UrlParts p = split_url(url);
+  if (!p.has_authority || p.userinfo.empty()) return std::string(url);
+  auto start = static_cast<std::size_t>(p.userinfo.data() - url.data());
+  std::string out(url.substr(0, start));
+  out.append(url.substr(start + p.userinfo.size() + 1));
+  return out;
+}
+
 std::string redact_text(std::string_view text) {
   std::string out;
   std::size_t pos = 0;

@@ -8,6 +8,7 @@
 #include "gpulock/index/hash.h"
 
 #include "index_test_support.h"
+#include "page_builder.h"
 #include "remote_zip.h"
 
 using namespace gpulock;
@@ -90,6 +91,27 @@ TEST_CASE("check_metadata_matches compares normalized names and PEP 440 versions
   auto missing = check_metadata_matches("Name: typing-extensions\n\nVersion: 4.12.0\n", name, "x");
   REQUIRE_FALSE(missing);
   CHECK(missing.error().message == "METADATA has no Version field");
+}
+
+TEST_CASE("check_metadata_matches accepts a local label added by the filename only", "[wheel]") {
+  // flash-attn and PyG: METADATA names the public version, the filename adds a local label.
+  auto labeled = wheel_name("flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp311-cp311-linux_x86_64.whl");
+  CHECK(check_metadata_matches("Name: flash-attn\nVersion: 2.8.3\n", labeled, "x"));
+  CHECK(check_metadata_matches("Name: flash-attn\nVersion: 2.8.3+cu12torch2.8cxx11abitrue\n",
+                               labeled, "x"));
+  CHECK_FALSE(check_metadata_matches("Name: flash-attn\nVersion: 2.8.4\n", labeled, "x"));
+  CHECK_FALSE(check_metadata_matches("Name: flash-attn\nVersion: 2.8.3+cu11\n", labeled, "x"));
+  // Never the other way round: a local label in METADATA only is another version.
+  auto plain = wheel_name("flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl");
+  CHECK_FALSE(check_metadata_matches("Name: flash-attn\nVersion: 2.8.3+cu12\n", plain, "x"));
+}
+
+TEST_CASE("printable_index_text escapes C0, DEL and C1 controls and keeps other UTF-8",
+          "[page]") {
+  CHECK(detail::printable_index_text("broken \x1b]0;pwned\x07 build") ==
+        "broken \\x1b]0;pwned\\x07 build");
+  CHECK(detail::printable_index_text("a\x7f\xc2\x9b[2Jb") == "a\\x7f\\x9b[2Jb");
+  CHECK(detail::printable_index_text("caf\xc3\xa9 \xc2\xa0ok") == "caf\xc3\xa9 \xc2\xa0ok");
 }
 
 TEST_CASE("range reads fetch the tail, then one coalesced range", "[wheel][range]") {

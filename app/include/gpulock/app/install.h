@@ -31,6 +31,8 @@ struct InstallResult {
   std::string requirements;           ///< the exported requirements text
   int pip_exit_code = 0;              ///< 0: pip succeeded; else pip's exit status (128+signal)
   bool pip_timed_out = false;
+  /// pip refused a file whose hash is not the lock's (its "DO NOT MATCH THE HASHES" report).
+  bool hash_mismatch = false;
   std::optional<EnvironmentReport> probe;  ///< when probing ran (pip succeeded, no --no-probe)
 };
 

@@ -122,6 +122,10 @@ struct ClientOptions {
   /// URL forever). Defaults: files.pythonhosted.org, download.pytorch.org,
   /// download-r2.pytorch.org, pypi.nvidia.com; these are added to them.
   std::vector<std::string> immutable_hosts;
+  /// Hosts (`host` or `host:port`) an https:// request may be redirected to over plain http://
+  /// (`--allow-insecure-host`). Any other https -> http redirect is a Network error naming both
+  /// URLs.
+  std::vector<std::string> insecure_hosts;
   /// CA bundle / directory; empty: $SSL_CERT_FILE / $SSL_CERT_DIR, else libcurl's default.
   std::string ca_file;
   std::string ca_path;

@@ -40,6 +40,10 @@ struct UrlParts {
 /// (a lone user name is often a token). URLs without credentials are returned unchanged.
 [[nodiscard]] std::string redact_url(std::string_view url);
 
+/// The URL with its `user:pass@` removed (as a lock records index URLs): for comparing URLs
+/// that may differ only in credentials. URLs without credentials are returned unchanged.
+[[nodiscard]] std::string strip_credentials(std::string_view url);
+
 /// Redacts every URL with credentials found anywhere in `text` (for third-party messages).
 [[nodiscard]] std::string redact_text(std::string_view text);
 

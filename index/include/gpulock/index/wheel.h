@@ -26,8 +26,9 @@ inline constexpr std::uint64_t kMaxMetadataBytes = 10u * 1024u * 1024u;
     std::string_view display = {});
 
 /// Checks that METADATA's `Name` and `Version` headers match the wheel filename (names compared
-/// after PEP 503 normalization, versions as PEP 440 versions). `where` names the source in the
-/// error (InvalidMetadata).
+/// after PEP 503 normalization, versions as PEP 440 versions; a METADATA version equal to the
+/// filename's public version is accepted when the filename adds a local label, as flash-attn and
+/// PyG wheels do). `where` names the source in the error (InvalidMetadata).
 [[nodiscard]] core::Status check_metadata_matches(std::string_view metadata,
                                                   const core::WheelFilename& wheel,
                                                   std::string_view where);
