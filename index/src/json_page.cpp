@@ -12,6 +12,7 @@
 
 #include <simdjson.h>
 
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -236,6 +237,13 @@ class JsonPageParser {
       std::string_view hex;
       expected_ = "expected a string";
       SIMDJSON_TRY(field.value().get_string().get(hex));
+      // PEP 691: hex digests. The HTML parser drops a fragment that is not hex; here, as for a
+      // value of the wrong type, the page is refused rather than a digest that can never match
+      // being kept (and written into a lock).
+      expected_ = "expected a hexadecimal digest";
+      for (char c : hex) {
+        if (!std::isxdigit(static_cast<unsigned char>(c))) return simdjson::INCORRECT_TYPE;
+      }
       detail::assign_lower(h.hex, hex);
       path_.sub = {};
     }

@@ -158,6 +158,15 @@ TEST_CASE("PEP 691 JSON errors name the field path and line", "[parse][json]") {
   REQUIRE_FALSE(bad_hash);
   CHECK(bad_hash.error().message ==
         "invalid PEP 691 page: files[0].hashes.sha256: expected a string");
+  // Found by fuzz/json_page: a digest that is not hex was kept (the HTML parser drops it).
+  auto not_hex = parse_json_page(
+      R"({"files":[{"filename":"x-1.0.tar.gz","hashes":{"sha256":"ab]]cd"}}]})", "http://h/x/");
+  REQUIRE_FALSE(not_hex);
+  CHECK(not_hex.error().message ==
+        "invalid PEP 691 page: files[0].hashes.sha256: expected a hexadecimal digest");
+  auto metadata_not_hex = parse_json_page(
+      R"({"files":[{"filename":"x-1.0.tar.gz","core-metadata":{"sha256":"zz"}}]})", "http://h/x/");
+  REQUIRE_FALSE(metadata_not_hex);
 
   auto truncated =
       parse_json_page(R"({"files":[{"filename":"x-1.0.tar.gz","url":"u"},)", "http://h/x/");
