@@ -50,7 +50,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (marker->empty()) return 0;
   auto again = Marker::parse(printed);
-  if (issue20_quote_class(text) && (!again || again->to_string() != printed)) return 0;
+  if (issue20_quote_class(text)) {
+    // The printed text may be another marker (a value `x" and extra == "y` prints as two
+    // comparisons); only the printer's fixed point is checked: a marker read from printed text
+    // prints the same again.
+    if (!again) return 0;
+    std::string printed2 = again->to_string();
+    auto third = Marker::parse(printed2);
+    if (issue20_quote_class(printed2)) return 0;
+    FUZZ_CHECK(third.has_value() && third->to_string() == printed2,
+               fmt::format("'{}' -> '{}' -> '{}'", text, printed, printed2));
+    return 0;
+  }
   FUZZ_CHECK(again.has_value(), fmt::format("'{}' prints as '{}', which does not parse: {}", text,
                                             printed, again ? "" : again.error().message));
   FUZZ_CHECK(again->to_string() == printed,
@@ -60,7 +71,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const Environment& env : envs) {
     for (std::string_view extra : {std::string_view{}, std::string_view{"gpu"}}) {
       std::string after = outcome(again->evaluate(env, extra));
-      if (issue20_quote_class(text) && after != before[i]) return 0;
       FUZZ_CHECK(after == before[i], fmt::format("'{}' evaluates to {} before printing, {} after ('{}')",
                                                  text, before[i], after, printed));
       ++i;
