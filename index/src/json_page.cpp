@@ -228,6 +228,14 @@ class JsonPageParser {
         SIMDJSON_TRY(field.unescaped_key().get(algo));
       }
       path_.sub = algo;
+      // Hash names as the HTML parser accepts them (hashlib names: letters, digits, '-', '_').
+      expected_ = "expected a hash name of letters, digits, '-' and '_'";
+      if (algo.empty()) return simdjson::INCORRECT_TYPE;
+      for (char c : algo) {
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '-' || c == '_';
+        if (!ok) return simdjson::INCORRECT_TYPE;
+      }
       Hash& h = out.emplace_back();
       if (algo.data() == kSha256.data()) {
         h.algorithm.assign(kSha256);

@@ -167,6 +167,12 @@ TEST_CASE("PEP 691 JSON errors name the field path and line", "[parse][json]") {
   auto metadata_not_hex = parse_json_page(
       R"({"files":[{"filename":"x-1.0.tar.gz","core-metadata":{"sha256":"zz"}}]})", "http://h/x/");
   REQUIRE_FALSE(metadata_not_hex);
+  auto bad_name = parse_json_page(
+      R"({"files":[{"filename":"x-1.0.tar.gz","hashes":{"s(a256":"abcd"}}]})", "http://h/x/");
+  REQUIRE_FALSE(bad_name);
+  CHECK(bad_name.error().message ==
+        "invalid PEP 691 page: files[0].hashes.s(a256: expected a hash name of letters, digits, "
+        "'-' and '_'");
 
   auto truncated =
       parse_json_page(R"({"files":[{"filename":"x-1.0.tar.gz","url":"u"},)", "http://h/x/");
