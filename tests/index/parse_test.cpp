@@ -1,6 +1,7 @@
 // PEP 691 JSON and PEP 503 HTML project pages, parsed without a server.
 #include "gpulock/index/parse.h"
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -378,4 +379,25 @@ TEST_CASE("the per-page wheel filename memo gives exactly core::WheelFilename::p
       CHECK(got->platform_tag == expected->platform_tag);
     }
   }
+}
+
+// Found by fuzz/json_page: assign_lower took its length from resize_and_overwrite's callback
+// argument, which libstdc++ 12 sets to the grown capacity, so a 16..30-byte string out of the
+// small buffer came back 30 bytes long with bytes from past the source.
+TEST_CASE("assign_lower copies exactly the source, whatever its length", "[parse]") {
+  const std::string source = "ABCDEF0123456789abcdefABCDEF0123456789abcdef0123456789ABCDEF0123456789";
+  for (std::size_t n = 0; n <= source.size(); ++n) {
+    std::string out;
+    detail::assign_lower(out, std::string_view(source).substr(0, n));
+    std::string expected = source.substr(0, n);
+    for (char& c : expected) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    INFO("length " << n);
+    CHECK(out == expected);
+  }
+  auto page = parse_json_page(
+      R"({"files":[{"filename":"x-1.0.tar.gz","url":"x-1.0.tar.gz","hashes":{"sha256":"ABCDEF0123456789a"}}]})",
+      "http://h/x/");
+  REQUIRE(page);
+  REQUIRE(page->files.size() == 1);
+  CHECK(page->files[0].sha256() == "abcdef0123456789a");
 }
