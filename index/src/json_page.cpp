@@ -12,6 +12,7 @@
 
 #include <simdjson.h>
 
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -227,6 +228,14 @@ class JsonPageParser {
         SIMDJSON_TRY(field.unescaped_key().get(algo));
       }
       path_.sub = algo;
+      // Hash names as the HTML parser accepts them (hashlib names: letters, digits, '-', '_').
+      expected_ = "expected a hash name of letters, digits, '-' and '_'";
+      if (algo.empty()) return simdjson::INCORRECT_TYPE;
+      for (char c : algo) {
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '-' || c == '_';
+        if (!ok) return simdjson::INCORRECT_TYPE;
+      }
       Hash& h = out.emplace_back();
       if (algo.data() == kSha256.data()) {
         h.algorithm.assign(kSha256);
@@ -236,6 +245,13 @@ class JsonPageParser {
       std::string_view hex;
       expected_ = "expected a string";
       SIMDJSON_TRY(field.value().get_string().get(hex));
+      // PEP 691: hex digests. The HTML parser drops a fragment that is not hex; here, as for a
+      // value of the wrong type, the page is refused rather than a digest that can never match
+      // being kept (and written into a lock).
+      expected_ = "expected a hexadecimal digest";
+      for (char c : hex) {
+        if (!std::isxdigit(static_cast<unsigned char>(c))) return simdjson::INCORRECT_TYPE;
+      }
       detail::assign_lower(h.hex, hex);
       path_.sub = {};
     }

@@ -100,10 +100,13 @@ void ascii_lower(std::string& s) noexcept {
 }
 
 void assign_lower(std::string& out, std::string_view text) {
-  // No zero-fill before the copy.
-  out.resize_and_overwrite(text.size(), [&](char* dst, std::size_t n) noexcept {
-    lower_bytes(dst, text.data(), n);
-    return n;
+  // No zero-fill before the copy. The size comes from `text`, not from the callback's argument:
+  // libstdc++ 12 passes the grown capacity there (a string growing out of its small buffer to
+  // 16..30 bytes got 30, read past `text` and kept the extra bytes; found by fuzz/json_page).
+  const std::size_t size = text.size();
+  out.resize_and_overwrite(size, [&](char* dst, std::size_t) noexcept {
+    lower_bytes(dst, text.data(), size);
+    return size;
   });
 }
 

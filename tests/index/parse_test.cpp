@@ -1,6 +1,7 @@
 // PEP 691 JSON and PEP 503 HTML project pages, parsed without a server.
 #include "gpulock/index/parse.h"
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,21 @@ TEST_CASE("PEP 691 JSON errors name the field path and line", "[parse][json]") {
   REQUIRE_FALSE(bad_hash);
   CHECK(bad_hash.error().message ==
         "invalid PEP 691 page: files[0].hashes.sha256: expected a string");
+  // Found by fuzz/json_page: a digest that is not hex was kept (the HTML parser drops it).
+  auto not_hex = parse_json_page(
+      R"({"files":[{"filename":"x-1.0.tar.gz","hashes":{"sha256":"ab]]cd"}}]})", "http://h/x/");
+  REQUIRE_FALSE(not_hex);
+  CHECK(not_hex.error().message ==
+        "invalid PEP 691 page: files[0].hashes.sha256: expected a hexadecimal digest");
+  auto metadata_not_hex = parse_json_page(
+      R"({"files":[{"filename":"x-1.0.tar.gz","core-metadata":{"sha256":"zz"}}]})", "http://h/x/");
+  REQUIRE_FALSE(metadata_not_hex);
+  auto bad_name = parse_json_page(
+      R"({"files":[{"filename":"x-1.0.tar.gz","hashes":{"s(a256":"abcd"}}]})", "http://h/x/");
+  REQUIRE_FALSE(bad_name);
+  CHECK(bad_name.error().message ==
+        "invalid PEP 691 page: files[0].hashes.s(a256: expected a hash name of letters, digits, "
+        "'-' and '_'");
 
   auto truncated =
       parse_json_page(R"({"files":[{"filename":"x-1.0.tar.gz","url":"u"},)", "http://h/x/");
@@ -363,4 +379,25 @@ TEST_CASE("the per-page wheel filename memo gives exactly core::WheelFilename::p
       CHECK(got->platform_tag == expected->platform_tag);
     }
   }
+}
+
+// Found by fuzz/json_page: assign_lower took its length from resize_and_overwrite's callback
+// argument, which libstdc++ 12 sets to the grown capacity, so a 16..30-byte string out of the
+// small buffer came back 30 bytes long with bytes from past the source.
+TEST_CASE("assign_lower copies exactly the source, whatever its length", "[parse]") {
+  const std::string source = "ABCDEF0123456789abcdefABCDEF0123456789abcdef0123456789ABCDEF0123456789";
+  for (std::size_t n = 0; n <= source.size(); ++n) {
+    std::string out;
+    detail::assign_lower(out, std::string_view(source).substr(0, n));
+    std::string expected = source.substr(0, n);
+    for (char& c : expected) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    INFO("length " << n);
+    CHECK(out == expected);
+  }
+  auto page = parse_json_page(
+      R"({"files":[{"filename":"x-1.0.tar.gz","url":"x-1.0.tar.gz","hashes":{"sha256":"ABCDEF0123456789a"}}]})",
+      "http://h/x/");
+  REQUIRE(page);
+  REQUIRE(page->files.size() == 1);
+  CHECK(page->files[0].sha256() == "abcdef0123456789a");
 }
