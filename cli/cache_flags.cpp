@@ -1,5 +1,7 @@
 #include "cache_flags.h"
 
+#include <cstdlib>
+
 namespace gpulock::cli {
 
 index::ClientOptions cache_client_options(const CacheFlags& flags) {
@@ -20,7 +22,15 @@ void add_limit_options(CLI::App& app, CacheFlags& flags) {
   app.add_option("--timeout", flags.timeout,
                  "Seconds a request may go without receiving anything (default 30; "
                  "$GPULOCK_HTTP_TIMEOUT, $UV_HTTP_TIMEOUT, $PIP_DEFAULT_TIMEOUT)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            char* end = nullptr;
+            double seconds = std::strtod(v.c_str(), &end);
+            return end != v.c_str() && *end == '\0' && seconds > 0 && seconds < 1e7
+                       ? std::string()
+                       : "expected a number of seconds above 0, e.g. 30 or 2.5";
+          },
+          "SECONDS"));
   app.add_option("--max-page-size", flags.max_page_size,
                  "Largest index page accepted, decompressed, e.g. 1G or 512M (default 1G; "
                  "$GPULOCK_MAX_PAGE_SIZE)")
