@@ -9,7 +9,9 @@
 /// Last-Modified and freshness (Cache-Control max-age / no-cache / no-store, RFC 9111); a fresh
 /// entry is used without any request, a stale one is revalidated (If-None-Match /
 /// If-Modified-Since; 304 keeps the stored page). "Not on this index" answers are cached too
-/// (max-age, else 10 minutes). METADATA is stored by the file's sha256 (immutable). Every write
+/// (max-age, else 10 minutes). METADATA is stored by where it came from (the file's URL,
+/// with the sha256 its page claims: immutable) and used only when it names that wheel's project
+/// and version; a page's hash claim alone never selects another file's METADATA. Every write
 /// is atomic (temp file + rename), so concurrent gpulock processes never see a torn entry; a
 /// torn or foreign file reads as a miss.
 ///
