@@ -384,7 +384,7 @@ TEST_CASE("the per-page wheel filename memo gives exactly core::WheelFilename::p
 // Found by fuzz/json_page: assign_lower took its length from resize_and_overwrite's callback
 // argument, which libstdc++ 12 sets to the grown capacity, so a 16..30-byte string out of the
 // small buffer came back 30 bytes long with bytes from past the source.
-TEST_CASE("assign_lower copies exactly the source, whatever its length", "[parse]") {
+TEST_CASE("assign_lower copies exactly the source whatever its length", "[parse]") {
   const std::string source = "ABCDEF0123456789abcdefABCDEF0123456789abcdef0123456789ABCDEF0123456789";
   for (std::size_t n = 0; n <= source.size(); ++n) {
     std::string out;
