@@ -193,21 +193,24 @@ int run(int argc, char** argv) {
       parsed = nested;
     }
     // A mistyped flag: name it and suggest the closest flag of that command, as for commands.
+    std::vector<std::string> flags;
+    for (const auto* opt : parsed->get_options()) {
+      for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
+    }
+    for (const auto* opt : app.get_options()) {
+      for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
+    }
     std::string unknown;
-    for (const auto& extra : parsed->remaining()) {
-      if (extra.starts_with("--")) {
-        unknown = extra.substr(0, extra.find('='));
-        break;
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      for (int i = 1; i < argc && unknown.empty(); ++i) {
+        std::string_view arg = argv[i];
+        if (arg == "--") break;
+        if (!arg.starts_with("--")) continue;
+        std::string name(arg.substr(0, arg.find('=')));
+        if (std::find(flags.begin(), flags.end(), name) == flags.end()) unknown = name;
       }
     }
     if (!unknown.empty()) {
-      std::vector<std::string> flags;
-      for (const auto* opt : parsed->get_options()) {
-        for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
-      }
-      for (const auto* opt : app.get_options()) {
-        for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
-      }
       term.error(fmt::format("unknown flag '{}'", unknown));
       std::string suggestion = closest_command(unknown, flags);
       if (!suggestion.empty()) term.hint(fmt::format("did you mean '{}'?", suggestion));
