@@ -405,7 +405,7 @@ TEST_CASE("gpulock install: cu130 lock (nvidia/cu13/lib, cuDNN 9.20 without tens
   check_golden("install_cu130.txt", c.normalize(text.out));
 }
 
-TEST_CASE("gpulock install: pip's failure is propagated with its exit code",
+TEST_CASE("gpulock install: a hash mismatch pip reports is exit 4 (issue 17)",
           "[envprobe][cli][install]") {
   Case c;
   c.fresh_venv();
@@ -416,7 +416,7 @@ TEST_CASE("gpulock install: pip's failure is propagated with its exit code",
   std::ofstream(c.lock) << text;
   Run r = c.gpulock({"install", "--lock", c.lock.string(), "--python", c.python().string()});
   INFO(r.out << r.err);
-  CHECK(r.status == 1);  // pip's exit status
+  CHECK(r.status == 4);  // a hash mismatch, whatever pip's own exit status (README: exit codes)
   CHECK(r.err.find("THESE PACKAGES DO NOT MATCH THE HASHES") != std::string::npos);
   CHECK(r.err.find("error: pip install failed with exit code 1 (") != std::string::npos);
   CHECK(r.err.find(" -m pip install --no-deps --require-hashes") != std::string::npos);
@@ -436,7 +436,7 @@ TEST_CASE("gpulock install: pip's failure is propagated with its exit code",
   check_golden("install_pip_fails.txt", own_lines(r.err));
   Run json =
       c.gpulock({"install", "--lock", c.lock.string(), "--python", c.python().string(), "--json"});
-  CHECK(json.status == 1);
+  CHECK(json.status == 4);
   CHECK(json.out.empty());
   CHECK(own_lines(json.err) == own_lines(r.err));
   // An interpreter that does not exist is an I/O error naming it.
