@@ -28,13 +28,6 @@ std::string family_summary(const std::map<std::string, std::string>& versions) {
   return out;
 }
 
-const gpulock::lock::Package* find_package(const gpulock::lock::Lock& lock, const std::string& name) {
-  for (const auto& p : lock.packages) {
-    if (p.name == name) return &p;
-  }
-  return nullptr;
-}
-
 // The manifest's record of a served file (compact JSON, flat objects): its sha256 and size.
 std::pair<std::string, std::string> manifest_hash_and_size(const std::string& url_path) {
   static const std::string manifest = read_file(servers().at("MANIFEST"));

@@ -102,6 +102,14 @@ inline std::map<std::string, std::string> lock_versions(const fs::path& path) {
   return out;
 }
 
+// The locked package `name`, or null.
+inline const gpulock::lock::Package* find_package(const gpulock::lock::Lock& lock, const std::string& name) {
+  for (const auto& p : lock.packages) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
 inline gpulock::lock::Lock read_lock(const fs::path& path) {
   auto lock = gpulock::lock::read_lock_file(path);
   INFO(path.string() << (lock ? "" : ": " + lock.error().to_string()));

@@ -34,13 +34,6 @@ std::string shapes_normalize(std::string text) {
   return normalize(text);
 }
 
-const gpulock::lock::Package* package(const gpulock::lock::Lock& lock, const std::string& name) {
-  for (const auto& p : lock.packages) {
-    if (p.name == name) return &p;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 TEST_CASE("a missing torch variant is an error, never a fallback to the default index", "[resolve][issue16]") {
@@ -112,13 +105,13 @@ TEST_CASE("every CUDA-bound wheel is held to the driver's ceiling", "[resolve][i
   INFO(describe(r));
   REQUIRE(r.status == 0);
   auto lock = read_lock(dir / "pylock.toml");
-  const auto* torch = package(lock, "torch");
+  const auto* torch = find_package(lock, "torch");
   REQUIRE(torch != nullptr);
   CHECK(torch->version == "2.11.0+cu128");
-  const auto* bindings = package(lock, "cuda-bindings");
+  const auto* bindings = find_package(lock, "cuda-bindings");
   REQUIRE(bindings != nullptr);
   CHECK(bindings->version->starts_with("12."));
-  const auto* cublas = package(lock, "nvidia-cublas-cu12");
+  const auto* cublas = find_package(lock, "nvidia-cublas-cu12");
   REQUIRE(cublas != nullptr);
   auto v = gpulock::core::Version::parse(*cublas->version);
   REQUIRE(v.has_value());
