@@ -209,10 +209,14 @@ core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient&
   std::optional<std::set<std::string>> common;
   for (const auto& d : deps) {
     if (!is_torch_family(d.name) || std::find(members.begin(), members.end(), d.name) != members.end()) continue;
-    for (const auto& s : config.torch) client.prefetch_project(s.source, d.name);
+    // Variants above the driver's ceiling are there for explanations only: their dates do not count.
+    for (const auto& s : config.torch) {
+      if (!s.above_ceiling) client.prefetch_project(s.source, d.name);
+    }
     std::set<std::string> dates;
     bool dated = false;  // has nightly builds at all (pytorch-triton has none: it follows pins)
     for (const auto& s : config.torch) {
+      if (s.above_ceiling) continue;
       auto page = client.fetch_project(s.source, d.name);
       if (!page) return std::unexpected(page.error());
       if (!(*page)->found) continue;
