@@ -133,18 +133,35 @@ struct IndexProvider::Impl {
     if (warned.insert(message).second) warnings.push_back(std::move(message));
   }
 
-  // Whether the torch source is the first group for `name`. Issue 17 (dependency confusion)
-  // asks for first-index for every name: `return !config.torch.empty();` makes whatever the torch
-  // source serves come only from there, whether or not gpulock has heard of the name (torchtriton
-  // in 2022; numpy, which download.pytorch.org mirrors), learned by asking that index for the name
-  // in the same wave as the next index's page (load() prefetches both; a missing name is a cached
-  // not-found). Held back: the fixture torch indexes mirror fsspec, jinja2, ... in older versions,
-  // and 15 check/resolve tests expect those from the PyPI fixture (tests/security attack
-  // `dependency-confusion` proves the rule once enabled).
-  bool torch_source_first(std::string_view name) const { return !config.torch.empty() && is_torch_family(name); }
+  // First-index for every name (issue 17): a name the torch source serves comes only from
+  // there, whether or not gpulock has heard of it (torchtriton in 2022; numpy, which
+  // download.pytorch.org mirrors). Which names a torch variant serves is learned from its root
+  // listing (fetch_project_list: small, fetched once per run and cached); a variant whose root
+  // cannot be read is asked per name, in the same wave as the next source's page. Variants above
+  // the driver's ceiling are there only to explain the torch family's newer builds: they serve
+  // no other name.
+  void prefetch_torch_listings() const {
+    for (const auto& s : config.torch) {
+      if (!s.above_ceiling) client.prefetch_project_list(s.source);
+    }
+  }
+
+  // The torch sources that may serve `name`, a name outside the torch family. `unsure`: some of
+  // them are there because their root could not be read, so the name may be missing.
+  std::vector<const SourceSpec*> torch_sources_serving(std::string_view name, bool* unsure) const {
+    std::vector<const SourceSpec*> out;
+    for (const auto& s : config.torch) {
+      if (s.above_ceiling) continue;
+      auto list = client.fetch_project_list(s.source);
+      if (list && *list && !(*list)->serves(name)) continue;
+      if (unsure != nullptr && !(list && *list)) *unsure = true;
+      out.push_back(&s);
+    }
+    return out;
+  }
 
   // The source groups for a package, in priority order; each group is searched as one source.
-  std::vector<std::vector<const SourceSpec*>> groups_for(std::string_view name) const {
+  std::vector<std::vector<const SourceSpec*>> groups_for(std::string_view name, bool* torch_unsure = nullptr) const {
     std::vector<std::vector<const SourceSpec*>> groups;
     std::vector<const SourceSpec*> pinned;
     for (const auto& [glob, spec] : config.pinned) {
@@ -161,6 +178,9 @@ struct IndexProvider::Impl {
       if (!torch.empty()) groups.push_back(std::move(torch));
       // --index-strategy unsafe-best-match merges every source: the user asked for that.
       if (config.strategy == IndexStrategy::FirstIndex) return groups;
+    } else if (!config.torch.empty()) {
+      auto torch = torch_sources_serving(name, torch_unsure);
+      if (!torch.empty()) groups.push_back(std::move(torch));
     }
     for (const auto& s : config.general) groups.push_back({&s});
     return groups;
@@ -197,12 +217,14 @@ struct IndexProvider::Impl {
   }
 
   core::Status load(std::string_view name, PackageState& state) {
-    auto groups = groups_for(name);
+    bool torch_unsure = false;
+    auto groups = groups_for(name, &torch_unsure);
     // Start every page of the first groups at once; first-index usually needs only the first.
-    // The torch source's answer for a name it may lack comes in the same wave as the next one's.
+    // A torch source asked per name may lack it: its answer comes in the same wave as the next
+    // source's page.
     std::size_t prefetch_groups = config.strategy == IndexStrategy::UnsafeBestMatch ? groups.size()
-                                  : torch_source_first(name) && !is_torch_family(name) ? 2
-                                                                                       : 1;
+                                  : torch_unsure                                    ? 2
+                                                                                    : 1;
     for (std::size_t g = 0; g < groups.size() && g < prefetch_groups; ++g) {
       for (const auto* s : groups[g]) client.prefetch_project(s->source, name);
     }
@@ -485,7 +507,9 @@ struct IndexProvider::Impl {
 };
 
 IndexProvider::IndexProvider(index::IndexClient& client, ProviderConfig config)
-    : impl_(std::make_unique<Impl>(client, std::move(config))) {}
+    : impl_(std::make_unique<Impl>(client, std::move(config))) {
+  impl_->prefetch_torch_listings();
+}
 
 IndexProvider::~IndexProvider() = default;
 

@@ -70,6 +70,9 @@ std::int64_t now_seconds() {
 constexpr std::int64_t kDefaultNotFoundMaxAge = 600;
 // METADATA keyed by URL on hosts not known to be immutable is reused for this long.
 constexpr std::int64_t kMutableMetadataMaxAge = 600;
+// An index root read for its names (the torch source's: tens of KiB) is bounded far below a
+// project page.
+constexpr std::uint64_t kMaxProjectListBytes = 16ull << 20;
 
 struct CacheControl {
   std::int64_t max_age = -1;
@@ -262,6 +265,7 @@ struct IndexClient::Impl {
   // Memoized operations.
   std::mutex memo_mu;
   std::unordered_map<std::string, std::shared_ptr<detail::Op<ProjectPagePtr>>> projects;
+  std::unordered_map<std::string, std::shared_ptr<detail::Op<ProjectListPtr>>> project_lists;
   std::unordered_map<std::string, std::shared_ptr<detail::Op<ProjectPagePtr>>> link_pages;
   std::unordered_map<std::string, std::shared_ptr<detail::Op<std::string>>> metadata;
   std::unordered_map<std::string, std::shared_ptr<detail::Op<FileDigest>>> digests;
@@ -952,6 +956,107 @@ struct IndexClient::Impl {
     return slot;
   }
 
+  // ---- index roots (which projects a source serves) -----------------------------------------
+
+  // `file://`: the directories of the index root. nullptr when it is not a directory.
+  static ProjectListPtr local_project_list(const std::string& path) {
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr) return nullptr;
+    auto list = std::make_shared<ProjectList>();
+    std::string base = path.empty() || path.back() == '/' ? path : path + "/";
+    while (const dirent* ent = ::readdir(dir)) {
+      std::string_view n = ent->d_name;
+      if (n == "." || n == ".." || !core::is_valid_name(n)) continue;
+      struct stat st {};
+      if (::stat((base + std::string(n)).c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        list->names.insert(core::normalize_name(n));
+    }
+    ::closedir(dir);
+    return list;
+  }
+
+  static std::string join_names(const ProjectList& list) {
+    std::string text;
+    for (const auto& n : list.names) {
+      text += n;
+      text += '\n';
+    }
+    return text;
+  }
+
+  static ProjectListPtr split_names(std::string_view text) {
+    auto list = std::make_shared<ProjectList>();
+    while (!text.empty()) {
+      auto nl = text.find('\n');
+      std::string_view n = text.substr(0, nl);
+      if (!n.empty()) list->names.emplace(n);
+      if (nl == std::string_view::npos) break;
+      text.remove_prefix(nl + 1);
+    }
+    return list;
+  }
+
+  // The root listing of `source`, or nullptr when it has none that can be read (404, not an
+  // index root, a network failure): the caller then asks per name. Kept in the cache like a
+  // mutable page (kMutableMetadataMaxAge); --offline uses any cached copy. Only Cancelled is
+  // an error.
+  core::Result<ProjectListPtr> load_project_list(const IndexSource& source) {
+    if (source.kind == SourceKind::FindLinks) return ProjectListPtr();
+    const std::string url = source.url;
+    if (is_file_url(url)) {
+      auto path = file_url_to_path(url);
+      if (!path) return ProjectListPtr();
+      return local_project_list(*path);
+    }
+    if (!is_http_url(url)) return ProjectListPtr();
+    remember_credentials(url);
+    const std::string shown = redact_url(url);
+    const std::string key = "project-list " + strip_userinfo(url);
+    if (auto hit = cache.load_metadata(key)) {
+      if (options.offline || (!options.refresh && now_seconds() - hit->stored_at < kMutableMetadataMaxAge)) {
+        ++counters.page_hits;
+        emit(ClientEvent::Type::CacheHit, RequestKind::Page, shown);
+        return split_names(hit->text);
+      }
+    }
+    if (options.offline) return ProjectListPtr();
+    HttpRequest req;
+    req.url = url;
+    req.headers.push_back(fmt::format("Accept: {}", kSimpleAccept));
+    req.max_body = std::min<std::uint64_t>(options.max_page_bytes, kMaxProjectListBytes);
+    auto response = request(std::move(req), RequestKind::Page);
+    if (!response) {
+      if (response.error().code == ErrorCode::Cancelled) return std::unexpected(response.error());
+      return ProjectListPtr();
+    }
+    const HttpResponse& r = *response;
+    if (r.status < 200 || r.status >= 300 || r.error != TransportError::None) return ProjectListPtr();
+    PageFormat format = page_format_for_content_type(r.content_type);
+    if (format == PageFormat::Unknown) {
+      auto first = r.body.find_first_not_of(" \t\r\n");
+      format = (first != std::string::npos && r.body[first] == '{') ? PageFormat::Json : PageFormat::Html;
+    }
+    auto parsed = parse_project_list(r.body, format == PageFormat::Json, shown);
+    if (!parsed || parsed->names.empty()) return ProjectListPtr();
+    detail::MetadataEntry e;
+    e.url = shown;
+    e.stored_at = now_seconds();
+    e.text = join_names(*parsed);
+    cache.store_metadata(key, e);
+    return std::make_shared<const ProjectList>(std::move(*parsed));
+  }
+
+  std::shared_ptr<detail::Op<ProjectListPtr>> project_list_op(const IndexSource& source, bool& created) {
+    std::lock_guard<std::mutex> lock(memo_mu);
+    auto& slot = project_lists[source.url];
+    created = !slot;
+    if (!slot) {
+      IndexSource copy = source;
+      slot = std::make_shared<detail::Op<ProjectListPtr>>([this, copy] { return load_project_list(copy); });
+    }
+    return slot;
+  }
+
   // ---- metadata --------------------------------------------------------------------------------
 
   struct MetadataJob {
@@ -1362,6 +1467,18 @@ void IndexClient::prefetch_project(const IndexSource& source, std::string_view n
     impl_->pool.submit(
         [impl, op, copy, normalized] { op->finish(impl->load_project(copy, normalized)); });
   }
+}
+
+core::Result<ProjectListPtr> IndexClient::fetch_project_list(const IndexSource& source) {
+  bool created = false;
+  return impl_->project_list_op(source, created)->get();
+}
+
+void IndexClient::prefetch_project_list(const IndexSource& source) {
+  bool created = false;
+  auto op = impl_->project_list_op(source, created);
+  if (!created) return;
+  impl_->pool.submit([op] { op->run_if_unclaimed(); });
 }
 
 core::Result<std::string> IndexClient::fetch_metadata(const DistFile& file) {

@@ -408,6 +408,12 @@ def attack_dependency_confusion(g: Gpulock, work: Path) -> None:
             hostile.serve_wheel(name, make_wheel(name, "99.0", requires=["evil"]))
         hostile.serve_wheel("evil", make_wheel("evil", "1.0"))
         hostile.serve_wheel("plainpkg", make_wheel("plainpkg", "2.0"))
+        # cu124 has a root listing (as download.pytorch.org does): the names it serves are
+        # learned from it, so plainpkg is never asked of it. The others are asked per name.
+        listed = backend == "cu124"
+        if listed:
+            torch_srv.html(f"{prefix}/", page([f'<a href="{n}/">{n}</a>'
+                                               for n in ("torch", "TorchTriton", "zq_never_heard")]))
         backend_flag = [] if backend == "nightly" else ["--torch-backend", backend]
         r = g.resolve(work / f"cache-{backend}", "torch", *backend_flag, *extra,
                       "--torch-index-base", f"{torch_srv.url}/whl", "--index-url", f"{hostile.url}/simple/")
@@ -416,6 +422,12 @@ def attack_dependency_confusion(g: Gpulock, work: Path) -> None:
               f"[{backend}] no name the torch source serves comes from --index-url")
         check('name = "plainpkg"' in r.out, f"[{backend}] a name the torch source lacks comes from "
               "the next index")
+        asked = [p for p, _ in torch_srv.log if p.rstrip("/").endswith("/plainpkg")]
+        if listed:
+            check(not asked, f"[{backend}] with a root listing, the torch source is not asked for a "
+                  f"name it does not list (asked: {asked})")
+        else:
+            check(bool(asked), f"[{backend}] without a root listing, the torch source is asked per name")
 
 
 ATTACKS = {

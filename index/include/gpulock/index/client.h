@@ -31,6 +31,7 @@
 #include "gpulock/core/error.h"
 #include "gpulock/index/hash.h"
 #include "gpulock/index/page.h"
+#include "gpulock/index/project_list.h"
 
 namespace gpulock::index {
 
@@ -175,6 +176,14 @@ class IndexClient {
                                                            std::string_view name);
   /// Starts fetch_project in the background and returns at once.
   void prefetch_project(const IndexSource& source, std::string_view name);
+
+  /// Which projects `source` serves, from its root listing (`<source.url>`, PEP 503/691), for
+  /// first-index over a small index such as the torch source's (never call it for PyPI). Null
+  /// when the source has no readable root (404, not a simple index, a network error, --offline
+  /// without a cached copy): ask per name instead. Cached for 10 minutes. Errors: Cancelled.
+  [[nodiscard]] core::Result<ProjectListPtr> fetch_project_list(const IndexSource& source);
+  /// Starts fetch_project_list in the background.
+  void prefetch_project_list(const IndexSource& source);
 
   /// The METADATA text of a wheel: the PEP 658/714 `.metadata` file when the index offers one
   /// (its hash verified when given), else HTTP range reads of the zip's tail and METADATA entry,
