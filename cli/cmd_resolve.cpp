@@ -262,6 +262,7 @@ RunFn setup(CLI::App& sub) {
       term.err(fmt::format("Resolved {} package{} in {:.0f} ms; wrote {}\n", n, n == 1 ? "" : "s",
                            result->timings.total_ms, where));
       if (!result->gpu_summary.empty()) term.err(result->gpu_summary + "\n");
+      for (const auto& h : result->hints) term.hint(h);
     }
     return kExitSuccess;
   };

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
@@ -95,6 +96,7 @@ struct VersionEntry {
   bool dependencies_read = false;
   std::optional<CudaVersion> needs_cuda;
   std::optional<UnavailableReason> dependencies_unavailable;
+  std::vector<resolver::Dependency> requirements;  // its Requires-Dist for the target (no virtuals)
   bool archs_assumed = false;  // torch: no arch list known, bounded by its CUDA's archs
 };
 
@@ -131,6 +133,60 @@ struct IndexProvider::Impl {
 
   void warn(std::string message) const {
     if (warned.insert(message).second) warnings.push_back(std::move(message));
+  }
+
+  // The flags that take `name` from `other` instead of the source first-index chose.
+  static std::string first_index_fix(std::string_view name, std::string_view other) {
+    return fmt::format("to take {} from {}, add `--index other={} --index-for {}=other`, or, trusting every index "
+                       "equally, `--index-strategy unsafe-best-match`",
+                       name, other, other, name);
+  }
+
+  // "<source>" or "<source> and N more" (redacted).
+  static std::string sources_text(const std::vector<const SourceSpec*>& sources) {
+    if (sources.empty()) return "no index";
+    std::string first = index::redact_url(sources.front()->source.url);
+    return sources.size() == 1 ? first : fmt::format("{} (and {} more)", first, sources.size() - 1);
+  }
+
+  // Why a candidate whose dependencies were read lost, when one of its requirements alone says
+  // it (issue 16 item 7): no usable version of a dependency satisfies it on the sources that
+  // dependency comes from (first-index: a stale mirror on the torch source), or the solution
+  // chose a version of the dependency outside it. Reads nothing from the network.
+  std::optional<std::string> conflict_reason(const VersionEntry& e, const resolver::Solution* solution,
+                                             std::string* hint = nullptr) const {
+    for (const auto& d : e.requirements) {
+      auto pit = packages.find(d.name);
+      if (pit == packages.end()) continue;
+      const PackageState& dep = pit->second;
+      std::vector<std::string> usable;
+      bool satisfied = false;
+      for (const auto& c : dep.entries) {
+        if (c.file == nullptr || c.unavailable) continue;
+        if (d.specifier.contains(c.version, true)) {
+          satisfied = true;
+          break;
+        }
+        if (usable.size() < 3) usable.push_back(c.version.to_string());
+      }
+      if (!satisfied && !dep.sources.empty()) {
+        std::string has = usable.empty() ? fmt::format("no usable version of {}", d.name)
+                                         : fmt::format("only {} {}", d.name, fmt::join(usable, ", "));
+        std::string reason = fmt::format("needs {}, and {} has {}", d.to_string(), sources_text(dep.sources), has);
+        if (!dep.skipped.empty() && config.strategy == IndexStrategy::FirstIndex) {
+          std::string other = index::redact_url(dep.skipped.front()->source.url);
+          reason += fmt::format(" (first-index: {} comes only from there, not from {})", d.name, other);
+          if (hint != nullptr) *hint = first_index_fix(d.name, other);
+        }
+        return reason;
+      }
+      if (solution == nullptr) continue;
+      const auto* chosen = solution->find(d.name);
+      if (chosen != nullptr && !d.specifier.contains(chosen->version, true)) {
+        return fmt::format("needs {}, and {} {} was chosen", d.to_string(), d.name, chosen->version.to_string());
+      }
+    }
+    return std::nullopt;
   }
 
   // First-index for every name (issue 17): a name the torch source serves comes only from
@@ -616,6 +672,7 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
     included.push_back(req);
   }
   if (!extra.empty()) return out;
+  entry.requirements = out.dependencies;
 
   // Requires-Python from METADATA when the index did not say (the index's attribute was
   // already applied to the candidate).
@@ -832,8 +889,9 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
   // final release remains, and the reporter itself explains pre-releases that
   // --prerelease disallow excluded. (A hint from this list alone misled: `x>9` with only
   // unrelated pre-releases, or nightly torch, where pre-releases are allowed already.)
-  bool from_torch_source = !state.sources.empty() && state.sources.front()->role == "torch";
-  if (!state.skipped.empty() && !state.sources.empty() && !from_torch_source) {
+  // (The torch family comes from its own source by design; any other name the torch source
+  // serves is first-index's doing, issue 17, and gets the hint.)
+  if (!state.skipped.empty() && !state.sources.empty() && !is_torch_family(package.name)) {
     // First-index ignored lower-priority sources: say so when one of them has versions the
     // used source lacks. (The torch family comes from its own source by design.)
     std::unordered_map<core::Version, bool, core::VersionHash> known;
@@ -846,10 +904,11 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
                        std::any_of((*page)->omitted.begin(), (*page)->omitted.end(),
                                    [&](const index::OmittedVersion& o) { return !known.contains(o.version); });
       if (has_other) {
-        hints.push_back(fmt::format(
-            "{} was also found on {}, but under first-index only {} is used for it (protection against dependency "
-            "confusion); if you trust both indexes equally, use --index-strategy unsafe-best-match",
-            package.name, index::redact_url(s->source.url), index::redact_url(state.sources.front()->source.url)));
+        std::string other = index::redact_url(s->source.url);
+        hints.push_back(fmt::format("{} was also found on {}, but under first-index only {} is used for it (protection "
+                                    "against dependency confusion); {}",
+                                    package.name, other, Impl::sources_text(state.sources),
+                                    Impl::first_index_fix(package.name, other)));
         break;
       }
     }
@@ -918,8 +977,8 @@ const core::CoreMetadata* IndexProvider::metadata(std::string_view package, std:
   return &*m->second.metadata;
 }
 
-std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_view package,
-                                                                  std::size_t chosen_index) const {
+std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_view package, std::size_t chosen_index,
+                                                                  const resolver::Solution* solution) const {
   std::vector<Skipped> out;
   auto it = impl_->packages.find(package);
   if (it == impl_->packages.end()) return out;
@@ -931,13 +990,14 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_vi
     for (std::size_t i = 1; i <= it->second.pin_from && i < entries.size(); ++i) {
       out.push_back({entries[i].version, "kept-pin",
                      fmt::format("not tried: the existing lock pins {} (--upgrade-package {})",
-                                 entries[0].version.to_string(), package)});
+                                 entries[0].version.to_string(), package),
+                     {}});
     }
     return out;
   }
   for (std::size_t i = 0; i < chosen_index && i < entries.size(); ++i) {
     const VersionEntry& e = entries[i];
-    Skipped s{e.version, {}, {}};
+    Skipped s{e.version, {}, {}, {}};
     auto from = [&](const UnavailableReason& r) {
       s.kind = std::string(resolver::unavailable_kind_name(r.kind));
       s.reason = r.message.empty() ? "cannot be used" : r.message;
@@ -954,9 +1014,10 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_vi
       s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::CudaTooNew));
       s.reason = fmt::format("needs CUDA {} and {}", e.needs_cuda->to_string(), impl_->ceiling_text());
     } else if (e.dependencies_read) {
-      // Tried (so neither yanked-and-unpinned nor a pre-release held it back): a conflict.
+      // Tried (so neither yanked-and-unpinned nor a pre-release held it back): a conflict,
+      // named when one requirement alone explains it.
       s.kind = "conflict";
-      s.reason = "conflicts with the other requirements";
+      s.reason = impl_->conflict_reason(e, solution, &s.hint).value_or("conflicts with the other requirements");
     } else if (e.yanked) {
       s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::Yanked));
       s.reason = "is yanked (used only when pinned with ==)";

@@ -872,10 +872,10 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     }
     if (chosen.version.is_prerelease()) why.notes.push_back("a pre-release");
     if (is_torch_family(chosen.name)) {
-      for (auto& s : provider.skipped_before(chosen.name, chosen.candidate_index)) {
+      for (auto& s : provider.skipped_before(chosen.name, chosen.candidate_index, &solution)) {
         // Versions the requirements never allowed (`torch<2.6`, an `==` pin) explain themselves.
         if (s.kind == "excluded") continue;
-        why.skipped.push_back({s.version.to_string(), std::move(s.kind), std::move(s.reason)});
+        why.skipped.push_back({s.version.to_string(), std::move(s.kind), std::move(s.reason), std::move(s.hint)});
       }
     }
     result.why.push_back(std::move(why));
@@ -943,13 +943,20 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
       // Credit the driver only when the driver decided (issue 16 item 7): when a newer build the
       // driver runs was passed over for a conflict, say that the other requirements limited it.
       auto twhy = std::find_if(result.why.begin(), result.why.end(), [](const PackageWhy& w) { return w.name == "torch"; });
-      bool conflict = twhy != result.why.end() &&
-                      std::any_of(twhy->skipped.begin(), twhy->skipped.end(),
-                                  [](const PackageWhy::Skipped& k) { return k.kind == "conflict"; });
+      const PackageWhy::Skipped* conflict = nullptr;
+      if (twhy != result.why.end()) {
+        auto k = std::find_if(twhy->skipped.begin(), twhy->skipped.end(),
+                              [](const PackageWhy::Skipped& x) { return x.kind == "conflict"; });
+        if (k != twhy->skipped.end()) conflict = &*k;
+      }
+      // The newest conflicting build names its blocker when one requirement explains it.
+      std::string newer = conflict == nullptr || conflict->reason.starts_with("conflicts with")
+                              ? std::string("newer builds it runs conflict with the other requirements (see --explain)")
+                              : fmt::format("torch {} {}", conflict->version, conflict->reason);
+      if (conflict != nullptr && !conflict->hint.empty()) result.hints.push_back(conflict->hint);
       result.gpu_summary =
-          conflict ? fmt::format("torch {}: the newest torch that fits the other requirements; your driver {}runs it ({}){}; "
-                                 "newer builds it runs conflict with the other requirements (see --explain)",
-                                 v, ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels)
+          conflict ? fmt::format("torch {}: the newest torch that fits the other requirements; your driver {}runs it ({}){}; {}",
+                                 v, ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels, newer)
                    : fmt::format("torch {}: the newest torch whose CUDA build your driver {}runs ({}){}", v,
                                  ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels);
     } else if (sel.build.kind == BuildKind::Cpu) {

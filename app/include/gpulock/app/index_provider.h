@@ -147,12 +147,17 @@ class IndexProvider final : public resolver::Provider {
     /// allowed it, so it was not tried).
     std::string kind;
     /// A predicate completing "<version> ...": "needs CUDA 13.0 and your driver 535.54.03
-    /// supports CUDA <= 12.2", "is yanked", "conflicts with the other requirements".
+    /// supports CUDA <= 12.2", "is yanked", "needs setuptools>=77.0.3, and <index> has only
+    /// setuptools 70.2.0", "conflicts with the other requirements".
     std::string reason;
+    /// A complete fix, when one is known: "add `--index other=URL --index-for setuptools=other`".
+    std::string hint;
   };
   /// The candidates ahead of `chosen_index` in preference order, best first, with the reason
   /// each was passed over, as far as this resolution learned it (no index requests).
-  [[nodiscard]] std::vector<Skipped> skipped_before(std::string_view package, std::size_t chosen_index) const;
+  /// With `solution`, a conflict is also named when a requirement excludes the version chosen.
+  [[nodiscard]] std::vector<Skipped> skipped_before(std::string_view package, std::size_t chosen_index,
+                                                    const resolver::Solution* solution = nullptr) const;
 
   /// One-line warnings met while resolving (each once), e.g. an arch list the table lacks.
   [[nodiscard]] std::vector<std::string> warnings() const;

@@ -79,6 +79,8 @@ struct PackageWhy {
     std::string version;
     std::string kind;
     std::string reason;
+    /// A complete fix for the user, when one is known (first-index's stale mirror).
+    std::string hint;
   };
   std::vector<Skipped> skipped;
 };
@@ -96,6 +98,9 @@ struct ResolveResult {
   /// One line on the GPU choice: "torch 2.6.0+cu124: the newest torch whose CUDA build driver
   /// 550.54.14 runs (CUDA <= 12.4)". Empty when no torch was resolved.
   std::string gpu_summary;
+  /// Hints for a solved resolve ("hint:" lines after the summary): how to lift what held the
+  /// newest torch back, when one requirement alone did.
+  std::vector<std::string> hints;
   /// When not solved: the explanation.
   resolver::Report explanation;
   std::vector<std::string> warnings;
