@@ -126,6 +126,9 @@ struct IndexProvider::Impl {
   std::map<std::string, std::optional<core::SpecifierSet>, std::less<>> requires_python_cache;
   mutable std::vector<std::string> warnings;
   mutable std::set<std::string, std::less<>> warned;
+  // --exclude-newer: upload times of torch-source mirror files that give none, from the same file
+  // (same sha256) on a later index.
+  std::unordered_map<const index::DistFile*, std::int64_t> borrowed_upload_time;
   std::atomic<bool> cancelled{false};
 
   Impl(index::IndexClient& c, ProviderConfig cfg)
@@ -263,6 +266,7 @@ struct IndexProvider::Impl {
   // nightly version; nullopt when neither is known.
   std::optional<std::int64_t> publish_time(const index::DistFile& file) const {
     if (file.upload_time) return file.upload_time;
+    if (auto it = borrowed_upload_time.find(&file); it != borrowed_upload_time.end()) return it->second;
     auto date = nightly_date_of(file.version());
     if (!date.empty()) return date_micros(date);
     return std::nullopt;
@@ -306,7 +310,48 @@ struct IndexProvider::Impl {
       }
       found_any = found_any || group_found;
     }
+    if (config.exclude_newer) {
+      auto borrowed = borrow_upload_times(name, groups, files);
+      if (!borrowed) return borrowed;
+    }
     build_entries(name, state, files, omitted);
+    return {};
+  }
+
+  // The torch source's copies of ordinary packages (filelock, numpy, ...) carry no upload time on
+  // download.pytorch.org, so --exclude-newer would leave every one out, and first-index would
+  // allow no other copy. A copy is the same file as the one on the next index (the same sha256;
+  // when the torch source gives no hash, as on its nightly tree, the same file name, which PyPI
+  // never reuses), so it takes that file's upload time. Only the date is borrowed: the candidates
+  // and the files installed stay the torch source's.
+  core::Status borrow_upload_times(std::string_view name, const std::vector<std::vector<const SourceSpec*>>& groups,
+                                   const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files) {
+    if (is_torch_family(name) || groups.size() < 2 || groups.front().empty() ||
+        groups.front().front()->role != "torch") {
+      return {};
+    }
+    bool missing = std::any_of(files.begin(), files.end(),
+                               [](const auto& f) { return f.second->role == "torch" && !f.first->upload_time; });
+    if (!missing) return {};
+    auto key = [](const index::DistFile& f) {
+      return f.sha256().empty() ? "name " + f.filename : "sha256 " + std::string(f.sha256());
+    };
+    std::unordered_map<std::string, std::int64_t> by_hash;
+    for (std::size_t g = 1; g < groups.size(); ++g) {
+      for (const auto* s : groups[g]) {
+        auto page = client.fetch_project(s->source, name);
+        if (!page) return std::unexpected(page.error());
+        for (const auto& f : (*page)->files) {
+          if (!f.upload_time) continue;
+          by_hash.emplace("name " + f.filename, *f.upload_time);
+          if (!f.sha256().empty()) by_hash.emplace("sha256 " + std::string(f.sha256()), *f.upload_time);
+        }
+      }
+    }
+    for (const auto& [f, s] : files) {
+      if (s->role != "torch" || f->upload_time) continue;
+      if (auto it = by_hash.find(key(*f)); it != by_hash.end()) borrowed_upload_time[f] = it->second;
+    }
     return {};
   }
 
@@ -891,7 +936,9 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
   // unrelated pre-releases, or nightly torch, where pre-releases are allowed already.)
   // (The torch family comes from its own source by design; any other name the torch source
   // serves is first-index's doing, issue 17, and gets the hint.)
-  if (!state.skipped.empty() && !state.sources.empty() && !is_torch_family(package.name)) {
+  bool family_from_torch_source =
+      is_torch_family(package.name) && !state.sources.empty() && state.sources.front()->role == "torch";
+  if (!state.skipped.empty() && !state.sources.empty() && !family_from_torch_source) {
     // First-index ignored lower-priority sources: say so when one of them has versions the
     // used source lacks. (The torch family comes from its own source by design.)
     std::unordered_map<core::Version, bool, core::VersionHash> known;

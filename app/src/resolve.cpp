@@ -923,8 +923,21 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
   if (torch != nullptr) {
     auto sel = provider.selection("torch", torch->candidate_index);
     std::string v = torch->version.to_string();
+    // Credit the driver only when the driver decided (issue 16 item 7): when a newer build was
+    // passed over for a conflict, say that the other requirements limited it, naming the
+    // requirement when one alone explains it.
+    const PackageWhy::Skipped* conflict = nullptr;
+    auto twhy = std::find_if(result.why.begin(), result.why.end(), [](const PackageWhy& w) { return w.name == "torch"; });
+    if (twhy != result.why.end()) {
+      auto k = std::find_if(twhy->skipped.begin(), twhy->skipped.end(),
+                            [](const PackageWhy::Skipped& x) { return x.kind == "conflict"; });
+      if (k != twhy->skipped.end()) conflict = &*k;
+    }
+    const bool blocker_named = conflict != nullptr && !conflict->reason.starts_with("conflicts with");
+    if (conflict != nullptr && !conflict->hint.empty()) result.hints.push_back(conflict->hint);
+    const std::string cpu_newer = blocker_named ? fmt::format("; torch {} {}", conflict->version, conflict->reason) : "";
     if (ctx.no_gpu) {
-      result.gpu_summary = fmt::format("torch {}: a CPU build, because --driver none means no GPU", v);
+      result.gpu_summary = fmt::format("torch {}: a CPU build, because --driver none means no GPU{}", v, cpu_newer);
     } else if (sel.cuda && ctx.ceiling) {
       std::string archs;
       for (const auto& a : ctx.archs) archs += (archs.empty() ? "" : ", ") + a.to_string();
@@ -940,27 +953,15 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
                                                               "this build; CUDA {} can build for {})",
                                                               archs, sel.cuda->to_string(), archs)
                                                 : fmt::format(" with kernels for {}", archs);
-      // Credit the driver only when the driver decided (issue 16 item 7): when a newer build the
-      // driver runs was passed over for a conflict, say that the other requirements limited it.
-      auto twhy = std::find_if(result.why.begin(), result.why.end(), [](const PackageWhy& w) { return w.name == "torch"; });
-      const PackageWhy::Skipped* conflict = nullptr;
-      if (twhy != result.why.end()) {
-        auto k = std::find_if(twhy->skipped.begin(), twhy->skipped.end(),
-                              [](const PackageWhy::Skipped& x) { return x.kind == "conflict"; });
-        if (k != twhy->skipped.end()) conflict = &*k;
-      }
-      // The newest conflicting build names its blocker when one requirement explains it.
-      std::string newer = conflict == nullptr || conflict->reason.starts_with("conflicts with")
-                              ? std::string("newer builds it runs conflict with the other requirements (see --explain)")
-                              : fmt::format("torch {} {}", conflict->version, conflict->reason);
-      if (conflict != nullptr && !conflict->hint.empty()) result.hints.push_back(conflict->hint);
+      std::string newer = blocker_named ? fmt::format("torch {} {}", conflict->version, conflict->reason)
+                                : std::string("newer builds it runs conflict with the other requirements (see --explain)");
       result.gpu_summary =
           conflict ? fmt::format("torch {}: the newest torch that fits the other requirements; your driver {}runs it ({}){}; {}",
                                  v, ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels, newer)
                    : fmt::format("torch {}: the newest torch whose CUDA build your driver {}runs ({}){}", v,
                                  ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels);
     } else if (sel.build.kind == BuildKind::Cpu) {
-      result.gpu_summary = fmt::format("torch {}: a CPU build", v);
+      result.gpu_summary = fmt::format("torch {}: a CPU build{}", v, cpu_newer);
     }
   }
 

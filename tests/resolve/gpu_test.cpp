@@ -78,6 +78,7 @@ TEST_CASE("resolve picks the variant each driver runs and the exact nvidia-* set
                                    "--driver", c.driver, "-o", "pylock.toml"};
   if (!c.gpu_arch.empty()) args.insert(args.end(), {"--gpu-arch", c.gpu_arch});
   Options o;
+  o.setuptools_from_pypi = true;  // torch 2.13 / nightlies: see Options
   o.cwd = dir;
   Run r = resolve(args, o);
   INFO(name << "\n" << describe(r));
@@ -246,6 +247,7 @@ TEST_CASE("resolve: a same-named package with a higher version on PyPI does not 
           "[resolve][gpu][security]") {
   // pytorch-triton 4.0.0 exists only on the PyPI-like index (the torchtriton incident's shape).
   Options o;
+  o.setuptools_from_pypi = true;  // torch 2.13 / nightlies: see Options
   fs::path dir = fresh_dir("torchtriton");
   o.cwd = dir;
   Run first = resolve({"pytorch-triton", "--nightly", "latest", "--driver", "580.65.06", "-o", "first.toml"}, o);
@@ -271,6 +273,7 @@ TEST_CASE("resolve: a same-named package with a higher version on PyPI does not 
 TEST_CASE("resolve --nightly puts the torch family on one build date", "[resolve][gpu][nightly]") {
   fs::path dir = fresh_dir("nightly");
   Options o;
+  o.setuptools_from_pypi = true;  // torch 2.13 / nightlies: see Options
   o.cwd = dir;
 
   SECTION("the newest date lacks torchaudio: the latest date every member has") {
@@ -334,6 +337,7 @@ TEST_CASE("resolve --nightly puts the torch family on one build date", "[resolve
 TEST_CASE("resolve --exclude-newer with and without upload times", "[resolve][gpu][snapshot]") {
   fs::path dir = fresh_dir("exclude-newer");
   Options o;
+  o.setuptools_from_pypi = true;  // torch 2.13 / nightlies: see Options
   o.cwd = dir;
 
   SECTION("PyPI upload times: torch 2.8.0 (2025-08-06) is newer than the cutoff") {
@@ -357,9 +361,12 @@ TEST_CASE("resolve --exclude-newer with and without upload times", "[resolve][gp
     }
   }
   SECTION("the PyTorch index's data-upload-time on release torch-family files (CPU builds)") {
+    // The cpu tree mirrors only pillow 11.3.0, published on 2025-07-01: under first-index for every
+    // name torchvision would have no pillow before the cutoff, so pillow comes from PyPI here.
+    Options p = o;
     Run r = resolve({"torch", "torchvision", "--torch-backend", "cpu", "--driver", "none", "--exclude-newer",
-                     "2025-07-01", "-o", "pylock.toml"},
-                    o);
+                     "2025-07-01", "--index-for", "pillow=pypi", "-o", "pylock.toml"},
+                    p);
     INFO(describe(r));
     REQUIRE(r.status == 0);
     auto versions = lock_versions(dir / "pylock.toml");
@@ -441,7 +448,23 @@ TEST_CASE("resolve without a driver: an error with hints, or CPU builds with --d
     INFO(describe(r));
     REQUIRE(r.status == 0);
     auto versions = lock_versions(dir / "pylock.toml");
-    CHECK(family_summary(versions) == "torch==2.13.0+cpu\ntorchvision==0.28.0+cpu\ntorchaudio==2.11.0+cpu\n");
+    // Not 2.13.0: it needs setuptools>=77.0.3, and the torch index, which serves setuptools, has
+    // only 70.2.0 (first-index for every name, issue 17). The summary names that, and the hint
+    // gives the flags that take setuptools from the PyPI-like index instead.
+    CHECK(family_summary(versions) == "torch==2.12.1+cpu\ntorchvision==0.27.1+cpu\ntorchaudio==2.11.0+cpu\n");
+    CHECK(normalize(r.err) ==
+          "Resolved 14 packages in N ms; wrote pylock.toml\n"
+          "torch 2.12.1+cpu: a CPU build, because --driver none means no GPU; torch 2.13.0+cpu needs "
+          "setuptools>=77.0.3, and http://INDEX/whl/cpu/ has only setuptools 70.2.0 (first-index: setuptools comes "
+          "only from there, not from http://INDEX/simple/)\n"
+          "hint: to take setuptools from http://INDEX/simple/, add `--index other=http://INDEX/simple/ --index-for "
+          "setuptools=other`, or, trusting every index equally, `--index-strategy unsafe-best-match`\n");
+    Run fixed = resolve({"torch", "--torch-backend", "auto", "--driver", "none", "--index",
+                         "other=" + servers().pypi_url(), "--index-for", "setuptools=other", "-o", "-"},
+                        cpu);
+    INFO(describe(fixed));
+    CHECK(fixed.status == 0);
+    CHECK(fixed.err.find("torch 2.13.0+cpu: a CPU build") != std::string::npos);
     for (const auto& [name, version] : versions) {
       INFO(name);
       CHECK(!name.starts_with("nvidia-"));

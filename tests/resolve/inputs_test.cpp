@@ -318,8 +318,9 @@ TEST_CASE("resolve explains bad input with exact messages and exit codes", "[res
           "  Because you require markupsafe==3.0.2 and there is no version of markupsafe==3.0.2, version solving "
           "failed.\n"
           "hint: markupsafe was also found on http://INDEX/simple/, but under first-index only "
-          "http://INDEX/whl/cu124/ is used for it (protection against dependency confusion); if you trust both "
-          "indexes equally, use --index-strategy unsafe-best-match\n");
+          "http://INDEX/whl/cu124/ is used for it (protection against dependency confusion); to take markupsafe "
+          "from http://INDEX/simple/, add `--index other=http://INDEX/simple/ --index-for markupsafe=other`, or, "
+          "trusting every index equally, `--index-strategy unsafe-best-match`\n");
     Run best = resolve({"markupsafe==3.0.2", "--extra-index-url", servers().pypi_url(), "--index-strategy",
                         "unsafe-best-match", "-o", "-"},
                        fi);

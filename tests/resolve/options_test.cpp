@@ -65,7 +65,8 @@ TEST_CASE(
   SECTION("ahead of the torch-family source") {
     Run r =
         resolve({"torch", "--torch-backend", "auto", "--driver", "580.65.06", "--index",
-                 "pypi=" + servers().pypi_url(), "--index-for", "torch=pypi", "-o", "pylock.toml"},
+                 "pypi=" + servers().pypi_url(), "--index-for", "torch=pypi", "--index-for", "setuptools=pypi", "-o",
+                 "pylock.toml"},
                 o);
     INFO(describe(r));
     REQUIRE(r.status == 0);
@@ -99,9 +100,9 @@ TEST_CASE("resolve reads --index-url and --extra-index-url lines of a requiremen
       "failed.\n"
       "hint: torch was also found on http://INDEX/whl/cu124/, but under first-index only "
       "http://INDEX/simple/ is "
-      "used for it (protection against dependency confusion); if you trust both indexes equally, "
-      "use "
-      "--index-strategy unsafe-best-match\n");
+      "used for it (protection against dependency confusion); to take torch from http://INDEX/whl/cu124/, add "
+      "`--index other=http://INDEX/whl/cu124/ --index-for torch=other`, or, trusting every index equally, "
+      "`--index-strategy unsafe-best-match`\n");
 
   Run r = resolve({"-r", "reqs.txt", "--driver", "550.54.14", "--index-strategy",
                    "unsafe-best-match", "-o", "pylock.toml"},
@@ -285,6 +286,7 @@ TEST_CASE(
     "[resolve][gpu][driver]") {
   fs::path dir = fresh_dir("cuda-compat-minor");
   Options o;
+  o.setuptools_from_pypi = true;  // torch 2.13 / nightlies: see Options
   o.cwd = dir;
   Run r = resolve({"torch", "--torch-backend", "auto", "--driver", "550.54.14", "--cuda-compat",
                    "minor", "-o", "pylock.toml"},
@@ -344,6 +346,7 @@ TEST_CASE("resolve bounds a torch build the arch table does not know by its CUDA
 
 TEST_CASE("resolve: cuDNN 9.11 and newer need sm_75", "[resolve][gpu][archs]") {
   Options o;
+  o.setuptools_from_pypi = true;  // torch 2.13 / nightlies: see Options
   o.cwd = fresh_dir("cudnn-sm75");
   expect_resolve_error(
       {"torch", "nvidia-cudnn-cu12>=9.11", "--torch-backend", "auto", "--driver", "580.65.06",
@@ -354,9 +357,14 @@ TEST_CASE("resolve: cuDNN 9.11 and newer need sm_75", "[resolve][gpu][archs]") {
       "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assumed: kernels for what CUDA 11.8 "
       "can build, no PTX\n"
       "error: no solution: the requirements cannot be satisfied together for this target\n"
-      "  Because you require nvidia-cudnn-cu12>=9.11 and nvidia-cudnn-cu12>=9.12.0.46 needs sm_75 "
+      "  Because you require nvidia-cudnn-cu12>=9.11 and nvidia-cudnn-cu12>=9.19.0.56 needs sm_75 "
       "or newer and "
-      "your GPU is sm_61, version solving failed.\n");
+      "your GPU is sm_61, version solving failed.\n"
+      // The torch indexes serve nvidia-cudnn-cu12 (first-index for every name, issue 17).
+      "hint: nvidia-cudnn-cu12 was also found on http://INDEX/simple/, but under first-index only "
+      "http://INDEX/whl/cu129/ (and 4 more) is used for it (protection against dependency confusion); to take "
+      "nvidia-cudnn-cu12 from http://INDEX/simple/, add `--index other=http://INDEX/simple/ --index-for "
+      "nvidia-cudnn-cu12=other`, or, trusting every index equally, `--index-strategy unsafe-best-match`\n");
 }
 
 TEST_CASE("resolve --nightly needs a date or latest", "[resolve][gpu][nightly]") {
@@ -465,9 +473,12 @@ TEST_CASE("resolve --nightly allows pre-releases for the torch family only",
   // numpy 2.4.0rc1, sympy 1.15.0rc1 and mpmath 1.4.0a1 exist; only torch takes a .dev build.
   fs::path dir = fresh_dir("nightly-pre");
   Options o;
+  o.setuptools_from_pypi = true;  // torch 2.13 / nightlies: see Options
   o.cwd = dir;
-  Run r = resolve({"torch", "numpy", "sympy", "mpmath", "--nightly", "latest", "--driver", "none",
-                   "-o", "pylock.toml"},
+  // numpy, sympy and mpmath from the PyPI-like index, which has those pre-releases (the nightly
+  // torch index mirrors older finals, and first-index would take them from there).
+  Run r = resolve({"torch", "numpy", "sympy", "mpmath", "--nightly", "latest", "--driver", "none", "--index-for",
+                   "numpy=pypi", "--index-for", "sympy=pypi", "--index-for", "mpmath=pypi", "-o", "pylock.toml"},
                   o);
   INFO(describe(r));
   REQUIRE(r.status == 0);

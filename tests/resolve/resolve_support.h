@@ -75,6 +75,11 @@ struct Options {
   fs::path cache;                // default: shared_cache()
   fs::path cwd;
   Env env;  // added to base_env()
+  // The fixture's torch indexes mirror setuptools 70.2.0 only, and torch 2.13 and the nightlies
+  // need >= 77.0.3: under first-index for every name (issue 17) they cannot be used unless
+  // setuptools comes from the PyPI-like index. Tests about variants, not sources, set this:
+  // `--index pypi=<index> --index-for setuptools=pypi`.
+  bool setuptools_from_pypi = false;
 };
 
 // `gpulock resolve ARGS` with the target, indexes and cache filled in from `o`.
@@ -84,6 +89,7 @@ inline Run resolve(const std::vector<std::string>& args, const Options& o = {}) 
   argv.insert(argv.end(), {"--python-version", o.python, "--platform", o.platform});
   std::string index = o.index_url.empty() ? servers().pypi_url() : o.index_url;
   if (index != "-") argv.insert(argv.end(), {"--index-url", index});
+  if (o.setuptools_from_pypi) argv.insert(argv.end(), {"--index", "pypi=" + index, "--index-for", "setuptools=pypi"});
   argv.insert(argv.end(), {"--torch-index-base", o.torch_index_base.empty() ? servers().torch_index_base()
                                                                            : o.torch_index_base});
   argv.insert(argv.end(), {"--cache-dir", (o.cache.empty() ? shared_cache() : o.cache).string()});

@@ -150,6 +150,7 @@ TEST_CASE("an unknown arch list is bounded by what its CUDA can build", "[resolv
 TEST_CASE("an existing lock's pins do not beat a new machine", "[resolve][issue16]") {
   fs::path dir = fresh_dir("wrong-build-pins");
   Options o;
+  o.setuptools_from_pypi = true;  // torch 2.13 / nightlies: see Options
   o.cwd = dir;
   Run first = resolve({"torch", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch", "sm_61", "-o",
                        "pylock.toml"},
