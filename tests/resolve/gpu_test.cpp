@@ -213,8 +213,11 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
                      "(--torch-backend auto)\n") != std::string::npos);
   }
   SECTION("a cuDNN pin that the only allowed variant's torch does not match") {
+    // nvidia-cudnn-cu12 from the PyPI-like index, which has 9.5.1.17 (cu124's copy has only
+    // 9.1.0.70, and under first-index it alone would count).
     expect_resolve_error({"torch", "nvidia-cudnn-cu12==9.5.1.17", "--torch-backend", "cu124", "--driver",
-                          "550.54.14"}, o, 1,
+                          "550.54.14", "--index", "pypi=" + servers().pypi_url(), "--index-for",
+                          "nvidia-cudnn-cu12=pypi"}, o, 1,
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because you require torch and torch depends on nvidia-cudnn-cu12==9.1.0.70, nvidia-cudnn-cu12==9.1.0.70 "
           "must be used.\n"
