@@ -102,6 +102,8 @@ Rebuilt rebuild_request(const Context& ctx) {
       r.find_links.push_back(ix.url);
     } else if (ix.role == "torch") {
       r.torch_index_base = torch_base_of(ix.url);
+    } else if (ix.role == "pinned" && !ix.name.empty()) {
+      r.named_indexes.push_back(ix.name + "=" + ix.url);
     }
   }
   auto opt = [&](std::string_view key) -> std::string {
@@ -111,6 +113,13 @@ Rebuilt rebuild_request(const Context& ctx) {
   if (auto v = opt("index-strategy"); !v.empty()) r.index_strategy = v;
   if (auto v = opt("prerelease"); !v.empty()) r.prerelease = v;
   if (auto v = opt("cuda-compat"); !v.empty()) r.cuda_compat = v;
+  // `--index-for` pins, as recorded ("GLOB=NAME,GLOB=NAME"; a glob holds no comma).
+  const std::string recorded_pins = opt("index-for");
+  for (std::string_view pins = recorded_pins; !pins.empty();) {
+    auto comma = pins.find(',');
+    r.index_for.emplace_back(pins.substr(0, comma));
+    pins = comma == std::string_view::npos ? std::string_view() : pins.substr(comma + 1);
+  }
   r.torch_backend = opt("torch-backend");
   r.nightly = opt("nightly");
   r.exclude_newer = opt("exclude-newer");

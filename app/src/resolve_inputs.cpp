@@ -75,6 +75,13 @@ lock::GpulockInputs make_inputs_record(const ResolveRequest& request, const Reso
   if (!request.nightly.empty()) rec.options["nightly"] = request.nightly;
   if (!request.exclude_newer.empty()) rec.options["exclude-newer"] = request.exclude_newer;
   rec.options["cuda-compat"] = request.cuda_compat;
+  // `--index-for GLOB=NAME`, in order (the named indexes are [[tool.gpulock.indexes]] records
+  // with role "pinned"), so that `check --index` re-resolves with the same pins.
+  if (!request.index_for.empty()) {
+    std::string pins;
+    for (const auto& p : request.index_for) pins += (pins.empty() ? "" : ",") + p;
+    rec.options["index-for"] = pins;
+  }
   rec.sha256 = core::sha256_hex(lock::canonical_inputs_text(rec));
   return rec;
 }

@@ -180,6 +180,19 @@ inline std::string fixture_indexes(const std::string& http_url) {
   return "--index-url " + http_url + "/simple/ --torch-index-base " + http_url + "/whl";
 }
 
+// Flags that take torch's ordinary dependencies from the PyPI-like index, as every lock did
+// before first-index held for every name (issue 17): the nightly torch index serves older
+// copies of them (and setuptools 70.2.0, which the nightlies cannot use). The drift tests
+// change those packages' files on PyPI.
+inline std::string pypi_pins(const std::string& http_url) {
+  std::string out = " --index pypi=" + http_url + "/simple/";
+  for (const char* name : {"filelock", "fsspec", "jinja2", "markupsafe", "mpmath", "networkx", "setuptools", "sympy",
+                           "typing-extensions"}) {
+    out += std::string(" --index-for ") + name + "=pypi";
+  }
+  return out + " ";
+}
+
 inline constexpr const char* kTarget = "--python-version 3.11 --platform manylinux_2_28_x86_64";
 
 }  // namespace check_test

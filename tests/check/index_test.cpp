@@ -36,8 +36,10 @@ struct IndexLock {
   LockScan lock;
   explicit IndexLock(const std::string& name) : w(name), url(servers.env().http_url()) {
     auto r = w.gpulock(
+        // torch's ordinary dependencies from the PyPI-like index (pypi_pins).
         "resolve torch jinja2==3.1.4 fsspec==2025.3.0 --nightly latest --torch-backend cpu " +
-        fixture_indexes(url) + " " + kTarget + " -o pylock.toml");
+        fixture_indexes(url) + pypi_pins(url) + kTarget +
+        " -o pylock.toml");
     INFO(r.err);
     REQUIRE(r.status == 0);
     lock = scan_lock(w / "pylock.toml");
