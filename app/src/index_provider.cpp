@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <deque>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -129,6 +131,7 @@ struct IndexProvider::Impl {
   // --exclude-newer: upload times of torch-source mirror files that give none, from the same file
   // (same sha256) on a later index.
   std::unordered_map<const index::DistFile*, std::int64_t> borrowed_upload_time;
+  std::deque<SourceSpec> direct_sources;  // stable addresses: entries point at them
   std::atomic<bool> cancelled{false};
 
   Impl(index::IndexClient& c, ProviderConfig cfg)
@@ -276,7 +279,58 @@ struct IndexProvider::Impl {
     return fmt::format("{}-{}", config.target.tags.interpreter_tag(), config.target.platform);
   }
 
+  // A direct reference's one wheel: from its URL only, its sha256 from the URL's fragment or,
+  // when it has none, from downloading it once (streamed, cached by URL). Errors name the URL.
+  core::Status load_direct(std::string_view name, const std::string& given, PackageState& state) {
+    std::string url(index::strip_fragment(given));
+    std::string fragment = given.size() > url.size() ? given.substr(url.size() + 1) : std::string();
+    const std::string shown = index::redact_url(url);
+    auto page = std::make_shared<index::ProjectPage>();
+    page->found = true;
+    page->name = std::string(name);
+    page->url = shown;
+    index::DistFile f;
+    f.filename = index::percent_decode(index::url_basename(url));
+    f.url = url;
+    auto wheel = core::WheelFilename::parse(f.filename);
+    if (!wheel) {
+      return core::fail_at(core::ErrorCode::InvalidInput,
+                           fmt::format("{} @ ... is not a wheel: gpulock locks direct references to wheels only",
+                                       name),
+                           shown);
+    }
+    if (wheel->name != name) {
+      return core::fail_at(core::ErrorCode::InvalidInput,
+                           fmt::format("the direct reference for {} names a wheel of {}", name, wheel->name), shown);
+    }
+    f.wheel = std::move(*wheel);
+    if (fragment.starts_with("sha256=")) {
+      std::string hex = fragment.substr(7);
+      std::transform(hex.begin(), hex.end(), hex.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (hex.size() != 64 || hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
+        return core::fail_at(core::ErrorCode::InvalidInput, "the #sha256= fragment is not 64 hex digits", shown);
+      }
+      f.hashes.push_back({"sha256", hex});
+    } else {
+      auto digest = client.fetch_file_digest(url);
+      if (!digest) return std::unexpected(digest.error());
+      f.hashes.push_back({"sha256", digest->sha256});
+      f.size = digest->size;
+    }
+    page->files.push_back(std::move(f));
+    SourceSpec& src = direct_sources.emplace_back();
+    src.source = index::IndexSource::find_links(shown, "direct");
+    src.role = "direct";
+    index::ProjectPagePtr ptr = page;
+    state.pages.push_back(ptr);
+    state.sources.push_back(&src);
+    std::vector<std::pair<const index::DistFile*, const SourceSpec*>> files{{&ptr->files.front(), &src}};
+    build_entries(name, state, files, {});
+    return {};
+  }
+
   core::Status load(std::string_view name, PackageState& state) {
+    if (auto d = config.direct.find(name); d != config.direct.end()) return load_direct(name, d->second, state);
     bool torch_unsure = false;
     auto groups = groups_for(name, &torch_unsure);
     // Start every page of the first groups at once; first-index usually needs only the first.

@@ -600,6 +600,19 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
   result.target = *target;
   auto requirements = to_dependencies(inputs->req.requirements, target->environment);
   auto constraints = to_dependencies(inputs->req.constraints, target->environment);
+  // `name @ URL` (issue 17 item 5): that package comes from the URL only. Two different URLs for
+  // one name cannot both be honoured.
+  std::map<std::string, std::string, std::less<>> direct;
+  for (const auto& e : inputs->req.requirements) {
+    const auto& r = e.requirement;
+    if (r.url.empty() || (!r.marker.empty() && !r.marker.matches(target->environment, ""))) continue;
+    std::string name = core::normalize_name(r.name);
+    auto [it, inserted] = direct.emplace(name, r.url);
+    if (!inserted && it->second != r.url) {
+      return usage(fmt::format("{} has two direct references ({} and {})", name, index::redact_url(it->second),
+                               index::redact_url(r.url)));
+    }
+  }
 
   // GPU facts: detection runs only when no driver was given (`--driver VERSION|none` describe
   // the target machine instead).
@@ -633,6 +646,7 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
   config.strategy = strategy;
   config.target = std::move(*target);  // its supported-tag list is long: moved, not copied
   config.exclude_newer = exclude_newer;
+  config.direct = std::move(direct);
   config.gpu = gpu->context;
   std::vector<SourceSpec> named;
   for (const auto& item : request.named_indexes) {
@@ -840,6 +854,12 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     f.size = sel.file->size;
     if (sel.file->upload_time) f.upload_time = to_toml_datetime(*sel.file->upload_time);
     for (const auto& h : sel.file->hashes) f.hashes[h.algorithm] = h.hex;
+    const bool direct_ref = sel.source != nullptr && sel.source->role == "direct";
+    if (direct_ref) {
+      // A direct URL wheel is a PEP 751 archive; its URL is written without credentials.
+      f.url = index::strip_credentials(sel.file->url);
+      f.name.reset();
+    }
     if (f.hashes.find("sha256") == f.hashes.end()) {
       // Nightly links carry no hash: download once, streaming, to record sha256 and size.
       phase(fmt::format("Hashing {}", sel.file->filename));
@@ -848,7 +868,11 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
       f.hashes["sha256"] = digest->sha256;
       if (!f.size) f.size = digest->size;
     }
-    p.wheels = std::vector<lock::FileEntry>{std::move(f)};
+    if (direct_ref) {
+      p.archive = std::move(f);
+    } else {
+      p.wheels = std::vector<lock::FileEntry>{std::move(f)};
+    }
     lk.packages.push_back(std::move(p));
 
     if (chosen.name == "torch") torch = &chosen;

@@ -430,7 +430,58 @@ def attack_dependency_confusion(g: Gpulock, work: Path) -> None:
             check(bool(asked), f"[{backend}] without a root listing, the torch source is asked per name")
 
 
+def attack_direct_reference(g: Gpulock, work: Path) -> None:
+    """Item 5: `name @ URL` comes from that URL only, its hash recorded, as a PEP 751 archive."""
+    trusted, hostile = Hostile(), Hostile()
+    filename, data, _ = make_wheel("alpha", "1.0", requires=["beta"])
+    trusted.file(f"/files/{filename}", data)
+    # The index offers a newer alpha that pulls in `evil`: a direct reference never looks there.
+    hostile.serve_wheel("alpha", make_wheel("alpha", "9.0", requires=["evil"]))
+    hostile.serve_wheel("evil", make_wheel("evil", "1.0"))
+    hostile.serve_wheel("beta", make_wheel("beta", "2.0"))
+    index = ["--index-url", f"{hostile.url}/simple/"]
+    url = f"{trusted.url}/files/{filename}"
+
+    def archive_of(lock: str) -> str:
+        at = lock.find('name = "alpha"')
+        return lock[at:lock.find("[[packages]]", at + 1) if "[[packages]]" in lock[at + 1:] else len(lock)]
+
+    for label, ref in (("with #sha256", f"{url}#sha256={sha(data)}"), ("without a hash", url)):
+        r = g.resolve(work / f"cache-{label[:4]}", f"alpha @ {ref}", *index)
+        alpha = archive_of(r.out)
+        check(r.returncode == 0, f"[{label}] the resolve succeeds")
+        check('version = "1.0"' in alpha and "9.0" not in r.out and 'name = "evil"' not in r.out,
+              f"[{label}] alpha is the referenced wheel, never the index's")
+        check(f'archive = {{ url = "{url}"' in alpha or f'url = "{url}"' in alpha,
+              f"[{label}] the lock holds it as a PEP 751 archive with its URL")
+        check(sha(data) in alpha, f"[{label}] its sha256 is recorded")
+        check("index = " not in alpha, f"[{label}] it names no index")
+        check('name = "beta"' in r.out, f"[{label}] its dependencies come from the index")
+
+    # A local wheel.
+    local = work / filename
+    local.write_bytes(data)
+    r = g.resolve(work / "cache-file", f"alpha @ {local.as_uri()}", *index)
+    check(r.returncode == 0 and sha(data) in archive_of(r.out) and local.as_uri() in r.out,
+          "a file:// wheel is locked with its hash")
+
+    # A conflict with another requirement is explained.
+    r = g.resolve(work / "cache-conflict", f"alpha @ {url}", "alpha>=2", *index)
+    check(r.returncode == 1 and "alpha" in r.err and "no solution" in r.err,
+          f"a conflicting requirement is an explained conflict (exit 1; got {r.returncode})")
+
+    # Credentials in the URL are used to fetch it and never written.
+    r = g.resolve(work / "cache-cred", f"alpha @ http://user:{SECRET}@127.0.0.1:{trusted.port}/files/{filename}",
+                  *index, out=str(work / "cred.toml"))
+    check(r.returncode == 0, "a URL with credentials resolves")
+    lock = (work / "cred.toml").read_text() if (work / "cred.toml").exists() else ""
+    check(SECRET not in lock and SECRET not in r.out + r.err, "the secret is in neither the lock nor the output")
+    check(f"http://127.0.0.1:{trusted.port}/files/{filename}" in lock, "the lock has the URL without credentials")
+    check(not tree_contains(work / "cache-cred", SECRET.encode()), "the secret is not in the cache")
+
+
 ATTACKS = {
+    "direct-reference": attack_direct_reference,
     "dependency-confusion": attack_dependency_confusion,
     "metadata": attack_metadata,
     "credentials": attack_credentials,

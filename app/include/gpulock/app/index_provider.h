@@ -77,6 +77,10 @@ struct ProviderConfig {
   std::optional<std::int64_t> exclude_newer;
   /// `--nightly`: the build date (YYYYMMDD) every dated torch-family member must have.
   std::optional<std::string> nightly_date;
+  /// Direct references of the requirements (`name @ URL`, issue 17 item 5), normalized name ->
+  /// the URL as given (with a `#sha256=` fragment, maybe credentials): the package comes from
+  /// that wheel only, never from an index.
+  std::map<std::string, std::string, std::less<>> direct;
   /// Existing lock pins (normalized name -> version), tried first.
   std::map<std::string, core::Version, std::less<>> preferences;
   GpuContext gpu;
