@@ -470,6 +470,11 @@ def attack_direct_reference(g: Gpulock, work: Path) -> None:
     check(r.returncode == 1 and "alpha" in r.err and "no solution" in r.err,
           f"a conflicting requirement is an explained conflict (exit 1; got {r.returncode})")
 
+    # Two different URLs for one name cannot both be honoured.
+    r = g.resolve(work / "cache-two", f"alpha @ {url}", f"alpha @ {local.as_uri()}", *index)
+    check(r.returncode == 2 and "alpha has two direct references" in r.err,
+          f"two direct references for one name are a usage error (exit 2; got {r.returncode})")
+
     # Credentials in the URL are used to fetch it and never written.
     r = g.resolve(work / "cache-cred", f"alpha @ http://user:{SECRET}@127.0.0.1:{trusted.port}/files/{filename}",
                   *index, out=str(work / "cred.toml"))
