@@ -142,6 +142,26 @@ core::Result<std::string> export_requirements(const Lock& input, const ExportOpt
         "#   pip install --no-deps --require-hashes -r <this file>\n",
         options.source_name);
   }
+  // The indexes pip searches for the `name==version` lines, so that the header's command
+  // installs this file as it is (issue 16): the lock's default index first, then the others in
+  // order of use. The hashes pin every file, so several indexes are safe under --require-hashes.
+  auto is_direct = [&](const Package& p) {
+    return p.archive || options.direct_urls || options.direct_url_packages.contains(core::normalize_name(p.name));
+  };
+  std::vector<std::string> index_urls;
+  for (const Package& p : lock.packages) {
+    if (is_direct(p) || !p.index || p.vcs || p.directory) continue;
+    if (std::find(index_urls.begin(), index_urls.end(), *p.index) == index_urls.end()) index_urls.push_back(*p.index);
+  }
+  if (lock.gpulock) {
+    for (const auto& ix : lock.gpulock->indexes) {
+      auto it = std::find(index_urls.begin(), index_urls.end(), ix.url);
+      if (ix.role == "default" && it != index_urls.end()) std::rotate(index_urls.begin(), it, it + 1);
+    }
+  }
+  for (std::size_t i = 0; i < index_urls.size(); ++i) {
+    out += fmt::format("{} {}\n", i == 0 ? "--index-url" : "--extra-index-url", index_urls[i]);
+  }
   for (const Package& p : lock.packages) {
     if (p.vcs || p.directory) {
       return core::fail(ErrorCode::InvalidLockfile,
@@ -156,8 +176,7 @@ core::Result<std::string> export_requirements(const Lock& input, const ExportOpt
                                     "express: {}",
                                     p.name, *p.marker));
     }
-    const bool direct = p.archive || options.direct_urls ||
-                        options.direct_url_packages.contains(core::normalize_name(p.name));
+    const bool direct = is_direct(p);
     if (direct) {
       auto chosen = direct_url_file(p, options);
       if (!chosen) return std::unexpected(chosen.error());

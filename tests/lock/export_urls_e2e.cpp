@@ -38,7 +38,8 @@ std::map<std::string, std::string> entries(const std::string& text) {
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line[0] == ' ') continue;
+    // Comments, hash continuation lines and the index options (--index-url ...).
+    if (line.empty() || line[0] == '#' || line[0] == ' ' || line[0] == '-') continue;
     const auto end = line.find_first_of(" =");
     out[line.substr(0, end)] = line;
   }

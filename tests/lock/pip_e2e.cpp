@@ -52,12 +52,14 @@ RunResult export_lock(const std::filesystem::path& lock, const std::string& extr
 
 // pip in isolated mode (no user config, no PIP_* variables), without its cache, ignoring what
 // is installed, so it downloads every file and checks its hash.
-RunResult pip_dry_run(const std::filesystem::path& requirements) {
+// `own_indexes`: no --index-url on the command line, as in the export's header: the file's own
+// --index-url lines must find every file.
+RunResult pip_dry_run(const std::filesystem::path& requirements, bool own_indexes = false) {
   return lock_test::run_shell(
       "python3 -m pip --isolated install --dry-run --ignore-installed --no-deps "
-      "--require-hashes --no-cache-dir --disable-pip-version-check --index-url " +
-      shell_quote(gpulock::test::shared_servers().pypi_url()) + " -r " +
-      shell_quote(requirements.string()));
+      "--require-hashes --no-cache-dir --disable-pip-version-check " +
+      (own_indexes ? std::string() : "--index-url " + shell_quote(gpulock::test::shared_servers().pypi_url())) +
+      " -r " + shell_quote(requirements.string()));
 }
 
 const char* const kInstalled[] = {"filelock-3.16.1", "jinja2-3.1.4", "markupsafe-3.0.2",
@@ -88,7 +90,9 @@ TEST_CASE("pip accepts the exported hashed requirements", "[lock][e2e][pip]") {
   const std::string text = read_file(req);
   CHECK(text.find("markupsafe==3.0.2 \\\n    --hash=sha256:") != std::string::npos);
   CHECK(text.find("colorama==0.4.6 ; sys_platform == \"win32\"") != std::string::npos);
-  check_would_install(pip_dry_run(req));
+  // The file names its index, so the header's command works as written (issue 16).
+  CHECK(text.find("\n--index-url " + gpulock::test::shared_servers().pypi_url() + "\n") != std::string::npos);
+  check_would_install(pip_dry_run(req, true));
 }
 
 TEST_CASE("pip accepts the direct-URL export (the target's wheel)", "[lock][e2e][pip]") {
