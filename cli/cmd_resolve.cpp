@@ -25,6 +25,7 @@ struct ResolveArgs {
   app::ResolveRequest request;
   bool pre = false;
   bool explain = false;
+  std::vector<std::string> platforms;  ///< --platform, repeatable as pip's
   std::string report;
   CacheFlags cache;
 };
@@ -157,7 +158,9 @@ RunFn setup(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--python", r.target.python, "Resolve for this interpreter (asked for its version and platform)");
   sub.add_option("--python-version", r.target.python_version, "Target Python, e.g. 3.11");
-  sub.add_option("--platform", r.target.platform, "Target platform tag, e.g. manylinux_2_28_x86_64");
+  sub.add_option("--platform", a->platforms,
+                 "Target platform tag, e.g. manylinux_2_28_x86_64 (repeatable, as pip's: the first is the target, "
+                 "later ones add their wheel tags)");
   sub.add_option("--driver", r.driver, "NVIDIA driver: auto (detect), none (no GPU), or a version like 550.54.14")
       ->capture_default_str();
   sub.add_option("--cuda-ceiling", r.cuda_ceiling, "The newest CUDA the target driver runs, e.g. 12.4");
@@ -191,6 +194,10 @@ RunFn setup(CLI::App& sub) {
       return report_error(term, e);
     }
     if (a->pre) request.prerelease = "allow";
+    if (!a->platforms.empty()) {
+      request.target.platform = a->platforms.front();
+      request.target.more_platforms.assign(a->platforms.begin() + 1, a->platforms.end());
+    }
     request.client = cache_client_options(a->cache);
     request.command_line = index::redact_text(ctx.command_line);
 

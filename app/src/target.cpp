@@ -114,7 +114,25 @@ core::Result<Target> make_target(const TargetRequest& request) {
       return core::fail(ErrorCode::Usage, "--platform needs --python-version");
     }
     std::string platform = request.platform.empty() ? "manylinux_2_28_" + host_machine() : request.platform;
-    return make_target(request.python_version, platform);
+    auto target = make_target(request.python_version, platform);
+    if (!target) return target;
+    for (const auto& more : request.more_platforms) {
+      auto other = make_target(request.python_version, more);
+      if (!other) return other;
+      if (other->tags.os != target->tags.os || other->environment.platform_machine != target->environment.platform_machine) {
+        return core::fail(ErrorCode::Usage,
+                          fmt::format("--platform {} and --platform {} are different machines; lock each with its own "
+                                      "resolve",
+                                      platform, more));
+      }
+      // pip's repeated --platform: the union of the tags, the first platform's first.
+      for (auto& t : other->supported) {
+        if (std::find(target->supported.begin(), target->supported.end(), t) == target->supported.end()) {
+          target->supported.push_back(std::move(t));
+        }
+      }
+    }
+    return target;
   }
 
   std::string python = request.python.empty() ? "python3" : request.python;

@@ -519,3 +519,28 @@ TEST_CASE("resolve explains each CUDA runtime the driver is too old for with its
   CHECK(ok.out.find("name = \"nvidia-cuda-runtime-cu12\"\nversion = \"12.4.127\"") !=
         std::string::npos);
 }
+
+TEST_CASE("resolve accepts --platform repeated, as pip does: the union of their tags", "[resolve][target][issue16]") {
+  // pillow 11.3.0's Linux wheels are manylinux_2_28 only: a manylinux_2_17 target cannot use
+  // them, and a second --platform manylinux_2_28_x86_64 adds its tags after the first's.
+  // (resolve() appends Options::platform after the arguments.)
+  fs::path dir = fresh_dir("platform-repeated");
+  Options o;
+  o.cwd = dir;
+  {
+    Options only = o;
+    only.platform = "manylinux_2_17_x86_64";
+    Run one = resolve({"pillow==11.3.0", "-o", "-"}, only);
+    INFO(describe(one));
+    CHECK(one.status == 1);
+  }
+  Run two = resolve({"pillow==11.3.0", "--platform", "manylinux_2_17_x86_64", "-o", "-"}, o);
+  INFO(describe(two));
+  CHECK(two.status == 0);
+  CHECK(two.out.find("pillow-11.3.0-cp311-cp311-manylinux_2_28_x86_64.whl") != std::string::npos);
+  // The first --platform is the target the lock records.
+  CHECK(two.out.find("platform = \"manylinux_2_17_x86_64\"") != std::string::npos);
+  expect_resolve_error({"pillow==11.3.0", "--platform", "macosx_11_0_arm64"}, o, 2,
+                       "error: --platform macosx_11_0_arm64 and --platform manylinux_2_28_x86_64 are different "
+                       "machines; lock each with its own resolve\n");
+}

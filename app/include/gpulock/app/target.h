@@ -32,6 +32,9 @@ struct TargetRequest {
   std::string python;          ///< --python PYTHON (an interpreter to ask); empty: not given
   std::string python_version;  ///< --python-version X.Y
   std::string platform;        ///< --platform TAG
+  /// --platform given again (pip accepts it repeated): each adds its wheel tags after the first
+  /// one's, for the same OS and machine (a different machine is a usage error).
+  std::vector<std::string> more_platforms;
 };
 
 /// Builds the target. With --python-version and --platform: from those (platform defaults to
