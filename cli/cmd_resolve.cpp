@@ -209,7 +209,32 @@ RunFn setup(CLI::App& sub) {
     auto counts = std::make_shared<Counts>();
     auto mutex = std::make_shared<std::mutex>();
     app::ResolveObserver observer;
-    if (term.stderr_is_tty() && !term.quiet()) {
+    if (term.verbosity() >= 1 && !term.quiet()) {
+      // -v: every index page asked for and every cache hit, one line each (-vv: metadata too).
+      observer.on_index_event = [&term, mutex](const index::ClientEvent& e) {
+        using Kind = index::RequestKind;
+        using Type = index::ClientEvent::Type;
+        const int level = e.kind == Kind::Page ? 1 : 2;
+        std::string line;
+        if (e.type == Type::CacheHit) {
+          line = fmt::format("cache {} {}", index::request_kind_name(e.kind), e.url);
+        } else if (e.type == Type::RequestFinished) {
+          line = fmt::format("fetch {} {} ({}, {})", index::request_kind_name(e.kind), e.url,
+                             e.status == 0 ? std::string("no response") : fmt::format("HTTP {}", e.status),
+                             index::format_byte_size(e.bytes));
+        } else if (e.type == Type::Retry) {
+          line = fmt::format("retry {} {}: {}", index::request_kind_name(e.kind), e.url, e.message);
+        } else {
+          return;
+        }
+        // No control byte from a server reaches the terminal (issue 17).
+        for (char& c : line) {
+          if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+        }
+        std::lock_guard lock(*mutex);
+        term.info(line, level);
+      };
+    } else if (term.stderr_is_tty() && !term.quiet()) {
       observer.on_index_event = [&term, counts, mutex](const index::ClientEvent& e) {
         using Kind = index::RequestKind;
         using Type = index::ClientEvent::Type;
@@ -241,6 +266,11 @@ RunFn setup(CLI::App& sub) {
     term.progress("");
     if (!result) return report_error(term, result.error());
     for (const auto& w : result->warnings) term.warning(w);
+    if (result->solved && result->lock.gpulock) {
+      for (const auto& ix : result->lock.gpulock->indexes) {
+        term.info(fmt::format("index {} ({}): {}", ix.name, ix.role, ix.url), 1);
+      }
+    }
     if (a->report == "-") {
       term.out(report_json(*result, request));
     } else if (!a->report.empty()) {

@@ -544,3 +544,31 @@ TEST_CASE("resolve accepts --platform repeated, as pip does: the union of their 
                        "error: --platform macosx_11_0_arm64 and --platform manylinux_2_28_x86_64 are different "
                        "machines; lock each with its own resolve\n");
 }
+
+TEST_CASE("resolve -v names every index page asked for, every cache hit, and the indexes", "[resolve][cli][issue16]") {
+  fs::path dir = fresh_dir("verbose");
+  Options o;
+  o.cwd = dir;
+  o.cache = dir / "cache";
+  auto run_v = [&] {
+    std::vector<std::string> argv = {kExe, "-v", "resolve", "jinja2", "--python-version", o.python, "--platform",
+                                     o.platform, "--index-url", servers().pypi_url(), "--cache-dir", o.cache.string(),
+                                     "-o", "-"};
+    return run(argv, base_env(), dir);
+  };
+  Run cold = run_v();
+  INFO(describe(cold));
+  REQUIRE(cold.status == 0);
+  const std::string pypi = servers().pypi_url();
+  CHECK(cold.err.find("fetch page " + pypi + "jinja2/ (HTTP 200, ") != std::string::npos);
+  CHECK(cold.err.find("fetch page " + pypi + "markupsafe/ (HTTP 200, ") != std::string::npos);
+  CHECK(cold.err.find("index default (default): " + pypi + "\n") != std::string::npos);
+  Run warm = run_v();
+  INFO(describe(warm));
+  REQUIRE(warm.status == 0);
+  CHECK(warm.err.find("cache page " + pypi + "jinja2/\n") != std::string::npos);
+  CHECK(warm.err.find("fetch page") == std::string::npos);
+  // Without -v: none of it.
+  Run quiet = resolve({"jinja2", "-o", "-"}, o);
+  CHECK(quiet.err.find("cache page") == std::string::npos);
+}
