@@ -167,16 +167,16 @@ struct IndexProvider::Impl {
   }
 
   bool requires_python_ok(const index::DistFile& file) {
-    if (file.requires_python.empty()) return true;
-    auto it = requires_python_cache.find(file.requires_python);
+    if (file.requires_python().empty()) return true;
+    auto it = requires_python_cache.find(file.requires_python());
     if (it == requires_python_cache.end()) {
-      auto parsed = core::SpecifierSet::parse(file.requires_python);
+      auto parsed = core::SpecifierSet::parse(file.requires_python());
       if (!parsed) {
-        warn(fmt::format("ignoring the invalid Requires-Python {} of {}", core::quote_for_message(file.requires_python),
-                         file.filename));
+        warn(fmt::format("ignoring the invalid Requires-Python {} of {}", core::quote_for_message(file.requires_python()),
+                         file.filename()));
       }
       it = requires_python_cache
-               .emplace(file.requires_python, parsed ? std::optional<core::SpecifierSet>(*parsed) : std::nullopt)
+               .emplace(std::string(file.requires_python()), parsed ? std::optional<core::SpecifierSet>(*parsed) : std::nullopt)
                .first;
     }
     if (!it->second) return true;
@@ -186,7 +186,7 @@ struct IndexProvider::Impl {
   // When the file was published, for --exclude-newer: its upload time, else the date of a
   // nightly version; nullopt when neither is known.
   std::optional<std::int64_t> publish_time(const index::DistFile& file) const {
-    if (file.upload_time) return file.upload_time;
+    if (auto t = file.upload_time()) return t;
     auto date = nightly_date_of(file.version());
     if (!date.empty()) return date_micros(date);
     return std::nullopt;
@@ -277,19 +277,19 @@ struct IndexProvider::Impl {
       Acc* acc_ptr = acc_for(file->version(), source);
       if (acc_ptr == nullptr) continue;
       Acc& acc = *acc_ptr;
-      if (file->sdist) {
+      if (file->is_sdist()) {
         acc.has_sdist = true;
         continue;
       }
       acc.has_wheel = true;
-      auto rank = ranker.rank(file->wheel->tags);
+      auto rank = ranker.rank(file->tags());
       if (!rank) continue;
       acc.tag_ok = true;
       if (config.exclude_newer) {
         auto when = publish_time(*file);
         if (!when) {
           acc.undated = true;
-          warn(fmt::format("{} has no upload time; --exclude-newer leaves it out", file->filename));
+          warn(fmt::format("{} has no upload time; --exclude-newer leaves it out", file->filename()));
           continue;
         }
         if (*when > *config.exclude_newer) {
@@ -298,7 +298,7 @@ struct IndexProvider::Impl {
         }
       }
       if (!requires_python_ok(*file)) {
-        acc.requires_python_fail = file->requires_python;
+        acc.requires_python_fail = file->requires_python();
         continue;
       }
       if (source->above_ceiling) {
@@ -306,12 +306,12 @@ struct IndexProvider::Impl {
         continue;
       }
       // Best: a file that is not yanked, then the best tag rank.
-      bool better = acc.entry.file == nullptr || (acc.entry.yanked && !file->yanked) ||
-                    (acc.entry.yanked == file->yanked && *rank < *acc.best_rank);
+      bool better = acc.entry.file == nullptr || (acc.entry.yanked && !file->yanked()) ||
+                    (acc.entry.yanked == file->yanked() && *rank < *acc.best_rank);
       if (better) {
         acc.entry.file = file;
         acc.entry.source = source;
-        acc.entry.yanked = file->yanked;
+        acc.entry.yanked = file->yanked();
         acc.best_rank = rank;
       }
     }
@@ -595,7 +595,7 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
 
   // Requires-Python from METADATA when the index did not say (the index's attribute was
   // already applied to the candidate).
-  if (entry.file->requires_python.empty() && meta.requires_python && !meta.requires_python->empty()) {
+  if (entry.file->requires_python().empty() && meta.requires_python && !meta.requires_python->empty()) {
     out.dependencies.push_back({std::string(kPython), {}, *meta.requires_python});
   }
 
