@@ -238,9 +238,8 @@ TEST_CASE("servers without range support: small wheels come whole, big ones are 
     DYNAMIC_SECTION(base) {
       auto big = make_client("fault-big");
       DistFile f;
-      f.filename() = "big_pkg-2.0-py3-none-any.whl";
-      f.url() = url;
-      f.wheel() = core::WheelFilename::parse(f.filename()).value();
+      f.set_text("big_pkg-2.0-py3-none-any.whl", url);
+      f.set_wheel(core::WheelFilename::parse(f.filename()).value());
       auto meta = big.fetch_metadata(f);
       REQUIRE(meta);
       CHECK(meta->find("Provides-Extra: fast") != std::string::npos);
