@@ -27,7 +27,7 @@ PYTHONS = ["cp39", "cp310", "cp311", "cp312"]
 PLATFORMS = ["manylinux_2_17_x86_64.manylinux2014_x86_64", "manylinux_2_17_aarch64", "win_amd64"]
 
 
-def write_page(path: Path, n: int) -> int:
+def write_page(path: Path, n: int, lean: bool = False) -> int:
     rng = random.Random(0x5EED)
     hexd = lambda k: "%0*x" % (k, rng.getrandbits(4 * k))
     versions = []
@@ -43,8 +43,16 @@ def write_page(path: Path, n: int) -> int:
             for name in names:
                 if count >= n:
                     break
+                sep = "," if count else ""
+                if lean:
+                    # About 300 bytes: filename, sha256 and URL only (the most files per byte).
+                    out.write(sep + '{"filename":"%s","hashes":{"sha256":"%s"},'
+                              '"url":"https://files.pythonhosted.org/packages/%s/%s/%s/%s"}'
+                              % (name, hexd(64), hexd(2), hexd(2), hexd(60), name))
+                    count += 1
+                    continue
                 core = '{"sha256":"%s"}' % hexd(64) if name.endswith(".whl") else "false"
-                out.write(("," if count else "") +
+                out.write(sep +
                           '{"core-metadata":%s,"filename":"%s","hashes":{"sha256":"%s"},'
                           '"requires-python":">=3.9","size":%d,"upload-time":"2024-0%d-1%dT10:00:00.000000Z",'
                           '"url":"https://files.pythonhosted.org/packages/%s/%s/%s/%s","yanked":false}'
@@ -90,12 +98,14 @@ def main() -> int:
     ap.add_argument("--gpulock", required=True)
     ap.add_argument("--files", type=int, default=1_000_000)
     ap.add_argument("--work", type=Path)
+    ap.add_argument("--lean", action="store_true",
+                    help="~300-byte entries (filename, sha256, URL) instead of ~510")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="gpulock-huge-"))
     work.mkdir(parents=True, exist_ok=True)
-    page = work / f"huge-{args.files}.json"
+    page = work / f"huge-{args.files}{'-lean' if args.lean else ''}.json"
     if not page.exists():
-        write_page(page, args.files)
+        write_page(page, args.files, args.lean)
     size = page.stat().st_size
     srv, url = serve(page)
     env = dict(os.environ, GPULOCK_MAX_PAGE_SIZE="4G", GPULOCK_HTTP_DEADLINE="600")
