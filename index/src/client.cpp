@@ -697,6 +697,8 @@ struct IndexClient::Impl {
     ++counters.pages_parsed;
     auto parsed = format == PageFormat::Json ? parse_json_page_padded(r.body, base, lookup.filter)
                                              : parse_html_page(r.body, base, lookup.filter);
+    // The records own everything now: the page's bytes go before the cache entry is encoded.
+    std::string().swap(r.body);
     if (!parsed) {
       core::Error e = parsed.error();
       e.where = lookup.shown;
