@@ -888,6 +888,8 @@ std::string DiskCache::temp_dir() const {
   std::string dir;
   if (enabled_) {
     dir = root_ + "/partial";
+    // What older versions left in <cache>/tmp/ goes by the same rules as partial/'s.
+    remove_stale_legacy_temp_files(root_ + "/tmp");
   } else {
     // Never /tmp itself: temp_files.h's stale-file cleanup owns the whole directory it is given.
     const char* tmp = std::getenv("TMPDIR");
