@@ -787,7 +787,18 @@ std::optional<PageEntry> DiskCache::load_page(
 
 bool DiskCache::store_page(const PageEntry& e, const ProjectPage& page) const {
   if (!enabled_) return false;
-  std::string payload = begin_frame(256 + page.files.size() * 256);
+  // Reserved for the whole entry: growing a buffer of hundreds of MB copies it (old and new at
+  // once); reserved bytes never written cost no memory.
+  std::size_t expected = 4096 + e.url.size() + e.etag.size() + e.last_modified.size();
+  for (const auto& v : page.versions)
+    expected += 4 + v.size();
+  for (const auto& w : page.warnings)
+    expected += 4 + w.size();
+  for (const auto& f : page.files) {
+    expected += 512 + f.filename().size() + f.url().size() + f.requires_python().size() +
+                f.yanked_reason().size();
+  }
+  std::string payload = begin_frame(expected);
   put_str(payload, e.url);
   put_i64(payload, e.stored_at);
   put_i64(payload, e.max_age);
