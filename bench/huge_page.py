@@ -2,11 +2,18 @@
 """Peak RSS of gpulock reading one huge PEP 691 page (issue 18: at most 8 bytes of RSS per byte).
 
     bench/huge_page.py --gpulock build/release/cli/gpulock [--files 1000000] [--work DIR]
+                       [--lean] [--resolve]
 
 Writes a PyPI-shaped PEP 691 JSON page of N files (sdist + 12 wheels per version, sha256,
-core-metadata, size, upload-time, requires-python, files.pythonhosted.org-style URLs), serves it
-from 127.0.0.1 and runs `gpulock index show huge --no-cache` against it (output discarded), then
-prints the page size, the peak RSS (getrusage of the child) and RSS per page byte.
+core-metadata, size, upload-time, requires-python, files.pythonhosted.org-style URLs; ~510 bytes
+a file, or ~320 with --lean: filename, sha256 and URL only), serves it from 127.0.0.1 and runs
+`gpulock index show huge --no-cache` against it (output discarded), then prints the page size, the
+peak RSS (getrusage of the child) and RSS per page byte.
+
+--resolve runs `gpulock resolve huge` for CPython 3.11 on manylinux_2_28_x86_64 instead, with an
+empty cache (the page is parsed, stored in the cache, filtered to the target's wheels, and the
+newest wheel's METADATA read): the page's URLs are then root-relative (/packages/...) and
+core-metadata is `true`, so the server can answer each `.metadata` request.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import argparse
 import os
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,7 +35,8 @@ PYTHONS = ["cp39", "cp310", "cp311", "cp312"]
 PLATFORMS = ["manylinux_2_17_x86_64.manylinux2014_x86_64", "manylinux_2_17_aarch64", "win_amd64"]
 
 
-def write_page(path: Path, n: int) -> int:
+def write_page(path: Path, n: int, lean: bool = False, local: bool = False) -> int:
+    host = "" if local else "https://files.pythonhosted.org"
     rng = random.Random(0x5EED)
     hexd = lambda k: "%0*x" % (k, rng.getrandbits(4 * k))
     versions = []
@@ -43,13 +52,24 @@ def write_page(path: Path, n: int) -> int:
             for name in names:
                 if count >= n:
                     break
+                sep = "," if count else ""
+                if lean:
+                    # About 300 bytes: filename, sha256 and URL only (the most files per byte).
+                    out.write(sep + '{"filename":"%s","hashes":{"sha256":"%s"},'
+                              '"url":"%s/packages/%s/%s/%s/%s"%s}'
+                              % (name, hexd(64), host, hexd(2), hexd(2), hexd(60), name,
+                                 ',"core-metadata":true' if local else ""))
+                    count += 1
+                    continue
                 core = '{"sha256":"%s"}' % hexd(64) if name.endswith(".whl") else "false"
-                out.write(("," if count else "") +
+                if local:
+                    core = "true" if name.endswith(".whl") else "false"
+                out.write(sep +
                           '{"core-metadata":%s,"filename":"%s","hashes":{"sha256":"%s"},'
                           '"requires-python":">=3.9","size":%d,"upload-time":"2024-0%d-1%dT10:00:00.000000Z",'
-                          '"url":"https://files.pythonhosted.org/packages/%s/%s/%s/%s","yanked":false}'
+                          '"url":"%s/packages/%s/%s/%s/%s","yanked":false}'
                           % (core, name, hexd(64), 1000000 + rng.randrange(20000000), 1 + v % 9,
-                             v % 10, hexd(2), hexd(2), hexd(60), name))
+                             v % 10, host, hexd(2), hexd(2), hexd(60), name))
                 count += 1
             v += 1
         out.write('],"versions":[' + ",".join(f'"{x}"' for x in versions) + "]}")
@@ -66,6 +86,16 @@ def serve(page: Path) -> tuple[ThreadingHTTPServer, str]:
             pass
 
         def do_GET(self):
+            if self.path.startswith("/packages/") and self.path.endswith(".whl.metadata"):
+                # huge-<version>-<tags>.whl.metadata
+                version = self.path.rsplit("/", 1)[1].split("-")[1]
+                body = f"Metadata-Version: 2.1\nName: huge\nVersion: {version}\n\n".encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
             if self.path.rstrip("/") != "/simple/huge":
                 self.send_response(404)
                 self.send_header("Content-Length", "0")
@@ -90,24 +120,37 @@ def main() -> int:
     ap.add_argument("--gpulock", required=True)
     ap.add_argument("--files", type=int, default=1_000_000)
     ap.add_argument("--work", type=Path)
+    ap.add_argument("--resolve", action="store_true",
+                    help="measure `gpulock resolve huge` (empty cache) instead of `index show`")
+    ap.add_argument("--lean", action="store_true",
+                    help="~300-byte entries (filename, sha256, URL) instead of ~510")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="gpulock-huge-"))
     work.mkdir(parents=True, exist_ok=True)
-    page = work / f"huge-{args.files}.json"
+    page = work / (f"huge-{args.files}{'-lean' if args.lean else ''}"
+                   f"{'-local' if args.resolve else ''}.json")
     if not page.exists():
-        write_page(page, args.files)
+        write_page(page, args.files, args.lean, args.resolve)
     size = page.stat().st_size
     srv, url = serve(page)
     env = dict(os.environ, GPULOCK_MAX_PAGE_SIZE="4G", GPULOCK_HTTP_DEADLINE="600")
     start = time.monotonic()
-    r = subprocess.run([args.gpulock, "index", "show", "huge", "--no-cache", "--index-url", url],
-                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if args.resolve:
+        cache = Path(tempfile.mkdtemp(prefix="cache-", dir=work))
+        argv = [args.gpulock, "resolve", "huge", "--index-url", url, "--python-version", "3.11",
+                "--platform", "manylinux_2_28_x86_64", "--driver", "none", "--cache-dir",
+                str(cache), "-o", str(cache / "pylock.toml")]
+    else:
+        argv = [args.gpulock, "index", "show", "huge", "--no-cache", "--index-url", url]
+    r = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     took = time.monotonic() - start
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     srv.shutdown()
     print(f"files: {args.files}  page: {size} bytes ({size / args.files:.0f} bytes/file)")
     print(f"exit: {r.returncode}  time: {took:.1f} s  peak RSS: {peak_kib * 1024} bytes "
           f"({peak_kib * 1024 / size:.2f} bytes of RSS per page byte)")
+    if args.resolve:
+        shutil.rmtree(cache, ignore_errors=True)
     if r.returncode != 0:
         print(r.stderr, file=sys.stderr)
     return 0 if r.returncode == 0 else 1

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -82,8 +83,8 @@ index::ClientOptions client_options(const CacheFlags& c, Terminal& term, std::mu
 
 std::string short_hash(const index::DistFile& f) {
   if (!f.sha256().empty()) return fmt::format("sha256:{}", f.sha256().substr(0, 12));
-  if (!f.hashes.empty())
-    return fmt::format("{}:{}", f.hashes[0].algorithm, f.hashes[0].hex.substr(0, 12));
+  if (auto hashes = f.hashes(); !hashes.empty())
+    return fmt::format("{}:{}", hashes[0].algorithm, hashes[0].hex.substr(0, 12));
   return "no hash";
 }
 
@@ -96,18 +97,23 @@ std::string human_size(std::uint64_t bytes) {
   return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
 }
 
-// Versions newest first (PEP 440 order), each with its files in page order.
+// Versions newest first (PEP 440 order), each with its files in page order. One pass with a
+// hash map (files of a version share one entry, so the pointer is looked up first): linear in
+// the files, for a page of a million.
 std::vector<std::pair<const core::Version*, std::vector<const index::DistFile*>>> by_version(
     const index::ProjectPage& page) {
   std::vector<std::pair<const core::Version*, std::vector<const index::DistFile*>>> groups;
+  std::unordered_map<const core::Version*, std::size_t> by_entry;
+  std::unordered_map<core::Version, std::size_t, core::VersionHash> by_value;
   for (const auto& f : page.files) {
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const auto& g) { return *g.first == f.version(); });
-    if (it == groups.end()) {
-      groups.push_back({&f.version(), {&f}});
-    } else {
-      it->second.push_back(&f);
+    const core::Version& v = f.version();
+    auto [entry, new_entry] = by_entry.try_emplace(&v, 0);
+    if (new_entry) {
+      auto [slot, new_version] = by_value.try_emplace(v, groups.size());
+      if (new_version) groups.push_back({&v, {}});
+      entry->second = slot->second;
     }
+    groups[entry->second].second.push_back(&f);
   }
   std::stable_sort(groups.begin(), groups.end(),
                    [](const auto& a, const auto& b) { return *a.first > *b.first; });
@@ -147,24 +153,24 @@ int show(Context& ctx, const IndexArgs& args) {
     for (const auto& g : groups) {
       for (const auto* f : g.second) {
         w.begin_object();
-        w.field("filename", f->filename);
-        w.field("url", index::redact_url(f->url));
+        w.field("filename", f->filename());
+        w.field("url", index::redact_url(f->url()));
         w.field("version", f->version().to_string());
-        w.field("kind", f->wheel ? "wheel" : "sdist");
+        w.field("kind", f->is_wheel() ? "wheel" : "sdist");
         w.key("hashes");
-        write_hashes(w, f->hashes);
-        w.key("requires_python").value_or_null(f->requires_python);
-        w.field("yanked", f->yanked);
-        if (f->yanked) {
-          w.field("yanked_reason", f->yanked_reason);
+        write_hashes(w, f->hashes());
+        w.key("requires_python").value_or_null(f->requires_python());
+        w.field("yanked", f->yanked());
+        if (f->yanked()) {
+          w.field("yanked_reason", f->yanked_reason());
         } else {
           w.key("yanked_reason").null();
         }
-        w.field("core_metadata", f->core_metadata);
+        w.field("core_metadata", f->core_metadata());
         w.key("core_metadata_hashes");
-        write_hashes(w, f->core_metadata_hashes);
-        w.field("size", f->size);
-        w.key("upload_time").value_or_null(f->upload_time, [](const auto& t) {
+        write_hashes(w, f->core_metadata_hashes());
+        w.field("size", f->size());
+        w.key("upload_time").value_or_null(f->upload_time(), [](const auto& t) {
           return index::format_timestamp(t);
         });
         w.end_object();
@@ -183,15 +189,23 @@ int show(Context& ctx, const IndexArgs& args) {
       out += fmt::format("\n{}\n", ctx.term.paint(Style::Cyan, g.first->to_string()));
       for (const auto* f : g.second) {
         std::vector<std::string> notes{short_hash(*f)};
-        if (f->core_metadata) notes.emplace_back("metadata");
-        if (!f->requires_python.empty()) notes.push_back("requires-python " + f->requires_python);
-        if (f->size) notes.push_back(human_size(*f->size));
-        if (f->upload_time) notes.push_back("uploaded " + index::format_timestamp(*f->upload_time));
-        if (f->yanked) {
+        if (f->core_metadata()) notes.emplace_back("metadata");
+        if (!f->requires_python().empty())
+          notes.push_back(fmt::format("requires-python {}", f->requires_python()));
+        if (f->size()) notes.push_back(human_size(*f->size()));
+        if (f->upload_time()) notes.push_back("uploaded " + index::format_timestamp(*f->upload_time()));
+        if (f->yanked()) {
           notes.push_back(ctx.term.paint(
-              Style::Yellow, f->yanked_reason.empty() ? "yanked" : "yanked: " + f->yanked_reason));
+              Style::Yellow, f->yanked_reason().empty()
+                                 ? std::string("yanked")
+                                 : fmt::format("yanked: {}", f->yanked_reason())));
         }
-        out += fmt::format("  {}  {}\n", f->filename, fmt::join(notes, "  "));
+        out += fmt::format("  {}  {}\n", f->filename(), fmt::join(notes, "  "));
+      }
+      // Written as it grows: a page of a million files is not held twice, as records and text.
+      if (out.size() >= (std::size_t{1} << 20)) {
+        ctx.term.out(out);
+        out.clear();
       }
     }
     ctx.term.out(out);
@@ -211,21 +225,20 @@ core::Result<index::DistFile> wheel_file(const std::string& arg) {
   std::string url = arg;
   if (!index::is_http_url(url) && !index::is_file_url(url)) url = index::path_to_file_url(url);
   index::DistFile file;
-  file.url = std::string(index::strip_fragment(url));
-  file.filename = index::url_basename(url);
+  file.set_text(index::url_basename(url), index::strip_fragment(url));
   auto parts = index::split_url(url);
   if (parts.has_fragment && parts.fragment.starts_with("sha256=")) {
-    file.hashes.push_back({"sha256", std::string(parts.fragment.substr(7))});
+    file.add_hash("sha256", parts.fragment.substr(7));
   }
-  auto wheel = core::WheelFilename::parse(file.filename);
-  if (!wheel) return std::unexpected(wheel.error().located(index::redact_url(file.url)));
-  file.wheel = std::move(*wheel);
+  auto wheel = core::WheelFilename::parse(file.filename());
+  if (!wheel) return std::unexpected(wheel.error().located(index::redact_url(file.url())));
+  file.set_wheel(*wheel);
   return file;
 }
 
 void write_metadata_json(JsonWriter& w, const index::DistFile& file, const core::CoreMetadata& m) {
   w.begin_object();
-  w.field("wheel", file.filename);
+  w.field("wheel", file.filename());
   w.field("metadata_version", m.metadata_version);
   w.field("name", m.name);
   w.field("version", m.version.to_string());
@@ -283,13 +296,13 @@ int metadata(Context& ctx, const IndexArgs& args) {
       continue;
     }
     if (args.raw) {
-      ctx.term.out(several ? fmt::format("==> {} <==\n{}", file.filename, *text) : *text);
+      ctx.term.out(several ? fmt::format("==> {} <==\n{}", file.filename(), *text) : *text);
       continue;
     }
     auto parse_result = core::CoreMetadata::parse(*text);
     if (!parse_result) {
       int code = report_error(
-          ctx.term, parse_result.error().located(index::redact_url(file.url) + " (METADATA)"));
+          ctx.term, parse_result.error().located(index::redact_url(file.url()) + " (METADATA)"));
       if (status == kExitSuccess) status = code;
       continue;
     }
@@ -297,11 +310,11 @@ int metadata(Context& ctx, const IndexArgs& args) {
     if (args.json) {
       write_metadata_json(w, file, m);
     } else {
-      ctx.term.out(several ? fmt::format("==> {} <==\n{}", file.filename, metadata_text(m))
+      ctx.term.out(several ? fmt::format("==> {} <==\n{}", file.filename(), metadata_text(m))
                            : metadata_text(m));
     }
     for (const auto& warning : m.warnings)
-      ctx.term.warning(several ? fmt::format("{}: {}", file.filename, warning) : warning);
+      ctx.term.warning(several ? fmt::format("{}: {}", file.filename(), warning) : warning);
   }
   if (args.json && several) w.end_array();
   if (args.json && (several || status == kExitSuccess)) ctx.term.out(w.str());

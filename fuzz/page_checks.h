@@ -28,19 +28,19 @@ inline bool is_lower_hex(std::string_view s) {
 
 inline void check_page(const index::ProjectPage& page, const index::PageFilter& filter) {
   for (const index::DistFile& f : page.files) {
-    FUZZ_CHECK(f.wheel.has_value() != f.sdist.has_value(), fmt::format("file '{}'", f.filename));
+    FUZZ_CHECK(f.is_wheel() != f.is_sdist(), fmt::format("file '{}'", f.filename()));
     FUZZ_CHECK(!filter.project.empty() ? f.project() == filter.project : true,
-               fmt::format("file '{}' of project '{}' kept on a page for '{}'", f.filename,
+               fmt::format("file '{}' of project '{}' kept on a page for '{}'", f.filename(),
                            f.project(), filter.project));
-    FUZZ_CHECK(f.url.find('#') == std::string::npos, fmt::format("url '{}' keeps a fragment", f.url));
-    for (const index::Hash& h : f.hashes) {
+    FUZZ_CHECK(f.url().find('#') == std::string_view::npos, fmt::format("url '{}' keeps a fragment", f.url()));
+    for (const index::Hash& h : f.hashes()) {
       FUZZ_CHECK(is_lower_hex(h.algorithm) && is_lower_hex(h.hex),
-                 fmt::format("hash '{}:{}' of '{}'", h.algorithm, h.hex, f.filename));
+                 fmt::format("hash '{}:{}' of '{}'", h.algorithm, h.hex, f.filename()));
     }
-    if (f.upload_time) {
-      std::string text = index::format_timestamp(*f.upload_time);
+    if (f.upload_time()) {
+      std::string text = index::format_timestamp(*f.upload_time());
       auto back = index::parse_timestamp(text);
-      FUZZ_CHECK(back == f.upload_time, fmt::format("upload time {} prints as '{}'", *f.upload_time, text));
+      FUZZ_CHECK(back == f.upload_time(), fmt::format("upload time {} prints as '{}'", *f.upload_time(), text));
     }
   }
 }

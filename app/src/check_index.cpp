@@ -312,7 +312,7 @@ core::Status check_index(const Context& ctx, LayerResult& layer, std::vector<Dri
       for (const auto& [shown, page] : pages) {
         if (!page->found) continue;
         for (const auto& df : page->files) {
-          if (df.filename == name) {
+          if (df.filename() == name) {
             listed = &df;
             listed_on = shown;
             break;
@@ -336,7 +336,7 @@ core::Status check_index(const Context& ctx, LayerResult& layer, std::vector<Dri
       }
       std::string page_sha(listed->sha256());
       if (page_sha.empty() && ctx.request.deep) {
-        auto digest = client.fetch_file_digest(listed->url);
+        auto digest = client.fetch_file_digest(listed->url());
         if (!digest) return std::unexpected(digest.error());
         page_sha = digest->sha256;
       }
@@ -356,14 +356,14 @@ core::Status check_index(const Context& ctx, LayerResult& layer, std::vector<Dri
             "tampering)";
         drifts.push_back(std::move(d));
       }
-      if (listed->yanked) {
+      if (listed->yanked()) {
         Drift d = make_drift(
             CheckLayer::Index, "upstream-yanked", p.name,
             fmt::format("upstream yanked: {} is yanked on {}{}", name, listed_on,
-                        listed->yanked_reason.empty() ? std::string()
-                                                      : fmt::format(": {}", listed->yanked_reason)),
+                        listed->yanked_reason().empty() ? std::string()
+                                                      : fmt::format(": {}", listed->yanked_reason())),
             line);
-        d.actual = listed->yanked_reason;
+        d.actual = std::string(listed->yanked_reason());
         d.hint = fmt::format(
             "installers still install a pinned yanked file, but its publisher withdrew it: "
             "re-resolve (`gpulock resolve --upgrade-package {}`)",

@@ -19,7 +19,7 @@ namespace {
 
 bool listed(const index::ProjectPage& page, std::string_view filename) {
   return std::any_of(page.files.begin(), page.files.end(),
-                     [&](const index::DistFile& f) { return f.filename == filename; });
+                     [&](const index::DistFile& f) { return f.filename() == filename; });
 }
 
 std::string who(const lock::Package& p) {

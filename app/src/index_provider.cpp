@@ -249,16 +249,16 @@ struct IndexProvider::Impl {
   }
 
   bool requires_python_ok(const index::DistFile& file) {
-    if (file.requires_python.empty()) return true;
-    auto it = requires_python_cache.find(file.requires_python);
+    if (file.requires_python().empty()) return true;
+    auto it = requires_python_cache.find(file.requires_python());
     if (it == requires_python_cache.end()) {
-      auto parsed = core::SpecifierSet::parse(file.requires_python);
+      auto parsed = core::SpecifierSet::parse(file.requires_python());
       if (!parsed) {
-        warn(fmt::format("ignoring the invalid Requires-Python {} of {}", core::quote_for_message(file.requires_python),
-                         file.filename));
+        warn(fmt::format("ignoring the invalid Requires-Python {} of {}", core::quote_for_message(file.requires_python()),
+                         file.filename()));
       }
       it = requires_python_cache
-               .emplace(file.requires_python, parsed ? std::optional<core::SpecifierSet>(*parsed) : std::nullopt)
+               .emplace(std::string(file.requires_python()), parsed ? std::optional<core::SpecifierSet>(*parsed) : std::nullopt)
                .first;
     }
     if (!it->second) return true;
@@ -268,7 +268,7 @@ struct IndexProvider::Impl {
   // When the file was published, for --exclude-newer: its upload time, else the date of a
   // nightly version; nullopt when neither is known.
   std::optional<std::int64_t> publish_time(const index::DistFile& file) const {
-    if (file.upload_time) return file.upload_time;
+    if (auto t = file.upload_time()) return t;
     if (auto it = borrowed_upload_time.find(&file); it != borrowed_upload_time.end()) return it->second;
     auto date = nightly_date_of(file.version());
     if (!date.empty()) return date_micros(date);
@@ -290,9 +290,9 @@ struct IndexProvider::Impl {
     page->name = std::string(name);
     page->url = shown;
     index::DistFile f;
-    f.filename = index::percent_decode(index::url_basename(url));
-    f.url = url;
-    auto wheel = core::WheelFilename::parse(f.filename);
+    const std::string filename = index::percent_decode(index::url_basename(url));
+    f.set_text(filename, url);
+    auto wheel = core::WheelFilename::parse(filename);
     if (!wheel) {
       return core::fail_at(core::ErrorCode::InvalidInput,
                            fmt::format("{} @ ... is not a wheel: gpulock locks direct references to wheels only",
@@ -303,19 +303,19 @@ struct IndexProvider::Impl {
       return core::fail_at(core::ErrorCode::InvalidInput,
                            fmt::format("the direct reference for {} names a wheel of {}", name, wheel->name), shown);
     }
-    f.wheel = std::move(*wheel);
+    f.set_wheel(*wheel);
     if (fragment.starts_with("sha256=")) {
       std::string hex = fragment.substr(7);
       std::transform(hex.begin(), hex.end(), hex.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       if (hex.size() != 64 || hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
         return core::fail_at(core::ErrorCode::InvalidInput, "the #sha256= fragment is not 64 hex digits", shown);
       }
-      f.hashes.push_back({"sha256", hex});
+      f.add_hash("sha256", hex);
     } else {
       auto digest = client.fetch_file_digest(url);
       if (!digest) return std::unexpected(digest.error());
-      f.hashes.push_back({"sha256", digest->sha256});
-      f.size = digest->size;
+      f.add_hash("sha256", digest->sha256);
+      f.set_size(digest->size);
     }
     page->files.push_back(std::move(f));
     SourceSpec& src = direct_sources.emplace_back();
@@ -385,10 +385,10 @@ struct IndexProvider::Impl {
       return {};
     }
     bool missing = std::any_of(files.begin(), files.end(),
-                               [](const auto& f) { return f.second->role == "torch" && !f.first->upload_time; });
+                               [](const auto& f) { return f.second->role == "torch" && !f.first->upload_time(); });
     if (!missing) return {};
     auto key = [](const index::DistFile& f) {
-      return f.sha256().empty() ? "name " + f.filename : "sha256 " + std::string(f.sha256());
+      return f.sha256().empty() ? "name " + std::string(f.filename()) : "sha256 " + std::string(f.sha256());
     };
     std::unordered_map<std::string, std::int64_t> by_hash;
     for (std::size_t g = 1; g < groups.size(); ++g) {
@@ -396,14 +396,15 @@ struct IndexProvider::Impl {
         auto page = client.fetch_project(s->source, name);
         if (!page) return std::unexpected(page.error());
         for (const auto& f : (*page)->files) {
-          if (!f.upload_time) continue;
-          by_hash.emplace("name " + f.filename, *f.upload_time);
-          if (!f.sha256().empty()) by_hash.emplace("sha256 " + std::string(f.sha256()), *f.upload_time);
+          auto when = f.upload_time();
+          if (!when) continue;
+          by_hash.emplace("name " + std::string(f.filename()), *when);
+          if (!f.sha256().empty()) by_hash.emplace("sha256 " + std::string(f.sha256()), *when);
         }
       }
     }
     for (const auto& [f, s] : files) {
-      if (s->role != "torch" || f->upload_time) continue;
+      if (s->role != "torch" || f->upload_time()) continue;
       if (auto it = by_hash.find(key(*f)); it != by_hash.end()) borrowed_upload_time[f] = it->second;
     }
     return {};
@@ -454,19 +455,19 @@ struct IndexProvider::Impl {
       Acc* acc_ptr = acc_for(file->version(), source);
       if (acc_ptr == nullptr) continue;
       Acc& acc = *acc_ptr;
-      if (file->sdist) {
+      if (file->is_sdist()) {
         acc.has_sdist = true;
         continue;
       }
       acc.has_wheel = true;
-      auto rank = ranker.rank(file->wheel->tags);
+      auto rank = ranker.rank(file->tags());
       if (!rank) continue;
       acc.tag_ok = true;
       if (config.exclude_newer) {
         auto when = publish_time(*file);
         if (!when) {
           acc.undated = true;
-          warn(fmt::format("{} has no upload time; --exclude-newer leaves it out", file->filename));
+          warn(fmt::format("{} has no upload time; --exclude-newer leaves it out", file->filename()));
           continue;
         }
         if (*when > *config.exclude_newer) {
@@ -475,7 +476,7 @@ struct IndexProvider::Impl {
         }
       }
       if (!requires_python_ok(*file)) {
-        acc.requires_python_fail = file->requires_python;
+        acc.requires_python_fail = file->requires_python();
         continue;
       }
       if (source->above_ceiling) {
@@ -483,12 +484,12 @@ struct IndexProvider::Impl {
         continue;
       }
       // Best: a file that is not yanked, then the best tag rank.
-      bool better = acc.entry.file == nullptr || (acc.entry.yanked && !file->yanked) ||
-                    (acc.entry.yanked == file->yanked && *rank < *acc.best_rank);
+      bool better = acc.entry.file == nullptr || (acc.entry.yanked && !file->yanked()) ||
+                    (acc.entry.yanked == file->yanked() && *rank < *acc.best_rank);
       if (better) {
         acc.entry.file = file;
         acc.entry.source = source;
-        acc.entry.yanked = file->yanked;
+        acc.entry.yanked = file->yanked();
         acc.best_rank = rank;
       }
     }
@@ -775,7 +776,7 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
 
   // Requires-Python from METADATA when the index did not say (the index's attribute was
   // already applied to the candidate).
-  if (entry.file->requires_python.empty() && meta.requires_python && !meta.requires_python->empty()) {
+  if (entry.file->requires_python().empty() && meta.requires_python && !meta.requires_python->empty()) {
     out.dependencies.push_back({std::string(kPython), {}, *meta.requires_python});
   }
 

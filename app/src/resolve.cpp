@@ -221,7 +221,7 @@ core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient&
       if (!page) return std::unexpected(page.error());
       if (!(*page)->found) continue;
       for (const auto& f : (*page)->files) {
-        if (!f.wheel || !ranker.rank(f.wheel->tags)) continue;
+        if (!f.is_wheel() || !ranker.rank(f.tags())) continue;
         const auto& v = f.version();
         if (!v.dev() || *v.dev() < 20000101 || *v.dev() > 29991231) continue;
         std::string date = fmt::format("{}", *v.dev());
@@ -849,21 +849,21 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
       used_sources.insert(sel.source->source.url);
     }
     lock::FileEntry f;
-    f.url = index::redact_url(sel.file->url);
-    if (index::url_basename(sel.file->url) != sel.file->filename) f.name = sel.file->filename;
-    f.size = sel.file->size;
-    if (sel.file->upload_time) f.upload_time = to_toml_datetime(*sel.file->upload_time);
-    for (const auto& h : sel.file->hashes) f.hashes[h.algorithm] = h.hex;
+    f.url = index::redact_url(sel.file->url());
+    if (index::url_basename(sel.file->url()) != sel.file->filename()) f.name = sel.file->filename();
+    f.size = sel.file->size();
+    if (sel.file->upload_time()) f.upload_time = to_toml_datetime(*sel.file->upload_time());
+    for (const auto& h : sel.file->hashes()) f.hashes[h.algorithm] = h.hex;
     const bool direct_ref = sel.source != nullptr && sel.source->role == "direct";
     if (direct_ref) {
       // A direct URL wheel is a PEP 751 archive; its URL is written without credentials.
-      f.url = index::strip_credentials(sel.file->url);
+      f.url = index::strip_credentials(sel.file->url());
       f.name.reset();
     }
     if (f.hashes.find("sha256") == f.hashes.end()) {
       // Nightly links carry no hash: download once, streaming, to record sha256 and size.
-      phase(fmt::format("Hashing {}", sel.file->filename));
-      auto digest = client.fetch_file_digest(sel.file->url);
+      phase(fmt::format("Hashing {}", sel.file->filename()));
+      auto digest = client.fetch_file_digest(sel.file->url());
       if (!digest) return std::unexpected(digest.error());
       f.hashes["sha256"] = digest->sha256;
       if (!f.size) f.size = digest->size;
@@ -888,7 +888,7 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     why.name = chosen.name;
     why.version = chosen.version.to_string();
     why.source = sel.source ? index::redact_url(sel.source->source.url) : "";
-    why.file = sel.file->filename;
+    why.file = sel.file->filename();
     why.required_by = chosen.required_by;
     if (sel.cuda) {
       why.notes.push_back(sel.cuda_minor_exact ? fmt::format("needs CUDA {}", sel.cuda->to_string())

@@ -102,14 +102,13 @@ void put_hashes(std::string& out, const std::vector<Hash>& hashes) {
   }
 }
 
-void get_hashes(Reader& r, std::vector<Hash>& hashes) {
+template <class Add>
+void get_hashes(Reader& r, Add add) {
   auto n = r.get<std::uint8_t>();
-  hashes.reserve(n);
   for (unsigned i = 0; i < n && r.ok; ++i) {
-    Hash h;
-    h.algorithm = r.str();
-    h.hex = r.str();
-    hashes.push_back(std::move(h));
+    std::string_view algorithm = r.str();
+    std::string_view hex = r.str();
+    if (r.ok) add(algorithm, hex);
   }
 }
 
@@ -443,7 +442,7 @@ struct Interner {
   }
 };
 
-std::string tag_set_key(const core::WheelFilename& w) {
+std::string tag_set_key(const WheelTagSet& w) {
   std::string key = w.python_tag;
   key += '-';
   key += w.abi_tag;
@@ -452,10 +451,19 @@ std::string tag_set_key(const core::WheelFilename& w) {
   return key;
 }
 
-struct DecodedTagSet {
-  std::string_view python, abi, platform;
-  std::vector<core::Tag> tags;
-};
+
+
+}  // namespace
+
+namespace {
+
+// As core::SdistFilename::parse finds it (the decoder ignores it: the filename has it).
+std::string_view sdist_extension_of(std::string_view filename) noexcept {
+  for (std::string_view ext : {".tar.gz", ".zip", ".tar.bz2", ".tar.xz", ".tar"}) {
+    if (filename.ends_with(ext)) return ext;
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -478,17 +486,28 @@ void encode_page(const ProjectPage& page, std::string& out) {
   };
   std::vector<Refs> refs(page.files.size());
   std::vector<std::string> version_text;
+  std::unordered_map<const core::Version*, std::uint32_t> version_of;
+  std::unordered_map<const WheelTagSet*, std::uint32_t> tag_set_of;
   for (std::size_t i = 0; i < page.files.size(); ++i) {
     const DistFile& f = page.files[i];
     Refs& r = refs[i];
-    if (!f.wheel && !f.sdist) continue;
-    r.kind = f.wheel ? FileKind::Wheel : FileKind::Sdist;
+    if (!f.is_wheel() && !f.is_sdist()) continue;
+    r.kind = f.is_wheel() ? FileKind::Wheel : FileKind::Sdist;
     r.name = names.add(f.project(), &f.project());
-    std::string v = f.version().to_string();
-    std::size_t before = versions.items.size();
-    r.version = versions.add(v, &f.version());
-    if (versions.items.size() != before) version_text.push_back(std::move(v));
-    if (f.wheel) r.tags = tag_sets.add(tag_set_key(*f.wheel), &*f.wheel);
+    // Files share their version's entry: it is printed once per distinct entry.
+    auto [known, fresh] = version_of.try_emplace(&f.version(), 0);
+    if (fresh) {
+      std::string v = f.version().to_string();
+      std::size_t before = versions.items.size();
+      known->second = versions.add(v, &f.version());
+      if (versions.items.size() != before) version_text.push_back(std::move(v));
+    }
+    r.version = known->second;
+    if (f.is_wheel()) {
+      auto [slot, new_set] = tag_set_of.try_emplace(f.tag_set(), 0);
+      if (new_set) slot->second = tag_sets.add(tag_set_key(*f.tag_set()), f.tag_set());
+      r.tags = slot->second;
+    }
   }
   put_u32(out, static_cast<std::uint32_t>(names.items.size()));
   for (const void* n : names.items)
@@ -498,7 +517,7 @@ void encode_page(const ProjectPage& page, std::string& out) {
     put_str(out, v);
   put_u32(out, static_cast<std::uint32_t>(tag_sets.items.size()));
   for (const void* item : tag_sets.items) {
-    const auto& w = *static_cast<const core::WheelFilename*>(item);
+    const auto& w = *static_cast<const WheelTagSet*>(item);
     put_str(out, w.python_tag);
     put_str(out, w.abi_tag);
     put_str(out, w.platform_tag);
@@ -527,22 +546,23 @@ void encode_page(const ProjectPage& page, std::string& out) {
     entry.tags = r.tags;
     entry.offset = static_cast<std::uint32_t>(out.size() - records_at);
     std::memcpy(out.data() + table_at + i * sizeof(FileEntry), &entry, sizeof entry);
-    put_str(out, f.filename);
-    put_str(out, f.url);
-    put_hashes(out, f.hashes);
-    put_str(out, f.requires_python);
-    std::uint8_t flags = (f.yanked ? 1 : 0) | (f.core_metadata ? 2 : 0) | (f.size ? 4 : 0) |
-                         (f.upload_time ? 8 : 0) | (f.wheel && f.wheel->build ? 16 : 0);
+    put_str(out, f.filename());
+    put_str(out, f.url());
+    put_hashes(out, f.hashes());
+    put_str(out, f.requires_python());
+    const auto& build = f.build();
+    std::uint8_t flags = (f.yanked() ? 1 : 0) | (f.core_metadata() ? 2 : 0) | (f.size() ? 4 : 0) |
+                         (f.upload_time() ? 8 : 0) | (f.is_wheel() && build ? 16 : 0);
     put_u8(out, flags);
-    if (f.yanked) put_str(out, f.yanked_reason);
-    if (f.core_metadata) put_hashes(out, f.core_metadata_hashes);
-    if (f.size) put_u64(out, *f.size);
-    if (f.upload_time) put_i64(out, *f.upload_time);
-    if (r.kind == FileKind::Wheel && f.wheel->build) {
-      put_u64(out, f.wheel->build->first);
-      put_str(out, f.wheel->build->second);
+    if (f.yanked()) put_str(out, f.yanked_reason());
+    if (f.core_metadata()) put_hashes(out, f.core_metadata_hashes());
+    if (f.size()) put_u64(out, *f.size());
+    if (f.upload_time()) put_i64(out, *f.upload_time());
+    if (r.kind == FileKind::Wheel && build) {
+      put_u64(out, build->first);
+      put_str(out, build->second);
     } else if (r.kind == FileKind::Sdist) {
-      put_str(out, f.sdist->extension);
+      put_str(out, sdist_extension_of(f.filename()));
     }
   }
   put_u32(out, static_cast<std::uint32_t>(out.size() - records_at));  // the records' total size
@@ -577,20 +597,29 @@ bool decode_page(std::string_view& in, ProjectPage& page, const WheelFilter* fil
     if (!r.ok || !parsed) return false;
     v = std::move(*parsed);
   }
-  std::vector<DecodedTagSet> tag_sets(count());
-  for (auto& ts : tag_sets) {
-    ts.python = r.str();
-    ts.abi = r.str();
-    ts.platform = r.str();
+  std::vector<std::shared_ptr<const WheelTagSet>> tag_sets(count());
+  for (auto& entry : tag_sets) {
+    auto ts = std::make_shared<WheelTagSet>();
+    ts->python_tag = r.str();
+    ts->abi_tag = r.str();
+    ts->platform_tag = r.str();
     auto ntags = count();
-    ts.tags.resize(ntags);
-    for (auto& t : ts.tags) {
+    ts->tags.resize(ntags);
+    for (auto& t : ts->tags) {
       t.interpreter = r.str();
       t.abi = r.str();
       t.platform = r.str();
     }
+    entry = std::move(ts);
   }
   if (!r.ok) return false;
+  // One shared entry per (name, version) pair the kept files use.
+  std::unordered_map<std::uint64_t, std::shared_ptr<const Release>> releases;
+  auto release_of = [&](std::uint32_t name, std::uint32_t version) {
+    auto& slot = releases[static_cast<std::uint64_t>(name) << 32 | version];
+    if (!slot) slot = std::make_shared<const Release>(Release{std::string(names[name]), versions[version]});
+    return slot;
+  };
 
   auto nfiles = r.get<std::uint32_t>();
   if (!r.ok || nfiles > in.size() / sizeof(FileEntry)) return false;
@@ -626,7 +655,7 @@ bool decode_page(std::string_view& in, ProjectPage& page, const WheelFilter* fil
       } else if (kind == FileKind::Wheel) {
         if (e.tags >= tag_sets.size()) return false;
         std::int8_t& k = keep_tags[e.tags];
-        if (k < 0) k = (*filter)(tag_sets[e.tags].tags) ? 1 : 0;
+        if (k < 0) k = (*filter)(tag_sets[e.tags]->tags) ? 1 : 0;
         if (k == 0) omitted_kind = 1;
       }
       if (omitted_kind == 0) continue;
@@ -659,35 +688,32 @@ bool decode_page(std::string_view& in, ProjectPage& page, const WheelFilter* fil
     std::string_view record = records.substr(e.offset);
     Reader f_in{record};
     DistFile& f = page.files.emplace_back();
-    f.filename = f_in.str();
-    f.url = f_in.str();
-    get_hashes(f_in, f.hashes);
-    f.requires_python = f_in.str();
+    std::string_view filename = f_in.str();
+    std::string_view url = f_in.str();
+    get_hashes(f_in, [&](std::string_view a, std::string_view h) { f.add_hash(a, h); });
+    std::string_view requires_python = f_in.str();
     auto flags = f_in.get<std::uint8_t>();
-    f.yanked = flags & 1;
-    f.core_metadata = flags & 2;
-    if (f.yanked) f.yanked_reason = f_in.str();
-    if (f.core_metadata) get_hashes(f_in, f.core_metadata_hashes);
-    if (flags & 4) f.size = f_in.get<std::uint64_t>();
-    if (flags & 8) f.upload_time = f_in.get<std::int64_t>();
+    std::string_view yanked_reason;
+    f.set_yanked(flags & 1);
+    f.set_core_metadata(flags & 2);
+    if (flags & 1) yanked_reason = f_in.str();
+    if (flags & 2) {
+      get_hashes(f_in,
+                 [&](std::string_view a, std::string_view h) { f.add_core_metadata_hash(a, h); });
+    }
+    if (flags & 4) f.set_size(f_in.get<std::uint64_t>());
+    if (flags & 8) f.set_upload_time(f_in.get<std::int64_t>());
+    f.set_text(filename, url, requires_python, yanked_reason);
     if (kind == FileKind::Wheel) {
-      const DecodedTagSet& ts = tag_sets[e.tags];
-      core::WheelFilename& w = f.wheel.emplace();
-      w.name = names[e.name];
-      w.version = versions[e.version];
+      std::optional<std::pair<std::uint64_t, std::string>> build;
       if (flags & 16) {
         auto number = f_in.get<std::uint64_t>();
-        w.build.emplace(number, std::string(f_in.str()));
+        build.emplace(number, std::string(f_in.str()));
       }
-      w.tags = ts.tags;
-      w.python_tag = ts.python;
-      w.abi_tag = ts.abi;
-      w.platform_tag = ts.platform;
+      f.set_wheel(release_of(e.name, e.version), tag_sets[e.tags], std::move(build));
     } else if (kind == FileKind::Sdist) {
-      core::SdistFilename& sd = f.sdist.emplace();
-      sd.name = names[e.name];
-      sd.version = versions[e.version];
-      sd.extension = f_in.str();
+      (void)f_in.str();  // the extension, which the filename has
+      f.set_sdist(release_of(e.name, e.version));
     }
     if (!f_in.ok) return false;
   }
@@ -696,20 +722,25 @@ bool decode_page(std::string_view& in, ProjectPage& page, const WheelFilter* fil
 
 void filter_page(ProjectPage& page, const WheelFilter& filter) {
   std::unordered_map<std::string, bool> keep;  // by compressed tag set
+  std::unordered_map<const WheelTagSet*, bool> keep_entry;  // the same, by shared entry
   std::unordered_map<core::Version, std::size_t, core::VersionHash> slots;
   std::size_t kept = 0;
   for (std::size_t i = 0; i < page.files.size(); ++i) {
     DistFile& f = page.files[i];
-    bool wheel = f.wheel.has_value();
+    bool wheel = f.is_wheel();
     if (wheel) {
-      auto [it, inserted] = keep.try_emplace(tag_set_key(*f.wheel), false);
-      if (inserted) it->second = filter(f.wheel->tags);
-      if (it->second) {
+      auto [entry, new_entry] = keep_entry.try_emplace(f.tag_set(), false);
+      if (new_entry) {
+        auto [it, inserted] = keep.try_emplace(tag_set_key(*f.tag_set()), false);
+        if (inserted) it->second = filter(f.tags());
+        entry->second = it->second;
+      }
+      if (entry->second) {
         if (kept != i) page.files[kept] = std::move(f);
         ++kept;
         continue;
       }
-    } else if (!f.sdist) {
+    } else if (!f.is_sdist()) {
       if (kept != i) page.files[kept] = std::move(f);
       ++kept;
       continue;
@@ -720,6 +751,8 @@ void filter_page(ProjectPage& page, const WheelFilter& filter) {
     (wheel ? o.wheels : o.sdists) = true;
   }
   page.files.erase(page.files.begin() + static_cast<std::ptrdiff_t>(kept), page.files.end());
+  // A huge page filtered down to a few files gives its records back.
+  if (kept < page.files.capacity() / 4) page.files.shrink_to_fit();
 }
 
 std::string DiskCache::path_for(std::string_view bucket, std::string_view key) const {
@@ -754,7 +787,18 @@ std::optional<PageEntry> DiskCache::load_page(
 
 bool DiskCache::store_page(const PageEntry& e, const ProjectPage& page) const {
   if (!enabled_) return false;
-  std::string payload = begin_frame(256 + page.files.size() * 256);
+  // Reserved for the whole entry: growing a buffer of hundreds of MB copies it (old and new at
+  // once); reserved bytes never written cost no memory.
+  std::size_t expected = 4096 + e.url.size() + e.etag.size() + e.last_modified.size();
+  for (const auto& v : page.versions)
+    expected += 4 + v.size();
+  for (const auto& w : page.warnings)
+    expected += 4 + w.size();
+  for (const auto& f : page.files) {
+    expected += 512 + f.filename().size() + f.url().size() + f.requires_python().size() +
+                f.yanked_reason().size();
+  }
+  std::string payload = begin_frame(expected);
   put_str(payload, e.url);
   put_i64(payload, e.stored_at);
   put_i64(payload, e.max_age);
@@ -855,6 +899,8 @@ std::string DiskCache::temp_dir() const {
   std::string dir;
   if (enabled_) {
     dir = root_ + "/partial";
+    // What older versions left in <cache>/tmp/ goes by the same rules as partial/'s.
+    remove_stale_legacy_temp_files(root_ + "/tmp");
   } else {
     // Never /tmp itself: temp_files.h's stale-file cleanup owns the whole directory it is given.
     const char* tmp = std::getenv("TMPDIR");

@@ -567,8 +567,8 @@ struct IndexClient::Impl {
   // gave (and netrc), and with_credentials() adds them back only on their own origin.
   static void scrub_credentials(ProjectPage& page) {
     for (auto& f : page.files) {
-      if (f.url.find('@') == std::string::npos) continue;
-      f.url = strip_userinfo(f.url);
+      if (f.url().find('@') == std::string_view::npos) continue;
+      f.set_url(strip_userinfo(f.url()));
     }
   }
 
@@ -576,11 +576,11 @@ struct IndexClient::Impl {
   // link on it, absolute or resolved from a relative one, is an error naming the page.
   static core::Status refuse_local_links(const ProjectPage& page, std::string_view shown) {
     for (const auto& f : page.files) {
-      if (!is_file_url(f.url)) continue;
+      if (!is_file_url(f.url())) continue;
       return core::fail_at(ErrorCode::IndexFormat,
                            fmt::format("the page links to a local file ({}); a remote page may "
                                        "not make gpulock open local files",
-                                       core::quote_for_message(f.url, 200)),
+                                       core::quote_for_message(f.url(), 200)),
                            std::string(shown));
     }
     return {};
@@ -701,6 +701,8 @@ struct IndexClient::Impl {
     ++counters.pages_parsed;
     auto parsed = format == PageFormat::Json ? parse_json_page_padded(r.body, base, lookup.filter)
                                              : parse_html_page(r.body, base, lookup.filter);
+    // The records own everything now: the page's bytes go before the cache entry is encoded.
+    std::string().swap(r.body);
     if (!parsed) {
       core::Error e = parsed.error();
       e.where = lookup.shown;
@@ -879,9 +881,8 @@ struct IndexClient::Impl {
       struct stat st {};
       if (::stat((base + n).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
       DistFile f;
-      f.filename = n;
-      f.url = path_to_file_url(base + n);
-      f.size = static_cast<std::uint64_t>(st.st_size);
+      f.set_text(n, path_to_file_url(base + n));
+      f.set_size(static_cast<std::uint64_t>(st.st_size));
       if (classifier.accept(f)) page->files.push_back(std::move(f));
     }
     return ProjectPagePtr(page);
@@ -1074,7 +1075,7 @@ struct IndexClient::Impl {
   // with the sha256 the page claims: a page's hash claim alone never selects another index's
   // METADATA (issue 17).
   static std::string metadata_key(const DistFile& f) {
-    std::string url = strip_userinfo(strip_fragment(f.url));
+    std::string url = strip_userinfo(strip_fragment(f.url()));
     return f.sha256().empty() ? "url:" + url : "sha256-" + std::string(f.sha256()) + " " + url;
   }
 
@@ -1357,16 +1358,16 @@ struct IndexClient::Impl {
     created = !slot;
     if (!slot) {
       MetadataJob job;
-      job.url = strip_userinfo(strip_fragment(file.url));
+      job.url = strip_userinfo(strip_fragment(file.url()));
       job.shown = redact_url(job.url);
-      job.filename = file.filename;
+      job.filename = file.filename();
       job.sha256 = std::string(file.sha256());
-      job.size = file.size;
-      job.core_metadata = file.core_metadata;
+      job.size = file.size();
+      job.core_metadata = file.core_metadata();
       job.core_metadata_sha256 = std::string(file.core_metadata_sha256());
-      job.wheel = file.wheel;
-      if (!job.wheel && core::is_wheel_filename(file.filename)) {
-        if (auto w = core::WheelFilename::parse(file.filename)) job.wheel = std::move(*w);
+      job.wheel = file.wheel();
+      if (!job.wheel && core::is_wheel_filename(file.filename())) {
+        if (auto w = core::WheelFilename::parse(file.filename())) job.wheel = std::move(*w);
       }
       slot = std::make_shared<detail::Op<std::string>>(
           [this, job = std::move(job), key] { return load_metadata(job, key); });
@@ -1493,19 +1494,19 @@ void IndexClient::prefetch_metadata(const DistFile& file) {
   std::string key;
   auto op = impl_->metadata_op(file, created, key);
   if (!created) return;
-  if (is_file_url(file.url)) return;  // local wheels: read when asked
-  std::optional<core::WheelFilename> wheel = file.wheel;
-  if (!wheel && core::is_wheel_filename(file.filename)) {
-    if (auto w = core::WheelFilename::parse(file.filename)) wheel = std::move(*w);
+  if (is_file_url(file.url())) return;  // local wheels: read when asked
+  std::optional<core::WheelFilename> wheel = file.wheel();
+  if (!wheel && core::is_wheel_filename(file.filename())) {
+    if (auto w = core::WheelFilename::parse(file.filename())) wheel = std::move(*w);
   }
   if (!wheel) return;  // fetch_metadata reports it
   auto hit = impl_->cache.load_metadata(key);
   if (hit && Impl::cached_metadata_fits(hit->text, *wheel)) {
-    if (!file.sha256().empty() || impl_->immutable_url(file.url) || impl_->options.offline) {
+    if (!file.sha256().empty() || impl_->immutable_url(file.url()) || impl_->options.offline) {
       if (op->claim()) {
         ++impl_->counters.metadata_hits;
         impl_->emit(ClientEvent::Type::CacheHit, RequestKind::Metadata,
-                    strip_userinfo(strip_fragment(file.url)));
+                    strip_userinfo(strip_fragment(file.url())));
         op->finish(std::move(hit->text));
       }
       return;

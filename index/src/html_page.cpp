@@ -315,25 +315,27 @@ class HtmlPageParser {
     UrlParts parts = split_url(full);
     if (parts.has_fragment && !parts.fragment.empty()) {
       Hash h;
-      if (detail::parse_hash_pair(parts.fragment, h)) file.hashes.push_back(std::move(h));
+      if (detail::parse_hash_pair(parts.fragment, h)) file.add_hash(h);
     }
-    file.url.assign(strip_fragment(full));
-    file.filename = url_basename(file.url);
-    if (file.filename.empty()) file.filename = std::string(trim(decode_entities(text)));
+    std::string_view url = strip_fragment(full);
+    std::string filename = url_basename(url);
+    if (filename.empty()) filename = std::string(trim(decode_entities(text)));
+    std::string requires_python, yanked_reason;
 
     for (const auto& a : attributes_) {
       if (iequals(a.name, "data-requires-python")) {
-        file.requires_python = std::string(trim(decode_entities(a.raw)));
+        requires_python = std::string(trim(decode_entities(a.raw)));
       } else if (iequals(a.name, "data-yanked")) {
-        file.yanked = true;
-        file.yanked_reason = detail::printable_index_text(decode_entities(a.raw));
+        file.set_yanked(true);
+        yanked_reason = detail::printable_index_text(decode_entities(a.raw));
       } else if (iequals(a.name, "data-core-metadata")) {
         core_metadata(file, a, tag_start);
         saw_core_metadata_ = true;
       } else if (iequals(a.name, "data-upload-time")) {
         std::string value = decode_entities(a.raw);
-        file.upload_time = parse_timestamp(trim(value));
-        if (!file.upload_time && !bad_upload_time_) {
+        auto time = parse_timestamp(trim(value));
+        file.set_upload_time(time);
+        if (!time && !bad_upload_time_) {
           bad_upload_time_ = true;
           page_.warnings.push_back(fmt::format("line {}: ignoring invalid data-upload-time {}",
                                                detail::line_of(html_, tag_start),
@@ -343,9 +345,10 @@ class HtmlPageParser {
         std::uint64_t size = 0;
         std::string_view v = trim(a.raw);
         auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), size);
-        if (ec == std::errc{} && ptr == v.data() + v.size()) file.size = size;
+        if (ec == std::errc{} && ptr == v.data() + v.size()) file.set_size(size);
       }
     }
+    file.set_text(filename, url, requires_python, yanked_reason);
     // PEP 714: the legacy name counts only when the new one is absent.
     if (!saw_core_metadata_) {
       if (const Attribute* legacy = find("data-dist-info-metadata")) {
@@ -358,22 +361,22 @@ class HtmlPageParser {
 
   void core_metadata(DistFile& file, const Attribute& a, std::size_t tag_start) {
     std::string value(trim(decode_entities(a.raw)));
-    file.core_metadata_hashes.clear();
+    file.clear_core_metadata_hashes();
     if (!a.has_value || iequals(value, "true") || value.empty()) {
-      file.core_metadata = true;
+      file.set_core_metadata(true);
       return;
     }
     if (iequals(value, "false")) {
-      file.core_metadata = false;
+      file.set_core_metadata(false);
       return;
     }
     Hash h;
     if (detail::parse_hash_pair(value, h)) {
-      file.core_metadata = true;
-      file.core_metadata_hashes.push_back(std::move(h));
+      file.set_core_metadata(true);
+      file.add_core_metadata_hash(h);
       return;
     }
-    file.core_metadata = true;  // advertised, with a hash we cannot read: fetch, do not verify
+    file.set_core_metadata(true);  // advertised, with a hash we cannot read: fetch, do not verify
     if (!bad_core_metadata_) {
       bad_core_metadata_ = true;
       page_.warnings.push_back(fmt::format("line {}: ignoring unreadable {} value {}",

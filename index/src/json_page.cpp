@@ -16,6 +16,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -32,6 +33,8 @@ namespace od = simdjson::ondemand;
 using simdjson::error_code;
 
 constexpr std::string_view kSha256 = "sha256";
+// Pages up to this size share a per-thread simdjson parser; larger ones get their own.
+constexpr std::size_t kSharedParserMax = std::size_t{16} << 20;
 
 // Where the parser is, for error messages: "files[12].hashes.sha256".
 struct JsonPath {
@@ -62,10 +65,15 @@ class JsonPageParser {
       : buffer_(buffer), page_url_(page_url), classifier_(filter) {}
 
   core::Result<ProjectPage> parse(simdjson::padded_string_view view) {
-    // One parser per thread: it keeps its buffers between pages.
-    thread_local od::parser parser;
+    // One parser per thread: it keeps its buffers between pages. A huge page gets its own,
+    // whose buffers (4 bytes of structural index per byte of page, partly touched) go with it
+    // rather than staying resident for the rest of the run.
+    thread_local od::parser shared_parser;
+    std::optional<od::parser> own_parser;
+    od::parser* parser = &shared_parser;
+    if (view.length() > kSharedParserMax) parser = &own_parser.emplace();
     od::document doc;
-    if (auto err = parser.iterate(view).get(doc)) {
+    if (auto err = parser->iterate(view).get(doc)) {
       // The document never started, so it has no location; a document that ends early is
       // reported at its last line.
       std::size_t line = 0;
@@ -182,12 +190,32 @@ class JsonPageParser {
     return simdjson::SUCCESS;
   }
 
+  // A string value without copying: a view of the page bytes between the quotes when the string
+  // has no escapes (nearly always), else unescaped into the parser's string buffer. Either
+  // stays valid while the document is iterated. Reading the raw token keeps simdjson from
+  // writing every string of a huge page into its string buffer.
+  static error_code get_text(od::value& value, std::string_view& out) {
+    std::string_view token = value.raw_json_token();
+    if (token.empty() || token.front() != '"') return simdjson::INCORRECT_TYPE;
+    // The token runs to the closing quote, then any spaces before the next token.
+    std::size_t end = token.size();
+    while (end > 1 && token[end - 1] != '"')
+      --end;
+    std::string_view inner = token.substr(1, end - 2);
+    if (end >= 2 && inner.find('\\') == std::string_view::npos) {
+      out = inner;
+      return simdjson::SUCCESS;
+    }
+    return value.get_string().get(out);
+  }
+
   error_code parse_files(od::value& value) {
     od::array array;
     expected_ = "expected an array";
     SIMDJSON_TRY(value.get_array().get(array));
-    // A PyPI file object is ~500 bytes of JSON.
-    page_.files.reserve(buffer_.size() / 512 + 4);
+    // PyPI file objects are 300-500 bytes of JSON. The reservation is generous: pages of a large
+    // allocation that are never written cost no memory, and a vector that grows copies.
+    page_.files.reserve(buffer_.size() / 192 + 4);
     path_.in_array = true;
     path_.index = 0;
     for (auto item : array) {
@@ -195,17 +223,19 @@ class JsonPageParser {
       path_.field = {};
       expected_ = "expected an object";
       SIMDJSON_TRY(item.get_object().get(object));
-      // Built in place: a DistFile is large, and most are kept.
+      // Built in place, strings collected as views and stored once the object is read.
       DistFile& file = page_.files.emplace_back();
-      SIMDJSON_TRY(parse_file(object, file));
-      if (file.filename.empty()) {
+      FileText text;
+      SIMDJSON_TRY(parse_file(object, file, text));
+      if (text.filename.empty()) {
         fatal_ = fmt::format("{}: missing 'filename'", path_.str());
         return simdjson::SUCCESS;
       }
-      if (file.url.empty()) {
+      if (text.url.empty()) {
         fatal_ = fmt::format("{}: missing 'url'", path_.str());
         return simdjson::SUCCESS;
       }
+      file.set_text(text.filename, text.url, text.requires_python, text.yanked_reason);
       if (!classifier_.accept(file)) page_.files.pop_back();
       ++path_.index;
     }
@@ -214,7 +244,12 @@ class JsonPageParser {
     return simdjson::SUCCESS;
   }
 
-  error_code parse_hashes(od::value& value, std::vector<Hash>& out) {
+  // The strings of one file object, until it is read.
+  struct FileText {
+    std::string_view filename, url, requires_python, yanked_reason;
+  };
+
+  error_code parse_hashes(od::value& value, DistFile& file, bool core_metadata) {
     od::object object;
     expected_ = "expected an object";
     SIMDJSON_TRY(value.get_object().get(object));
@@ -236,15 +271,13 @@ class JsonPageParser {
                   c == '-' || c == '_';
         if (!ok) return simdjson::INCORRECT_TYPE;
       }
-      Hash& h = out.emplace_back();
-      if (algo.data() == kSha256.data()) {
-        h.algorithm.assign(kSha256);
-      } else {
-        detail::assign_lower(h.algorithm, algo);
+      if (algo.data() != kSha256.data()) {
+        detail::assign_lower(algo_lower_, algo);
+        algo = algo_lower_;
       }
       std::string_view hex;
       expected_ = "expected a string";
-      SIMDJSON_TRY(field.value().get_string().get(hex));
+      SIMDJSON_TRY(get_text(field.value(), hex));
       // PEP 691: hex digests. The HTML parser drops a fragment that is not hex; here, as for a
       // value of the wrong type, the page is refused rather than a digest that can never match
       // being kept (and written into a lock).
@@ -252,7 +285,12 @@ class JsonPageParser {
       for (char c : hex) {
         if (!std::isxdigit(static_cast<unsigned char>(c))) return simdjson::INCORRECT_TYPE;
       }
-      detail::assign_lower(h.hex, hex);
+      detail::assign_lower(hex_lower_, hex);
+      if (core_metadata) {
+        file.add_core_metadata_hash(algo, hex_lower_);
+      } else {
+        file.add_hash(algo, hex_lower_);
+      }
       path_.sub = {};
     }
     return simdjson::SUCCESS;
@@ -265,22 +303,22 @@ class JsonPageParser {
     if (type == od::json_type::boolean) {
       bool b = false;
       SIMDJSON_TRY(value.get_bool().get(b));
-      file.core_metadata = b;
-      file.core_metadata_hashes.clear();
+      file.set_core_metadata(b);
+      file.clear_core_metadata_hashes();
       return simdjson::SUCCESS;
     }
     if (type == od::json_type::null) {
-      file.core_metadata = false;
+      file.set_core_metadata(false);
       return simdjson::SUCCESS;
     }
     expected_ = "expected a boolean or an object of hashes";
     if (type != od::json_type::object) return simdjson::INCORRECT_TYPE;
-    file.core_metadata = true;
-    file.core_metadata_hashes.clear();
-    return parse_hashes(value, file.core_metadata_hashes);
+    file.set_core_metadata(true);
+    file.clear_core_metadata_hashes();
+    return parse_hashes(value, file, true);
   }
 
-  error_code parse_file(od::object& object, DistFile& file) {
+  error_code parse_file(od::object& object, DistFile& file, FileText& out) {
     bool saw_core_metadata = false;
     for (auto field_result : object) {
       od::field field;
@@ -291,24 +329,22 @@ class JsonPageParser {
       if (key == "filename") {
         path_.field = "filename";
         expected_ = "expected a string";
-        SIMDJSON_TRY(value.get_string().get(text));
-        file.filename.assign(text);
+        SIMDJSON_TRY(get_text(value, out.filename));
       } else if (key == "url") {
         path_.field = "url";
         expected_ = "expected a string";
-        SIMDJSON_TRY(value.get_string().get(text));
-        set_url(file, text);
+        SIMDJSON_TRY(get_text(value, text));
+        out.url = absolute_url(text);
       } else if (key == "hashes") {
         path_.field = "hashes";
-        SIMDJSON_TRY(parse_hashes(value, file.hashes));
+        SIMDJSON_TRY(parse_hashes(value, file, false));
       } else if (key == "requires-python") {
         path_.field = "requires-python";
         bool is_null = false;
         SIMDJSON_TRY(value.is_null().get(is_null));
         if (!is_null) {
           expected_ = "expected a string or null";
-          SIMDJSON_TRY(value.get_string().get(text));
-          file.requires_python.assign(text);
+          SIMDJSON_TRY(get_text(value, out.requires_python));
         }
       } else if (key == "core-metadata") {
         path_.field = "core-metadata";
@@ -327,11 +363,12 @@ class JsonPageParser {
         if (type == od::json_type::boolean) {
           bool b = false;
           SIMDJSON_TRY(value.get_bool().get(b));
-          file.yanked = b;
+          file.set_yanked(b, {});
         } else if (type == od::json_type::string) {
-          SIMDJSON_TRY(value.get_string().get(text));
-          file.yanked = true;
-          file.yanked_reason = detail::printable_index_text(text);
+          SIMDJSON_TRY(get_text(value, text));
+          file.set_yanked(true, {});
+          reason_ = detail::printable_index_text(text);
+          out.yanked_reason = reason_;
         } else if (type != od::json_type::null) {
           expected_ = "expected a boolean or a string";
           return simdjson::INCORRECT_TYPE;
@@ -344,7 +381,7 @@ class JsonPageParser {
           std::uint64_t size = 0;
           expected_ = "expected a non-negative integer";
           SIMDJSON_TRY(value.get_uint64().get(size));
-          file.size = size;
+          file.set_size(size);
         }
       } else if (key == "upload-time") {
         path_.field = "upload-time";
@@ -352,9 +389,10 @@ class JsonPageParser {
         SIMDJSON_TRY(value.is_null().get(is_null));
         if (!is_null) {
           expected_ = "expected a string or null";
-          SIMDJSON_TRY(value.get_string().get(text));
-          file.upload_time = parse_timestamp(text);
-          if (!file.upload_time && !bad_upload_time_) {
+          SIMDJSON_TRY(get_text(value, text));
+          auto time = parse_timestamp(text);
+          file.set_upload_time(time);
+          if (!time && !bad_upload_time_) {
             bad_upload_time_ = true;
             page_.warnings.push_back(fmt::format(
                 "{}: ignoring invalid upload-time {} (expected yyyy-mm-ddThh:mm:ss.ffffffZ)",
@@ -367,22 +405,21 @@ class JsonPageParser {
     return simdjson::SUCCESS;
   }
 
-  void set_url(DistFile& file, std::string_view text) {
+  // The file URL to store: a view of `text` when it is already absolute and plain, else
+  // resolved into url_ (valid until the next file's URL).
+  std::string_view absolute_url(std::string_view text) {
     // An absolute http(s) URL without a fragment and without dot segments ("/." never
     // occurs) is kept as is; anything else goes through strip_fragment and resolve_url.
     if ((text.starts_with("https://") || text.starts_with("http://")) &&
         plain_absolute_tail(text)) {
-      file.url.assign(text);
-      return;
+      return text;
     }
     std::string_view no_fragment = strip_fragment(text);
     if (no_fragment.starts_with("https://") || no_fragment.starts_with("http://")) {
-      if (no_fragment.find("/.") == std::string_view::npos) {
-        file.url.assign(no_fragment);
-        return;
-      }
+      if (no_fragment.find("/.") == std::string_view::npos) return no_fragment;
     }
-    file.url = resolve_url(page_url_, no_fragment);
+    url_ = resolve_url(page_url_, no_fragment);
+    return url_;
   }
 
   // True when `text` has no '#' and no "/." : one pass, 16 bytes at a time.
@@ -442,6 +479,8 @@ class JsonPageParser {
   const char* expected_ = "";
   std::string fatal_;
   bool bad_upload_time_ = false;
+  // Scratch for one file (FileText may point into them).
+  std::string url_, reason_, algo_lower_, hex_lower_;
 };
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "gpulock/index/page.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "gpulock/core/name.h"
@@ -90,30 +93,323 @@ std::string IndexSource::project_url(std::string_view project) const {
   return out;
 }
 
-std::string_view DistFile::hash(std::string_view algorithm) const noexcept {
-  for (const auto& h : hashes) {
-    if (h.algorithm == algorithm) return h.hex;
+namespace {
+
+int hex_value(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// 64 lowercase hex digits -> 32 bytes; false otherwise (the digest is then kept as text).
+bool decode_sha256(std::string_view hex, std::array<std::uint8_t, 32>& out) noexcept {
+  if (hex.size() != 64) return false;
+  for (std::size_t i = 0; i < 32; ++i) {
+    int hi = hex_value(hex[2 * i]);
+    int lo = hex_value(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+  }
+  return true;
+}
+
+std::string encode_hex(const std::array<std::uint8_t, 32>& raw) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(64, '\0');
+  for (std::size_t i = 0; i < 32; ++i) {
+    out[2 * i] = kDigits[raw[i] >> 4];
+    out[2 * i + 1] = kDigits[raw[i] & 15];
+  }
+  return out;
+}
+
+const std::vector<core::Tag> kNoTags;
+const std::optional<std::pair<std::uint64_t, std::string>> kNoBuild;
+
+std::uint32_t size32(std::string_view s) {
+  // Strings of a page come from a page limited to a few GiB; a longer one is cut, never wrapped.
+  return static_cast<std::uint32_t>(std::min<std::size_t>(s.size(), 0xffffffffu));
+}
+
+}  // namespace
+
+DistFile::DistFile(const DistFile& other)
+    : url_size_(other.url_size_),
+      filename_size_(other.filename_size_),
+      requires_python_size_(other.requires_python_size_),
+      yanked_reason_size_(other.yanked_reason_size_),
+      release_(other.release_),
+      tag_set_(other.tag_set_),
+      size_(other.size_),
+      upload_time_(other.upload_time_),
+      sha256_(other.sha256_),
+      core_metadata_sha256_(other.core_metadata_sha256_),
+      flags_(other.flags_) {
+  std::size_t n = static_cast<std::size_t>(url_size_) +
+                  ((flags_ & kFilenameInUrl) ? 0 : filename_size_) + requires_python_size_ +
+                  yanked_reason_size_;
+  if (other.text_ && n > 0) {
+    text_ = std::make_unique_for_overwrite<char[]>(n);
+    std::memcpy(text_.get(), other.text_.get(), n);
+  }
+  if (other.extra_) extra_ = std::make_unique<Extra>(*other.extra_);
+}
+
+DistFile& DistFile::operator=(const DistFile& other) {
+  if (this != &other) {
+    DistFile copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+std::string_view DistFile::url() const noexcept {
+  return {text_.get(), url_size_};
+}
+
+std::string_view DistFile::filename() const noexcept {
+  if (flags_ & kFilenameInUrl) return {text_.get() + url_size_ - filename_size_, filename_size_};
+  return {text_.get() + url_size_, filename_size_};
+}
+
+std::string_view DistFile::requires_python() const noexcept {
+  std::size_t at = url_size_ + ((flags_ & kFilenameInUrl) ? 0 : filename_size_);
+  return {text_.get() + at, requires_python_size_};
+}
+
+std::string_view DistFile::yanked_reason() const noexcept {
+  std::size_t at = url_size_ + ((flags_ & kFilenameInUrl) ? 0 : filename_size_) +
+                   requires_python_size_;
+  return {text_.get() + at, yanked_reason_size_};
+}
+
+void DistFile::set_text(std::string_view filename, std::string_view url,
+                        std::string_view requires_python, std::string_view yanked_reason) {
+  // The views may point into text_: the new buffer is filled before the old one goes.
+  const bool in_url = !filename.empty() && url.size() >= filename.size() && url.ends_with(filename);
+  const std::uint32_t u = size32(url), f = size32(filename), r = size32(requires_python),
+                      y = size32(yanked_reason);
+  const std::size_t n = static_cast<std::size_t>(u) + (in_url ? 0 : f) + r + y;
+  std::unique_ptr<char[]> text;
+  if (n > 0) {
+    text = std::make_unique_for_overwrite<char[]>(n);
+    char* p = text.get();
+    std::memcpy(p, url.data(), u);
+    p += u;
+    if (!in_url) {
+      std::memcpy(p, filename.data(), f);
+      p += f;
+    }
+    std::memcpy(p, requires_python.data(), r);
+    p += r;
+    std::memcpy(p, yanked_reason.data(), y);
+  }
+  text_ = std::move(text);
+  url_size_ = u;
+  filename_size_ = f;
+  requires_python_size_ = r;
+  yanked_reason_size_ = y;
+  flags_ = static_cast<std::uint8_t>(in_url ? flags_ | kFilenameInUrl : flags_ & ~kFilenameInUrl);
+}
+
+void DistFile::set_filename(std::string_view filename) {
+  set_text(filename, url(), requires_python(), yanked_reason());
+}
+
+void DistFile::set_url(std::string_view url) {
+  // The filename may live at the end of the old URL: copied out first.
+  std::string name(filename());
+  set_text(name, url, requires_python(), yanked_reason());
+}
+
+void DistFile::set_requires_python(std::string_view requires_python) {
+  set_text(filename(), url(), requires_python, yanked_reason());
+}
+
+void DistFile::set_yanked(bool yanked, std::string_view reason) {
+  flags_ = static_cast<std::uint8_t>(yanked ? flags_ | kYanked : flags_ & ~kYanked);
+  if (reason != yanked_reason()) set_text(filename(), url(), requires_python(), reason);
+}
+
+DistFile::Extra& DistFile::extra() {
+  if (!extra_) extra_ = std::make_unique<Extra>();
+  return *extra_;
+}
+
+void DistFile::add_to(std::vector<Hash>* list, std::array<std::uint8_t, 32>& raw,
+                      std::uint8_t flag, std::string_view algorithm, std::string_view hex,
+                      bool core_metadata) {
+  // One sha256 alone is kept as 32 bytes; anything else as text, in page order.
+  if (!(flags_ & flag) && (!list || list->empty()) && algorithm == "sha256" &&
+      decode_sha256(hex, raw)) {
+    flags_ |= flag;
+    return;
+  }
+  std::vector<Hash>& out = core_metadata ? extra().core_metadata_hashes : extra().hashes;
+  if (flags_ & flag) {
+    out.push_back({"sha256", encode_hex(raw)});
+    flags_ = static_cast<std::uint8_t>(flags_ & ~flag);
+    raw = {};
+  }
+  out.push_back({std::string(algorithm), std::string(hex)});
+}
+
+void DistFile::add_hash(std::string_view algorithm, std::string_view hex) {
+  add_to(extra_ ? &extra_->hashes : nullptr, sha256_, kSha256, algorithm, hex, false);
+}
+
+void DistFile::clear_hashes() noexcept {
+  flags_ = static_cast<std::uint8_t>(flags_ & ~kSha256);
+  sha256_ = {};
+  if (extra_) extra_->hashes.clear();
+}
+
+void DistFile::set_core_metadata(bool advertised) noexcept {
+  flags_ = static_cast<std::uint8_t>(advertised ? flags_ | kCoreMetadata : flags_ & ~kCoreMetadata);
+}
+
+void DistFile::add_core_metadata_hash(std::string_view algorithm, std::string_view hex) {
+  add_to(extra_ ? &extra_->core_metadata_hashes : nullptr, core_metadata_sha256_,
+         kCoreMetadataSha256, algorithm, hex, true);
+}
+
+void DistFile::clear_core_metadata_hashes() noexcept {
+  flags_ = static_cast<std::uint8_t>(flags_ & ~kCoreMetadataSha256);
+  core_metadata_sha256_ = {};
+  if (extra_) extra_->core_metadata_hashes.clear();
+}
+
+std::vector<Hash> DistFile::hashes() const {
+  if (flags_ & kSha256) return {Hash{"sha256", encode_hex(sha256_)}};
+  return extra_ ? extra_->hashes : std::vector<Hash>{};
+}
+
+bool DistFile::has_hashes() const noexcept {
+  return (flags_ & kSha256) || (extra_ && !extra_->hashes.empty());
+}
+
+std::string DistFile::hash(std::string_view algorithm) const {
+  if (flags_ & kSha256) return algorithm == "sha256" ? encode_hex(sha256_) : std::string();
+  if (extra_) {
+    for (const auto& h : extra_->hashes) {
+      if (h.algorithm == algorithm) return h.hex;
+    }
   }
   return {};
 }
 
-std::string_view DistFile::core_metadata_sha256() const noexcept {
-  for (const auto& h : core_metadata_hashes) {
-    if (h.algorithm == "sha256") return h.hex;
+std::vector<Hash> DistFile::core_metadata_hashes() const {
+  if (flags_ & kCoreMetadataSha256) return {Hash{"sha256", encode_hex(core_metadata_sha256_)}};
+  return extra_ ? extra_->core_metadata_hashes : std::vector<Hash>{};
+}
+
+std::string DistFile::core_metadata_sha256() const {
+  if (flags_ & kCoreMetadataSha256) return encode_hex(core_metadata_sha256_);
+  if (extra_) {
+    for (const auto& h : extra_->core_metadata_hashes) {
+      if (h.algorithm == "sha256") return h.hex;
+    }
   }
   return {};
+}
+
+std::optional<std::uint64_t> DistFile::size() const noexcept {
+  if (flags_ & kHasSize) return size_;
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> DistFile::upload_time() const noexcept {
+  if (flags_ & kHasUploadTime) return upload_time_;
+  return std::nullopt;
+}
+
+void DistFile::set_size(std::optional<std::uint64_t> size) noexcept {
+  size_ = size.value_or(0);
+  flags_ = static_cast<std::uint8_t>(size ? flags_ | kHasSize : flags_ & ~kHasSize);
+}
+
+void DistFile::set_upload_time(std::optional<std::int64_t> micros) noexcept {
+  upload_time_ = micros.value_or(0);
+  flags_ =
+      static_cast<std::uint8_t>(micros ? flags_ | kHasUploadTime : flags_ & ~kHasUploadTime);
 }
 
 const core::Version& DistFile::version() const noexcept {
-  if (wheel) return wheel->version;
-  if (sdist) return sdist->version;
-  return kVersionZero;
+  return release_ ? release_->version : kVersionZero;
 }
 
 const std::string& DistFile::project() const noexcept {
-  if (wheel) return wheel->name;
-  if (sdist) return sdist->name;
-  return kEmptyName;
+  return release_ ? release_->name : kEmptyName;
+}
+
+const std::vector<core::Tag>& DistFile::tags() const noexcept {
+  return tag_set_ ? tag_set_->tags : kNoTags;
+}
+
+const std::optional<std::pair<std::uint64_t, std::string>>& DistFile::build() const noexcept {
+  return extra_ ? extra_->build : kNoBuild;
+}
+
+std::optional<core::WheelFilename> DistFile::wheel() const {
+  if (!tag_set_ || !release_) return std::nullopt;
+  core::WheelFilename w;
+  w.name = release_->name;
+  w.version = release_->version;
+  w.build = build();
+  w.tags = tag_set_->tags;
+  w.python_tag = tag_set_->python_tag;
+  w.abi_tag = tag_set_->abi_tag;
+  w.platform_tag = tag_set_->platform_tag;
+  return w;
+}
+
+std::optional<core::SdistFilename> DistFile::sdist() const {
+  if (!is_sdist()) return std::nullopt;
+  auto parsed = core::SdistFilename::parse(filename());
+  if (parsed) return std::move(*parsed);
+  // Set from parts that no longer match the filename: name and version still hold.
+  core::SdistFilename s;
+  s.name = release_->name;
+  s.version = release_->version;
+  return s;
+}
+
+void DistFile::set_wheel(std::shared_ptr<const Release> release,
+                         std::shared_ptr<const WheelTagSet> tags,
+                         std::optional<std::pair<std::uint64_t, std::string>> build) {
+  release_ = std::move(release);
+  tag_set_ = std::move(tags);
+  if (build) {
+    extra().build = std::move(build);
+  } else if (extra_) {
+    extra_->build.reset();
+  }
+}
+
+void DistFile::set_wheel(const core::WheelFilename& wheel) {
+  auto tags = std::make_shared<WheelTagSet>();
+  tags->python_tag = wheel.python_tag;
+  tags->abi_tag = wheel.abi_tag;
+  tags->platform_tag = wheel.platform_tag;
+  tags->tags = wheel.tags;
+  set_wheel(std::make_shared<const Release>(Release{wheel.name, wheel.version}), std::move(tags),
+            wheel.build);
+}
+
+void DistFile::set_sdist(std::shared_ptr<const Release> release) {
+  release_ = std::move(release);
+  tag_set_.reset();
+  if (extra_) extra_->build.reset();
+}
+
+void DistFile::set_sdist(const core::SdistFilename& sdist) {
+  set_sdist(std::make_shared<const Release>(Release{sdist.name, sdist.version}));
+}
+
+void DistFile::clear_kind() noexcept {
+  release_.reset();
+  tag_set_.reset();
+  if (extra_) extra_->build.reset();
 }
 
 std::string format_timestamp(std::int64_t micros) {

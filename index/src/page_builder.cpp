@@ -176,19 +176,53 @@ std::size_t WheelNameMemo::Hash::operator()(std::string_view s) const noexcept {
   return static_cast<std::size_t>(h ^ (h >> 29));
 }
 
-bool WheelNameMemo::parse_into(std::string_view filename, std::optional<core::WheelFilename>& out,
-                               std::string& error) {
-  auto full_parse = [&] {
-    auto full = core::WheelFilename::parse(filename);
-    if (!full) {
-      error = full.error().message;
-      return false;
-    }
-    out = std::move(*full);
-    return true;
-  };
+const WheelNameMemo::ReleasePtr& WheelNameMemo::release_for(std::string_view key,
+                                                            const std::string& name,
+                                                            const core::Version& version) {
+  auto it = releases_.find(key);
+  if (it == releases_.end()) {
+    it = releases_.emplace(std::string(key), std::make_shared<const Release>(Release{name, version}))
+             .first;
+  }
+  return it->second;
+}
+
+const WheelNameMemo::TagSetPtr& WheelNameMemo::tag_set_for(std::string_view key,
+                                                           const core::WheelFilename& parsed) {
+  auto it = tags_.find(key);
+  if (it == tags_.end()) {
+    auto entry = std::make_shared<WheelTagSet>();
+    entry->python_tag = parsed.python_tag;
+    entry->abi_tag = parsed.abi_tag;
+    entry->platform_tag = parsed.platform_tag;
+    entry->tags = parsed.tags;
+    it = tags_.emplace(std::string(key), std::move(entry)).first;
+  }
+  return it->second;
+}
+
+bool WheelNameMemo::full_parse(std::string_view filename, DistFile& file, std::string& error) {
+  auto full = core::WheelFilename::parse(filename);
+  if (!full) {
+    error = full.error().message;
+    return false;
+  }
+  key_ = full->name;
+  key_ += '\n';
+  key_ += full->version.to_string();
+  const ReleasePtr& release = release_for(key_, full->name, full->version);
+  key_ = full->python_tag;
+  key_ += '-';
+  key_ += full->abi_tag;
+  key_ += '-';
+  key_ += full->platform_tag;
+  file.set_wheel(release, tag_set_for(key_, *full), std::move(full->build));
+  return true;
+}
+
+bool WheelNameMemo::classify(std::string_view filename, DistFile& file, std::string& error) {
   // The common shape: name-version-python-abi-platform.whl, printable ASCII.
-  if (filename.size() <= 4 || !filename.ends_with(".whl")) return full_parse();
+  if (filename.size() <= 4 || !filename.ends_with(".whl")) return full_parse(filename, file, error);
   std::string_view stem = filename.substr(0, filename.size() - 4);
   std::size_t dashes[4];
   std::size_t count = 0;
@@ -208,25 +242,25 @@ bool WheelNameMemo::parse_into(std::string_view filename, std::optional<core::Wh
       if constexpr (std::endian::native == std::endian::big) w = __builtin_bswap64(w);
       std::uint64_t z = w & low7;
       std::uint64_t bad = w | (z + ones) | ~(z + ones * (0x80 - 0x21));  // >= 0x7f or < 0x21
-      if (bad & high) return full_parse();
+      if (bad & high) return full_parse(filename, file, error);
       std::uint64_t eq = w ^ (ones * '-');
       std::uint64_t dash = ~(((eq & low7) + low7) | eq) & high;  // 0x80 in each '-' byte
       while (dash) {
-        if (count == 4) return full_parse();  // a build tag, or an error
+        if (count == 4) return full_parse(filename, file, error);  // a build tag, or an error
         dashes[count++] = i + static_cast<std::size_t>(std::countr_zero(dash)) / 8;
         dash &= dash - 1;
       }
     }
     for (; i < n; ++i) {
       auto c = static_cast<unsigned char>(p[i]);
-      if (c <= 0x20 || c >= 0x7f) return full_parse();
+      if (c <= 0x20 || c >= 0x7f) return full_parse(filename, file, error);
       if (c == '-') {
-        if (count == 4) return full_parse();
+        if (count == 4) return full_parse(filename, file, error);
         dashes[count++] = i;
       }
     }
   }
-  if (count != 4) return full_parse();
+  if (count != 4) return full_parse(filename, file, error);
   std::string_view name = stem.substr(0, dashes[0]);
   std::string_view version = stem.substr(dashes[0] + 1, dashes[1] - dashes[0] - 1);
   std::string_view tags = stem.substr(dashes[1] + 1);
@@ -234,31 +268,46 @@ bool WheelNameMemo::parse_into(std::string_view filename, std::optional<core::Wh
   // Pages list a project's files version by version: the previous file's name and version are
   // compared before any hashing.
   const std::string* normalized = nullptr;
+  bool same_name = false;
   if (last_name_ && last_name_->first == name) {
     normalized = &last_name_->second;
+    same_name = true;
   } else if (auto it = names_.find(name); it != names_.end()) {
     last_name_ = &*it;
     normalized = &it->second;
   } else {
     // First file with this name: the full parse validates the name (and everything else).
-    if (!full_parse()) return false;
-    auto [n, inserted_name] = names_.emplace(std::string(name), out->name);
+    auto full = core::WheelFilename::parse(filename);
+    if (!full) {
+      error = full.error().message;
+      return false;
+    }
+    auto n = names_.emplace(std::string(name), full->name).first;
     last_name_ = &*n;
-    auto [v, inserted_version] = versions_.emplace(std::string(version), out->version);
-    last_version_ = &*v;
-    tags_.emplace(std::string(tags), out->tags);
+    key_ = full->name;
+    key_ += '\n';
+    key_ += version;
+    last_release_ = &release_for(key_, full->name, full->version);
+    last_version_text_.assign(version);
+    file.set_wheel(*last_release_, tag_set_for(tags, *full));
     return true;
   }
-  if (!last_version_ || last_version_->first != version) {
-    auto it = versions_.find(version);
-    if (it == versions_.end()) {
+  if (!same_name || !last_release_ || last_version_text_ != version) {
+    key_ = *normalized;
+    key_ += '\n';
+    key_ += version;
+    auto it = releases_.find(key_);
+    if (it == releases_.end()) {
       auto v = core::Version::parse(version);
-      if (!v) return full_parse();
-      it = versions_.emplace(std::string(version), std::move(*v)).first;
+      if (!v) return full_parse(filename, file, error);
+      it = releases_
+               .emplace(key_, std::make_shared<const Release>(Release{*normalized, std::move(*v)}))
+               .first;
     }
-    last_version_ = &*it;
+    last_release_ = &it->second;
+    last_version_text_.assign(version);
   }
-  const std::pair<const std::string, std::vector<core::Tag>>* tags_entry = nullptr;
+  const std::pair<const std::string, TagSetPtr>* tags_entry = nullptr;
   TagSlot* slot = nullptr;
   if (tags.size() >= 8) {
     std::uint64_t head, tail;
@@ -273,48 +322,82 @@ bool WheelNameMemo::parse_into(std::string_view filename, std::optional<core::Wh
     auto tags_it = tags_.find(tags);
     if (tags_it == tags_.end()) {
       auto t = core::parse_tag_set(tags);
-      if (!t) return full_parse();
-      tags_it = tags_.emplace(std::string(tags), std::move(*t)).first;
+      if (!t) return full_parse(filename, file, error);
+      auto entry = std::make_shared<WheelTagSet>();
+      entry->python_tag.assign(stem.substr(dashes[1] + 1, dashes[2] - dashes[1] - 1));
+      entry->abi_tag.assign(stem.substr(dashes[2] + 1, dashes[3] - dashes[2] - 1));
+      entry->platform_tag.assign(stem.substr(dashes[3] + 1));
+      entry->tags = std::move(*t);
+      tags_it = tags_.emplace(std::string(tags), std::move(entry)).first;
     }
     tags_entry = &*tags_it;
     if (slot) slot->entry = tags_entry;
   }
-  core::WheelFilename& w = out.emplace();
-  w.name = *normalized;
-  w.version = last_version_->second;
-  w.tags = tags_entry->second;
-  w.python_tag.assign(stem.substr(dashes[1] + 1, dashes[2] - dashes[1] - 1));
-  w.abi_tag.assign(stem.substr(dashes[2] + 1, dashes[3] - dashes[2] - 1));
-  w.platform_tag.assign(stem.substr(dashes[3] + 1));
+  file.set_wheel(*last_release_, tags_entry->second);
   return true;
 }
 
 core::Result<core::WheelFilename> WheelNameMemo::parse(std::string_view filename) {
-  std::optional<core::WheelFilename> out;
+  DistFile file;
   std::string error;
-  if (!parse_into(filename, out, error)) return core::WheelFilename::parse(filename);
-  return std::move(*out);
+  if (!classify(filename, file, error)) return core::WheelFilename::parse(filename);
+  return std::move(*file.wheel());
 }
 
+std::shared_ptr<const Release> WheelNameMemo::sdist_release(std::string_view stem,
+                                                            const core::SdistFilename& parsed) {
+  auto it = sdists_.find(stem);
+  if (it == sdists_.end()) {
+    it = sdists_
+             .emplace(std::string(stem),
+                      std::make_shared<const Release>(Release{parsed.name, parsed.version}))
+             .first;
+  }
+  return it->second;
+}
+
+std::shared_ptr<const Release> WheelNameMemo::find_sdist_release(std::string_view stem) const {
+  auto it = sdists_.find(stem);
+  return it == sdists_.end() ? nullptr : it->second;
+}
+
+namespace {
+
+// The sdist extension `filename` ends with, as core::SdistFilename::parse finds it, or "".
+std::string_view sdist_extension(std::string_view filename) noexcept {
+  for (std::string_view ext : {".tar.gz", ".zip", ".tar.bz2", ".tar.xz", ".tar"}) {
+    if (filename.ends_with(ext)) return filename.substr(filename.size() - ext.size());
+  }
+  return {};
+}
+
+}  // namespace
+
 bool FileClassifier::accept(DistFile& file) {
-  std::string_view name = file.filename;
+  std::string_view name = file.filename();
   std::string reason;
+  file.clear_kind();
   if (ends_with_icase(name, ".whl")) {
-    if (!wheels_.parse_into(name, file.wheel, reason)) file.wheel.reset();
-  } else if (is_sdist_name(name)) {
-    auto parsed = core::SdistFilename::parse(name);
-    if (parsed) {
-      file.sdist = std::move(*parsed);
+    if (!wheels_.classify(name, file, reason)) file.clear_kind();
+  } else if (std::string_view ext = sdist_extension(name); !ext.empty()) {
+    // Files of one release share the stem: its first sdist is parsed, the others share it.
+    std::string_view stem = name.substr(0, name.size() - ext.size());
+    if (auto release = wheels_.find_sdist_release(stem)) {
+      file.set_sdist(std::move(release));
+    } else if (auto parsed = core::SdistFilename::parse(name)) {
+      file.set_sdist(wheels_.sdist_release(stem, *parsed));
     } else {
       reason = parsed.error().message;
     }
+  } else if (is_sdist_name(name)) {
+    reason = core::SdistFilename::parse(name).error().message;  // e.g. `.tgz`, `.TAR.GZ`
   } else {
     reason = "not a wheel or sdist";
   }
-  if (!file.wheel && !file.sdist) {
+  if (!file.is_wheel() && !file.is_sdist()) {
     if (!filter_.quiet_drops) {
       if (unparseable_ == 0) {
-        first_unparseable_ = file.filename;
+        first_unparseable_ = name;
         first_unparseable_reason_ = std::move(reason);
       }
       ++unparseable_;
@@ -323,7 +406,7 @@ bool FileClassifier::accept(DistFile& file) {
   }
   if (!filter_.project.empty() && file.project() != filter_.project) {
     if (!filter_.quiet_drops) {
-      if (other_project_ == 0) first_other_project_ = file.filename;
+      if (other_project_ == 0) first_other_project_ = name;
       ++other_project_;
     }
     return false;

@@ -2,6 +2,7 @@
 // Shared by the HTML and JSON parsers: turns a filename into a wheel/sdist DistFile, filters
 // by project and collects the warnings for dropped files (one warning per kind, not per file).
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,10 +22,16 @@ namespace gpulock::index::detail {
 /// invalid component) goes to WheelFilename::parse for its exact error.
 class WheelNameMemo {
  public:
+  /// The parsed filename (for tests: what classify() gives, rebuilt).
   core::Result<core::WheelFilename> parse(std::string_view filename);
-  /// The same, built in place in `out`; false with the parse error's message in `error`.
-  bool parse_into(std::string_view filename, std::optional<core::WheelFilename>& out,
-                  std::string& error);
+  /// Makes `file` a wheel from `filename`, with the page's shared name/version and tag-set
+  /// entries; false with the parse error's message in `error`.
+  bool classify(std::string_view filename, DistFile& file, std::string& error);
+  /// The shared entry for an sdist's name and version (keyed by the filename's stem).
+  std::shared_ptr<const Release> sdist_release(std::string_view stem,
+                                               const core::SdistFilename& parsed);
+  /// The shared entry for `stem`, or null when no sdist with that stem was seen.
+  std::shared_ptr<const Release> find_sdist_release(std::string_view stem) const;
 
  private:
   // A multiply-xorshift hash over 8-byte words: keys are short ASCII filename parts, and
@@ -35,19 +42,30 @@ class WheelNameMemo {
   };
   template <class V>
   using Map = std::unordered_map<std::string, V, Hash, std::equal_to<>>;
-  Map<std::string> names_;  // raw name -> normalized (valid names only)
-  Map<core::Version> versions_;
-  Map<std::vector<core::Tag>> tags_;
+  using ReleasePtr = std::shared_ptr<const Release>;
+  using TagSetPtr = std::shared_ptr<const WheelTagSet>;
+
+  bool full_parse(std::string_view filename, DistFile& file, std::string& error);
+  const ReleasePtr& release_for(std::string_view key, const std::string& name,
+                                const core::Version& version);
+  const TagSetPtr& tag_set_for(std::string_view key, const core::WheelFilename& parsed);
+
+  Map<std::string> names_;      // raw name -> normalized (valid names only)
+  Map<ReleasePtr> releases_;    // normalized name '\n' raw version -> entry
+  Map<ReleasePtr> sdists_;      // sdist stem -> entry
+  Map<TagSetPtr> tags_;         // raw compressed tags -> entry
   // A direct-mapped cache in front of tags_, indexed by a few bytes of the key: the 10-50
   // tag sets of a page repeat for every version, and this avoids hashing whole keys.
   struct TagSlot {
-    const std::pair<const std::string, std::vector<core::Tag>>* entry = nullptr;
+    const std::pair<const std::string, TagSetPtr>* entry = nullptr;
   };
   static constexpr std::size_t kTagSlots = 256;
   TagSlot tag_slots_[kTagSlots];
   // The previous file's entries (unordered_map nodes never move).
   const std::pair<const std::string, std::string>* last_name_ = nullptr;
-  const std::pair<const std::string, core::Version>* last_version_ = nullptr;
+  std::string last_version_text_;
+  const ReleasePtr* last_release_ = nullptr;
+  std::string key_;  // scratch
 };
 
 /// Free text from an index (a yanked reason) made safe to print: C0 and C1 control characters
@@ -59,7 +77,8 @@ class FileClassifier {
  public:
   explicit FileClassifier(const PageFilter& filter) : filter_(filter) {}
 
-  /// Parses `file.filename` into file.wheel / file.sdist; false when the file must be dropped.
+  /// Parses `file.filename()` and makes `file` a wheel or an sdist; false when the file must be
+  /// dropped.
   bool accept(DistFile& file);
   /// Adds the collected warnings to the page.
   void finish(ProjectPage& page) const;

@@ -137,6 +137,28 @@ int remove_stale_temp_files(const std::string& dir) {
   return removed;
 }
 
+int remove_stale_legacy_temp_files(const std::string& dir) {
+  int removed = remove_stale_temp_files(dir);
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return removed;
+  std::vector<std::string> names;
+  while (dirent* ent = ::readdir(d)) {
+    std::string_view n = ent->d_name;
+    if (n != "." && n != ".." && owner_of(n).empty()) names.emplace_back(n);
+  }
+  ::closedir(d);
+  const std::time_t now = std::time(nullptr);
+  for (const auto& n : names) {
+    std::string path = dir + "/" + n;
+    struct stat st {};
+    // Files and links only (never followed); a directory someone put there is left alone.
+    if (::lstat(path.c_str(), &st) != 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))) continue;
+    if (now - st.st_mtime > kOrphanAge && ::unlink(path.c_str()) == 0) ++removed;
+  }
+  ::rmdir(dir.c_str());  // only when empty
+  return removed;
+}
+
 core::Result<TempFile> make_temp_file(const std::string& dir, std::string_view tag) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

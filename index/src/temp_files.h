@@ -45,6 +45,12 @@ void unregister_temp_path(const std::string& path);
 /// for tests; make_temp_file calls it once per directory and process.
 int remove_stale_temp_files(const std::string& dir);
 
+/// `<cache>/tmp/`, where versions before partial/ downloaded wheels (`wheel-XXXXXX`, no owner
+/// lock): the same rules as remove_stale_temp_files, and since nothing there has an owner, an
+/// entry goes once older than a day (a run of an old version may still be writing a young one);
+/// the directory goes when empty. Returns how many files were removed.
+int remove_stale_legacy_temp_files(const std::string& dir);
+
 /// The lock file's owner name of this process ("<pid>-<nonce>").
 const std::string& temp_owner();
 

@@ -23,8 +23,8 @@ mode, so a page's files are served under the same mode):
   retry-after-long 429 with Retry-After: 3600, always
   no-metadata      the page without the .metadata file, no Range support, a 512 KiB wheel: it
                    is downloaded whole (to <cache>/partial/)
-  wrong-hash       as no-metadata, the page's sha256 for the wheel is wrong (not in the suite
-                   yet: a mismatch ends as "no solution", exit 1; issue 17 gives it exit 4)
+  wrong-hash       as no-metadata, the page's sha256 for the wheel is wrong: the download that
+                   reads its METADATA fails with a hash mismatch, exit 4
   oversize-wheel   as no-metadata, the wheel is 8 MiB longer than the page's PEP 700 size
   drip-wheel       as no-metadata, the wheel drips (a download to interrupt)
   lying-cd         no .metadata, Range support, a wheel whose central directory claims 65000

@@ -54,32 +54,32 @@ void check_same(const ProjectPage& a, const ProjectPage& b) {
   for (std::size_t i = 0; i < a.files.size(); ++i) {
     const DistFile& x = a.files[i];
     const DistFile& y = b.files[i];
-    CHECK(x.filename == y.filename);
-    CHECK(x.url == y.url);
-    CHECK(x.hashes == y.hashes);
-    CHECK(x.requires_python == y.requires_python);
-    CHECK(x.yanked == y.yanked);
-    CHECK(x.yanked_reason == y.yanked_reason);
-    CHECK(x.core_metadata == y.core_metadata);
-    CHECK(x.core_metadata_hashes == y.core_metadata_hashes);
-    CHECK(x.size == y.size);
-    CHECK(x.upload_time == y.upload_time);
-    CHECK(x.wheel.has_value() == y.wheel.has_value());
-    CHECK(x.sdist.has_value() == y.sdist.has_value());
+    CHECK(x.filename() == y.filename());
+    CHECK(x.url() == y.url());
+    CHECK(x.hashes() == y.hashes());
+    CHECK(x.requires_python() == y.requires_python());
+    CHECK(x.yanked() == y.yanked());
+    CHECK(x.yanked_reason() == y.yanked_reason());
+    CHECK(x.core_metadata() == y.core_metadata());
+    CHECK(x.core_metadata_hashes() == y.core_metadata_hashes());
+    CHECK(x.size() == y.size());
+    CHECK(x.upload_time() == y.upload_time());
+    CHECK(x.wheel().has_value() == y.wheel().has_value());
+    CHECK(x.sdist().has_value() == y.sdist().has_value());
     CHECK(x.version() == y.version());
-    if (x.wheel && y.wheel) {
-      CHECK(x.wheel->name == y.wheel->name);
-      CHECK(x.wheel->version.to_string() == y.wheel->version.to_string());
-      CHECK(x.wheel->build == y.wheel->build);
-      CHECK(x.wheel->tags == y.wheel->tags);
-      CHECK(x.wheel->python_tag == y.wheel->python_tag);
-      CHECK(x.wheel->abi_tag == y.wheel->abi_tag);
-      CHECK(x.wheel->platform_tag == y.wheel->platform_tag);
+    if (x.wheel() && y.wheel()) {
+      CHECK(x.wheel()->name == y.wheel()->name);
+      CHECK(x.wheel()->version.to_string() == y.wheel()->version.to_string());
+      CHECK(x.wheel()->build == y.wheel()->build);
+      CHECK(x.wheel()->tags == y.wheel()->tags);
+      CHECK(x.wheel()->python_tag == y.wheel()->python_tag);
+      CHECK(x.wheel()->abi_tag == y.wheel()->abi_tag);
+      CHECK(x.wheel()->platform_tag == y.wheel()->platform_tag);
     }
-    if (x.sdist && y.sdist) {
-      CHECK(x.sdist->name == y.sdist->name);
-      CHECK(x.sdist->version.to_string() == y.sdist->version.to_string());
-      CHECK(x.sdist->extension == y.sdist->extension);
+    if (x.sdist() && y.sdist()) {
+      CHECK(x.sdist()->name == y.sdist()->name);
+      CHECK(x.sdist()->version.to_string() == y.sdist()->version.to_string());
+      CHECK(x.sdist()->extension == y.sdist()->extension);
     }
   }
 }
@@ -288,8 +288,8 @@ TEST_CASE("pages round-trip with every wheel and sdist field", "[cache]") {
   REQUIRE(detail::decode_page(in, decoded));
   check_same(decoded, page);
   CHECK(decoded.omitted.empty());
-  REQUIRE(decoded.files[3].wheel);
-  CHECK(decoded.files[3].wheel->build == std::optional<std::pair<std::uint64_t, std::string>>(
+  REQUIRE(decoded.files[3].wheel());
+  CHECK(decoded.files[3].wheel()->build == std::optional<std::pair<std::uint64_t, std::string>>(
                                              std::pair<std::uint64_t, std::string>{1, "build"}));
   CHECK(decoded.files[5].version().to_string() == "1.5+cu124");
 
@@ -311,15 +311,15 @@ TEST_CASE("a filtered decode keeps the wheels the filter accepts and summarizes 
   std::vector<std::string> expected_files;
   std::vector<std::tuple<std::string, bool, bool>> expected_omitted;
   for (const auto& f : page.files) {
-    if (f.wheel && keep_linux_311(f.wheel->tags)) {
-      expected_files.push_back(f.filename);
+    if (f.wheel() && keep_linux_311(f.wheel()->tags)) {
+      expected_files.emplace_back(f.filename());
       continue;
     }
     std::string v = f.version().to_string();
     auto it = std::find_if(expected_omitted.begin(), expected_omitted.end(),
                            [&](const auto& o) { return std::get<0>(o) == v; });
     if (it == expected_omitted.end()) it = expected_omitted.insert(expected_omitted.end(), {v, false, false});
-    (f.wheel ? std::get<1>(*it) : std::get<2>(*it)) = true;
+    (f.wheel() ? std::get<1>(*it) : std::get<2>(*it)) = true;
   }
   REQUIRE(expected_files.size() == 3);  // the manylinux, py2.py3 and 3.11 +cu124 wheels
 
@@ -330,7 +330,7 @@ TEST_CASE("a filtered decode keeps the wheels the filter accepts and summarizes 
   };
   auto check_filtered = [&](const ProjectPage& p) {
     std::vector<std::string> files;
-    for (const auto& f : p.files) files.push_back(f.filename);
+    for (const auto& f : p.files) files.emplace_back(f.filename());
     CHECK(files == expected_files);
     std::vector<std::tuple<std::string, bool, bool>> omitted;
     for (const auto& o : p.omitted) omitted.emplace_back(o.version.to_string(), o.wheels, o.sdists);
@@ -345,7 +345,7 @@ TEST_CASE("a filtered decode keeps the wheels the filter accepts and summarizes 
   // The kept files are complete.
   for (const auto& f : decoded.files) {
     auto full = std::find_if(page.files.begin(), page.files.end(),
-                             [&](const DistFile& g) { return g.filename == f.filename; });
+                             [&](const DistFile& g) { return g.filename() == f.filename(); });
     REQUIRE(full != page.files.end());
     ProjectPage a, b;
     a.files = {f};

@@ -27,7 +27,7 @@ namespace {
 
 const DistFile* find_file(const ProjectPage& page, const std::string& filename) {
   for (const auto& f : page.files) {
-    if (f.filename == filename) return &f;
+    if (f.filename() == filename) return &f;
   }
   return nullptr;
 }
@@ -46,9 +46,9 @@ TEST_CASE("PEP 691 JSON from nginx, and the same files as its HTML page", "[http
   CHECK_FALSE((*page)->versions.empty());
   REQUIRE_FALSE((*page)->files.empty());
   for (const auto& f : (*page)->files) {
-    CHECK(f.url.starts_with(servers().http_url() + "/packages/numpy/"));
+    CHECK(f.url().starts_with(servers().http_url() + "/packages/numpy/"));
     CHECK(f.sha256().size() == 64);
-    CHECK(f.size.has_value());
+    CHECK(f.size().has_value());
   }
   auto log = index_test::settled_requests_by(agent, 1);
   REQUIRE(log.size() == 1);
@@ -65,13 +65,13 @@ TEST_CASE("PEP 691 JSON from nginx, and the same files as its HTML page", "[http
   for (std::size_t i = 0; i < from_html->files.size(); ++i) {
     const DistFile& a = (*page)->files[i];
     const DistFile& b = from_html->files[i];
-    CHECK(a.filename == b.filename);
-    CHECK(a.url == b.url);
+    CHECK(a.filename() == b.filename());
+    CHECK(a.url() == b.url());
     CHECK(a.sha256() == b.sha256());
-    CHECK(a.requires_python == b.requires_python);
-    CHECK(a.yanked == b.yanked);
-    CHECK(a.yanked_reason == b.yanked_reason);
-    CHECK(a.core_metadata == b.core_metadata);
+    CHECK(a.requires_python() == b.requires_python());
+    CHECK(a.yanked() == b.yanked());
+    CHECK(a.yanked_reason() == b.yanked_reason());
+    CHECK(a.core_metadata() == b.core_metadata());
     CHECK(a.core_metadata_sha256() == b.core_metadata_sha256());
   }
 }
@@ -89,9 +89,9 @@ TEST_CASE("PEP 503 HTML from the PyTorch-like tree", "[http]") {
   for (const auto& f : (*torch)->files) {
     versions.insert(f.version().to_string());
     CHECK(f.version().local_string() == "cu124");
-    CHECK(f.url.find("%2Bcu124") != std::string::npos);  // root-relative, %2B kept
-    CHECK(f.filename.find("+cu124") != std::string::npos);
-    CHECK(f.url.starts_with(servers().http_url() + "/whl/cu124/"));
+    CHECK(f.url().find("%2Bcu124") != std::string::npos);  // root-relative, %2B kept
+    CHECK(f.filename().find("+cu124") != std::string::npos);
+    CHECK(f.url().starts_with(servers().http_url() + "/whl/cu124/"));
     CHECK(f.sha256().size() == 64);
   }
   CHECK(versions.count("2.6.0+cu124") == 1);
@@ -119,7 +119,7 @@ TEST_CASE("PEP 503 HTML from the PyTorch-like tree", "[http]") {
   REQUIRE(nightly_torch);
   REQUIRE_FALSE((*nightly_torch)->files.empty());
   for (const auto& f : (*nightly_torch)->files) {
-    CHECK(f.hashes.empty());
+    CHECK(f.hashes().empty());
     CHECK(f.version().is_devrelease());
   }
 }
@@ -167,7 +167,7 @@ TEST_CASE("TLS with the test CA through SSL_CERT_FILE, HTTP/2, refused without i
       client.prefetch_project(source, name);
     auto page = client.fetch_project(source, "numpy");
     REQUIRE(page);
-    CHECK((*page)->files.front().url.starts_with(servers().https_url() + "/packages/"));
+    CHECK((*page)->files.front().url().starts_with(servers().https_url() + "/packages/"));
     for (const char* name : {"filelock", "jinja2", "markupsafe"})
       CHECK(client.fetch_project(source, name));
     auto meta = client.fetch_metadata((*page)->files.front());
@@ -225,9 +225,9 @@ TEST_CASE("find-links page over HTTP and a file:// Simple API tree", "[http]") {
   REQUIRE(over_file);
   REQUIRE((*over_file)->files.size() == (*over_http)->files.size());
   for (std::size_t i = 0; i < (*over_file)->files.size(); ++i) {
-    CHECK((*over_file)->files[i].filename == (*over_http)->files[i].filename);
+    CHECK((*over_file)->files[i].filename() == (*over_http)->files[i].filename());
     CHECK((*over_file)->files[i].sha256() == (*over_http)->files[i].sha256());
-    CHECK((*over_file)->files[i].url.starts_with("file:///"));
+    CHECK((*over_file)->files[i].url().starts_with("file:///"));
   }
   auto meta = client.fetch_metadata((*over_file)->files.back());
   REQUIRE(meta);
@@ -244,8 +244,8 @@ TEST_CASE("METADATA: .metadata file, range reads without it, and the cache", "[h
     auto numpy = client.fetch_project(pypi, "numpy");
     REQUIRE(numpy);
     const DistFile& with_meta = (*numpy)->files.front();
-    REQUIRE(with_meta.core_metadata);
-    with_meta_name = with_meta.filename;
+    REQUIRE(with_meta.core_metadata());
+    with_meta_name = std::string(with_meta.filename());
     auto text = client.fetch_metadata(with_meta);
     REQUIRE(text);
     with_text = *text;
@@ -257,10 +257,10 @@ TEST_CASE("METADATA: .metadata file, range reads without it, and the cache", "[h
     REQUIRE(networkx);
     const DistFile* without_meta = nullptr;
     for (const auto& f : (*networkx)->files) {
-      if (f.wheel && !f.core_metadata) without_meta = &f;
+      if (f.wheel() && !f.core_metadata()) without_meta = &f;
     }
     REQUIRE(without_meta);
-    without_meta_name = without_meta->filename;
+    without_meta_name = std::string(without_meta->filename());
     auto ranged = client.fetch_metadata(*without_meta);
     REQUIRE(ranged);
     without_text = *ranged;
@@ -281,9 +281,10 @@ TEST_CASE("METADATA: .metadata file, range reads without it, and the cache", "[h
     CHECK(ranges == client.stats().range_requests);
     // The same METADATA as in the wheel.
     std::string path =
-        (servers().index_root() / without_meta->url.substr(servers().http_url().size() + 1))
+        (servers().index_root() / without_meta->url().substr(servers().http_url().size() + 1))
             .string();
-    auto local = read_wheel_metadata(percent_decode(path), &*without_meta->wheel);
+    auto wheel_name = without_meta->wheel();
+    auto local = read_wheel_metadata(percent_decode(path), &*wheel_name);
     REQUIRE(local);
     CHECK(*local == *ranged);
   }
@@ -320,7 +321,7 @@ TEST_CASE("METADATA for many wheels in parallel, prefetched", "[http][metadata]"
     auto page = client.fetch_project(cu124, name);
     REQUIRE(page);
     for (const auto& f : (*page)->files) {
-      if (f.wheel) wheels.push_back(f);
+      if (f.wheel()) wheels.push_back(f);
     }
   }
   REQUIRE(wheels.size() >= 30);
@@ -429,8 +430,9 @@ TEST_CASE("offline reads the cache only and names what is missing", "[http][offl
   CHECK(missing.error().code == core::ErrorCode::Offline);
   CHECK(missing.error().where == servers().pypi_url() + "jinja2/");
   DistFile other = wheel;
-  other.url += ".other";
-  other.hashes = {{"sha256", std::string(64, '0')}};
+  other.set_url(std::string(other.url()) + ".other");
+  other.clear_hashes();
+  other.add_hash("sha256", std::string(64, '0'));
   auto meta = client.fetch_metadata(other);
   REQUIRE_FALSE(meta);
   CHECK(meta.error().code == core::ErrorCode::Offline);
@@ -451,7 +453,7 @@ TEST_CASE("file digests stream the file and are cached", "[http][digest]") {
     auto page = client.fetch_project(nightly, "torch");
     REQUIRE(page);
     const DistFile& f = (*page)->files.front();
-    url = f.url;
+    url = f.url();
     std::string rel = percent_decode(url.substr(servers().http_url().size() + 1));
     auto local = sha256_file((servers().index_root() / rel).string());
     REQUIRE(local);

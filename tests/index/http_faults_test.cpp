@@ -60,7 +60,7 @@ TEST_CASE("401 and 403 are authentication errors, credentials are used and never
   REQUIRE(page);
   CHECK((*page)->url == "http://fixture:****@" + base.substr(7) + "numpy/");
   for (const auto& f : (*page)->files)
-    CHECK(f.url.find("s3cret") == std::string::npos);
+    CHECK(f.url().find("s3cret") == std::string::npos);
   auto meta = client.fetch_metadata((*page)->files.front());
   REQUIRE(meta);
   CHECK(meta->find("Name: numpy") != std::string::npos);
@@ -152,7 +152,7 @@ TEST_CASE("invalid pages and redirect loops", "[http][faults]") {
   auto moved = client.fetch_project(IndexSource::simple(fault("redirect/simple")), "numpy");
   REQUIRE(moved);
   REQUIRE_FALSE((*moved)->files.empty());
-  CHECK((*moved)->files.front().url.starts_with(servers().fault_url() + "/ok/packages/numpy/"));
+  CHECK((*moved)->files.front().url().starts_with(servers().fault_url() + "/ok/packages/numpy/"));
 
   // Invalid HTML (a file:// tree, the fault server has no HTML mode).
   std::string tree = index_test::scratch_dir("fault-html");
@@ -176,11 +176,11 @@ TEST_CASE("hash mismatches name the URL and both hashes", "[http][faults]") {
         client.fetch_project(IndexSource::simple(fault("wrong-metadata-hash/simple")), "numpy");
     REQUIRE(page);
     const DistFile& f = (*page)->files.front();
-    REQUIRE(f.core_metadata);
+    REQUIRE(f.core_metadata());
     auto meta = client.fetch_metadata(f);
     REQUIRE_FALSE(meta);
     CHECK(meta.error().code == core::ErrorCode::HashMismatch);
-    CHECK(meta.error().where == f.url + ".metadata");
+    CHECK(meta.error().where == std::string(f.url()) + ".metadata");
     std::string prefix =
         fmt::format("hash mismatch: expected sha256:{}, got sha256:", f.core_metadata_sha256());
     CHECK(meta.error().message.starts_with(prefix));
@@ -193,13 +193,13 @@ TEST_CASE("hash mismatches name the URL and both hashes", "[http][faults]") {
   REQUIRE(page);
   const DistFile* plain = nullptr;
   for (const auto& f : (*page)->files) {
-    if (f.wheel && !f.core_metadata) plain = &f;
+    if (f.wheel() && !f.core_metadata()) plain = &f;
   }
   REQUIRE(plain);
   auto meta = client.fetch_metadata(*plain);
   REQUIRE_FALSE(meta);
   CHECK(meta.error().code == core::ErrorCode::HashMismatch);
-  CHECK(meta.error().where == plain->url);
+  CHECK(meta.error().where == plain->url());
   CHECK(meta.error().message.starts_with(
       fmt::format("hash mismatch: expected sha256:{}, got sha256:", plain->sha256())));
   CHECK(client.stats().download_requests == 1);
@@ -213,7 +213,7 @@ TEST_CASE("servers without range support: small wheels come whole, big ones are 
   REQUIRE(page);
   std::vector<const DistFile*> plain;
   for (const auto& f : (*page)->files) {
-    if (f.wheel && !f.core_metadata) plain.push_back(&f);
+    if (f.wheel() && !f.core_metadata()) plain.push_back(&f);
   }
   REQUIRE(plain.size() >= 2);
   auto first = client.fetch_metadata(*plain[0]);
@@ -238,9 +238,8 @@ TEST_CASE("servers without range support: small wheels come whole, big ones are 
     DYNAMIC_SECTION(base) {
       auto big = make_client("fault-big");
       DistFile f;
-      f.filename = "big_pkg-2.0-py3-none-any.whl";
-      f.url = url;
-      f.wheel = core::WheelFilename::parse(f.filename).value();
+      f.set_text("big_pkg-2.0-py3-none-any.whl", url);
+      f.set_wheel(core::WheelFilename::parse(f.filename()).value());
       auto meta = big.fetch_metadata(f);
       REQUIRE(meta);
       CHECK(meta->find("Provides-Extra: fast") != std::string::npos);
@@ -290,7 +289,7 @@ TEST_CASE("broken wheels on the index", "[http][faults]") {
       REQUIRE_FALSE(meta);
       CHECK(meta.error().code == c.code);
       CHECK(meta.error().message.starts_with(c.message_start));
-      CHECK(meta.error().where.starts_with(f.url));
+      CHECK(meta.error().where.starts_with(f.url()));
     }
   }
 }
@@ -305,11 +304,11 @@ TEST_CASE("a .metadata file over 10 MB is refused", "[http][faults]") {
   REQUIRE(page);
   REQUIRE((*page)->files.size() == 1);
   const DistFile& f = (*page)->files.front();
-  CHECK(f.core_metadata);
+  CHECK(f.core_metadata());
   auto meta = client.fetch_metadata(f);
   REQUIRE_FALSE(meta);
   CHECK(meta.error().code == core::ErrorCode::IndexFormat);
   CHECK(meta.error().message == "the .metadata file is over the 10 MB limit for METADATA");
-  CHECK(meta.error().where == f.url + ".metadata");
+  CHECK(meta.error().where == std::string(f.url()) + ".metadata");
   CHECK(client.stats().bytes_received <= kMaxMetadataBytes + 1024 * 1024);
 }

@@ -41,22 +41,22 @@ struct Expected {
 Expected expected_from(const ProjectPage& full) {
   Expected e;
   for (const auto& f : full.files) {
-    if (f.wheel && keep_linux_311(f.wheel->tags)) {
-      e.files.push_back(f.filename);
+    if (f.wheel() && keep_linux_311(f.wheel()->tags)) {
+      e.files.emplace_back(f.filename());
       continue;
     }
     std::string v = f.version().to_string();
     auto it = std::find_if(e.omitted.begin(), e.omitted.end(),
                            [&](const auto& o) { return std::get<0>(o) == v; });
     if (it == e.omitted.end()) it = e.omitted.insert(e.omitted.end(), {v, false, false});
-    (f.wheel ? std::get<1>(*it) : std::get<2>(*it)) = true;
+    (f.wheel() ? std::get<1>(*it) : std::get<2>(*it)) = true;
   }
   return e;
 }
 
 void check_filtered(const ProjectPage& page, const Expected& e) {
   std::vector<std::string> files;
-  for (const auto& f : page.files) files.push_back(f.filename);
+  for (const auto& f : page.files) files.emplace_back(f.filename());
   CHECK(files == e.files);
   std::vector<std::tuple<std::string, bool, bool>> omitted;
   for (const auto& o : page.omitted) omitted.emplace_back(o.version.to_string(), o.wheels, o.sdists);

@@ -119,20 +119,22 @@ TEST_CASE("at least 16 transfers in flight at once: pages and METADATA", "[http]
     auto page = client.fetch_project(plain, n);
     REQUIRE(page);
     for (const auto& f : (*page)->files) {
-      if (f.wheel && f.core_metadata && wheels.size() < 17) wheels.push_back(f);
+      if (f.wheel() && f.core_metadata() && wheels.size() < 17) wheels.push_back(f);
     }
   }
   REQUIRE(wheels.size() == 17);
   for (auto& w : wheels) {
-    auto at = w.url.find("/ok/");
+    std::string url(w.url());
+    auto at = url.find("/ok/");
     REQUIRE(at != std::string::npos);
-    w.url.replace(at, 4, "/barrier17/");
+    url.replace(at, 4, "/barrier17/");
+    w.set_url(url);
   }
   for (const auto& w : wheels)
     client.prefetch_metadata(w);
   for (const auto& w : wheels) {
     auto text = client.fetch_metadata(w);
-    INFO(w.url);
+    INFO(w.url());
     REQUIRE(text);
     CHECK(text->find("Name: ") != std::string::npos);
   }

@@ -36,17 +36,17 @@ TEST_CASE("file:// Simple API tree, HTML and JSON", "[client][local]") {
     CHECK(page.found);
     CHECK(page.name == "demo-pkg");
     REQUIRE(page.files.size() == 2);
-    CHECK(page.files[0].filename == "demo_pkg-1.2.3-py3-none-any.whl");
-    CHECK(page.files[0].url ==
+    CHECK(page.files[0].filename() == "demo_pkg-1.2.3-py3-none-any.whl");
+    CHECK(page.files[0].url() ==
           path_to_file_url(index_test::wheels_dir() + "/links/demo_pkg-1.2.3-py3-none-any.whl"));
-    CHECK(page.files[0].requires_python == ">=3.8");
+    CHECK(page.files[0].requires_python() == ">=3.8");
     CHECK(page.files[0].sha256().size() == 64);
 
     auto other = client.fetch_project(source, "other-pkg");
     REQUIRE(other);
     CHECK((*other)->versions == std::vector<std::string>{"0.1"});
     REQUIRE((*other)->files.size() == 1);
-    CHECK((*other)->files[0].size.has_value());
+    CHECK((*other)->files[0].size().has_value());
 
     auto missing = client.fetch_project(source, "nope");
     REQUIRE(missing);
@@ -101,11 +101,11 @@ TEST_CASE("find-links folder", "[client][local]") {
   CHECK((*demo)->found);
   std::vector<std::string> names;
   for (const auto& f : (*demo)->files)
-    names.push_back(f.filename);
+    names.emplace_back(f.filename());
   CHECK(names == std::vector<std::string>{"demo-pkg-1.1.0.tar.gz",
                                           "demo_pkg-1.2.3-py3-none-any.whl",
                                           "demo_pkg-1.3.0-py3-none-any.whl"});
-  CHECK((*demo)->files[1].size.has_value());
+  CHECK((*demo)->files[1].size().has_value());
   auto other = client.fetch_project(source, "Other.Pkg");
   REQUIRE(other);
   CHECK((*other)->files.size() == 1);
@@ -120,9 +120,9 @@ TEST_CASE("find-links folder", "[client][local]") {
   REQUIRE_FALSE(sdist);
   CHECK(sdist.error().message.find("is not a wheel") != std::string::npos);
 
-  auto digest = client.fetch_file_digest((*demo)->files[1].url);
+  auto digest = client.fetch_file_digest((*demo)->files[1].url());
   REQUIRE(digest);
-  CHECK(digest->size == *(*demo)->files[1].size);
+  CHECK(digest->size == *(*demo)->files[1].size());
   CHECK(client.stats().requests == 0);
 
   auto missing_dir = client.fetch_project(IndexSource::find_links("/nonexistent/links"), "x");

@@ -77,42 +77,42 @@ TEST_CASE("PEP 691 JSON page with every field", "[parse][json]") {
   REQUIRE(page->files.size() == 3);
 
   const DistFile& w = page->files[0];
-  CHECK(w.filename == "torch-2.7.1-cp312-cp312-manylinux_2_28_x86_64.whl");
-  CHECK(w.url ==
+  CHECK(w.filename() == "torch-2.7.1-cp312-cp312-manylinux_2_28_x86_64.whl");
+  CHECK(w.url() ==
         "https://files.pythonhosted.org/packages/56/7e/"
         "torch-2.7.1-cp312-cp312-manylinux_2_28_x86_64.whl");
   CHECK(w.sha256() == "c33360cfc2edd976c2633b3b66c769bdcbbf0e0b6550606d188431c81e7dd1fc");
-  CHECK(w.requires_python == ">=3.9.0");
-  CHECK(w.core_metadata);
+  CHECK(w.requires_python() == ">=3.9.0");
+  CHECK(w.core_metadata());
   CHECK(w.core_metadata_sha256() == "2222");  // PEP 714: core-metadata wins over the alias
-  CHECK_FALSE(w.yanked);
-  CHECK(w.size == std::optional<std::uint64_t>(821025792));
-  CHECK(w.upload_time == std::optional<std::int64_t>(1749058498747000));
-  REQUIRE(w.wheel);
-  CHECK(w.wheel->name == "torch");
+  CHECK_FALSE(w.yanked());
+  CHECK(w.size() == std::optional<std::uint64_t>(821025792));
+  CHECK(w.upload_time() == std::optional<std::int64_t>(1749058498747000));
+  REQUIRE(w.wheel());
+  CHECK(w.wheel()->name == "torch");
   CHECK(w.version().to_string() == "2.7.1");
 
   const DistFile& s = page->files[1];
-  CHECK(s.url == "https://pypi.org/packages/torch-2.7.0.tar.gz");  // resolved, fragment dropped
-  CHECK(s.hashes.empty());
-  CHECK(s.requires_python.empty());
-  CHECK_FALSE(s.core_metadata);
-  CHECK(s.yanked);
-  CHECK(s.yanked_reason == "broken build");
-  REQUIRE(s.sdist);
-  CHECK_FALSE(s.wheel);
+  CHECK(s.url() == "https://pypi.org/packages/torch-2.7.0.tar.gz");  // resolved, fragment dropped
+  CHECK(s.hashes().empty());
+  CHECK(s.requires_python().empty());
+  CHECK_FALSE(s.core_metadata());
+  CHECK(s.yanked());
+  CHECK(s.yanked_reason() == "broken build");
+  REQUIRE(s.sdist());
+  CHECK_FALSE(s.wheel());
   CHECK(s.version().to_string() == "2.7.0");
 
   const DistFile& y = page->files[2];
-  CHECK(y.url == "https://pypi.org/packages/torch-2.6.0-cp312-cp312-linux_x86_64.whl");
-  CHECK(y.hashes.size() == 2);
+  CHECK(y.url() == "https://pypi.org/packages/torch-2.6.0-cp312-cp312-linux_x86_64.whl");
+  CHECK(y.hashes().size() == 2);
   CHECK(y.hash("blake2b_256") == "bb");
-  CHECK(y.core_metadata);
-  CHECK(y.core_metadata_hashes.empty());
-  CHECK(y.yanked);
-  CHECK(y.yanked_reason.empty());
-  CHECK_FALSE(y.upload_time);
-  CHECK_FALSE(y.size);
+  CHECK(y.core_metadata());
+  CHECK(y.core_metadata_hashes().empty());
+  CHECK(y.yanked());
+  CHECK(y.yanked_reason().empty());
+  CHECK_FALSE(y.upload_time());
+  CHECK_FALSE(y.size());
 
   // The egg and the other project's file are dropped, each with a warning.
   REQUIRE(page->warnings.size() == 2);
@@ -211,17 +211,17 @@ TEST_CASE("PEP 503 HTML page in PyTorch's style", "[parse][html]") {
   CHECK(page->api_version == "1.0");
   REQUIRE(page->files.size() == 2);
   const DistFile& a = page->files[0];
-  CHECK(a.filename == "torch-2.5.1+cu124-cp311-cp311-linux_x86_64.whl");
-  CHECK(a.url ==
+  CHECK(a.filename() == "torch-2.5.1+cu124-cp311-cp311-linux_x86_64.whl");
+  CHECK(a.url() ==
         "https://download.pytorch.org/whl/cu124/torch-2.5.1%2Bcu124-cp311-cp311-linux_x86_64.whl");
   CHECK(a.sha256() == "abcdef");
-  CHECK(a.core_metadata);
+  CHECK(a.core_metadata());
   CHECK(a.core_metadata_sha256() == "5678");
-  CHECK(a.upload_time == parse_timestamp("2024-10-29T17:05:02Z"));
+  CHECK(a.upload_time() == parse_timestamp("2024-10-29T17:05:02Z"));
   CHECK(a.version().to_string() == "2.5.1+cu124");
   const DistFile& n = page->files[1];
-  CHECK(n.hashes.empty());  // nightly: no fragment
-  CHECK_FALSE(n.core_metadata);
+  CHECK(n.hashes().empty());  // nightly: no fragment
+  CHECK_FALSE(n.core_metadata());
   CHECK(n.version().to_string() == "2.7.0.dev20250116+cu126");
   CHECK(page->warnings.empty());
 }
@@ -245,20 +245,20 @@ TEST_CASE("PEP 503 HTML attributes, entities and repository version", "[parse][h
   REQUIRE(page);
   CHECK(page->api_version == "1.1");
   REQUIRE(page->files.size() == 4);
-  CHECK(page->files[0].url == "http://127.0.0.1:1/packages/x-1.0-py3-none-any.whl");
-  CHECK(page->files[0].requires_python == ">=3.8,<4");
-  CHECK(page->files[0].yanked);
-  CHECK(page->files[0].yanked_reason == "bad & broken AB");
-  CHECK(page->files[0].core_metadata);
-  CHECK(page->files[0].core_metadata_hashes.empty());
-  CHECK(page->files[1].url == "http://127.0.0.1:1/simple/x/x-2.0.tar.gz");
-  CHECK(page->files[1].core_metadata);
-  CHECK_FALSE(page->files[1].yanked);
-  CHECK(page->files[2].url == "https://cdn.example.com/x-3.0-py3-none-any.whl");
-  CHECK_FALSE(page->files[2].core_metadata);
-  CHECK(page->files[2].size == std::optional<std::uint64_t>(42));
-  CHECK(page->files[2].yanked);
-  CHECK(page->files[3].filename == "x-4.0.zip");
+  CHECK(page->files[0].url() == "http://127.0.0.1:1/packages/x-1.0-py3-none-any.whl");
+  CHECK(page->files[0].requires_python() == ">=3.8,<4");
+  CHECK(page->files[0].yanked());
+  CHECK(page->files[0].yanked_reason() == "bad & broken AB");
+  CHECK(page->files[0].core_metadata());
+  CHECK(page->files[0].core_metadata_hashes().empty());
+  CHECK(page->files[1].url() == "http://127.0.0.1:1/simple/x/x-2.0.tar.gz");
+  CHECK(page->files[1].core_metadata());
+  CHECK_FALSE(page->files[1].yanked());
+  CHECK(page->files[2].url() == "https://cdn.example.com/x-3.0-py3-none-any.whl");
+  CHECK_FALSE(page->files[2].core_metadata());
+  CHECK(page->files[2].size() == std::optional<std::uint64_t>(42));
+  CHECK(page->files[2].yanked());
+  CHECK(page->files[3].filename() == "x-4.0.zip");
   REQUIRE(page->warnings.size() == 1);
   CHECK(page->warnings[0] == "ignored 1 link without href");
 }

@@ -5,6 +5,7 @@
 /// PEP 629 versioning, PEP 658/714 core metadata, PEP 700 versions/size/upload-time) and
 /// find-links pages/directories (pip's `--find-links`).
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -53,36 +54,144 @@ struct Hash {
   friend bool operator==(const Hash&, const Hash&) = default;
 };
 
-/// One file (wheel or sdist) a project page lists.
-struct DistFile {
+/// A project name and version that files of one page share (the parsers and the cache intern
+/// one per distinct pair, so a page of a million files holds each version once).
+struct Release {
+  std::string name;  ///< PEP 503 normalized
+  core::Version version;
+};
+
+/// A wheel's compressed tag set as written (`cp311`, `cp311`, `manylinux_2_17_x86_64.manylinux2014_x86_64`)
+/// and expanded: shared by every wheel of a page with the same tags.
+struct WheelTagSet {
+  std::string python_tag, abi_tag, platform_tag;
+  std::vector<core::Tag> tags;  ///< the expanded cross product
+};
+
+/// One file (wheel or sdist) a project page lists, as a compact record (issue 18: a page of a
+/// million files must cost a few bytes of memory per byte of page, not kilobytes per file). Its
+/// strings share one allocation (the filename is not stored again when the URL ends with it), a
+/// sha256 digest is kept as 32 bytes, and its name, version and tag set point to entries that
+/// the page's files share. A value: copies are independent of the page they came from.
+class DistFile {
+ public:
+  DistFile() = default;
+  DistFile(const DistFile& other);
+  DistFile& operator=(const DistFile& other);
+  DistFile(DistFile&&) noexcept = default;
+  DistFile& operator=(DistFile&&) noexcept = default;
+  ~DistFile() = default;
+
   /// As the index names it (percent-decoded), e.g. `torch-2.5.1+cu124-cp311-...whl`.
-  std::string filename;
-  std::string url;              ///< absolute, resolved against the page URL, fragment stripped
-  std::vector<Hash> hashes;     ///< from PEP 691 `hashes` or the PEP 503 `#algo=hex` fragment
-  std::string requires_python;  ///< raw `requires-python` / `data-requires-python`, "" if none
-  bool yanked = false;          ///< PEP 592
-  std::string yanked_reason;    ///< "" when yanked without a reason
+  [[nodiscard]] std::string_view filename() const noexcept;
+  /// Absolute, resolved against the page URL, fragment stripped.
+  [[nodiscard]] std::string_view url() const noexcept;
+  /// Raw `requires-python` / `data-requires-python`, "" if none.
+  [[nodiscard]] std::string_view requires_python() const noexcept;
+  /// PEP 592.
+  [[nodiscard]] bool yanked() const noexcept { return (flags_ & kYanked) != 0; }
+  /// "" when yanked without a reason (made printable by the parsers).
+  [[nodiscard]] std::string_view yanked_reason() const noexcept;
+  /// From PEP 691 `hashes` or the PEP 503 `#algo=hex` fragment, in page order, both parts
+  /// lowercase as the parsers give them.
+  [[nodiscard]] std::vector<Hash> hashes() const;
+  [[nodiscard]] bool has_hashes() const noexcept;
+  /// The hex digest for `algorithm` ("sha256"), or "" when the index gives none.
+  [[nodiscard]] std::string hash(std::string_view algorithm) const;
+  [[nodiscard]] std::string sha256() const { return hash("sha256"); }
   /// PEP 658/714: the index serves `url + ".metadata"` (core-metadata true or a hash).
-  bool core_metadata = false;
-  std::vector<Hash> core_metadata_hashes;  ///< hashes of the `.metadata` file, if given
-  std::optional<std::uint64_t> size;       ///< PEP 700 `size` (JSON), `data-size` (HTML)
+  [[nodiscard]] bool core_metadata() const noexcept { return (flags_ & kCoreMetadata) != 0; }
+  /// Hashes of the `.metadata` file, if given.
+  [[nodiscard]] std::vector<Hash> core_metadata_hashes() const;
+  /// The sha256 of the `.metadata` file, or "".
+  [[nodiscard]] std::string core_metadata_sha256() const;
+  /// PEP 700 `size` (JSON), `data-size` (HTML).
+  [[nodiscard]] std::optional<std::uint64_t> size() const noexcept;
   /// PEP 700 `upload-time` (JSON) or PyTorch's non-standard `data-upload-time` (HTML), in
   /// microseconds since 1970-01-01T00:00:00Z.
-  std::optional<std::int64_t> upload_time;
-  /// Exactly one of these is set: files whose names parse as neither are dropped by the parsers
-  /// (with a warning on the page).
-  std::optional<core::WheelFilename> wheel;
-  std::optional<core::SdistFilename> sdist;
+  [[nodiscard]] std::optional<std::int64_t> upload_time() const noexcept;
 
-  /// The hex digest for `algorithm` ("sha256"), or "" when the index gives none.
-  [[nodiscard]] std::string_view hash(std::string_view algorithm) const noexcept;
-  [[nodiscard]] std::string_view sha256() const noexcept { return hash("sha256"); }
-  /// The sha256 of the `.metadata` file, or "".
-  [[nodiscard]] std::string_view core_metadata_sha256() const noexcept;
-  /// The file's version (from the wheel or sdist filename).
+  /// Exactly one of these holds for a file on a page: files whose names parse as neither are
+  /// dropped by the parsers (with a warning on the page).
+  [[nodiscard]] bool is_wheel() const noexcept { return tag_set_ != nullptr; }
+  [[nodiscard]] bool is_sdist() const noexcept { return release_ && !tag_set_; }
+  /// The file's version (from the wheel or sdist filename); 0 when neither.
   [[nodiscard]] const core::Version& version() const noexcept;
-  /// The PEP 503 normalized project name from the filename.
+  /// The PEP 503 normalized project name from the filename; "" when neither.
   [[nodiscard]] const std::string& project() const noexcept;
+  /// A wheel's tag set, shared by the page's wheels with the same tags; null unless a wheel.
+  [[nodiscard]] const WheelTagSet* tag_set() const noexcept { return tag_set_.get(); }
+  /// A wheel's expanded tags; empty unless a wheel.
+  [[nodiscard]] const std::vector<core::Tag>& tags() const noexcept;
+  /// A wheel's build tag (PEP 427), if any.
+  [[nodiscard]] const std::optional<std::pair<std::uint64_t, std::string>>& build() const noexcept;
+  /// The parsed wheel filename, rebuilt from the shared parts; nullopt unless a wheel.
+  [[nodiscard]] std::optional<core::WheelFilename> wheel() const;
+  /// The parsed sdist filename; nullopt unless an sdist.
+  [[nodiscard]] std::optional<core::SdistFilename> sdist() const;
+
+  // ---- building (parsers, the cache, tests) ----
+  /// Sets the four strings at once (one allocation).
+  void set_text(std::string_view filename, std::string_view url,
+                std::string_view requires_python = {}, std::string_view yanked_reason = {});
+  void set_filename(std::string_view filename);
+  void set_url(std::string_view url);
+  void set_requires_python(std::string_view requires_python);
+  void set_yanked(bool yanked, std::string_view reason = {});
+  /// Appends a hash; `hex` is kept as given (the parsers lowercase it).
+  void add_hash(std::string_view algorithm, std::string_view hex);
+  void add_hash(const Hash& h) { add_hash(h.algorithm, h.hex); }
+  void clear_hashes() noexcept;
+  void set_core_metadata(bool advertised) noexcept;
+  void add_core_metadata_hash(std::string_view algorithm, std::string_view hex);
+  void add_core_metadata_hash(const Hash& h) { add_core_metadata_hash(h.algorithm, h.hex); }
+  void clear_core_metadata_hashes() noexcept;
+  void set_size(std::optional<std::uint64_t> size) noexcept;
+  void set_upload_time(std::optional<std::int64_t> micros) noexcept;
+  /// A wheel from shared parts (the parsers and the cache intern them per page).
+  void set_wheel(std::shared_ptr<const Release> release, std::shared_ptr<const WheelTagSet> tags,
+                 std::optional<std::pair<std::uint64_t, std::string>> build = std::nullopt);
+  /// A wheel from a parsed filename (its own parts).
+  void set_wheel(const core::WheelFilename& wheel);
+  void set_sdist(std::shared_ptr<const Release> release);
+  void set_sdist(const core::SdistFilename& sdist);
+  /// Neither a wheel nor an sdist.
+  void clear_kind() noexcept;
+
+ private:
+  enum : std::uint8_t {
+    kYanked = 1,
+    kCoreMetadata = 2,
+    kHasSize = 4,
+    kHasUploadTime = 8,
+    kSha256 = 16,              // the only hash is a sha256, in sha256_
+    kCoreMetadataSha256 = 32,  // the only .metadata hash is a sha256, in core_metadata_sha256_
+    kFilenameInUrl = 64,       // the URL ends with the filename, which is not stored again
+  };
+  // What few files have: hashes other than one sha256, a build tag.
+  struct Extra {
+    std::vector<Hash> hashes;
+    std::vector<Hash> core_metadata_hashes;
+    std::optional<std::pair<std::uint64_t, std::string>> build;
+  };
+  Extra& extra();
+  void add_to(std::vector<Hash>* list, std::array<std::uint8_t, 32>& raw, std::uint8_t flag,
+              std::string_view algorithm, std::string_view hex, bool core_metadata);
+
+  // text_: url, filename (unless kFilenameInUrl), requires_python, yanked_reason.
+  std::unique_ptr<char[]> text_;
+  std::uint32_t url_size_ = 0;
+  std::uint32_t filename_size_ = 0;
+  std::uint32_t requires_python_size_ = 0;
+  std::uint32_t yanked_reason_size_ = 0;
+  std::shared_ptr<const Release> release_;
+  std::shared_ptr<const WheelTagSet> tag_set_;
+  std::unique_ptr<Extra> extra_;
+  std::uint64_t size_ = 0;
+  std::int64_t upload_time_ = 0;
+  std::array<std::uint8_t, 32> sha256_{};
+  std::array<std::uint8_t, 32> core_metadata_sha256_{};
+  std::uint8_t flags_ = 0;
 };
 
 /// Files of one version that a client with ClientOptions::keep_wheel left out of a page.
