@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "fuzz_check.h"
-#include "known_issues.h"
 #include "gpulock/core/requirement.h"
 
 using gpulock::core::Requirement;
@@ -16,7 +15,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!req) return 0;
   std::string printed = req->to_string();
   auto again = Requirement::parse(printed);
-  if (!gpulock::fuzz::marker_round_trips(req->marker)) return 0;  // issue 20, known_issues.h
   FUZZ_CHECK(again.has_value(), fmt::format("'{}' prints as '{}', which does not parse: {}", text,
                                             printed, again ? "" : again.error().message));
   std::string detail = fmt::format("'{}' -> '{}' -> '{}'", text, printed, again->to_string());

@@ -33,7 +33,9 @@
 // Deliberate differences from packaging 26.3:
 //  - `extras` / `dependency_groups` (PEP 751): only as the right side of `in` / `not in` with
 //    a literal on the left, compared after name normalization.
-//  - A value holding both quote characters prints with backslash escapes (packaging raises).
+//  - A value that packaging would print so that it reads back as something else (a backslash
+//    that starts an escape, a line break, a NUL byte, both quote characters: packaging raises on
+//    the last) is printed with escapes, so printed markers always read back the same.
 //  - `\N{name}` escapes are not supported (an error); Python looks the name up.
 //  - Case-insensitive extra comparison lowercases ASCII only (Python's lower() is Unicode).
 //  - Version numbers above 2^64-1 do not parse, so such comparisons fall back to strings.
@@ -677,29 +679,55 @@ Result<bool> eval_comparison(const Node::Comparison& c, const Environment& env,
 // ---------------------------------------------------------------------------------------------
 // Printing.
 
-// packaging's Value.serialize: double quotes unless the value holds one, then single quotes.
-// A value holding both (packaging raises) is written with backslash escapes, which the parser
-// decodes back.
+// Whether a backslash followed by `next` in a value would be read as an escape (or, for the
+// characters escaped below, be followed by one).
+bool starts_escape(char next) noexcept {
+  using namespace std::string_view_literals;
+  constexpr std::string_view kEscapes = "\0\n\r\\'\"abfnrtvxuUN01234567"sv;
+  return kEscapes.find(next) != std::string_view::npos;
+}
+
+// packaging's Value.serialize: double quotes unless the value holds one, then single quotes,
+// the value written as it is. That text is read back by the parser (packaging's tokenizer takes
+// a quoted string up to the next quote of its kind, then ast.literal_eval), so where the raw
+// value would be read as something else it is escaped in a way both read back: a backslash that
+// would start an escape (or escape the closing quote) is doubled, a line break or NUL byte is
+// written `\n`, `\r`, `\x00`, and a value holding both quote characters (packaging raises) has
+// its double quotes written `\x22` (`\"` would end the token). Every other value prints as
+// packaging prints it.
 void append_operand(std::string& out, const Node::Operand& o) {
   if (o.is_var) {
     out += var_name(o.var);
     return;
   }
-  bool dq = o.value.find('"') != std::string::npos;
-  bool sq = o.value.find('\'') != std::string::npos;
-  if (!dq || !sq) {
-    char q = dq ? '\'' : '"';
-    out.push_back(q);
-    out += o.value;
-    out.push_back(q);
-    return;
+  const std::string& v = o.value;
+  bool dq = v.find('"') != std::string::npos;
+  bool sq = v.find('\'') != std::string::npos;
+  char q = dq && !sq ? '\'' : '"';
+  out.push_back(q);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    char ch = v[i];
+    switch (ch) {
+      case '\\':
+        out += i + 1 == v.size() || starts_escape(v[i + 1]) ? "\\\\" : "\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\0':
+        out += "\\x00";
+        break;
+      case '"':
+        out += q == '"' ? "\\x22" : "\"";
+        break;
+      default:
+        out.push_back(ch);
+    }
   }
-  out.push_back('"');
-  for (char ch : o.value) {
-    if (ch == '"' || ch == '\\') out.push_back('\\');
-    out.push_back(ch);
-  }
-  out.push_back('"');
+  out.push_back(q);
 }
 
 std::string format_node(const Node& node) {

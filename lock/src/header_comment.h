@@ -23,11 +23,15 @@ inline std::string header_comment(std::string_view command) {
   return out;
 }
 
-/// The command recorded in a header comment written by header_comment(), or "".
+/// The command recorded in a header comment written by header_comment(), or "". Made comment-safe
+/// as the writer makes it (a tab, which TOML allows in a comment, becomes a space; a CRLF line
+/// end is not part of it), so the command read is the one written back.
 inline std::string command_from_header(std::string_view text) {
   if (!text.starts_with(kHeaderWithCommand)) return {};
   text.remove_prefix(kHeaderWithCommand.size());
-  return std::string(text.substr(0, text.find('\n')));
+  std::string_view line = text.substr(0, text.find('\n'));
+  if (line.ends_with('\r')) line.remove_suffix(1);
+  return detail::comment_safe(line);
 }
 
 }  // namespace gpulock::lock

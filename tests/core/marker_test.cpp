@@ -3,6 +3,7 @@
 #include "gpulock/core/marker.h"
 
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -248,11 +249,53 @@ TEST_CASE("Quoted strings are Python literals", "[core][marker]") {
   CHECK(eval("os_name == '\\U00000070osix'"));
   CHECK(eval("os_name == 'po\\\nsix'"));  // backslash-newline is a line continuation
   CHECK(m("os_name == 'a\\d'").to_string() == "os_name == \"a\\d\"");  // unknown escape kept
-  CHECK(m("os_name == 'a\\\\'").to_string() == "os_name == \"a\\\"");
+  CHECK(m("os_name == 'a\\\\'").to_string() == "os_name == \"a\\\\\"");  // see below
   CHECK(m("os_name == \"it's\"").to_string() == "os_name == \"it's\"");
   CHECK(m("os_name == 'say \"hi\"'").to_string() == "os_name == 'say \"hi\"'");  // single quotes
   CHECK(m("os_name == '\\u00e9'").to_string() == "os_name == \"\xc3\xa9\"");
   CHECK(m("os_name == '\\777'").to_string() == "os_name == \"\xc7\xbf\"");
+}
+
+// Found by fuzz/marker.cpp (fuzz/corpus/marker/crash-*, requirement/crash-marker-value-cr,
+// pyproject/crash-marker-value-backslashes): values were printed as they are, so a value with a
+// backslash that starts an escape, a line break, a NUL byte or both quote characters printed as
+// text that did not parse, or parsed as another value (or another marker).
+TEST_CASE("Printed marker values read back as the same value", "[core][marker]") {
+  struct Case {
+    std::string_view text;
+    std::string_view value;    // os_name's value the marker compares with
+    std::string_view printed;  // its printed form
+  };
+  using namespace std::string_view_literals;
+  for (const Case& c : std::vector<Case>{
+           {R"(os_name == 'a\\')", R"(a\)", R"(os_name == "a\\")"},
+           {R"(os_name == 'a\\b')", R"(a\b)", R"(os_name == "a\\b")"},
+           {R"(os_name == 'a\d')", R"(a\d)", R"(os_name == "a\d")"},  // kept as packaging prints
+           {R"(os_name == 'x\\\\\\,\\\\')", R"(x\\\,\\)", R"(os_name == "x\\\\\,\\\\")"},
+           {R"(os_name == 'a\rt')", "a\rt", R"(os_name == "a\rt")"},
+           {R"(os_name == 'a\nb')", "a\nb", R"(os_name == "a\nb")"},
+           {R"(os_name == 'a\x00b')", "a\0b"sv, R"(os_name == "a\x00b")"},
+           {R"(os_name == 'a\\\x00')", "a\\\0"sv, R"(os_name == "a\\\x00")"},
+           {R"(os_name == 'say "hi"')", R"(say "hi")", R"(os_name == 'say "hi"')"},
+           {R"(os_name == 'it\x27s "x"')", R"(it's "x")", R"(os_name == "it's \x22x\x22")"},
+           {R"(os_name == 'x" and extra == "y')", R"(x" and extra == "y)",
+            R"(os_name == 'x" and extra == "y')"},
+           {R"(os_name == '\x5c"')", R"(\")", R"(os_name == '\\"')"},
+       }) {
+    INFO(c.text);
+    Marker marker = m(c.text);
+    std::string printed = marker.to_string();
+    CHECK(printed == c.printed);
+    Marker again = m(printed);
+    CHECK(again.to_string() == printed);
+    CHECK_FALSE(again.mentions_extra());
+    Environment env = linux311();
+    env.os_name = std::string(c.value);
+    CHECK(eval(c.text, env));
+    CHECK(eval(printed, env));
+    env.os_name += "x";
+    CHECK_FALSE(eval(printed, env));
+  }
 }
 
 TEST_CASE("Marker text is packaging's str(Marker)", "[core][marker]") {
