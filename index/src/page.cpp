@@ -194,15 +194,15 @@ void DistFile::set_text(std::string_view filename, std::string_view url,
   if (n > 0) {
     text = std::make_unique_for_overwrite<char[]>(n);
     char* p = text.get();
-    std::memcpy(p, url.data(), u);
-    p += u;
-    if (!in_url) {
-      std::memcpy(p, filename.data(), f);
-      p += f;
-    }
-    std::memcpy(p, requires_python.data(), r);
-    p += r;
-    std::memcpy(p, yanked_reason.data(), y);
+    // An empty view may have a null data(): memcpy must not see it, even for 0 bytes.
+    auto put = [&p](std::string_view part, std::uint32_t size) {
+      if (size > 0) std::memcpy(p, part.data(), size);
+      p += size;
+    };
+    put(url, u);
+    if (!in_url) put(filename, f);
+    put(requires_python, r);
+    put(yanked_reason, y);
   }
   text_ = std::move(text);
   url_size_ = u;
