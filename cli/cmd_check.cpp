@@ -325,6 +325,11 @@ RunFn setup(CLI::App& sub) {
     if (any_input) {
       request.given = a->given;
       if (a->pre) request.given->prerelease = "allow";
+      // The machine flags describe this machine; with --inputs they are also compared with the
+      // machine the lock was resolved for, when it was given by flags (issue 16).
+      request.given->driver = request.machine_flags.driver.empty() ? std::string("auto") : request.machine_flags.driver;
+      request.given->cuda_ceiling = request.machine_flags.cuda_ceiling;
+      request.given->gpu_arch = request.machine_flags.gpu_arch;
     }
     request.client = cache_client_options(a->cache);
     const std::string format = a->json ? "json" : a->format;

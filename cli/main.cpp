@@ -15,6 +15,7 @@
 #include "command.h"
 #include "exit_codes.h"
 #include "interrupt.h"
+#include "gpulock/app/command_line.h"
 #include "gpulock/app/version.h"
 #include "terminal.h"
 
@@ -67,20 +68,6 @@ int unknown_command(Terminal& term, std::string_view typed, const std::vector<st
   return kExitUsage;
 }
 
-// `arg` quoted for a POSIX shell when it needs it.
-std::string shell_quote(std::string_view arg) {
-  bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
-  });
-  if (plain) return std::string(arg);
-  std::string out = "'";
-  for (char c : arg) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
-
 // Global options that take a separate value: skipped when looking for the command word.
 bool takes_value(std::string_view arg) { return arg == "--color"; }
 
@@ -114,7 +101,7 @@ namespace {
 int run(int argc, char** argv) {
   Terminal term;
   std::string command_line = "gpulock";
-  for (int i = 1; i < argc; ++i) command_line += " " + shell_quote(argv[i]);
+  for (int i = 1; i < argc; ++i) command_line += " " + gpulock::app::shell_quote(argv[i]);
   Context ctx{term, command_line};
 
   CLI::App app{"gpulock: resolve, lock and probe GPU Python environments", "gpulock"};

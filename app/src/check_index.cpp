@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/app/command_line.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/resolve.h"
 #include "gpulock/index/client.h"
@@ -149,6 +150,16 @@ Rebuilt rebuild_request(const Context& ctx) {
   return {std::move(r), {}};
 }
 
+// The command that re-resolves the lock taking `name`'s newest (issue 16 item 8): the lock's
+// own resolve command with --upgrade-package, complete, so that it runs as it is.
+std::string upgrade_command(const lock::Lock& lk, std::string_view name) {
+  if (lk.command.empty()) {
+    return fmt::format("the resolve command that wrote the lock, with `--upgrade-package {}`", name);
+  }
+  FlagEdit edit{"--upgrade-package", std::string(name), FlagEdit::Op::Add};
+  return fmt::format("`{}`", command_with(lk.command, std::span<const FlagEdit>(&edit, 1)));
+}
+
 std::map<std::string, std::vector<std::string>> versions_by_name(const lock::Lock& lk) {
   std::map<std::string, std::vector<std::string>> out;
   for (const auto& p : lk.packages)
@@ -184,10 +195,8 @@ core::Status check_moved(const Context& ctx, LayerResult& layer, std::vector<Dri
   }
   auto before = versions_by_name(ctx.lock);
   auto after = versions_by_name(result->lock);
-  auto hint_for = [](const std::string& name) {
-    return fmt::format(
-        "`gpulock resolve --upgrade-package {}` takes it; until then the lock stays as it is",
-        name);
+  auto hint_for = [&](const std::string& name) {
+    return fmt::format("{} takes it; until then the lock stays as it is", upgrade_command(ctx.lock, name));
   };
   for (const auto& p : ctx.lock.packages) {
     auto it = after.find(p.name);
@@ -328,9 +337,8 @@ core::Status check_index(const Context& ctx, LayerResult& layer, std::vector<Dri
         d.expected = name;
         d.hint = fmt::format(
             "the index removed it: installs from this lock fail; re-resolve "
-            "(`gpulock resolve --upgrade-package {}`), or install from a cache or mirror that "
-            "keeps it",
-            p.name);
+            "({}), or install from a cache or mirror that keeps it",
+            upgrade_command(ctx.lock, p.name));
         drifts.push_back(std::move(d));
         continue;
       }
@@ -366,8 +374,8 @@ core::Status check_index(const Context& ctx, LayerResult& layer, std::vector<Dri
         d.actual = std::string(listed->yanked_reason());
         d.hint = fmt::format(
             "installers still install a pinned yanked file, but its publisher withdrew it: "
-            "re-resolve (`gpulock resolve --upgrade-package {}`)",
-            p.name);
+            "re-resolve ({})",
+            upgrade_command(ctx.lock, p.name));
         drifts.push_back(std::move(d));
       }
     }

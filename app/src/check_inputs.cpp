@@ -258,6 +258,9 @@ void compare_given(const Context& ctx, const GivenInputs& given, const lock::Gpu
     if (r != rec.options.end()) rv = r->second;
     if (g != given.record.options.end()) gv = g->second;
     if (rv == gv) continue;
+    // The machine a lock was made for (--driver, --cuda-ceiling, --gpu-arch) is compared only
+    // when check is given it: without those flags, check describes this machine by detection.
+    if (!gv && (k == "driver" || k == "cuda-ceiling" || k == "gpu-arch")) continue;
     std::string message =
         rv && gv ? fmt::format("--{} is {} but the lock was resolved with {}", k, *gv, *rv)
         : gv     ? fmt::format("--{} {} is given but the lock was resolved without it", k, *gv)

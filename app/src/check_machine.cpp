@@ -2,7 +2,11 @@
 // lock's minimum, its CUDA ceiling against the lock's CUDA, its GPUs against the locked torch
 // build's arch list and the locked cuDNN's lowest supported GPU (DESIGN.md §GPU model).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+
+#include "gpulock/app/command_line.h"
 #include "gpulock/app/gpu_policy.h"
 #include "gpulock/core/version.h"
 #include "gpulock/probe/cuda_versions.h"
@@ -103,9 +107,8 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
       d.expected = min->to_string();
       d.actual = machine.driver->value.to_string();
       d.hint = fmt::format(
-          "update the driver to {} or newer, or resolve a lock for this machine "
-          "(`gpulock resolve --driver auto`)",
-          min->to_string());
+          "update the driver to {} or newer, or resolve a lock for this machine ({})",
+          min->to_string(), relock_here(ctx.lock.command));
       drifts.push_back(std::move(d));
       driver_reported = true;
     }
@@ -120,8 +123,7 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
         gpu_line);
     d.expected = lock_cuda->to_string();
     d.actual = machine.cuda_ceiling->value.to_string();
-    d.hint =
-        "update the driver, or resolve a lock for this machine (`gpulock resolve --driver auto`)";
+    d.hint = fmt::format("update the driver, or resolve a lock for this machine ({})", relock_here(ctx.lock.command));
     drifts.push_back(std::move(d));
   }
 
@@ -141,24 +143,29 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
     }
     if (tv && torch_cuda) {
       auto list = torch_arch_list(*tv, *torch_cuda, target_machine(ctx.lock));
-      if (!list) {
-        layer.notes.push_back(
-            fmt::format("no arch list is known for torch {} (CUDA {}): GPUs not compared",
-                        *torch->version, torch_cuda->to_string()));
-      } else {
+      // No list known for the build: what its CUDA can compile, SASS only, is assumed, as
+      // resolve assumes it (issue 16 item 3), and said.
+      const bool assumed = !list;
+      if (assumed) {
+        list = archs_cuda_can_build(*torch_cuda);
+        layer.notes.push_back(fmt::format("no arch list is known for torch {} (CUDA {}): GPUs compared with what "
+                                          "CUDA {} can build, assumed ({})",
+                                          *torch->version, torch_cuda->to_string(), torch_cuda->to_string(),
+                                          describe_arch_list(*list)));
+      }
+      {
         for (const auto& arch : archs) {
           if (arch_list_runs_on(*list, arch)) continue;
           Drift d = make_drift(
               CheckLayer::Machine, "gpu-arch-unsupported", arch.to_string(),
-              fmt::format("torch {} has no kernels for this machine's GPU ({}): it carries {}",
-                          *torch->version, arch.to_string(), describe_arch_list(*list)),
+              fmt::format("torch {} has no kernels for this machine's GPU ({}): it {} {}", *torch->version,
+                          arch.to_string(), assumed ? "can carry at most (assumed from its CUDA)" : "carries",
+                          describe_arch_list(*list)),
               torch->line.line);
           d.expected = describe_arch_list(*list);
           d.actual = arch.to_string();
-          d.hint = fmt::format(
-              "resolve a lock for this GPU (`gpulock resolve --gpu-arch {}`), which picks a build "
-              "that supports it",
-              arch.to_string());
+          d.hint = fmt::format("resolve the lock again for this GPU ({}): it picks a build with kernels for {} when one fits the requirements",
+                               relock_here(ctx.lock.command), arch.to_string());
           drifts.push_back(std::move(d));
         }
       }
@@ -181,6 +188,18 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
       d.hint =
           "use a lock with a cuDNN older than 9.11 (torch builds before cuDNN 9.11) for this GPU";
       drifts.push_back(std::move(d));
+    }
+  }
+  // The GPUs the lock was resolved for, against this machine's (issue 16 item 3): a GPU the
+  // lock was not made for, whose kernels the checks above found, is worth a note.
+  if (gpu && !gpu->archs.empty()) {
+    for (const auto& arch : archs) {
+      const std::string name = arch.to_string();
+      if (std::find(gpu->archs.begin(), gpu->archs.end(), name) != gpu->archs.end()) continue;
+      if (std::any_of(drifts.begin(), drifts.end(), [&](const Drift& d) { return d.subject == name; })) continue;
+      layer.notes.push_back(fmt::format("GPU {} is not one the lock was resolved for ({}); the locked builds have "
+                                        "kernels for it",
+                                        name, fmt::join(gpu->archs, ", ")));
     }
   }
 }

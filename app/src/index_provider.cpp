@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "gpulock/app/command_line.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/url.h"
@@ -133,6 +134,8 @@ struct IndexProvider::Impl {
   std::unordered_map<const index::DistFile*, std::int64_t> borrowed_upload_time;
   std::deque<SourceSpec> direct_sources;  // stable addresses: entries point at them
   std::atomic<bool> cancelled{false};
+  // package_hints explained the CUDA ceiling (the resolve workflow then tries the fixes).
+  mutable bool cuda_hinted = false;
 
   Impl(index::IndexClient& c, ProviderConfig cfg)
       : client(c), config(std::move(cfg)), ranker(config.target.supported) {}
@@ -141,11 +144,38 @@ struct IndexProvider::Impl {
     if (warned.insert(message).second) warnings.push_back(std::move(message));
   }
 
-  // The flags that take `name` from `other` instead of the source first-index chose.
-  static std::string first_index_fix(std::string_view name, std::string_view other) {
-    return fmt::format("to take {} from {}, add `--index other={} --index-for {}=other`, or, trusting every index "
-                       "equally, `--index-strategy unsafe-best-match`",
-                       name, other, other, name);
+  // The command that takes `name` from `other` instead of the source first-index chose: this
+  // run's, with the flags added.
+  std::string first_index_fix(std::string_view name, std::string_view other) const {
+    std::vector<FlagEdit> edits{{"--index", fmt::format("other={}", other), FlagEdit::Op::Add},
+                                {"--index-for", fmt::format("{}=other", name), FlagEdit::Op::Add}};
+    return fmt::format("to take {} from {}: `{}` (or, trusting every index equally, `--index-strategy "
+                       "unsafe-best-match` instead of those two flags)",
+                       name, other, command_with(config.command_line, edits));
+  }
+
+  // Per GPU arch a candidate of `state` lacked kernels for: the release and the CUDA builds of
+  // it that have them (the first such candidate tried, in preference order, speaks for its
+  // release).
+  struct ArchFix {
+    ComputeCapability arch;
+    std::string release;
+    std::vector<CudaVersion> builds;
+  };
+  std::vector<ArchFix> arch_fixes(std::string_view name, const PackageState& state) const {
+    std::vector<ArchFix> out;
+    std::set<std::string, std::less<>> seen;
+    for (const auto& e : state.entries) {
+      const auto& u = e.dependencies_unavailable;
+      if (!u || u->kind != UnavailableKind::GpuArchMissing) continue;
+      auto field = std::find_if(u->fields.begin(), u->fields.end(), [](const auto& f) { return f.first == "arch"; });
+      if (field == u->fields.end()) continue;
+      auto arch = ComputeCapability::parse(field->second);
+      if (!arch || !seen.insert(field->second).second) continue;
+      out.push_back({*arch, fmt::format("{} {}.{}", name, e.version.release_at(0), e.version.release_at(1)),
+                     torch_cuda_builds_running_on(e.version, *arch, config.target.environment.platform_machine)});
+    }
+    return out;
   }
 
   // "<source>" or "<source> and N more" (redacted).
@@ -966,19 +996,20 @@ std::optional<std::string> IndexProvider::describe_no_versions(const resolver::T
 std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInfo& package) const {
   std::vector<std::string> hints;
   if (package.is_virtual || package.is_root) {
+    if (package.name == kCuda) impl_->cuda_hinted = true;
     if (package.name == kCuda && impl_->config.gpu.ceiling && impl_->config.gpu.compat == probe::CudaCompat::Strict &&
         !impl_->config.gpu.no_gpu) {
       auto next = probe::min_driver_for_cuda({impl_->config.gpu.ceiling->major, impl_->config.gpu.ceiling->minor + 1},
                                              probe::CudaCompat::Strict);
       if (next) {
         hints.push_back(fmt::format("a newer CUDA build needs a driver >= {} (run `gpulock probe --machine` to see "
-                                    "yours), or allow minor-version compatibility with --cuda-compat minor",
+                                    "yours)",
                                     next->to_string()));
       }
     }
     if (package.name == kCuda && impl_->config.gpu.no_gpu) {
-      hints.push_back("CUDA builds need a GPU: lock for a GPU machine with --driver VERSION, or ask for CPU builds with "
-                      "--torch-backend cpu");
+      hints.push_back("CUDA builds need a GPU: to lock for a GPU machine, add --driver VERSION with the version "
+                      "`gpulock probe --machine` prints there");
     }
     return hints;
   }
@@ -1010,32 +1041,22 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
         hints.push_back(fmt::format("{} was also found on {}, but under first-index only {} is used for it (protection "
                                     "against dependency confusion); {}",
                                     package.name, other, Impl::sources_text(state.sources),
-                                    Impl::first_index_fix(package.name, other)));
+                                    impl_->first_index_fix(package.name, other)));
         break;
       }
     }
   }
-  // A build without kernels for a GPU: which CUDA builds of that release have them (per GPU
-  // arch, the first such candidate tried, in preference order, speaks for its release).
-  std::set<std::string, std::less<>> arch_hinted;
-  for (const auto& e : state.entries) {
-    const auto& u = e.dependencies_unavailable;
-    if (!u || u->kind != UnavailableKind::GpuArchMissing) continue;
-    auto field = std::find_if(u->fields.begin(), u->fields.end(), [](const auto& f) { return f.first == "arch"; });
-    if (field == u->fields.end()) continue;
-    auto arch = ComputeCapability::parse(field->second);
-    if (!arch || !arch_hinted.insert(field->second).second) continue;
-    auto builds = torch_cuda_builds_running_on(e.version, *arch, impl_->config.target.environment.platform_machine);
-    std::string release = fmt::format("{} {}.{}", package.name, e.version.release_at(0), e.version.release_at(1));
-    if (builds.empty()) {
+  // A build without kernels for a GPU: which CUDA builds of that release have them. The command
+  // that asks for one is suggested by the resolve workflow once it has tried it.
+  for (const auto& fix : impl_->arch_fixes(package.name, state)) {
+    if (fix.builds.empty()) {
       hints.push_back(fmt::format("no CUDA build of {} has kernels for your GPU's {}; an older release may",
-                                  release, arch->to_string()));
+                                  fix.release, fix.arch.to_string()));
     } else {
       std::string variants;
-      for (const auto& b : builds) variants += (variants.empty() ? "" : ", ") + variant_name(b);
-      hints.push_back(fmt::format("{} has kernels for your GPU's {} only in variant{} {} (--torch-backend {})", release,
-                                  arch->to_string(), builds.size() == 1 ? "" : "s", variants,
-                                  builds.size() == 1 ? variant_name(builds[0]) : std::string("auto")));
+      for (const auto& b : fix.builds) variants += (variants.empty() ? "" : ", ") + variant_name(b);
+      hints.push_back(fmt::format("{} has kernels for your GPU's {} only in variant{} {}", fix.release,
+                                  fix.arch.to_string(), fix.builds.size() == 1 ? "" : "s", variants));
     }
   }
   if (state.only_sdists) {
@@ -1153,6 +1174,19 @@ std::optional<std::string> IndexProvider::cuda_too_new_hint(std::string_view pac
   if (!md) return std::nullopt;
   return fmt::format("{}'s CUDA {} builds need a driver >= {} (run `gpulock probe --machine` to see yours)", package,
                      lowest->to_string(), md->to_string());
+}
+
+bool IndexProvider::cuda_hinted() const { return impl_->cuda_hinted; }
+
+std::vector<std::string> IndexProvider::arch_fix_backends() const {
+  std::vector<std::string> out;
+  for (const auto& [name, state] : impl_->packages) {
+    for (const auto& fix : impl_->arch_fixes(name, state)) {
+      std::string backend = fix.builds.size() == 1 ? variant_name(fix.builds.front()) : std::string("auto");
+      if (!fix.builds.empty() && std::find(out.begin(), out.end(), backend) == out.end()) out.push_back(backend);
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> IndexProvider::projects_not_found() const {

@@ -1,5 +1,7 @@
 #include "gpulock/app/probe_env.h"
 
+#include "gpulock/app/command_line.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -149,7 +151,8 @@ probe::Finding finding(std::string id, probe::Severity s, std::string subject, s
 }
 
 // The lock against the environment.
-void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
+// `install` is the complete command that installs the lock into the environment probed.
+void compare_with_lock(const lock::Lock& lk, const core::Environment& markers, const std::string& install,
                        EnvironmentReport& report) {
   const auto& env = report.environment;
   std::vector<std::string> locked_names;
@@ -170,7 +173,7 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
       report.findings.push_back(
           finding("lock-missing", probe::Severity::Fail, p.name,
                   fmt::format("{} {} is in the lock but not installed.", p.name, check.locked),
-                  "`gpulock install` installs every locked package"));
+                  fmt::format("`{}` installs every locked package", install)));
       continue;
     }
     auto iv = core::Version::parse(installed->version);
@@ -183,15 +186,16 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
             "cpu-torch", probe::Severity::Fail, p.name,
             fmt::format("{} {} is a CPU build, but the lock has {} (CUDA {}).", p.name,
                         installed->version, check.locked, lb.cuda->to_string()),
-            fmt::format("`gpulock install` replaces it with the locked CUDA build (pip sees "
-                        "another version, so there is no \"already satisfied\" trap)")));
+            fmt::format("`{}` replaces it with the locked CUDA build (pip sees "
+                        "another version, so there is no \"already satisfied\" trap)",
+                        install)));
         continue;
       }
     }
     report.findings.push_back(finding(
         "lock-version", probe::Severity::Fail, p.name,
         fmt::format("{} {} installed, lock says {}.", p.name, installed->version, check.locked),
-        "`gpulock install` installs the locked versions"));
+        fmt::format("`{}` installs the locked versions", install)));
   }
   // GPU-related packages installed that the lock does not have.
   for (const auto& d : env.distributions) {
@@ -206,7 +210,8 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
 }
 
 // The machine against the lock and the installed torch build.
-void compare_machine(const ProbeRequest& request, EnvironmentReport& report) {
+// `lock_command`: the lock's resolve command ("" without a lock), for complete relock hints.
+void compare_machine(const ProbeRequest& request, const std::string& lock_command, EnvironmentReport& report) {
   const auto& m = report.machine;
   const bool lock_needs_gpu =
       report.lock_gpu && (report.lock_gpu->cuda || report.lock_gpu->variant);
@@ -219,9 +224,8 @@ void compare_machine(const ProbeRequest& request, EnvironmentReport& report) {
                       m.driver->value.to_string(), min->to_string(),
                       report.lock_gpu->cuda ? fmt::format(" (for CUDA {})", *report.lock_gpu->cuda)
                                             : std::string()),
-          fmt::format("update the driver to {} or newer, or resolve a lock for this driver "
-                      "(`gpulock resolve --driver auto`)",
-                      min->to_string())));
+          fmt::format("update the driver to {} or newer, or resolve a lock for this driver ({})",
+                      min->to_string(), relock_here(lock_command))));
     }
   }
   // GPU architectures against the installed (else locked) torch build's arch list.
@@ -244,9 +248,8 @@ void compare_machine(const ProbeRequest& request, EnvironmentReport& report) {
               fmt::format("torch {} has no kernels for this GPU ({}): it carries {}.",
                           report.environment.torch->version, arch.to_string(),
                           describe_arch_list(*list)),
-              fmt::format("resolve a lock for this GPU (`gpulock resolve --gpu-arch {}`), which "
-                          "picks a build that supports it",
-                          arch.to_string())));
+              fmt::format("resolve the lock again for this GPU ({}): it picks a build with kernels for {} when one fits the requirements",
+                          relock_here(lock_command), arch.to_string())));
         }
       }
     }
@@ -348,6 +351,28 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
 
   report.load = probe::run_load_probe(report.environment, *load_options);
   report.findings = probe::assess_load(report.environment, report.load);
+  // The install command for this environment and lock (issue 16 item 8: after `probe --python
+  // X`, a bare `gpulock install` would install into another environment).
+  std::string install =
+      fmt::format("gpulock install --lock {}", shell_quote(lock_path.empty() ? std::string("pylock.toml") : lock_path));
+  if (!report.environment.python.empty()) {
+    install += " --python " + shell_quote(report.environment.python);
+  } else {
+    install += " --python PYTHON";  // --site-packages: gpulock does not know its interpreter
+  }
+  std::string probe_kernels = "gpulock probe";
+  if (!request.python.empty()) probe_kernels += " --python " + shell_quote(request.python);
+  if (!request.site_packages.empty()) probe_kernels += " --site-packages " + shell_quote(request.site_packages);
+  probe_kernels += " --run-kernels";
+  auto complete = [](std::string& text, std::string_view bare, const std::string& full) {
+    for (auto at = text.find(bare); at != std::string::npos; at = text.find(bare, at + full.size() + 2)) {
+      text.replace(at, bare.size(), "`" + full + "`");
+    }
+  };
+  for (auto& f : report.findings) {
+    complete(f.hint, "`gpulock install`", install);
+    complete(f.hint, "`gpulock probe --run-kernels`", probe_kernels);
+  }
 
   if (lock_file) {
     report.lock_path = lock_path;
@@ -357,9 +382,9 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
       const auto& g = *lock_file->lock.gpulock->gpu;
       report.lock_gpu = LockGpuFacts{g.variant, g.cuda, g.cudnn, g.min_driver, g.archs};
     }
-    compare_with_lock(lock_file->lock, markers, report);
+    compare_with_lock(lock_file->lock, markers, install, report);
   }
-  compare_machine(request, report);
+  compare_machine(request, lock_file ? lock_file->lock.command : std::string(), report);
   // Failures first, then warnings, then information; the order within each is the probe's.
   std::stable_sort(report.findings.begin(), report.findings.end(),
                    [](const probe::Finding& a, const probe::Finding& b) {

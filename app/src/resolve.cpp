@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/app/command_line.h"
 #include "gpulock/app/gpu_policy.h"
 #include "gpulock/app/machine.h"
 #include "gpulock/app/project_file.h"
@@ -308,6 +309,7 @@ struct TorchSourceProblem {
   std::optional<core::Error> error;  ///< an explicitly requested source is missing
   std::vector<std::string> lines;    ///< an explanation (no solution)
   std::vector<std::string> hints;
+  bool cpu_variant = false;  ///< the index has CPU builds (the workflow tries `--torch-backend cpu`)
 };
 
 std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client, const ResolveRequest& request,
@@ -379,13 +381,16 @@ std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client
     // auto: no variant within the driver's ceiling has the family (or none exists at all).
     std::string who = gpu.driver ? fmt::format("your driver {}", gpu.driver->to_string()) : std::string("your driver");
     std::string ceiling = gpu.ceiling ? fmt::format(" (CUDA <= {})", gpu.ceiling->to_string()) : std::string();
-    p.lines.push_back(fmt::format("No {}variant of {} on {} runs on {}{}.", nightly ? "nightly " : "", wanted.front(), where,
-                                  who, ceiling));
+    if (gpu.no_gpu) {
+      p.lines.push_back(fmt::format("There is no {}CPU variant of {} on {}, and --driver none means no GPU.",
+                                    nightly ? "nightly " : "", wanted.front(), where));
+    } else {
+      p.lines.push_back(fmt::format("No {}variant of {} on {} runs on {}{}.", nightly ? "nightly " : "", wanted.front(),
+                                    where, who, ceiling));
+    }
     p.lines.push_back(fmt::format("The index has: {}.", variants.empty() ? std::string("no variants") :
                                                           describe_variants(variants, gpu.compat)));
-    if (std::find(variants.begin(), variants.end(), "cpu") != variants.end()) {
-      p.hints.push_back("for CPU builds: --torch-backend cpu");
-    }
+    p.cpu_variant = std::find(variants.begin(), variants.end(), "cpu") != variants.end();
     if (!variants.empty() && gpu.ceiling) p.hints.push_back("a newer driver runs a newer variant (see the list above)");
     return p;
   }
@@ -479,6 +484,63 @@ core::Result<UnknownProjects> unknown_projects(index::IndexClient& client, const
       }
     }
   }
+  return out;
+}
+
+// One flag of a suggested command, applied to a request (the flags hints suggest).
+void apply_edit(ResolveRequest& r, const FlagEdit& e) {
+  if (e.flag == "--torch-backend") {
+    r.torch_backend = e.value;
+  } else if (e.flag == "--driver") {
+    r.driver = e.value;
+  } else if (e.flag == "--cuda-compat") {
+    r.cuda_compat = e.value;
+  } else if (e.flag == "--index") {
+    r.named_indexes.push_back(e.value);
+  } else if (e.flag == "--index-for") {
+    r.index_for.push_back(e.value);
+  } else if (e.flag == "--upgrade-package") {
+    r.upgrade_packages.push_back(e.value);
+  }
+}
+
+// A command a hint would suggest, tried first (issue 16 item 8: hints that work when followed):
+// this run with `edits`, resolved dry. When it solves: the complete command and what it locks
+// of the first of `focus` (normalized names) the lock has ("torch 2.12.1+cpu").
+struct TriedCommand {
+  std::string command;
+  std::string locks;
+};
+
+std::optional<TriedCommand> try_command(const ResolveRequest& request, const std::vector<FlagEdit>& edits,
+                                        const std::vector<std::string>& focus) {
+  if (request.dry_run) return std::nullopt;
+  ResolveRequest r = request;
+  r.dry_run = true;
+  for (const auto& e : edits) apply_edit(r, e);
+  auto tried = resolve(r);
+  if (!tried || !tried->solved) return std::nullopt;
+  TriedCommand t{command_with(request.command_line, edits), {}};
+  for (const auto& name : focus) {
+    auto p = std::find_if(tried->lock.packages.begin(), tried->lock.packages.end(),
+                          [&](const lock::Package& q) { return q.name == name && q.version; });
+    if (p == tried->lock.packages.end()) continue;
+    t.locks = fmt::format("{} {}", p->name, *p->version);
+    break;
+  }
+  return t;
+}
+
+// "`COMMAND` locks torch X" (or "`COMMAND` finds a solution").
+std::string tried_text(const TriedCommand& t) {
+  return t.locks.empty() ? fmt::format("`{}` finds a solution", t.command)
+                         : fmt::format("`{}` locks {}", t.command, t.locks);
+}
+
+// What a tried command is judged by: torch, else the requirements' names in order.
+std::vector<std::string> focus_of(const std::vector<resolver::Dependency>& requirements) {
+  std::vector<std::string> out{"torch"};
+  for (const auto& d : requirements) out.push_back(d.name);
   return out;
 }
 
@@ -627,10 +689,24 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     e.code = ErrorCode::Usage;
     e.message = "no NVIDIA driver was found, so gpulock cannot tell which CUDA build of torch this machine runs";
     if (gpu->machine && !gpu->machine->verdict.empty()) e.context.push_back(gpu->machine->verdict);
-    e.hints = {"lock for another machine: --driver VERSION (e.g. --driver 550.54.14), or --cuda-ceiling 12.4",
-               "lock CPU builds: --driver none (or --torch-backend cpu)",
-               "see what gpulock detects: gpulock probe --machine"};
+    e.hints = {"lock for another machine: add --driver VERSION with the version `gpulock probe --machine` prints "
+               "there, or --cuda-ceiling X.Y"};
+    // CPU builds, when this index has them: tried first (issue 16 item 8).
+    std::optional<TriedCommand> cpu = try_command(request, {{"--driver", "none"}}, focus_of(requirements));
+    if (!cpu && request.torch_backend.empty()) cpu = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(requirements));
+    if (cpu) e.hints.push_back(fmt::format("lock CPU builds: {}", tried_text(*cpu)));
+    e.hints.push_back("see what gpulock detects: gpulock probe --machine");
     return std::unexpected(e);
+  }
+  // A machine described by flags without its GPUs (issue 16): the arch lists cannot be checked.
+  const bool driver_given = (request.driver != "auto" && request.driver != "none") || !request.cuda_ceiling.empty();
+  if (driver_given && gpu->context.archs.empty() && !gpu->context.no_gpu && !cpu_backend &&
+      mentions_cuda_linked(requirements)) {
+    result.warnings.push_back(fmt::format(
+        "{} without --gpu-arch: builds are not checked against any GPU (`gpulock probe --machine` on that machine "
+        "prints its archs)",
+        request.driver != "auto" ? fmt::format("--driver {}", request.driver)
+                                 : fmt::format("--cuda-ceiling {}", request.cuda_ceiling)));
   }
   if (gpu->context.compat == probe::CudaCompat::Minor) {
     result.warnings.push_back(
@@ -648,6 +724,7 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
   config.exclude_newer = exclude_newer;
   config.direct = std::move(direct);
   config.gpu = gpu->context;
+  config.command_line = request.command_line;
   std::vector<SourceSpec> named;
   for (const auto& item : request.named_indexes) {
     auto eq = item.find('=');
@@ -745,6 +822,12 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
       result.solved = false;
       result.explanation.lines = std::move(problem->lines);
       result.explanation.hints = std::move(problem->hints);
+      if (problem->cpu_variant) {
+        if (auto cpu = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(requirements))) {
+          result.explanation.hints.insert(result.explanation.hints.begin(),
+                                          fmt::format("for CPU builds: {}", tried_text(*cpu)));
+        }
+      }
       result.index_stats = client.stats();
       result.timings.total_ms = elapsed_ms(start);
       return result;
@@ -801,6 +884,26 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
       });
       if (!mentioned) continue;
       if (auto hint = provider.cuda_too_new_hint(d.name)) result.explanation.hints.push_back(*hint);
+    }
+    // The fixes the explanation points at, as complete commands, each tried first (issue 16
+    // item 8): a variant with kernels for the GPU, minor-version compatibility, CPU builds.
+    for (const auto& backend : provider.arch_fix_backends()) {
+      if (backend == request.torch_backend) continue;
+      if (auto t = try_command(request, {{"--torch-backend", backend}}, focus_of(requirements))) {
+        result.explanation.hints.push_back(fmt::format("{}, which has kernels for your GPU", tried_text(*t)));
+      }
+    }
+    if (provider.cuda_hinted() && !request.dry_run) {
+      if (gpu->context.no_gpu && request.torch_backend != "cpu") {
+        if (auto t = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(requirements))) {
+          result.explanation.hints.push_back(fmt::format("for CPU builds: {}", tried_text(*t)));
+        }
+      } else if (!gpu->context.no_gpu && gpu->context.ceiling && gpu->context.compat == probe::CudaCompat::Strict) {
+        if (auto t = try_command(request, {{"--cuda-compat", "minor"}}, focus_of(requirements))) {
+          result.explanation.hints.push_back(
+              fmt::format("or allow minor-version compatibility: {}", tried_text(*t)));
+        }
+      }
     }
     if (!unknown->lines.empty()) {
       // Lead with the deciding fact: a project that is on no index (issue 16 item 9).
@@ -990,7 +1093,7 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
   }
 
   result.lock_text = lock::to_toml(lk, lock::WriteOptions{request.command_line});
-  if (request.output != "-" && existing_text != result.lock_text) {
+  if (!request.dry_run && request.output != "-" && existing_text != result.lock_text) {
     auto written = write_output(request.output, result.lock_text);
     if (!written) return std::unexpected(written.error());
   }

@@ -75,6 +75,11 @@ lock::GpulockInputs make_inputs_record(const ResolveRequest& request, const Reso
   if (!request.nightly.empty()) rec.options["nightly"] = request.nightly;
   if (!request.exclude_newer.empty()) rec.options["exclude-newer"] = request.exclude_newer;
   rec.options["cuda-compat"] = request.cuda_compat;
+  // The machine, when flags described it (issue 16): what the lock was made for. Detected
+  // values are [tool.gpulock.gpu]'s, not inputs.
+  if (!request.driver.empty() && request.driver != "auto") rec.options["driver"] = request.driver;
+  if (!request.cuda_ceiling.empty()) rec.options["cuda-ceiling"] = request.cuda_ceiling;
+  if (!request.gpu_arch.empty()) rec.options["gpu-arch"] = request.gpu_arch;
   // `--index-for GLOB=NAME`, in order (the named indexes are [[tool.gpulock.indexes]] records
   // with role "pinned"), so that `check --index` re-resolves with the same pins.
   if (!request.index_for.empty()) {

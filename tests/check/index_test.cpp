@@ -34,12 +34,15 @@ struct IndexLock {
   gpulock::test::PrivateServers servers;
   std::string url;
   LockScan lock;
+  std::string resolve_args;  // as the lock records them (single spaces)
   explicit IndexLock(const std::string& name) : w(name), url(servers.env().http_url()) {
-    auto r = w.gpulock(
-        // torch's ordinary dependencies from the PyPI-like index (pypi_pins).
-        "resolve torch jinja2==3.1.4 fsspec==2025.3.0 --nightly latest --torch-backend cpu " +
-        fixture_indexes(url) + pypi_pins(url) + kTarget +
-        " -o pylock.toml");
+    // torch's ordinary dependencies from the PyPI-like index (pypi_pins).
+    resolve_args = "resolve torch jinja2==3.1.4 fsspec==2025.3.0 --nightly latest --torch-backend cpu " +
+                   fixture_indexes(url) + pypi_pins(url) + kTarget + " -o pylock.toml";
+    for (auto at = resolve_args.find("  "); at != std::string::npos; at = resolve_args.find("  ")) {
+      resolve_args.erase(at, 1);
+    }
+    auto r = w.gpulock(resolve_args);
     INFO(r.err);
     REQUIRE(r.status == 0);
     lock = scan_lock(w / "pylock.toml");
@@ -126,8 +129,14 @@ TEST_CASE("check index: every drift kind of a changing index", "[check][index]")
             "::upstream moved: a resolve with the same inputs today picks torch "
             "2.15.0.dev20260819+cpu; the lock has " +
             torch.version +
-            "%0Ahint: `gpulock resolve --upgrade-package torch` takes it; until then "
+            "%0Ahint: `gpulock " + l.resolve_args + " --upgrade-package torch` takes it; until then "
             "the lock stays as it is");
+  // The hint's command is complete (issue 16 item 8): run as it is, it takes the newer nightly.
+  auto followed = l.w.gpulock(l.resolve_args + " --upgrade-package torch");
+  INFO(followed.err);
+  CHECK(followed.status == 0);
+  CHECK(scan_lock(l.w / "pylock.toml").at("torch").version == "2.15.0.dev20260819+cpu");
+  CHECK(l.w.gpulock("check --index --strict").status == 0);
 }
 
 TEST_CASE("check index: GitHub annotations for pruned, rehashed and yanked files, line by line",

@@ -121,7 +121,7 @@ TEST_CASE("check inputs: resolve's flags given to check are compared with the re
   INFO(same.out << same.err);
   CHECK(same.status == 0);
   CHECK(lines_of(same.out).at(1) ==
-        "  2 input files, 0 requirement arguments, 3 options recorded; compared with the input "
+        "  2 input files, 0 requirement arguments, 4 options recorded; compared with the input "
         "flags given");
 
   // Another requirement argument, a file left out, another option, another index.
@@ -153,6 +153,22 @@ TEST_CASE("check inputs: resolve's flags given to check are compared with the re
   REQUIRE(tl.size() >= 4);
   CHECK(tl[2] == at + "--torch-backend cpu is given but the lock was resolved without it");
   CHECK(tl[3] == at + "--python-version is 3.12 but the lock is for Python 3.11");
+
+  // The machine the lock was resolved for (--driver none here, recorded as an input, issue 16):
+  // compared when check is given one, never when it is not (check then describes this machine).
+  CHECK(read_file(l.w / "pylock.toml").find("driver = \"none\"") != std::string::npos);
+  std::string other_machine = replace_all(l.resolve_args, "--driver none", "--driver 550.54.14 --gpu-arch sm_90");
+  REQUIRE(other_machine != l.resolve_args);
+  auto m = l.w.gpulock("check --inputs " + other_machine);
+  INFO(m.out << m.err);
+  CHECK(m.status == 1);
+  auto ml = lines_of(m.out);
+  REQUIRE(ml.size() >= 4);
+  CHECK(ml[2] == at + "--driver is 550.54.14 but the lock was resolved with none");
+  CHECK(ml[3] == at + "--gpu-arch sm_90 is given but the lock was resolved without it");
+  auto unsaid = l.w.gpulock("check --inputs " + replace_all(l.resolve_args, "--driver none", ""));
+  INFO(unsaid.out << unsaid.err);
+  CHECK(unsaid.status == 0);
 }
 
 TEST_CASE("check inputs: recorded paths are relative to the lock, wherever check runs",
@@ -234,7 +250,7 @@ TEST_CASE("check inputs: a requirement argument left out and a file given that w
   REQUIRE(out.size() >= 5);
   CHECK(out[0] == "inputs: drift (2 errors)");
   CHECK(out[1] ==
-        "  1 input file, 1 requirement argument, 3 options recorded; compared with the input "
+        "  1 input file, 1 requirement argument, 4 options recorded; compared with the input "
         "flags given");
   CHECK(out[2] == "  error: pylock.toml:" + line +
                       ": the lock was resolved with the requirement filelock, which is not given");

@@ -20,6 +20,12 @@ struct CudaLock {
     check_lock_independently(w / "pylock.toml");
   }
   std::string gpu_line() const { return std::to_string(lock.table("[tool.gpulock.gpu]")); }
+  // The lock's resolve command made one for the machine it runs on, as the hints give it
+  // (issue 16 item 8): the detected driver, no --gpu-arch, the newest variant it runs.
+  std::string relock_here() const {
+    return "gpulock resolve torch==2.5.1 " + fixture_indexes(url) + " " + kTarget +
+           " -o pylock.toml --driver auto --torch-backend auto";
+  }
 };
 
 }  // namespace
@@ -56,12 +62,19 @@ TEST_CASE("check machine: a driver below the lock's minimum", "[check][machine]"
                       "the lock's minimum " +
                       min + " (for CUDA 12.4)");
   CHECK(out[5] ==
-        "    hint: update the driver to " + min +
-            " or newer, or resolve a lock for this machine (`gpulock resolve --driver auto`)");
+        "    hint: update the driver to " + min + " or newer, or resolve a lock for this machine (`" + l.relock_here() +
+            "`)");
   // The same machine described by flags instead of the environment.
   auto f = l.w.gpulock("check --machine --driver 535.104.05 --gpu-arch sm_90", "");
   CHECK(f.status == 1);
   CHECK(lines_of(f.out).at(4) == out[4]);
+  // Followed on that machine, the hint's command writes a lock the machine runs.
+  auto followed = l.w.gpulock(l.relock_here().substr(std::string("gpulock ").size()),
+                              "GPULOCK_DRIVER=535.104.05 GPULOCK_GPU_ARCH=sm_90");
+  INFO(followed.err);
+  CHECK(followed.status == 0);
+  CHECK(scan_lock(l.w / "pylock.toml").at("torch").version == "2.5.1+cu121");
+  CHECK(l.w.gpulock("check --machine", "GPULOCK_DRIVER=535.104.05 GPULOCK_GPU_ARCH=sm_90").status == 0);
 }
 
 TEST_CASE("check machine: a CUDA ceiling below the lock's CUDA", "[check][machine]") {
@@ -87,10 +100,8 @@ TEST_CASE("check machine: a GPU outside the locked torch build's arch list", "[c
   CHECK(out[4].starts_with("  error: pylock.toml:" + torch_line + ": torch " +
                            l.lock.at("torch").version +
                            " has no kernels for this machine's GPU (sm_37): it carries "));
-  CHECK(out[5] ==
-        "    hint: resolve a lock for this GPU (`gpulock resolve --gpu-arch sm_37`), which picks a "
-        "build "
-        "that supports it");
+  CHECK(out[5] == "    hint: resolve the lock again for this GPU (`" + l.relock_here() +
+                      "`): it picks a build with kernels for sm_37 when one fits the requirements");
 }
 
 TEST_CASE("check machine: no driver here is information, not drift", "[check][machine]") {
@@ -116,20 +127,20 @@ TEST_CASE("check machine: GitHub annotations and JSON, line by line", "[check][m
                      "::this machine's NVIDIA driver 535.104.05 is older than the lock's minimum "
                      "550.54.14 (for CUDA "
                      "12.4)%0Ahint: update the driver to 550.54.14 or newer, or resolve a lock for "
-                     "this machine "
-                     "(`gpulock resolve --driver auto`)");
+                     "this machine (`" +
+                     l.relock_here() + "`)");
   CHECK(gl[1].starts_with(
       "::error file=pylock.toml,line=" + std::to_string(l.lock.at("torch").line) + "::torch " +
       l.lock.at("torch").version + " has no kernels for this machine's GPU (sm_37)"));
   CHECK(gl[2] == "gpulock check pylock.toml (machine): drift found: 2 errors");
-  check_golden("machine_drift.github", g.out);
+  check_golden("machine_drift.github", replace_all(g.out, l.url, "http://INDEX"));
 
   auto j = l.w.gpulock("check --machine --json", machine);
   CHECK(j.status == 1);
-  check_golden("machine_drift.json", j.out);
+  check_golden("machine_drift.json", replace_all(j.out, l.url, "http://INDEX"));
   auto t = l.w.gpulock("check --machine", machine);
   CHECK(t.status == 1);
-  check_golden("machine_drift.txt", t.out);
+  check_golden("machine_drift.txt", replace_all(t.out, l.url, "http://INDEX"));
 }
 
 TEST_CASE("check machine: a GPU below the locked cuDNN's lowest supported one",

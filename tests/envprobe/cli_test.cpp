@@ -647,6 +647,24 @@ TEST_CASE("a locked package that is not installed", "[envprobe][cli][lock]") {
   CHECK(json.out.find("nvidia-cublas-cu12 12.4.5.8 is in the lock but not installed.") !=
         std::string::npos);
   CHECK(json.out.find("libcublas.so.12") == std::string::npos);
+  // The hint's install command is complete (issue 16 item 8: this environment's Python and this
+  // lock, not a bare `gpulock install`); run as it is, it installs the missing package.
+  Run text = c.probe({}, {});
+  auto at = text.out.find("`gpulock install ");
+  REQUIRE(at != std::string::npos);
+  auto end = text.out.find('`', at + 1);
+  REQUIRE(end != std::string::npos);
+  std::vector<std::string> argv;
+  std::istringstream words(text.out.substr(at + 1, end - at - 1));
+  for (std::string w; words >> w;) argv.push_back(w);
+  CHECK(argv == std::vector<std::string>{"gpulock", "install", "--lock", c.lock.string(), "--python",
+                                         c.python().string()});
+  argv.erase(argv.begin());
+  Run installed = c.gpulock(argv);
+  INFO(installed.out << installed.err);
+  CHECK(installed.status == 0);
+  Run again = c.probe({"--json"}, {});
+  CHECK(again.out.find("\"id\": \"lock-missing\"") == std::string::npos);
 }
 
 TEST_CASE("a CPU torch where the lock has +cu124", "[envprobe][cli][lock]") {

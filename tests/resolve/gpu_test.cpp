@@ -134,8 +134,9 @@ TEST_CASE("resolve --explain says why the torch build was chosen (golden)", "[re
   check_golden("explain_torch_550.txt", normalize(r.out));
   check_golden("report_torch_550.json", normalize_report(read_file(dir / "report.json")));
   CHECK(normalize(r.err) ==
-        "Resolved 25 packages in N ms; wrote pylock.toml\n"
-        "torch 2.7.1+cu118: the newest torch whose CUDA build your driver 550.54.14 runs (CUDA 11.8 <= 12.4)\n");
+        no_arch_warning("--driver 550.54.14") +
+            "Resolved 25 packages in N ms; wrote pylock.toml\n"
+            "torch 2.7.1+cu118: the newest torch whose CUDA build your driver 550.54.14 runs (CUDA 11.8 <= 12.4)\n");
 }
 
 TEST_CASE("resolve skips a PyPI torch build whose runtime pin the driver is too old for, and says why",
@@ -170,6 +171,7 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
   SECTION("torchvision from cu118 with torch from cu121") {
     expect_resolve_error({"torchvision==0.19.0+cu118", "torch==2.4.0+cu121", "--torch-backend", "auto", "--driver",
                           "550.54.14"}, o, 1,
+          no_arch_warning("--driver 550.54.14") +
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because torchvision==0.19.0 is a CUDA 11.8 build and torch==2.4.0 is a CUDA 12.1 build, "
           "torchvision==0.19.0 and torch==2.4.0 are incompatible.\n"
@@ -177,13 +179,25 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
           "failed.\n");
   }
   SECTION("a CUDA build newer than the driver") {
-    expect_resolve_error({"torch==2.7.1+cu126", "--torch-backend", "cu126", "--driver", "550.54.14"}, o, 1,
+    // The hint's command is complete (issue 16 item 8), tried before it is given, and does what
+    // it says when run.
+    std::vector<std::string> args{"torch==2.7.1+cu126", "--torch-backend", "cu126", "--driver", "550.54.14"};
+    Run r = expect_resolve_error(args, o, 1,
+          no_arch_warning("--driver 550.54.14") +
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because torch==2.7.1 (CUDA 12.6 build) needs CUDA >= 12.6 and your driver 550.54.14 supports CUDA <= "
           "12.4, torch==2.7.1 cannot be used.\n"
           "  And because you require torch==2.7.1+cu126, version solving failed.\n"
-          "hint: a newer CUDA build needs a driver >= 555.42.02 (run `gpulock probe --machine` to see yours), or "
-          "allow minor-version compatibility with --cuda-compat minor\n");
+          "hint: a newer CUDA build needs a driver >= 555.42.02 (run `gpulock probe --machine` to see yours)\n"
+          "hint: or allow minor-version compatibility: `" +
+              normalize(hint_command({"torch==2.7.1+cu126", "--torch-backend", "cu126", "--driver", "550.54.14", "-o",
+                                      "-"},
+                                     o, {"--cuda-compat", "minor"})) +
+              "` locks torch 2.7.1+cu126\n");
+    Run followed = run_hint(hint_line(r.err, "--cuda-compat minor"), o);
+    INFO(describe(followed));
+    CHECK(followed.status == 0);
+    CHECK(locked_version(followed.out, "torch") == "2.7.1+cu126");
   }
   SECTION("a build without kernels for the GPU") {
     expect_resolve_error({"torch==2.13.0+cu130", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch",
@@ -191,7 +205,9 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because you require torch==2.13.0+cu130 and torch==2.13.0 has no kernels for your GPU's sm_61 (its "
           "CUDA 13.0 build carries sm_75, sm_80, sm_86, sm_90, sm_100, sm_120+PTX), version solving failed.\n"
-          "hint: torch 2.13 has kernels for your GPU's sm_61 only in variant cu126 (--torch-backend cu126)\n");
+          // No command: with torch==2.13.0+cu130 required, --torch-backend cu126 has no solution
+          // either (tried, so not suggested).
+          "hint: torch 2.13 has kernels for your GPU's sm_61 only in variant cu126\n");
   }
   SECTION("a build without kernels for the GPU, which newer variants have") {
     expect_resolve_error({"torch==2.13.0+cu126", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch",
@@ -199,7 +215,7 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because you require torch==2.13.0+cu126 and torch==2.13.0 has no kernels for your GPU's sm_120 (its "
           "CUDA 12.6 build carries sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90), version solving failed.\n"
-          "hint: torch 2.13 has kernels for your GPU's sm_120 only in variants cu129, cu130 (--torch-backend auto)\n");
+          "hint: torch 2.13 has kernels for your GPU's sm_120 only in variants cu129, cu130\n");
   }
   SECTION("two GPUs that no build of the release serves together") {
     Run r = resolve({"torch==2.13.0", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch", "sm_61,sm_120",
@@ -207,10 +223,9 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
                     o);
     INFO(describe(r));
     CHECK(r.status == 1);
-    CHECK(r.err.find("hint: torch 2.13 has kernels for your GPU's sm_61 only in variant cu126 (--torch-backend "
-                     "cu126)\n") != std::string::npos);
-    CHECK(r.err.find("hint: torch 2.13 has kernels for your GPU's sm_120 only in variants cu129, cu130 "
-                     "(--torch-backend auto)\n") != std::string::npos);
+    CHECK(r.err.find("hint: torch 2.13 has kernels for your GPU's sm_61 only in variant cu126\n") != std::string::npos);
+    CHECK(r.err.find("hint: torch 2.13 has kernels for your GPU's sm_120 only in variants cu129, cu130\n") !=
+          std::string::npos);
   }
   SECTION("a cuDNN pin that the only allowed variant's torch does not match") {
     // nvidia-cudnn-cu12 from the PyPI-like index, which has 9.5.1.17 (cu124's copy has only
@@ -218,6 +233,7 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
     expect_resolve_error({"torch", "nvidia-cudnn-cu12==9.5.1.17", "--torch-backend", "cu124", "--driver",
                           "550.54.14", "--index", "pypi=" + servers().pypi_url(), "--index-for",
                           "nvidia-cudnn-cu12=pypi"}, o, 1,
+          no_arch_warning("--driver 550.54.14") +
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because you require torch and torch depends on nvidia-cudnn-cu12==9.1.0.70, nvidia-cudnn-cu12==9.1.0.70 "
           "must be used.\n"
@@ -330,6 +346,7 @@ TEST_CASE("resolve --nightly puts the torch family on one build date", "[resolve
   }
   SECTION("a date before every build") {
     expect_resolve_error({"torch", "torchvision", "--nightly", "2026-08-01", "--driver", "580.65.06"}, o, 1,
+          no_arch_warning("--driver 580.65.06") +
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  No nightly build date on or before 2026-08-01 has all of torch and torchvision for "
           "cp311-manylinux_2_28_x86_64.\n"
@@ -403,6 +420,7 @@ TEST_CASE("resolve --exclude-newer with and without upload times", "[resolve][gp
   SECTION("a CUDA nightly needs pytorch-triton, which has neither an upload time nor a date") {
     expect_resolve_error({"torch", "--nightly", "latest", "--driver", "580.65.06", "--exclude-newer",
                           "2026-08-16"}, o, 1,
+          no_arch_warning("--driver 580.65.06") +
           "warning: pytorch_triton-3.8.0+git1a2b3c4d-cp311-cp311-linux_x86_64.whl has no upload time; "
           "--exclude-newer leaves it out\n"
           "warning: pytorch_triton-3.8.0+git5e6f7a8b-cp311-cp311-linux_x86_64.whl has no upload time; "
@@ -426,9 +444,17 @@ TEST_CASE("resolve without a driver: an error with hints, or CPU builds with --d
     CHECK(normalize(r.err) ==
           "error: no NVIDIA driver was found, so gpulock cannot tell which CUDA build of torch this machine runs\n"
           "  no NVIDIA driver found\n"
-          "hint: lock for another machine: --driver VERSION (e.g. --driver 550.54.14), or --cuda-ceiling 12.4\n"
-          "hint: lock CPU builds: --driver none (or --torch-backend cpu)\n"
-          "hint: see what gpulock detects: gpulock probe --machine\n");
+          "hint: lock for another machine: add --driver VERSION with the version `gpulock probe --machine` prints "
+          "there, or --cuda-ceiling X.Y\n"
+          "hint: lock CPU builds: `" +
+              normalize(hint_command({"torch", "torchvision", "--torch-backend", "auto", "--driver", "auto", "-o", "-"},
+                                     o, {"--driver", "none"})) +
+              "` locks torch 2.12.1+cpu\n"
+              "hint: see what gpulock detects: gpulock probe --machine\n");
+    Run followed = run_hint(hint_line(r.err, "lock CPU builds"), o);
+    INFO(describe(followed));
+    CHECK(followed.status == 0);
+    CHECK(locked_version(followed.out, "torch") == "2.12.1+cpu");
   }
   SECTION("the same without --torch-backend (PyPI builds)") {
     Run r = resolve({"torch", "-o", "-"}, o);
@@ -460,14 +486,21 @@ TEST_CASE("resolve without a driver: an error with hints, or CPU builds with --d
           "torch 2.12.1+cpu: a CPU build, because --driver none means no GPU; torch 2.13.0+cpu needs "
           "setuptools>=77.0.3, and http://INDEX/whl/cpu/ has only setuptools 70.2.0 (first-index: setuptools comes "
           "only from there, not from http://INDEX/simple/)\n"
-          "hint: to take setuptools from http://INDEX/simple/, add `--index other=http://INDEX/simple/ --index-for "
-          "setuptools=other`, or, trusting every index equally, `--index-strategy unsafe-best-match`\n");
-    Run fixed = resolve({"torch", "--torch-backend", "auto", "--driver", "none", "--index",
-                         "other=" + servers().pypi_url(), "--index-for", "setuptools=other", "-o", "-"},
-                        cpu);
+          "hint: to take setuptools from http://INDEX/simple/: `" +
+              normalize(hint_command({"torch", "torchvision", "torchaudio", "--torch-backend", "auto", "--driver",
+                                      "none", "-o", "pylock.toml"},
+                                     cpu, {"--index", "other=" + servers().pypi_url(), "--index-for", "setuptools=other"})) +
+              "` (or, trusting every index equally, `--index-strategy unsafe-best-match` instead of those two "
+              "flags)\n");
+    // Followed, the hint's command takes setuptools from the other index and so torch 2.13.0.
+    fs::path followed_dir = fresh_dir("driver-none-followed");
+    Options there = cpu;
+    there.cwd = followed_dir;
+    Run fixed = run_hint(hint_line(r.err, "to take setuptools"), there);
     INFO(describe(fixed));
     CHECK(fixed.status == 0);
     CHECK(fixed.err.find("torch 2.13.0+cpu: a CPU build") != std::string::npos);
+    CHECK(lock_versions(followed_dir / "pylock.toml")["torch"] == "2.13.0+cpu");
     for (const auto& [name, version] : versions) {
       INFO(name);
       CHECK(!name.starts_with("nvidia-"));
@@ -480,11 +513,18 @@ TEST_CASE("resolve without a driver: an error with hints, or CPU builds with --d
     CHECK(lock.gpulock->gpu->variant == "cpu");
   }
   SECTION("--driver none without a torch backend: explained failure") {
-    expect_resolve_error({"torch", "--driver", "none"}, o, 1,
+    Run r = expect_resolve_error({"torch", "--driver", "none"}, o, 1,
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because torch needs CUDA and --driver none means no GPU, torch cannot be used.\n"
           "  And because you require torch, version solving failed.\n"
-          "hint: CUDA builds need a GPU: lock for a GPU machine with --driver VERSION, or ask for CPU builds with "
-          "--torch-backend cpu\n");
+          "hint: CUDA builds need a GPU: to lock for a GPU machine, add --driver VERSION with the version `gpulock "
+          "probe --machine` prints there\n"
+          "hint: for CPU builds: `" +
+              normalize(hint_command({"torch", "--driver", "none", "-o", "-"}, o, {"--torch-backend", "cpu"})) +
+              "` locks torch 2.12.1+cpu\n");
+    Run followed = run_hint(hint_line(r.err, "for CPU builds"), o);
+    INFO(describe(followed));
+    CHECK(followed.status == 0);
+    CHECK(locked_version(followed.out, "torch") == "2.12.1+cpu");
   }
 }

@@ -313,14 +313,21 @@ TEST_CASE("resolve explains bad input with exact messages and exit codes", "[res
     // The cu124 index mirrors the stale MarkupSafe 2.1.5; PyPI has 3.0.2.
     Options fi = o;
     fi.index_url = servers().torch_index_base() + "/cu124/";
-    expect_resolve_error({"markupsafe==3.0.2", "--extra-index-url", servers().pypi_url()}, fi, 1,
+    Run hinted = expect_resolve_error({"markupsafe==3.0.2", "--extra-index-url", servers().pypi_url()}, fi, 1,
           "error: no solution: the requirements cannot be satisfied together for this target\n"
           "  Because you require markupsafe==3.0.2 and there is no version of markupsafe==3.0.2, version solving "
           "failed.\n"
           "hint: markupsafe was also found on http://INDEX/simple/, but under first-index only "
           "http://INDEX/whl/cu124/ is used for it (protection against dependency confusion); to take markupsafe "
-          "from http://INDEX/simple/, add `--index other=http://INDEX/simple/ --index-for markupsafe=other`, or, "
-          "trusting every index equally, `--index-strategy unsafe-best-match`\n");
+          "from http://INDEX/simple/: `" +
+              normalize(hint_command({"markupsafe==3.0.2", "--extra-index-url", servers().pypi_url(), "-o", "-"}, fi,
+                                     {"--index", "other=" + servers().pypi_url(), "--index-for", "markupsafe=other"})) +
+              "` (or, trusting every index equally, `--index-strategy unsafe-best-match` instead of those two "
+              "flags)\n");
+    Run followed = run_hint(hint_line(hinted.err, "to take markupsafe"), fi);
+    INFO(describe(followed));
+    CHECK(followed.status == 0);
+    CHECK(locked_version(followed.out, "markupsafe") == "3.0.2");
     Run best = resolve({"markupsafe==3.0.2", "--extra-index-url", servers().pypi_url(), "--index-strategy",
                         "unsafe-best-match", "-o", "-"},
                        fi);

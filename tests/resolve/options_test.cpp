@@ -92,17 +92,25 @@ TEST_CASE("resolve reads --index-url and --extra-index-url lines of a requiremen
   Options o;
   o.cwd = dir;
   o.index_url = "-";
-  expect_resolve_error(
+  Run hinted = expect_resolve_error(
       {"-r", "reqs.txt", "--driver", "550.54.14"}, o, 1,
-      "error: no solution: the requirements cannot be satisfied together for this target\n"
+      no_arch_warning("--driver 550.54.14") +
+          "error: no solution: the requirements cannot be satisfied together for this target\n"
       "  Because you require torch==2.4.0+cu124 and there is no version of torch==2.4.0+cu124, "
       "version solving "
       "failed.\n"
       "hint: torch was also found on http://INDEX/whl/cu124/, but under first-index only "
       "http://INDEX/simple/ is "
-      "used for it (protection against dependency confusion); to take torch from http://INDEX/whl/cu124/, add "
-      "`--index other=http://INDEX/whl/cu124/ --index-for torch=other`, or, trusting every index equally, "
-      "`--index-strategy unsafe-best-match`\n");
+      "used for it (protection against dependency confusion); to take torch from http://INDEX/whl/cu124/: `" +
+          normalize(hint_command({"-r", "reqs.txt", "--driver", "550.54.14", "-o", "-"}, o,
+                                 {"--index", "other=" + servers().torch_index_base() + "/cu124/", "--index-for",
+                                  "torch=other"})) +
+          "` (or, trusting every index equally, `--index-strategy unsafe-best-match` instead of those two flags)\n");
+  // The hint's command, followed, locks the cu124 torch.
+  Run followed = run_hint(hint_line(hinted.err, "to take torch"), o);
+  INFO(describe(followed));
+  CHECK(followed.status == 0);
+  CHECK(locked_version(followed.out, "torch") == "2.4.0+cu124");
 
   Run r = resolve({"-r", "reqs.txt", "--driver", "550.54.14", "--index-strategy",
                    "unsafe-best-match", "-o", "pylock.toml"},
@@ -276,7 +284,8 @@ TEST_CASE("resolve --cuda-ceiling stands in for a driver", "[resolve][gpu][drive
   CHECK(g.cudnn == "9.1.0.70");
   CHECK(g.min_driver == "520.61.05");
   CHECK(normalize(r.err) ==
-        "Resolved 24 packages in N ms; wrote pylock.toml\n"
+        no_arch_warning("--cuda-ceiling 12.4") +
+          "Resolved 24 packages in N ms; wrote pylock.toml\n"
         "torch 2.7.1+cu118: the newest torch whose CUDA build your driver runs (CUDA 11.8 <= "
         "12.4)\n");
 }
@@ -310,7 +319,8 @@ TEST_CASE(
   REQUIRE(lock.gpulock->inputs);
   CHECK(lock.gpulock->inputs->options.at("cuda-compat") == "minor");
   CHECK(normalize(r.err) ==
-        "warning: --cuda-compat minor: CUDA builds newer than the driver run through minor-version "
+        no_arch_warning("--driver 550.54.14") +
+          "warning: --cuda-compat minor: CUDA builds newer than the driver run through minor-version "
         "compatibility, "
         "without PTX JIT for newer PTX; kernels not compiled for your GPU will fail to load\n"
         "Resolved 29 packages in N ms; wrote pylock.toml\n"
@@ -363,8 +373,11 @@ TEST_CASE("resolve: cuDNN 9.11 and newer need sm_75", "[resolve][gpu][archs]") {
       // The torch indexes serve nvidia-cudnn-cu12 (first-index for every name, issue 17).
       "hint: nvidia-cudnn-cu12 was also found on http://INDEX/simple/, but under first-index only "
       "http://INDEX/whl/cu129/ (and 4 more) is used for it (protection against dependency confusion); to take "
-      "nvidia-cudnn-cu12 from http://INDEX/simple/, add `--index other=http://INDEX/simple/ --index-for "
-      "nvidia-cudnn-cu12=other`, or, trusting every index equally, `--index-strategy unsafe-best-match`\n");
+      "nvidia-cudnn-cu12 from http://INDEX/simple/: `" +
+          normalize(hint_command({"torch", "nvidia-cudnn-cu12>=9.11", "--torch-backend", "auto", "--driver",
+                                  "580.65.06", "--gpu-arch", "sm_61", "-o", "-"},
+                                 o, {"--index", "other=" + servers().pypi_url(), "--index-for", "nvidia-cudnn-cu12=other"})) +
+          "` (or, trusting every index equally, `--index-strategy unsafe-best-match` instead of those two flags)\n");
 }
 
 TEST_CASE("resolve --nightly needs a date or latest", "[resolve][gpu][nightly]") {
@@ -495,7 +508,7 @@ TEST_CASE("resolve explains each CUDA runtime the driver is too old for with its
   // their own, and no sentence may claim one's for all.
   Options o;
   o.cwd = fresh_dir("runtime-too-new");
-  expect_resolve_error(
+  Run hinted = expect_resolve_error(
       {"nvidia-cuda-runtime-cu12>=12.5", "--driver", "550.54.14"}, o, 1,
       "error: no solution: the requirements cannot be satisfied together for this target\n"
       "  Because nvidia-cuda-runtime-cu12==12.6.77 needs CUDA >= 12.6 and your driver 550.54.14 "
@@ -510,9 +523,16 @@ TEST_CASE("resolve explains each CUDA runtime the driver is too old for with its
       "12.4, nvidia-cuda-runtime-cu12==12.9.79 cannot be used.\n"
       "  Thus, nvidia-cuda-runtime-cu12>=12.6.77 cannot be used.\n"
       "  And because you require nvidia-cuda-runtime-cu12>=12.5, version solving failed.\n"
-      "hint: a newer CUDA build needs a driver >= 555.42.02 (run `gpulock probe --machine` to see "
-      "yours), or allow "
-      "minor-version compatibility with --cuda-compat minor\n");
+      "hint: a newer CUDA build needs a driver >= 555.42.02 (run `gpulock probe --machine` to see yours)\n"
+      "hint: or allow minor-version compatibility: `" +
+          normalize(hint_command({"nvidia-cuda-runtime-cu12>=12.5", "--driver", "550.54.14", "-o", "-"}, o,
+                                 {"--cuda-compat", "minor"})) +
+          "` locks nvidia-cuda-runtime-cu12 12.9.79\n");
+  // Followed, the hint's command locks what it says (issue 16 item 8).
+  Run followed = run_hint(hint_line(hinted.err, "--cuda-compat minor"), o);
+  INFO(describe(followed));
+  CHECK(followed.status == 0);
+  CHECK(locked_version(followed.out, "nvidia-cuda-runtime-cu12") == "12.9.79");
   Run ok = resolve({"nvidia-cuda-runtime-cu12", "--driver", "550.54.14", "-o", "-"}, o);
   INFO(describe(ok));
   CHECK(ok.status == 0);

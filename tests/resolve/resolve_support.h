@@ -4,6 +4,8 @@
 // GPULOCK_UPDATE_GOLDEN=1).
 #pragma once
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -82,8 +84,8 @@ struct Options {
   bool setuptools_from_pypi = false;
 };
 
-// `gpulock resolve ARGS` with the target, indexes and cache filled in from `o`.
-inline Run resolve(const std::vector<std::string>& args, const Options& o = {}) {
+// The argv of `gpulock resolve ARGS` with the target, indexes and cache filled in from `o`.
+inline std::vector<std::string> resolve_argv(const std::vector<std::string>& args, const Options& o = {}) {
   std::vector<std::string> argv = {kExe, "resolve"};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--python-version", o.python, "--platform", o.platform});
@@ -93,9 +95,118 @@ inline Run resolve(const std::vector<std::string>& args, const Options& o = {}) 
   argv.insert(argv.end(), {"--torch-index-base", o.torch_index_base.empty() ? servers().torch_index_base()
                                                                            : o.torch_index_base});
   argv.insert(argv.end(), {"--cache-dir", (o.cache.empty() ? shared_cache() : o.cache).string()});
+  return argv;
+}
+
+inline Env env_of(const Options& o) {
   Env env = base_env();
   for (const auto& [k, v] : o.env) env[k] = v;
-  return run(argv, env, o.cwd.empty() ? kWorkDir : o.cwd);
+  return env;
+}
+
+// `gpulock resolve ARGS` with the target, indexes and cache filled in from `o`.
+inline Run resolve(const std::vector<std::string>& args, const Options& o = {}) {
+  return run(resolve_argv(args, o), env_of(o), o.cwd.empty() ? kWorkDir : o.cwd);
+}
+
+// The complete command a hint gives (issue 16 item 8) for the run `resolve(args, o)` with
+// `extra` appended: "gpulock resolve ARGS ... EXTRA", as the binary records its command line
+// (a word with other characters than [A-Za-z0-9-_./=:,+@%] in single quotes).
+inline std::string hint_command(const std::vector<std::string>& args, const Options& o,
+                                const std::vector<std::string>& extra) {
+  auto argv = resolve_argv(args, o);
+  argv.front() = "gpulock";
+  // A flag the hint sets replaces the run's own (`--driver auto` -> `--driver none`); the flags
+  // that add a value (--index, --index-for, --upgrade-package) are only added.
+  for (std::size_t i = 0; i + 1 < extra.size(); i += 2) {
+    const std::string& flag = extra[i];
+    if (flag == "--index" || flag == "--index-for" || flag == "--upgrade-package") continue;
+    for (std::size_t j = 0; j + 1 < argv.size();) {
+      if (argv[j] == flag) {
+        argv.erase(argv.begin() + static_cast<std::ptrdiff_t>(j), argv.begin() + static_cast<std::ptrdiff_t>(j) + 2);
+      } else {
+        ++j;
+      }
+    }
+  }
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  std::string out;
+  for (const auto& a : argv) {
+    bool plain = std::all_of(a.begin(), a.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
+    });
+    out += (out.empty() ? "" : " ") + (plain ? a : "'" + a + "'");
+  }
+  return out;
+}
+
+// The command between the first pair of backticks of `hint` that starts with `gpulock `, run
+// as the user would run it (same environment and directory as `o`'s runs). Fails the test when
+// there is none.
+inline Run run_hint(const std::string& hint, const Options& o) {
+  std::size_t at = hint.find("`gpulock ");
+  INFO(hint);
+  REQUIRE(at != std::string::npos);
+  std::size_t end = hint.find('`', at + 1);
+  REQUIRE(end != std::string::npos);
+  std::string command = hint.substr(at + 1, end - at - 1);
+  // Words: plain, or in single quotes with '\'' inside (how gpulock quotes).
+  std::vector<std::string> argv;
+  std::string word;
+  bool in_word = false;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    char c = command[i];
+    if (c == ' ') {
+      if (in_word) argv.push_back(word);
+      word.clear();
+      in_word = false;
+    } else if (c == '\'') {
+      std::size_t close = command.find('\'', i + 1);
+      REQUIRE(close != std::string::npos);
+      word += command.substr(i + 1, close - i - 1);
+      in_word = true;
+      i = close;
+    } else if (c == '\\' && i + 1 < command.size()) {
+      word += command[++i];
+      in_word = true;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) argv.push_back(word);
+  REQUIRE(argv.size() >= 2);
+  argv.front() = kExe;
+  return run(argv, env_of(o), o.cwd.empty() ? kWorkDir : o.cwd);
+}
+
+// The warning for a machine described by `flag` ("--driver 550.54.14", "--cuda-ceiling 12.4")
+// without --gpu-arch (issue 16), as its own stderr line.
+inline std::string no_arch_warning(const std::string& flag) {
+  return "warning: " + flag +
+         " without --gpu-arch: builds are not checked against any GPU (`gpulock probe --machine` on that machine "
+         "prints its archs)\n";
+}
+
+// The version of `name` in a lock's text (`-o -` output), or "" when it has none.
+inline std::string locked_version(const std::string& lock_text, const std::string& name) {
+  auto lock = gpulock::lock::parse_lock(lock_text, "-");
+  INFO(lock_text);
+  REQUIRE(lock.has_value());
+  for (const auto& p : lock->lock.packages) {
+    if (p.name == name) return p.version.value_or("");
+  }
+  return {};
+}
+
+// The `hint:` line of `err` that contains `needle` ("" when none).
+inline std::string hint_line(const std::string& err, const std::string& needle) {
+  std::istringstream in(err);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("hint:") && line.find(needle) != std::string::npos) return line;
+  }
+  return {};
 }
 
 // name -> version of a lock file (read and validated by lock/'s PEP 751 reader).

@@ -261,7 +261,8 @@ TEST_CASE("auto mode keeps builds above the ceiling visible to the explanation",
   INFO(describe(r));
   CHECK(r.status == 1);
   CHECK(normalize(r.err) ==
-        "error: no solution: the requirements cannot be satisfied together for this target\n"
+        no_arch_warning("--driver 550.54.14") +
+          "error: no solution: the requirements cannot be satisfied together for this target\n"
         "  Because you require torch==2.13.0 and torch>=2.13.0+cu126 needs a newer CUDA than your driver 550.54.14 runs "
         "(CUDA <= 12.4), version solving failed.\n"
         "hint: torch's CUDA 12.6 builds need a driver >= 560.28.03 (run `gpulock probe --machine` to see yours)\n");
@@ -271,4 +272,46 @@ TEST_CASE("auto mode keeps builds above the ceiling visible to the explanation",
   REQUIRE(ok.status == 0);
   CHECK(ok.out.find("skipped torch 2.13.0+cu126: needs CUDA 12.6 and your driver 550.54.14 supports CUDA <= 12.4\n") !=
         std::string::npos);
+}
+
+TEST_CASE("a hint's command is complete and does what the hint says", "[resolve][issue16]") {
+  // Issue 16 item 8: the sm_61 hint `--torch-backend cu126` had no solution (torchaudio); CPU
+  // hints were given for an index without CPU builds. Each suggested command is now tried first
+  // and given whole; followed, it locks what the hint says.
+  fs::path dir = fresh_dir("wrong-build-hints");
+  Options o = on_shapes(dir);
+  SECTION("a variant with kernels for the GPU") {
+    std::vector<std::string> args{"torch", "torchaudio", "--torch-backend", "cu130", "--driver", "595.45.04",
+                                  "--gpu-arch", "sm_61", "-o", "pylock.toml"};
+    Run r = resolve(args, o);
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    std::string hint = hint_line(r.err, "--torch-backend cu126");
+    std::string command = hint_command(args, o, {"--torch-backend", "cu126"});
+    CHECK(shapes_normalize(hint) == shapes_normalize("hint: `" + command +
+                                                     "` locks torch 2.12.1+cu126, which has kernels for your GPU"));
+    Run followed = run_hint(hint, o);
+    INFO(describe(followed));
+    REQUIRE(followed.status == 0);
+    auto lock = read_lock(dir / "pylock.toml");
+    REQUIRE(find_package(lock, "torch") != nullptr);
+    CHECK(find_package(lock, "torch")->version == "2.12.1+cu126");
+    REQUIRE(find_package(lock, "torchaudio") != nullptr);
+    CHECK(find_package(lock, "torchaudio")->version->ends_with("+cu126"));
+    CHECK(followed.err.find("with kernels for sm_61") != std::string::npos);
+  }
+  SECTION("no CPU hint where the index has no CPU builds") {
+    Run r = resolve({"torch", "--torch-backend", "auto", "-o", "pylock.toml"}, o);
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--driver none") == std::string::npos);
+    CHECK(r.err.find("--torch-backend cpu") == std::string::npos);
+    CHECK(r.err.find("CPU builds") == std::string::npos);
+    Run none = resolve({"torch", "--torch-backend", "auto", "--driver", "none", "-o", "pylock.toml"}, o);
+    INFO(describe(none));
+    CHECK(none.status == 1);
+    CHECK(shapes_normalize(none.err).find("There is no CPU variant of torch on http://SHAPES/whl/, and --driver none "
+                                          "means no GPU.") != std::string::npos);
+    CHECK(none.err.find("hint: for CPU builds") == std::string::npos);
+  }
 }

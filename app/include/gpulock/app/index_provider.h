@@ -84,6 +84,9 @@ struct ProviderConfig {
   /// Existing lock pins (normalized name -> version), tried first.
   std::map<std::string, core::Version, std::less<>> preferences;
   GpuContext gpu;
+  /// The run's command line as recorded (ResolveRequest::command_line): hints that name a fix
+  /// give it as this command with the fix applied (issue 16 item 8).
+  std::string command_line;
 };
 
 class IndexProvider final : public resolver::Provider {
@@ -123,6 +126,13 @@ class IndexProvider final : public resolver::Provider {
   /// "torch's CUDA 12.6 builds need a driver >= 560.28.03 ...": for a package whose builds above
   /// the driver's ceiling were candidates (--torch-backend auto), the driver the lowest one needs.
   [[nodiscard]] std::optional<std::string> cuda_too_new_hint(std::string_view package) const;
+  /// After a failed solve: the `--torch-backend` values that would give torch kernels for a GPU
+  /// arch its candidates lacked (one per arch, as package_hints names them), for the resolve
+  /// workflow to try before suggesting them.
+  [[nodiscard]] std::vector<std::string> arch_fix_backends() const;
+  /// After a failed solve: whether the explanation gave the CUDA ceiling as a reason (the
+  /// workflow then tries `--cuda-compat minor` or, without a GPU, `--torch-backend cpu`).
+  [[nodiscard]] bool cuda_hinted() const;
 
   /// Projects the solver asked for that no source has a page for (404 everywhere).
   [[nodiscard]] std::vector<std::string> projects_not_found() const;

@@ -52,8 +52,12 @@ struct ResolveRequest {
   std::vector<std::string> upgrade_packages;   ///< --upgrade-package NAME
 
   index::ClientOptions client;                 ///< --cache-dir --offline --refresh --no-cache
-  /// The command line as typed, for the lock's header comment.
+  /// The command line as typed, for the lock's header comment and the complete commands hints
+  /// give (app/command_line.h).
   std::string command_line;
+  /// Resolve, but write nothing and try no suggested command: how a hint's command is tried
+  /// before it is suggested (issue 16 item 8).
+  bool dry_run = false;
   /// The time "now" for relative --exclude-newer and `--nightly latest` (tests pin it); 0: clock.
   std::int64_t now_micros = 0;
 };
