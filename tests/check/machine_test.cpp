@@ -192,3 +192,34 @@ TEST_CASE("check machine: a GPU below the locked cuDNN's lowest supported one",
                    "\"subject\": \"sm_70\"") != std::string::npos);
   CHECK(j.out.find("\"expected\": \">= 7.5\",\n      \"actual\": \"sm_70\"") != std::string::npos);
 }
+
+TEST_CASE("check machine: a torch build without a known arch list is compared as assumed",
+          "[check][machine]") {
+  // Issue 16 item 3: torch 2.13.0+cu132 has no arch list in the data; resolve assumes what CUDA
+  // 13.2 can build (sm_75 and newer, SASS only), and check --machine compares the GPUs with that
+  // assumption, saying so, instead of not comparing at all.
+  Workdir w("machine-assumed");
+  const std::string url = gpulock::test::shared_servers().http_url();
+  auto r = w.gpulock("resolve torch==2.13.0 --torch-backend cu132 " + fixture_indexes(url) + pypi_pins(url) +
+                     kTarget + " --driver 595.45.04 --gpu-arch sm_90 -o pylock.toml");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto lock = scan_lock(w / "pylock.toml");
+  REQUIRE(lock.at("torch").version == "2.13.0+cu132");
+  auto ok = w.gpulock("check --machine", "GPULOCK_DRIVER=595.45.04 GPULOCK_GPU_ARCH=sm_90");
+  INFO(ok.out);
+  CHECK(ok.status == 0);
+  CHECK(ok.out.find("no arch list is known for torch 2.13.0+cu132 (CUDA 13.2): GPUs compared with what CUDA 13.2 "
+                    "can build, assumed (") != std::string::npos);
+  auto old = w.gpulock("check --machine", "GPULOCK_DRIVER=595.45.04 GPULOCK_GPU_ARCH=sm_61");
+  INFO(old.out);
+  CHECK(old.status == 1);
+  CHECK(old.out.find("torch 2.13.0+cu132 has no kernels for this machine's GPU (sm_61): it can carry at most "
+                     "(assumed from its CUDA) sm_75") != std::string::npos);
+  // A GPU the lock was not resolved for, whose kernels the build has: a note.
+  auto other = w.gpulock("check --machine", "GPULOCK_DRIVER=595.45.04 GPULOCK_GPU_ARCH=sm_120");
+  INFO(other.out);
+  CHECK(other.status == 0);
+  CHECK(other.out.find("GPU sm_120 is not one the lock was resolved for (sm_90); the locked builds have kernels for "
+                       "it") != std::string::npos);
+}
