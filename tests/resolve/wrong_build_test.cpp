@@ -315,3 +315,28 @@ TEST_CASE("a hint's command is complete and does what the hint says", "[resolve]
     CHECK(none.err.find("hint: for CPU builds") == std::string::npos);
   }
 }
+
+TEST_CASE("a nightly date is chosen from the variants the driver runs", "[resolve][issue16]") {
+  // On this index the newest torch nightly (2026-08-18) is on cu130 only; driver 570 (CUDA <=
+  // 12.8) runs cu126 but not cu130. `--nightly latest` must mean the newest date the driver can
+  // use (2026-08-17 on cu126), not a date only a variant above the ceiling has (which left no
+  // torch at all).
+  fs::path dir = fresh_dir("wrong-build-nightly-date");
+  Options o = on_shapes(dir);
+  o.setuptools_from_pypi = true;  // the nightlies need setuptools>=77.0.3: see Options
+  Run r = resolve({"torch", "--nightly", "latest", "--torch-backend", "auto", "--driver", "570.86.10", "--gpu-arch",
+                   "sm_90", "-o", "pylock.toml"},
+                  o);
+  INFO(describe(r));
+  REQUIRE(r.status == 0);
+  auto lock = read_lock(dir / "pylock.toml");
+  REQUIRE(find_package(lock, "torch") != nullptr);
+  CHECK(find_package(lock, "torch")->version == "2.15.0.dev20260817+cu126");
+  // With a driver that runs cu130, the newest date is the cu130 one.
+  Run newer = resolve({"torch", "--nightly", "latest", "--torch-backend", "auto", "--driver", "580.65.06",
+                       "--gpu-arch", "sm_90", "-o", "-"},
+                      o);
+  INFO(describe(newer));
+  REQUIRE(newer.status == 0);
+  CHECK(locked_version(newer.out, "torch") == "2.15.0.dev20260818+cu130");
+}
