@@ -133,6 +133,11 @@ struct GivenInputs {
 };
 
 core::Result<GivenInputs> given_inputs(const Context& ctx, const ResolveRequest& given) {
+  // Flag values resolve would refuse are refused here too (exit 2), never compared as drift.
+  if (auto e = torch_backend_error(given.torch_backend); !e.empty()) return core::fail(core::ErrorCode::Usage, e);
+  if (auto e = nightly_value_error(given.nightly); !given.nightly.empty() && !e.empty()) {
+    return core::fail(core::ErrorCode::Usage, e);
+  }
   // Read as resolve reads them: a bad requirement is invalid input (exit 3, naming the
   // argument), --extra/--group without --project a usage error; never drift.
   auto inputs = detail::read_resolve_inputs(given);

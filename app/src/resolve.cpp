@@ -1,6 +1,7 @@
 #include "gpulock/app/resolve.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <set>
@@ -149,6 +150,8 @@ core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& reques
   std::vector<SourceSpec> out;
   bool nightly = !request.nightly.empty();
   std::string backend = request.torch_backend.empty() ? "auto" : request.torch_backend;
+  // Checked before any text is parsed as a variant (issue 21: 'cu!' dereferenced a failed parse).
+  if (auto e = torch_backend_error(backend); !e.empty()) return usage(e);
   std::string base = trim_slash(index::url_from_user_input(request.torch_index_base)) + (nightly ? "/nightly" : "");
   auto add = [&](std::string_view variant) {
     SourceSpec s = make_source(fmt::format("{}/{}/", base, variant), fmt::format("pytorch-{}{}", nightly ? "nightly-" : "", variant), "torch");
@@ -177,11 +180,22 @@ core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& reques
         out.back().above_ceiling = !probe::ceiling_allows(*gpu.ceiling, *cuda, gpu.compat);
       }
     }
-  } else if (backend.starts_with("cu") && classify_build(*core::Version::parse("0+" + backend)).kind == BuildKind::Cuda) {
-    add(backend);
   } else {
-    return usage(fmt::format("invalid --torch-backend {}: expected auto, cpu or cuXYZ (e.g. cu124)",
-                             core::quote_for_message(backend)));
+    add(backend);  // cuXYZ, checked above
+  }
+  return out;
+}
+
+// A package-name glob (`--index-for GLOB=NAME`) normalized as PEP 503 normalizes names; the
+// glob characters (*, ?, [...]) are kept.
+std::string normalize_glob(std::string_view glob) {
+  std::string out;
+  for (char c : glob) {
+    if (c == '-' || c == '_' || c == '.') {
+      if (out.empty() || out.back() != '-') out += '-';
+    } else {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
   }
   return out;
 }
@@ -550,6 +564,17 @@ std::string dashed_date(std::string_view yyyymmdd) {
 
 }  // namespace
 
+std::string torch_backend_error(std::string_view value) {
+  if (value.empty() || value == "auto" || value == "cpu") return {};
+  bool digits = value.size() >= 5 && value.size() <= 6 && value.starts_with("cu") &&
+                std::all_of(value.begin() + 2, value.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (digits) {
+    auto v = core::Version::parse(fmt::format("0+{}", value));
+    if (v && classify_build(*v).kind == BuildKind::Cuda) return {};
+  }
+  return fmt::format("invalid --torch-backend {}: expected auto, cpu or cuXYZ (e.g. cu124)", core::quote_for_message(value));
+}
+
 std::string nightly_value_error(std::string_view value) {
   if (value == "latest") return {};
   auto digits = [&](std::size_t at, std::size_t n) {
@@ -744,9 +769,9 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
       return usage(fmt::format("--index-for {} names the index {}, which no --index NAME=URL defines",
                                core::quote_for_message(item), core::quote_for_message(name)));
     }
-    config.pinned.emplace_back(core::normalize_name(item.substr(0, eq)) == item.substr(0, eq) ? item.substr(0, eq)
-                                                                                                : item.substr(0, eq),
-                               *it);
+    // The glob is matched against normalized names, so it is normalized the same way (issue 21:
+    // `Torch*` never matched `torch`): lowercase, each run of '-', '_', '.' one '-'.
+    config.pinned.emplace_back(normalize_glob(item.substr(0, eq)), *it);
   }
   const bool torch_requested = !request.torch_backend.empty() || !request.nightly.empty();
   if (torch_requested) {

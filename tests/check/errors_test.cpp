@@ -80,6 +80,16 @@ TEST_CASE("check: resolve's input flags are refused as resolve refuses them", "[
   CHECK(resolve.err.starts_with(
       "error: argument 1:11: invalid requirement 'filelock>=[': invalid version specifier"));
 
+  // A --torch-backend resolve refuses: a usage error (2) here too, not "option-changed" drift
+  // (issue 21: check accepted 'cu!' and reported drift, exit 1).
+  auto backend = w.gpulock("check --inputs torch==2.5.1 --torch-backend 'cu!'");
+  CHECK(backend.status == 2);
+  CHECK(backend.out.empty());
+  CHECK(backend.err == "error: invalid --torch-backend 'cu!': expected auto, cpu or cuXYZ (e.g. cu124)\n");
+  auto resolve_backend = w.gpulock("resolve torch --torch-backend 'cu!' --driver 550.54.14 -o -");
+  CHECK(resolve_backend.status == 2);
+  CHECK(resolve_backend.err == backend.err);
+
   // --extra without --project: a usage error (2), not "extra-added" drift.
   auto extra = w.gpulock("check --inputs torch==2.5.1 --extra fs");
   CHECK(extra.status == 2);

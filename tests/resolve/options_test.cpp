@@ -592,3 +592,21 @@ TEST_CASE("resolve -v names every index page asked for, every cache hit, and the
   Run quiet = resolve({"jinja2", "-o", "-"}, o);
   CHECK(quiet.err.find("cache page") == std::string::npos);
 }
+
+TEST_CASE("resolve --index-for globs match names as normalized", "[resolve][inputs]") {
+  // Issue 21: the glob was compared as typed with normalized names, so `MarkupSafe` or `Markup*`
+  // never matched `markupsafe`, and the pin was silently ignored. The cu124 index mirrors only
+  // the stale MarkupSafe 2.1.5; the PyPI-like index has 3.0.2.
+  Options o;
+  o.cwd = fresh_dir("index-for-glob");
+  o.index_url = servers().torch_index_base() + "/cu124/";
+  for (const std::string glob : {"MarkupSafe", "Markup*", "markup_safe", "markupsafe"}) {
+    INFO(glob);
+    Run r = resolve({"markupsafe==3.0.2", "--index", "pypi=" + servers().pypi_url(), "--index-for", glob + "=pypi",
+                     "-o", "-"},
+                    o);
+    INFO(describe(r));
+    CHECK(r.status == (glob == "markup_safe" ? 1 : 0));
+    if (glob != "markup_safe") CHECK(locked_version(r.out, "markupsafe") == "3.0.2");
+  }
+}

@@ -135,6 +135,10 @@ struct ResolveResult {
 /// duration back from `now` ("7d", "12h", "P7D"). Errors: Usage.
 [[nodiscard]] core::Result<std::int64_t> parse_exclude_newer(std::string_view text, std::int64_t now_micros);
 
+/// Why `value` is not a `--torch-backend` value (auto, cpu, or cuXYZ: "cu" and the digits of a
+/// CUDA version, e.g. cu124, cu130), or "" when it is one ("" itself, no backend, is one).
+[[nodiscard]] std::string torch_backend_error(std::string_view value);
+
 /// Why `value` is not a `--nightly` value (`latest`, or a build date YYYY-MM-DD in UTC with a
 /// month 1-12 and a day 1-31), or "" when it is one.
 [[nodiscard]] std::string nightly_value_error(std::string_view value);
