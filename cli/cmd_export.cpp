@@ -6,7 +6,7 @@
 
 #include "gpulock/app/export.h"
 #include "gpulock/core/tags.h"
-#include "gpulock/lock/atomic_file.h"
+#include "gpulock/sys/atomic_file.h"
 #include "gpulock/lock/export.h"
 #include "gpulock/lock/lockfile.h"
 
@@ -83,7 +83,7 @@ int run_export(Context& ctx, const ExportArgs& args) {
     ctx.term.out(*text);
     return kExitSuccess;
   }
-  if (auto s = lock::write_file_atomically(args.output, *text); !s) {
+  if (auto s = sys::write_file_atomically(args.output, *text); !s) {
     return report_error(ctx.term, s.error());
   }
   ctx.term.info(fmt::format("wrote {}", args.output));

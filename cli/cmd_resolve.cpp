@@ -11,7 +11,6 @@
 
 #include "gpulock/app/resolve.h"
 #include "gpulock/index/url.h"
-#include "gpulock/lock/atomic_file.h"
 
 #include "cache_flags.h"
 #include "command.h"

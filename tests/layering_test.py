@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""The layering rule of DESIGN.md, checked on the source tree.
+"""The layering rule of HACKING.md, checked on the source tree.
 
 core <- index, probe, resolver, lock (siblings: never include each other) <- app <- cli.
+sys (files, processes, environment) sits beside core and depends on it alone: index, probe,
+lock, app and cli may include it; core and resolver may not (core does no I/O, the resolver is
+pure).
 Third-party headers (curl, simdjson, libzip, OpenSSL, toml++, dlfcn) appear only in files under
 src/ of the module that owns them, never in a public header. dlfcn belongs to probe (it dlopens
 CUDA, cuDNN and NVML by soname) and to index (it dlopens its own network plugin
@@ -18,12 +21,13 @@ import tempfile
 # module -> the gpulock modules it may include (itself included).
 ALLOWED = {
     "core": {"core"},
-    "index": {"core", "index"},
-    "probe": {"core", "probe"},
+    "sys": {"core", "sys"},
+    "index": {"core", "sys", "index"},
+    "probe": {"core", "sys", "probe"},
     "resolver": {"core", "resolver"},
-    "lock": {"core", "lock"},
-    "app": {"core", "index", "probe", "resolver", "lock", "app"},
-    "cli": {"core", "index", "probe", "resolver", "lock", "app"},
+    "lock": {"core", "sys", "lock"},
+    "app": {"core", "sys", "index", "probe", "resolver", "lock", "app"},
+    "cli": {"core", "sys", "index", "probe", "resolver", "lock", "app"},
 }
 
 # third-party header pattern -> modules whose src/ may include it.
@@ -90,12 +94,19 @@ def self_test():
         write("index/src/plugin.cpp", "#include <dlfcn.h>\n")
         write("lock/src/dl.cpp", "#include <dlfcn.h>\n")
         write("index/include/gpulock/index/dl.h", "#include <dlfcn.h>\n")
+        # sys: below index, probe, lock and app; never in core or resolver; above core only.
+        write("core/src/spawn.cpp", '#include "gpulock/sys/process.h"\n')
+        write("resolver/src/io.cpp", '#include "gpulock/sys/atomic_file.h"\n')
+        write("sys/src/up.cpp", '#include "gpulock/index/url.h"\n')
+        write("probe/src/ok_sys.cpp", '#include "gpulock/sys/process.h"\n')
         problems = check(tmp)
         expected = ["resolver/src/solver.cpp:1", "core/include/gpulock/core/x.h:1",
                     "index/include/gpulock/index/http.h:1", "probe/src/bad.cpp:1",
-                    "lock/src/dl.cpp:1", "index/include/gpulock/index/dl.h:1"]
+                    "lock/src/dl.cpp:1", "index/include/gpulock/index/dl.h:1",
+                    "core/src/spawn.cpp:1", "resolver/src/io.cpp:1", "sys/src/up.cpp:1"]
         found = all(any(p.startswith(e) for p in problems) for e in expected)
-        clean = not any(p.startswith(("lock/src/ok.cpp", "index/src/plugin.cpp"))
+        clean = not any(p.startswith(("lock/src/ok.cpp", "index/src/plugin.cpp",
+                                      "probe/src/ok_sys.cpp"))
                         for p in problems)
         if found and clean and len(problems) == len(expected):
             print(f"self-test: {len(problems)} planted violations found, clean file passed")

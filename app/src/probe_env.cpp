@@ -9,12 +9,12 @@
 #include <sys/utsname.h>
 
 #include "gpulock/app/gpu_policy.h"
-#include "gpulock/app/process.h"
 #include "gpulock/core/environment.h"
 #include "gpulock/core/marker.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/version.h"
 #include "gpulock/lock/lockfile.h"
+#include "gpulock/sys/process.h"
 
 namespace gpulock::app {
 namespace fs = std::filesystem;
@@ -59,9 +59,9 @@ struct Interpreter {
 };
 
 core::Result<Interpreter> ask_interpreter(const std::string& python) {
-  ProgramOptions options;
+  sys::ProgramOptions options;
   options.timeout = std::chrono::milliseconds(60'000);
-  auto r = run_program({python, "-c", kQuery}, options);
+  auto r = sys::run_program({python, "-c", kQuery}, options);
   if (!r) return std::unexpected(r.error());
   if (r->timed_out || r->exit_code != 0) {
     std::string last = r->err;

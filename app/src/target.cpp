@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/process.h"
+#include "gpulock/sys/process.h"
 
 namespace gpulock::app {
 namespace {
@@ -136,9 +136,9 @@ core::Result<Target> make_target(const TargetRequest& request) {
   }
 
   std::string python = request.python.empty() ? "python3" : request.python;
-  ProgramOptions options;
+  sys::ProgramOptions options;
   options.timeout = std::chrono::milliseconds(30'000);
-  auto run = run_program({python, "-I", "-c", std::string(kQueryScript)}, options);
+  auto run = sys::run_program({python, "-I", "-c", std::string(kQueryScript)}, options);
   auto cannot = [&](std::string why) {
     core::Error e;
     e.code = ErrorCode::Usage;
