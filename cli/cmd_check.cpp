@@ -326,7 +326,9 @@ RunFn setup(CLI::App& sub) {
       request.given = a->given;
       if (a->pre) request.given->prerelease = "allow";
     }
-    request.client = cache_client_options(a->cache);
+    auto client = cache_client_options(a->cache);
+    if (!client) return report_error(term, client.error());
+    request.client = std::move(*client);
     const std::string format = a->json ? "json" : a->format;
 
     auto result = app::check(request);

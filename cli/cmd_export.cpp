@@ -63,8 +63,9 @@ int run_export(Context& ctx, const ExportArgs& args) {
   }
 
   if (args.urls) {
-    auto unlisted =
-        app::find_unlisted_packages(file->lock, options, cache_client_options(args.cache));
+    auto client = cache_client_options(args.cache);
+    if (!client) return report_error(ctx.term, client.error());
+    auto unlisted = app::find_unlisted_packages(file->lock, options, *client);
     if (!unlisted) return report_error(ctx.term, unlisted.error());
     options.direct_url_packages = unlisted->direct_url_packages;
     if (!ctx.term.quiet()) {

@@ -22,6 +22,7 @@
 #include "gpulock/index/parse.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
+#include "gpulock/sys/env.h"
 
 #include "cache.h"
 #include "interrupt_registry.h"
@@ -190,19 +191,18 @@ std::string authority_key(std::string_view url) {
 
 }  // namespace
 
-ClientOptions ClientOptions::from_environment() {
+core::Result<ClientOptions> ClientOptions::from_environment(sys::EnvLookup env) {
   ClientOptions o;
   o.cache_dir = default_cache_dir();
-  auto number = [](const std::string& text, long& out) {
-    if (text.empty()) return false;
-    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return ec == std::errc{} && p == text.data() + text.size() && out >= 0;
-  };
-  long v = 0;
-  detail::apply_limit_environment(o);
-  if (number(env("GPULOCK_HTTP_RETRIES"), v)) o.retries = static_cast<unsigned>(v);
-  if (number(env("GPULOCK_CONCURRENT_DOWNLOADS"), v) && v > 0)
-    o.max_parallel = static_cast<unsigned>(v);
+  if (auto s = detail::apply_limit_environment(o, env); !s) return std::unexpected(s.error());
+  auto retries =
+      sys::env_integer("GPULOCK_HTTP_RETRIES", 0, 10000, "a number of retries, 0-10000", env);
+  if (!retries) return std::unexpected(retries.error());
+  if (*retries) o.retries = static_cast<unsigned>(**retries);
+  auto parallel = sys::env_integer("GPULOCK_CONCURRENT_DOWNLOADS", 1, 10000,
+                                   "a number of transfers, 1-10000", env);
+  if (!parallel) return std::unexpected(parallel.error());
+  if (*parallel) o.max_parallel = static_cast<unsigned>(**parallel);
   return o;
 }
 
