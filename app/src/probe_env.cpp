@@ -308,7 +308,16 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
   // The lock first: a bad lock is an input error before any work.
   std::optional<lock::LockFile> lock_file;
   std::string lock_path = request.lock;
-  if (lock_path.empty() && fs::exists("pylock.toml")) lock_path = "pylock.toml";
+  if (lock_path.empty()) {
+    std::error_code ec;
+    if (fs::exists("pylock.toml", ec)) {
+      lock_path = "pylock.toml";
+    } else if (ec && ec != std::errc::no_such_file_or_directory) {
+      return core::fail_at(core::ErrorCode::Io,
+                           fmt::format("cannot look for the lock: {}", ec.message()),
+                           "pylock.toml");
+    }
+  }
   if (!lock_path.empty()) {
     auto lf = lock::read_lock_file(lock_path);
     if (!lf) return std::unexpected(lf.error());

@@ -7,6 +7,7 @@
 
 #include "gpulock/core/filename.h"
 #include "gpulock/core/name.h"
+#include "gpulock/sys/paths.h"
 
 namespace gpulock::lock {
 namespace {
@@ -51,7 +52,7 @@ bool uses_lock_only_variables(std::string_view marker) {
 std::string file_url(const std::filesystem::path& p) {
   std::string out = "file://";
   constexpr std::string_view kSafe = "/-._~+!$&'()*,;=:@";
-  for (char ch : std::filesystem::absolute(p).lexically_normal().string()) {
+  for (char ch : sys::absolute_path(p).lexically_normal().string()) {
     const bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
                        (ch >= '0' && ch <= '9') || kSafe.find(ch) != std::string_view::npos;
     if (plain) {

@@ -636,9 +636,10 @@ class Detector {
   std::size_t count_proc_gpus() const {
     std::error_code ec;
     std::size_t n = 0;
-    for (const auto& entry :
-         std::filesystem::directory_iterator(under_root("/proc/driver/nvidia/gpus"), ec)) {
-      if (entry.is_directory(ec)) ++n;
+    for (std::filesystem::directory_iterator it(under_root("/proc/driver/nvidia/gpus"), ec), end;
+         !ec && it != end; it.increment(ec)) {
+      std::error_code dir_ec;
+      if (it->is_directory(dir_ec)) ++n;
     }
     return n;
   }
@@ -646,8 +647,9 @@ class Detector {
   void scan_devices() {
     std::vector<std::string> nodes;
     std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(under_root("/dev"), ec)) {
-      std::string name = entry.path().filename().string();
+    for (std::filesystem::directory_iterator it(under_root("/dev"), ec), end; !ec && it != end;
+         it.increment(ec)) {
+      std::string name = it->path().filename().string();
       bool gpu_node =
           name.size() > 6 && name.starts_with("nvidia") &&
           std::all_of(name.begin() + 6, name.end(), [](char c) { return c >= '0' && c <= '9'; });
