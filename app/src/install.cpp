@@ -28,14 +28,9 @@ class TempDir {
     std::string tmpl =
         fmt::format("{}/gpulock-install-XXXXXX", base != nullptr && *base != '\0' ? base : "/tmp");
     if (::mkdtemp(tmpl.data()) == nullptr) {
-      return std::unexpected(
-          core::Error{core::ErrorCode::Io,
-                      fmt::format("cannot create a temporary directory: {}", std::strerror(errno)),
-                      tmpl,
-                      0,
-                      0,
-                      {},
-                      {}});
+      return std::unexpected(core::make_error(
+          core::ErrorCode::Io,
+          fmt::format("cannot create a temporary directory: {}", std::strerror(errno)), tmpl));
     }
     TempDir d;
     d.path_ = tmpl;
@@ -93,8 +88,8 @@ core::Result<InstallResult> install_lock(const InstallRequest& request, const Ou
     std::ofstream out(req, std::ios::binary);
     out << *text;
     if (!out.flush()) {
-      return std::unexpected(core::Error{
-          core::ErrorCode::Io, "cannot write the requirements file", req.string(), 0, 0, {}, {}});
+      return std::unexpected(core::make_error(core::ErrorCode::Io,
+                                              "cannot write the requirements file", req.string()));
     }
   }
   result.pip_argv = {result.python, "-m",

@@ -21,11 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 core::Error output_error(core::ErrorCode code, const std::string& path, std::string message) {
-  core::Error e;
-  e.code = code;
-  e.where = path;
-  e.message = std::move(message);
-  return e;
+  return core::make_error(code, std::move(message), path);
 }
 
 }  // namespace

@@ -68,17 +68,15 @@ core::Result<Interpreter> ask_interpreter(const std::string& python) {
     while (!last.empty() && last.back() == '\n')
       last.pop_back();
     if (auto nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);
-    return std::unexpected(core::Error{
-        core::ErrorCode::Io,
-        r->timed_out ? std::string("the interpreter did not answer within 60 s")
-                     : fmt::format("the interpreter failed to report its site-packages (exit "
-                                   "status {}){}",
-                                   r->exit_code, last.empty() ? "" : ": " + last),
-        python,
-        0,
-        0,
-        {},
-        {"check --python; it must be a Python 3 interpreter"}});
+    return std::unexpected(
+        core::make_error(
+            core::ErrorCode::Io,
+            r->timed_out ? std::string("the interpreter did not answer within 60 s")
+                         : fmt::format("the interpreter failed to report its site-packages (exit "
+                                       "status {}){}",
+                                       r->exit_code, last.empty() ? "" : ": " + last),
+            python)
+            .with_hint("check --python; it must be a Python 3 interpreter"));
   }
   Interpreter in;
   std::istringstream lines(r->out);
@@ -119,13 +117,8 @@ core::Result<Interpreter> ask_interpreter(const std::string& python) {
     }
   }
   if (in.site_packages.empty()) {
-    return std::unexpected(core::Error{core::ErrorCode::Io,
-                                       "the interpreter reports no site-packages directory",
-                                       python,
-                                       0,
-                                       0,
-                                       {},
-                                       {}});
+    return std::unexpected(core::make_error(
+        core::ErrorCode::Io, "the interpreter reports no site-packages directory", python));
   }
   return in;
 }

@@ -85,12 +85,8 @@ struct RawValue {
 
 std::unexpected<Error> metadata_error(std::string message, std::size_t line,
                                       std::size_t column = 0) {
-  Error e;
-  e.code = ErrorCode::InvalidMetadata;
-  e.message = std::move(message);
-  e.line = line;
-  e.column = column;
-  return std::unexpected<Error>(std::move(e));
+  return std::unexpected(
+      make_error(ErrorCode::InvalidMetadata, std::move(message), {}, line, column));
 }
 
 // A nested parser's error on a field value: keep its message and hints, point at the line,
@@ -98,13 +94,11 @@ std::unexpected<Error> metadata_error(std::string message, std::size_t line,
 std::unexpected<Error> nested_error(Field field, const RawValue& raw, const Error& inner) {
   std::size_t column = 0;
   if (inner.column != 0 && inner.column <= raw.first_len + 1) column = raw.column0 + inner.column;
-  Error e;
-  e.code = ErrorCode::InvalidMetadata;
-  e.message = fmt::format("invalid {}: {}", field_label(field), inner.message);
-  e.line = raw.line;
-  e.column = column;
-  e.hints = inner.hints;
-  return std::unexpected<Error>(std::move(e));
+  Error e = make_error(ErrorCode::InvalidMetadata,
+                       fmt::format("invalid {}: {}", field_label(field), inner.message), {},
+                       raw.line, column);
+  e.hints = inner.hints;  // the nested parser's advice still applies
+  return std::unexpected(std::move(e));
 }
 
 // Parses "X.Y" into major/minor; false for anything else.
