@@ -25,10 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string short_sha(std::string_view hex) {
-  return std::string(hex.substr(0, 12));
-}
-
 // `<base>/<variant>/` or `<base>/nightly/<variant>/` -> `<base>`.
 std::string torch_base_of(const std::string& url) {
   std::string s(core::trim_slash(url));

@@ -26,10 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string short_sha(std::string_view hex) {
-  return std::string(hex.substr(0, 12));
-}
-
 // A requirement's text in one canonical spelling, so `torch >= 2.5` equals `torch>=2.5`.
 std::string canonical_requirement(const std::string& text) {
   auto r = core::Requirement::parse(text);

@@ -63,23 +63,32 @@ std::optional<std::chrono::milliseconds> parse_seconds(std::string_view v) {
 constexpr std::string_view kSeconds = "seconds above 0, e.g. 30 or 2.5";
 constexpr std::string_view kSize = "a size such as 1G, 512M or 1048576";
 
-// A gpulock variable in seconds: unset leaves `out` alone, a bad value is an error.
-core::Status seconds_from(const char* name, sys::EnvLookup env, std::chrono::milliseconds& out) {
+// A gpulock variable read with `parse` (which returns an optional): unset leaves `out` alone,
+// a value `parse` refuses is an error.
+template <class T, class Parse>
+core::Status read_env(const char* name, sys::EnvLookup env, Parse parse,
+                      std::string_view expected, T& out) {
   auto v = sys::env_value(name, env);
   if (!v) return {};
-  auto t = parse_seconds(*v);
-  if (!t) return std::unexpected(sys::invalid_env(name, *v, kSeconds));
-  out = *t;
+  auto parsed = parse(*v);
+  if (!parsed) return std::unexpected(sys::invalid_env(name, *v, expected));
+  out = *parsed;
   return {};
 }
 
+core::Status seconds_from(const char* name, sys::EnvLookup env, std::chrono::milliseconds& out) {
+  return read_env(name, env, parse_seconds, kSeconds, out);
+}
+
 core::Status size_from(const char* name, sys::EnvLookup env, std::uint64_t& out) {
-  auto v = sys::env_value(name, env);
-  if (!v) return {};
-  auto n = parse_byte_size(*v);
-  if (!n) return std::unexpected(sys::invalid_env(name, *v, kSize));
-  out = *n;
-  return {};
+  return read_env(name, env, parse_byte_size, kSize, out);
+}
+
+std::optional<std::uint32_t> parse_bytes_per_second(std::string_view v) {
+  std::uint32_t bytes = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), bytes);
+  if (ec != std::errc{} || p != v.data() + v.size()) return std::nullopt;
+  return bytes;
 }
 
 }  // namespace
@@ -100,14 +109,10 @@ core::Status apply_limit_environment(ClientOptions& o, sys::EnvLookup env) {
     }
   }
   if (auto s = seconds_from("GPULOCK_HTTP_LOW_SPEED_TIME", env, o.floor_window); !s) return s;
-  if (auto v = sys::env_value("GPULOCK_HTTP_LOW_SPEED_LIMIT", env)) {
-    std::uint32_t bytes = 0;
-    auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), bytes);
-    if (ec != std::errc{} || p != v->data() + v->size()) {
-      return std::unexpected(sys::invalid_env("GPULOCK_HTTP_LOW_SPEED_LIMIT", *v,
-                                              "bytes per second, 0 for no floor"));
-    }
-    o.floor_bytes = bytes;
+  if (auto s = read_env("GPULOCK_HTTP_LOW_SPEED_LIMIT", env, parse_bytes_per_second,
+                         "bytes per second, 0 for no floor", o.floor_bytes);
+      !s) {
+    return s;
   }
   if (auto s = seconds_from("GPULOCK_HTTP_DEADLINE", env, o.deadline); !s) return s;
   if (auto s = seconds_from("GPULOCK_HTTP_MAX_RETRY_DELAY", env, o.max_retry_delay); !s) return s;

@@ -124,6 +124,14 @@ void ChildProcess::close_fds() {
   close_fd(err_fd_);
 }
 
+void ChildProcess::adopt(pid_t pid, int out_fd, int err_fd) noexcept {
+  pid_ = pid;
+  out_fd_ = out_fd;
+  err_fd_ = err_fd;
+  set_nonblocking(out_fd_);
+  set_nonblocking(err_fd_);
+}
+
 void ChildProcess::kill_and_reap() {
   if (pid_ <= 0 || reaped_) return;
   ::kill(-pid_, SIGKILL);  // the group: whatever the child started
@@ -172,11 +180,7 @@ core::Result<ChildProcess> ChildProcess::fork_call(const std::function<void(int 
   ::close(report[1]);
   ::close(err[1]);
   ChildProcess child;
-  child.pid_ = pid;
-  child.out_fd_ = report[0];
-  child.err_fd_ = err[0];
-  set_nonblocking(child.out_fd_);
-  set_nonblocking(child.err_fd_);
+  child.adopt(pid, report[0], err[0]);
   return child;
 }
 
@@ -226,11 +230,7 @@ int ChildProcess::start(const std::string& path, const std::vector<std::string>&
     ::close(err[0]);
     return rc;
   }
-  child.pid_ = pid;
-  child.out_fd_ = out[0];
-  child.err_fd_ = err[0];
-  set_nonblocking(child.out_fd_);
-  set_nonblocking(child.err_fd_);
+  child.adopt(pid, out[0], err[0]);
   return 0;
 }
 

@@ -64,6 +64,7 @@ class ChildProcess {
                                                  const ProgramOptions& options);
   static int start(const std::string& path, const std::vector<std::string>& argv,
                    const std::vector<std::string>& env, ChildProcess& out);
+  void adopt(pid_t pid, int out_fd, int err_fd) noexcept;  // a started child's pipes
   void kill_and_reap();
   void close_fds();
 
