@@ -4,8 +4,10 @@
 
 namespace gpulock::cli {
 
-index::ClientOptions cache_client_options(const CacheFlags& flags) {
-  auto o = index::ClientOptions::from_environment();
+core::Result<index::ClientOptions> cache_client_options(const CacheFlags& flags) {
+  auto env = index::ClientOptions::from_environment();
+  if (!env) return env;
+  index::ClientOptions& o = *env;
   if (!flags.cache_dir.empty()) o.cache_dir = flags.cache_dir;
   o.offline = flags.offline;
   o.refresh = flags.refresh;
@@ -15,7 +17,7 @@ index::ClientOptions cache_client_options(const CacheFlags& flags) {
   }
   if (auto size = index::parse_byte_size(flags.max_page_size)) o.max_page_bytes = *size;
   o.insecure_hosts = flags.insecure_hosts;
-  return o;
+  return env;
 }
 
 void add_limit_options(CLI::App& app, CacheFlags& flags) {

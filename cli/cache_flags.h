@@ -30,7 +30,7 @@ struct CacheFlags {
 void add_limit_options(CLI::App& app, CacheFlags& flags);
 
 /// `index::ClientOptions::from_environment()` (GPULOCK_CACHE_DIR, GPULOCK_HTTP_*) with the
-/// flags applied over it.
-[[nodiscard]] index::ClientOptions cache_client_options(const CacheFlags& flags);
+/// flags applied over it. Errors: Usage for a malformed variable.
+[[nodiscard]] core::Result<index::ClientOptions> cache_client_options(const CacheFlags& flags);
 
 }  // namespace gpulock::cli

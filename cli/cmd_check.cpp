@@ -331,7 +331,9 @@ RunFn setup(CLI::App& sub) {
       request.given->cuda_ceiling = request.machine_flags.cuda_ceiling;
       request.given->gpu_arch = request.machine_flags.gpu_arch;
     }
-    request.client = cache_client_options(a->cache);
+    auto client = cache_client_options(a->cache);
+    if (!client) return report_error(term, client.error());
+    request.client = std::move(*client);
     const std::string format = a->json ? "json" : a->format;
 
     auto result = app::check(request);

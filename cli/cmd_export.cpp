@@ -6,7 +6,7 @@
 
 #include "gpulock/app/export.h"
 #include "gpulock/core/tags.h"
-#include "gpulock/lock/atomic_file.h"
+#include "gpulock/sys/atomic_file.h"
 #include "gpulock/lock/export.h"
 #include "gpulock/lock/lockfile.h"
 
@@ -63,8 +63,9 @@ int run_export(Context& ctx, const ExportArgs& args) {
   }
 
   if (args.urls) {
-    auto unlisted =
-        app::find_unlisted_packages(file->lock, options, cache_client_options(args.cache));
+    auto client = cache_client_options(args.cache);
+    if (!client) return report_error(ctx.term, client.error());
+    auto unlisted = app::find_unlisted_packages(file->lock, options, *client);
     if (!unlisted) return report_error(ctx.term, unlisted.error());
     options.direct_url_packages = unlisted->direct_url_packages;
     if (!ctx.term.quiet()) {
@@ -83,7 +84,7 @@ int run_export(Context& ctx, const ExportArgs& args) {
     ctx.term.out(*text);
     return kExitSuccess;
   }
-  if (auto s = lock::write_file_atomically(args.output, *text); !s) {
+  if (auto s = sys::write_file_atomically(args.output, *text); !s) {
     return report_error(ctx.term, s.error());
   }
   ctx.term.info(fmt::format("wrote {}", args.output));

@@ -48,11 +48,11 @@ void add_cache_options(CLI::App& app, CacheFlags& c) {
   app.add_option("--allow-insecure-host", c.insecure_hosts, "Follow an https -> http redirect to HOST (repeatable)");
 }
 
-index::ClientOptions client_options(const CacheFlags& c, Terminal& term, std::mutex& mu) {
+core::Result<index::ClientOptions> client_options(const CacheFlags& c, Terminal& term, std::mutex& mu) {
   auto o = cache_client_options(c);
-  if (term.verbosity() >= 1) {
+  if (o && term.verbosity() >= 1) {
     // Called from worker threads: serialize the writes.
-    o.observer = [&term, &mu](const index::ClientEvent& e) {
+    o->observer = [&term, &mu](const index::ClientEvent& e) {
       using T = index::ClientEvent::Type;
       std::string line;
       switch (e.type) {
@@ -129,7 +129,9 @@ void write_hashes(JsonWriter& w, const std::vector<index::Hash>& hashes) {
 
 int show(Context& ctx, const IndexArgs& args) {
   std::mutex mu;
-  index::IndexClient client(client_options(args.cache, ctx.term, mu));
+  auto options = client_options(args.cache, ctx.term, mu);
+  if (!options) return report_error(ctx.term, options.error());
+  index::IndexClient client(std::move(*options));
   index::IndexSource source = args.find_links ? index::IndexSource::find_links(args.index_url)
                                               : index::IndexSource::simple(args.index_url);
   if (args.forbidden_means_missing) source.forbidden_means_missing = true;
@@ -279,7 +281,9 @@ int metadata(Context& ctx, const IndexArgs& args) {
     if (!file) return report_error(ctx.term, file.error());
     files.push_back(std::move(*file));
   }
-  index::IndexClient client(client_options(args.cache, ctx.term, mu));
+  auto options = client_options(args.cache, ctx.term, mu);
+  if (!options) return report_error(ctx.term, options.error());
+  index::IndexClient client(std::move(*options));
   if (files.size() > 1) {
     for (const auto& f : files)
       client.prefetch_metadata(f);

@@ -11,7 +11,6 @@
 
 #include "gpulock/app/resolve.h"
 #include "gpulock/index/url.h"
-#include "gpulock/lock/atomic_file.h"
 
 #include "cache_flags.h"
 #include "command.h"
@@ -198,7 +197,9 @@ RunFn setup(CLI::App& sub) {
       request.target.platform = a->platforms.front();
       request.target.more_platforms.assign(a->platforms.begin() + 1, a->platforms.end());
     }
-    request.client = cache_client_options(a->cache);
+    auto client = cache_client_options(a->cache);
+    if (!client) return report_error(term, client.error());
+    request.client = std::move(*client);
     request.command_line = index::redact_text(ctx.command_line);
 
     // Progress: one line on a TTY, metadata fetched / requested (and pages). Cache hits count

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""The layering rule of DESIGN.md, checked on the source tree.
+"""The layering rule of HACKING.md, checked on the source tree.
 
 core <- index, probe, resolver, lock (siblings: never include each other) <- app <- cli.
+sys (files, processes, environment) sits beside core and depends on it alone: index, probe,
+lock, app and cli may include it; core and resolver may not (core does no I/O, the resolver is
+pure). Every module uses std::filesystem through its std::error_code overloads only.
 Third-party headers (curl, simdjson, libzip, OpenSSL, toml++, dlfcn) appear only in files under
 src/ of the module that owns them, never in a public header. dlfcn belongs to probe (it dlopens
 CUDA, cuDNN and NVML by soname) and to index (it dlopens its own network plugin
@@ -18,12 +21,13 @@ import tempfile
 # module -> the gpulock modules it may include (itself included).
 ALLOWED = {
     "core": {"core"},
-    "index": {"core", "index"},
-    "probe": {"core", "probe"},
+    "sys": {"core", "sys"},
+    "index": {"core", "sys", "index"},
+    "probe": {"core", "sys", "probe"},
     "resolver": {"core", "resolver"},
-    "lock": {"core", "lock"},
-    "app": {"core", "index", "probe", "resolver", "lock", "app"},
-    "cli": {"core", "index", "probe", "resolver", "lock", "app"},
+    "lock": {"core", "sys", "lock"},
+    "app": {"core", "sys", "index", "probe", "resolver", "lock", "app"},
+    "cli": {"core", "sys", "index", "probe", "resolver", "lock", "app"},
 }
 
 # third-party header pattern -> modules whose src/ may include it.
@@ -36,8 +40,67 @@ THIRD_PARTY = {
     r"dlfcn\.h": {"probe", "index"},
 }
 
+# std::filesystem calls that throw filesystem_error unless given a std::error_code (which the
+# libraries must pass: a permission problem is an error value, not an "internal error").
+FS_CALL = re.compile(
+    r"\b(?:fs|std::filesystem)::(absolute|canonical|weakly_canonical|relative|proximate|"
+    r"current_path|temp_directory_path|exists|status|symlink_status|is_directory|"
+    r"is_regular_file|is_symlink|is_empty|file_size|last_write_time|equivalent|"
+    r"create_directory|create_directories|remove|remove_all|rename|copy|copy_file|"
+    r"permissions|read_symlink|resize_file|space|hard_link_count|create_symlink|"
+    r"directory_iterator|recursive_directory_iterator)\s*\(")
+# The file_status predicates (`fs::exists(st)`) are noexcept.
+FS_STATUS_ARG = re.compile(r"^(st|\w*status\w*|\w*_st)$")
+# A range-for over a directory iterator: its operator++ throws.
+FS_RANGE_FOR = re.compile(r"for\s*\([^;)]*:\s*(?:fs|std::filesystem)::\w*directory_iterator\b")
+
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 SOURCE_EXT = (".h", ".hpp", ".cpp", ".cc")
+
+
+def call_args(text, open_paren):
+    depth = 0
+    for i in range(open_paren, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return text[open_paren + 1:i]
+    return ""
+
+
+def split_args(args):
+    parts, depth, cur = [], 0, ""
+    for ch in args:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+def throwing_fs_calls(text):
+    """(line, call) of each std::filesystem call that can throw."""
+    found = []
+    for m in FS_CALL.finditer(text):
+        args = split_args(call_args(text, m.end() - 1))
+        line = text.count("\n", 0, m.start()) + 1
+        if args and re.search(r"(\bec\w*|_ec\w*|\berr\w*)$", args[-1]):
+            continue
+        if len(args) == 1 and FS_STATUS_ARG.match(args[0]):
+            continue
+        found.append((line, m.group(0).rstrip("(")))
+    for m in FS_RANGE_FOR.finditer(text):
+        found.append((text.count("\n", 0, m.start()) + 1, "range-for over a directory_iterator"))
+    return found
 
 
 def check(root):
@@ -56,6 +119,9 @@ def check(root):
                     or rel.startswith(os.path.join(module, "include"))
                 with open(path, encoding="utf-8", errors="replace") as fh:
                     text = fh.read()
+                for line, call in throwing_fs_calls(text):
+                    problems.append(f"{rel}:{line}: '{call}' can throw filesystem_error; use the "
+                                    f"std::error_code overload")
                 for m in INCLUDE.finditer(text):
                     inc = m.group(1)
                     line = text.count("\n", 0, m.start()) + 1
@@ -90,12 +156,28 @@ def self_test():
         write("index/src/plugin.cpp", "#include <dlfcn.h>\n")
         write("lock/src/dl.cpp", "#include <dlfcn.h>\n")
         write("index/include/gpulock/index/dl.h", "#include <dlfcn.h>\n")
+        # sys: below index, probe, lock and app; never in core or resolver; above core only.
+        write("core/src/spawn.cpp", '#include "gpulock/sys/process.h"\n')
+        write("resolver/src/io.cpp", '#include "gpulock/sys/atomic_file.h"\n')
+        write("sys/src/up.cpp", '#include "gpulock/index/url.h"\n')
+        write("probe/src/ok_sys.cpp", '#include "gpulock/sys/process.h"\n')
+        # std::filesystem: the throwing overloads are found, the error_code ones pass.
+        write("app/src/fs_bad.cpp", "bool f() { return fs::exists(\"pylock.toml\"); }\n")
+        write("lock/src/fs_loop.cpp",
+              "void g(std::error_code& ec) {\n"
+              "  for (auto& e : std::filesystem::directory_iterator(d, ec)) {}\n}\n")
+        write("index/src/fs_ok.cpp",
+              "void h() {\n  std::error_code ec;\n  fs::create_directories(\n      dir, ec);\n"
+              "  auto st = fs::status(p, ec);\n  if (fs::exists(st)) {}\n}\n")
         problems = check(tmp)
         expected = ["resolver/src/solver.cpp:1", "core/include/gpulock/core/x.h:1",
                     "index/include/gpulock/index/http.h:1", "probe/src/bad.cpp:1",
-                    "lock/src/dl.cpp:1", "index/include/gpulock/index/dl.h:1"]
+                    "lock/src/dl.cpp:1", "index/include/gpulock/index/dl.h:1",
+                    "core/src/spawn.cpp:1", "resolver/src/io.cpp:1", "sys/src/up.cpp:1",
+                    "app/src/fs_bad.cpp:1", "lock/src/fs_loop.cpp:2"]
         found = all(any(p.startswith(e) for p in problems) for e in expected)
-        clean = not any(p.startswith(("lock/src/ok.cpp", "index/src/plugin.cpp"))
+        clean = not any(p.startswith(("lock/src/ok.cpp", "index/src/plugin.cpp",
+                                      "probe/src/ok_sys.cpp", "index/src/fs_ok.cpp"))
                         for p in problems)
         if found and clean and len(problems) == len(expected):
             print(f"self-test: {len(problems)} planted violations found, clean file passed")

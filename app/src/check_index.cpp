@@ -11,10 +11,12 @@
 #include "gpulock/app/command_line.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/resolve.h"
+#include "gpulock/core/text.h"
 #include "gpulock/index/client.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/url.h"
 #include "gpulock/lock/toml_value.h"
+#include "gpulock/sys/paths.h"
 
 #include "check_internal.h"
 #include "locked_index.h"
@@ -24,19 +26,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string short_sha(std::string_view hex) {
-  return std::string(hex.substr(0, 12));
-}
-
-std::string trim_slash(std::string s) {
-  while (!s.empty() && s.back() == '/')
-    s.pop_back();
-  return s;
-}
-
 // `<base>/<variant>/` or `<base>/nightly/<variant>/` -> `<base>`.
 std::string torch_base_of(const std::string& url) {
-  std::string s = trim_slash(url);
+  std::string s(core::trim_slash(url));
   auto slash = s.rfind('/');
   if (slash == std::string::npos) return s;
   s = s.substr(0, slash);
@@ -71,7 +63,7 @@ Rebuilt rebuild_request(const Context& ctx) {
     if (!s)
       return {std::nullopt, fmt::format("{} cannot be read: {}", f.path, s.error().to_string())};
     for (std::size_t i = 1; i < one.files.size(); ++i) {
-      nested.insert(fs::absolute(one.files[i].path).lexically_normal().string());
+      nested.insert(sys::absolute_path(one.files[i].path).lexically_normal().string());
     }
     read[abs] = std::move(one);
   }

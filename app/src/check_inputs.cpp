@@ -14,6 +14,7 @@
 #include "gpulock/core/sha256.h"
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/version.h"
+#include "gpulock/core/text.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/url.h"
 
@@ -24,10 +25,6 @@ namespace gpulock::app::check_detail {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string short_sha(std::string_view hex) {
-  return std::string(hex.substr(0, 12));
-}
 
 // A requirement's text in one canonical spelling, so `torch >= 2.5` equals `torch>=2.5`.
 std::string canonical_requirement(const std::string& text) {
@@ -151,12 +148,6 @@ core::Result<GivenInputs> given_inputs(const Context& ctx, const ResolveRequest&
     out.general_indexes.emplace_back(g.role, index::strip_credentials(source.url));
   }
   return out;
-}
-
-std::string trim_slash(std::string s) {
-  while (!s.empty() && s.back() == '/')
-    s.pop_back();
-  return s;
 }
 
 template <class Set>
@@ -294,8 +285,8 @@ void compare_given(const Context& ctx, const GivenInputs& given, const lock::Gpu
           fmt::format("{}", fmt::join(given_general, ", ")));
     }
     if (!flags.torch_backend.empty() || !flags.nightly.empty()) {
-      std::string base = trim_slash(index::url_from_user_input(flags.torch_index_base)) +
-                         (flags.nightly.empty() ? "" : "/nightly");
+      std::string base(core::trim_slash(index::url_from_user_input(flags.torch_index_base)));
+      base += flags.nightly.empty() ? "" : "/nightly";
       base = index::strip_credentials(base) + "/";
       for (const auto& ix : ctx.lock.gpulock->indexes) {
         if (ix.role != "torch" || ix.url.starts_with(base)) continue;

@@ -24,6 +24,11 @@ struct Context {
 Drift make_drift(CheckLayer layer, std::string kind, std::string subject, std::string message,
                  std::size_t line = 0);
 
+// The first 12 hex digits of a digest, as messages show it.
+inline std::string short_sha(std::string_view hex) {
+  return std::string(hex.substr(0, 12));
+}
+
 // "2 input files" / "1 input file".
 std::string plural(std::size_t n, std::string_view one, std::string_view many);
 

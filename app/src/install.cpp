@@ -11,10 +11,10 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/process.h"
 #include "gpulock/core/tags.h"
 #include "gpulock/lock/export.h"
 #include "gpulock/lock/lockfile.h"
+#include "gpulock/sys/process.h"
 
 namespace gpulock::app {
 namespace fs = std::filesystem;
@@ -28,14 +28,9 @@ class TempDir {
     std::string tmpl =
         fmt::format("{}/gpulock-install-XXXXXX", base != nullptr && *base != '\0' ? base : "/tmp");
     if (::mkdtemp(tmpl.data()) == nullptr) {
-      return std::unexpected(
-          core::Error{core::ErrorCode::Io,
-                      fmt::format("cannot create a temporary directory: {}", std::strerror(errno)),
-                      tmpl,
-                      0,
-                      0,
-                      {},
-                      {}});
+      return std::unexpected(core::make_error(
+          core::ErrorCode::Io,
+          fmt::format("cannot create a temporary directory: {}", std::strerror(errno)), tmpl));
     }
     TempDir d;
     d.path_ = tmpl;
@@ -93,8 +88,8 @@ core::Result<InstallResult> install_lock(const InstallRequest& request, const Ou
     std::ofstream out(req, std::ios::binary);
     out << *text;
     if (!out.flush()) {
-      return std::unexpected(core::Error{
-          core::ErrorCode::Io, "cannot write the requirements file", req.string(), 0, 0, {}, {}});
+      return std::unexpected(core::make_error(core::ErrorCode::Io,
+                                              "cannot write the requirements file", req.string()));
     }
   }
   result.pip_argv = {result.python, "-m",
@@ -102,7 +97,7 @@ core::Result<InstallResult> install_lock(const InstallRequest& request, const Ou
                      "--no-deps",   "--require-hashes",
                      "--no-input",  "--disable-pip-version-check",
                      "-r",          req.string()};
-  ProgramOptions po;
+  sys::ProgramOptions po;
   po.timeout = std::chrono::milliseconds(0);  // large wheels take what they take
   // pip's hash-checking mode reports a file that is not the lock's with this line; chunks may
   // split it, so a short tail of the previous chunk is kept.
@@ -114,7 +109,7 @@ core::Result<InstallResult> install_lock(const InstallRequest& request, const Ou
     if (tail.size() > kPipHashMismatch.size()) tail.erase(0, tail.size() - kPipHashMismatch.size());
     if (on_output) on_output(chunk, is_stderr);
   };
-  auto pip = run_program(result.pip_argv, po);
+  auto pip = sys::run_program(result.pip_argv, po);
   if (!pip) return std::unexpected(pip.error());
   result.pip_exit_code = pip->exit_code;
   result.pip_timed_out = pip->timed_out;

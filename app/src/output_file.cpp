@@ -12,7 +12,7 @@
 
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/resolve.h"
-#include "gpulock/lock/atomic_file.h"
+#include "gpulock/sys/atomic_file.h"
 #include "gpulock/lock/lockfile.h"
 
 namespace gpulock::app {
@@ -21,11 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 core::Error output_error(core::ErrorCode code, const std::string& path, std::string message) {
-  core::Error e;
-  e.code = code;
-  e.where = path;
-  e.message = std::move(message);
-  return e;
+  return core::make_error(code, std::move(message), path);
 }
 
 }  // namespace
@@ -64,7 +60,7 @@ core::Result<std::optional<std::string>> check_output(const std::string& output,
 core::Status write_output(const std::string& path, std::string_view content) {
   std::error_code ec;
   auto st = fs::status(path, ec);
-  if (ec || !fs::exists(st) || fs::is_regular_file(st)) return lock::write_file_atomically(path, content);
+  if (ec || !fs::exists(st) || fs::is_regular_file(st)) return sys::write_file_atomically(path, content);
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
     return std::unexpected(

@@ -11,12 +11,12 @@
 #include <sys/utsname.h>
 
 #include "gpulock/app/gpu_policy.h"
-#include "gpulock/app/process.h"
 #include "gpulock/core/environment.h"
 #include "gpulock/core/marker.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/version.h"
 #include "gpulock/lock/lockfile.h"
+#include "gpulock/sys/process.h"
 
 namespace gpulock::app {
 namespace fs = std::filesystem;
@@ -61,26 +61,24 @@ struct Interpreter {
 };
 
 core::Result<Interpreter> ask_interpreter(const std::string& python) {
-  ProgramOptions options;
+  sys::ProgramOptions options;
   options.timeout = std::chrono::milliseconds(60'000);
-  auto r = run_program({python, "-c", kQuery}, options);
+  auto r = sys::run_program({python, "-c", kQuery}, options);
   if (!r) return std::unexpected(r.error());
   if (r->timed_out || r->exit_code != 0) {
     std::string last = r->err;
     while (!last.empty() && last.back() == '\n')
       last.pop_back();
     if (auto nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);
-    return std::unexpected(core::Error{
-        core::ErrorCode::Io,
-        r->timed_out ? std::string("the interpreter did not answer within 60 s")
-                     : fmt::format("the interpreter failed to report its site-packages (exit "
-                                   "status {}){}",
-                                   r->exit_code, last.empty() ? "" : ": " + last),
-        python,
-        0,
-        0,
-        {},
-        {"check --python; it must be a Python 3 interpreter"}});
+    return std::unexpected(
+        core::make_error(
+            core::ErrorCode::Io,
+            r->timed_out ? std::string("the interpreter did not answer within 60 s")
+                         : fmt::format("the interpreter failed to report its site-packages (exit "
+                                       "status {}){}",
+                                       r->exit_code, last.empty() ? "" : ": " + last),
+            python)
+            .with_hint("check --python; it must be a Python 3 interpreter"));
   }
   Interpreter in;
   std::istringstream lines(r->out);
@@ -121,13 +119,8 @@ core::Result<Interpreter> ask_interpreter(const std::string& python) {
     }
   }
   if (in.site_packages.empty()) {
-    return std::unexpected(core::Error{core::ErrorCode::Io,
-                                       "the interpreter reports no site-packages directory",
-                                       python,
-                                       0,
-                                       0,
-                                       {},
-                                       {}});
+    return std::unexpected(core::make_error(
+        core::ErrorCode::Io, "the interpreter reports no site-packages directory", python));
   }
   return in;
 }
@@ -311,7 +304,16 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
   // The lock first: a bad lock is an input error before any work.
   std::optional<lock::LockFile> lock_file;
   std::string lock_path = request.lock;
-  if (lock_path.empty() && fs::exists("pylock.toml")) lock_path = "pylock.toml";
+  if (lock_path.empty()) {
+    std::error_code ec;
+    if (fs::exists("pylock.toml", ec)) {
+      lock_path = "pylock.toml";
+    } else if (ec && ec != std::errc::no_such_file_or_directory) {
+      return core::fail_at(core::ErrorCode::Io,
+                           fmt::format("cannot look for the lock: {}", ec.message()),
+                           "pylock.toml");
+    }
+  }
   if (!lock_path.empty()) {
     auto lf = lock::read_lock_file(lock_path);
     if (!lf) return std::unexpected(lf.error());

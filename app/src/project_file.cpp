@@ -48,12 +48,7 @@ std::size_t key_line(std::string_view text, std::string_view name) {
 }
 
 core::Error invalid(const std::string& path, std::size_t line, std::string message) {
-  core::Error e;
-  e.code = ErrorCode::InvalidInput;
-  e.where = path;
-  e.line = line;
-  e.message = std::move(message);
-  return e;
+  return core::make_error(ErrorCode::InvalidInput, std::move(message), path, line);
 }
 
 const TomlTable* table_at(const TomlTable& root, std::string_view key) {

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/text.h"
+
 namespace gpulock::app {
 namespace {
 
@@ -17,11 +19,8 @@ constexpr std::uintmax_t kMaxFileBytes = 16u << 20;
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
+// pip's whitespace within a line (no \n: lines are already split).
+constexpr std::string_view kLineSpace = " \t\r\f\v";
 
 // pip's COMMENT_RE `(^|\s+)#.*$`: the offset where a comment starts, or npos.
 std::size_t comment_start(std::string_view line) {
@@ -58,7 +57,7 @@ std::vector<LogicalLine> join_lines(std::string_view text) {
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
     ++number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    bool is_comment = comment_start(line) == 0 && !trim(line).empty() && trim(line).front() == '#';
+    bool is_comment = comment_start(line) == 0 && !core::trim(line, kLineSpace).empty() && core::trim(line, kLineSpace).front() == '#';
     bool continues = !line.empty() && line.back() == '\\' && !is_comment;
     if (continues) {
       if (!continuing) pending_number = number;
@@ -180,7 +179,7 @@ class Parser {
       std::size_t cut = comment_start(raw);
       if (cut != std::string_view::npos) raw = raw.substr(0, cut);
       std::string line = expand_env(raw, options_.env);
-      if (trim(line).empty()) continue;
+      if (core::trim(line, kLineSpace).empty()) continue;
       auto status = parse_line(line, path, logical.number, constraints);
       if (!status) return status;
     }

@@ -15,11 +15,12 @@
 #include "gpulock/app/project_file.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/version.h"
+#include "gpulock/core/civil_date.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/sha256.h"
+#include "gpulock/core/text.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/url.h"
-#include "gpulock/lock/atomic_file.h"
 #include "gpulock/lock/lockfile.h"
 #include "gpulock/probe/machine.h"
 
@@ -53,25 +54,12 @@ std::unexpected<core::Error> usage(std::string message, std::vector<std::string>
 }
 
 lock::TomlDatetime to_toml_datetime(std::int64_t micros) {
-  // Civil-from-days (H. Hinnant's algorithm), UTC.
-  std::int64_t secs = micros >= 0 ? micros / 1'000'000 : (micros - 999'999) / 1'000'000;
-  auto frac = static_cast<std::uint32_t>(micros - secs * 1'000'000);
-  std::int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
-  std::int64_t rem = secs - days * 86400;
-  days += 719468;
-  std::int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  auto doe = static_cast<std::uint64_t>(days - era * 146097);
-  std::uint64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  std::int64_t y = static_cast<std::int64_t>(yoe) + era * 400;
-  std::uint64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  std::uint64_t mp = (5 * doy + 2) / 153;
-  std::uint64_t d = doy - (153 * mp + 2) / 5 + 1;
-  std::uint64_t m = mp < 10 ? mp + 3 : mp - 9;
-  if (m <= 2) ++y;
+  const core::CivilTime t = core::civil_from_micros(micros);
   lock::TomlDatetime dt;
-  dt.date = {static_cast<std::int32_t>(y), static_cast<std::uint8_t>(m), static_cast<std::uint8_t>(d)};
-  dt.time = {static_cast<std::uint8_t>(rem / 3600), static_cast<std::uint8_t>((rem % 3600) / 60),
-             static_cast<std::uint8_t>(rem % 60), frac * 1000};
+  dt.date = {static_cast<std::int32_t>(t.date.year), static_cast<std::uint8_t>(t.date.month),
+             static_cast<std::uint8_t>(t.date.day)};
+  dt.time = {static_cast<std::uint8_t>(t.hour), static_cast<std::uint8_t>(t.minute),
+             static_cast<std::uint8_t>(t.second), t.micros * 1000};
   dt.offset_minutes = 0;
   return dt;
 }
@@ -140,11 +128,6 @@ SourceSpec make_source(std::string_view url, std::string name, std::string role)
   return s;
 }
 
-std::string trim_slash(std::string s) {
-  while (!s.empty() && s.back() == '/') s.pop_back();
-  return s;
-}
-
 // The torch-family variant sources for --torch-backend / --nightly.
 core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& request, const GpuContext& gpu) {
   std::vector<SourceSpec> out;
@@ -152,7 +135,7 @@ core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& reques
   std::string backend = request.torch_backend.empty() ? "auto" : request.torch_backend;
   // Checked before any text is parsed as a variant (issue 21: 'cu!' dereferenced a failed parse).
   if (auto e = torch_backend_error(backend); !e.empty()) return usage(e);
-  std::string base = trim_slash(index::url_from_user_input(request.torch_index_base)) + (nightly ? "/nightly" : "");
+  std::string base = std::string(core::trim_slash(index::url_from_user_input(request.torch_index_base))) + (nightly ? "/nightly" : "");
   auto add = [&](std::string_view variant) {
     SourceSpec s = make_source(fmt::format("{}/{}/", base, variant), fmt::format("pytorch-{}{}", nightly ? "nightly-" : "", variant), "torch");
     s.source.forbidden_means_missing = true;
@@ -340,7 +323,7 @@ std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client
   bool nightly = !request.nightly.empty();
   std::string backend = request.torch_backend.empty() ? "auto" : request.torch_backend;
   bool explicit_variant = backend != "auto";
-  std::string base = trim_slash(index::url_from_user_input(request.torch_index_base));
+  std::string base = std::string(core::trim_slash(index::url_from_user_input(request.torch_index_base)));
   std::string where = index::redact_url(base + (nightly ? "/nightly/" : "/"));
   std::vector<const SourceSpec*> usable;  // within the ceiling
   for (const auto& s : torch) {

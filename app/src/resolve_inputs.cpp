@@ -6,6 +6,7 @@
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/sha256.h"
 #include "gpulock/index/url.h"
+#include "gpulock/sys/paths.h"
 
 namespace gpulock::app::detail {
 
@@ -49,8 +50,9 @@ core::Result<ResolveInputs> read_resolve_inputs(const ResolveRequest& request) {
 
 std::string path_relative_to(const fs::path& dir, const std::string& path) {
   std::error_code ec;
-  fs::path rel = fs::relative(fs::absolute(path), dir, ec);
-  if (ec || rel.empty()) return fs::absolute(path).generic_string();
+  const fs::path absolute = sys::absolute_path(path);
+  fs::path rel = fs::relative(absolute, dir, ec);
+  if (ec || rel.empty()) return absolute.generic_string();
   return rel.generic_string();
 }
 

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/process.h"
+#include "gpulock/sys/process.h"
 
 namespace gpulock::app {
 namespace {
@@ -136,15 +136,16 @@ core::Result<Target> make_target(const TargetRequest& request) {
   }
 
   std::string python = request.python.empty() ? "python3" : request.python;
-  ProgramOptions options;
+  sys::ProgramOptions options;
   options.timeout = std::chrono::milliseconds(30'000);
-  auto run = run_program({python, "-I", "-c", std::string(kQueryScript)}, options);
+  auto run = sys::run_program({python, "-I", "-c", std::string(kQueryScript)}, options);
   auto cannot = [&](std::string why) {
-    core::Error e;
-    e.code = ErrorCode::Usage;
-    e.message = fmt::format("cannot ask the interpreter {} for the target: {}", core::quote_for_message(python), why);
-    e.hints.push_back("name the target instead: --python-version 3.11 --platform manylinux_2_28_x86_64");
-    return std::unexpected(e);
+    return std::unexpected(
+        core::make_error(ErrorCode::Usage,
+                         fmt::format("cannot ask the interpreter {} for the target: {}",
+                                     core::quote_for_message(python), why))
+            .with_hint(
+                "name the target instead: --python-version 3.11 --platform manylinux_2_28_x86_64"));
   };
   if (!run) return cannot(run.error().message);
   if (run->timed_out) return cannot("it did not answer within 30 s");

@@ -165,11 +165,9 @@ namespace {
 using Node = MarkerNode;
 
 Error marker_error(std::string_view text, std::size_t pos, std::string_view what) {
-  Error e;
-  e.code = ErrorCode::InvalidMarker;
-  e.message = fmt::format("invalid marker {}: {}", quote_for_message(text), what);
-  e.column = pos + 1;
-  return e;
+  return make_error(ErrorCode::InvalidMarker,
+                    fmt::format("invalid marker {}: {}", quote_for_message(text), what), {}, 0,
+                    pos + 1);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/core/name.h"
+#include "gpulock/core/text.h"
 
 namespace gpulock::core {
 namespace {
@@ -26,18 +27,6 @@ enum class Field : std::uint8_t {
   RequiresDist,
   ProvidesExtra
 };
-
-char lower(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
 
 Field classify(std::string_view name) noexcept {
   if (iequals(name, "Metadata-Version")) return Field::MetadataVersion;
@@ -73,15 +62,8 @@ bool is_space(char c) noexcept {
   return c == ' ' || c == '\t';
 }
 
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (is_space(s.front()) || s.front() == '\r' || s.front() == '\n')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (is_space(s.back()) || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
+// What surrounds a field's value: folding whitespace and a stray line end.
+constexpr std::string_view kValueSpace = " \t\r\n";
 
 // A header field name as email's headerRE accepts it: printable ASCII except ':' and space.
 bool is_field_name(std::string_view name) noexcept {
@@ -103,12 +85,8 @@ struct RawValue {
 
 std::unexpected<Error> metadata_error(std::string message, std::size_t line,
                                       std::size_t column = 0) {
-  Error e;
-  e.code = ErrorCode::InvalidMetadata;
-  e.message = std::move(message);
-  e.line = line;
-  e.column = column;
-  return std::unexpected<Error>(std::move(e));
+  return std::unexpected(
+      make_error(ErrorCode::InvalidMetadata, std::move(message), {}, line, column));
 }
 
 // A nested parser's error on a field value: keep its message and hints, point at the line,
@@ -116,13 +94,11 @@ std::unexpected<Error> metadata_error(std::string message, std::size_t line,
 std::unexpected<Error> nested_error(Field field, const RawValue& raw, const Error& inner) {
   std::size_t column = 0;
   if (inner.column != 0 && inner.column <= raw.first_len + 1) column = raw.column0 + inner.column;
-  Error e;
-  e.code = ErrorCode::InvalidMetadata;
-  e.message = fmt::format("invalid {}: {}", field_label(field), inner.message);
-  e.line = raw.line;
-  e.column = column;
-  e.hints = inner.hints;
-  return std::unexpected<Error>(std::move(e));
+  Error e = make_error(ErrorCode::InvalidMetadata,
+                       fmt::format("invalid {}: {}", field_label(field), inner.message), {},
+                       raw.line, column);
+  e.hints = inner.hints;  // the nested parser's advice still applies
+  return std::unexpected(std::move(e));
 }
 
 // Parses "X.Y" into major/minor; false for anything else.
@@ -146,16 +122,10 @@ bool parse_metadata_version(std::string_view s, std::uint32_t& major, std::uint3
 
 }  // namespace
 
-Result<CoreMetadata> CoreMetadata::parse(std::string_view text) {
-  CoreMetadata out;
-  std::optional<RawValue> metadata_version, name, version, requires_python;
-  std::vector<RawValue> requires_dist, provides_extra;
-
+void scan_metadata_headers(std::string_view text,
+                           const std::function<bool(const MetadataHeaderLine&)>& visit) {
   // A UTF-8 byte-order mark is not part of the first field name.
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-
-  RawValue* current = nullptr;  // the kept field that continuation lines extend, if any
-  bool in_field = false;        // a field (kept or not) is open for continuation lines
   std::size_t pos = 0;
   std::size_t line_no = 0;
   while (pos < text.size()) {
@@ -165,49 +135,76 @@ Result<CoreMetadata> CoreMetadata::parse(std::string_view text) {
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) break;  // the blank line: the rest is the description
+    if (line.empty()) return;  // the blank line: the rest is the description
 
-    if (is_space(line.front())) {
-      // A continuation line (RFC 822 folding): unfold by dropping the line break.
-      if (current != nullptr) {
-        current->value.append(line);
-      } else if (!in_field) {
-        out.warnings.push_back(
-            fmt::format("line {}: continuation line without a field before it, ignored", line_no));
-      }
-      continue;
-    }
+    MetadataHeaderLine h;
+    h.line = line_no;
+    h.value = line;
     std::size_t colon = line.find(':');
-    if (colon == std::string_view::npos || !is_field_name(line.substr(0, colon))) {
+    if (is_space(line.front())) {
+      h.kind = MetadataHeaderLine::Kind::Continuation;
+    } else if (colon == std::string_view::npos || !is_field_name(line.substr(0, colon))) {
       // Python's email parser ends the headers at the first line that is not a header
       // (MissingHeaderBodySeparatorDefect) and reads the rest as the body; so do we.
-      out.warnings.push_back(fmt::format(
-          "line {}: {} is not a 'Field: value' line; it and the rest of the file are read as "
-          "the description",
-          line_no, quote_for_message(line, 40)));
-      break;
+      h.kind = MetadataHeaderLine::Kind::NotHeader;
+      visit(h);
+      return;
+    } else {
+      h.kind = MetadataHeaderLine::Kind::Field;
+      h.name = line.substr(0, colon);
+      std::size_t vstart = colon + 1;
+      while (vstart < line.size() && is_space(line[vstart]))
+        ++vstart;
+      h.value = line.substr(vstart);
+      h.column0 = vstart;
     }
-    const std::string_view field_name = line.substr(0, colon);
-    std::size_t vstart = colon + 1;
-    while (vstart < line.size() && is_space(line[vstart]))
-      ++vstart;
-    const std::string_view value = line.substr(vstart);
+    if (!visit(h)) return;
+  }
+}
+
+Result<CoreMetadata> CoreMetadata::parse(std::string_view text) {
+  CoreMetadata out;
+  std::optional<RawValue> metadata_version, name, version, requires_python;
+  std::vector<RawValue> requires_dist, provides_extra;
+
+  RawValue* current = nullptr;  // the kept field that continuation lines extend, if any
+  bool in_field = false;        // a field (kept or not) is open for continuation lines
+  Status st;
+  scan_metadata_headers(text, [&](const MetadataHeaderLine& h) {
+    switch (h.kind) {
+      case MetadataHeaderLine::Kind::Continuation:
+        // RFC 822 folding: unfold by dropping the line break.
+        if (current != nullptr) {
+          current->value.append(h.value);
+        } else if (!in_field) {
+          out.warnings.push_back(fmt::format(
+              "line {}: continuation line without a field before it, ignored", h.line));
+        }
+        return true;
+      case MetadataHeaderLine::Kind::NotHeader:
+        out.warnings.push_back(fmt::format(
+            "line {}: {} is not a 'Field: value' line; it and the rest of the file are read "
+            "as the description",
+            h.line, quote_for_message(h.value, 40)));
+        return false;
+      case MetadataHeaderLine::Kind::Field:
+        break;
+    }
     in_field = true;
     current = nullptr;
 
-    const Field field = classify(field_name);
-    auto raw = [&] { return RawValue{std::string(value), line_no, vstart, value.size()}; };
+    const Field field = classify(h.name);
+    auto raw = [&] { return RawValue{std::string(h.value), h.line, h.column0, h.value.size()}; };
     auto single = [&](std::optional<RawValue>& slot) -> Status {
       if (slot) {
         return metadata_error(fmt::format("the field {} appears twice (first on line {})",
                                           field_label(field), slot->line),
-                              line_no, 1);
+                              h.line, 1);
       }
       slot = raw();
       current = &*slot;
       return {};
     };
-    Status st;
     switch (field) {
       case Field::Other:
         break;  // skipped without copying: Description can be megabytes
@@ -232,13 +229,14 @@ Result<CoreMetadata> CoreMetadata::parse(std::string_view text) {
         current = &provides_extra.back();
         break;
     }
-    if (!st) return std::unexpected(st.error());
-  }
+    return st.has_value();
+  });
+  if (!st) return std::unexpected(st.error());
 
   // Metadata-Version first: a file of an unknown major version may mean anything.
   if (!metadata_version) return metadata_error("missing the required field Metadata-Version", 1);
   {
-    std::string_view mv = trim(metadata_version->value);
+    std::string_view mv = trim(metadata_version->value, kValueSpace);
     std::uint32_t major = 0;
     std::uint32_t minor = 0;
     if (!parse_metadata_version(mv, major, minor)) {
@@ -264,34 +262,34 @@ Result<CoreMetadata> CoreMetadata::parse(std::string_view text) {
 
   if (!name) return metadata_error("missing the required field Name", 1);
   {
-    std::string_view n = trim(name->value);
+    std::string_view n = trim(name->value, kValueSpace);
     if (auto valid = parse_name(n); !valid) return nested_error(Field::Name, *name, valid.error());
     out.name = std::string(n);
   }
 
   if (!version) return metadata_error("missing the required field Version", 1);
   {
-    auto v = Version::parse(trim(version->value));
+    auto v = Version::parse(trim(version->value, kValueSpace));
     if (!v) return nested_error(Field::Version, *version, v.error());
     out.version = std::move(*v);
   }
 
   if (requires_python) {
-    auto spec = SpecifierSet::parse(trim(requires_python->value));
+    auto spec = SpecifierSet::parse(trim(requires_python->value, kValueSpace));
     if (!spec) return nested_error(Field::RequiresPython, *requires_python, spec.error());
     out.requires_python = std::move(*spec);
   }
 
   out.requires_dist.reserve(requires_dist.size());
   for (const auto& raw : requires_dist) {
-    auto req = Requirement::parse(trim(raw.value));
+    auto req = Requirement::parse(trim(raw.value, kValueSpace));
     if (!req) return nested_error(Field::RequiresDist, raw, req.error());
     out.requires_dist.push_back(std::move(*req));
   }
 
   std::unordered_set<std::string> seen_extras;
   for (const auto& raw : provides_extra) {
-    std::string_view extra = trim(raw.value);
+    std::string_view extra = trim(raw.value, kValueSpace);
     // core-metadata: for Metadata-Version < 2.3 an invalid extra should be warned about and
     // ignored; from 2.3 extras must be normalized. We normalize whatever is valid and ignore
     // (with a warning) what is not, in every version: an unusable extra costs nothing.

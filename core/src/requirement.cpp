@@ -35,11 +35,9 @@ namespace gpulock::core {
 namespace {
 
 Error req_error(std::string_view text, std::size_t pos, std::string_view what) {
-  Error e;
-  e.code = ErrorCode::InvalidRequirement;
-  e.message = fmt::format("invalid requirement {}: {}", quote_for_message(text), what);
-  e.column = pos + 1;
-  return e;
+  return make_error(ErrorCode::InvalidRequirement,
+                    fmt::format("invalid requirement {}: {}", quote_for_message(text), what), {}, 0,
+                    pos + 1);
 }
 
 // IDENTIFIER: \b[a-zA-Z0-9][a-zA-Z0-9._-]*\b, the longest match (backtracking to a boundary).

@@ -207,22 +207,20 @@ bool parse_version_arch(std::string_view text, std::uint32_t& x, std::uint32_t& 
 }
 
 std::unexpected<Error> platform_error(std::string_view tag, std::string why) {
-  Error e;
-  e.code = ErrorCode::InvalidTag;
-  e.message = fmt::format("invalid platform {}: {}", quote_for_message(tag), why);
-  e.hints.push_back(
-      "use a wheel platform tag such as manylinux_2_28_x86_64, manylinux2014_aarch64, "
-      "musllinux_1_2_x86_64, linux_x86_64, macosx_14_0_arm64, win_amd64");
-  return std::unexpected<Error>(std::move(e));
+  return std::unexpected(
+      make_error(ErrorCode::InvalidTag,
+                 fmt::format("invalid platform {}: {}", quote_for_message(tag), why))
+          .with_hint("use a wheel platform tag such as manylinux_2_28_x86_64, "
+                     "manylinux2014_aarch64, musllinux_1_2_x86_64, linux_x86_64, "
+                     "macosx_14_0_arm64, win_amd64"));
 }
 
 Status parse_python_version(std::string_view text, TagTarget& target) {
   auto bad = [&](std::string why) -> Status {
-    Error e;
-    e.code = ErrorCode::InvalidTag;
-    e.message = fmt::format("invalid python version {}: {}", quote_for_message(text), why);
-    e.hints.push_back("give MAJOR.MINOR, e.g. 3.11, or 3.13t for a free-threaded build");
-    return std::unexpected<Error>(std::move(e));
+    return std::unexpected(
+        make_error(ErrorCode::InvalidTag,
+                   fmt::format("invalid python version {}: {}", quote_for_message(text), why))
+            .with_hint("give MAJOR.MINOR, e.g. 3.11, or 3.13t for a free-threaded build"));
   };
   std::string_view s = text;
   bool threaded = false;

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "gpulock/core/text.h"
+
 namespace gpulock::core::detail {
 
 inline bool is_digit(char c) noexcept {
@@ -24,7 +26,7 @@ inline bool is_alnum(char c) noexcept {
   return is_digit(c) || is_alpha(c);
 }
 inline char to_lower(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  return ascii_lower(c);
 }
 inline std::uint8_t byte_at(std::string_view s, std::size_t i) noexcept {
   return static_cast<std::uint8_t>(s[i]);

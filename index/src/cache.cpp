@@ -17,6 +17,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "gpulock/sys/atomic_file.h"
+
 #include "page_builder.h"
 
 namespace gpulock::index::detail {
@@ -213,7 +215,6 @@ std::string key_hex(std::string_view key) {
   return fmt::format("{:016x}{:016x}", hash64(key, 1), hash64(key, 2));
 }
 
-std::atomic<std::uint64_t> g_temp_counter{0};
 
 }  // namespace
 
@@ -381,34 +382,16 @@ std::uint64_t checksum64(std::string_view data, std::uint64_t seed, bool softwar
 }
 
 bool write_file_atomic(const std::string& path, std::string_view data) {
-  auto slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  std::string temp = fmt::format("{}/.tmp-{}-{}-{:x}", dir, ::getpid(), g_temp_counter.fetch_add(1),
-                                 hash64(path, static_cast<std::uint64_t>(::getpid())));
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == ENOENT) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  }
-  if (fd < 0) return false;
-  register_temp_path(temp);
-  struct Unregister {
-    const std::string& path;
-    ~Unregister() { unregister_temp_path(path); }
-  } unregister{temp};
-  std::size_t written = 0;
-  while (written < data.size()) {
-    ssize_t n = ::write(fd, data.data() + written, data.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    written += static_cast<std::size_t>(n);
-  }
-  bool ok = written == data.size();
-  ok = (::close(fd) == 0) && ok;
-  if (ok) ok = ::rename(temp.c_str(), path.c_str()) == 0;
-  if (!ok) ::unlink(temp.c_str());
-  return ok;
+  sys::AtomicWriteOptions o;
+  o.create_directories = true;
+  o.on_temp_file = [](const std::string& temp, bool exists) {
+    if (exists) {
+      register_temp_path(temp);
+    } else {
+      unregister_temp_path(temp);
+    }
+  };
+  return sys::write_file_atomically(path, data, o).has_value();
 }
 
 // Pages are stored with what decoding needs already worked out, so a warm run parses no

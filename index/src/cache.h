@@ -110,8 +110,9 @@ std::uint64_t checksum64(std::string_view data, std::uint64_t seed, bool softwar
 std::uint32_t crc32c(std::string_view data) noexcept;
 std::uint32_t crc32c_software(std::string_view data) noexcept;
 
-/// Writes `data` to `path` atomically (temp file in the same directory + rename), creating the
-/// directory. False on any failure (the cache is best-effort).
+/// Writes `data` to `path` with sys::write_file_atomically (fsynced), creating the directory and
+/// registering the temporary file for removal on a forced exit. False on any failure (the cache
+/// is best-effort).
 bool write_file_atomic(const std::string& path, std::string_view data);
 
 }  // namespace gpulock::index::detail

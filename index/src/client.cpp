@@ -22,6 +22,7 @@
 #include "gpulock/index/parse.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
+#include "gpulock/sys/env.h"
 
 #include "cache.h"
 #include "interrupt_registry.h"
@@ -190,19 +191,18 @@ std::string authority_key(std::string_view url) {
 
 }  // namespace
 
-ClientOptions ClientOptions::from_environment() {
+core::Result<ClientOptions> ClientOptions::from_environment(sys::EnvLookup env) {
   ClientOptions o;
   o.cache_dir = default_cache_dir();
-  auto number = [](const std::string& text, long& out) {
-    if (text.empty()) return false;
-    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return ec == std::errc{} && p == text.data() + text.size() && out >= 0;
-  };
-  long v = 0;
-  detail::apply_limit_environment(o);
-  if (number(env("GPULOCK_HTTP_RETRIES"), v)) o.retries = static_cast<unsigned>(v);
-  if (number(env("GPULOCK_CONCURRENT_DOWNLOADS"), v) && v > 0)
-    o.max_parallel = static_cast<unsigned>(v);
+  if (auto s = detail::apply_limit_environment(o, env); !s) return std::unexpected(s.error());
+  auto retries =
+      sys::env_integer("GPULOCK_HTTP_RETRIES", 0, 10000, "a number of retries, 0-10000", env);
+  if (!retries) return std::unexpected(retries.error());
+  if (*retries) o.retries = static_cast<unsigned>(**retries);
+  auto parallel = sys::env_integer("GPULOCK_CONCURRENT_DOWNLOADS", 1, 10000,
+                                   "a number of transfers, 1-10000", env);
+  if (!parallel) return std::unexpected(parallel.error());
+  if (*parallel) o.max_parallel = static_cast<unsigned>(**parallel);
   return o;
 }
 
@@ -376,22 +376,16 @@ struct IndexClient::Impl {
   }
 
   core::Error deadline_error(std::string_view shown) const {
-    core::Error e;
-    e.code = ErrorCode::Timeout;
-    e.message = fmt::format(
-        "timed out: index pages and metadata took longer than the {} s deadline",
-        (options.deadline.count() + 999) / 1000);
-    e.where = std::string(shown);
-    e.hints.push_back("set GPULOCK_HTTP_DEADLINE (seconds) for a slow index");
-    return e;
+    return core::make_error(
+               ErrorCode::Timeout,
+               fmt::format("timed out: index pages and metadata took longer than the {} s deadline",
+                           (options.deadline.count() + 999) / 1000),
+               std::string(shown))
+        .with_hint("set GPULOCK_HTTP_DEADLINE (seconds) for a slow index");
   }
 
   core::Error cancelled_error(std::string_view url) const {
-    core::Error e;
-    e.code = ErrorCode::Cancelled;
-    e.message = "cancelled";
-    e.where = redact_url(url);
-    return e;
+    return core::make_error(ErrorCode::Cancelled, "cancelled", redact_url(url));
   }
 
   // One request with retries (RFC 9110 idempotent GETs): 5xx, 408, 429, connection errors,
@@ -474,13 +468,11 @@ struct IndexClient::Impl {
             fmt::format("truncated response body: {}{}", redact_text(r.error_text), after()),
             shown);
       case TransportError::Tls: {
-        core::Error e;
-        e.code = ErrorCode::Network;
-        e.message = fmt::format("TLS error: {}", redact_text(r.error_text));
-        e.where = shown;
-        e.hints.push_back(
-            "to trust a private certificate authority, set SSL_CERT_FILE to its CA bundle (PEM)");
-        return std::unexpected(e);
+        return std::unexpected(
+            core::make_error(ErrorCode::Network,
+                             fmt::format("TLS error: {}", redact_text(r.error_text)), shown)
+                .with_hint("to trust a private certificate authority, set SSL_CERT_FILE to its CA "
+                           "bundle (PEM)"));
       }
       case TransportError::TooManyRedirects:
         return core::fail_at(ErrorCode::Network,
@@ -510,15 +502,14 @@ struct IndexClient::Impl {
         options.insecure_hosts.begin(), options.insecure_hosts.end(),
         [&](const std::string& h) { return h == host_port || h == url_host(target); });
     if (!allowed || req.allow_insecure_redirect) {
-      core::Error e;
-      e.code = ErrorCode::Network;
-      e.message = fmt::format("refusing the redirect from https to plain http ({})",
-                              redact_url(target));
-      e.where = shown;
-      e.hints.push_back(fmt::format(
-          "if {} is trusted over plain http, pass --allow-insecure-host {}", url_host(target),
-          url_host(target)));
-      return std::unexpected(e);
+      return std::unexpected(
+          core::make_error(ErrorCode::Network,
+                           fmt::format("refusing the redirect from https to plain http ({})",
+                                       redact_url(target)),
+                           shown)
+              .with_hint(
+                  fmt::format("if {} is trusted over plain http, pass --allow-insecure-host {}",
+                              url_host(target), url_host(target))));
     }
     req.url = strip_userinfo(target);
     req.allow_insecure_redirect = true;
@@ -527,20 +518,16 @@ struct IndexClient::Impl {
 
   // 4xx (and anything else that is not a success) as an error.
   static core::Error status_error(long status, std::string_view shown) {
-    core::Error e;
-    e.where = std::string(shown);
-    e.message = status_text(status);
     if (status == 401 || status == 403) {
-      e.code = ErrorCode::Auth;
-      e.message += ": the index refused the request";
-      e.hints.push_back(
-          "give credentials in the index URL (https://user:token@host/...) or in ~/.netrc");
-    } else if (status == 404 || status == 410) {
-      e.code = ErrorCode::NotFound;
-    } else {
-      e.code = ErrorCode::Http;
+      return core::make_error(ErrorCode::Auth,
+                              status_text(status) + ": the index refused the request",
+                              std::string(shown))
+          .with_hint(
+              "give credentials in the index URL (https://user:token@host/...) or in ~/.netrc");
     }
-    return e;
+    const bool gone = status == 404 || status == 410;
+    return core::make_error(gone ? ErrorCode::NotFound : ErrorCode::Http, status_text(status),
+                            std::string(shown));
   }
 
   // ---- project pages ---------------------------------------------------------------------------
@@ -619,12 +606,10 @@ struct IndexClient::Impl {
       return std::make_shared<const ProjectPage>(std::move(entry->page));
     }
     if (options.offline) {
-      core::Error e;
-      e.code = ErrorCode::Offline;
-      e.message = "not in the cache, and --offline forbids fetching it";
-      e.where = lookup.shown;
-      e.hints.push_back("run once without --offline to fill the cache");
-      return std::unexpected(e);
+      return std::unexpected(core::make_error(ErrorCode::Offline,
+                                              "not in the cache, and --offline forbids fetching it",
+                                              lookup.shown)
+                                 .with_hint("run once without --offline to fill the cache"));
     }
     return std::nullopt;
   }
@@ -675,13 +660,12 @@ struct IndexClient::Impl {
     if (r.status < 200 || r.status >= 300)
       return std::unexpected(status_error(r.status, lookup.shown));
     if (r.error == TransportError::TooLarge) {
-      core::Error e;
-      e.code = ErrorCode::IndexFormat;
-      e.message = fmt::format("the page is larger than the {} limit (decompressed)",
-                              format_byte_size(options.max_page_bytes));
-      e.where = lookup.shown;
-      e.hints.push_back("raise the limit with --max-page-size or GPULOCK_MAX_PAGE_SIZE");
-      return std::unexpected(e);
+      return std::unexpected(
+          core::make_error(ErrorCode::IndexFormat,
+                           fmt::format("the page is larger than the {} limit (decompressed)",
+                                       format_byte_size(options.max_page_bytes)),
+                           lookup.shown)
+              .with_hint("raise the limit with --max-page-size or GPULOCK_MAX_PAGE_SIZE"));
     }
 
     std::string base = strip_userinfo(r.effective_url.empty() ? lookup.url : r.effective_url);
@@ -1110,14 +1094,14 @@ struct IndexClient::Impl {
       }
     }
     if (options.offline) {
-      core::Error e;
-      e.code = ErrorCode::Offline;
-      e.message =
-          fmt::format("the METADATA of {} is not in the cache, and --offline forbids fetching it",
-                      job.filename);
-      e.where = job.shown;
-      e.hints.push_back("run once without --offline to fill the cache");
-      return std::unexpected(e);
+      return std::unexpected(
+          core::make_error(
+              ErrorCode::Offline,
+              fmt::format(
+                  "the METADATA of {} is not in the cache, and --offline forbids fetching it",
+                  job.filename),
+              job.shown)
+              .with_hint("run once without --offline to fill the cache"));
     }
     auto text = remote_metadata(job);
     if (!text) return text;
@@ -1393,11 +1377,9 @@ struct IndexClient::Impl {
       return FileDigest{entry->sha256, entry->size};
     }
     if (options.offline) {
-      core::Error e;
-      e.code = ErrorCode::Offline;
-      e.message = "the file's sha256 is not in the cache, and --offline forbids downloading it";
-      e.where = shown;
-      return std::unexpected(e);
+      return std::unexpected(core::make_error(
+          ErrorCode::Offline,
+          "the file's sha256 is not in the cache, and --offline forbids downloading it", shown));
     }
     Sha256 hash;
     HttpRequest req;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/index/client.h"
+#include "gpulock/sys/env.h"
 
 #include "client_limits.h"
 
@@ -50,15 +51,8 @@ std::string format_byte_size(std::uint64_t bytes) {
 namespace detail {
 namespace {
 
-std::string_view env_view(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string_view(v) : std::string_view();
-}
-
 // Whole or fractional seconds ("30", "2.5"), > 0.
-std::optional<std::chrono::milliseconds> env_seconds(const char* name) {
-  std::string_view v = env_view(name);
-  if (v.empty()) return std::nullopt;
+std::optional<std::chrono::milliseconds> parse_seconds(std::string_view v) {
   char* end = nullptr;
   std::string text(v);
   double seconds = std::strtod(text.c_str(), &end);
@@ -66,27 +60,65 @@ std::optional<std::chrono::milliseconds> env_seconds(const char* name) {
   return std::chrono::milliseconds(static_cast<long long>(seconds * 1000 + 0.5));
 }
 
+constexpr std::string_view kSeconds = "seconds above 0, e.g. 30 or 2.5";
+constexpr std::string_view kSize = "a size such as 1G, 512M or 1048576";
+
+// A gpulock variable read with `parse` (which returns an optional): unset leaves `out` alone,
+// a value `parse` refuses is an error.
+template <class T, class Parse>
+core::Status read_env(const char* name, sys::EnvLookup env, Parse parse,
+                      std::string_view expected, T& out) {
+  auto v = sys::env_value(name, env);
+  if (!v) return {};
+  auto parsed = parse(*v);
+  if (!parsed) return std::unexpected(sys::invalid_env(name, *v, expected));
+  out = *parsed;
+  return {};
+}
+
+core::Status seconds_from(const char* name, sys::EnvLookup env, std::chrono::milliseconds& out) {
+  return read_env(name, env, parse_seconds, kSeconds, out);
+}
+
+core::Status size_from(const char* name, sys::EnvLookup env, std::uint64_t& out) {
+  return read_env(name, env, parse_byte_size, kSize, out);
+}
+
+std::optional<std::uint32_t> parse_bytes_per_second(std::string_view v) {
+  std::uint32_t bytes = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), bytes);
+  if (ec != std::errc{} || p != v.data() + v.size()) return std::nullopt;
+  return bytes;
+}
+
 }  // namespace
 
-void apply_limit_environment(ClientOptions& o) {
+core::Status apply_limit_environment(ClientOptions& o, sys::EnvLookup env) {
   // The read timeout: gpulock's own variable, else uv's, else pip's (both mean seconds without
-  // progress on a socket).
-  for (const char* name : {"GPULOCK_HTTP_TIMEOUT", "UV_HTTP_TIMEOUT", "PIP_DEFAULT_TIMEOUT"}) {
-    if (auto t = env_seconds(name)) {
-      o.low_speed_time = *t;
-      break;
+  // progress on a socket). uv's and pip's belong to those tools: a value gpulock cannot use is
+  // passed over, not an error.
+  if (sys::env_value("GPULOCK_HTTP_TIMEOUT", env)) {
+    if (auto s = seconds_from("GPULOCK_HTTP_TIMEOUT", env, o.low_speed_time); !s) return s;
+  } else {
+    for (const char* name : {"UV_HTTP_TIMEOUT", "PIP_DEFAULT_TIMEOUT"}) {
+      auto v = sys::env_value(name, env);
+      if (auto t = v ? parse_seconds(*v) : std::nullopt) {
+        o.low_speed_time = *t;
+        break;
+      }
     }
   }
-  if (auto t = env_seconds("GPULOCK_HTTP_LOW_SPEED_TIME")) o.floor_window = *t;
-  if (std::string_view v = env_view("GPULOCK_HTTP_LOW_SPEED_LIMIT"); !v.empty()) {
-    std::uint32_t bytes = 0;
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), bytes);
-    if (ec == std::errc{} && p == v.data() + v.size()) o.floor_bytes = bytes;
+  if (auto s = seconds_from("GPULOCK_HTTP_LOW_SPEED_TIME", env, o.floor_window); !s) return s;
+  if (auto s = read_env("GPULOCK_HTTP_LOW_SPEED_LIMIT", env, parse_bytes_per_second,
+                         "bytes per second, 0 for no floor", o.floor_bytes);
+      !s) {
+    return s;
   }
-  if (auto t = env_seconds("GPULOCK_HTTP_DEADLINE")) o.deadline = *t;
-  if (auto t = env_seconds("GPULOCK_HTTP_MAX_RETRY_DELAY")) o.max_retry_delay = *t;
-  if (auto n = parse_byte_size(env_view("GPULOCK_MAX_PAGE_SIZE"))) o.max_page_bytes = *n;
-  if (auto n = parse_byte_size(env_view("GPULOCK_MAX_DOWNLOAD_SIZE"))) o.max_download_bytes = *n;
+  if (auto s = seconds_from("GPULOCK_HTTP_DEADLINE", env, o.deadline); !s) return s;
+  if (auto s = seconds_from("GPULOCK_HTTP_MAX_RETRY_DELAY", env, o.max_retry_delay); !s) return s;
+  if (auto s = size_from("GPULOCK_MAX_PAGE_SIZE", env, o.max_page_bytes); !s) return s;
+  if (auto s = size_from("GPULOCK_MAX_DOWNLOAD_SIZE", env, o.max_download_bytes); !s) return s;
+  return {};
 }
 
 }  // namespace detail

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/text.h"
 #include "gpulock/index/parse.h"
 #include "gpulock/index/url.h"
 
@@ -18,28 +19,15 @@
 namespace gpulock::index {
 namespace {
 
-char lower(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != b[i]) return false;
-  }
-  return true;
-}
-
 bool is_space(char c) noexcept {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 
+// HTML's ASCII whitespace (no \v).
+constexpr std::string_view kHtmlSpace = " \t\n\r\f";
+
 std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && is_space(s.front()))
-    s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back()))
-    s.remove_suffix(1);
-  return s;
+  return core::trim(s, kHtmlSpace);
 }
 
 void append_utf8(std::string& out, std::uint32_t cp) {
@@ -180,26 +168,26 @@ class HtmlPageParser {
       auto end = read_attributes(name_end);
       if (!end) return std::unexpected(end.error());
       pos = *end;
-      if (iequals(tag, "a")) {
+      if (core::iequals(tag, "a")) {
         // The link text runs to the next tag (</a>).
         const char* next = static_cast<const char*>(std::memchr(html_.data() + pos, '<', n - pos));
         std::size_t text_end = next ? static_cast<std::size_t>(next - html_.data()) : n;
         anchor(html_.substr(pos, text_end - pos), tag_start);
         pos = text_end;
-      } else if (iequals(tag, "meta")) {
+      } else if (core::iequals(tag, "meta")) {
         if (auto s = meta(tag_start); !s) return std::unexpected(s.error());
-      } else if (iequals(tag, "base")) {
+      } else if (core::iequals(tag, "base")) {
         if (const Attribute* href = find("href")) {
           base_url_ = resolve_url(page_url_, trim(decode_entities(href->raw)));
         }
-      } else if (iequals(tag, "script") || iequals(tag, "style")) {
+      } else if (core::iequals(tag, "script") || core::iequals(tag, "style")) {
         std::string closing = "</" + std::string(tag);
         std::size_t close = pos;
         while (true) {
           close = html_.find("</", close);
           if (close == std::string_view::npos)
             return error(tag_start, fmt::format("unterminated <{}> element", tag));
-          if (iequals(html_.substr(close, closing.size()), closing)) break;
+          if (core::iequals(html_.substr(close, closing.size()), closing)) break;
           close += 2;
         }
         pos = close;
@@ -262,7 +250,7 @@ class HtmlPageParser {
 
   const Attribute* find(std::string_view name) const noexcept {
     for (const auto& a : attributes_) {
-      if (iequals(a.name, name)) return &a;
+      if (core::iequals(a.name, name)) return &a;
     }
     return nullptr;
   }
@@ -271,7 +259,7 @@ class HtmlPageParser {
     const Attribute* name = find("name");
     const Attribute* content = find("content");
     if (!name || !content) return {};
-    if (!iequals(trim(name->raw), "pypi:repository-version")) return {};
+    if (!core::iequals(trim(name->raw), "pypi:repository-version")) return {};
     std::string version(trim(decode_entities(content->raw)));
     page_.api_version = version;
     std::string_view v = version;
@@ -323,15 +311,15 @@ class HtmlPageParser {
     std::string requires_python, yanked_reason;
 
     for (const auto& a : attributes_) {
-      if (iequals(a.name, "data-requires-python")) {
+      if (core::iequals(a.name, "data-requires-python")) {
         requires_python = std::string(trim(decode_entities(a.raw)));
-      } else if (iequals(a.name, "data-yanked")) {
+      } else if (core::iequals(a.name, "data-yanked")) {
         file.set_yanked(true);
         yanked_reason = detail::printable_index_text(decode_entities(a.raw));
-      } else if (iequals(a.name, "data-core-metadata")) {
+      } else if (core::iequals(a.name, "data-core-metadata")) {
         core_metadata(file, a, tag_start);
         saw_core_metadata_ = true;
-      } else if (iequals(a.name, "data-upload-time")) {
+      } else if (core::iequals(a.name, "data-upload-time")) {
         std::string value = decode_entities(a.raw);
         auto time = parse_timestamp(trim(value));
         file.set_upload_time(time);
@@ -341,7 +329,7 @@ class HtmlPageParser {
                                                detail::line_of(html_, tag_start),
                                                core::quote_for_message(value)));
         }
-      } else if (iequals(a.name, "data-size")) {
+      } else if (core::iequals(a.name, "data-size")) {
         std::uint64_t size = 0;
         std::string_view v = trim(a.raw);
         auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), size);
@@ -362,11 +350,11 @@ class HtmlPageParser {
   void core_metadata(DistFile& file, const Attribute& a, std::size_t tag_start) {
     std::string value(trim(decode_entities(a.raw)));
     file.clear_core_metadata_hashes();
-    if (!a.has_value || iequals(value, "true") || value.empty()) {
+    if (!a.has_value || core::iequals(value, "true") || value.empty()) {
       file.set_core_metadata(true);
       return;
     }
-    if (iequals(value, "false")) {
+    if (core::iequals(value, "false")) {
       file.set_core_metadata(false);
       return;
     }

@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/text.h"
 #include "gpulock/index/parse.h"
 #include "gpulock/index/url.h"
 
@@ -507,21 +508,9 @@ core::Result<ProjectPage> parse_json_page(std::string_view json, std::string_vie
 }
 
 PageFormat page_format_for_content_type(std::string_view content_type) noexcept {
-  std::string_view t = content_type;
-  if (auto semi = t.find(';'); semi != std::string_view::npos) t = t.substr(0, semi);
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\t'))
-    t.remove_suffix(1);
-  while (!t.empty() && (t.front() == ' ' || t.front() == '\t'))
-    t.remove_prefix(1);
-  auto iequals = [](std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      char c = a[i];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      if (c != b[i]) return false;
-    }
-    return true;
-  };
+  using core::iequals;
+  std::string_view t = content_type.substr(0, content_type.find(';'));
+  t = core::trim(t, " \t");
   if (iequals(t, "application/vnd.pypi.simple.v1+json")) return PageFormat::Json;
   if (iequals(t, "application/vnd.pypi.simple.v1+html") || iequals(t, "text/html")) {
     return PageFormat::Html;

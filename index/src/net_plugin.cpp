@@ -94,21 +94,18 @@ core::Result<const NetPluginTable*> load() {
     g_loaded = true;
     return table;  // never unloaded: transports and contexts it created may outlive any caller
   }
-  core::Error e;
-  e.code = core::ErrorCode::Internal;
-  e.message = fmt::format(
-      "cannot load gpulock's network plugin {} (needed for HTTP, wheel archives and digests); "
-      "tried: {}",
-      kNetPluginFile, fmt::join(tried, "; "));
-  if (from_env) {
-    e.hints.push_back("GPULOCK_NET_PLUGIN names the plugin file; unset it to use the one "
-                      "installed with gpulock");
-  } else {
-    e.hints.push_back(fmt::format("reinstall gpulock: {} belongs next to the gpulock executable or "
-                                  "in ../lib/gpulock/ (GPULOCK_NET_PLUGIN=PATH names it)",
-                                  kNetPluginFile));
-  }
-  return std::unexpected(e);
+  core::Error e = core::make_error(
+      core::ErrorCode::Internal,
+      fmt::format(
+          "cannot load gpulock's network plugin {} (needed for HTTP, wheel archives and digests); "
+          "tried: {}",
+          kNetPluginFile, fmt::join(tried, "; ")));
+  return std::unexpected(e.with_hint(
+      from_env ? std::string("GPULOCK_NET_PLUGIN names the plugin file; unset it to use the one "
+                             "installed with gpulock")
+               : fmt::format("reinstall gpulock: {} belongs next to the gpulock executable or "
+                             "in ../lib/gpulock/ (GPULOCK_NET_PLUGIN=PATH names it)",
+                             kNetPluginFile)));
 }
 
 }  // namespace

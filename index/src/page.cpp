@@ -5,34 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/civil_date.h"
 #include "gpulock/core/name.h"
 #include "gpulock/index/url.h"
 
 namespace gpulock::index {
 namespace {
-
-// Howard Hinnant's days_from_civil: days since 1970-01-01 of a proleptic Gregorian date.
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) noexcept {
-  y -= m <= 2 ? 1 : 0;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
-void civil_from_days(std::int64_t z, std::int64_t& y, unsigned& m, unsigned& d) noexcept {
-  z += 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  y = static_cast<std::int64_t>(yoe) + era * 400;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  d = doy - (153 * mp + 2) / 5 + 1;
-  m = mp < 10 ? mp + 3 : mp - 9;
-  y += m <= 2 ? 1 : 0;
-}
 
 bool read_digits(std::string_view s, std::size_t& pos, std::size_t count, unsigned& out) noexcept {
   if (pos + count > s.size()) return false;
@@ -413,16 +391,10 @@ void DistFile::clear_kind() noexcept {
 }
 
 std::string format_timestamp(std::int64_t micros) {
-  std::int64_t secs = micros >= 0 ? micros / 1'000'000 : -((-micros + 999'999) / 1'000'000);
-  auto frac = static_cast<std::int64_t>(micros - secs * 1'000'000);
-  std::int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
-  std::int64_t rem = secs - days * 86400;
-  std::int64_t y = 0;
-  unsigned m = 0, d = 0;
-  civil_from_days(days, y, m, d);
-  std::string out = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", y, m, d, rem / 3600,
-                                (rem / 60) % 60, rem % 60);
-  if (frac != 0) out += fmt::format(".{:06}", frac);
+  const core::CivilTime t = core::civil_from_micros(micros);
+  std::string out = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", t.date.year, t.date.month,
+                                t.date.day, t.hour, t.minute, t.second);
+  if (t.micros != 0) out += fmt::format(".{:06}", t.micros);
   out.push_back('Z');
   return out;
 }
@@ -473,7 +445,7 @@ std::optional<std::int64_t> parse_timestamp(std::string_view s) noexcept {
     }
   }
   if (pos != s.size()) return std::nullopt;
-  std::int64_t days = days_from_civil(year, month, day);
+  std::int64_t days = core::days_from_civil(year, month, day);
   std::int64_t secs = days * 86400 + hour * 3600 + minute * 60 + second - offset;
   return secs * 1'000'000 + micros;
 }

@@ -55,13 +55,12 @@ struct RemoteSource {
           end = next->first;
         }
         if (fetched + (end - pos) > detail::kMaxRangeBytes) {
-          core::Error e;
-          e.code = core::ErrorCode::IndexFormat;
-          e.message = fmt::format(
-              "reading METADATA would take more than {} MiB of range requests (the limit); the "
-              "wheel's central directory is too large or lies about its offsets",
-              detail::kMaxRangeBytes >> 20);
-          error = std::move(e);
+          error = core::make_error(
+              core::ErrorCode::IndexFormat,
+              fmt::format(
+                  "reading METADATA would take more than {} MiB of range requests (the limit); "
+                  "the wheel's central directory is too large or lies about its offsets",
+                  detail::kMaxRangeBytes >> 20));
           zip_error_set(&zerr, ZIP_ER_READ, EIO);
           return -1;
         }
@@ -73,11 +72,9 @@ struct RemoteSource {
           return -1;
         }
         if (bytes->size() != end - pos) {
-          core::Error e;
-          e.code = core::ErrorCode::Network;
-          e.message = fmt::format("range request returned {} bytes instead of {}", bytes->size(),
-                                  end - pos);
-          error = std::move(e);
+          error = core::make_error(core::ErrorCode::Network,
+                                   fmt::format("range request returned {} bytes instead of {}",
+                                               bytes->size(), end - pos));
           zip_error_set(&zerr, ZIP_ER_READ, EIO);
           return -1;
         }

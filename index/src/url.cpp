@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/text.h"
+
 namespace gpulock::index {
 namespace {
 
@@ -12,9 +14,6 @@ bool is_alpha(char c) noexcept {
 }
 bool is_digit(char c) noexcept {
   return c >= '0' && c <= '9';
-}
-char lower(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
 int hex_value(char c) noexcept {
@@ -25,11 +24,7 @@ int hex_value(char c) noexcept {
 }
 
 bool iequals_prefix(std::string_view text, std::string_view prefix) noexcept {
-  if (text.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (lower(text[i]) != prefix[i]) return false;
-  }
-  return true;
+  return core::iequals(text.substr(0, prefix.size()), prefix);
 }
 
 // RFC 3986 §5.2.4.
@@ -265,7 +260,7 @@ std::string url_host(std::string_view url) {
   }
   std::string out(host);
   for (char& c : out)
-    c = lower(c);
+    c = core::ascii_lower(c);
   return out;
 }
 

@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "gpulock/core/metadata.h"
 #include "gpulock/core/name.h"
+#include "gpulock/core/text.h"
 #include "gpulock/core/version.h"
 
 #include "net_plugin.h"
@@ -37,39 +39,17 @@ core::Status check_metadata_matches(std::string_view metadata, const core::Wheel
                                     std::string_view where) {
   std::string_view name, version;
   bool have_name = false, have_version = false;
-  std::size_t pos = 0;
-  while (pos < metadata.size()) {
-    auto eol = metadata.find('\n', pos);
-    std::string_view line =
-        metadata.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
-    pos = eol == std::string_view::npos ? metadata.size() : eol + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) break;  // end of the headers
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    std::string_view key = line.substr(0, colon);
-    std::string_view value = line.substr(colon + 1);
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
-      value.remove_prefix(1);
-    while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
-      value.remove_suffix(1);
-    auto iequals = [](std::string_view a, std::string_view b) {
-      if (a.size() != b.size()) return false;
-      for (std::size_t i = 0; i < a.size(); ++i) {
-        char c = a[i];
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-        if (c != b[i]) return false;
-      }
-      return true;
-    };
-    if (!have_name && iequals(key, "name")) {
-      name = value;
+  core::scan_metadata_headers(metadata, [&](const core::MetadataHeaderLine& h) {
+    if (h.kind != core::MetadataHeaderLine::Kind::Field) return true;
+    if (!have_name && core::iequals(h.name, "name")) {
+      name = core::trim(h.value, " \t");
       have_name = true;
-    } else if (!have_version && iequals(key, "version")) {
-      version = value;
+    } else if (!have_version && core::iequals(h.name, "version")) {
+      version = core::trim(h.value, " \t");
       have_version = true;
     }
-  }
+    return !(have_name && have_version);
+  });
   if (!have_name || !have_version) {
     return core::fail_at(core::ErrorCode::InvalidMetadata,
                          fmt::format("METADATA has no {} field", have_name ? "Version" : "Name"),

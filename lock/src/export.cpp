@@ -7,6 +7,7 @@
 
 #include "gpulock/core/filename.h"
 #include "gpulock/core/name.h"
+#include "gpulock/sys/paths.h"
 
 namespace gpulock::lock {
 namespace {
@@ -51,7 +52,7 @@ bool uses_lock_only_variables(std::string_view marker) {
 std::string file_url(const std::filesystem::path& p) {
   std::string out = "file://";
   constexpr std::string_view kSafe = "/-._~+!$&'()*,;=:@";
-  for (char ch : std::filesystem::absolute(p).lexically_normal().string()) {
+  for (char ch : sys::absolute_path(p).lexically_normal().string()) {
     const bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
                        (ch >= '0' && ch <= '9') || kSafe.find(ch) != std::string_view::npos;
     if (plain) {
@@ -104,14 +105,13 @@ core::Result<const FileEntry*> direct_url_file(const Package& p, const ExportOpt
   const auto& wheels = p.wheels ? *p.wheels : none;
   if (wheels.size() == 1 && !options.target_tags) return &wheels.front();
   if (!wheels.empty() && !options.target_tags) {
-    core::Error e;
-    e.code = ErrorCode::Usage;
-    e.message = fmt::format(
-        "package '{}' has {} wheels; a direct URL needs the target to choose "
-        "one",
-        p.name, wheels.size());
-    e.hints.push_back("give the target with --python-version and --platform");
-    return std::unexpected(std::move(e));
+    return std::unexpected(
+        core::make_error(
+            ErrorCode::Usage,
+            fmt::format("package '{}' has {} wheels; a direct URL needs the target to choose "
+                        "one",
+                        p.name, wheels.size()))
+            .with_hint("give the target with --python-version and --platform"));
   }
   if (!wheels.empty()) {
     core::TagRanker ranker(*options.target_tags);
@@ -187,11 +187,9 @@ core::Result<std::string> export_requirements(const Lock& input, const ExportOpt
         continue;
       }
       if (!p.marker) {
-        core::Error e;
-        e.code = ErrorCode::Usage;
-        e.message =
-            fmt::format("no wheel of package '{}' fits the target, and it has no sdist", p.name);
-        return std::unexpected(std::move(e));
+        return std::unexpected(core::make_error(
+            ErrorCode::Usage,
+            fmt::format("no wheel of package '{}' fits the target, and it has no sdist", p.name)));
       }
       // A marker-limited package for other platforms: pip skips it by its marker.
     }

@@ -79,12 +79,7 @@ class Reader {
  private:
   // ---- errors and warnings -------------------------------------------------------------
   core::Error error(std::size_t line, std::string message) const {
-    core::Error e;
-    e.code = ErrorCode::InvalidLockfile;
-    e.message = std::move(message);
-    e.where = where_;
-    e.line = line;
-    return e;
+    return core::make_error(ErrorCode::InvalidLockfile, std::move(message), where_, line);
   }
   std::unexpected<core::Error> fail(std::size_t line, std::string message) const {
     return std::unexpected(error(line, std::move(message)));
@@ -881,11 +876,8 @@ core::Result<LockFile> parse_lock(std::string_view text, std::string_view where)
     Reader reader(where);
     return reader.read(text);
   } catch (const std::exception& e) {
-    core::Error err;
-    err.code = ErrorCode::InvalidLockfile;
-    err.where = std::string(where);
-    err.message = fmt::format("cannot read lock file: {}", e.what());
-    return std::unexpected(std::move(err));
+    return core::fail_at(ErrorCode::InvalidLockfile,
+                         fmt::format("cannot read lock file: {}", e.what()), std::string(where));
   }
 }
 
@@ -907,12 +899,11 @@ core::Result<LockFile> read_lock_file(const std::filesystem::path& path) {
   }
   // Checked before reading: a huge file is refused without being loaded.
   auto too_big = [&](std::uintmax_t size) {
-    core::Error e;
-    e.code = ErrorCode::InvalidLockfile;
-    e.where = where;
-    e.message = fmt::format("the lock file is {} bytes; lock files over {} MB are refused", size,
-                            kMaxLockFileBytes / (1024 * 1024));
-    return std::unexpected(std::move(e));
+    return std::unexpected(
+        core::make_error(ErrorCode::InvalidLockfile,
+                         fmt::format("the lock file is {} bytes; lock files over {} MB are refused",
+                                     size, kMaxLockFileBytes / (1024 * 1024)),
+                         where));
   };
   if (static_cast<std::uintmax_t>(st.st_size) > kMaxLockFileBytes) {
     return too_big(static_cast<std::uintmax_t>(st.st_size));

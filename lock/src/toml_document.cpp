@@ -10,13 +10,9 @@ namespace gpulock::lock {
 
 core::Result<TomlTable> parse_toml_document(std::string_view text, std::string_view where) {
   auto fail_at = [&](const toml::source_region& at, std::string_view description) {
-    core::Error e;
-    e.code = core::ErrorCode::InvalidInput;
-    e.where = std::string(where);
-    e.line = at.begin.line;
-    e.column = at.begin.column;
-    e.message = fmt::format("not valid TOML: {}", description);
-    return std::unexpected(std::move(e));
+    return std::unexpected(core::make_error(core::ErrorCode::InvalidInput,
+                                            fmt::format("not valid TOML: {}", description),
+                                            std::string(where), at.begin.line, at.begin.column));
   };
 #if TOML_EXCEPTIONS
   toml::table root;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/civil_date.h"
+
 #include "utf8.h"
 
 namespace gpulock::lock {
@@ -12,34 +14,6 @@ namespace {
 
 using detail::append_utf8;
 using detail::utf8_sequence;
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, "chrono-Compatible Low-Level
-// Date Algorithms", days_from_civil / civil_from_days).
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2 ? 1 : 0;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
-TomlDate civil_from_days(std::int64_t z) {
-  z += 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const std::int64_t y = static_cast<std::int64_t>(yoe) + era * 400;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
-  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
-  TomlDate out;
-  out.year = static_cast<std::int32_t>(y + (m <= 2 ? 1 : 0));
-  out.month = static_cast<std::uint8_t>(m);
-  out.day = static_cast<std::uint8_t>(d);
-  return out;
-}
 
 bool equal_double(double a, double b) {
   if (std::isnan(a) && std::isnan(b)) return true;
@@ -80,11 +54,14 @@ TomlDatetime TomlDatetime::to_utc() const {
   TomlDatetime out = *this;
   out.offset_minutes = 0;
   if (!offset_minutes || *offset_minutes == 0) return out;
-  std::int64_t minutes = days_from_civil(date.year, date.month, date.day) * 1440 + time.hour * 60 +
-                         time.minute - *offset_minutes;
+  std::int64_t minutes = core::days_from_civil(date.year, date.month, date.day) * 1440 +
+                        time.hour * 60 + time.minute - *offset_minutes;
   std::int64_t days = minutes >= 0 ? minutes / 1440 : -((-minutes + 1439) / 1440);
   std::int64_t rest = minutes - days * 1440;
-  out.date = civil_from_days(days);
+  const core::CivilDate civil = core::civil_from_days(days);
+  out.date.year = static_cast<std::int32_t>(civil.year);
+  out.date.month = static_cast<std::uint8_t>(civil.month);
+  out.date.day = static_cast<std::uint8_t>(civil.day);
   out.time.hour = static_cast<std::uint8_t>(rest / 60);
   out.time.minute = static_cast<std::uint8_t>(rest % 60);
   return out;

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/lock/atomic_file.h"
+#include "gpulock/sys/atomic_file.h"
 #include "gpulock/lock/lockfile.h"
 
 #include "header_comment.h"
@@ -325,7 +325,7 @@ std::string to_toml(const Lock& input, const WriteOptions& options) {
 
 core::Status write_lock_file(const std::filesystem::path& path, const Lock& lock,
                              const WriteOptions& options) {
-  return write_file_atomically(path, to_toml(lock, options));
+  return sys::write_file_atomically(path, to_toml(lock, options));
 }
 
 }  // namespace gpulock::lock

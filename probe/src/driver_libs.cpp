@@ -45,7 +45,7 @@ void emit(int fd, std::initializer_list<std::string_view> fields) {
       line += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
   }
   line += '\n';
-  write_all(fd, line);
+  sys::write_all(fd, line);
 }
 
 std::string c_string(const char* buffer, std::size_t size) {
@@ -312,17 +312,17 @@ std::optional<int> LibReport::rc(std::string_view function) const {
   return std::nullopt;
 }
 
-core::Result<ChildProcess> start_nvml_child(std::vector<std::string> candidates, bool hermetic) {
-  return ChildProcess::fork_call(
+core::Result<sys::ChildProcess> start_nvml_child(std::vector<std::string> candidates, bool hermetic) {
+  return sys::ChildProcess::fork_call(
       [c = std::move(candidates), hermetic](int fd) { nvml_body(fd, c, hermetic); });
 }
 
-core::Result<ChildProcess> start_cuda_child(std::vector<std::string> candidates, bool hermetic) {
-  return ChildProcess::fork_call(
+core::Result<sys::ChildProcess> start_cuda_child(std::vector<std::string> candidates, bool hermetic) {
+  return sys::ChildProcess::fork_call(
       [c = std::move(candidates), hermetic](int fd) { cuda_body(fd, c, hermetic); });
 }
 
-LibReport parse_lib_report(ChildResult child) {
+LibReport parse_lib_report(sys::ChildResult child) {
   LibReport r;
   std::string_view text = child.out;
   while (!text.empty()) {

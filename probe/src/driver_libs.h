@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "child_process.h"
+#include "gpulock/sys/process.h"
 
 namespace gpulock::probe::detail {
 
@@ -35,7 +35,7 @@ struct LibReport {
   std::optional<int> cuda_version;  ///< nvmlSystemGetCudaDriverVersion_v2 / cuDriverGetVersion
   std::optional<std::uint32_t> count;
   std::vector<LibGpu> gpus;
-  ChildResult child;
+  sys::ChildResult child;
 
   /// The return code of the first call of `function`, if it was made.
   [[nodiscard]] std::optional<int> rc(std::string_view function) const;
@@ -43,14 +43,14 @@ struct LibReport {
 
 /// Starts the NVML child: tries each of `candidates` (a soname, then absolute paths). With
 /// `hermetic`, a soname is looked up in LD_LIBRARY_PATH only (tests).
-[[nodiscard]] core::Result<ChildProcess> start_nvml_child(std::vector<std::string> candidates,
+[[nodiscard]] core::Result<sys::ChildProcess> start_nvml_child(std::vector<std::string> candidates,
                                                           bool hermetic);
 /// Starts the libcuda child, same.
-[[nodiscard]] core::Result<ChildProcess> start_cuda_child(std::vector<std::string> candidates,
+[[nodiscard]] core::Result<sys::ChildProcess> start_cuda_child(std::vector<std::string> candidates,
                                                           bool hermetic);
 
 /// Parses a child's report (its `out`) into a LibReport.
-[[nodiscard]] LibReport parse_lib_report(ChildResult child);
+[[nodiscard]] LibReport parse_lib_report(sys::ChildResult child);
 
 /// "NVML_ERROR_LIB_RM_VERSION_MISMATCH" for 18, "NVML_ERROR_UNKNOWN (999)".
 [[nodiscard]] std::string nvml_error_name(int rc);

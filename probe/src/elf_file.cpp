@@ -103,7 +103,7 @@ struct Parsed {
 };
 
 core::Error bad(const std::string& path, std::string what) {
-  return core::Error{core::ErrorCode::InvalidInput, std::move(what), path, 0, 0, {}, {}};
+  return core::make_error(core::ErrorCode::InvalidInput, std::move(what), path);
 }
 
 template <class Ehdr, class Phdr, class Shdr>
@@ -205,13 +205,8 @@ std::uint16_t host_elf_machine() noexcept {
 core::Result<ElfInfo> read_elf(const std::string& path) {
   File f(path);
   if (!f.ok()) {
-    return std::unexpected(core::Error{core::ErrorCode::Io,
-                                       fmt::format("cannot open it: {}", std::strerror(errno)),
-                                       path,
-                                       0,
-                                       0,
-                                       {},
-                                       {}});
+    return std::unexpected(core::make_error(
+        core::ErrorCode::Io, fmt::format("cannot open it: {}", std::strerror(errno)), path));
   }
   auto p = parse(f);
   if (!p) return std::unexpected(bad(path, p.error()));

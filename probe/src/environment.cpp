@@ -148,7 +148,7 @@ core::Result<PythonEnvironment> scan_environment(const std::vector<fs::path>& si
     std::error_code ec;
     if (!fs::is_directory(site, ec)) {
       return std::unexpected(
-          core::Error{core::ErrorCode::Io, "not a directory", site.string(), 0, 0, {}, {}});
+          core::make_error(core::ErrorCode::Io, "not a directory", site.string()));
     }
     env.site_packages.push_back(site);
     add_root(site);
@@ -161,13 +161,8 @@ core::Result<PythonEnvironment> scan_environment(const std::vector<fs::path>& si
       }
     }
     if (ec) {
-      return std::unexpected(core::Error{core::ErrorCode::Io,
-                                         fmt::format("cannot list it: {}", ec.message()),
-                                         site.string(),
-                                         0,
-                                         0,
-                                         {},
-                                         {}});
+      return std::unexpected(core::make_error(
+          core::ErrorCode::Io, fmt::format("cannot list it: {}", ec.message()), site.string()));
     }
     std::sort(dist_infos.begin(), dist_infos.end());
     for (const auto& di : dist_infos) {

@@ -29,7 +29,7 @@ std::uint64_t u64(std::string_view b, std::size_t at) {
 }
 
 core::Error bad(const std::string& where, std::string what) {
-  return core::Error{core::ErrorCode::InvalidInput, std::move(what), where, 0, 0, {}, {}};
+  return core::make_error(core::ErrorCode::InvalidInput, std::move(what), where);
 }
 
 }  // namespace
@@ -50,13 +50,8 @@ std::int32_t host_cache_flags() noexcept {
 core::Result<LdCache> LdCache::read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return std::unexpected(core::Error{core::ErrorCode::Io,
-                                       fmt::format("cannot read it: {}", std::strerror(errno)),
-                                       path,
-                                       0,
-                                       0,
-                                       {},
-                                       {}});
+    return std::unexpected(core::make_error(
+        core::ErrorCode::Io, fmt::format("cannot read it: {}", std::strerror(errno)), path));
   }
   std::ostringstream ss;
   ss << in.rdbuf();

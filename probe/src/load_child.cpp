@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "child_process.h"
+#include "gpulock/sys/process.h"
 
 namespace gpulock::probe::detail {
 namespace {
@@ -57,7 +57,7 @@ class Reporter {
       first = false;
     }
     out += '\n';
-    write_all(fd_, out);
+    sys::write_all(fd_, out);
   }
   void step(const std::string& key, const std::string& text) { line({"step", key, text}); }
 

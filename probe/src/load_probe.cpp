@@ -14,7 +14,8 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include "child_process.h"
+#include "gpulock/probe/machine.h"
+#include "gpulock/sys/process.h"
 #include "elf_file.h"
 #include "ld_cache.h"
 #include "load_child.h"
@@ -460,12 +461,12 @@ class Probe {
       detail::ChildPlan plan = plan_;
       plan.skip = skip_;
       auto child =
-          detail::ChildProcess::fork_call([&plan](int fd) { detail::run_child(plan, fd); });
+          sys::ChildProcess::fork_call([&plan](int fd) { detail::run_child(plan, fd); });
       if (!child) {
         report_.runs.push_back({LoadOutcome::Failed, "", child.error().message});
         return;
       }
-      auto results = detail::wait_all({&*child}, options_.timeout);
+      auto results = sys::wait_all({&*child}, options_.timeout);
       const auto& result = results.front();
       std::string last_key, last_text;
       bool done = false;
@@ -489,12 +490,12 @@ class Probe {
       // The last step key is the kernel's group key for skipping.
       std::string skip_key = last_key.starts_with("kernel:") ? "kernel" : last_key;
       ChildRun r;
-      if (result.end == detail::ChildResult::End::TimedOut) {
+      if (result.end == sys::ChildResult::End::TimedOut) {
         r = {LoadOutcome::TimedOut, last_text,
              fmt::format("no answer after {}; killed", seconds_text(options_.timeout))};
-      } else if (result.end == detail::ChildResult::End::Signaled) {
+      } else if (result.end == sys::ChildResult::End::Signaled) {
         r = {LoadOutcome::Crashed, last_text,
-             fmt::format("died of {}", detail::signal_name(result.code))};
+             fmt::format("died of {}", sys::signal_name(result.code))};
       } else if (!done || result.code != 0) {
         r = {LoadOutcome::Failed, last_text,
              fmt::format("exited with status {}", result.code)};
@@ -737,20 +738,9 @@ core::Result<LoadProbeOptions> load_probe_options_from_env() {
   LoadProbeOptions options;
   if (const char* llp = std::getenv("LD_LIBRARY_PATH")) options.ld_library_path = llp;
   if (const char* pre = std::getenv("LD_PRELOAD")) options.ld_preload = pre;
-  if (const char* t = std::getenv("GPULOCK_PROBE_TIMEOUT_MS"); t != nullptr && *t != '\0') {
-    auto v = to_int(t);
-    if (!v || *v < 1 || *v > 600000) {
-      return std::unexpected(core::Error{
-          core::ErrorCode::Usage,
-          fmt::format("GPULOCK_PROBE_TIMEOUT_MS={}: expected milliseconds from 1 to 600000", t),
-          "",
-          0,
-          0,
-          {},
-          {}});
-    }
-    options.timeout = std::chrono::milliseconds(*v);
-  }
+  auto timeout = probe_timeout_from_env();
+  if (!timeout) return std::unexpected(timeout.error());
+  if (*timeout) options.timeout = **timeout;
   return options;
 }
 

@@ -17,7 +17,9 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include "child_process.h"
+#include "gpulock/core/text.h"
+
+#include "gpulock/sys/process.h"
 #include "driver_libs.h"
 #include "machine_sources.h"
 
@@ -98,8 +100,7 @@ struct Picked {
 std::optional<Picked> pick(const std::string& flag_text, std::string_view flag,
                            const char* env_name, EnvLookup env) {
   if (!flag_text.empty()) return Picked{flag_text, std::string(flag)};
-  const char* v = env(env_name);
-  if (v != nullptr && *v != '\0') return Picked{v, env_name};
+  if (auto v = sys::env_value(env_name, env)) return Picked{std::string(*v), env_name};
   return std::nullopt;
 }
 
@@ -111,25 +112,15 @@ std::unexpected<core::Error> usage(const Picked& p, const core::Error& e) {
   return std::unexpected<core::Error>(std::move(out));
 }
 
-std::string trim_copy(std::string_view s) {
-  std::size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return {};
-  std::size_t e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
-}
-
 }  // namespace
 
-core::Result<Overrides> read_overrides(const OverrideFlags& flags, EnvLookup getenv_fn) {
-  EnvLookup env = getenv_fn != nullptr ? getenv_fn : +[](const char* n) -> const char* {
-    return std::getenv(n);
-  };
+core::Result<Overrides> read_overrides(const OverrideFlags& flags, EnvLookup env) {
   Overrides o;
   // `--driver auto` asks for detection, whatever GPULOCK_DRIVER says.
   auto driver_pick =
       flags.driver == "auto" ? std::nullopt : pick(flags.driver, "--driver", "GPULOCK_DRIVER", env);
   if (auto p = driver_pick) {
-    std::string text = trim_copy(p->text);
+    std::string text(core::trim(p->text, " \t"));
     if (text != "auto") {
       o.driver_origin = p->origin;
       o.driver_raw = p->text;
@@ -147,7 +138,7 @@ core::Result<Overrides> read_overrides(const OverrideFlags& flags, EnvLookup get
     }
   }
   if (auto p = pick(flags.cuda_ceiling, "--cuda-ceiling", "GPULOCK_CUDA_CEILING", env)) {
-    auto v = CudaVersion::parse(trim_copy(p->text));
+    auto v = CudaVersion::parse(core::trim(p->text, " \t"));
     if (!v) return usage(*p, v.error());
     o.cuda_ceiling = *v;
     o.cuda_ceiling_origin = p->origin;
@@ -158,7 +149,7 @@ core::Result<Overrides> read_overrides(const OverrideFlags& flags, EnvLookup get
     std::string_view rest = p->text;
     for (;;) {
       std::size_t comma = rest.find(',');
-      std::string item = trim_copy(rest.substr(0, comma));
+      std::string item(core::trim(rest.substr(0, comma), " \t"));
       auto cc = ComputeCapability::parse(item);
       if (!cc) return usage(*p, cc.error());
       archs.push_back(*cc);
@@ -174,31 +165,26 @@ core::Result<Overrides> read_overrides(const OverrideFlags& flags, EnvLookup get
   return o;
 }
 
+core::Result<std::optional<std::chrono::milliseconds>> probe_timeout_from_env(EnvLookup env) {
+  auto ms = sys::env_integer("GPULOCK_PROBE_TIMEOUT_MS", 1, 600000, "milliseconds, 1-600000", env);
+  if (!ms) return std::unexpected(ms.error());
+  if (!*ms) return std::optional<std::chrono::milliseconds>();
+  return std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(**ms));
+}
+
 core::Result<DetectOptions> detect_options_from_env(const OverrideFlags& flags,
-                                                    EnvLookup getenv_fn) {
-  EnvLookup env = getenv_fn != nullptr ? getenv_fn : +[](const char* n) -> const char* {
-    return std::getenv(n);
-  };
+                                                    EnvLookup env) {
   auto overrides = read_overrides(flags, env);
   if (!overrides) return std::unexpected(overrides.error());
   DetectOptions o;
   o.overrides = std::move(*overrides);
-  if (const char* root = env("GPULOCK_TEST_ROOT"); root != nullptr && *root != '\0') {
-    o.root = root;
+  if (auto root = sys::env_value("GPULOCK_TEST_ROOT", env)) {
+    o.root = std::string(*root);
     o.hermetic = true;
   }
-  if (const char* t = env("GPULOCK_PROBE_TIMEOUT_MS"); t != nullptr && *t != '\0') {
-    std::string_view text = t;
-    long ms = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
-    if (ec != std::errc() || ptr != text.data() + text.size() || ms < 1 || ms > 600000) {
-      return core::fail(core::ErrorCode::Usage,
-                        fmt::format("invalid value for GPULOCK_PROBE_TIMEOUT_MS: {} (expected "
-                                    "milliseconds, 1-600000)",
-                                    core::quote_for_message(text)));
-    }
-    o.timeout = std::chrono::milliseconds(ms);
-  }
+  auto timeout = probe_timeout_from_env(env);
+  if (!timeout) return std::unexpected(timeout.error());
+  if (*timeout) o.timeout = **timeout;
   return o;
 }
 
@@ -207,7 +193,7 @@ core::Result<DetectOptions> detect_options_from_env(const OverrideFlags& flags,
 
 namespace {
 
-using detail::ChildResult;
+using sys::ChildResult;
 using detail::LibReport;
 
 std::string format_seconds(std::chrono::milliseconds ms) {
@@ -421,10 +407,10 @@ class Detector {
 
     auto nvml_child = detail::start_nvml_child(nvml_names, o_.hermetic);
     auto cuda_child = detail::start_cuda_child(cuda_names, o_.hermetic);
-    std::vector<detail::ChildProcess*> running;
+    std::vector<sys::ChildProcess*> running;
     if (nvml_child) running.push_back(&*nvml_child);
     if (cuda_child) running.push_back(&*cuda_child);
-    auto results = detail::wait_all(running, o_.timeout);
+    auto results = sys::wait_all(running, o_.timeout);
     std::size_t next = 0;
     if (nvml_child) {
       nvml_ = detail::parse_lib_report(std::move(results[next++]));
@@ -448,15 +434,15 @@ class Detector {
                                                 : fmt::format(" while loading {}", library);
     std::string who = r.loaded ? shown(r.path) : std::string(library);
     switch (r.child.end) {
-      case ChildResult::End::TimedOut:
+      case sys::ChildResult::End::TimedOut:
         return std::pair{StepOutcome::TimedOut,
                          fmt::format("{}: no answer within {}{}; stopped", who,
                                      format_seconds(o_.timeout), where)};
-      case ChildResult::End::Signaled:
+      case sys::ChildResult::End::Signaled:
         return std::pair{
             StepOutcome::Crashed,
-            fmt::format("{}: crashed ({}){}", who, detail::signal_name(r.child.code), where)};
-      case ChildResult::End::Exited:
+            fmt::format("{}: crashed ({}){}", who, sys::signal_name(r.child.code), where)};
+      case sys::ChildResult::End::Exited:
         if (r.child.code != 0) {
           return std::pair{
               StepOutcome::Failed,
@@ -650,9 +636,10 @@ class Detector {
   std::size_t count_proc_gpus() const {
     std::error_code ec;
     std::size_t n = 0;
-    for (const auto& entry :
-         std::filesystem::directory_iterator(under_root("/proc/driver/nvidia/gpus"), ec)) {
-      if (entry.is_directory(ec)) ++n;
+    for (std::filesystem::directory_iterator it(under_root("/proc/driver/nvidia/gpus"), ec), end;
+         !ec && it != end; it.increment(ec)) {
+      std::error_code dir_ec;
+      if (it->is_directory(dir_ec)) ++n;
     }
     return n;
   }
@@ -660,8 +647,9 @@ class Detector {
   void scan_devices() {
     std::vector<std::string> nodes;
     std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(under_root("/dev"), ec)) {
-      std::string name = entry.path().filename().string();
+    for (std::filesystem::directory_iterator it(under_root("/dev"), ec), end; !ec && it != end;
+         it.increment(ec)) {
+      std::string name = it->path().filename().string();
       bool gpu_node =
           name.size() > 6 && name.starts_with("nvidia") &&
           std::all_of(name.begin() + 6, name.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -710,7 +698,7 @@ class Detector {
                        nvml_ok_ && !nvml_->gpus.empty() ? "NVML" : "libcuda"));
       return;
     }
-    auto path = detail::find_on_path(o_.nvidia_smi);
+    auto path = sys::find_on_path(o_.nvidia_smi);
     if (!path) {
       step("nvidia-smi", StepOutcome::NotFound, fmt::format("{}: not on PATH", o_.nvidia_smi));
       return;
@@ -723,7 +711,7 @@ class Detector {
       return;
     }
     std::string text = result->out + result->err;
-    if (result->end == ChildResult::End::Exited && result->code != 0 &&
+    if (result->end == sys::ChildResult::End::Exited && result->code != 0 &&
         text.find("is not a valid field") != std::string::npos) {
       // Drivers before 510 have no compute_cap field.
       with_cc = false;
@@ -738,27 +726,27 @@ class Detector {
     classify_smi(*path, *result, with_cc);
   }
 
-  core::Result<ChildResult> run_smi(const std::string& path, bool with_cc) {
+  core::Result<sys::ChildResult> run_smi(const std::string& path, bool with_cc) {
     std::string query = with_cc ? "--query-gpu=driver_version,name,compute_cap,uuid"
                                 : "--query-gpu=driver_version,name,uuid";
-    auto child = detail::ChildProcess::spawn(path, {"nvidia-smi", query, "--format=csv,noheader"});
+    auto child = sys::ChildProcess::spawn(path, {"nvidia-smi", query, "--format=csv,noheader"});
     if (!child) return std::unexpected(child.error());
-    auto results = detail::wait_all({&*child}, o_.timeout);
+    auto results = sys::wait_all({&*child}, o_.timeout);
     return std::move(results.front());
   }
 
-  void classify_smi(const std::string& path, const ChildResult& r, bool with_cc) {
+  void classify_smi(const std::string& path, const sys::ChildResult& r, bool with_cc) {
     std::string text = r.out + r.err;
     std::string line = detail::first_line(text);
-    if (r.end == ChildResult::End::TimedOut) {
+    if (r.end == sys::ChildResult::End::TimedOut) {
       step("nvidia-smi", StepOutcome::TimedOut,
            fmt::format("{}: no answer within {}; stopped", path, format_seconds(o_.timeout)));
       warn(fmt::format("nvidia-smi hung: no answer within {}", format_seconds(o_.timeout)));
       return;
     }
-    if (r.end == ChildResult::End::Signaled) {
+    if (r.end == sys::ChildResult::End::Signaled) {
       step("nvidia-smi", StepOutcome::Crashed,
-           fmt::format("{}: crashed ({})", path, detail::signal_name(r.code)));
+           fmt::format("{}: crashed ({})", path, sys::signal_name(r.code)));
       return;
     }
     std::string status = r.code == 0 ? std::string() : fmt::format("exit status {}: ", r.code);
@@ -961,8 +949,8 @@ class Detector {
     }
 
     // One side present without the other.
-    bool nvml_missing = nvml_ && !nvml_->loaded && nvml_->child.end == ChildResult::End::Exited;
-    bool cuda_missing = cuda_ && !cuda_->loaded && cuda_->child.end == ChildResult::End::Exited;
+    bool nvml_missing = nvml_ && !nvml_->loaded && nvml_->child.end == sys::ChildResult::End::Exited;
+    bool cuda_missing = cuda_ && !cuda_->loaded && cuda_->child.end == sys::ChildResult::End::Exited;
     if (nvml_ok_ && (cuda_missing || !stub_path_.empty())) {
       if (!stub_path_.empty()) {
         warn(fmt::format(

@@ -2,18 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/text.h"
+
 namespace gpulock::probe::detail {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
-    s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
+// Spaces, tabs and line ends around a value read from a file or a program's output.
+constexpr std::string_view kSpace = " \t\r\n";
 
 std::optional<DriverVersion> driver_token(std::string_view token) {
   if (token.find('.') == std::string_view::npos) return std::nullopt;
@@ -27,7 +22,7 @@ std::optional<DriverVersion> driver_token(std::string_view token) {
 std::string first_line(std::string_view text) {
   while (!text.empty()) {
     std::size_t nl = text.find('\n');
-    std::string_view line = trim(text.substr(0, nl));
+    std::string_view line = core::trim(text.substr(0, nl), kSpace);
     if (!line.empty()) return std::string(line);
     if (nl == std::string_view::npos) break;
     text.remove_prefix(nl + 1);
@@ -36,7 +31,7 @@ std::string first_line(std::string_view text) {
 }
 
 std::optional<DriverVersion> parse_sysfs_version(std::string_view content) {
-  std::string_view v = trim(content);
+  std::string_view v = core::trim(content, kSpace);
   if (v.empty()) return std::nullopt;
   auto parsed = DriverVersion::parse(v);
   if (!parsed) return std::nullopt;
@@ -71,7 +66,7 @@ core::Result<std::vector<SmiGpu>> parse_nvidia_smi(std::string_view output, bool
   std::string_view rest = output;
   while (!rest.empty()) {
     std::size_t nl = rest.find('\n');
-    std::string_view line = trim(rest.substr(0, nl));
+    std::string_view line = core::trim(rest.substr(0, nl), kSpace);
     rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
     if (line.empty()) continue;
     auto bad = [&] {
@@ -82,7 +77,7 @@ core::Result<std::vector<SmiGpu>> parse_nvidia_smi(std::string_view output, bool
     std::vector<std::string_view> fields;
     for (std::string_view l = line;;) {
       std::size_t comma = l.find(',');
-      fields.push_back(trim(l.substr(0, comma)));
+      fields.push_back(core::trim(l.substr(0, comma), kSpace));
       if (comma == std::string_view::npos) break;
       l.remove_prefix(comma + 1);
     }

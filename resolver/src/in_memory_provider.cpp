@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "gpulock/core/name.h"
+#include "gpulock/core/text.h"
 
 namespace gpulock::resolver {
 
@@ -11,14 +12,6 @@ namespace {
 
 bool name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
-}
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0)
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0)
-    s.remove_suffix(1);
-  return std::string(s);
 }
 
 std::string normalize(std::string_view name) {
@@ -42,7 +35,7 @@ std::string spaced(std::string_view label, const Term& t) {
     std::size_t k = j;
     while (k < spec.size() && spec[k] != ',' && spec[k] != '|')
       ++k;
-    out += trim(std::string_view(spec).substr(j, k - j));
+    out += core::trim(std::string_view(spec).substr(j, k - j));
     if (k < spec.size()) {
       out += spec[k] == ',' ? ", " : " | ";
       ++k;
@@ -79,7 +72,7 @@ core::Result<Dependency> parse_dependency(std::string_view text) {
     std::string_view list = rest.substr(1, close - 1);
     while (!list.empty()) {
       auto comma = list.find(',');
-      std::string extra = trim(list.substr(0, comma));
+      std::string extra(core::trim(list.substr(0, comma)));
       if (!extra.empty()) dep.extras.push_back(core::normalize_extra(extra));
       if (comma == std::string_view::npos) break;
       list.remove_prefix(comma + 1);

@@ -295,3 +295,40 @@ TEST_CASE("hostile METADATA never crashes", "[core][metadata]") {
   CHECK(m.requires_dist.size() == 100'000);
   CHECK(m.provides_extra.size() == 100'000);
 }
+
+TEST_CASE("scan_metadata_headers splits fields, folded lines and the end of the headers",
+          "[core][metadata]") {
+  using Kind = MetadataHeaderLine::Kind;
+  struct Seen {
+    Kind kind;
+    std::size_t line;
+    std::string name, value;
+    std::size_t column0;
+  };
+  auto scan = [](std::string_view text, std::size_t stop_after = 100) {
+    std::vector<Seen> seen;
+    scan_metadata_headers(text, [&](const MetadataHeaderLine& h) {
+      seen.push_back({h.kind, h.line, std::string(h.name), std::string(h.value), h.column0});
+      return seen.size() < stop_after;
+    });
+    return seen;
+  };
+  auto seen = scan("\xEF\xBB\xBFName:  x\r\n\tmore\nVersion:1\nnot a header\nSummary: after\n");
+  REQUIRE(seen.size() == 4);
+  CHECK(seen[0].kind == Kind::Field);
+  CHECK(seen[0].name == "Name");
+  CHECK(seen[0].value == "x");
+  CHECK(seen[0].column0 == 7);
+  CHECK(seen[1].kind == Kind::Continuation);
+  CHECK(seen[1].value == "\tmore");
+  CHECK(seen[2].name == "Version");
+  CHECK(seen[2].value == "1");
+  CHECK(seen[3].kind == Kind::NotHeader);
+  CHECK(seen[3].line == 4);
+  CHECK(seen[3].value == "not a header");
+
+  CHECK(scan("Name: x\n\nVersion: 1\n").size() == 1);   // the blank line ends the headers
+  CHECK(scan("Name: x\r\n\r\nVersion: 1\n").size() == 1);
+  CHECK(scan("Name: x\nVersion: 1\n", 1).size() == 1);  // the visitor stops the scan
+  CHECK(scan("").empty());
+}

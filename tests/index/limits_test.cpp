@@ -64,7 +64,7 @@ TEST_CASE("the environment sets the time and size limits", "[limits]") {
         "GPULOCK_MAX_PAGE_SIZE", "GPULOCK_MAX_DOWNLOAD_SIZE", "GPULOCK_HTTP_MAX_RETRY_DELAY"}) {
     clean.emplace_back(name, nullptr);
   }
-  ClientOptions defaults = ClientOptions::from_environment();
+  ClientOptions defaults = ClientOptions::from_environment().value();
   CHECK(defaults.low_speed_time == std::chrono::seconds(30));
   CHECK(defaults.floor_bytes == 1024);
   CHECK(defaults.floor_window == std::chrono::seconds(30));
@@ -73,24 +73,59 @@ TEST_CASE("the environment sets the time and size limits", "[limits]") {
 
   SECTION("pip's and uv's timeouts, gpulock's first") {
     EnvVar pip("PIP_DEFAULT_TIMEOUT", "7");
-    CHECK(ClientOptions::from_environment().low_speed_time == std::chrono::seconds(7));
+    CHECK(ClientOptions::from_environment().value().low_speed_time == std::chrono::seconds(7));
     EnvVar uv("UV_HTTP_TIMEOUT", "5");
-    CHECK(ClientOptions::from_environment().low_speed_time == std::chrono::seconds(5));
+    CHECK(ClientOptions::from_environment().value().low_speed_time == std::chrono::seconds(5));
     EnvVar own("GPULOCK_HTTP_TIMEOUT", "2.5");
-    CHECK(ClientOptions::from_environment().low_speed_time == std::chrono::milliseconds(2500));
+    CHECK(ClientOptions::from_environment().value().low_speed_time == std::chrono::milliseconds(2500));
   }
-  SECTION("floor, deadline, sizes; malformed values are ignored") {
+  SECTION("floor, deadline, sizes") {
     EnvVar a("GPULOCK_HTTP_LOW_SPEED_LIMIT", "4096");
     EnvVar b("GPULOCK_HTTP_LOW_SPEED_TIME", "3");
     EnvVar c("GPULOCK_HTTP_DEADLINE", "9");
     EnvVar d("GPULOCK_MAX_PAGE_SIZE", "2M");
-    EnvVar e("GPULOCK_MAX_DOWNLOAD_SIZE", "nonsense");
-    ClientOptions o = ClientOptions::from_environment();
+    EnvVar e("GPULOCK_MAX_DOWNLOAD_SIZE", "");  // empty counts as unset
+    ClientOptions o = ClientOptions::from_environment().value();
     CHECK(o.floor_bytes == 4096);
     CHECK(o.floor_window == std::chrono::seconds(3));
     CHECK(o.deadline == std::chrono::seconds(9));
     CHECK(o.max_page_bytes == std::uint64_t{2} << 20);
     CHECK(o.max_download_bytes == defaults.max_download_bytes);
+  }
+  SECTION("uv's and pip's timeouts are passed over when gpulock cannot use them") {
+    EnvVar uv("UV_HTTP_TIMEOUT", "soon");
+    EnvVar pip("PIP_DEFAULT_TIMEOUT", "7");
+    CHECK(ClientOptions::from_environment().value().low_speed_time == std::chrono::seconds(7));
+  }
+}
+
+TEST_CASE("a malformed GPULOCK_* variable is a usage error naming it", "[limits]") {
+  // The same rule as probe's variables (GPULOCK_DRIVER, GPULOCK_PROBE_TIMEOUT_MS): these used
+  // to be ignored silently.
+  std::deque<EnvVar> clean;
+  for (const char* name :
+       {"GPULOCK_HTTP_TIMEOUT", "UV_HTTP_TIMEOUT", "PIP_DEFAULT_TIMEOUT",
+        "GPULOCK_HTTP_LOW_SPEED_LIMIT", "GPULOCK_HTTP_LOW_SPEED_TIME", "GPULOCK_HTTP_DEADLINE",
+        "GPULOCK_MAX_PAGE_SIZE", "GPULOCK_MAX_DOWNLOAD_SIZE", "GPULOCK_HTTP_MAX_RETRY_DELAY",
+        "GPULOCK_HTTP_RETRIES", "GPULOCK_CONCURRENT_DOWNLOADS"}) {
+    clean.emplace_back(name, nullptr);
+  }
+  const std::pair<const char*, const char*> bad[] = {
+      {"GPULOCK_HTTP_TIMEOUT", "soon"},       {"GPULOCK_HTTP_TIMEOUT", "0"},
+      {"GPULOCK_HTTP_LOW_SPEED_LIMIT", "-1"}, {"GPULOCK_HTTP_LOW_SPEED_TIME", "3s"},
+      {"GPULOCK_HTTP_DEADLINE", "x"},         {"GPULOCK_HTTP_MAX_RETRY_DELAY", "-2"},
+      {"GPULOCK_MAX_PAGE_SIZE", "1X"},        {"GPULOCK_MAX_DOWNLOAD_SIZE", "nonsense"},
+      {"GPULOCK_HTTP_RETRIES", "three"},      {"GPULOCK_HTTP_RETRIES", "-1"},
+      {"GPULOCK_CONCURRENT_DOWNLOADS", "0"},
+  };
+  for (const auto& [name, value] : bad) {
+    EnvVar v(name, value);
+    auto o = ClientOptions::from_environment();
+    INFO(name << "=" << value);
+    REQUIRE_FALSE(o);
+    CHECK(o.error().code == gpulock::core::ErrorCode::Usage);
+    CHECK(o.error().message.starts_with(std::string("invalid value for ") + name + ": '" + value +
+                                        "' (expected "));
   }
 }
 

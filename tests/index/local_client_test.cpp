@@ -174,7 +174,7 @@ TEST_CASE("default cache directory: GPULOCK_CACHE_DIR, XDG_CACHE_HOME, HOME", "[
   CHECK(default_cache_dir() == "/home/someone/.cache/gpulock");
   ::setenv("GPULOCK_HTTP_TIMEOUT", "7", 1);
   ::setenv("GPULOCK_HTTP_RETRIES", "1", 1);
-  auto o = ClientOptions::from_environment();
+  auto o = ClientOptions::from_environment().value();
   CHECK(o.cache_dir == "/home/someone/.cache/gpulock");
   CHECK(o.low_speed_time == std::chrono::seconds(7));
   CHECK(o.retries == 1);
@@ -195,7 +195,7 @@ TEST_CASE("HTTP defaults of issue 3, and SSL_CERT_FILE / SSL_CERT_DIR picked up"
   ::setenv("SSL_CERT_FILE", "/certs/bundle.pem", 1);
   ::setenv("SSL_CERT_DIR", "/certs/hashed", 1);
   ::setenv("GPULOCK_CONCURRENT_DOWNLOADS", "20", 1);
-  auto o = ClientOptions::from_environment();
+  auto o = ClientOptions::from_environment().value();
   CHECK(o.max_parallel == 20);
   o.cache_dir = index_test::scratch_dir("client-env-certs");
   IndexClient client(o);  // libcurl gets these as CAINFO / CAPATH (it does not read them itself)

@@ -263,6 +263,21 @@ TEST_CASE("PEP 503 HTML attributes, entities and repository version", "[parse][h
   CHECK(page->warnings[0] == "ignored 1 link without href");
 }
 
+TEST_CASE("PEP 503 HTML: an upper-case <SCRIPT> element ends at its </SCRIPT>", "[parse][html]") {
+  // Tag names are case-insensitive on both sides; the closing tag used to be compared with
+  // only the page's side folded, so an upper-case script never ended.
+  const char* html =
+      "<html><body>\n"
+      "<SCRIPT>var s = '<a href=\"evil-9.9.tar.gz\">';</SCRIPT>\n"
+      "<Style>a { color: red }</STYLE>\n"
+      "<a href=\"x-4.0.zip\">x-4.0.zip</a>\n"
+      "</body></html>";
+  auto page = parse_html_page(html, "http://127.0.0.1:1/simple/x/", {"x", false});
+  REQUIRE(page);
+  REQUIRE(page->files.size() == 1);
+  CHECK(page->files[0].filename() == "x-4.0.zip");
+}
+
 TEST_CASE("PEP 503 HTML errors carry the line", "[parse][html]") {
   auto major2 =
       parse_html_page("<html>\n<meta name=\"pypi:repository-version\" content=\"2.0\">\n</html>",

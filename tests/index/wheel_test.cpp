@@ -93,6 +93,21 @@ TEST_CASE("check_metadata_matches compares normalized names and PEP 440 versions
   CHECK(missing.error().message == "METADATA has no Version field");
 }
 
+TEST_CASE("check_metadata_matches reads the headers as core::CoreMetadata::parse does",
+          "[wheel]") {
+  auto name = wheel_name("Typing_Extensions-4.12.0-py3-none-any.whl");
+  // A byte-order mark is not part of the first field name.
+  CHECK(check_metadata_matches("\xEF\xBB\xBFName: typing-extensions\nVersion: 4.12.0\n", name,
+                               "x"));
+  // A line that is not a header ends the headers, as in Python's email parser.
+  auto body = check_metadata_matches("Name: typing-extensions\nnot a header\nVersion: 4.12.0\n",
+                                     name, "x");
+  REQUIRE_FALSE(body);
+  CHECK(body.error().message == "METADATA has no Version field");
+  // A folded line is not a field of its own.
+  CHECK_FALSE(check_metadata_matches("Name: typing-extensions\n Version: 4.12.0\n", name, "x"));
+}
+
 TEST_CASE("check_metadata_matches accepts a local label added by the filename only", "[wheel]") {
   // flash-attn and PyG: METADATA names the public version, the filename adds a local label.
   auto labeled = wheel_name("flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp311-cp311-linux_x86_64.whl");

@@ -6,13 +6,14 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "gpulock/lock/atomic_file.h"
+#include "gpulock/sys/atomic_file.h"
 #include "gpulock/lock/lockfile.h"
 
 #include "lock_test_support.h"
 
 using namespace gpulock::lock;
 using gpulock::core::ErrorCode;
+using gpulock::sys::write_file_atomically;
 using lock_test::directory_names;
 using lock_test::read_file;
 using lock_test::TempDir;

@@ -1,5 +1,6 @@
 // The text sources of machine detection (kernel module files, nvidia-smi, library file names),
-// the overrides, and the child processes that keep a hanging or crashing driver away.
+// and the overrides. (The child processes that keep a hanging or crashing driver away are
+// tested in tests/sys/process_test.cpp.)
 #include "machine_sources.h"
 
 #include <signal.h>
@@ -14,7 +15,6 @@
 
 #include "gpulock/probe/machine.h"
 
-#include "child_process.h"
 
 using namespace gpulock::probe;
 using namespace gpulock::probe::detail;
@@ -149,97 +149,4 @@ TEST_CASE("overrides: flags beat the environment, empty means unset", "[probe][o
   REQUIRE(defaults);
   CHECK(defaults->root == "/");
   CHECK_FALSE(defaults->hermetic);
-}
-
-TEST_CASE("a forked child reports through its pipe", "[probe][child]") {
-  auto child = ChildProcess::fork_call([](int fd) { write_all(fd, "hello\n"); });
-  REQUIRE(child);
-  auto results = wait_all({&*child}, std::chrono::seconds(10));
-  CHECK(results[0].end == ChildResult::End::Exited);
-  CHECK(results[0].code == 0);
-  CHECK(results[0].out == "hello\n");
-}
-
-TEST_CASE("a hanging child is killed at the deadline with what it wrote kept", "[probe][child]") {
-  auto child = ChildProcess::fork_call([](int fd) {
-    write_all(fd, "before\n");
-    for (;;)
-      ::pause();
-  });
-  REQUIRE(child);
-  auto results = wait_all({&*child}, std::chrono::milliseconds(200));
-  CHECK(results[0].end == ChildResult::End::TimedOut);
-  CHECK(results[0].out == "before\n");
-}
-
-TEST_CASE("a crashing child is reported with its signal", "[probe][child]") {
-  auto child = ChildProcess::fork_call([](int fd) {
-    write_all(fd, "call\tx\n");
-    ::raise(SIGSEGV);
-  });
-  REQUIRE(child);
-  auto results = wait_all({&*child}, std::chrono::seconds(10));
-  CHECK(results[0].end == ChildResult::End::Signaled);
-  CHECK(signal_name(results[0].code) == "SIGSEGV");
-  CHECK(results[0].out == "call\tx\n");
-}
-
-TEST_CASE("two children run at once, and one hanging does not hold up the other's result",
-          "[probe][child]") {
-  auto fast = ChildProcess::fork_call([](int fd) { write_all(fd, "fast\n"); });
-  auto slow = ChildProcess::fork_call([](int) {
-    for (;;)
-      ::pause();
-  });
-  REQUIRE(fast);
-  REQUIRE(slow);
-  auto results = wait_all({&*fast, &*slow}, std::chrono::milliseconds(300));
-  CHECK(results[0].end == ChildResult::End::Exited);
-  CHECK(results[0].out == "fast\n");
-  CHECK(results[1].end == ChildResult::End::TimedOut);
-}
-
-namespace {
-
-// Is the process gone (or a zombie waiting for a reaper)?
-bool gone(const std::string& pid) {
-  std::ifstream stat("/proc/" + pid + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return true;
-  auto paren = line.rfind(')');
-  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
-}
-
-}  // namespace
-
-TEST_CASE("a spawned program's grandchildren die with it at the deadline", "[probe][child]") {
-  auto sh = find_on_path("sh");
-  REQUIRE(sh);
-  // The shell starts `sleep` and waits: killing the shell alone would leave sleep running and
-  // the pipe open.
-  auto child = ChildProcess::spawn(*sh, {"sh", "-c", "sleep 30 & echo $!; wait; echo never"});
-  REQUIRE(child);
-  auto results = wait_all({&*child}, std::chrono::milliseconds(300));
-  CHECK(results[0].end == ChildResult::End::TimedOut);
-  std::string pid = results[0].out.substr(0, results[0].out.find('\n'));
-  REQUIRE_FALSE(pid.empty());
-  bool sleep_gone = false;
-  for (int i = 0; i < 500 && !sleep_gone; ++i) {
-    sleep_gone = gone(pid);
-    if (!sleep_gone) ::usleep(10000);
-  }
-  CHECK(sleep_gone);
-}
-
-TEST_CASE("a spawned program's exit status and both streams", "[probe][child]") {
-  auto sh = find_on_path("sh");
-  REQUIRE(sh);
-  auto child = ChildProcess::spawn(*sh, {"sh", "-c", "echo out; echo err >&2; exit 3"});
-  REQUIRE(child);
-  auto results = wait_all({&*child}, std::chrono::seconds(10));
-  CHECK(results[0].end == ChildResult::End::Exited);
-  CHECK(results[0].code == 3);
-  CHECK(results[0].out == "out\n");
-  CHECK(results[0].err == "err\n");
-  CHECK_FALSE(find_on_path("gpulock-no-such-program"));
 }

@@ -112,7 +112,8 @@ struct CheckRequest {
   /// GPULOCK_DRIVER, GPULOCK_CUDA_CEILING, GPULOCK_GPU_ARCH).
   MachineRequest machine_flags;
   /// For the index layer (refresh is forced on: check must see the index as it is now).
-  index::ClientOptions client = index::ClientOptions::from_environment();
+  /// The command gives index::ClientOptions::from_environment() with its flags applied.
+  index::ClientOptions client;
   /// "Now" for a relative --exclude-newer in the record (tests pin it); 0: the clock.
   std::int64_t now_micros = 0;
 };

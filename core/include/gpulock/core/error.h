@@ -87,27 +87,32 @@ using Status = std::expected<void, Error>;
 /// message. Returns the text wrapped in single quotes.
 [[nodiscard]] std::string quote_for_message(std::string_view text, std::size_t max_bytes = 80);
 
-/// `return fail(ErrorCode::InvalidVersion, "...", column);` from a function returning Result<T>.
-[[nodiscard]] inline std::unexpected<Error> fail(ErrorCode code, std::string message,
-                                                 std::size_t column = 0) {
-  Error e;
-  e.code = code;
-  e.message = std::move(message);
-  e.column = column;
-  return std::unexpected<Error>(std::move(e));
-}
-
-/// Same, with a file/URL and line.
-[[nodiscard]] inline std::unexpected<Error> fail_at(ErrorCode code, std::string message,
-                                                    std::string where, std::size_t line = 0,
-                                                    std::size_t column = 0) {
+/// The one way to build an Error: never a positional `Error{...}` (it would break silently when
+/// a field is added) nor field by field. Hints and frames go on with `with_hint`,
+/// `with_context` and `located`; `fail` and `fail_at` wrap the same for a `return`.
+[[nodiscard]] inline Error make_error(ErrorCode code, std::string message, std::string where = {},
+                                      std::size_t line = 0, std::size_t column = 0) {
   Error e;
   e.code = code;
   e.message = std::move(message);
   e.where = std::move(where);
   e.line = line;
   e.column = column;
-  return std::unexpected<Error>(std::move(e));
+  return e;
+}
+
+/// `return fail(ErrorCode::InvalidVersion, "...", column);` from a function returning Result<T>.
+[[nodiscard]] inline std::unexpected<Error> fail(ErrorCode code, std::string message,
+                                                 std::size_t column = 0) {
+  return std::unexpected<Error>(make_error(code, std::move(message), {}, 0, column));
+}
+
+/// Same, with a file/URL and line.
+[[nodiscard]] inline std::unexpected<Error> fail_at(ErrorCode code, std::string message,
+                                                    std::string where, std::size_t line = 0,
+                                                    std::size_t column = 0) {
+  return std::unexpected<Error>(
+      make_error(code, std::move(message), std::move(where), line, column));
 }
 
 }  // namespace gpulock::core

@@ -32,6 +32,7 @@
 #include "gpulock/index/hash.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/project_list.h"
+#include "gpulock/sys/env.h"
 
 namespace gpulock::index {
 
@@ -148,8 +149,12 @@ struct ClientOptions {
   /// timeout), GPULOCK_HTTP_LOW_SPEED_LIMIT (bytes/s) and GPULOCK_HTTP_LOW_SPEED_TIME (seconds:
   /// the floor), GPULOCK_HTTP_DEADLINE (seconds), GPULOCK_HTTP_RETRIES,
   /// GPULOCK_MAX_PAGE_SIZE and GPULOCK_MAX_DOWNLOAD_SIZE (parse_byte_size),
-  /// GPULOCK_CONCURRENT_DOWNLOADS. Empty or malformed values count as unset.
-  [[nodiscard]] static ClientOptions from_environment();
+  /// GPULOCK_CONCURRENT_DOWNLOADS, read through `env` (std::getenv when null). Empty values
+  /// count as unset. Errors: Usage naming the variable for a malformed GPULOCK_* value (as
+  /// probe's variables; exit 2); a malformed UV_HTTP_TIMEOUT or PIP_DEFAULT_TIMEOUT, which
+  /// belong to other tools, is passed over.
+  [[nodiscard]] static core::Result<ClientOptions> from_environment(
+      sys::EnvLookup env = nullptr);
 };
 
 /// A byte count: digits with an optional K, M, G or T suffix (powers of 1024, "KiB"/"KB" and
@@ -163,7 +168,7 @@ struct ClientOptions {
 
 class IndexClient {
  public:
-  explicit IndexClient(ClientOptions options = ClientOptions::from_environment());
+  explicit IndexClient(ClientOptions options);
   ~IndexClient();
   IndexClient(const IndexClient&) = delete;
   IndexClient& operator=(const IndexClient&) = delete;

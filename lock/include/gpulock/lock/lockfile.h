@@ -60,7 +60,7 @@ struct WriteOptions {
 /// `validate_lock` says so.
 [[nodiscard]] std::string to_toml(const Lock& lock, const WriteOptions& options = {});
 
-/// Writes `to_toml(lock)` atomically (atomic_file.h). Errors: Io.
+/// Writes `to_toml(lock)` atomically (gpulock/sys/atomic_file.h). Errors: Io.
 [[nodiscard]] core::Status write_lock_file(const std::filesystem::path& path, const Lock& lock,
                                            const WriteOptions& options = {});
 

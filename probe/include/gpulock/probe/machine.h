@@ -32,6 +32,7 @@
 
 #include "gpulock/core/error.h"
 #include "gpulock/probe/cuda_versions.h"
+#include "gpulock/sys/env.h"
 
 namespace gpulock::probe {
 
@@ -151,12 +152,17 @@ struct Overrides {
 };
 
 /// Reads environment variables; `std::getenv` in production, a fake in tests.
-using EnvLookup = const char* (*)(const char* name);
+using EnvLookup = sys::EnvLookup;
 
 /// Flags first, then `GPULOCK_DRIVER`, `GPULOCK_CUDA_CEILING`, `GPULOCK_GPU_ARCH` for what the
 /// flags left unset (empty = unset). Errors: Usage, naming the flag or variable and the value.
 [[nodiscard]] core::Result<Overrides> read_overrides(const OverrideFlags& flags,
                                                      EnvLookup getenv_fn = nullptr);
+
+/// `GPULOCK_PROBE_TIMEOUT_MS`: the limit for each child process of detection and of the load
+/// probe, in milliseconds (1-600000); nullopt when unset. Errors: Usage naming the variable.
+[[nodiscard]] core::Result<std::optional<std::chrono::milliseconds>> probe_timeout_from_env(
+    EnvLookup getenv_fn = nullptr);
 
 /// Options of detect_machine.
 struct DetectOptions {

@@ -1,4 +1,4 @@
-#include "gpulock/lock/atomic_file.h"
+#include "gpulock/sys/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-namespace gpulock::lock {
+namespace gpulock::sys {
 namespace {
 
 std::unexpected<core::Error> io_error(const std::filesystem::path& path, std::string_view what,
@@ -23,30 +23,39 @@ std::unexpected<core::Error> io_error(const std::filesystem::path& path, std::st
 
 // Removes the temporary file unless released (after a successful rename).
 struct TempGuard {
+  const AtomicWriteOptions& options;
   std::string path;
   int fd = -1;
   bool armed = true;
   ~TempGuard() {
     if (fd >= 0) ::close(fd);
-    if (armed && !path.empty()) ::unlink(path.c_str());
+    if (path.empty()) return;
+    if (armed) ::unlink(path.c_str());
+    if (options.on_temp_file) options.on_temp_file(path, false);
   }
 };
 
 }  // namespace
 
-core::Status write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+core::Status write_file_atomically(const std::filesystem::path& path, std::string_view content,
+                                   const AtomicWriteOptions& options) {
   const std::filesystem::path dir =
       path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   const std::string base = path.filename().string();
   if (base.empty() || base == "." || base == "..") {
     return core::fail_at(core::ErrorCode::Io, "not a file name", path.string());
   }
+  if (options.create_directories) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return io_error(path, "cannot create its directory", ec.value());
+  }
 
   // A name no other writer picks: pid, a process-wide counter and a random number; O_EXCL
   // refuses to reuse an existing file, and mode 0666 lets the umask decide, like a plain create.
   static std::atomic<unsigned> counter{0};
   std::random_device rd;
-  TempGuard tmp;
+  TempGuard tmp{options, {}};
   for (int attempt = 0; attempt < 100 && tmp.fd < 0; ++attempt) {
     tmp.path =
         (dir / fmt::format(".{}.tmp-{}-{}-{:08x}", base, ::getpid(), counter++, rd())).string();
@@ -61,6 +70,7 @@ core::Status write_file_atomically(const std::filesystem::path& path, std::strin
     tmp.path.clear();
     return io_error(path, "cannot create a temporary file next to it", EEXIST);
   }
+  if (options.on_temp_file) options.on_temp_file(tmp.path, true);
 
   // An existing file keeps its permissions.
   struct stat st {};
@@ -99,4 +109,4 @@ core::Status write_file_atomically(const std::filesystem::path& path, std::strin
   return {};
 }
 
-}  // namespace gpulock::lock
+}  // namespace gpulock::sys

@@ -1,4 +1,4 @@
-#include "child_process.h"
+#include "gpulock/sys/process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -6,9 +6,11 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
@@ -17,24 +19,29 @@
 
 extern char** environ;
 
-namespace gpulock::probe::detail {
+namespace gpulock::sys {
 namespace {
 
-constexpr std::size_t kMaxOutput = 1 << 20;
+constexpr std::size_t kMaxProgramOutput = std::size_t{16} << 20;
 
 void close_fd(int& fd) noexcept {
   if (fd >= 0) ::close(fd);
   fd = -1;
 }
 
-// Reads what is available; returns false at end of file or on a hard error.
-bool drain(int fd, std::string& into) {
-  char buffer[4096];
+// Reads what is available into `into` (at most `cap` bytes kept) or hands it to `sink`;
+// returns false at end of file or on a hard error.
+template <class Sink>
+bool drain(int fd, std::string& into, std::size_t cap, const Sink& sink) {
+  char buffer[65536];
   for (;;) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n > 0) {
-      std::size_t room = kMaxOutput - std::min(kMaxOutput, into.size());
-      into.append(buffer, std::min(room, static_cast<std::size_t>(n)));
+      std::string_view chunk(buffer, static_cast<std::size_t>(n));
+      if (!sink(chunk)) {
+        std::size_t room = cap - std::min(cap, into.size());
+        into.append(chunk.substr(0, room));
+      }
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -46,6 +53,32 @@ bool drain(int fd, std::string& into) {
 void set_nonblocking(int fd) noexcept {
   int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+// The current environment with `extra`'s "NAME=value" entries added or replacing, in order.
+std::vector<std::string> merged_environment(const std::vector<std::string>& extra) {
+  std::map<std::string, std::string> entries;
+  std::vector<std::string> order;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    std::string key = entry.substr(0, entry.find('='));
+    if (entries.emplace(key, entry).second) order.push_back(key);
+  }
+  for (const auto& entry : extra) {
+    std::string key = entry.substr(0, entry.find('='));
+    if (entries.insert_or_assign(key, entry).second) order.push_back(key);
+  }
+  std::vector<std::string> out;
+  out.reserve(order.size());
+  for (const auto& key : order)
+    out.push_back(entries[key]);
+  return out;
+}
+
+core::Error pipe_error() {
+  return core::fail(core::ErrorCode::Internal,
+                    fmt::format("cannot create a pipe: {}", std::strerror(errno)))
+      .error();
 }
 
 }  // namespace
@@ -91,6 +124,14 @@ void ChildProcess::close_fds() {
   close_fd(err_fd_);
 }
 
+void ChildProcess::adopt(pid_t pid, int out_fd, int err_fd) noexcept {
+  pid_ = pid;
+  out_fd_ = out_fd;
+  err_fd_ = err_fd;
+  set_nonblocking(out_fd_);
+  set_nonblocking(err_fd_);
+}
+
 void ChildProcess::kill_and_reap() {
   if (pid_ <= 0 || reaped_) return;
   ::kill(-pid_, SIGKILL);  // the group: whatever the child started
@@ -104,15 +145,12 @@ void ChildProcess::kill_and_reap() {
 core::Result<ChildProcess> ChildProcess::fork_call(const std::function<void(int fd)>& body) {
   int report[2];
   int err[2];
-  if (::pipe2(report, O_CLOEXEC) != 0) {
-    return core::fail(core::ErrorCode::Internal,
-                      fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-  }
+  if (::pipe2(report, O_CLOEXEC) != 0) return std::unexpected(pipe_error());
   if (::pipe2(err, O_CLOEXEC) != 0) {
+    auto e = pipe_error();
     ::close(report[0]);
     ::close(report[1]);
-    return core::fail(core::ErrorCode::Internal,
-                      fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+    return std::unexpected(std::move(e));
   }
   pid_t pid = ::fork();
   if (pid < 0) {
@@ -142,27 +180,20 @@ core::Result<ChildProcess> ChildProcess::fork_call(const std::function<void(int 
   ::close(report[1]);
   ::close(err[1]);
   ChildProcess child;
-  child.pid_ = pid;
-  child.out_fd_ = report[0];
-  child.err_fd_ = err[0];
-  set_nonblocking(child.out_fd_);
-  set_nonblocking(child.err_fd_);
+  child.adopt(pid, report[0], err[0]);
   return child;
 }
 
-core::Result<ChildProcess> ChildProcess::spawn(const std::string& path,
-                                               const std::vector<std::string>& argv) {
+// posix_spawn's error number (0: started), or -1 when a pipe could not be made.
+int ChildProcess::start(const std::string& path, const std::vector<std::string>& argv,
+                        const std::vector<std::string>& env, ChildProcess& child) {
   int out[2];
   int err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    return core::fail(core::ErrorCode::Internal,
-                      fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-  }
+  if (::pipe2(out, O_CLOEXEC) != 0) return -1;
   if (::pipe2(err, O_CLOEXEC) != 0) {
     ::close(out[0]);
     ::close(out[1]);
-    return core::fail(core::ErrorCode::Internal,
-                      fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+    return -1;
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -179,8 +210,17 @@ core::Result<ChildProcess> ChildProcess::spawn(const std::string& path,
   for (const auto& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  std::vector<char*> envp;
+  if (!env.empty()) {
+    env_strings = merged_environment(env);
+    for (auto& e : env_strings)
+      envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, path.c_str(), &actions, &attr, args.data(), environ);
+  int rc = ::posix_spawn(&pid, path.c_str(), &actions, &attr, args.data(),
+                         env.empty() ? environ : envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(out[1]);
@@ -188,22 +228,37 @@ core::Result<ChildProcess> ChildProcess::spawn(const std::string& path,
   if (rc != 0) {
     ::close(out[0]);
     ::close(err[0]);
+    return rc;
+  }
+  child.adopt(pid, out[0], err[0]);
+  return 0;
+}
+
+core::Result<ChildProcess> ChildProcess::spawn(const std::string& path,
+                                               const std::vector<std::string>& argv,
+                                               const std::vector<std::string>& env) {
+  ChildProcess child;
+  int rc = start(path, argv, env, child);
+  if (rc < 0) return std::unexpected(pipe_error());
+  if (rc != 0) {
     return core::fail_at(core::ErrorCode::Io, fmt::format("cannot run it: {}", std::strerror(rc)),
                          path);
   }
-  ChildProcess child;
-  child.pid_ = pid;
-  child.out_fd_ = out[0];
-  child.err_fd_ = err[0];
-  set_nonblocking(child.out_fd_);
-  set_nonblocking(child.err_fd_);
   return child;
 }
 
 std::vector<ChildResult> wait_all(std::vector<ChildProcess*> children,
                                   std::chrono::milliseconds timeout) {
+  WaitOptions options;
+  options.timeout = timeout;
+  return wait_all(std::move(children), options);
+}
+
+std::vector<ChildResult> wait_all(std::vector<ChildProcess*> children,
+                                  const WaitOptions& options) {
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + timeout;
+  const bool forever = options.timeout == kNoTimeout;
+  const auto deadline = forever ? Clock::time_point::max() : Clock::now() + options.timeout;
   std::vector<ChildResult> results(children.size());
 
   // Read until every pipe is closed (each child has exited or closed them) or time is up.
@@ -221,16 +276,27 @@ std::vector<ChildResult> wait_all(std::vector<ChildProcess*> children,
       }
     }
     if (fds.empty()) break;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) break;
-    int n = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()));
+    int wait_ms = -1;
+    if (!forever) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) break;
+      wait_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(left.count(), 1 << 30));
+    }
+    int n = ::poll(fds.data(), fds.size(), wait_ms);
     if (n < 0 && errno != EINTR) break;
     for (std::size_t k = 0; k < fds.size(); ++k) {
       if (fds[k].revents == 0) continue;
       auto [i, is_err] = owners[k];
       ChildProcess& c = *children[i];
       int& fd = is_err ? c.err_fd_ : c.out_fd_;
-      if (!drain(fd, is_err ? results[i].err : results[i].out)) close_fd(fd);
+      auto sink = [&, i = i, is_err = is_err](std::string_view chunk) {
+        if (!options.on_output) return false;
+        options.on_output(i, chunk, is_err);
+        return true;
+      };
+      if (!drain(fd, is_err ? results[i].err : results[i].out, options.max_output, sink)) {
+        close_fd(fd);
+      }
     }
   }
 
@@ -240,14 +306,15 @@ std::vector<ChildResult> wait_all(std::vector<ChildProcess*> children,
     int status = 0;
     // Pipes closed: the child is exiting; give it until the deadline to be reaped.
     while (!timed_out && !c.reaped_) {
-      pid_t r = ::waitpid(c.pid_, &status, WNOHANG);
+      pid_t r = ::waitpid(c.pid_, &status, forever ? 0 : WNOHANG);
       if (r == c.pid_) {
         c.reaped_ = true;
         // Whatever it left running in its group goes too.
         ::kill(-c.pid_, SIGKILL);
         break;
       }
-      if (r < 0 && errno != EINTR) {
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
         c.reaped_ = true;
         status = 0;
         break;
@@ -271,6 +338,54 @@ std::vector<ChildResult> wait_all(std::vector<ChildProcess*> children,
     c.close_fds();
   }
   return results;
+}
+
+core::Result<ProgramResult> run_program(const std::vector<std::string>& argv,
+                                        const ProgramOptions& options) {
+  if (argv.empty()) return core::fail(core::ErrorCode::Internal, "run_program: empty argv");
+  auto cannot_run = [&](int err) {
+    return core::fail(core::ErrorCode::Io, fmt::format("cannot run {}: {}",
+                                                       core::quote_for_message(argv[0]),
+                                                       std::strerror(err)));
+  };
+  std::string path = argv[0];
+  if (path.find('/') == std::string::npos) {
+    auto found = find_on_path(path);
+    if (!found) return cannot_run(ENOENT);
+    path = std::move(*found);
+  }
+  ChildProcess child;
+  int rc = ChildProcess::start(path, argv, options.env, child);
+  if (rc < 0) return std::unexpected(pipe_error());
+  if (rc != 0) return cannot_run(rc);
+
+  WaitOptions wait;
+  wait.timeout = options.timeout.count() > 0 ? options.timeout : kNoTimeout;
+  wait.max_output = kMaxProgramOutput;
+  if (options.on_output) {
+    wait.on_output = [&](std::size_t, std::string_view chunk, bool is_stderr) {
+      options.on_output(chunk, is_stderr);
+    };
+  }
+  ChildResult r = std::move(wait_all({&child}, wait).front());
+  ProgramResult result;
+  result.out = std::move(r.out);
+  result.err = std::move(r.err);
+  switch (r.end) {
+    case ChildResult::End::Exited:
+      result.exit_code = r.code;
+      break;
+    case ChildResult::End::Signaled:
+      result.signal = r.code;
+      result.exit_code = 128 + r.code;
+      break;
+    case ChildResult::End::TimedOut:
+      result.timed_out = true;
+      result.signal = SIGKILL;
+      result.exit_code = 128 + SIGKILL;
+      break;
+  }
+  return result;
 }
 
 std::optional<std::string> find_on_path(const std::string& name) {
@@ -317,4 +432,4 @@ std::string signal_name(int signal) {
   }
 }
 
-}  // namespace gpulock::probe::detail
+}  // namespace gpulock::sys

@@ -1,0 +1,35 @@
+#pragma once
+/// @file
+/// Small ASCII text helpers shared by every module (parsers of headers, pages, files and
+/// environment values). Byte-wise and locale-free: only ASCII letters fold, only the given
+/// bytes trim.
+
+#include <string_view>
+
+namespace gpulock::core {
+
+/// The ASCII whitespace of C's isspace in the "C" locale: space, \t, \n, \v, \f, \r.
+inline constexpr std::string_view kAsciiSpace = " \t\n\v\f\r";
+
+/// `c` with A-Z mapped to a-z; every other byte unchanged.
+[[nodiscard]] constexpr char ascii_lower(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+/// Equal ignoring ASCII case ("Content-Type" and "content-type"); other bytes compare exactly.
+[[nodiscard]] bool iequals(std::string_view a, std::string_view b) noexcept;
+
+/// `s` without leading bytes found in `chars`.
+[[nodiscard]] std::string_view trim_left(std::string_view s,
+                                         std::string_view chars = kAsciiSpace) noexcept;
+/// `s` without trailing bytes found in `chars`.
+[[nodiscard]] std::string_view trim_right(std::string_view s,
+                                          std::string_view chars = kAsciiSpace) noexcept;
+/// `s` without leading and trailing bytes found in `chars` (ASCII whitespace by default).
+[[nodiscard]] std::string_view trim(std::string_view s,
+                                    std::string_view chars = kAsciiSpace) noexcept;
+
+/// `s` without trailing slashes: "https://x/simple//" -> "https://x/simple"; "/" -> "".
+[[nodiscard]] std::string_view trim_slash(std::string_view s) noexcept;
+
+}  // namespace gpulock::core

@@ -1,0 +1,75 @@
+// The one atomic writer (gpulock/sys/atomic_file.h) as the index cache uses it: missing
+// directories made, the temporary file reported while it exists. (Lock files: tests/lock.)
+#include "gpulock/sys/atomic_file.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+namespace fs = std::filesystem;
+using gpulock::sys::AtomicWriteOptions;
+using gpulock::sys::write_file_atomically;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("gpulock-sys-test-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("write_file_atomically makes missing directories when asked", "[sys][atomic]") {
+  fs::path dir = scratch("mkdir");
+  fs::path path = dir / "pages" / "ab" / "entry";
+  auto plain = write_file_atomically(path, "x");
+  REQUIRE_FALSE(plain);
+  CHECK(plain.error().message.find("No such file or directory") != std::string::npos);
+
+  AtomicWriteOptions o;
+  o.create_directories = true;
+  REQUIRE(write_file_atomically(path, "entry\n", o));
+  CHECK(read(path) == "entry\n");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_file_atomically reports its temporary file while it exists", "[sys][atomic]") {
+  fs::path dir = scratch("temp");
+  std::vector<std::pair<std::string, bool>> events;
+  AtomicWriteOptions o;
+  o.on_temp_file = [&](const std::string& temp, bool exists) {
+    events.emplace_back(temp, exists);
+    CHECK(fs::exists(temp) == exists);
+  };
+  REQUIRE(write_file_atomically(dir / "f", "one", o));
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].second);
+  CHECK_FALSE(events[1].second);
+  CHECK(events[0].first == events[1].first);
+  CHECK(fs::path(events[0].first).parent_path() == dir);
+
+  // A failed replacement (a directory in the way) reports and removes it too.
+  events.clear();
+  fs::create_directory(dir / "d");
+  fs::create_directory(dir / "d" / "inside");
+  REQUIRE_FALSE(write_file_atomically(dir / "d", "two", o));
+  REQUIRE(events.size() == 2);
+  CHECK_FALSE(fs::exists(events[0].first));
+  fs::remove_all(dir);
+}
