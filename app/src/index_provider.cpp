@@ -136,6 +136,17 @@ struct IndexProvider::Impl {
   std::atomic<bool> cancelled{false};
   // package_hints explained the CUDA ceiling (the resolve workflow then tries the fixes).
   mutable bool cuda_hinted = false;
+  // Pages of skipped lower-priority sources, fetched by fetch_hint_pages before the explanation
+  // is rendered: name -> (source, page) for each page found.
+  std::map<std::string, std::vector<std::pair<const SourceSpec*, index::ProjectPagePtr>>, std::less<>> hint_pages;
+
+  // Whether package_hints compares `name`'s skipped sources (the torch family comes from its own
+  // source by design; any other name the torch source serves is first-index's doing, issue 17).
+  bool hints_skipped_sources(std::string_view name, const PackageState& state) const {
+    bool family_from_torch_source =
+        is_torch_family(name) && !state.sources.empty() && state.sources.front()->role == "torch";
+    return !state.skipped.empty() && !state.sources.empty() && !family_from_torch_source;
+  }
 
   Impl(index::IndexClient& c, ProviderConfig cfg)
       : client(c), config(std::move(cfg)), ranker(config.target.supported) {}
@@ -1020,21 +1031,16 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
   // final release remains, and the reporter itself explains pre-releases that
   // --prerelease disallow excluded. (A hint from this list alone misled: `x>9` with only
   // unrelated pre-releases, or nightly torch, where pre-releases are allowed already.)
-  // (The torch family comes from its own source by design; any other name the torch source
-  // serves is first-index's doing, issue 17, and gets the hint.)
-  bool family_from_torch_source =
-      is_torch_family(package.name) && !state.sources.empty() && state.sources.front()->role == "torch";
-  if (!state.skipped.empty() && !state.sources.empty() && !family_from_torch_source) {
-    // First-index ignored lower-priority sources: say so when one of them has versions the
-    // used source lacks. (The torch family comes from its own source by design.)
+  // First-index ignored lower-priority sources: say so when one of them has versions the used
+  // source lacks. Only pages fetch_hint_pages fetched are read: no I/O here.
+  if (auto pages = impl_->hint_pages.find(package.name);
+      pages != impl_->hint_pages.end() && impl_->hints_skipped_sources(package.name, state)) {
     std::unordered_map<core::Version, bool, core::VersionHash> known;
     for (const auto& e : state.entries) known.emplace(e.version, true);
-    for (const auto* s : state.skipped) {
-      auto page = impl_->client.fetch_project(s->source, package.name);
-      if (!page || !(*page)->found) continue;
-      bool has_other = std::any_of((*page)->files.begin(), (*page)->files.end(),
+    for (const auto& [s, page] : pages->second) {
+      bool has_other = std::any_of(page->files.begin(), page->files.end(),
                                    [&](const index::DistFile& f) { return !known.contains(f.version()); }) ||
-                       std::any_of((*page)->omitted.begin(), (*page)->omitted.end(),
+                       std::any_of(page->omitted.begin(), page->omitted.end(),
                                    [&](const index::OmittedVersion& o) { return !known.contains(o.version); });
       if (has_other) {
         std::string other = index::redact_url(s->source.url);
@@ -1177,6 +1183,35 @@ std::optional<std::string> IndexProvider::cuda_too_new_hint(std::string_view pac
 }
 
 bool IndexProvider::cuda_hinted() const { return impl_->cuda_hinted; }
+
+void IndexProvider::fetch_hint_pages(const resolver::DerivationTree& tree) {
+  std::set<std::string, std::less<>> names;
+  for (const auto& node : tree.nodes) {
+    for (const auto& t : node.terms) {
+      const auto& p = t.package();
+      if (!p.is_root && !p.is_virtual) names.insert(p.name);
+    }
+  }
+  // Every page asked at once, then collected.
+  std::vector<std::pair<std::string, const SourceSpec*>> wanted;
+  for (const auto& name : names) {
+    auto it = impl_->packages.find(name);
+    if (it == impl_->packages.end() || !impl_->hints_skipped_sources(name, it->second)) continue;
+    for (const auto* s : it->second.skipped) {
+      impl_->client.prefetch_project(s->source, name);
+      wanted.emplace_back(name, s);
+    }
+  }
+  for (const auto& [name, s] : wanted) {
+    auto page = impl_->client.fetch_project(s->source, name);
+    if (!page) {
+      impl_->warn(fmt::format("could not compare {} on {} for a hint: {}", name, index::redact_url(s->source.url),
+                              page.error().to_string()));
+      continue;
+    }
+    if ((*page)->found) impl_->hint_pages[name].emplace_back(s, *page);
+  }
+}
 
 std::vector<std::string> IndexProvider::arch_fix_backends() const {
   std::vector<std::string> out;

@@ -884,6 +884,13 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     result.solved = false;
     auto unknown = unknown_projects(client, provider, requirements);
     if (!unknown) return std::unexpected(unknown.error());
+    // Pages the hints compare are fetched now, never while the proof is rendered (issue 21).
+    provider.fetch_hint_pages(failure->tree);
+    for (auto& w : provider.warnings()) {
+      if (std::find(result.warnings.begin(), result.warnings.end(), w) == result.warnings.end()) {
+        result.warnings.push_back(std::move(w));
+      }
+    }
     result.explanation = resolver::report(*failure, provider);
     // Builds above the ceiling that the explanation names: the driver the lowest one needs.
     for (const auto& d : requirements) {

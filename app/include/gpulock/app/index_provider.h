@@ -133,6 +133,11 @@ class IndexProvider final : public resolver::Provider {
   /// After a failed solve: whether the explanation gave the CUDA ceiling as a reason (the
   /// workflow then tries `--cuda-compat minor` or, without a GPU, `--torch-backend cpu`).
   [[nodiscard]] bool cuda_hinted() const;
+  /// After a failed solve, before the explanation is rendered (issue 21: no I/O while a proof
+  /// is rendered): fetches the pages package_hints compares, those of the lower-priority
+  /// sources first-index skipped for the packages `tree` names. A page that cannot be fetched
+  /// becomes a warning (the hint is advice; the explanation stands without it).
+  void fetch_hint_pages(const resolver::DerivationTree& tree);
 
   /// Projects the solver asked for that no source has a page for (404 everywhere).
   [[nodiscard]] std::vector<std::string> projects_not_found() const;
