@@ -37,7 +37,7 @@ std::string requirer_text(const resolver::Requirer& r) {
 std::string report_json(const app::ResolveResult& result, const app::ResolveRequest& request) {
   JsonWriter w;
   w.begin_object();
-  w.field("schema", "gpulock.resolve-report/1");
+  w.field("schema", "gpulock.resolve-report/2");
   w.field("solved", result.solved);
   w.field("output", request.output);
   w.key("target").begin_object();
@@ -52,7 +52,7 @@ std::string report_json(const app::ResolveResult& result, const app::ResolveRequ
     w.field("version", p.version);
     w.field("index", p.source);
     w.field("file", p.file);
-    w.key("required-by").begin_array();
+    w.key("required_by").begin_array();
     for (const auto& r : p.required_by) {
       w.begin_object();
       w.field("package", r.package.empty() ? std::string("(requirements)") : r.package);
@@ -79,7 +79,7 @@ std::string report_json(const app::ResolveResult& result, const app::ResolveRequ
     w.field("hints", result.explanation.hints);
   }
   w.field("warnings", result.warnings);
-  w.key("timings-ms").begin_object();
+  w.key("timings_ms").begin_object();
   w.field("total", result.timings.total_ms);
   w.field("machine", result.timings.machine_ms);
   w.field("inputs", result.timings.inputs_ms);
@@ -94,9 +94,9 @@ std::string report_json(const app::ResolveResult& result, const app::ResolveRequ
   w.field("range", s.range_requests);
   w.field("download", s.download_requests);
   w.field("digest", s.digest_requests);
-  w.field("not-modified", s.not_modified);
-  w.field("page-cache-hits", s.page_cache_hits);
-  w.field("metadata-cache-hits", s.metadata_cache_hits);
+  w.field("not_modified", s.not_modified);
+  w.field("page_cache_hits", s.page_cache_hits);
+  w.field("metadata_cache_hits", s.metadata_cache_hits);
   w.end_object();
   const auto& st = result.solve_stats;
   w.key("solver").begin_object();

@@ -248,9 +248,9 @@ inline std::string normalize_report(const std::string& json) {
   std::istringstream in(normalize(json));
   std::string line, out;
   bool volatile_block = false;
-  static const std::regex number(R"(^(\s*"[a-z-]+": )-?[0-9][0-9.eE+-]*(,?)$)");
+  static const std::regex number(R"(^(\s*"[a-z_]+": )-?[0-9][0-9.eE+-]*(,?)$)");
   while (std::getline(in, line)) {
-    if (line.find("\"timings-ms\": {") != std::string::npos || line.find("\"requests\": {") != std::string::npos) {
+    if (line.find("\"timings_ms\": {") != std::string::npos || line.find("\"requests\": {") != std::string::npos) {
       volatile_block = true;
     } else if (volatile_block && line.find('}') != std::string::npos) {
       volatile_block = false;

@@ -222,7 +222,7 @@ TEST_CASE("resolve -o never destroys files", "[resolve][issue16]") {
     Run r = resolve({"filelock", "-o", "pylock.toml", "--report", "-"}, o);
     INFO(describe(r));
     CHECK(r.status == 0);
-    CHECK(r.out.find("\"schema\": \"gpulock.resolve-report/1\"") != std::string::npos);
+    CHECK(r.out.find("\"schema\": \"gpulock.resolve-report/2\"") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "-"));
     Run both = resolve({"filelock", "-o", "-", "--report", "-"}, o);
     CHECK(both.status == 2);
