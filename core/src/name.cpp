@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/text.h"
+
 namespace gpulock::core {
 namespace {
 
@@ -9,7 +11,6 @@ bool is_alnum(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 bool is_separator(char c) noexcept { return c == '-' || c == '_' || c == '.'; }
-char lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // Index of the first character that makes `name` invalid, or npos.
 std::size_t first_invalid(std::string_view name) noexcept {
@@ -35,7 +36,7 @@ std::string normalize_name(std::string_view name) {
       if (!in_separator) out.push_back('-');
       in_separator = true;
     } else {
-      out.push_back(lower(c));
+      out.push_back(ascii_lower(c));
       in_separator = false;
     }
   }
