@@ -233,7 +233,6 @@ std::optional<std::pair<MOp, std::size_t>> match_op(std::string_view s, std::siz
   return std::nullopt;
 }
 
-
 int hex_value(char c) noexcept {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;

@@ -10,7 +10,9 @@ namespace {
 bool is_alnum(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
-bool is_separator(char c) noexcept { return c == '-' || c == '_' || c == '.'; }
+bool is_separator(char c) noexcept {
+  return c == '-' || c == '_' || c == '.';
+}
 
 // Index of the first character that makes `name` invalid, or npos.
 std::size_t first_invalid(std::string_view name) noexcept {

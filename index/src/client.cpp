@@ -26,8 +26,8 @@
 #include "gpulock/sys/env.h"
 
 #include "cache.h"
-#include "interrupt_registry.h"
 #include "client_limits.h"
+#include "interrupt_registry.h"
 #include "page_builder.h"
 #include "remote_zip.h"
 #include "task_pool.h"

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -25,7 +25,6 @@ namespace gpulock::index::net {
 
 using namespace detail;
 namespace {
-
 
 bool header_is(std::string_view line, std::string_view name, std::string_view& value) {
   if (line.size() <= name.size() || line[name.size()] != ':') return false;

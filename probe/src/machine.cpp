@@ -174,8 +174,7 @@ core::Result<std::optional<std::chrono::milliseconds>> probe_timeout_from_env(En
   return std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(**ms));
 }
 
-core::Result<DetectOptions> detect_options_from_env(const OverrideFlags& flags,
-                                                    EnvLookup env) {
+core::Result<DetectOptions> detect_options_from_env(const OverrideFlags& flags, EnvLookup env) {
   auto overrides = read_overrides(flags, env);
   if (!overrides) return std::unexpected(overrides.error());
   DetectOptions o;
@@ -419,15 +418,14 @@ class Detector {
                                                 : fmt::format(" while loading {}", library);
     std::string who = r.loaded ? shown(r.path) : std::string(library);
     switch (r.child.end) {
-      case sys::ChildResult::End::TimedOut:
+      case ChildResult::End::TimedOut:
         return std::pair{StepOutcome::TimedOut,
                          fmt::format("{}: no answer within {}{}; stopped", who,
                                      format_seconds(o_.timeout), where)};
-      case sys::ChildResult::End::Signaled:
-        return std::pair{
-            StepOutcome::Crashed,
-            fmt::format("{}: crashed ({}){}", who, sys::signal_name(r.child.code), where)};
-      case sys::ChildResult::End::Exited:
+      case ChildResult::End::Signaled:
+        return std::pair{StepOutcome::Crashed, fmt::format("{}: crashed ({}){}", who,
+                                                           sys::signal_name(r.child.code), where)};
+      case ChildResult::End::Exited:
         if (r.child.code != 0) {
           return std::pair{
               StepOutcome::Failed,
@@ -696,7 +694,7 @@ class Detector {
       return;
     }
     std::string text = result->out + result->err;
-    if (result->end == sys::ChildResult::End::Exited && result->code != 0 &&
+    if (result->end == ChildResult::End::Exited && result->code != 0 &&
         text.find("is not a valid field") != std::string::npos) {
       // Drivers before 510 have no compute_cap field.
       with_cc = false;
@@ -723,13 +721,13 @@ class Detector {
   void classify_smi(const std::string& path, const sys::ChildResult& r, bool with_cc) {
     std::string text = r.out + r.err;
     std::string line = detail::first_line(text);
-    if (r.end == sys::ChildResult::End::TimedOut) {
+    if (r.end == ChildResult::End::TimedOut) {
       step("nvidia-smi", StepOutcome::TimedOut,
            fmt::format("{}: no answer within {}; stopped", path, format_seconds(o_.timeout)));
       warn(fmt::format("nvidia-smi hung: no answer within {}", format_seconds(o_.timeout)));
       return;
     }
-    if (r.end == sys::ChildResult::End::Signaled) {
+    if (r.end == ChildResult::End::Signaled) {
       step("nvidia-smi", StepOutcome::Crashed,
            fmt::format("{}: crashed ({})", path, sys::signal_name(r.code)));
       return;
@@ -937,8 +935,8 @@ class Detector {
     }
 
     // One side present without the other.
-    bool nvml_missing = nvml_ && !nvml_->loaded && nvml_->child.end == sys::ChildResult::End::Exited;
-    bool cuda_missing = cuda_ && !cuda_->loaded && cuda_->child.end == sys::ChildResult::End::Exited;
+    bool nvml_missing = nvml_ && !nvml_->loaded && nvml_->child.end == ChildResult::End::Exited;
+    bool cuda_missing = cuda_ && !cuda_->loaded && cuda_->child.end == ChildResult::End::Exited;
     if (nvml_ok_ && (cuda_missing || !ev_.stub_path.empty())) {
       if (!ev_.stub_path.empty()) {
         warn(fmt::format(
