@@ -124,7 +124,8 @@ core::Result<CheckResult> check(const CheckRequest& request) {
   const bool run_machine = any ? request.machine : true;
   const bool run_index = request.index;
 
-  Context ctx{request, lock_file->lock, sys::absolute_path(request.lock).parent_path(), request.lock};
+  Context ctx{request, lock_file->lock, sys::absolute_path(request.lock).parent_path(),
+              request.lock};
   auto& layers = result.layers;
   std::vector<Drift>& drifts = result.drifts;
 

@@ -11,10 +11,10 @@
 #include "gpulock/app/project_file.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/core/name.h"
-#include "gpulock/core/sha256.h"
 #include "gpulock/core/requirement.h"
-#include "gpulock/core/version.h"
+#include "gpulock/core/sha256.h"
 #include "gpulock/core/text.h"
+#include "gpulock/core/version.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/url.h"
 

@@ -12,8 +12,8 @@
 
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/resolve.h"
-#include "gpulock/sys/atomic_file.h"
 #include "gpulock/lock/lockfile.h"
+#include "gpulock/sys/atomic_file.h"
 
 namespace gpulock::app {
 namespace {
@@ -60,7 +60,8 @@ core::Result<std::optional<std::string>> check_output(const std::string& output,
 core::Status write_output(const std::string& path, std::string_view content) {
   std::error_code ec;
   auto st = fs::status(path, ec);
-  if (ec || !fs::exists(st) || fs::is_regular_file(st)) return sys::write_file_atomically(path, content);
+  if (ec || !fs::exists(st) || fs::is_regular_file(st))
+    return sys::write_file_atomically(path, content);
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
     return std::unexpected(

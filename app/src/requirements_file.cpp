@@ -57,7 +57,8 @@ std::vector<LogicalLine> join_lines(std::string_view text) {
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
     ++number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    bool is_comment = comment_start(line) == 0 && !core::trim(line, kLineSpace).empty() && core::trim(line, kLineSpace).front() == '#';
+    bool is_comment = comment_start(line) == 0 && !core::trim(line, kLineSpace).empty() &&
+                      core::trim(line, kLineSpace).front() == '#';
     bool continues = !line.empty() && line.back() == '\\' && !is_comment;
     if (continues) {
       if (!continuing) pending_number = number;

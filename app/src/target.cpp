@@ -1,12 +1,11 @@
 #include "gpulock/app/target.h"
 
-#include <sys/utsname.h>
-
 #include <algorithm>
 #include <charconv>
 #include <map>
 
 #include <fmt/format.h>
+#include <sys/utsname.h>
 
 #include "gpulock/sys/process.h"
 

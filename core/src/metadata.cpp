@@ -177,8 +177,8 @@ Result<CoreMetadata> CoreMetadata::parse(std::string_view text) {
         if (current != nullptr) {
           current->value.append(h.value);
         } else if (!in_field) {
-          out.warnings.push_back(fmt::format(
-              "line {}: continuation line without a field before it, ignored", h.line));
+          out.warnings.push_back(
+              fmt::format("line {}: continuation line without a field before it, ignored", h.line));
         }
         return true;
       case MetadataHeaderLine::Kind::NotHeader:

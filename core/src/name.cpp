@@ -2,14 +2,17 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/text.h"
+
 namespace gpulock::core {
 namespace {
 
 bool is_alnum(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
-bool is_separator(char c) noexcept { return c == '-' || c == '_' || c == '.'; }
-char lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+bool is_separator(char c) noexcept {
+  return c == '-' || c == '_' || c == '.';
+}
 
 // Index of the first character that makes `name` invalid, or npos.
 std::size_t first_invalid(std::string_view name) noexcept {
@@ -35,7 +38,7 @@ std::string normalize_name(std::string_view name) {
       if (!in_separator) out.push_back('-');
       in_separator = true;
     } else {
-      out.push_back(lower(c));
+      out.push_back(ascii_lower(c));
       in_separator = false;
     }
   }

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/text.h"
+
 namespace gpulock::core {
 namespace {
 
@@ -18,13 +20,10 @@ bool is_tag_char(char c) noexcept {
 bool is_digit(char c) noexcept {
   return c >= '0' && c <= '9';
 }
-char lower(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
 std::string lowered(std::string_view s) {
   std::string out(s);
   for (char& c : out)
-    c = lower(c);
+    c = ascii_lower(c);
   return out;
 }
 

@@ -1,5 +1,4 @@
 #include "cache.h"
-#include "temp_files.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include "gpulock/sys/atomic_file.h"
 
 #include "page_builder.h"
+#include "temp_files.h"
 
 namespace gpulock::index::detail {
 namespace {
@@ -214,7 +214,6 @@ std::optional<std::string_view> unframe(std::string_view data, char kind) {
 std::string key_hex(std::string_view key) {
   return fmt::format("{:016x}{:016x}", hash64(key, 1), hash64(key, 2));
 }
-
 
 }  // namespace
 

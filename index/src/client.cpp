@@ -19,14 +19,15 @@
 #include <sys/stat.h>
 
 #include "gpulock/core/name.h"
+#include "gpulock/core/text.h"
 #include "gpulock/index/parse.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
 #include "gpulock/sys/env.h"
 
 #include "cache.h"
-#include "interrupt_registry.h"
 #include "client_limits.h"
+#include "interrupt_registry.h"
 #include "page_builder.h"
 #include "remote_zip.h"
 #include "task_pool.h"
@@ -89,13 +90,10 @@ CacheControl parse_cache_control(std::string_view value) {
     std::string_view item =
         value.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
     pos = comma == std::string_view::npos ? value.size() + 1 : comma + 1;
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t'))
-      item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t'))
-      item.remove_suffix(1);
+    item = core::trim(item, " \t");
     std::string lowered(item);
     for (char& c : lowered)
-      c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+      c = core::ascii_lower(c);
     if (lowered.starts_with("max-age=")) {
       std::string_view n = std::string_view(lowered).substr(8);
       if (!n.empty() && n.front() == '"') n = n.substr(1, n.size() >= 2 ? n.size() - 2 : 0);
@@ -185,7 +183,7 @@ std::string authority_key(std::string_view url) {
   out += "://";
   std::string host(p.host);
   for (char& c : host)
-    c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    c = core::ascii_lower(c);
   return out + host;
 }
 

@@ -1,4 +1,6 @@
 // Byte sizes and the environment variables that set the client's limits (time and size).
+#include "client_limits.h"
+
 #include <charconv>
 #include <cstdlib>
 #include <string>
@@ -7,8 +9,6 @@
 
 #include "gpulock/index/client.h"
 #include "gpulock/sys/env.h"
-
-#include "client_limits.h"
 
 namespace gpulock::index {
 
@@ -66,8 +66,8 @@ constexpr std::string_view kSize = "a size such as 1G, 512M or 1048576";
 // A gpulock variable read with `parse` (which returns an optional): unset leaves `out` alone,
 // a value `parse` refuses is an error.
 template <class T, class Parse>
-core::Status read_env(const char* name, sys::EnvLookup env, Parse parse,
-                      std::string_view expected, T& out) {
+core::Status read_env(const char* name, sys::EnvLookup env, Parse parse, std::string_view expected,
+                      T& out) {
   auto v = sys::env_value(name, env);
   if (!v) return {};
   auto parsed = parse(*v);
@@ -110,7 +110,7 @@ core::Status apply_limit_environment(ClientOptions& o, sys::EnvLookup env) {
   }
   if (auto s = seconds_from("GPULOCK_HTTP_LOW_SPEED_TIME", env, o.floor_window); !s) return s;
   if (auto s = read_env("GPULOCK_HTTP_LOW_SPEED_LIMIT", env, parse_bytes_per_second,
-                         "bytes per second, 0 for no floor", o.floor_bytes);
+                        "bytes per second, 0 for no floor", o.floor_bytes);
       !s) {
     return s;
   }

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -17,6 +17,8 @@
 
 #include <curl/curl.h>
 
+#include "gpulock/core/text.h"
+
 #include "net_impl.h"
 
 namespace gpulock::index::net {
@@ -24,14 +26,10 @@ namespace gpulock::index::net {
 using namespace detail;
 namespace {
 
-char lower(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
 bool header_is(std::string_view line, std::string_view name, std::string_view& value) {
   if (line.size() <= name.size() || line[name.size()] != ':') return false;
   for (std::size_t i = 0; i < name.size(); ++i) {
-    if (lower(line[i]) != name[i]) return false;
+    if (core::ascii_lower(line[i]) != name[i]) return false;
   }
   value = line.substr(name.size() + 1);
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))

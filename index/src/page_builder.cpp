@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/text.h"
+
 namespace gpulock::index::detail {
 
 std::string printable_index_text(std::string_view text) {
@@ -30,14 +32,7 @@ std::string printable_index_text(std::string_view text) {
 namespace {
 
 bool ends_with_icase(std::string_view s, std::string_view suffix) noexcept {
-  if (s.size() < suffix.size()) return false;
-  std::string_view tail = s.substr(s.size() - suffix.size());
-  for (std::size_t i = 0; i < suffix.size(); ++i) {
-    char c = tail[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != suffix[i]) return false;
-  }
-  return true;
+  return s.size() >= suffix.size() && core::iequals(s.substr(s.size() - suffix.size()), suffix);
 }
 
 bool is_sdist_name(std::string_view filename) noexcept {
@@ -63,10 +58,6 @@ std::uint64_t lower8(std::uint64_t w) noexcept {
   return w | (upper >> 2);
 }
 
-char lower1(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
 }  // namespace
 
 namespace {
@@ -90,7 +81,7 @@ void lower_bytes(char* dst, const char* src, std::size_t n) noexcept {
     std::memcpy(dst + i, &w, 8);
   }
   for (; i < n; ++i)
-    dst[i] = lower1(src[i]);
+    dst[i] = core::ascii_lower(src[i]);
 }
 
 }  // namespace

@@ -1,18 +1,18 @@
 // The root of a simple index: which projects it serves (see project_list.h).
 #include "gpulock/index/project_list.h"
 
-#include <fmt/format.h>
 #include <simdjson.h>
 
+#include <fmt/format.h>
+
 #include "gpulock/core/name.h"
+#include "gpulock/core/text.h"
 
 namespace gpulock::index {
 
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f'; }
-
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // The position of `tag` ("<a", "</a") at or after `from`, case-insensitive, followed by a space,
 // '>' or '/', or npos.
@@ -21,7 +21,8 @@ std::size_t find_tag(std::string_view s, std::string_view tag, std::size_t from)
     std::size_t at = s.find('<', from);
     if (at == std::string_view::npos || at + tag.size() > s.size()) return std::string_view::npos;
     bool match = true;
-    for (std::size_t i = 1; i < tag.size() && match; ++i) match = lower(s[at + i]) == tag[i];
+    for (std::size_t i = 1; i < tag.size() && match; ++i)
+      match = core::ascii_lower(s[at + i]) == tag[i];
     std::size_t after = at + tag.size();
     if (match && (after == s.size() || is_space(s[after]) || s[after] == '>' || s[after] == '/')) return at;
     from = at + 1;

@@ -55,7 +55,7 @@ TomlDatetime TomlDatetime::to_utc() const {
   out.offset_minutes = 0;
   if (!offset_minutes || *offset_minutes == 0) return out;
   std::int64_t minutes = core::days_from_civil(date.year, date.month, date.day) * 1440 +
-                        time.hour * 60 + time.minute - *offset_minutes;
+                         time.hour * 60 + time.minute - *offset_minutes;
   std::int64_t days = minutes >= 0 ? minutes / 1440 : -((-minutes + 1439) / 1440);
   std::int64_t rest = minutes - days * 1440;
   const core::CivilDate civil = core::civil_from_days(days);

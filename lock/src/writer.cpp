@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/sys/atomic_file.h"
 #include "gpulock/lock/lockfile.h"
+#include "gpulock/sys/atomic_file.h"
 
 #include "header_comment.h"
 

@@ -312,12 +312,14 @@ std::optional<int> LibReport::rc(std::string_view function) const {
   return std::nullopt;
 }
 
-core::Result<sys::ChildProcess> start_nvml_child(std::vector<std::string> candidates, bool hermetic) {
+core::Result<sys::ChildProcess> start_nvml_child(std::vector<std::string> candidates,
+                                                 bool hermetic) {
   return sys::ChildProcess::fork_call(
       [c = std::move(candidates), hermetic](int fd) { nvml_body(fd, c, hermetic); });
 }
 
-core::Result<sys::ChildProcess> start_cuda_child(std::vector<std::string> candidates, bool hermetic) {
+core::Result<sys::ChildProcess> start_cuda_child(std::vector<std::string> candidates,
+                                                 bool hermetic) {
   return sys::ChildProcess::fork_call(
       [c = std::move(candidates), hermetic](int fd) { cuda_body(fd, c, hermetic); });
 }

@@ -44,10 +44,10 @@ struct LibReport {
 /// Starts the NVML child: tries each of `candidates` (a soname, then absolute paths). With
 /// `hermetic`, a soname is looked up in LD_LIBRARY_PATH only (tests).
 [[nodiscard]] core::Result<sys::ChildProcess> start_nvml_child(std::vector<std::string> candidates,
-                                                          bool hermetic);
+                                                               bool hermetic);
 /// Starts the libcuda child, same.
 [[nodiscard]] core::Result<sys::ChildProcess> start_cuda_child(std::vector<std::string> candidates,
-                                                          bool hermetic);
+                                                               bool hermetic);
 
 /// Parses a child's report (its `out`) into a LibReport.
 [[nodiscard]] LibReport parse_lib_report(sys::ChildResult child);

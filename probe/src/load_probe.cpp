@@ -16,6 +16,7 @@
 
 #include "gpulock/probe/machine.h"
 #include "gpulock/sys/process.h"
+
 #include "elf_file.h"
 #include "ld_cache.h"
 #include "load_child.h"
@@ -460,8 +461,7 @@ class Probe {
       reset_for_run();
       detail::ChildPlan plan = plan_;
       plan.skip = skip_;
-      auto child =
-          sys::ChildProcess::fork_call([&plan](int fd) { detail::run_child(plan, fd); });
+      auto child = sys::ChildProcess::fork_call([&plan](int fd) { detail::run_child(plan, fd); });
       if (!child) {
         report_.runs.push_back({LoadOutcome::Failed, "", child.error().message});
         return;

@@ -1,5 +1,6 @@
-// Machine detection (machine.h): runs the steps, then combines their answers into values (each
-// with its method), warnings and one verdict.
+// Machine detection (machine.h): runs the steps and combines their answers into values (each
+// with its method) and warnings: the evidence. The verdict is a pure function of it
+// (machine_verdict.cpp).
 #include "gpulock/probe/machine.h"
 
 #include <unistd.h>
@@ -18,10 +19,11 @@
 #include <sys/stat.h>
 
 #include "gpulock/core/text.h"
-
 #include "gpulock/sys/process.h"
+
 #include "driver_libs.h"
 #include "machine_sources.h"
+#include "machine_verdict.h"
 
 namespace gpulock::probe {
 
@@ -172,8 +174,7 @@ core::Result<std::optional<std::chrono::milliseconds>> probe_timeout_from_env(En
   return std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(**ms));
 }
 
-core::Result<DetectOptions> detect_options_from_env(const OverrideFlags& flags,
-                                                    EnvLookup env) {
+core::Result<DetectOptions> detect_options_from_env(const OverrideFlags& flags, EnvLookup env) {
   auto overrides = read_overrides(flags, env);
   if (!overrides) return std::unexpected(overrides.error());
   DetectOptions o;
@@ -193,8 +194,11 @@ core::Result<DetectOptions> detect_options_from_env(const OverrideFlags& flags,
 
 namespace {
 
-using sys::ChildResult;
+using detail::archs_text;
+using detail::join;
 using detail::LibReport;
+using detail::plural;
+using sys::ChildResult;
 
 std::string format_seconds(std::chrono::milliseconds ms) {
   auto count = ms.count();
@@ -209,26 +213,6 @@ std::string clip(std::string_view line, std::size_t max) {
     out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
   if (line.size() > max) out += "...";
   return out;
-}
-
-std::string plural(std::size_t n, std::string_view word) {
-  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
-}
-
-std::string join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += sep;
-    out += items[i];
-  }
-  return out;
-}
-
-std::string archs_text(const std::vector<ComputeCapability>& archs) {
-  std::vector<std::string> names;
-  for (const auto& a : archs)
-    names.push_back(a.to_string());
-  return join(names, ", ");
 }
 
 enum class FileRead { Ok, Missing, Unreadable };
@@ -251,7 +235,7 @@ class Detector {
     scan_devices();
     run_nvidia_smi_if_needed();
     combine();
-    decide();
+    detail::decide(ev_, m_);
   }
 
  private:
@@ -434,15 +418,14 @@ class Detector {
                                                 : fmt::format(" while loading {}", library);
     std::string who = r.loaded ? shown(r.path) : std::string(library);
     switch (r.child.end) {
-      case sys::ChildResult::End::TimedOut:
+      case ChildResult::End::TimedOut:
         return std::pair{StepOutcome::TimedOut,
                          fmt::format("{}: no answer within {}{}; stopped", who,
                                      format_seconds(o_.timeout), where)};
-      case sys::ChildResult::End::Signaled:
-        return std::pair{
-            StepOutcome::Crashed,
-            fmt::format("{}: crashed ({}){}", who, sys::signal_name(r.child.code), where)};
-      case sys::ChildResult::End::Exited:
+      case ChildResult::End::Signaled:
+        return std::pair{StepOutcome::Crashed, fmt::format("{}: crashed ({}){}", who,
+                                                           sys::signal_name(r.child.code), where)};
+      case ChildResult::End::Exited:
         if (r.child.code != 0) {
           return std::pair{
               StepOutcome::Failed,
@@ -475,13 +458,13 @@ class Detector {
       step("nvml", StepOutcome::Failed,
            fmt::format("{}: nvmlInit_v2 returned {}", path, detail::nvml_error_name(init)));
       if (init == detail::kNvmlErrorLibRmVersionMismatch) {
-        mismatch_.push_back(
+        ev_.mismatch.push_back(
             "nvmlInit_v2 returned NVML_ERROR_LIB_RM_VERSION_MISMATCH (the driver "
             "libraries and the kernel module differ)");
       } else if (init == detail::kNvmlErrorDriverNotLoaded) {
-        module_not_loaded_.push_back("nvmlInit_v2 returned NVML_ERROR_DRIVER_NOT_LOADED");
+        ev_.module_not_loaded.push_back("nvmlInit_v2 returned NVML_ERROR_DRIVER_NOT_LOADED");
       } else if (init == detail::kNvmlErrorNoPermission) {
-        no_permission_.push_back("nvmlInit_v2 returned NVML_ERROR_NO_PERMISSION");
+        ev_.no_permission.push_back("nvmlInit_v2 returned NVML_ERROR_NO_PERMISSION");
       }
       return;
     }
@@ -497,11 +480,11 @@ class Detector {
     }
     if (r.count) {
       parts.push_back(plural(*r.count, "GPU"));
-      if (*r.count == 0) no_device_.push_back("NVML sees no GPU");
+      if (*r.count == 0) ev_.no_device.push_back("NVML sees no GPU");
     } else if (auto rc = r.rc("nvmlDeviceGetCount_v2"); rc && *rc != 0) {
       parts.push_back(fmt::format("no GPU count ({})", detail::nvml_error_name(*rc)));
       if (*rc == detail::kNvmlErrorNoPermission) {
-        no_permission_.push_back("nvmlDeviceGetCount_v2 returned NVML_ERROR_NO_PERMISSION");
+        ev_.no_permission.push_back("nvmlDeviceGetCount_v2 returned NVML_ERROR_NO_PERMISSION");
       }
     }
     for (const auto& [fn, rc] : r.calls) {
@@ -525,14 +508,14 @@ class Detector {
       return;
     }
     std::string path = shown(r.path);
-    if (r.path.starts_with(under_root("/usr/lib/wsl/"))) wsl_ = true;
+    if (r.path.starts_with(under_root("/usr/lib/wsl/"))) ev_.wsl = true;
     if (!r.missing_symbol.empty() && !r.rc("cuInit")) {
       step("libcuda", StepOutcome::Failed, fmt::format("{}: has no {}", path, r.missing_symbol));
       return;
     }
     int init = r.rc("cuInit").value_or(-1);
     if (init == detail::kCudaErrorStubLibrary) {
-      stub_path_ = path;
+      ev_.stub_path = path;
       step("libcuda", StepOutcome::NotFound,
            fmt::format("stub libcuda, no driver: {} returned CUDA_ERROR_STUB_LIBRARY (34)", path));
       return;
@@ -550,23 +533,23 @@ class Detector {
       if (init == detail::kCudaErrorNoDevice) {
         const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
         if (cvd != nullptr) {
-          cuda_hidden_by_env_ = true;
-          no_device_.push_back(
+          ev_.cuda_hidden_by_env = true;
+          ev_.no_device.push_back(
               fmt::format("CUDA sees no device: CUDA_VISIBLE_DEVICES is set to "
                           "'{}'",
                           cvd));
         } else {
-          no_device_.push_back("cuInit returned CUDA_ERROR_NO_DEVICE");
+          ev_.no_device.push_back("cuInit returned CUDA_ERROR_NO_DEVICE");
         }
       } else if (init == detail::kCudaErrorSystemDriverMismatch) {
-        mismatch_.push_back(
+        ev_.mismatch.push_back(
             "cuInit returned CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (the kernel driver "
             "and the CUDA driver library differ)");
       }
       cuda_init_failed_ = true;
       return;
     }
-    cuda_ok_ = true;
+    ev_.cuda_ok = true;
     if (r.count) parts.push_back(plural(*r.count, "GPU"));
     step("libcuda", StepOutcome::Ok, fmt::format("{}: {}", path, join(parts, ", ")));
   }
@@ -653,14 +636,14 @@ class Detector {
       bool gpu_node =
           name.size() > 6 && name.starts_with("nvidia") &&
           std::all_of(name.begin() + 6, name.end(), [](char c) { return c >= '0' && c <= '9'; });
-      if (gpu_node) gpu_nodes_ = true;
+      if (gpu_node) ev_.gpu_nodes = true;
       if (gpu_node || name == "nvidiactl") nodes.push_back(name);
     }
     std::sort(nodes.begin(), nodes.end());
     bool dxg = exists("/dev/dxg");
     if (nodes.empty()) {
       if (dxg && wsl_libcuda_) {
-        wsl_ = true;
+        ev_.wsl = true;
         step("devices", StepOutcome::Ok, "/dev/dxg: WSL 2 GPU paravirtualization");
       } else {
         step("devices", StepOutcome::NotFound, "no /dev/nvidia* device nodes");
@@ -677,12 +660,12 @@ class Detector {
       step("devices", StepOutcome::Ok, fmt::format("{}: accessible", join(ok, ", ")));
       return;
     }
-    denied_nodes_ = denied;
+    ev_.denied_nodes = denied;
     step("devices", StepOutcome::Failed,
          fmt::format("not accessible to this user (uid {}): {}", ::getuid(), join(denied, ", ")));
     if (ok.empty() || std::none_of(ok.begin(), ok.end(),
                                    [](const std::string& p) { return p != "/dev/nvidiactl"; })) {
-      no_permission_.push_back(fmt::format("this user cannot open {}", join(denied, ", ")));
+      ev_.no_permission.push_back(fmt::format("this user cannot open {}", join(denied, ", ")));
     } else {
       warn(fmt::format("this user cannot open {}", join(denied, ", ")));
     }
@@ -690,7 +673,7 @@ class Detector {
 
   // ----- 5. nvidia-smi, when the steps above left something unknown -----
   void run_nvidia_smi_if_needed() {
-    bool have_gpus = (nvml_ok_ && !nvml_->gpus.empty()) || (cuda_ok_ && !cuda_->gpus.empty());
+    bool have_gpus = (nvml_ok_ && !nvml_->gpus.empty()) || (ev_.cuda_ok && !cuda_->gpus.empty());
     bool have_driver = (nvml_ok_ && !nvml_->driver_version.empty()) || sysfs_ || procfs_;
     if (have_gpus && have_driver) {
       step("nvidia-smi", StepOutcome::Skipped,
@@ -711,7 +694,7 @@ class Detector {
       return;
     }
     std::string text = result->out + result->err;
-    if (result->end == sys::ChildResult::End::Exited && result->code != 0 &&
+    if (result->end == ChildResult::End::Exited && result->code != 0 &&
         text.find("is not a valid field") != std::string::npos) {
       // Drivers before 510 have no compute_cap field.
       with_cc = false;
@@ -738,13 +721,13 @@ class Detector {
   void classify_smi(const std::string& path, const sys::ChildResult& r, bool with_cc) {
     std::string text = r.out + r.err;
     std::string line = detail::first_line(text);
-    if (r.end == sys::ChildResult::End::TimedOut) {
+    if (r.end == ChildResult::End::TimedOut) {
       step("nvidia-smi", StepOutcome::TimedOut,
            fmt::format("{}: no answer within {}; stopped", path, format_seconds(o_.timeout)));
       warn(fmt::format("nvidia-smi hung: no answer within {}", format_seconds(o_.timeout)));
       return;
     }
-    if (r.end == sys::ChildResult::End::Signaled) {
+    if (r.end == ChildResult::End::Signaled) {
       step("nvidia-smi", StepOutcome::Crashed,
            fmt::format("{}: crashed ({})", path, sys::signal_name(r.code)));
       return;
@@ -752,22 +735,22 @@ class Detector {
     std::string status = r.code == 0 ? std::string() : fmt::format("exit status {}: ", r.code);
     std::string shown_line = clip(line, 100);
     if (text.find("No devices were found") != std::string::npos) {
-      no_device_.push_back("nvidia-smi: No devices were found");
+      ev_.no_device.push_back("nvidia-smi: No devices were found");
       step("nvidia-smi", StepOutcome::Failed, fmt::format("{}: {}{}", path, status, shown_line));
       return;
     }
     if (text.find("version mismatch") != std::string::npos) {
-      mismatch_.push_back(fmt::format("nvidia-smi: {}", line));
+      ev_.mismatch.push_back(fmt::format("nvidia-smi: {}", line));
       step("nvidia-smi", StepOutcome::Failed, fmt::format("{}: {}{}", path, status, shown_line));
       return;
     }
     if (text.find("couldn't communicate with the NVIDIA driver") != std::string::npos) {
-      module_not_loaded_.push_back("nvidia-smi cannot communicate with the NVIDIA driver");
+      ev_.module_not_loaded.push_back("nvidia-smi cannot communicate with the NVIDIA driver");
       step("nvidia-smi", StepOutcome::Failed, fmt::format("{}: {}{}", path, status, shown_line));
       return;
     }
     if (text.find("Insufficient Permissions") != std::string::npos) {
-      no_permission_.push_back("nvidia-smi: Insufficient Permissions");
+      ev_.no_permission.push_back("nvidia-smi: Insufficient Permissions");
       step("nvidia-smi", StepOutcome::Failed, fmt::format("{}: {}{}", path, status, shown_line));
       return;
     }
@@ -826,10 +809,10 @@ class Detector {
       m_.driver = Detected<DriverVersion>{v, Method::NvidiaSmi,
                                           "nvidia-smi --query-gpu=driver_version", v.to_string()};
     }
-    std::optional<DriverVersion> cuda_file = cuda_ && cuda_->loaded && stub_path_.empty()
+    std::optional<DriverVersion> cuda_file = cuda_ && cuda_->loaded && ev_.stub_path.empty()
                                                  ? detail::version_from_library_file(cuda_->path)
                                                  : std::nullopt;
-    if (!m_.driver && cuda_file && (cuda_ok_ || cuda_init_failed_)) {
+    if (!m_.driver && cuda_file && (ev_.cuda_ok || cuda_init_failed_)) {
       m_.driver = Detected<DriverVersion>{*cuda_file, Method::Libcuda,
                                           fmt::format("file name of {}", shown(cuda_->path)),
                                           cuda_->path.substr(cuda_->path.rfind('/') + 1)};
@@ -839,15 +822,17 @@ class Detector {
     if (m_.kernel_module) {
       const DriverVersion& kernel = m_.kernel_module->value;
       if (m_.driver && m_.driver->method == Method::Nvml && m_.driver->value != kernel) {
-        mismatch_.push_back(fmt::format("NVML reports driver {} but the loaded kernel module is {}",
-                                        m_.driver->value.to_string(), kernel.to_string()));
-        user_space_version_ = m_.driver->value.to_string();
+        ev_.mismatch.push_back(
+            fmt::format("NVML reports driver {} but the loaded kernel module is {}",
+                        m_.driver->value.to_string(), kernel.to_string()));
+        ev_.user_space_version = m_.driver->value.to_string();
       }
       if (nvml_ && nvml_->loaded) {
         if (auto v = detail::version_from_library_file(nvml_->path); v && *v != kernel) {
-          mismatch_.push_back(fmt::format("{} is version {} but the loaded kernel module is {}",
-                                          shown(nvml_->path), v->to_string(), kernel.to_string()));
-          user_space_version_ = v->to_string();
+          ev_.mismatch.push_back(fmt::format("{} is version {} but the loaded kernel module is {}",
+                                             shown(nvml_->path), v->to_string(),
+                                             kernel.to_string()));
+          ev_.user_space_version = v->to_string();
         }
       }
       if (cuda_file && *cuda_file != kernel) {
@@ -856,24 +841,24 @@ class Detector {
               "libcuda {} is a CUDA forward-compatibility package ({}) on kernel module {}",
               cuda_file->to_string(), shown(cuda_->path), kernel.to_string()));
         } else {
-          mismatch_.push_back(fmt::format("{} is version {} but the loaded kernel module is {}",
-                                          shown(cuda_->path), cuda_file->to_string(),
-                                          kernel.to_string()));
-          user_space_version_ = cuda_file->to_string();
+          ev_.mismatch.push_back(fmt::format("{} is version {} but the loaded kernel module is {}",
+                                             shown(cuda_->path), cuda_file->to_string(),
+                                             kernel.to_string()));
+          ev_.user_space_version = cuda_file->to_string();
         }
       }
     }
     // Without a kernel module, libcuda failing to initialize means the module is missing.
-    if (!m_.kernel_module && !wsl_ && cuda_init_failed_ && !cuda_hidden_by_env_ &&
-        mismatch_.empty()) {
-      module_not_loaded_.push_back(
+    if (!m_.kernel_module && !ev_.wsl && cuda_init_failed_ && !ev_.cuda_hidden_by_env &&
+        ev_.mismatch.empty()) {
+      ev_.module_not_loaded.push_back(
           "libcuda loads but cuInit fails and no nvidia kernel module is loaded");
     }
 
     // GPUs: NVML (no CUDA context needed), else libcuda, else nvidia-smi.
     if (nvml_ok_ && !nvml_->gpus.empty()) {
       m_.gpus = gpus_from(*nvml_, Method::Nvml);
-    } else if (cuda_ok_ && !cuda_->gpus.empty()) {
+    } else if (ev_.cuda_ok && !cuda_->gpus.empty()) {
       m_.gpus = gpus_from(*cuda_, Method::Libcuda);
     } else if (smi_.found) {
       std::uint32_t i = 0;
@@ -888,14 +873,15 @@ class Detector {
     if (!m_.cuda_ceiling) {
       std::optional<CudaVersion> from_cuda;
       if (cuda_ &&
-          (cuda_ok_ || cuda_hidden_by_env_ || cuda_->rc("cuInit") == detail::kCudaErrorNoDevice) &&
+          (ev_.cuda_ok || ev_.cuda_hidden_by_env ||
+           cuda_->rc("cuInit") == detail::kCudaErrorNoDevice) &&
           cuda_->cuda_version) {
         from_cuda = CudaVersion::from_driver_api(*cuda_->cuda_version);
       }
       std::optional<CudaVersion> from_nvml;
       if (nvml_ok_ && nvml_->cuda_version)
         from_nvml = CudaVersion::from_driver_api(*nvml_->cuda_version);
-      if (from_cuda && mismatch_.empty()) {
+      if (from_cuda && ev_.mismatch.empty()) {
         m_.cuda_ceiling = Detected<CudaVersion>{*from_cuda, Method::Libcuda, "cuDriverGetVersion",
                                                 std::to_string(*cuda_->cuda_version)};
       } else if (from_nvml) {
@@ -949,15 +935,15 @@ class Detector {
     }
 
     // One side present without the other.
-    bool nvml_missing = nvml_ && !nvml_->loaded && nvml_->child.end == sys::ChildResult::End::Exited;
-    bool cuda_missing = cuda_ && !cuda_->loaded && cuda_->child.end == sys::ChildResult::End::Exited;
-    if (nvml_ok_ && (cuda_missing || !stub_path_.empty())) {
-      if (!stub_path_.empty()) {
+    bool nvml_missing = nvml_ && !nvml_->loaded && nvml_->child.end == ChildResult::End::Exited;
+    bool cuda_missing = cuda_ && !cuda_->loaded && cuda_->child.end == ChildResult::End::Exited;
+    if (nvml_ok_ && (cuda_missing || !ev_.stub_path.empty())) {
+      if (!ev_.stub_path.empty()) {
         warn(fmt::format(
             "libcuda.so.1 resolves to the CUDA toolkit's stub ({}) although a driver is "
             "installed: CUDA programs such as torch will fail; remove its directory from "
             "LD_LIBRARY_PATH",
-            stub_path_));
+            ev_.stub_path));
       } else {
         warn(
             "NVML works but libcuda.so.1 was not found: CUDA programs such as torch will not find "
@@ -966,7 +952,7 @@ class Detector {
             "nvidia-driver-cuda)");
       }
     }
-    if (cuda_ok_ && nvml_missing) {
+    if (ev_.cuda_ok && nvml_missing) {
       warn(
           "libcuda works but libnvidia-ml.so.1 (NVML) was not found: GPU names and architectures "
           "come from libcuda; nvidia-smi will not work");
@@ -978,7 +964,7 @@ class Detector {
   }
 
   void compare_nvml_and_cuda() {
-    if (!nvml_ok_ || !cuda_ok_) return;
+    if (!nvml_ok_ || !ev_.cuda_ok) return;
     const LibReport& n = *nvml_;
     const LibReport& c = *cuda_;
     if (n.cuda_version && c.cuda_version && *n.cuda_version != *c.cuda_version) {
@@ -1031,134 +1017,18 @@ class Detector {
     }
   }
 
-  // ----- the verdict -----
-  std::string driver_phrase() const {
-    if (!m_.driver) return "an NVIDIA driver";
-    return fmt::format("NVIDIA driver {}", m_.driver->value.to_string());
-  }
-
-  void decide() {
-    bool cuda_sees_none = cuda_hidden_by_env_ && !cuda_ok_;
-    if (!mismatch_.empty()) {
-      m_.status = MachineStatus::DriverMismatch;
-      std::string versions =
-          (m_.kernel_module && !user_space_version_.empty())
-              ? fmt::format(": user-space libraries {}, loaded kernel module {}",
-                            user_space_version_, m_.kernel_module->value.to_string())
-              : fmt::format(": {}", mismatch_.front());
-      m_.verdict = fmt::format("the NVIDIA driver was updated but not reloaded{}", versions);
-      for (std::size_t i = 1; i < mismatch_.size(); ++i)
-        warn(mismatch_[i]);
-      if (m_.kernel_module && !user_space_version_.empty()) warn(mismatch_.front());
-      m_.hints.push_back(
-          "reboot or reload the nvidia module (stop GPU processes, then "
-          "'sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia')");
-    } else if (!m_.gpus.empty() && !cuda_sees_none) {
-      m_.status = MachineStatus::Gpu;
-      std::string ceiling =
-          m_.cuda_ceiling ? fmt::format(", CUDA ceiling {}", m_.cuda_ceiling->value.to_string())
-                          : std::string(", CUDA ceiling unknown");
-      std::string gpus;
-      if (m_.gpu_archs && m_.gpu_archs->value.size() > 1) {
-        gpus = fmt::format("{} with different architectures ({}): a build must support every one",
-                           plural(m_.gpus.size(), "GPU"), archs_text(m_.gpu_archs->value));
-      } else if (m_.gpus.size() == 1) {
-        gpus = fmt::format(
-            "1 GPU: {}{}", m_.gpus.front().name.empty() ? "unnamed" : m_.gpus.front().name,
-            m_.gpu_archs ? fmt::format(" ({})", archs_text(m_.gpu_archs->value)) : "");
-      } else {
-        gpus =
-            fmt::format("{}{}", plural(m_.gpus.size(), "GPU"),
-                        m_.gpu_archs ? fmt::format(" ({})", archs_text(m_.gpu_archs->value)) : "");
-      }
-      m_.verdict = fmt::format("{}{}; {}{}", driver_phrase(), ceiling, gpus,
-                               wsl_ ? " (WSL 2: the Windows host's driver)" : "");
-    } else if (!no_permission_.empty()) {
-      m_.status = MachineStatus::NoPermission;
-      m_.verdict = fmt::format("{} is installed but this user may not use the GPU: {}",
-                               driver_phrase(), no_permission_.front());
-      std::string node = denied_nodes_.empty() ? "/dev/nvidia0" : denied_nodes_.front();
-      m_.hints.push_back(
-          fmt::format("ask an administrator for access to {} (often membership of the group "
-                      "that owns it, e.g. 'video')",
-                      node));
-    } else if (!module_not_loaded_.empty()) {
-      m_.status = MachineStatus::ModuleNotLoaded;
-      m_.verdict = fmt::format(
-          "NVIDIA user-space driver libraries are installed but the nvidia kernel module is "
-          "not loaded: {}",
-          module_not_loaded_.front());
-      m_.hints.push_back(
-          "load it ('sudo modprobe nvidia') or reboot; 'sudo dmesg | grep -i nvidia' shows why it "
-          "did not load (Secure Boot, a kernel update without a rebuilt module)");
-    } else if (!no_device_.empty() || (m_.kernel_module && !gpu_nodes_ && !wsl_)) {
-      m_.status = MachineStatus::NoDevice;
-      std::string reason = !no_device_.empty()
-                               ? no_device_.front()
-                               : "the kernel module is loaded but there are no /dev/nvidia* "
-                                 "device nodes";
-      m_.verdict =
-          fmt::format("{} is present but no GPU is visible here: {}", driver_phrase(), reason);
-      if (cuda_hidden_by_env_) {
-        m_.hints.push_back("unset CUDA_VISIBLE_DEVICES, or set it to the GPUs to use");
-      } else if (m_.kernel_module && !gpu_nodes_) {
-        m_.hints.push_back(
-            "in a container, start it with GPU access (e.g. 'docker run --gpus all' with the "
-            "NVIDIA Container Toolkit)");
-      } else {
-        m_.hints.push_back(
-            "check that this machine, VM or container was given the GPU, and 'sudo dmesg | grep "
-            "-i nvidia' for errors");
-      }
-    } else if (m_.driver) {
-      m_.status = MachineStatus::DriverOnly;
-      m_.verdict = fmt::format(
-          "{} found ({}), but nothing could list the GPUs: NVML, libcuda and nvidia-smi "
-          "did not answer",
-          driver_phrase(), m_.driver->source);
-      m_.hints.push_back(
-          "pass --gpu-arch sm_XY (or GPULOCK_GPU_ARCH) to give the GPU architectures");
-    } else {
-      m_.status = MachineStatus::NoDriver;
-      m_.verdict =
-          !stub_path_.empty()
-              ? fmt::format("no NVIDIA driver found: only the CUDA toolkit's stub libcuda ({})",
-                            stub_path_)
-              : "no NVIDIA driver found";
-      m_.hints.push_back(
-          "to resolve for another machine pass --driver VERSION (e.g. --driver 550.54.14), "
-          "or --driver none for CPU-only builds");
-    }
-    if (m_.status != MachineStatus::Gpu && m_.cuda_ceiling &&
-        m_.cuda_ceiling->method == Method::Override) {
-      m_.verdict += fmt::format("; CUDA ceiling {} given by {}", m_.cuda_ceiling->value.to_string(),
-                                m_.cuda_ceiling->source);
-    }
-    m_.wsl = wsl_;
-  }
-
   const DetectOptions& o_;
   MachineInfo& m_;
   std::optional<LibReport> nvml_;
   std::optional<LibReport> cuda_;
   bool nvml_ok_ = false;
-  bool cuda_ok_ = false;
   bool cuda_init_failed_ = false;
-  bool cuda_hidden_by_env_ = false;
   bool wsl_libcuda_ = false;
-  bool wsl_ = false;
-  bool gpu_nodes_ = false;
-  std::string stub_path_;
-  std::string user_space_version_;
   std::optional<DriverVersion> sysfs_;
   std::optional<DriverVersion> procfs_;
   std::size_t proc_gpus_ = 0;
-  std::vector<std::string> denied_nodes_;
   SmiState smi_;
-  std::vector<std::string> mismatch_;
-  std::vector<std::string> no_permission_;
-  std::vector<std::string> module_not_loaded_;
-  std::vector<std::string> no_device_;
+  detail::Evidence ev_;  // what decide() reads besides m_
 };
 
 }  // namespace

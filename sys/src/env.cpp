@@ -13,8 +13,7 @@ std::optional<std::string_view> env_value(const char* name, EnvLookup env) {
   return std::string_view(v);
 }
 
-core::Error invalid_env(std::string_view name, std::string_view value,
-                        std::string_view expected) {
+core::Error invalid_env(std::string_view name, std::string_view value, std::string_view expected) {
   return core::fail(core::ErrorCode::Usage,
                     fmt::format("invalid value for {}: {} (expected {})", name,
                                 core::quote_for_message(value), expected))

@@ -254,8 +254,7 @@ std::vector<ChildResult> wait_all(std::vector<ChildProcess*> children,
   return wait_all(std::move(children), options);
 }
 
-std::vector<ChildResult> wait_all(std::vector<ChildProcess*> children,
-                                  const WaitOptions& options) {
+std::vector<ChildResult> wait_all(std::vector<ChildProcess*> children, const WaitOptions& options) {
   using Clock = std::chrono::steady_clock;
   const bool forever = options.timeout == kNoTimeout;
   const auto deadline = forever ? Clock::time_point::max() : Clock::now() + options.timeout;
@@ -344,9 +343,9 @@ core::Result<ProgramResult> run_program(const std::vector<std::string>& argv,
                                         const ProgramOptions& options) {
   if (argv.empty()) return core::fail(core::ErrorCode::Internal, "run_program: empty argv");
   auto cannot_run = [&](int err) {
-    return core::fail(core::ErrorCode::Io, fmt::format("cannot run {}: {}",
-                                                       core::quote_for_message(argv[0]),
-                                                       std::strerror(err)));
+    return core::fail(
+        core::ErrorCode::Io,
+        fmt::format("cannot run {}: {}", core::quote_for_message(argv[0]), std::strerror(err)));
   };
   std::string path = argv[0];
   if (path.find('/') == std::string::npos) {

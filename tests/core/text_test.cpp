@@ -1,6 +1,8 @@
 // core/text.h: the ASCII helpers that index, probe, resolver and app share.
 #include "gpulock/core/text.h"
 
+#include <string>
+
 #include <catch2/catch.hpp>
 
 using namespace gpulock::core;
@@ -36,4 +38,27 @@ TEST_CASE("trim_slash drops every trailing slash and nothing else") {
   CHECK(trim_slash("/a/b") == "/a/b");
   CHECK(trim_slash("/").empty());
   CHECK(trim_slash("").empty());
+}
+
+TEST_CASE("append_utf8 and utf8_sequence round-trip every boundary code point") {
+  for (std::uint32_t cp : {0x0u, 0x41u, 0x7Fu, 0x80u, 0x7FFu, 0x800u, 0xFFFDu, 0xFFFFu, 0x10000u,
+                           0x10FFFFu}) {
+    std::string s;
+    append_utf8(s, cp);
+    std::uint32_t back = 0;
+    INFO(cp);
+    CHECK(utf8_sequence(s, 0, back) == s.size());
+    CHECK(back == cp);
+  }
+  std::string e_acute;
+  append_utf8(e_acute, 0xE9);
+  CHECK(e_acute == "\xC3\xA9");
+  std::uint32_t cp = 0;
+  CHECK(utf8_sequence("\xC0\x80", 0, cp) == 0);      // overlong NUL
+  CHECK(utf8_sequence("\xED\xA0\x80", 0, cp) == 0);  // a surrogate
+  CHECK(utf8_sequence("\xF4\x90\x80\x80", 0, cp) == 0);  // past U+10FFFF
+  CHECK(utf8_sequence("\xE2\x82", 0, cp) == 0);      // truncated
+  CHECK(utf8_sequence("\x80", 0, cp) == 0);          // a stray continuation byte
+  CHECK(utf8_sequence("a\xE2\x82\xAC", 1, cp) == 3);
+  CHECK(cp == 0x20AC);
 }

@@ -27,10 +27,10 @@ struct MetadataHeaderLine {
     NotHeader,     ///< neither: it and the rest of the text are the description
   };
   Kind kind = Kind::Field;
-  std::size_t line = 0;      ///< 1-based
-  std::string_view name;     ///< Field: the field name as written
-  std::string_view value;    ///< Field: from its first non-blank byte; otherwise the whole line
-  std::size_t column0 = 0;   ///< Field: 0-based column of `value` in the line
+  std::size_t line = 0;     ///< 1-based
+  std::string_view name;    ///< Field: the field name as written
+  std::string_view value;   ///< Field: from its first non-blank byte; otherwise the whole line
+  std::size_t column0 = 0;  ///< Field: 0-based column of `value` in the line
 };
 
 /// Calls `visit` for each header line of `text` (a UTF-8 byte-order mark dropped, "\r\n" or

@@ -4,6 +4,9 @@
 /// environment values). Byte-wise and locale-free: only ASCII letters fold, only the given
 /// bytes trim.
 
+#include <cstddef>
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace gpulock::core {
@@ -31,5 +34,15 @@ inline constexpr std::string_view kAsciiSpace = " \t\n\v\f\r";
 
 /// `s` without trailing slashes: "https://x/simple//" -> "https://x/simple"; "/" -> "".
 [[nodiscard]] std::string_view trim_slash(std::string_view s) noexcept;
+
+/// Appends the code point `cp` (at most U+10FFFF) as UTF-8. Surrogates are encoded like any
+/// code point; a caller that must not write them replaces them first.
+void append_utf8(std::string& out, std::uint32_t cp);
+
+/// Length of the valid UTF-8 sequence starting at s[i] (its code point in `cp`), or 0 when it
+/// is not valid: a stray or truncated byte, an overlong form, a surrogate, or a code point
+/// above U+10FFFF.
+[[nodiscard]] std::size_t utf8_sequence(std::string_view s, std::size_t i,
+                                        std::uint32_t& cp) noexcept;
 
 }  // namespace gpulock::core

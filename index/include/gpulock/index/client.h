@@ -153,8 +153,7 @@ struct ClientOptions {
   /// count as unset. Errors: Usage naming the variable for a malformed GPULOCK_* value (as
   /// probe's variables; exit 2); a malformed UV_HTTP_TIMEOUT or PIP_DEFAULT_TIMEOUT, which
   /// belong to other tools, is passed over.
-  [[nodiscard]] static core::Result<ClientOptions> from_environment(
-      sys::EnvLookup env = nullptr);
+  [[nodiscard]] static core::Result<ClientOptions> from_environment(sys::EnvLookup env = nullptr);
 };
 
 /// A byte count: digits with an optional K, M, G or T suffix (powers of 1024, "KiB"/"KB" and

@@ -16,8 +16,7 @@ namespace gpulock::sys {
 using EnvLookup = const char* (*)(const char* name);
 
 /// `name`'s value through `env` (std::getenv when null); nullopt when unset or empty.
-[[nodiscard]] std::optional<std::string_view> env_value(const char* name,
-                                                        EnvLookup env = nullptr);
+[[nodiscard]] std::optional<std::string_view> env_value(const char* name, EnvLookup env = nullptr);
 
 /// The error for a variable whose value cannot be used: Usage,
 /// "invalid value for NAME: 'VALUE' (expected EXPECTED)".
