@@ -169,20 +169,6 @@ core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& reques
   return out;
 }
 
-// A package-name glob (`--index-for GLOB=NAME`) normalized as PEP 503 normalizes names; the
-// glob characters (*, ?, [...]) are kept.
-std::string normalize_glob(std::string_view glob) {
-  std::string out;
-  for (char c : glob) {
-    if (c == '-' || c == '_' || c == '.') {
-      if (out.empty() || out.back() != '-') out += '-';
-    } else {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-  }
-  return out;
-}
-
 bool mentions_cuda_linked(const std::vector<resolver::Dependency>& deps) {
   return std::any_of(deps.begin(), deps.end(), [](const resolver::Dependency& d) { return is_cuda_linked(d.name); });
 }
@@ -753,8 +739,8 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
                                core::quote_for_message(item), core::quote_for_message(name)));
     }
     // The glob is matched against normalized names, so it is normalized the same way (issue 21:
-    // `Torch*` never matched `torch`): lowercase, each run of '-', '_', '.' one '-'.
-    config.pinned.emplace_back(normalize_glob(item.substr(0, eq)), *it);
+    // `Torch*` never matched `torch`); normalize_name keeps the glob characters as they are.
+    config.pinned.emplace_back(core::normalize_name(item.substr(0, eq)), *it);
   }
   const bool torch_requested = !request.torch_backend.empty() || !request.nightly.empty();
   if (torch_requested) {
