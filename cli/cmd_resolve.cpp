@@ -75,6 +75,7 @@ std::string report_json(const app::ResolveResult& result, const app::ResolveRequ
   }
   w.end_array();
   if (!result.solved) {
+    w.field("headline", result.explanation.headline);
     w.field("explanation", result.explanation.lines);
     w.field("hints", result.explanation.hints);
   }
@@ -181,7 +182,7 @@ RunFn setup(CLI::App& sub) {
   add_limit_options(sub, a->cache);
   sub.add_option("--allow-insecure-host", a->cache.insecure_hosts, "Follow an https -> http redirect to HOST (repeatable)");
   sub.add_option("--report", a->report, "Write a JSON report (schema in README.md; '-' for stdout)");
-  sub.add_flag("--explain", a->explain, "Print why each package was chosen");
+  sub.add_flag("--explain", a->explain, "Print why each package was chosen, or the whole proof when there is no solution");
 
   return [a](Context& ctx) -> int {
     auto& term = ctx.term;
@@ -285,9 +286,16 @@ RunFn setup(CLI::App& sub) {
       }
     }
     if (!result->solved) {
-      term.error("no solution: the requirements cannot be satisfied together for this target");
+      // The deciding fact first; the proof trimmed of what does not lead to it, whole under
+      // --explain (issue 16 item 10).
+      const auto& why = result->explanation;
+      term.error("no solution: " +
+                 (why.headline.empty() ? std::string("the requirements cannot be satisfied together for this target")
+                                       : why.headline));
       std::string text;
-      for (const auto& line : result->explanation.lines) text += line.empty() ? "\n" : "  " + line + "\n";
+      for (const auto& line : a->explain || why.brief.empty() ? why.lines : why.brief) {
+        text += line.empty() ? "\n" : "  " + line + "\n";
+      }
       term.err(text);
       for (const auto& h : result->explanation.hints) term.hint(h);
       return kExitFinding;

@@ -178,7 +178,9 @@ core::Status check_moved(const Context& ctx, LayerResult& layer, std::vector<Dri
     Drift d = make_drift(CheckLayer::Index, "upstream-no-solution", "inputs",
                          "upstream moved: a resolve with the same inputs finds no solution today");
     d.severity = DriftSeverity::Warning;
-    for (const auto& l : result->explanation.lines) {
+    if (!result->explanation.headline.empty()) d.details.push_back(result->explanation.headline);
+    const auto& why = result->explanation;
+    for (const auto& l : why.brief.empty() ? why.lines : why.brief) {
       if (!l.empty()) d.details.push_back(l);
     }
     d.hint = "the lock itself keeps installing while its files stay on their indexes";

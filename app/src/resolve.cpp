@@ -515,6 +515,24 @@ std::optional<TriedCommand> try_command(const ResolveRequest& request, const std
 }
 
 // "`COMMAND` locks torch X" (or "`COMMAND` finds a solution").
+// An explanation gpulock wrote itself (no PubGrub proof, or a fact that comes before one) leads
+// with its first sentence: that sentence becomes the headline.
+void lead_with_first_line(resolver::Report& r) {
+  if (r.lines.empty()) return;
+  std::string first = std::move(r.lines.front());
+  r.lines.erase(r.lines.begin());
+  if (!r.brief.empty() && r.brief.front() == first) {
+    r.brief.erase(r.brief.begin());
+  } else if (r.brief.empty()) {
+    r.brief = r.lines;
+  }
+  if (first.ends_with('.')) first.pop_back();
+  if (first.size() > 1 && first[0] >= 'A' && first[0] <= 'Z' && !(first[1] >= 'A' && first[1] <= 'Z')) {
+    first[0] = core::ascii_lower(first[0]);
+  }
+  r.headline = std::move(first);
+}
+
 std::string tried_text(const TriedCommand& t) {
   return t.locks.empty() ? fmt::format("`{}` finds a solution", t.command)
                          : fmt::format("`{}` locks {}", t.command, t.locks);
@@ -816,6 +834,7 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
       result.solved = false;
       result.explanation.lines = std::move(problem->lines);
       result.explanation.hints = std::move(problem->hints);
+      lead_with_first_line(result.explanation);
       if (problem->cpu_variant) {
         if (auto cpu = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(requirements))) {
           result.explanation.hints.insert(result.explanation.hints.begin(),
@@ -844,6 +863,7 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
                       request.nightly == "latest" ? "" : fmt::format("on or before {} ", request.nightly), who,
                       result.target.tags.interpreter_tag(), result.target.platform));
       result.explanation.hints.push_back("try a later --nightly date, or fewer torch-family packages");
+      lead_with_first_line(result.explanation);
       result.index_stats = client.stats();
       return result;
     }
@@ -910,6 +930,9 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
       // Lead with the deciding fact: a project that is on no index (issue 16 item 9).
       auto& lines = result.explanation.lines;
       lines.insert(lines.begin(), unknown->lines.begin(), unknown->lines.end());
+      auto& brief = result.explanation.brief;
+      brief.insert(brief.begin(), unknown->lines.begin(), unknown->lines.end());
+      lead_with_first_line(result.explanation);
       auto& hints = result.explanation.hints;
       hints.insert(hints.begin(), unknown->hints.begin(), unknown->hints.end());
     }

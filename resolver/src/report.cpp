@@ -67,20 +67,318 @@ class Reporter {
   Report run() {
     Report out;
     if (!tree_.nodes.empty()) {
-      std::size_t root = tree_.root;
-      if (is_external(root)) {
-        lines_.push_back("Because " + fact(root).text + ", version solving failed.");
-      } else {
-        visit(root, /*conclusion=*/false);
+      render();
+      out.lines = lines_;
+      out.headline = headline();
+      if (proof_lines(out.lines) > kBriefMaxLines) {
+        plan_trim(tree_.root);
+        render();
+        if (proof_lines(lines_) < proof_lines(out.lines)) {
+          out.brief = std::move(lines_);
+          out.brief.push_back(fmt_left_out(proof_lines(out.lines) - proof_lines(out.brief)));
+        }
       }
+      if (out.brief.empty()) out.brief = out.lines;
     }
-    out.lines = std::move(lines_);
     out.hints = hints();
     return out;
   }
 
  private:
   const DerivationNode& node(std::size_t i) const { return tree_.nodes[i]; }
+
+  void render() {
+    lines_.clear();
+    refs_.clear();
+    count_ = 0;
+    std::size_t root = tree_.root;
+    if (is_external(root)) {
+      lines_.push_back("Because " + fact(root).text + ", version solving failed.");
+    } else {
+      visit(root, /*conclusion=*/false);
+    }
+  }
+
+  static std::size_t proof_lines(const std::vector<std::string>& lines) {
+    return static_cast<std::size_t>(
+        std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return !l.empty(); }));
+  }
+
+  static std::string fmt_left_out(std::size_t n) {
+    return "(*) follows from " + std::to_string(n) + " more line" + (n == 1 ? "" : "s") +
+           " of the proof; --explain prints them.";
+  }
+
+  static std::string fmt_same(std::size_t n, const std::string& name) {
+    return " (and the same for " + std::to_string(n) + " more candidate" + (n == 1 ? "" : "s") + " of " + name + ")";
+  }
+
+  // --- the headline (issue 16 item 10) ---------------------------------------------------
+
+  // A fact of the proof as found in the tree (collapsed dependencies count as dependencies).
+  bool leaf(std::size_t i) const {
+    return node(i).kind != NodeKind::Derived || collapsed_dependency(i).has_value();
+  }
+
+  // The proof's leaves, each once, in the order the proof reaches them (cause1 first).
+  std::vector<std::size_t> leaves() const {
+    std::vector<std::size_t> out;
+    std::set<std::size_t> seen;
+    std::vector<std::size_t> stack{tree_.root};
+    while (!stack.empty()) {
+      std::size_t i = stack.back();
+      stack.pop_back();
+      if (!seen.insert(i).second) continue;
+      if (leaf(i)) {
+        out.push_back(i);
+        continue;
+      }
+      stack.push_back(node(i).cause2);
+      stack.push_back(node(i).cause1);
+    }
+    return out;
+  }
+
+  // A dependency fact: depender -> dependee term.
+  struct Edge {
+    const PackageInfo* from = nullptr;
+    const Term* to = nullptr;
+    std::size_t leaf = 0;
+  };
+  std::optional<Edge> edge_of(std::size_t i) const {
+    if (auto dep = collapsed_dependency(i)) return Edge{&node(*dep).terms[0].package(), &node(*dep).terms[1], i};
+    const auto& n = node(i);
+    if (n.kind == NodeKind::Dependency && n.terms.size() == 2) return Edge{&n.terms[0].package(), &n.terms[1], i};
+    return std::nullopt;
+  }
+
+  // Sets deciding_ to the facts it names.
+  std::string headline() {
+    if (is_external(tree_.root)) return fact(tree_.root).text;
+    const auto order = leaves();
+    std::vector<Edge> edges;
+    for (auto i : order) {
+      if (auto e = edge_of(i)) edges.push_back(*e);
+    }
+    // Each package's distance from the requirements, the requirement it is reached from, and the
+    // package it is reached through.
+    struct Reach {
+      std::size_t dist = 0;
+      std::string origin;
+      const PackageInfo* origin_package = nullptr;
+      const PackageInfo* parent = nullptr;
+    };
+    std::map<std::string, Reach> reach;
+    std::vector<std::string> required;
+    for (const auto& e : edges) {
+      if (!e.from->is_root) continue;
+      std::string text = term_text(*e.to);
+      std::string key = e.to->package().display_name();
+      if (!reach.contains(key)) reach[key] = Reach{0, text, &e.to->package(), nullptr};
+      if (std::find(required.begin(), required.end(), text) == required.end()) required.push_back(text);
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& e : edges) {
+        if (e.from->is_root) continue;
+        auto from = reach.find(e.from->display_name());
+        if (from == reach.end()) continue;
+        std::string key = e.to->package().display_name();
+        auto it = reach.find(key);
+        if (it == reach.end() || it->second.dist > from->second.dist + 1) {
+          reach[key] = Reach{from->second.dist + 1, from->second.origin, from->second.origin_package, e.from};
+          changed = true;
+        }
+      }
+    }
+    // 1. A blocking fact nearest to the requirements.
+    std::optional<std::size_t> deciding;
+    std::size_t best = static_cast<std::size_t>(-1);
+    for (auto i : order) {
+      const auto& n = node(i);
+      if (collapsed_dependency(i) || n.terms.empty()) continue;
+      if (n.kind != NodeKind::NoVersions && n.kind != NodeKind::Unavailable && n.kind != NodeKind::Constraint) {
+        continue;
+      }
+      auto it = reach.find(subject_of(i)->display_name());
+      std::size_t d = it == reach.end() ? static_cast<std::size_t>(-2) : it->second.dist;
+      if (d < best) {
+        best = d;
+        deciding = i;
+      }
+    }
+    if (deciding) {
+      deciding_ = {*deciding};
+      std::string text = fact(*deciding).text;
+      // The same reason for other candidates of the same package is counted, not repeated.
+      const auto& dn = node(*deciding);
+      std::size_t same = 0;
+      for (auto i : order) {
+        const auto& n = node(i);
+        if (i == *deciding || collapsed_dependency(i) || n.terms.empty()) continue;
+        if (n.kind == dn.kind && subject_of(i)->display_name() == subject_of(*deciding)->display_name() &&
+            n.reason.kind == dn.reason.kind) {
+          ++same;
+        }
+      }
+      if (same != 0) {
+        text += fmt_same(same, subject_of(*deciding)->display_name());
+      }
+      const PackageInfo* about = subject_of(*deciding);
+      auto it = reach.find(about->display_name());
+      if (it == reach.end()) return text;
+      if (about->is_virtual) {
+        // A fact about CUDA or Python is read with the dependency that needs it: "torch needs
+        // CUDA and --driver none means no GPU".
+        const PackageInfo* parent = it->second.parent;
+        for (const auto& e : edges) {
+          if (e.from != parent || e.to->package().display_name() != about->display_name()) continue;
+          text = facts_and(e.leaf, *deciding);
+          break;
+        }
+        if (parent == nullptr) return text;
+        about = parent;
+        it = reach.find(about->display_name());
+        if (it == reach.end()) return text;
+      }
+      if (it->second.dist == 0 || about->is_virtual) return text;
+      return text + ", and " + it->second.origin + " needs " + about->display_name();
+    }
+    // 2. A package that two requirements need in sets that do not meet.
+    // Items of one requirement's need: the sets it needs through one package ("" when direct).
+    struct Item {
+      std::string via;
+      std::vector<std::string> sets;
+    };
+    struct Need {
+      std::string origin;
+      std::vector<Item> items;
+    };
+    std::vector<std::string> packages;
+    for (const auto& e : edges) {
+      const auto& p = e.to->package();
+      if (p.is_virtual || p.is_root) continue;
+      if (std::find(packages.begin(), packages.end(), p.display_name()) == packages.end()) {
+        packages.push_back(p.display_name());
+      }
+    }
+    auto add_unique = [](std::vector<std::string>& v, std::string s) {
+      if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(std::move(s));
+    };
+    for (const auto& name : packages) {
+      std::vector<Need> needs;
+      std::optional<std::string> yours;
+      for (const auto& e : edges) {
+        if (e.to->package().display_name() != name) continue;
+        if (e.from->is_root) {
+          yours = term_text(*e.to);
+          continue;
+        }
+        auto from = reach.find(e.from->display_name());
+        if (from == reach.end()) continue;
+        auto it = std::find_if(needs.begin(), needs.end(), [&](const Need& n) { return n.origin == from->second.origin; });
+        if (it == needs.end()) it = needs.insert(needs.end(), Need{from->second.origin, {}});
+        std::string via = e.from == from->second.origin_package ? std::string() : e.from->display_name();
+        auto item = std::find_if(it->items.begin(), it->items.end(), [&](const Item& x) { return x.via == via; });
+        if (item == it->items.end()) item = it->items.insert(it->items.end(), Item{via, {}});
+        add_unique(item->sets, term_text(*e.to));
+      }
+      // Two requirements, or one that needs the package along two paths.
+      bool two_paths = needs.size() == 1 && needs[0].items.size() >= 2;
+      if (needs.size() + (yours ? 1 : 0) < 2 && !two_paths) continue;
+      std::vector<std::string> parts;
+      for (const auto& n : needs) {
+        std::vector<std::string> items;
+        for (const auto& item : n.items) {
+          items.push_back(join_or(item.sets, "or") + (item.via.empty() ? "" : " (through " + item.via + ")"));
+        }
+        parts.push_back(n.origin + " needs " + (items.size() > 1 ? "both " : "") + join_or(items, "and"));
+      }
+      if (yours) parts.push_back("you require " + *yours);
+      for (const auto& e : edges) {
+        if (e.to->package().display_name() == name) deciding_.insert(e.leaf);
+      }
+      std::string out;
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (i != 0) out += (i + 1 == parts.size()) ? ", and " : ", ";
+        out += parts[i];
+      }
+      return out;
+    }
+    // 2b. Builds that need different variants (a virtual package): the facts that say so.
+    for (const auto& e : edges) {
+      const auto& p = e.to->package();
+      if (!p.is_virtual) continue;
+      std::vector<std::string> facts;
+      std::vector<const PackageInfo*> froms;
+      for (const auto& other : edges) {
+        if (&other.to->package() != &p && other.to->package().display_name() != p.display_name()) continue;
+        if (std::find(froms.begin(), froms.end(), other.from) != froms.end()) continue;
+        froms.push_back(other.from);
+        add_unique(facts, fact(other.leaf).text);
+      }
+      if (facts.size() >= 2) {
+        for (const auto& other : edges) {
+          if (other.to->package().display_name() == p.display_name()) deciding_.insert(other.leaf);
+        }
+        return join_or(facts, "and");
+      }
+    }
+    // 3. The requirements the proof uses.
+    if (required.empty()) return "the requirements cannot be satisfied together";
+    return "you require " + join_or(required, "and") + ", which cannot be satisfied together";
+  }
+
+  // --- the brief proof ---------------------------------------------------------------------
+
+  std::size_t size_of(std::size_t i, std::map<std::size_t, std::size_t>& memo) const {
+    if (leaf(i)) return 0;
+    if (auto it = memo.find(i); it != memo.end()) return it->second;
+    std::size_t n = 1 + size_of(node(i).cause1, memo) + size_of(node(i).cause2, memo);
+    memo[i] = n;
+    return n;
+  }
+
+  bool holds_deciding(std::size_t i, std::map<std::size_t, bool>& memo) const {
+    if (deciding_.contains(i)) return true;
+    if (leaf(i)) return false;
+    if (auto it = memo.find(i); it != memo.end()) return it->second;
+    bool b = holds_deciding(node(i).cause1, memo) || holds_deciding(node(i).cause2, memo);
+    memo[i] = b;
+    return b;
+  }
+
+  // Walks the path to the deciding fact (or, where none decides, the smaller side) and states
+  // every other derivation of two or more lines as a fact.
+  void plan_trim(std::size_t root) {
+    std::map<std::size_t, std::size_t> sizes;
+    std::map<std::size_t, bool> holds;
+    std::size_t i = root;
+    while (!leaf(i)) {
+      std::size_t c1 = node(i).cause1;
+      std::size_t c2 = node(i).cause2;
+      bool d1 = !leaf(c1);
+      bool d2 = !leaf(c2);
+      if (!d1 && !d2) return;
+      if (d1 != d2) {
+        i = d1 ? c1 : c2;
+        continue;
+      }
+      bool h1 = holds_deciding(c1, holds);
+      bool h2 = holds_deciding(c2, holds);
+      std::size_t keep = c1;
+      std::size_t other = c2;
+      if (h1 != h2) {
+        keep = h1 ? c1 : c2;
+        other = h1 ? c2 : c1;
+      } else if (size_of(c2, sizes) < size_of(c1, sizes)) {
+        keep = c2;
+        other = c1;
+      }
+      if (size_of(other, sizes) >= 2) asserted_.insert(other);
+      i = keep;
+    }
+  }
 
   std::string term_text(const Term& t) const {
     std::string text = t.to_string();
@@ -111,9 +409,7 @@ class Reporter {
     return std::nullopt;
   }
 
-  bool is_external(std::size_t i) const {
-    return node(i).kind != NodeKind::Derived || collapsed_dependency(i).has_value();
-  }
+  bool is_external(std::size_t i) const { return leaf(i) || asserted_.contains(i); }
 
   Fact dependency_fact(const Term& depender, const Term& dependency) const {
     Fact f;
@@ -180,7 +476,8 @@ class Reporter {
         break;
       }
       case NodeKind::Derived:
-        f.text = conclusion(i);
+        // Only a sub-derivation the brief proof leaves out is a fact; (*) marks it.
+        f.text = conclusion(i) + " (*)";
         break;
     }
     return f;
@@ -399,6 +696,10 @@ class Reporter {
   std::vector<std::string> lines_;
   std::map<std::size_t, std::size_t> refs_;
   std::size_t count_ = 0;
+  // Derived nodes the brief proof states as facts.
+  std::set<std::size_t> asserted_;
+  // The facts the headline names: the brief proof keeps the path to them.
+  std::set<std::size_t> deciding_;
 };
 
 }  // namespace

@@ -172,7 +172,7 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
     expect_resolve_error({"torchvision==0.19.0+cu118", "torch==2.4.0+cu121", "--torch-backend", "auto", "--driver",
                           "550.54.14"}, o, 1,
           no_arch_warning("--driver 550.54.14") +
-          "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "error: no solution: torchvision==0.19.0 is a CUDA 11.8 build and torch==2.4.0 is a CUDA 12.1 build\n"
           "  Because torchvision==0.19.0 is a CUDA 11.8 build and torch==2.4.0 is a CUDA 12.1 build, "
           "torchvision==0.19.0 and torch==2.4.0 are incompatible.\n"
           "  And because you require both torchvision==0.19.0+cu118 and torch==2.4.0+cu121, version solving "
@@ -184,7 +184,8 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
     std::vector<std::string> args{"torch==2.7.1+cu126", "--torch-backend", "cu126", "--driver", "550.54.14"};
     Run r = expect_resolve_error(args, o, 1,
           no_arch_warning("--driver 550.54.14") +
-          "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "error: no solution: torch==2.7.1 (CUDA 12.6 build) needs CUDA >= 12.6 and your driver 550.54.14 supports "
+          "CUDA <= 12.4\n"
           "  Because torch==2.7.1 (CUDA 12.6 build) needs CUDA >= 12.6 and your driver 550.54.14 supports CUDA <= "
           "12.4, torch==2.7.1 cannot be used.\n"
           "  And because you require torch==2.7.1+cu126, version solving failed.\n"
@@ -202,7 +203,8 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
   SECTION("a build without kernels for the GPU") {
     expect_resolve_error({"torch==2.13.0+cu130", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch",
                           "sm_61"}, o, 1,
-          "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "error: no solution: torch==2.13.0 has no kernels for your GPU's sm_61 (its CUDA 13.0 build carries sm_75, "
+          "sm_80, sm_86, sm_90, sm_100, sm_120+PTX)\n"
           "  Because you require torch==2.13.0+cu130 and torch==2.13.0 has no kernels for your GPU's sm_61 (its "
           "CUDA 13.0 build carries sm_75, sm_80, sm_86, sm_90, sm_100, sm_120+PTX), version solving failed.\n"
           // No command: with torch==2.13.0+cu130 required, --torch-backend cu126 has no solution
@@ -212,7 +214,8 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
   SECTION("a build without kernels for the GPU, which newer variants have") {
     expect_resolve_error({"torch==2.13.0+cu126", "--torch-backend", "auto", "--driver", "580.65.06", "--gpu-arch",
                           "sm_120"}, o, 1,
-          "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "error: no solution: torch==2.13.0 has no kernels for your GPU's sm_120 (its CUDA 12.6 build carries "
+          "sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90)\n"
           "  Because you require torch==2.13.0+cu126 and torch==2.13.0 has no kernels for your GPU's sm_120 (its "
           "CUDA 12.6 build carries sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90), version solving failed.\n"
           "hint: torch 2.13 has kernels for your GPU's sm_120 only in variants cu129, cu130\n");
@@ -234,7 +237,7 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
                           "550.54.14", "--index", "pypi=" + servers().pypi_url(), "--index-for",
                           "nvidia-cudnn-cu12=pypi"}, o, 1,
           no_arch_warning("--driver 550.54.14") +
-          "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "error: no solution: torch needs nvidia-cudnn-cu12==9.1.0.70, and you require nvidia-cudnn-cu12==9.5.1.17\n"
           "  Because you require torch and torch depends on nvidia-cudnn-cu12==9.1.0.70, nvidia-cudnn-cu12==9.1.0.70 "
           "must be used.\n"
           "  And because you require nvidia-cudnn-cu12==9.5.1.17, version solving failed.\n");
@@ -347,9 +350,8 @@ TEST_CASE("resolve --nightly puts the torch family on one build date", "[resolve
   SECTION("a date before every build") {
     expect_resolve_error({"torch", "torchvision", "--nightly", "2026-08-01", "--driver", "580.65.06"}, o, 1,
           no_arch_warning("--driver 580.65.06") +
-          "error: no solution: the requirements cannot be satisfied together for this target\n"
-          "  No nightly build date on or before 2026-08-01 has all of torch and torchvision for "
-          "cp311-manylinux_2_28_x86_64.\n"
+          "error: no solution: no nightly build date on or before 2026-08-01 has all of torch and torchvision for "
+          "cp311-manylinux_2_28_x86_64\n"
           "hint: try a later --nightly date, or fewer torch-family packages\n");
   }
 }
@@ -425,7 +427,8 @@ TEST_CASE("resolve --exclude-newer with and without upload times", "[resolve][gp
           "--exclude-newer leaves it out\n"
           "warning: pytorch_triton-3.8.0+git5e6f7a8b-cp311-cp311-linux_x86_64.whl has no upload time; "
           "--exclude-newer leaves it out\n"
-          "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "error: no solution: pytorch-triton==3.8.0+git1a2b3c4d has no upload time, so --exclude-newer leaves it "
+          "out, and torch needs pytorch-triton\n"
           "  Because torch depends on pytorch-triton==3.8.0+git1a2b3c4d and pytorch-triton==3.8.0+git1a2b3c4d has no "
           "upload time, so --exclude-newer leaves it out, torch cannot be used.\n"
           "  And because you require torch, version solving failed.\n");
@@ -514,7 +517,7 @@ TEST_CASE("resolve without a driver: an error with hints, or CPU builds with --d
   }
   SECTION("--driver none without a torch backend: explained failure") {
     Run r = expect_resolve_error({"torch", "--driver", "none"}, o, 1,
-          "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "error: no solution: torch needs CUDA and --driver none means no GPU\n"
           "  Because torch needs CUDA and --driver none means no GPU, torch cannot be used.\n"
           "  And because you require torch, version solving failed.\n"
           "hint: CUDA builds need a GPU: to lock for a GPU machine, add --driver VERSION with the version `gpulock "

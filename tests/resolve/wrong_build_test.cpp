@@ -7,6 +7,8 @@
 
 #include <sys/stat.h>
 
+#include <sstream>
+
 #include "gpulock/core/version.h"
 
 using namespace resolve_test;
@@ -78,8 +80,9 @@ TEST_CASE("a missing torch variant is an error, never a fallback to the default 
     INFO(describe(r));
     CHECK(r.status == 1);
     std::string err = shapes_normalize(r.err);
-    CHECK(err.find("No nightly variant of torch on http://SHAPES/whl/nightly/ runs on your driver 550.54.14 (CUDA <= "
-                   "12.4).") != std::string::npos);
+    // The deciding fact is the headline (issue 16 item 10).
+    CHECK(err.find("error: no solution: no nightly variant of torch on http://SHAPES/whl/nightly/ runs on your driver "
+                   "550.54.14 (CUDA <= 12.4)\n") != std::string::npos);
     CHECK(std::regex_search(err, std::regex(R"(The index has: cpu, cu126 \(driver >= [0-9.]+\), cu130 \(driver >= [0-9.]+\)\.)")));
     CHECK_FALSE(fs::exists(dir / "pylock.toml"));
   }
@@ -89,7 +92,8 @@ TEST_CASE("a missing torch variant is an error, never a fallback to the default 
                     o);
     INFO(describe(r));
     CHECK(r.status == 1);
-    CHECK(shapes_normalize(r.err).find("There are no nightly torchaudio builds on http://SHAPES/whl/nightly/") !=
+    CHECK(shapes_normalize(r.err).find(
+              "error: no solution: there are no nightly torchaudio builds on http://SHAPES/whl/nightly/") !=
           std::string::npos);
     CHECK_FALSE(fs::exists(dir / "pylock.toml"));
   }
@@ -238,7 +242,7 @@ TEST_CASE("unknown projects and dead indexes are named, not read as 'no versions
     INFO(describe(r));
     CHECK(r.status == 1);
     std::string err = normalize(r.err);
-    CHECK(err.find("  'torch-vision' is not on http://INDEX/simple/.\n") != std::string::npos);
+    CHECK(err.find("error: no solution: 'torch-vision' is not on http://INDEX/simple/\n") != std::string::npos);
     CHECK(err.find("hint: did you mean 'torchvision'?\n") != std::string::npos);
   }
   SECTION("an index URL that answers 404 for every project") {
@@ -262,7 +266,8 @@ TEST_CASE("auto mode keeps builds above the ceiling visible to the explanation",
   CHECK(r.status == 1);
   CHECK(normalize(r.err) ==
         no_arch_warning("--driver 550.54.14") +
-          "error: no solution: the requirements cannot be satisfied together for this target\n"
+          "error: no solution: torch>=2.13.0+cu126 needs a newer CUDA than your driver 550.54.14 runs (CUDA <= "
+          "12.4)\n"
         "  Because you require torch==2.13.0 and torch>=2.13.0+cu126 needs a newer CUDA than your driver 550.54.14 runs "
         "(CUDA <= 12.4), version solving failed.\n"
         "hint: torch's CUDA 12.6 builds need a driver >= 560.28.03 (run `gpulock probe --machine` to see yours)\n");
@@ -310,8 +315,8 @@ TEST_CASE("a hint's command is complete and does what the hint says", "[resolve]
     Run none = resolve({"torch", "--torch-backend", "auto", "--driver", "none", "-o", "pylock.toml"}, o);
     INFO(describe(none));
     CHECK(none.status == 1);
-    CHECK(shapes_normalize(none.err).find("There is no CPU variant of torch on http://SHAPES/whl/, and --driver none "
-                                          "means no GPU.") != std::string::npos);
+    CHECK(shapes_normalize(none.err).find("error: no solution: there is no CPU variant of torch on http://SHAPES/whl/, "
+                                          "and --driver none means no GPU\n") != std::string::npos);
     CHECK(none.err.find("hint: for CPU builds") == std::string::npos);
   }
 }
@@ -339,4 +344,46 @@ TEST_CASE("a nightly date is chosen from the variants the driver runs", "[resolv
   INFO(describe(newer));
   REQUIRE(newer.status == 0);
   CHECK(locked_version(newer.out, "torch") == "2.15.0.dev20260818+cu130");
+}
+
+TEST_CASE("a failed resolve leads with the deciding fact, and --explain prints the whole proof", "[resolve][issue16]") {
+  // Issue 16 item 10. torchaudio<2.5 means torch 2.4.x, whose builds pin nvidia-nccl-cu12 2.20.5
+  // or 2.21.5 (or use CUDA 11 libraries): the full proof takes 17 lines over four branches.
+  fs::path dir = fresh_dir("headline");
+  Options o;
+  o.cwd = dir;
+  std::vector<std::string> args{"torch", "torchaudio<2.5", "nvidia-nccl-cu12>=2.26", "--torch-backend", "auto",
+                                "--driver", "570.86.10", "--gpu-arch", "sm_80", "-o", "pylock.toml"};
+  Run r = resolve(args, o);
+  INFO(describe(r));
+  CHECK(r.status == 1);
+  std::string err = normalize(r.err);
+  CHECK(err.starts_with(
+      "error: no solution: torchaudio<2.5 needs nvidia-nccl-cu12==2.20.5 or nvidia-nccl-cu12==2.21.5 (through torch), "
+      "and you require nvidia-nccl-cu12>=2.26\n"));
+  auto proof_lines = [](const std::string& text) {
+    std::size_t n = 0;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) n += line.starts_with("  ") ? 1 : 0;
+    return n;
+  };
+  CHECK(proof_lines(err) <= 7);  // resolver::kBriefMaxLines and the (*) line
+  CHECK(err.find("  (*) follows from 13 more lines of the proof; --explain prints them.\n") != std::string::npos);
+  CHECK(err.find("  And because you require both torchaudio<2.5 and nvidia-nccl-cu12>=2.26, version solving failed.\n") !=
+        std::string::npos);
+
+  args.push_back("--explain");
+  Run full = resolve(args, o);
+  INFO(describe(full));
+  CHECK(full.status == 1);
+  CHECK(normalize(full.err).starts_with("error: no solution: torchaudio<2.5 needs nvidia-nccl-cu12==2.20.5"));
+  CHECK(proof_lines(full.err) == 17);
+  CHECK(full.err.find("(*)") == std::string::npos);
+
+  args.pop_back();
+  args.insert(args.end(), {"--report", "-"});
+  Run json = resolve(args, o);
+  CHECK(json.out.find("\"headline\": \"torchaudio<2.5 needs nvidia-nccl-cu12==2.20.5 or nvidia-nccl-cu12==2.21.5 "
+                      "(through torch), and you require nvidia-nccl-cu12>=2.26\"") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "pylock.toml"));
 }

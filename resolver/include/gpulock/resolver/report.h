@@ -24,6 +24,7 @@
 /// Versions sets render as in VersionSet::to_string(), or as the requirement text they came
 /// from. Virtual packages and GPU facts get their words from the Describer.
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,20 @@
 namespace gpulock::resolver {
 
 struct Report {
+  /// One sentence naming the deciding fact, without a final period (issue 16 item 10):
+  ///   a blocking fact (no version, a build that cannot be used, a constraint) nearest to the
+  ///   requirements: "<fact>" when it is about a required package, else "<fact>, and <req>
+  ///   needs <package>";
+  ///   else, the package whose requirements collide: "<req> needs <pkg><set> (through <via>),
+  ///   and you require <pkg><set>" / "<req> needs <pkg><set>, and <req> needs <pkg><set>";
+  ///   else "you require <req> and <req>, which cannot be satisfied together".
+  std::string headline;
   /// The explanation, one sentence per line; "" separates branches.
   std::vector<std::string> lines;
+  /// `lines` when they are at most kBriefMaxLines; else the same proof with each sub-derivation
+  /// off the path to the deciding fact (the smaller side where no fact decides) stated as a
+  /// fact without its derivation, and a last line saying how many lines --explain adds.
+  std::vector<std::string> brief;
   /// Advice computed from the tree (pre-releases excluded by policy, yanked versions) and from
   /// Describer::package_hints() of the packages in the tree, in order of appearance, without
   /// duplicates and without the "hint: " prefix.
@@ -43,6 +56,9 @@ struct Report {
   /// The lines joined by "\n", then one "hint: <text>" line per hint; no trailing newline.
   [[nodiscard]] std::string to_string() const;
 };
+
+/// Proofs longer than this many lines are trimmed in Report::brief.
+inline constexpr std::size_t kBriefMaxLines = 6;
 
 /// Explains why there is no solution. `describer` is normally the provider used to solve.
 [[nodiscard]] Report report(const NoSolution& no_solution, const Describer& describer);
