@@ -1,0 +1,259 @@
+// The lock of a solved resolve: one PEP 751 package per chosen candidate (hashed, nightlies
+// digested once), why each was chosen, [tool.gpulock] (inputs, target, GPU, snapshot, indexes)
+// and the one-line GPU summary; written atomically unless unchanged.
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/version.h"
+#include "gpulock/core/civil_date.h"
+#include "gpulock/index/page.h"
+#include "gpulock/index/url.h"
+
+#include "resolve_steps.h"
+
+namespace gpulock::app::detail {
+namespace {
+
+namespace fs = std::filesystem;
+using core::ErrorCode;
+
+lock::TomlDatetime to_toml_datetime(std::int64_t micros) {
+  const core::CivilTime t = core::civil_from_micros(micros);
+  lock::TomlDatetime dt;
+  dt.date = {static_cast<std::int32_t>(t.date.year), static_cast<std::uint8_t>(t.date.month),
+             static_cast<std::uint8_t>(t.date.day)};
+  dt.time = {static_cast<std::uint8_t>(t.hour), static_cast<std::uint8_t>(t.minute),
+             static_cast<std::uint8_t>(t.second), t.micros * 1000};
+  dt.offset_minutes = 0;
+  return dt;
+}
+
+// The lock file's directory, for recording input paths relative to it.
+fs::path lock_dir_of(const std::string& output) {
+  std::error_code ec;
+  if (output == "-") {
+    auto cwd = fs::current_path(ec);
+    return ec ? fs::path(".") : cwd;
+  }
+  fs::path p = fs::absolute(output, ec);
+  return ec ? fs::path(output).parent_path() : p.parent_path();
+}
+
+std::string dashed_date(std::string_view yyyymmdd) {
+  return fmt::format("{}-{}-{}", yyyymmdd.substr(0, 4), yyyymmdd.substr(4, 2), yyyymmdd.substr(6, 2));
+}
+
+// What the chosen packages say about the lock's GPU record and summary.
+struct LockedFacts {
+  std::optional<CudaVersion> locked_cuda;
+  std::optional<std::string> cudnn;
+  std::optional<std::string> variant;
+  // The provider holds its own copy of the config, so sources are matched by URL.
+  std::set<std::string> used_sources;
+  const resolver::ChosenPackage* torch = nullptr;
+};
+
+// One lock package per chosen candidate, and why it was chosen (result.why).
+core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvider& provider,
+                                        const resolver::Solution& solution, ResolveResult& result, const Phase& phase) {
+  LockedFacts facts;
+  lock::Lock& lk = result.lock;
+  // The provider holds its own copy of the config, so sources are matched by URL.
+  for (const auto& chosen : solution.packages) {
+    if (chosen.is_virtual) continue;
+    auto sel = provider.selection(chosen.name, chosen.candidate_index);
+    if (sel.file == nullptr) {
+      return core::fail(ErrorCode::Internal, fmt::format("no file recorded for {} {}", chosen.name, chosen.version.to_string()));
+    }
+    lock::Package p;
+    p.name = chosen.name;
+    p.version = chosen.version.to_string();
+    if (sel.source && sel.source->source.kind == index::SourceKind::SimpleApi) {
+      p.index = index::redact_url(sel.source->source.url);
+      facts.used_sources.insert(sel.source->source.url);
+    }
+    lock::FileEntry f;
+    f.url = index::redact_url(sel.file->url());
+    if (index::url_basename(sel.file->url()) != sel.file->filename()) f.name = sel.file->filename();
+    f.size = sel.file->size();
+    if (sel.file->upload_time()) f.upload_time = to_toml_datetime(*sel.file->upload_time());
+    for (const auto& h : sel.file->hashes()) f.hashes[h.algorithm] = h.hex;
+    const bool direct_ref = sel.source != nullptr && sel.source->role == "direct";
+    if (direct_ref) {
+      // A direct URL wheel is a PEP 751 archive; its URL is written without credentials.
+      f.url = index::strip_credentials(sel.file->url());
+      f.name.reset();
+    }
+    if (f.hashes.find("sha256") == f.hashes.end()) {
+      // Nightly links carry no hash: download once, streaming, to record sha256 and size.
+      phase(fmt::format("Hashing {}", sel.file->filename()));
+      auto digest = client.fetch_file_digest(sel.file->url());
+      if (!digest) return std::unexpected(digest.error());
+      f.hashes["sha256"] = digest->sha256;
+      if (!f.size) f.size = digest->size;
+    }
+    if (direct_ref) {
+      p.archive = std::move(f);
+    } else {
+      p.wheels = std::vector<lock::FileEntry>{std::move(f)};
+    }
+    lk.packages.push_back(std::move(p));
+
+    if (chosen.name == "torch") facts.torch = &chosen;
+    if (chosen.name.starts_with("nvidia-cudnn-")) facts.cudnn = chosen.version.to_string();
+    if (sel.cuda && (!facts.locked_cuda || *sel.cuda > *facts.locked_cuda)) facts.locked_cuda = sel.cuda;
+    if (chosen.name == "torch") {
+      if (sel.build.kind == BuildKind::Cuda && sel.cuda) facts.variant = variant_name(*sel.cuda);
+      else if (sel.build.kind == BuildKind::Cpu) facts.variant = "cpu";
+      else if (sel.cuda) facts.variant = variant_name(*sel.cuda);
+    }
+
+    PackageWhy why;
+    why.name = chosen.name;
+    why.version = chosen.version.to_string();
+    why.source = sel.source ? index::redact_url(sel.source->source.url) : "";
+    why.file = sel.file->filename();
+    why.required_by = chosen.required_by;
+    if (sel.cuda) {
+      why.notes.push_back(sel.cuda_minor_exact ? fmt::format("needs CUDA {}", sel.cuda->to_string())
+                                               : fmt::format("needs CUDA {}.x", sel.cuda->major));
+    }
+    if (chosen.version.is_prerelease()) why.notes.push_back("a pre-release");
+    if (is_torch_family(chosen.name)) {
+      for (auto& s : provider.skipped_before(chosen.name, chosen.candidate_index, &solution)) {
+        // Versions the requirements never allowed (`torch<2.6`, an `==` pin) explain themselves.
+        if (s.kind == "excluded") continue;
+        why.skipped.push_back({s.version.to_string(), std::move(s.kind), std::move(s.reason), std::move(s.hint)});
+      }
+    }
+    result.why.push_back(std::move(why));
+  }
+  return facts;
+}
+
+// [tool.gpulock].
+lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan& plan, const SourceRecords& sources,
+                               const LockedFacts& facts, const ResolveResult& result, const fs::path& lock_dir) {
+  lock::GpulockTool tool;
+  tool.inputs = make_inputs_record(request, plan.inputs, lock_dir);
+  tool.target = lock::GpulockTarget{result.target.python_version, result.target.platform, {}, {}};
+
+  const auto& ctx = plan.gpu.context;
+  if (ctx.ceiling || ctx.no_gpu || facts.locked_cuda) {
+    lock::GpulockGpu g;
+    if (ctx.driver) g.driver = ctx.driver->to_string();
+    if (ctx.no_gpu) g.driver = "none";
+    if (ctx.ceiling) g.cuda_ceiling = ctx.ceiling->to_string();
+    if (!ctx.method.empty()) g.method = ctx.method;
+    g.compat = ctx.compat == probe::CudaCompat::Minor ? "minor" : "strict";
+    for (const auto& a : ctx.archs) g.archs.push_back(a.to_string());
+    g.variant = facts.variant;
+    if (facts.locked_cuda) {
+      g.cuda = facts.locked_cuda->to_string();
+      if (auto md = probe::min_driver_for_cuda(*facts.locked_cuda, ctx.compat)) g.min_driver = md->to_string();
+    }
+    g.cudnn = facts.cudnn;
+    tool.gpu = std::move(g);
+  }
+  if (plan.exclude_newer || sources.nightly_date) {
+    lock::GpulockSnapshot snap;
+    if (plan.exclude_newer) snap.exclude_newer = to_toml_datetime(*plan.exclude_newer);
+    if (sources.nightly_date) snap.nightly = dashed_date(*sources.nightly_date);
+    tool.snapshot = std::move(snap);
+  }
+  auto add_record = [&](const SourceSpec& s) {
+    tool.indexes.push_back({s.source.name, index::redact_url(s.source.url), s.role, {}});
+  };
+  for (const auto& [glob, s] : sources.pinned) add_record(s);
+  for (const auto& s : sources.torch) {
+    if (facts.used_sources.contains(s.source.url)) add_record(s);
+  }
+  for (const auto& s : sources.general) add_record(s);
+  return tool;
+}
+
+// The one-line GPU summary: the build chosen and what decided it.
+void summarize_gpu(const ResolvePlan& plan, IndexProvider& provider, const LockedFacts& facts, ResolveResult& result) {
+  const auto& ctx = plan.gpu.context;
+  if (facts.torch == nullptr) return;
+  {
+    auto sel = provider.selection("torch", facts.torch->candidate_index);
+    std::string v = facts.torch->version.to_string();
+    // Credit the driver only when the driver decided (issue 16 item 7): when a newer build was
+    // passed over for a conflict, say that the other requirements limited it, naming the
+    // requirement when one alone explains it.
+    const PackageWhy::Skipped* conflict = nullptr;
+    auto twhy = std::find_if(result.why.begin(), result.why.end(), [](const PackageWhy& w) { return w.name == "torch"; });
+    if (twhy != result.why.end()) {
+      auto k = std::find_if(twhy->skipped.begin(), twhy->skipped.end(),
+                            [](const PackageWhy::Skipped& x) { return x.kind == "conflict"; });
+      if (k != twhy->skipped.end()) conflict = &*k;
+    }
+    const bool blocker_named = conflict != nullptr && !conflict->reason.starts_with("conflicts with");
+    if (conflict != nullptr && !conflict->hint.empty()) result.hints.push_back(conflict->hint);
+    const std::string cpu_newer = blocker_named ? fmt::format("; torch {} {}", conflict->version, conflict->reason) : "";
+    if (ctx.no_gpu) {
+      result.gpu_summary = fmt::format("torch {}: a CPU build, because --driver none means no GPU{}", v, cpu_newer);
+    } else if (sel.cuda && ctx.ceiling) {
+      std::string archs;
+      for (const auto& a : ctx.archs) archs += (archs.empty() ? "" : ", ") + a.to_string();
+      // Under --cuda-compat minor a build may be newer than the ceiling, within its major.
+      std::string how = *sel.cuda > *ctx.ceiling
+                            ? fmt::format("CUDA {} on {} through minor-version compatibility", sel.cuda->to_string(),
+                                          ctx.ceiling->to_string())
+                            : fmt::format("CUDA {} <= {}{}", sel.cuda->to_string(), ctx.ceiling->to_string(),
+                                          ctx.compat == probe::CudaCompat::Minor ? ", minor-version compatibility" : "");
+      // A build whose arch list is unknown is bounded by what its CUDA can build: say "assumed".
+      std::string kernels = archs.empty()       ? std::string()
+                            : sel.archs_assumed ? fmt::format("; kernels for {} assumed (no arch list is known for "
+                                                              "this build; CUDA {} can build for {})",
+                                                              archs, sel.cuda->to_string(), archs)
+                                                : fmt::format(" with kernels for {}", archs);
+      std::string newer = blocker_named ? fmt::format("torch {} {}", conflict->version, conflict->reason)
+                                : std::string("newer builds it runs conflict with the other requirements (see --explain)");
+      result.gpu_summary =
+          conflict ? fmt::format("torch {}: the newest torch that fits the other requirements; your driver {}runs it ({}){}; {}",
+                                 v, ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels, newer)
+                   : fmt::format("torch {}: the newest torch whose CUDA build your driver {}runs ({}){}", v,
+                                 ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels);
+    } else if (sel.build.kind == BuildKind::Cpu) {
+      result.gpu_summary = fmt::format("torch {}: a CPU build{}", v, cpu_newer);
+    }
+  }
+}
+
+}  // namespace
+
+core::Status write_lock(const ResolveRequest& request, const ResolvePlan& plan, const SourceRecords& sources,
+                        index::IndexClient& client, IndexProvider& provider, const resolver::Solution& solution,
+                        ResolveResult& result, const Phase& phase) {
+  phase("Writing the lock");
+  auto t_lock = std::chrono::steady_clock::now();
+  fs::path lock_dir = lock_dir_of(request.output);
+  lock::Lock& lk = result.lock;
+  lk.created_by = fmt::format("gpulock {}", version());
+  lk.environments = std::vector<std::string>{result.target.environment_marker()};
+  lk.requires_python = fmt::format("=={}.*", result.target.python_version);
+  lk.extras = std::vector<std::string>{};
+  lk.dependency_groups = std::vector<std::string>{};
+  lk.default_groups = std::vector<std::string>{};
+  auto facts = lock_packages(client, provider, solution, result, phase);
+  if (!facts) return std::unexpected(facts.error());
+  lk.gpulock = gpulock_tool(request, plan, sources, *facts, result, lock_dir);
+  lk.command = request.command_line;
+  summarize_gpu(plan, provider, *facts, result);
+
+  result.lock_text = lock::to_toml(lk, lock::WriteOptions{request.command_line});
+  if (!request.dry_run && request.output != "-" && plan.existing_text != result.lock_text) {
+    auto written = write_output(request.output, result.lock_text);
+    if (!written) return std::unexpected(written.error());
+  }
+  result.timings.lock_ms = elapsed_ms(t_lock);
+  return {};
+}
+
+}  // namespace gpulock::app::detail

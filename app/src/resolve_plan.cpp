@@ -1,0 +1,299 @@
+// The plan of a resolve: everything decided before an index is asked (issue 21). Flags are
+// parsed, inputs read, the target made, the machine described (detected or given by flags), the
+// sources listed in first-index order and the old lock's pins taken as preferences.
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/machine.h"
+#include "gpulock/core/name.h"
+#include "gpulock/core/text.h"
+#include "gpulock/index/url.h"
+
+#include "resolve_steps.h"
+
+namespace gpulock::app::detail {
+namespace {
+
+using core::ErrorCode;
+
+// Dependencies for the solver from requirement entries, with markers applied for the target.
+std::vector<resolver::Dependency> to_dependencies(const std::vector<RequirementEntry>& entries,
+                                                  const core::Environment& env) {
+  std::vector<resolver::Dependency> out;
+  for (const auto& e : entries) {
+    const auto& r = e.requirement;
+    if (!r.marker.empty() && !r.marker.matches(env, "")) continue;
+    resolver::Dependency d;
+    d.name = core::normalize_name(r.name);
+    for (const auto& x : r.extras) d.extras.push_back(core::normalize_extra(x));
+    d.specifier = r.specifier;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+core::Result<GpuSetup> detect_gpu(const ResolveRequest& request) {
+  GpuSetup setup;
+  probe::OverrideFlags flags;
+  flags.driver = request.driver == "auto" ? "" : request.driver;
+  flags.cuda_ceiling = request.cuda_ceiling;
+  flags.gpu_arch = request.gpu_arch;
+  auto info = probe_machine(flags);
+  if (!info) return std::unexpected(info.error());
+  auto& ctx = setup.context;
+  ctx.no_gpu = info->status == probe::MachineStatus::NoGpuOverride;
+  if (info->driver) ctx.driver = info->driver->value;
+  if (info->cuda_ceiling && !ctx.no_gpu) {
+    ctx.ceiling = info->cuda_ceiling->value;
+    ctx.method = std::string(probe::method_name(info->cuda_ceiling->method));
+  }
+  if (info->gpu_archs) ctx.archs = info->gpu_archs->value;
+  if (request.cuda_compat == "minor") {
+    ctx.compat = probe::CudaCompat::Minor;
+  } else if (request.cuda_compat != "strict") {
+    return usage(fmt::format("invalid --cuda-compat {}: expected strict or minor", core::quote_for_message(request.cuda_compat)));
+  }
+  setup.machine = std::move(*info);
+  return setup;
+}
+
+bool mentions_cuda_linked(const std::vector<resolver::Dependency>& deps) {
+  return std::any_of(deps.begin(), deps.end(), [](const resolver::Dependency& d) { return is_cuda_linked(d.name); });
+}
+
+// Does the existing lock's [tool.gpulock.gpu] describe the machine being resolved for?
+bool same_gpu_facts(const lock::Lock& old, const GpuContext& ctx) {
+  const auto* g = old.gpulock ? (old.gpulock->gpu ? &*old.gpulock->gpu : nullptr) : nullptr;
+  bool now_gpu = ctx.ceiling.has_value() || ctx.no_gpu;
+  if (g == nullptr) return !now_gpu;
+  std::string driver = ctx.no_gpu ? "none" : ctx.driver ? ctx.driver->to_string() : "";
+  std::string ceiling = ctx.ceiling ? ctx.ceiling->to_string() : "";
+  std::string compat = ctx.compat == probe::CudaCompat::Minor ? "minor" : "strict";
+  std::vector<std::string> archs;
+  for (const auto& a : ctx.archs) archs.push_back(a.to_string());
+  return g->driver.value_or("") == driver && g->cuda_ceiling.value_or("") == ceiling &&
+         g->compat.value_or("strict") == compat && g->archs == archs;
+}
+
+// A package whose build depends on the machine's CUDA: the torch family, nvidia-* and cuda-*.
+bool is_cuda_bound(std::string_view name, const core::Version& v) {
+  return is_torch_family(name) || cuda_need_of_package(name, v).has_value() || classify_build(v).kind != BuildKind::Unlabeled;
+}
+
+// --index-strategy, --prerelease and --exclude-newer.
+core::Status parse_flag_values(const ResolveRequest& request, std::int64_t now, ResolvePlan& plan) {
+  if (request.index_strategy == "unsafe-best-match") {
+    plan.config.strategy = IndexStrategy::UnsafeBestMatch;
+  } else if (request.index_strategy != "first-index") {
+    return usage(fmt::format("invalid --index-strategy {}: expected first-index or unsafe-best-match",
+                             core::quote_for_message(request.index_strategy)));
+  }
+  auto& solve_options = plan.solve_options;
+  if (request.prerelease == "allow") {
+    solve_options.prerelease = resolver::PrereleasePolicy::Allow;
+  } else if (request.prerelease == "disallow") {
+    solve_options.prerelease = resolver::PrereleasePolicy::Disallow;
+  } else if (request.prerelease != "if-necessary") {
+    return usage(fmt::format("invalid --prerelease {}: expected if-necessary, allow or disallow",
+                             core::quote_for_message(request.prerelease)));
+  }
+  if (!request.exclude_newer.empty()) {
+    auto t = parse_exclude_newer(request.exclude_newer, now);
+    if (!t) return std::unexpected(t.error());
+    plan.exclude_newer = *t;
+  }
+  return {};
+}
+
+// The requirements, constraints and project files; the output checked against them.
+core::Status read_inputs(const ResolveRequest& request, ResolvePlan& plan) {
+  auto inputs = read_resolve_inputs(request);
+  if (!inputs) return std::unexpected(inputs.error());
+  if (inputs->req.requirements.empty()) {
+    return usage("nothing to resolve: give requirements, -r FILE or --project PYPROJECT",
+                 {"for example: gpulock resolve torch torchvision --torch-backend auto"});
+  }
+  if (inputs->req.pre) plan.solve_options.prerelease = resolver::PrereleasePolicy::Allow;
+  std::vector<std::string> input_paths;
+  for (const auto& f : inputs->req.files) input_paths.push_back(f.path);
+  for (const auto& [path, content] : inputs->project_files) input_paths.push_back(path);
+  if (!request.project.empty()) input_paths.push_back(request.project);
+  auto existing_output = check_output(request.output, request.force, input_paths);
+  if (!existing_output) return std::unexpected(existing_output.error());
+  plan.existing_text = std::move(*existing_output);
+  plan.inputs = std::move(*inputs);
+  return {};
+}
+
+// The target, the requirements under its markers, and the direct references.
+core::Status apply_target(const ResolveRequest& request, ResolvePlan& plan, ResolveResult& result) {
+  auto target = make_target(request.target);
+  if (!target) return std::unexpected(target.error());
+  result.target = *target;
+  plan.requirements = to_dependencies(plan.inputs.req.requirements, target->environment);
+  plan.constraints = to_dependencies(plan.inputs.req.constraints, target->environment);
+  // `name @ URL` (issue 17 item 5): that package comes from the URL only. Two different URLs for
+  // one name cannot both be honoured.
+  for (const auto& e : plan.inputs.req.requirements) {
+    const auto& r = e.requirement;
+    if (r.url.empty() || (!r.marker.empty() && !r.marker.matches(target->environment, ""))) continue;
+    std::string name = core::normalize_name(r.name);
+    auto [it, inserted] = plan.config.direct.emplace(name, r.url);
+    if (!inserted && it->second != r.url) {
+      return usage(fmt::format("{} has two direct references ({} and {})", name, index::redact_url(it->second),
+                               index::redact_url(r.url)));
+    }
+  }
+  plan.config.target = std::move(*target);  // its supported-tag list is long: moved, not copied
+  return {};
+}
+
+// GPU facts: detection runs only when no driver was given (`--driver VERSION|none` describe the
+// target machine instead). No driver and CUDA-linked requirements is an error with hints.
+core::Status describe_machine(const ResolveRequest& request, ResolvePlan& plan, ResolveResult& result) {
+  auto t_machine = std::chrono::steady_clock::now();
+  auto gpu = detect_gpu(request);
+  if (!gpu) return std::unexpected(gpu.error());
+  result.timings.machine_ms = elapsed_ms(t_machine);
+  const auto& requirements = plan.requirements;
+  bool cpu_backend = request.torch_backend == "cpu";
+  if (!gpu->context.ceiling && !gpu->context.no_gpu && !cpu_backend && mentions_cuda_linked(requirements)) {
+    core::Error e = core::make_error(
+        ErrorCode::Usage,
+        "no NVIDIA driver was found, so gpulock cannot tell which CUDA build of torch this machine runs");
+    if (gpu->machine && !gpu->machine->verdict.empty()) e.context.push_back(gpu->machine->verdict);
+    e.hints = {"lock for another machine: add --driver VERSION with the version `gpulock probe --machine` prints "
+               "there, or --cuda-ceiling X.Y"};
+    // CPU builds, when this index has them: tried first (issue 16 item 8).
+    std::optional<TriedCommand> cpu = try_command(request, {{"--driver", "none"}}, focus_of(requirements));
+    if (!cpu && request.torch_backend.empty()) cpu = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(requirements));
+    if (cpu) e.hints.push_back(fmt::format("lock CPU builds: {}", tried_text(*cpu)));
+    e.hints.push_back("see what gpulock detects: gpulock probe --machine");
+    return std::unexpected(e);
+  }
+  // A machine described by flags without its GPUs (issue 16): the arch lists cannot be checked.
+  const bool driver_given = (request.driver != "auto" && request.driver != "none") || !request.cuda_ceiling.empty();
+  if (driver_given && gpu->context.archs.empty() && !gpu->context.no_gpu && !cpu_backend &&
+      mentions_cuda_linked(requirements)) {
+    result.warnings.push_back(fmt::format(
+        "{} without --gpu-arch: builds are not checked against any GPU (`gpulock probe --machine` on that machine "
+        "prints its archs)",
+        request.driver != "auto" ? fmt::format("--driver {}", request.driver)
+                                 : fmt::format("--cuda-ceiling {}", request.cuda_ceiling)));
+  }
+  if (gpu->context.compat == probe::CudaCompat::Minor) {
+    result.warnings.push_back(
+        "--cuda-compat minor: CUDA builds newer than the driver run through minor-version compatibility, without PTX "
+        "JIT for newer PTX; kernels not compiled for your GPU will fail to load");
+  }
+  if (gpu->machine) {
+    for (const auto& w : gpu->machine->warnings) result.warnings.push_back(w);
+  }
+  plan.config.gpu = gpu->context;
+  plan.gpu = std::move(*gpu);
+  return {};
+}
+
+// Sources, in first-index priority order: --index NAME=URL pinned by --index-for, the torch
+// variants, then --index-url, --extra-index-url and --find-links.
+core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
+  auto& config = plan.config;
+  std::vector<SourceSpec> named;
+  for (const auto& item : request.named_indexes) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      return usage(fmt::format("invalid --index {}: expected NAME=URL", core::quote_for_message(item)));
+    }
+    named.push_back(make_source(index::url_from_user_input(item.substr(eq + 1)), item.substr(0, eq), "pinned"));
+  }
+  for (const auto& item : request.index_for) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      return usage(fmt::format("invalid --index-for {}: expected GLOB=NAME", core::quote_for_message(item)));
+    }
+    std::string name = item.substr(eq + 1);
+    auto it = std::find_if(named.begin(), named.end(), [&](const SourceSpec& s) { return s.source.name == name; });
+    if (it == named.end()) {
+      return usage(fmt::format("--index-for {} names the index {}, which no --index NAME=URL defines",
+                               core::quote_for_message(item), core::quote_for_message(name)));
+    }
+    // The glob is matched against normalized names, so it is normalized the same way (issue 21:
+    // `Torch*` never matched `torch`); normalize_name keeps the glob characters as they are.
+    config.pinned.emplace_back(core::normalize_name(item.substr(0, eq)), *it);
+  }
+  plan.torch_requested = !request.torch_backend.empty() || !request.nightly.empty();
+  if (plan.torch_requested) {
+    auto torch = torch_sources(request, plan.gpu.context);
+    if (!torch) return std::unexpected(torch.error());
+    config.torch = std::move(*torch);
+    config.torch_requested = true;
+  }
+  int extra_number = 0;
+  for (const auto& g : general_indexes(request, plan.inputs.req)) {
+    if (g.role == "default") {
+      config.general.push_back(make_source(g.url, "default", "default"));
+    } else if (g.role == "extra") {
+      config.general.push_back(make_source(g.url, fmt::format("extra-{}", ++extra_number), "extra"));
+    } else {
+      SourceSpec s;
+      s.source = index::IndexSource::find_links(g.url, "find-links");
+      s.role = "find-links";
+      config.general.push_back(std::move(s));
+    }
+  }
+  return {};
+}
+
+// Stable re-locking: the existing output lock's pins are preferences.
+void prefer_old_pins(const ResolveRequest& request, ResolvePlan& plan, ResolveResult& result) {
+  if (!plan.existing_text || request.upgrade) return;
+  auto old = lock::parse_lock(*plan.existing_text, request.output);
+  if (!old) {
+    result.warnings.push_back(fmt::format("ignoring the existing lock: {}", old.error().to_string()));
+    return;
+  }
+  std::set<std::string> upgrade;
+  for (const auto& n : request.upgrade_packages) upgrade.insert(core::normalize_name(n));
+  // Pins of CUDA-bound packages were chosen for the machine the old lock names: on another
+  // machine (driver, ceiling, archs, compat) they are not preferences (issue 16 item 4).
+  bool same_machine = same_gpu_facts(old->lock, plan.gpu.context);
+  for (const auto& p : old->lock.packages) {
+    if (!p.version || upgrade.contains(p.name)) continue;
+    auto v = core::Version::parse(*p.version);
+    if (!v) continue;
+    if (!same_machine && is_cuda_bound(p.name, *v)) continue;
+    plan.config.preferences.emplace(p.name, *v);
+  }
+}
+
+}  // namespace
+
+SourceSpec make_source(std::string_view url, std::string name, std::string role) {
+  SourceSpec s;
+  s.source = index::IndexSource::simple(url, std::move(name));
+  s.role = std::move(role);
+  return s;
+}
+
+core::Result<ResolvePlan> make_plan(const ResolveRequest& request, std::int64_t now_micros, ResolveResult& result,
+                                    const Phase& phase) {
+  ResolvePlan plan;
+  if (auto s = parse_flag_values(request, now_micros, plan); !s) return std::unexpected(s.error());
+  auto t_inputs = std::chrono::steady_clock::now();
+  if (auto s = read_inputs(request, plan); !s) return std::unexpected(s.error());
+  result.timings.inputs_ms = elapsed_ms(t_inputs);
+  if (auto s = apply_target(request, plan, result); !s) return std::unexpected(s.error());
+  phase("Detecting the machine");
+  if (auto s = describe_machine(request, plan, result); !s) return std::unexpected(s.error());
+  plan.config.exclude_newer = plan.exclude_newer;
+  plan.config.command_line = request.command_line;
+  if (auto s = list_sources(request, plan); !s) return std::unexpected(s.error());
+  prefer_old_pins(request, plan, result);
+  return plan;
+}
+
+}  // namespace gpulock::app::detail
