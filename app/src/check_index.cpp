@@ -234,6 +234,149 @@ core::Status check_moved(const Context& ctx, LayerResult& layer, std::vector<Dri
   return {};
 }
 
+// What check_index counts over every package's files.
+struct IndexTally {
+  std::size_t files_checked = 0;
+  std::size_t indexes_asked = 0;
+  std::set<std::string> indexes_seen;
+  std::vector<std::string> unhashed;  // listed, but the page gives no hash (and no --deep)
+};
+
+using ShownPages = std::vector<std::pair<std::string, index::ProjectPagePtr>>;  // (shown url, page)
+
+// A direct URL without an index: only a download (--deep) tells whether it is gone or changed.
+core::Status check_direct_file(const Context& ctx, index::IndexClient& client, const lock::Package& p,
+                               const lock::FileEntry* f, IndexTally& tally, std::vector<Drift>& drifts) {
+  const std::string name = f->filename();
+  const std::size_t line = f->line.line ? f->line.line : p.line.line;
+  auto locked_sha = f->hashes.find("sha256");
+  // A direct URL without an index: only a download tells.
+  if (!ctx.request.deep || !f->url) {
+    tally.unhashed.push_back(fmt::format("{} (no index recorded)", name));
+    return {};
+  }
+  ++tally.files_checked;
+  auto digest = client.fetch_file_digest(*f->url);
+  if (!digest) {
+    if (digest.error().code != core::ErrorCode::NotFound)
+      return std::unexpected(digest.error());
+    Drift d = make_drift(
+        CheckLayer::Index, "upstream-pruned", p.name,
+        fmt::format("upstream pruned: {} is gone from {}", name, index::redact_url(*f->url)),
+        line);
+    d.hint =
+        "the file was removed upstream: re-resolve, or install from a cache or mirror that "
+        "keeps it";
+    drifts.push_back(std::move(d));
+  } else if (locked_sha != f->hashes.end() && digest->sha256 != locked_sha->second) {
+    Drift d = make_drift(
+        CheckLayer::Index, "upstream-rehashed", p.name,
+        fmt::format("upstream rehashed: {} now has sha256 {}..., the lock has {}...", name,
+                    short_sha(digest->sha256), short_sha(locked_sha->second)),
+        line);
+    d.expected = locked_sha->second;
+    d.actual = digest->sha256;
+    d.hint =
+        "the same file name now has other bytes: find out why before re-locking (a rebuilt "
+        "wheel, or "
+        "tampering)";
+    drifts.push_back(std::move(d));
+  }
+  return {};
+}
+
+// A file listed on an index page (or not any more): pruned, rehashed or yanked upstream.
+core::Status check_listed_file(const Context& ctx, index::IndexClient& client, const lock::Package& p,
+                               const lock::FileEntry* f, const ShownPages& pages, IndexTally& tally,
+                               std::vector<Drift>& drifts) {
+  const std::string name = f->filename();
+  const std::size_t line = f->line.line ? f->line.line : p.line.line;
+  auto locked_sha = f->hashes.find("sha256");
+  ++tally.files_checked;
+  const index::DistFile* listed = nullptr;
+  std::string listed_on;
+  for (const auto& [shown, page] : pages) {
+    if (!page->found) continue;
+    for (const auto& df : page->files) {
+      if (df.filename() == name) {
+        listed = &df;
+        listed_on = shown;
+        break;
+      }
+    }
+    if (listed) break;
+  }
+  if (listed == nullptr) {
+    std::string where = p.index ? *p.index : std::string("its find-links sources");
+    Drift d = make_drift(
+        CheckLayer::Index, "upstream-pruned", p.name,
+        fmt::format("upstream pruned: {} is no longer listed on {}", name, where), line);
+    d.expected = name;
+    d.hint = fmt::format(
+        "the index removed it: installs from this lock fail; re-resolve "
+        "({}), or install from a cache or mirror that keeps it",
+        upgrade_command(ctx.lock, p.name));
+    drifts.push_back(std::move(d));
+    return {};
+  }
+  std::string page_sha(listed->sha256());
+  if (page_sha.empty() && ctx.request.deep) {
+    auto digest = client.fetch_file_digest(listed->url());
+    if (!digest) return std::unexpected(digest.error());
+    page_sha = digest->sha256;
+  }
+  if (page_sha.empty()) {
+    tally.unhashed.push_back(name);
+  } else if (locked_sha != f->hashes.end() && page_sha != locked_sha->second) {
+    Drift d = make_drift(
+        CheckLayer::Index, "upstream-rehashed", p.name,
+        fmt::format("upstream rehashed: {} on {} now has sha256 {}..., the lock has {}...",
+                    name, listed_on, short_sha(page_sha), short_sha(locked_sha->second)),
+        line);
+    d.expected = locked_sha->second;
+    d.actual = page_sha;
+    d.hint =
+        "the same file name now has other bytes: find out why before re-locking (a rebuilt "
+        "wheel, or "
+        "tampering)";
+    drifts.push_back(std::move(d));
+  }
+  if (listed->yanked()) {
+    Drift d = make_drift(
+        CheckLayer::Index, "upstream-yanked", p.name,
+        fmt::format("upstream yanked: {} is yanked on {}{}", name, listed_on,
+                    listed->yanked_reason().empty() ? std::string()
+                                                  : fmt::format(": {}", listed->yanked_reason())),
+        line);
+    d.actual = std::string(listed->yanked_reason());
+    d.hint = fmt::format(
+        "installers still install a pinned yanked file, but its publisher withdrew it: "
+        "re-resolve ({})",
+        upgrade_command(ctx.lock, p.name));
+    drifts.push_back(std::move(d));
+  }
+  return {};
+}
+
+// The pages that list `p`'s files: its index's, else every find-links source's.
+core::Result<ShownPages> pages_of(const Context& ctx, index::IndexClient& client, const lock::Package& p,
+                                  const std::vector<index::IndexSource>& find_links, IndexTally& tally) {
+  ShownPages pages;
+  if (p.index) {
+    auto page = client.fetch_project(detail::locked_index_source(ctx.lock, *p.index), p.name);
+    if (!page) return std::unexpected(page.error());
+    pages.emplace_back(*p.index, *page);
+    if (tally.indexes_seen.insert(*p.index).second) ++tally.indexes_asked;
+  } else {
+    for (const auto& s : find_links) {
+      auto page = client.fetch_project(s, p.name);
+      if (!page) return std::unexpected(page.error());
+      pages.emplace_back(index::redact_url(s.url), *page);
+    }
+  }
+  return pages;
+}
+
 }  // namespace
 
 core::Status check_index(const Context& ctx, LayerResult& layer, std::vector<Drift>& drifts) {
@@ -253,127 +396,17 @@ core::Status check_index(const Context& ctx, LayerResult& layer, std::vector<Dri
     if (p.index) client.prefetch_project(detail::locked_index_source(ctx.lock, *p.index), p.name);
   }
 
-  std::size_t files_checked = 0, indexes_asked = 0;
-  std::set<std::string> indexes_seen;
-  std::vector<std::string> unhashed;  // listed, but the page gives no hash (and no --deep)
+  IndexTally tally;
   for (const auto& p : ctx.lock.packages) {
-    std::vector<std::pair<std::string, index::ProjectPagePtr>> pages;  // (shown url, page)
-    if (p.index) {
-      auto page = client.fetch_project(detail::locked_index_source(ctx.lock, *p.index), p.name);
-      if (!page) return std::unexpected(page.error());
-      pages.emplace_back(*p.index, *page);
-      if (indexes_seen.insert(*p.index).second) ++indexes_asked;
-    } else {
-      for (const auto& s : find_links) {
-        auto page = client.fetch_project(s, p.name);
-        if (!page) return std::unexpected(page.error());
-        pages.emplace_back(index::redact_url(s.url), *page);
-      }
-    }
+    auto pages = pages_of(ctx, client, p, find_links, tally);
+    if (!pages) return std::unexpected(pages.error());
     for (const auto* f : p.files()) {
-      const std::string name = f->filename();
-      const std::size_t line = f->line.line ? f->line.line : p.line.line;
-      auto locked_sha = f->hashes.find("sha256");
-      if (pages.empty()) {
-        // A direct URL without an index: only a download tells.
-        if (!ctx.request.deep || !f->url) {
-          unhashed.push_back(fmt::format("{} (no index recorded)", name));
-          continue;
-        }
-        ++files_checked;
-        auto digest = client.fetch_file_digest(*f->url);
-        if (!digest) {
-          if (digest.error().code != core::ErrorCode::NotFound)
-            return std::unexpected(digest.error());
-          Drift d = make_drift(
-              CheckLayer::Index, "upstream-pruned", p.name,
-              fmt::format("upstream pruned: {} is gone from {}", name, index::redact_url(*f->url)),
-              line);
-          d.hint =
-              "the file was removed upstream: re-resolve, or install from a cache or mirror that "
-              "keeps it";
-          drifts.push_back(std::move(d));
-        } else if (locked_sha != f->hashes.end() && digest->sha256 != locked_sha->second) {
-          Drift d = make_drift(
-              CheckLayer::Index, "upstream-rehashed", p.name,
-              fmt::format("upstream rehashed: {} now has sha256 {}..., the lock has {}...", name,
-                          short_sha(digest->sha256), short_sha(locked_sha->second)),
-              line);
-          d.expected = locked_sha->second;
-          d.actual = digest->sha256;
-          d.hint =
-              "the same file name now has other bytes: find out why before re-locking (a rebuilt "
-              "wheel, or "
-              "tampering)";
-          drifts.push_back(std::move(d));
-        }
-        continue;
-      }
-      ++files_checked;
-      const index::DistFile* listed = nullptr;
-      std::string listed_on;
-      for (const auto& [shown, page] : pages) {
-        if (!page->found) continue;
-        for (const auto& df : page->files) {
-          if (df.filename() == name) {
-            listed = &df;
-            listed_on = shown;
-            break;
-          }
-        }
-        if (listed) break;
-      }
-      if (listed == nullptr) {
-        std::string where = p.index ? *p.index : std::string("its find-links sources");
-        Drift d = make_drift(
-            CheckLayer::Index, "upstream-pruned", p.name,
-            fmt::format("upstream pruned: {} is no longer listed on {}", name, where), line);
-        d.expected = name;
-        d.hint = fmt::format(
-            "the index removed it: installs from this lock fail; re-resolve "
-            "({}), or install from a cache or mirror that keeps it",
-            upgrade_command(ctx.lock, p.name));
-        drifts.push_back(std::move(d));
-        continue;
-      }
-      std::string page_sha(listed->sha256());
-      if (page_sha.empty() && ctx.request.deep) {
-        auto digest = client.fetch_file_digest(listed->url());
-        if (!digest) return std::unexpected(digest.error());
-        page_sha = digest->sha256;
-      }
-      if (page_sha.empty()) {
-        unhashed.push_back(name);
-      } else if (locked_sha != f->hashes.end() && page_sha != locked_sha->second) {
-        Drift d = make_drift(
-            CheckLayer::Index, "upstream-rehashed", p.name,
-            fmt::format("upstream rehashed: {} on {} now has sha256 {}..., the lock has {}...",
-                        name, listed_on, short_sha(page_sha), short_sha(locked_sha->second)),
-            line);
-        d.expected = locked_sha->second;
-        d.actual = page_sha;
-        d.hint =
-            "the same file name now has other bytes: find out why before re-locking (a rebuilt "
-            "wheel, or "
-            "tampering)";
-        drifts.push_back(std::move(d));
-      }
-      if (listed->yanked()) {
-        Drift d = make_drift(
-            CheckLayer::Index, "upstream-yanked", p.name,
-            fmt::format("upstream yanked: {} is yanked on {}{}", name, listed_on,
-                        listed->yanked_reason().empty() ? std::string()
-                                                      : fmt::format(": {}", listed->yanked_reason())),
-            line);
-        d.actual = std::string(listed->yanked_reason());
-        d.hint = fmt::format(
-            "installers still install a pinned yanked file, but its publisher withdrew it: "
-            "re-resolve ({})",
-            upgrade_command(ctx.lock, p.name));
-        drifts.push_back(std::move(d));
-      }
+      auto checked = pages->empty() ? check_direct_file(ctx, client, p, f, tally, drifts)
+                                    : check_listed_file(ctx, client, p, f, *pages, tally, drifts);
+      if (!checked) return checked;
     }
   }
+  const auto& unhashed = tally.unhashed;
   if (!unhashed.empty()) {
     Drift d = make_drift(
         CheckLayer::Index, "hash-not-checked", "hashes",
@@ -385,8 +418,8 @@ core::Status check_index(const Context& ctx, LayerResult& layer, std::vector<Dri
     d.hint = "--deep downloads and hashes them";
     drifts.push_back(std::move(d));
   }
-  layer.summary = fmt::format("{} on {} checked", plural(files_checked, "file", "files"),
-                              plural(indexes_asked, "index", "indexes"));
+  layer.summary = fmt::format("{} on {} checked", plural(tally.files_checked, "file", "files"),
+                              plural(tally.indexes_asked, "index", "indexes"));
 
   auto moved = check_moved(ctx, layer, drifts);
   if (!moved) return moved;
