@@ -35,12 +35,8 @@ const lock::Package* cudnn_package(const lock::Lock& lk) {
   return nullptr;
 }
 
-}  // namespace
-
-void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerResult& layer,
-                   std::vector<Drift>& drifts) {
-  layer.checked = true;
-  // What this machine is.
+// What this machine is: "driver 580.65.06 (nvml), CUDA ceiling 13.0, GPU sm_90".
+std::string machine_text(const probe::MachineInfo& machine) {
   std::string here;
   if (machine.driver) {
     here = fmt::format("driver {} ({})", machine.driver->value.to_string(),
@@ -54,44 +50,13 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
   if (machine.gpu_archs && !machine.gpu_archs->value.empty()) {
     here += fmt::format(", GPU {}", arch_names(machine.gpu_archs->value));
   }
+  return here;
+}
 
-  const auto* gpu = recorded_gpu(ctx.lock);
-  std::optional<probe::CudaVersion> lock_cuda;
-  if (gpu && gpu->cuda) {
-    if (auto c = probe::CudaVersion::parse(*gpu->cuda)) lock_cuda = *c;
-  }
-  const bool cuda_lock = gpu && (lock_cuda || (gpu->variant && *gpu->variant != "cpu"));
-  if (gpu == nullptr) {
-    layer.summary =
-        fmt::format("{}; the lock records no GPU facts ([tool.gpulock.gpu]) to compare", here);
-    return;
-  }
-  if (!cuda_lock) {
-    layer.summary = fmt::format("{}; the lock has no CUDA builds, so any machine runs it", here);
-    return;
-  }
+// The lock's driver minimum and CUDA against this machine's driver and ceiling.
+void check_driver(const Context& ctx, const probe::MachineInfo& machine, const lock::GpulockGpu* gpu,
+                  const std::optional<probe::CudaVersion>& lock_cuda, std::vector<Drift>& drifts) {
   const std::size_t gpu_line = gpu->line.line;
-  std::string needs;
-  if (gpu->min_driver) needs += fmt::format("driver >= {}", *gpu->min_driver);
-  if (gpu->cuda) needs += fmt::format("{}CUDA {}", needs.empty() ? "" : ", ", *gpu->cuda);
-  if (gpu->variant) needs += fmt::format("{}variant {}", needs.empty() ? "" : ", ", *gpu->variant);
-  layer.summary = fmt::format("{}; the lock needs {}", here, needs);
-
-  if (!machine.driver && !machine.cuda_ceiling) {
-    Drift d = make_drift(
-        CheckLayer::Machine, "no-driver", "driver",
-        fmt::format("no NVIDIA driver was found here, so the lock's driver minimum{} and GPU "
-                    "architectures were not checked",
-                    gpu->min_driver ? fmt::format(" ({})", *gpu->min_driver) : std::string()),
-        gpu_line);
-    d.severity = DriftSeverity::Info;
-    if (!machine.verdict.empty()) d.details.push_back(machine.verdict);
-    d.hint =
-        "on a machine without a GPU, check the inputs and the environment only (--inputs --env)";
-    drifts.push_back(std::move(d));
-    return;
-  }
-
   const auto compat =
       gpu->compat && *gpu->compat == "minor" ? probe::CudaCompat::Minor : probe::CudaCompat::Strict;
   bool driver_reported = false;
@@ -126,13 +91,12 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
     d.hint = fmt::format("update the driver, or resolve a lock for this machine ({})", relock_here(ctx.lock.command));
     drifts.push_back(std::move(d));
   }
+}
 
-  if (!machine.gpu_archs || machine.gpu_archs->value.empty()) {
-    layer.notes.push_back("GPU architectures unknown here: not compared with the locked builds");
-    return;
-  }
-  const auto& archs = machine.gpu_archs->value;
-  // The locked torch build's kernels.
+// The locked torch build's kernels against this machine's GPUs.
+void check_torch_kernels(const Context& ctx, const std::vector<probe::ComputeCapability>& archs,
+                         const std::optional<probe::CudaVersion>& lock_cuda, LayerResult& layer,
+                         std::vector<Drift>& drifts) {
   if (const auto* torch = first_package(ctx.lock, "torch"); torch && torch->version) {
     auto tv = core::Version::parse(*torch->version);
     std::optional<probe::CudaVersion> torch_cuda;
@@ -171,7 +135,11 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
       }
     }
   }
-  // cuDNN 9.11 and newer dropped GPUs below compute capability 7.5.
+}
+
+// cuDNN 9.11 and newer dropped GPUs below compute capability 7.5.
+void check_cudnn_archs(const Context& ctx, const std::vector<probe::ComputeCapability>& archs,
+                       std::vector<Drift>& drifts) {
   if (const auto* cudnn = cudnn_package(ctx.lock); cudnn && cudnn->version) {
     auto cv = core::Version::parse(*cudnn->version);
     auto floor = cv ? cudnn_min_capability(*cv) : std::nullopt;
@@ -190,8 +158,12 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
       drifts.push_back(std::move(d));
     }
   }
-  // The GPUs the lock was resolved for, against this machine's (issue 16 item 3): a GPU the
-  // lock was not made for, whose kernels the checks above found, is worth a note.
+}
+
+// The GPUs the lock was resolved for, against this machine's (issue 16 item 3): a GPU the
+// lock was not made for, whose kernels the checks above found, is worth a note.
+void note_other_gpus(const lock::GpulockGpu* gpu, const std::vector<probe::ComputeCapability>& archs,
+                     const std::vector<Drift>& drifts, LayerResult& layer) {
   if (gpu && !gpu->archs.empty()) {
     for (const auto& arch : archs) {
       const std::string name = arch.to_string();
@@ -202,6 +174,61 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
                                         name, fmt::join(gpu->archs, ", ")));
     }
   }
+}
+
+}  // namespace
+
+void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerResult& layer,
+                   std::vector<Drift>& drifts) {
+  layer.checked = true;
+  std::string here = machine_text(machine);
+  const auto* gpu = recorded_gpu(ctx.lock);
+  std::optional<probe::CudaVersion> lock_cuda;
+  if (gpu && gpu->cuda) {
+    if (auto c = probe::CudaVersion::parse(*gpu->cuda)) lock_cuda = *c;
+  }
+  const bool cuda_lock = gpu && (lock_cuda || (gpu->variant && *gpu->variant != "cpu"));
+  if (gpu == nullptr) {
+    layer.summary =
+        fmt::format("{}; the lock records no GPU facts ([tool.gpulock.gpu]) to compare", here);
+    return;
+  }
+  if (!cuda_lock) {
+    layer.summary = fmt::format("{}; the lock has no CUDA builds, so any machine runs it", here);
+    return;
+  }
+  const std::size_t gpu_line = gpu->line.line;
+  std::string needs;
+  if (gpu->min_driver) needs += fmt::format("driver >= {}", *gpu->min_driver);
+  if (gpu->cuda) needs += fmt::format("{}CUDA {}", needs.empty() ? "" : ", ", *gpu->cuda);
+  if (gpu->variant) needs += fmt::format("{}variant {}", needs.empty() ? "" : ", ", *gpu->variant);
+  layer.summary = fmt::format("{}; the lock needs {}", here, needs);
+
+  if (!machine.driver && !machine.cuda_ceiling) {
+    Drift d = make_drift(
+        CheckLayer::Machine, "no-driver", "driver",
+        fmt::format("no NVIDIA driver was found here, so the lock's driver minimum{} and GPU "
+                    "architectures were not checked",
+                    gpu->min_driver ? fmt::format(" ({})", *gpu->min_driver) : std::string()),
+        gpu_line);
+    d.severity = DriftSeverity::Info;
+    if (!machine.verdict.empty()) d.details.push_back(machine.verdict);
+    d.hint =
+        "on a machine without a GPU, check the inputs and the environment only (--inputs --env)";
+    drifts.push_back(std::move(d));
+    return;
+  }
+
+  check_driver(ctx, machine, gpu, lock_cuda, drifts);
+
+  if (!machine.gpu_archs || machine.gpu_archs->value.empty()) {
+    layer.notes.push_back("GPU architectures unknown here: not compared with the locked builds");
+    return;
+  }
+  const auto& archs = machine.gpu_archs->value;
+  check_torch_kernels(ctx, archs, lock_cuda, layer, drifts);
+  check_cudnn_archs(ctx, archs, drifts);
+  note_other_gpus(gpu, archs, drifts, layer);
 }
 
 }  // namespace gpulock::app::check_detail
