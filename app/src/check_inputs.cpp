@@ -159,25 +159,31 @@ std::vector<std::string> minus(const Set& a, const Set& b) {
   return out;
 }
 
-// The given flags against the record: one drift per difference.
-void compare_given(const Context& ctx, const GivenInputs& given, const lock::GpulockInputs& rec,
-                   std::vector<Drift>& drifts) {
-  const std::size_t line = rec.line.line;
-  const ResolveRequest& flags = *ctx.request.given;
-  const std::string hint = ctx.lock.command.empty()
-                               ? std::string("resolve with the flags given here to update the lock")
-                               : fmt::format("the lock was resolved with: {}", ctx.lock.command);
-  auto add = [&](std::string kind, std::string subject, std::string message,
-                 std::optional<std::string> expected, std::optional<std::string> actual) {
-    Drift d = make_drift(CheckLayer::Inputs, std::move(kind), std::move(subject),
-                         std::move(message), line);
+// One drift per difference between the given flags and the record, each with the same hint.
+class GivenDrifts {
+ public:
+  GivenDrifts(const Context& ctx, const lock::GpulockInputs& rec, std::vector<Drift>& drifts)
+      : line_(rec.line.line),
+        hint_(ctx.lock.command.empty() ? std::string("resolve with the flags given here to update the lock")
+                                       : fmt::format("the lock was resolved with: {}", ctx.lock.command)),
+        drifts_(drifts) {}
+  void operator()(std::string kind, std::string subject, std::string message, std::optional<std::string> expected,
+                  std::optional<std::string> actual) const {
+    Drift d = make_drift(CheckLayer::Inputs, std::move(kind), std::move(subject), std::move(message), line_);
     d.expected = std::move(expected);
     d.actual = std::move(actual);
-    d.hint = hint;
-    drifts.push_back(std::move(d));
-  };
+    d.hint = hint_;
+    drifts_.push_back(std::move(d));
+  }
 
-  // Requirement arguments, compared in canonical spelling, order ignored.
+ private:
+  std::size_t line_;
+  std::string hint_;
+  std::vector<Drift>& drifts_;
+};
+
+// Requirement arguments, compared in canonical spelling, order ignored.
+void compare_requirements(const GivenInputs& given, const lock::GpulockInputs& rec, const GivenDrifts& add) {
   std::multiset<std::string> recorded_reqs, given_reqs;
   std::map<std::string, std::string> spelled;
   for (const auto& r : rec.requirements) {
@@ -200,8 +206,10 @@ void compare_given(const Context& ctx, const GivenInputs& given, const lock::Gpu
                     spelled[r]),
         spelled[r], std::nullopt);
   }
+}
 
-  // Files by (kind, path); their contents are compared by the re-read.
+// Files by (kind, path); their contents are compared by the re-read.
+void compare_files(const GivenInputs& given, const lock::GpulockInputs& rec, const GivenDrifts& add) {
   std::set<std::string> recorded_files, given_files;
   auto key = [](const lock::InputFile& f) { return f.kind + " " + f.path; };
   for (const auto& f : rec.files)
@@ -220,8 +228,10 @@ void compare_given(const Context& ctx, const GivenInputs& given, const lock::Gpu
         fmt::format("the lock was resolved from {} ({} file), which is not given", f.path, f.kind),
         f.path, std::nullopt);
   }
+}
 
-  // Extras and dependency groups, each added or removed since the lock.
+// Extras and dependency groups, each added or removed since the lock.
+void compare_extras_and_groups(const GivenInputs& given, const lock::GpulockInputs& rec, const GivenDrifts& add) {
   const std::pair<std::string_view, std::pair<const std::vector<std::string>*,
                                               const std::vector<std::string>*>>
       named_lists[] = {{"extra", {&rec.extras, &given.record.extras}},
@@ -240,8 +250,10 @@ void compare_given(const Context& ctx, const GivenInputs& given, const lock::Gpu
           std::nullopt);
     }
   }
+}
 
-  // Options, by key.
+// Options, by key.
+void compare_options(const GivenInputs& given, const lock::GpulockInputs& rec, const GivenDrifts& add) {
   std::set<std::string> keys;
   for (const auto& [k, v] : rec.options)
     keys.insert(k);
@@ -263,8 +275,11 @@ void compare_given(const Context& ctx, const GivenInputs& given, const lock::Gpu
                  : fmt::format("the lock was resolved with --{} {}, which is not given", k, *rv);
     add("option-changed", k, std::move(message), rv, gv);
   }
+}
 
-  // Indexes: the general ones in priority order; the torch family's base.
+// Indexes: the general ones in priority order; the torch family's base.
+void compare_indexes(const Context& ctx, const GivenInputs& given, const GivenDrifts& add) {
+  const ResolveRequest& flags = *ctx.request.given;
   if (ctx.lock.gpulock) {
     std::vector<std::string> recorded_general, given_general;
     for (const auto& ix : ctx.lock.gpulock->indexes) {
@@ -297,8 +312,11 @@ void compare_given(const Context& ctx, const GivenInputs& given, const lock::Gpu
       }
     }
   }
+}
 
-  // The target, when given.
+// The target, when given.
+void compare_target(const Context& ctx, const GivenDrifts& add) {
+  const ResolveRequest& flags = *ctx.request.given;
   if (ctx.lock.gpulock && ctx.lock.gpulock->target) {
     const auto& t = *ctx.lock.gpulock->target;
     if (!flags.target.python_version.empty() && flags.target.python_version != t.python) {
@@ -313,6 +331,18 @@ void compare_given(const Context& ctx, const GivenInputs& given, const lock::Gpu
           t.platform, flags.target.platform);
     }
   }
+}
+
+// The given flags against the record: one drift per difference.
+void compare_given(const Context& ctx, const GivenInputs& given, const lock::GpulockInputs& rec,
+                   std::vector<Drift>& drifts) {
+  GivenDrifts add(ctx, rec, drifts);
+  compare_requirements(given, rec, add);
+  compare_files(given, rec, add);
+  compare_extras_and_groups(given, rec, add);
+  compare_options(given, rec, add);
+  compare_indexes(ctx, given, add);
+  compare_target(ctx, add);
 }
 
 }  // namespace
