@@ -162,6 +162,65 @@ std::string python_xy(const std::string& full) {
   return second == std::string::npos ? full : full.substr(0, second);
 }
 
+// --deep: the installed files of `p` against its RECORD.
+void check_record(const Context& ctx, const std::string& python, const lock::Package& p,
+                  const probe::InstalledDistribution& installed, const std::string& install_hint, LayerResult& layer,
+                  std::vector<Drift>& drifts) {
+  const auto* got = &installed;
+  const std::size_t line = p.line.line;
+auto rc = verify_record(*got);
+if (!rc.has_record) {
+  Drift d = make_drift(CheckLayer::Env, "record-unverifiable", p.name,
+                       fmt::format("{} {} has no RECORD, so its files cannot be verified",
+                                   p.name, got->version),
+                       line);
+  d.severity = DriftSeverity::Warning;
+  d.hint = install_hint;
+  drifts.push_back(std::move(d));
+} else if (!rc.problems.empty()) {
+  Drift d = make_drift(CheckLayer::Env, "record-mismatch", p.name,
+                       fmt::format("{} {}: {} of {} installed files differ from its RECORD",
+                                   p.name, got->version, rc.problems.size(), rc.files),
+                       line);
+  constexpr std::size_t kMaxShown = 20;
+  for (std::size_t i = 0; i < rc.problems.size() && i < kMaxShown; ++i)
+    d.details.push_back(rc.problems[i]);
+  if (rc.problems.size() > kMaxShown) {
+    d.details.push_back(fmt::format("... and {} more", rc.problems.size() - kMaxShown));
+  }
+  d.hint = fmt::format(
+      "reinstall it: `{} -m pip uninstall -y {}`, then `gpulock install --lock {} --python "
+      "{}`",
+      python, p.name, ctx.lock_path, python);
+  drifts.push_back(std::move(d));
+} else {
+  layer.notes.push_back(
+      fmt::format("{} {}: {} files match RECORD", p.name, got->version, rc.files));
+}
+}
+
+// The load probe's verdict for this environment (the lock and machine comparisons are the
+// other layers').
+void add_load_findings(const Context& ctx, const probe::PythonEnvironment& env, const probe::LoadReport& load,
+                       LayerResult& layer, std::vector<Drift>& drifts) {
+  for (const auto& f : probe::assess_load(env, load)) {
+    std::string message = f.message;
+    if (message.ends_with('.')) message.pop_back();  // one style with the other lines
+    if (f.severity == probe::Severity::Info) {
+      layer.notes.push_back(fmt::format("load probe: {}", message));
+      continue;
+    }
+    Drift d = make_drift(CheckLayer::Env, "load-" + f.id, f.subject, std::move(message));
+    d.severity = severity_of(f.severity);
+    d.hint = f.hint;
+    if (!f.subject.empty()) {
+      auto pkgs = lock::find_packages(ctx.lock, f.subject);
+      if (!pkgs.empty()) d.line = pkgs.front()->line.line;
+    }
+    drifts.push_back(std::move(d));
+  }
+}
+
 }  // namespace
 
 core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& layer,
@@ -181,6 +240,7 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
   if (!xy.empty())
     markers = core::Environment::linux_cpython(xy, target_machine(ctx.lock), env.python_version);
 
+  const std::string& python = pr.python;
   const std::string install_hint =
       fmt::format("`gpulock install --lock {} --python {}` installs the locked versions",
                   ctx.lock_path, pr.python);
@@ -206,35 +266,7 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
     }
     if (!p.version || same_version(got->version, want)) {
       if (ctx.request.deep && (p.name == "torch" || p.name.starts_with("nvidia-"))) {
-        auto rc = verify_record(*got);
-        if (!rc.has_record) {
-          Drift d = make_drift(CheckLayer::Env, "record-unverifiable", p.name,
-                               fmt::format("{} {} has no RECORD, so its files cannot be verified",
-                                           p.name, got->version),
-                               line);
-          d.severity = DriftSeverity::Warning;
-          d.hint = install_hint;
-          drifts.push_back(std::move(d));
-        } else if (!rc.problems.empty()) {
-          Drift d = make_drift(CheckLayer::Env, "record-mismatch", p.name,
-                               fmt::format("{} {}: {} of {} installed files differ from its RECORD",
-                                           p.name, got->version, rc.problems.size(), rc.files),
-                               line);
-          constexpr std::size_t kMaxShown = 20;
-          for (std::size_t i = 0; i < rc.problems.size() && i < kMaxShown; ++i)
-            d.details.push_back(rc.problems[i]);
-          if (rc.problems.size() > kMaxShown) {
-            d.details.push_back(fmt::format("... and {} more", rc.problems.size() - kMaxShown));
-          }
-          d.hint = fmt::format(
-              "reinstall it: `{} -m pip uninstall -y {}`, then `gpulock install --lock {} --python "
-              "{}`",
-              pr.python, p.name, ctx.lock_path, pr.python);
-          drifts.push_back(std::move(d));
-        } else {
-          layer.notes.push_back(
-              fmt::format("{} {}: {} files match RECORD", p.name, got->version, rc.files));
-        }
+        check_record(ctx, python, p, *got, install_hint, layer, drifts);
       }
       continue;
     }
@@ -274,24 +306,7 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
     drifts.push_back(std::move(d));
   }
 
-  // The load probe's verdict for this environment (the lock and machine comparisons are the
-  // other layers').
-  for (const auto& f : probe::assess_load(env, report->load)) {
-    std::string message = f.message;
-    if (message.ends_with('.')) message.pop_back();  // one style with the other lines
-    if (f.severity == probe::Severity::Info) {
-      layer.notes.push_back(fmt::format("load probe: {}", message));
-      continue;
-    }
-    Drift d = make_drift(CheckLayer::Env, "load-" + f.id, f.subject, std::move(message));
-    d.severity = severity_of(f.severity);
-    d.hint = f.hint;
-    if (!f.subject.empty()) {
-      auto pkgs = lock::find_packages(ctx.lock, f.subject);
-      if (!pkgs.empty()) d.line = pkgs.front()->line.line;
-    }
-    drifts.push_back(std::move(d));
-  }
+  add_load_findings(ctx, env, report->load, layer, drifts);
 
   layer.summary =
       fmt::format("Python {} ({}): {} installed; {} of the lock's {} apply to it",
