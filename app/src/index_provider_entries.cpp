@@ -1,0 +1,192 @@
+// IndexProvider: the candidates of a package in preference order, each with the wheel the target
+// installs, and why the others cannot be used.
+
+#include "gpulock/app/index_provider.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <deque>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "gpulock/app/command_line.h"
+#include "gpulock/core/name.h"
+#include "gpulock/core/specifier.h"
+#include "gpulock/index/interrupt.h"
+#include "gpulock/index/url.h"
+
+#include "index_provider_impl.h"
+
+namespace gpulock::app {
+
+using resolver::UnavailableKind;
+using resolver::UnavailableReason;
+
+auto IndexProvider::Impl::build_entries(
+    std::string_view name, PackageState& state,
+    const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files,
+    const std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>>& omitted)
+    -> void {
+  struct Acc {
+    VersionEntry entry;
+    std::optional<std::size_t> best_rank;
+    bool has_wheel = false, has_sdist = false, tag_ok = false, excluded_newer = false, undated = false;
+    bool above_ceiling = false;  // from a torch variant above the driver's ceiling
+    std::string requires_python_fail;
+    std::string other_date;
+  };
+  std::vector<Acc> accs;
+  std::unordered_map<core::Version, std::size_t, core::VersionHash> by_version;
+  bool nightly_filter = config.nightly_date.has_value() && is_torch_family(name);
+  // The version's accumulator, or null for a nightly of another date than the chosen one.
+  auto acc_for = [&](const core::Version& v, const SourceSpec* source) -> Acc* {
+    auto [it, inserted] = by_version.emplace(v, accs.size());
+    if (inserted) {
+      Acc a;
+      a.entry.version = v;
+      a.entry.build = classify_build(v);
+      accs.push_back(std::move(a));
+    }
+    Acc& acc = accs[it->second];
+    if (nightly_filter && source->nightly) {
+      auto date = nightly_date_of(v);
+      if (!date.empty() && date != *config.nightly_date) {
+        acc.other_date = date;
+        return nullptr;
+      }
+    }
+    return &acc;
+  };
+  for (const auto& [o, source] : omitted) {
+    Acc* acc = acc_for(o->version, source);
+    if (acc == nullptr) continue;
+    acc->has_sdist = acc->has_sdist || o->sdists;
+    acc->has_wheel = acc->has_wheel || o->wheels;
+  }
+  for (const auto& [file, source] : files) {
+    Acc* acc_ptr = acc_for(file->version(), source);
+    if (acc_ptr == nullptr) continue;
+    Acc& acc = *acc_ptr;
+    if (file->is_sdist()) {
+      acc.has_sdist = true;
+      continue;
+    }
+    acc.has_wheel = true;
+    auto rank = ranker.rank(file->tags());
+    if (!rank) continue;
+    acc.tag_ok = true;
+    if (config.exclude_newer) {
+      auto when = publish_time(*file);
+      if (!when) {
+        acc.undated = true;
+        warn(fmt::format("{} has no upload time; --exclude-newer leaves it out", file->filename()));
+        continue;
+      }
+      if (*when > *config.exclude_newer) {
+        acc.excluded_newer = true;
+        continue;
+      }
+    }
+    if (!requires_python_ok(*file)) {
+      acc.requires_python_fail = file->requires_python();
+      continue;
+    }
+    if (source->above_ceiling) {
+      acc.above_ceiling = true;
+      continue;
+    }
+    // Best: a file that is not yanked, then the best tag rank.
+    bool better = acc.entry.file == nullptr || (acc.entry.yanked && !file->yanked()) ||
+                  (acc.entry.yanked == file->yanked() && *rank < *acc.best_rank);
+    if (better) {
+      acc.entry.file = file;
+      acc.entry.source = source;
+      acc.entry.yanked = file->yanked();
+      acc.best_rank = rank;
+    }
+  }
+
+  bool any_available = false, any_wheel = false, any_sdist = false, any_tag_ok = false;
+  for (auto& acc : accs) {
+    if (!acc.other_date.empty() && !acc.has_wheel && !acc.has_sdist) {
+      acc.entry.version = core::Version();  // dropped below: a nightly of another date
+      continue;
+    }
+    any_wheel = any_wheel || acc.has_wheel;
+    any_sdist = any_sdist || acc.has_sdist;
+    any_tag_ok = any_tag_ok || acc.tag_ok;
+    if (acc.entry.file != nullptr) {
+      any_available = true;
+      continue;
+    }
+    UnavailableReason r;
+    if (acc.above_ceiling) {
+      // One wording for every such build, so that the explanation states it once for a range.
+      r.kind = UnavailableKind::CudaTooNew;
+      std::string who = config.gpu.driver ? fmt::format("your driver {}", config.gpu.driver->to_string()) : "your driver";
+      r.message = config.gpu.compat == probe::CudaCompat::Minor
+                      ? fmt::format("needs a newer CUDA than {} runs (CUDA {}.x)", who, config.gpu.ceiling->major)
+                      : fmt::format("needs a newer CUDA than {} runs (CUDA <= {})", who, config.gpu.ceiling->to_string());
+      if (acc.entry.build.cuda) r.fields = {{"cuda", acc.entry.build.cuda->to_string()}};
+    } else if (acc.excluded_newer || (acc.undated && !acc.tag_ok)) {
+      r.kind = UnavailableKind::ExcludedNewer;
+      r.message = "was published after the --exclude-newer cutoff";
+    } else if (acc.undated) {
+      r.kind = UnavailableKind::ExcludedNewer;
+      r.message = "has no upload time, so --exclude-newer leaves it out";
+    } else if (!acc.requires_python_fail.empty()) {
+      r.kind = UnavailableKind::RequiresPython;
+      r.message = fmt::format("needs Python {}", spaced_specifier(acc.requires_python_fail));
+      r.fields = {{"requires-python", acc.requires_python_fail}};
+    } else if (acc.has_wheel) {
+      r.kind = UnavailableKind::OtherPlatforms;
+      r.message = fmt::format("has no wheel for {} (wheels exist only for other platforms or Pythons)",
+                              target_tag_text());
+    } else {
+      r.kind = UnavailableKind::OnlySdist;
+      r.message = "has only a source distribution (gpulock locks wheels; building sdists is out of scope)";
+    }
+    acc.entry.unavailable = r;
+  }
+  state.any_wheel_for_target = any_available;
+  state.only_sdists = !any_available && any_sdist && !any_wheel;
+  state.only_other_platforms = !any_available && any_wheel && !any_tag_ok;
+
+  std::vector<VersionEntry> entries;
+  entries.reserve(accs.size());
+  for (auto& acc : accs) {
+    if (!acc.other_date.empty() && !acc.has_wheel && !acc.has_sdist) continue;
+    entries.push_back(std::move(acc.entry));
+  }
+  bool torch_order = !config.torch.empty() && is_torch_family(name);
+  std::stable_sort(entries.begin(), entries.end(), [&](const VersionEntry& a, const VersionEntry& b) {
+    if (torch_order) {
+      // Newest public version first, then the highest CUDA variant (never PEP 440 label order).
+      auto pa = a.version.public_version(), pb = b.version.public_version();
+      if (pa != pb) return pa > pb;
+      auto rank_of = [](const BuildLabel& l) {
+        if (l.kind == BuildKind::Cuda && l.cuda) return static_cast<std::int64_t>(l.cuda->major * 100 + l.cuda->minor);
+        if (l.kind == BuildKind::Unlabeled) return std::int64_t{-1};
+        if (l.kind == BuildKind::Cpu) return std::int64_t{-2};
+        return std::int64_t{-3};
+      };
+      auto ra = rank_of(a.build), rb = rank_of(b.build);
+      if (ra != rb) return ra > rb;
+    }
+    return a.version > b.version;
+  });
+  if (auto pref = config.preferences.find(name); pref != config.preferences.end()) {
+    auto it = std::find_if(entries.begin(), entries.end(),
+                           [&](const VersionEntry& e) { return e.version == pref->second; });
+    if (it != entries.end()) {
+      state.pin_from = static_cast<std::size_t>(it - entries.begin());
+      std::rotate(entries.begin(), it, it + 1);
+    }
+  }
+  state.entries = std::move(entries);
+}
+
+}  // namespace gpulock::app

@@ -1,0 +1,228 @@
+#pragma once
+// IndexProvider's state, private to app (issue 21: one file per idea). The provider's parts:
+//   index_provider_sources.cpp  which sources a name comes from (first-index, the torch family,
+//                               direct references), their pages and METADATA;
+//   index_provider_entries.cpp  which wheel of each version the target installs: the candidates
+//                               in preference order, and why the others cannot be used;
+//   index_provider_gpu.cpp      the GPU policy as candidates of virtual packages (__cuda, ...) and
+//                               the CUDA a candidate needs;
+//   index_provider_words.cpp    the explanation's words and the questions asked after a solve;
+//   index_provider.cpp          the resolver::Provider adapter (candidates, dependencies).
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <set>
+#include <span>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/index_provider.h"
+#include "gpulock/core/specifier.h"
+#include "gpulock/index/url.h"
+
+namespace gpulock::app {
+
+using resolver::UnavailableReason;
+
+inline constexpr std::string_view kPython = "__python";
+inline constexpr std::string_view kCuda = "__cuda";
+inline constexpr std::string_view kCudaVariant = "__cuda_variant";
+inline constexpr std::string_view kCudaMajor = "__cuda_major";
+
+inline core::Version make_version(std::uint64_t major, std::uint64_t minor) {
+  std::uint64_t parts[2] = {major, minor};
+  return core::Version::from_release(parts);
+}
+
+// The build date of a nightly (`2.15.0.dev20260817+cu130` -> "20260817"), or "".
+inline std::string nightly_date_of(const core::Version& v) {
+  if (!v.dev()) return {};
+  std::uint64_t d = *v.dev();
+  if (d < 20000101 || d > 29991231) return {};
+  return fmt::format("{}", d);
+}
+
+// Midnight UTC of a YYYYMMDD date, in microseconds since the epoch.
+inline std::optional<std::int64_t> date_micros(std::string_view yyyymmdd) {
+  if (yyyymmdd.size() != 8) return std::nullopt;
+  return index::parse_timestamp(fmt::format("{}-{}-{}T00:00:00Z", yyyymmdd.substr(0, 4), yyyymmdd.substr(4, 2),
+                                            yyyymmdd.substr(6, 2)));
+}
+
+// "needs Python >=3.12" -> ">= 3.12" spacing for the explanation.
+inline std::string spaced_specifier(std::string_view spec) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < spec.size()) {
+    std::size_t j = i;
+    while (j < spec.size() && std::string_view("<>=!~").find(spec[j]) != std::string_view::npos) ++j;
+    std::size_t end = spec.find(',', j);
+    std::string_view op = spec.substr(i, j - i);
+    std::string_view operand = spec.substr(j, end == std::string_view::npos ? std::string_view::npos : end - j);
+    if (!out.empty()) out += ", ";
+    out += op.empty() ? std::string(operand) : fmt::format("{} {}", op, operand);
+    if (end == std::string_view::npos) break;
+    i = end + 1;
+    while (i < spec.size() && spec[i] == ' ') ++i;
+  }
+  return out;
+}
+
+struct VersionEntry {
+  core::Version version;
+  const index::DistFile* file = nullptr;  // the wheel the target would install
+  const SourceSpec* source = nullptr;
+  bool yanked = false;
+  std::optional<UnavailableReason> unavailable;
+  BuildLabel build;
+  // What dependencies() learned, for skipped_before().
+  bool dependencies_read = false;
+  std::optional<CudaVersion> needs_cuda;
+  std::optional<UnavailableReason> dependencies_unavailable;
+  std::vector<resolver::Dependency> requirements;  // its Requires-Dist for the target (no virtuals)
+  bool archs_assumed = false;  // torch: no arch list known, bounded by its CUDA's archs
+};
+
+struct PackageState {
+  std::vector<index::ProjectPagePtr> pages;  // keeps the DistFiles alive
+  std::vector<VersionEntry> entries;         // preference order
+  std::vector<const SourceSpec*> sources;    // where the candidates came from
+  std::vector<const SourceSpec*> skipped;    // lower-priority sources first-index did not use
+  bool any_wheel_for_target = false;
+  bool only_sdists = false;
+  bool only_other_platforms = false;
+  std::size_t pin_from = 0;  // an existing lock's pin was moved to the front from here
+};
+
+struct MetadataState {
+  std::optional<core::CoreMetadata> metadata;
+};
+
+struct IndexProvider::Impl {
+  index::IndexClient& client;
+  ProviderConfig config;
+  core::TagRanker ranker;
+  std::map<std::string, PackageState, std::less<>> packages;
+  std::unordered_map<const index::DistFile*, MetadataState> metadata;
+  std::map<std::string, std::optional<core::SpecifierSet>, std::less<>> requires_python_cache;
+  mutable std::vector<std::string> warnings;
+  mutable std::set<std::string, std::less<>> warned;
+  // --exclude-newer: upload times of torch-source mirror files that give none, from the same file
+  // (same sha256) on a later index.
+  std::unordered_map<const index::DistFile*, std::int64_t> borrowed_upload_time;
+  std::deque<SourceSpec> direct_sources;  // stable addresses: entries point at them
+  std::atomic<bool> cancelled{false};
+  // package_hints explained the CUDA ceiling (the resolve workflow then tries the fixes).
+  mutable bool cuda_hinted = false;
+  // Pages of skipped lower-priority sources, fetched by fetch_hint_pages before the explanation
+  // is rendered: name -> (source, page) for each page found.
+  std::map<std::string, std::vector<std::pair<const SourceSpec*, index::ProjectPagePtr>>, std::less<>> hint_pages;
+
+  // Whether package_hints compares `name`'s skipped sources (the torch family comes from its own
+  // source by design; any other name the torch source serves is first-index's doing, issue 17).
+  bool hints_skipped_sources(std::string_view name, const PackageState& state) const {
+    bool family_from_torch_source =
+        is_torch_family(name) && !state.sources.empty() && state.sources.front()->role == "torch";
+    return !state.skipped.empty() && !state.sources.empty() && !family_from_torch_source;
+  }
+
+  Impl(index::IndexClient& c, ProviderConfig cfg)
+      : client(c), config(std::move(cfg)), ranker(config.target.supported) {}
+
+  void warn(std::string message) const {
+    if (warned.insert(message).second) warnings.push_back(std::move(message));
+  }
+
+  // The command that takes `name` from `other` instead of the source first-index chose: this
+  // run's, with the flags added.
+  std::string first_index_fix(std::string_view name, std::string_view other) const;
+
+  // Per GPU arch a candidate of `state` lacked kernels for: the release and the CUDA builds of
+  // it that have them (the first such candidate tried, in preference order, speaks for its
+  // release).
+  struct ArchFix {
+    ComputeCapability arch;
+    std::string release;
+    std::vector<CudaVersion> builds;
+  };
+  std::vector<ArchFix> arch_fixes(std::string_view name, const PackageState& state) const;
+
+  // "<source>" or "<source> and N more" (redacted).
+  static std::string sources_text(const std::vector<const SourceSpec*>& sources);
+
+  // Why a candidate whose dependencies were read lost, when one of its requirements alone says
+  // it (issue 16 item 7): no usable version of a dependency satisfies it on the sources that
+  // dependency comes from (first-index: a stale mirror on the torch source), or the solution
+  // chose a version of the dependency outside it. Reads nothing from the network.
+  std::optional<std::string> conflict_reason(const VersionEntry& e, const resolver::Solution* solution,
+                                             std::string* hint = nullptr) const;
+
+  // First-index for every name (issue 17): a name the torch source serves comes only from
+  // there, whether or not gpulock has heard of it (torchtriton in 2022; numpy, which
+  // download.pytorch.org mirrors). Which names a torch variant serves is learned from its root
+  // listing (fetch_project_list: small, fetched once per run and cached); a variant whose root
+  // cannot be read is asked per name, in the same wave as the next source's page. Variants above
+  // the driver's ceiling are there only to explain the torch family's newer builds: they serve
+  // no other name.
+  void prefetch_torch_listings() const {
+    for (const auto& s : config.torch) {
+      if (!s.above_ceiling) client.prefetch_project_list(s.source);
+    }
+  }
+
+  // The torch sources that may serve `name`, a name outside the torch family. `unsure`: some of
+  // them are there because their root could not be read, so the name may be missing.
+  std::vector<const SourceSpec*> torch_sources_serving(std::string_view name, bool* unsure) const;
+
+  // The source groups for a package, in priority order; each group is searched as one source.
+  std::vector<std::vector<const SourceSpec*>> groups_for(std::string_view name, bool* torch_unsure = nullptr) const;
+
+  bool requires_python_ok(const index::DistFile& file);
+
+  // When the file was published, for --exclude-newer: its upload time, else the date of a
+  // nightly version; nullopt when neither is known.
+  std::optional<std::int64_t> publish_time(const index::DistFile& file) const;
+
+  std::string target_tag_text() const {
+    return fmt::format("{}-{}", config.target.tags.interpreter_tag(), config.target.platform);
+  }
+
+  // A direct reference's one wheel: from its URL only, its sha256 from the URL's fragment or,
+  // when it has none, from downloading it once (streamed, cached by URL). Errors name the URL.
+  core::Status load_direct(std::string_view name, const std::string& given, PackageState& state);
+
+  core::Status load(std::string_view name, PackageState& state);
+
+  // The torch source's copies of ordinary packages (filelock, numpy, ...) carry no upload time on
+  // download.pytorch.org, so --exclude-newer would leave every one out, and first-index would
+  // allow no other copy. A copy is the same file as the one on the next index (the same sha256;
+  // when the torch source gives no hash, as on its nightly tree, the same file name, which PyPI
+  // never reuses), so it takes that file's upload time. Only the date is borrowed: the candidates
+  // and the files installed stay the torch source's.
+  core::Status borrow_upload_times(std::string_view name, const std::vector<std::vector<const SourceSpec*>>& groups,
+                                   const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files);
+
+  // `omitted`: versions of the files the client's keep_wheel filter left out of the pages (wheels
+  // for other targets, sdists); they count exactly as such files would below.
+  void build_entries(std::string_view name, PackageState& state,
+                     const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files,
+                     const std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>>& omitted);
+
+  // Prefetch the METADATA of the candidate most likely to be chosen.
+  void prefetch_first(const PackageState& state);
+
+  core::Result<const core::CoreMetadata*> read_metadata(const index::DistFile& file, std::string& problem);
+
+  std::optional<resolver::PackageCandidates> virtual_candidates(std::string_view name) const;
+
+  // What CUDA a candidate needs: its +cuXYZ label, the CUDA of its runtime pins (PyPI torch),
+  // else its own name and version (nvidia-*, cuda-toolkit, cuda-bindings).
+  static std::optional<CudaNeed> cuda_need(std::string_view package, const VersionEntry& entry,
+                                           std::span<const core::Requirement> requires_dist);
+
+  std::string ceiling_text() const;
+};
+
+}  // namespace gpulock::app

@@ -1,0 +1,275 @@
+// IndexProvider: which sources a name comes from (first-index for every name, the torch family
+// from its own source, direct references from their URL), their pages and METADATA.
+
+#include "gpulock/app/index_provider.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <deque>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "gpulock/app/command_line.h"
+#include "gpulock/core/name.h"
+#include "gpulock/core/specifier.h"
+#include "gpulock/index/interrupt.h"
+#include "gpulock/index/url.h"
+
+#include "index_provider_impl.h"
+
+namespace gpulock::app {
+
+using resolver::UnavailableKind;
+using resolver::UnavailableReason;
+
+auto IndexProvider::Impl::torch_sources_serving(std::string_view name, bool* unsure) const
+    -> std::vector<const SourceSpec*> {
+  std::vector<const SourceSpec*> out;
+  for (const auto& s : config.torch) {
+    if (s.above_ceiling) continue;
+    auto list = client.fetch_project_list(s.source);
+    if (list && *list && !(*list)->serves(name)) continue;
+    if (unsure != nullptr && !(list && *list)) *unsure = true;
+    out.push_back(&s);
+  }
+  return out;
+}
+
+auto IndexProvider::Impl::groups_for(std::string_view name, bool* torch_unsure) const
+    -> std::vector<std::vector<const SourceSpec*>> {
+  std::vector<std::vector<const SourceSpec*>> groups;
+  std::vector<const SourceSpec*> pinned;
+  for (const auto& [glob, spec] : config.pinned) {
+    if (glob_match(glob, name)) pinned.push_back(&spec);
+  }
+  if (!pinned.empty()) {
+    groups.push_back(std::move(pinned));
+    return groups;  // a pin is exclusive: nothing else is consulted
+  }
+  if ((config.torch_requested || !config.torch.empty()) && is_torch_family(name)) {
+    // The torch family never falls back past the torch source the user asked for.
+    std::vector<const SourceSpec*> torch;
+    for (const auto& s : config.torch) torch.push_back(&s);
+    if (!torch.empty()) groups.push_back(std::move(torch));
+    // --index-strategy unsafe-best-match merges every source: the user asked for that.
+    if (config.strategy == IndexStrategy::FirstIndex) return groups;
+  } else if (!config.torch.empty()) {
+    auto torch = torch_sources_serving(name, torch_unsure);
+    if (!torch.empty()) groups.push_back(std::move(torch));
+  }
+  for (const auto& s : config.general) groups.push_back({&s});
+  return groups;
+}
+
+auto IndexProvider::Impl::requires_python_ok(const index::DistFile& file) -> bool {
+  if (file.requires_python().empty()) return true;
+  auto it = requires_python_cache.find(file.requires_python());
+  if (it == requires_python_cache.end()) {
+    auto parsed = core::SpecifierSet::parse(file.requires_python());
+    if (!parsed) {
+      warn(fmt::format("ignoring the invalid Requires-Python {} of {}", core::quote_for_message(file.requires_python()),
+                       file.filename()));
+    }
+    it = requires_python_cache
+             .emplace(std::string(file.requires_python()), parsed ? std::optional<core::SpecifierSet>(*parsed) : std::nullopt)
+             .first;
+  }
+  if (!it->second) return true;
+  return it->second->contains(config.target.python_full, true);
+}
+
+auto IndexProvider::Impl::publish_time(const index::DistFile& file) const
+    -> std::optional<std::int64_t> {
+  if (auto t = file.upload_time()) return t;
+  if (auto it = borrowed_upload_time.find(&file); it != borrowed_upload_time.end())
+    return it->second;
+  auto date = nightly_date_of(file.version());
+  if (!date.empty()) return date_micros(date);
+  return std::nullopt;
+}
+
+auto IndexProvider::Impl::load_direct(std::string_view name, const std::string& given,
+                                      PackageState& state) -> core::Status {
+  std::string url(index::strip_fragment(given));
+  std::string fragment = given.size() > url.size() ? given.substr(url.size() + 1) : std::string();
+  const std::string shown = index::redact_url(url);
+  auto page = std::make_shared<index::ProjectPage>();
+  page->found = true;
+  page->name = std::string(name);
+  page->url = shown;
+  index::DistFile f;
+  const std::string filename = index::percent_decode(index::url_basename(url));
+  f.set_text(filename, url);
+  auto wheel = core::WheelFilename::parse(filename);
+  if (!wheel) {
+    return core::fail_at(core::ErrorCode::InvalidInput,
+                         fmt::format("{} @ ... is not a wheel: gpulock locks direct references to wheels only",
+                                     name),
+                         shown);
+  }
+  if (wheel->name != name) {
+    return core::fail_at(core::ErrorCode::InvalidInput,
+                         fmt::format("the direct reference for {} names a wheel of {}", name, wheel->name), shown);
+  }
+  f.set_wheel(*wheel);
+  if (fragment.starts_with("sha256=")) {
+    std::string hex = fragment.substr(7);
+    std::transform(hex.begin(), hex.end(), hex.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (hex.size() != 64 || hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      return core::fail_at(core::ErrorCode::InvalidInput, "the #sha256= fragment is not 64 hex digits", shown);
+    }
+    f.add_hash("sha256", hex);
+  } else {
+    auto digest = client.fetch_file_digest(url);
+    if (!digest) return std::unexpected(digest.error());
+    f.add_hash("sha256", digest->sha256);
+    f.set_size(digest->size);
+  }
+  page->files.push_back(std::move(f));
+  SourceSpec& src = direct_sources.emplace_back();
+  src.source = index::IndexSource::find_links(shown, "direct");
+  src.role = "direct";
+  index::ProjectPagePtr ptr = page;
+  state.pages.push_back(ptr);
+  state.sources.push_back(&src);
+  std::vector<std::pair<const index::DistFile*, const SourceSpec*>> files{{&ptr->files.front(), &src}};
+  build_entries(name, state, files, {});
+  return {};
+}
+
+auto IndexProvider::Impl::load(std::string_view name, PackageState& state) -> core::Status {
+  if (auto d = config.direct.find(name); d != config.direct.end())
+    return load_direct(name, d->second, state);
+  bool torch_unsure = false;
+  auto groups = groups_for(name, &torch_unsure);
+  // Start every page of the first groups at once; first-index usually needs only the first.
+  // A torch source asked per name may lack it: its answer comes in the same wave as the next
+  // source's page.
+  std::size_t prefetch_groups = config.strategy == IndexStrategy::UnsafeBestMatch ? groups.size()
+                                : torch_unsure                                    ? 2
+                                                                                  : 1;
+  for (std::size_t g = 0; g < groups.size() && g < prefetch_groups; ++g) {
+    for (const auto* s : groups[g]) client.prefetch_project(s->source, name);
+  }
+  std::vector<std::pair<const index::DistFile*, const SourceSpec*>> files;
+  std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>> omitted;
+  bool found_any = false;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (found_any && config.strategy == IndexStrategy::FirstIndex) {
+      for (const auto* s : groups[g]) state.skipped.push_back(s);
+      continue;
+    }
+    bool group_found = false;
+    for (const auto* s : groups[g]) client.prefetch_project(s->source, name);
+    for (const auto* s : groups[g]) {
+      auto page = client.fetch_project(s->source, name);
+      if (!page) return std::unexpected(page.error());
+      if (!(*page)->found || ((*page)->files.empty() && (*page)->omitted.empty())) continue;
+      group_found = true;
+      state.pages.push_back(*page);
+      state.sources.push_back(s);
+      for (const auto& f : (*page)->files) files.emplace_back(&f, s);
+      for (const auto& o : (*page)->omitted) omitted.emplace_back(&o, s);
+    }
+    found_any = found_any || group_found;
+  }
+  if (config.exclude_newer) {
+    auto borrowed = borrow_upload_times(name, groups, files);
+    if (!borrowed) return borrowed;
+  }
+  build_entries(name, state, files, omitted);
+  return {};
+}
+
+auto IndexProvider::Impl::borrow_upload_times(
+    std::string_view name, const std::vector<std::vector<const SourceSpec*>>& groups,
+    const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files)
+    -> core::Status {
+  if (is_torch_family(name) || groups.size() < 2 || groups.front().empty() ||
+      groups.front().front()->role != "torch") {
+    return {};
+  }
+  bool missing = std::any_of(files.begin(), files.end(),
+                             [](const auto& f) { return f.second->role == "torch" && !f.first->upload_time(); });
+  if (!missing) return {};
+  auto key = [](const index::DistFile& f) {
+    return f.sha256().empty() ? "name " + std::string(f.filename()) : "sha256 " + std::string(f.sha256());
+  };
+  std::unordered_map<std::string, std::int64_t> by_hash;
+  for (std::size_t g = 1; g < groups.size(); ++g) {
+    for (const auto* s : groups[g]) {
+      auto page = client.fetch_project(s->source, name);
+      if (!page) return std::unexpected(page.error());
+      for (const auto& f : (*page)->files) {
+        auto when = f.upload_time();
+        if (!when) continue;
+        by_hash.emplace("name " + std::string(f.filename()), *when);
+        if (!f.sha256().empty()) by_hash.emplace("sha256 " + std::string(f.sha256()), *when);
+      }
+    }
+  }
+  for (const auto& [f, s] : files) {
+    if (s->role != "torch" || f->upload_time()) continue;
+    if (auto it = by_hash.find(key(*f)); it != by_hash.end()) borrowed_upload_time[f] = it->second;
+  }
+  return {};
+}
+
+auto IndexProvider::Impl::prefetch_first(const PackageState& state) -> void {
+  for (const auto& e : state.entries) {
+    if (e.file != nullptr && !e.unavailable) {
+      client.prefetch_metadata(*e.file);
+      return;
+    }
+  }
+}
+
+auto IndexProvider::Impl::read_metadata(const index::DistFile& file, std::string& problem)
+    -> core::Result<const core::CoreMetadata*> {
+  auto& slot = metadata[&file];
+  if (slot.metadata) return &*slot.metadata;
+  auto text = client.fetch_metadata(file);
+  if (!text) {
+    auto code = text.error().code;
+    // A file that is not what its page says (HashMismatch) is an error (exit 4), never a
+    // candidate quietly dropped.
+    if (code == core::ErrorCode::InvalidMetadata || code == core::ErrorCode::InvalidInput) {
+      problem = text.error().where.empty()
+                    ? text.error().message
+                    : fmt::format("{} ({})", text.error().message, text.error().where);
+      return nullptr;
+    }
+    return std::unexpected(text.error());
+  }
+  auto parsed = core::CoreMetadata::parse(*text);
+  if (!parsed) {
+    problem = parsed.error().to_string();
+    return nullptr;
+  }
+  slot.metadata = std::move(*parsed);
+  return &*slot.metadata;
+}
+
+std::vector<const SourceSpec*> IndexProvider::sources_for(std::string_view name) const {
+  std::vector<const SourceSpec*> out;
+  for (const auto& g : impl_->groups_for(name)) out.insert(out.end(), g.begin(), g.end());
+  return out;
+}
+
+std::vector<std::string> IndexProvider::projects_not_found() const {
+  std::vector<std::string> out;
+  for (const auto& [name, state] : impl_->packages) {
+    if (state.sources.empty()) out.push_back(name);
+  }
+  return out;
+}
+
+bool IndexProvider::any_project_found() const {
+  return std::any_of(impl_->packages.begin(), impl_->packages.end(),
+                     [](const auto& p) { return !p.second.sources.empty(); });
+}
+
+}  // namespace gpulock::app

@@ -1,0 +1,402 @@
+// IndexProvider: the explanation's words (describe_*, package_hints) and the questions the
+// workflow asks after a solve (skipped candidates, kept pins, hints), none of which reads the
+// network while a proof is rendered.
+
+#include "gpulock/app/index_provider.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <deque>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "gpulock/app/command_line.h"
+#include "gpulock/core/name.h"
+#include "gpulock/core/specifier.h"
+#include "gpulock/index/interrupt.h"
+#include "gpulock/index/url.h"
+
+#include "index_provider_impl.h"
+
+namespace gpulock::app {
+
+using resolver::UnavailableKind;
+using resolver::UnavailableReason;
+
+auto IndexProvider::Impl::first_index_fix(std::string_view name, std::string_view other) const
+    -> std::string {
+  std::vector<FlagEdit> edits{{"--index", fmt::format("other={}", other), FlagEdit::Op::Add},
+                              {"--index-for", fmt::format("{}=other", name), FlagEdit::Op::Add}};
+  return fmt::format(
+      "to take {} from {}: `{}` (or, trusting every index equally, `--index-strategy "
+      "unsafe-best-match` instead of those two flags)",
+      name, other, command_with(config.command_line, edits));
+}
+
+auto IndexProvider::Impl::sources_text(const std::vector<const SourceSpec*>& sources)
+    -> std::string {
+  if (sources.empty()) return "no index";
+  std::string first = index::redact_url(sources.front()->source.url);
+  return sources.size() == 1 ? first : fmt::format("{} (and {} more)", first, sources.size() - 1);
+}
+
+auto IndexProvider::Impl::conflict_reason(const VersionEntry& e, const resolver::Solution* solution,
+                                          std::string* hint) const -> std::optional<std::string> {
+  for (const auto& d : e.requirements) {
+    auto pit = packages.find(d.name);
+    if (pit == packages.end()) continue;
+    const PackageState& dep = pit->second;
+    std::vector<std::string> usable;
+    bool satisfied = false;
+    for (const auto& c : dep.entries) {
+      if (c.file == nullptr || c.unavailable) continue;
+      if (d.specifier.contains(c.version, true)) {
+        satisfied = true;
+        break;
+      }
+      if (usable.size() < 3) usable.push_back(c.version.to_string());
+    }
+    if (!satisfied && !dep.sources.empty()) {
+      std::string has = usable.empty() ? fmt::format("no usable version of {}", d.name)
+                                       : fmt::format("only {} {}", d.name, fmt::join(usable, ", "));
+      std::string reason = fmt::format("needs {}, and {} has {}", d.to_string(), sources_text(dep.sources), has);
+      if (!dep.skipped.empty() && config.strategy == IndexStrategy::FirstIndex) {
+        std::string other = index::redact_url(dep.skipped.front()->source.url);
+        reason += fmt::format(" (first-index: {} comes only from there, not from {})", d.name, other);
+        if (hint != nullptr) *hint = first_index_fix(d.name, other);
+      }
+      return reason;
+    }
+    if (solution == nullptr) continue;
+    const auto* chosen = solution->find(d.name);
+    if (chosen != nullptr && !d.specifier.contains(chosen->version, true)) {
+      return fmt::format("needs {}, and {} {} was chosen", d.to_string(), d.name, chosen->version.to_string());
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> IndexProvider::describe_term(const resolver::Term& term, std::string_view text) const {
+  const auto& name = term.package().name;
+  std::string set = term.set_text();
+  if (name == kPython) return set.empty() ? "Python" : fmt::format("Python {}", spaced_specifier(set));
+  if (name == kCuda) return set.empty() ? "CUDA" : fmt::format("CUDA {}", spaced_specifier(set));
+  if (name == kCudaVariant) {
+    auto versions = term.versions.versions();
+    if (versions.size() == 1) {
+      if (versions[0].release_at(0) == 0) return std::string("the CPU variant");
+      return fmt::format("the CUDA {}.{} variant", versions[0].release_at(0), versions[0].release_at(1));
+    }
+    return std::string("one CUDA variant");
+  }
+  if (name == kCudaMajor) {
+    auto versions = term.versions.versions();
+    if (versions.size() == 1) return fmt::format("CUDA {} libraries", versions[0].release_at(0));
+    return std::string("one CUDA major version");
+  }
+  // A single labeled torch-family build reads as its public version: "torch==2.7.1".
+  auto versions = term.versions.versions();
+  if (versions.size() == 1 && versions[0].has_local() && is_torch_family(name) && term.positive) {
+    auto label = classify_build(versions[0]);
+    if (label.kind == BuildKind::Cuda || label.kind == BuildKind::Cpu) {
+      return fmt::format("{}=={}", term.package().display_name(), versions[0].public_version().to_string());
+    }
+  }
+  // Several labeled builds: when the set is exactly "every build of these variants", name the
+  // variants ("torch (CUDA 11.8 builds)"); PEP 440 ranges over local labels read badly.
+  if (versions.size() > 1 && !term.versions.full() && is_torch_family(name) && term.positive &&
+      term.package().versions) {
+    auto label_key = [](const core::Version& v) {
+      auto l = classify_build(v);
+      if (l.kind == BuildKind::Cuda && l.cuda) return fmt::format("CUDA {}", l.cuda->to_string());
+      if (l.kind == BuildKind::Cpu) return std::string("CPU");
+      return std::string();
+    };
+    std::map<std::string, std::size_t> in_set, in_all;
+    for (const auto& v : versions) ++in_set[label_key(v)];
+    for (const auto& v : *term.package().versions) {
+      auto key = label_key(v);
+      if (in_set.contains(key)) ++in_all[key];
+    }
+    bool whole_variants = !in_set.contains("") && in_set == in_all;
+    if (whole_variants) {
+      std::string labels;
+      for (const auto& [key, n] : in_set) labels += (labels.empty() ? "" : ", ") + key;
+      return fmt::format("{} ({} builds)", term.package().display_name(), labels);
+    }
+  }
+  (void)text;
+  return std::nullopt;
+}
+
+std::optional<std::string> IndexProvider::describe_dependency(const resolver::Term& depender,
+                                                              const resolver::Term& dependency,
+                                                              std::string_view depender_text,
+                                                              std::string_view dependency_text) const {
+  const auto& dep = dependency.package().name;
+  if (dep != kCuda && dep != kCudaVariant && dep != kCudaMajor) return std::nullopt;
+  std::string who(depender_text);
+  auto versions = depender.versions.versions();
+  if (versions.size() == 1) {
+    auto label = classify_build(versions[0]);
+    if (label.kind == BuildKind::Cuda && label.cuda) {
+      who = fmt::format("{}=={} (CUDA {} build)", depender.package().display_name(),
+                        versions[0].public_version().to_string(), label.cuda->to_string());
+    } else if (label.kind == BuildKind::Cpu) {
+      who = fmt::format("{}=={} (CPU build)", depender.package().display_name(), versions[0].public_version().to_string());
+    }
+  }
+  if (dep == kCuda) {
+    // Without a GPU (or a known ceiling) the version a build needs is beside the point.
+    if (impl_->config.gpu.no_gpu || !impl_->config.gpu.ceiling) return fmt::format("{} needs CUDA", who);
+    return fmt::format("{} needs {}", who, dependency_text);
+  }
+  auto variants = dependency.versions.versions();
+  if (dep == kCudaMajor) {
+    // "nvidia-cudnn-cu12==9.5.1.17 uses CUDA 12 libraries".
+    if (variants.size() == 1) return fmt::format("{} uses CUDA {} libraries", who, variants[0].release_at(0));
+    return fmt::format("{} needs {}", depender_text, dependency_text);
+  }
+  // `__cuda_variant`: "torchvision==0.19.0 is a CUDA 11.8 build".
+  if (variants.size() == 1) {
+    if (variants[0].release_at(0) == 0) return fmt::format("{} is a CPU build", depender_text);
+    return fmt::format("{} is a CUDA {}.{} build", depender_text, variants[0].release_at(0), variants[0].release_at(1));
+  }
+  return fmt::format("{} needs {}", depender_text, dependency_text);
+}
+
+std::optional<std::string> IndexProvider::describe_no_versions(const resolver::Term& term, std::string_view) const {
+  const auto& name = term.package().name;
+  if (name == kCuda) return impl_->ceiling_text();
+  if (name == kPython) {
+    return fmt::format("the target is Python {}", impl_->config.target.python_full.to_string());
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInfo& package) const {
+  std::vector<std::string> hints;
+  if (package.is_virtual || package.is_root) {
+    if (package.name == kCuda) impl_->cuda_hinted = true;
+    if (package.name == kCuda && impl_->config.gpu.ceiling && impl_->config.gpu.compat == probe::CudaCompat::Strict &&
+        !impl_->config.gpu.no_gpu) {
+      auto next = probe::min_driver_for_cuda({impl_->config.gpu.ceiling->major, impl_->config.gpu.ceiling->minor + 1},
+                                             probe::CudaCompat::Strict);
+      if (next) {
+        hints.push_back(fmt::format("a newer CUDA build needs a driver >= {} (run `gpulock probe --machine` to see "
+                                    "yours)",
+                                    next->to_string()));
+      }
+    }
+    if (package.name == kCuda && impl_->config.gpu.no_gpu) {
+      hints.push_back("CUDA builds need a GPU: to lock for a GPU machine, add --driver VERSION with the version "
+                      "`gpulock probe --machine` prints there");
+    }
+    return hints;
+  }
+  auto it = impl_->packages.find(package.name);
+  if (it == impl_->packages.end()) return hints;
+  const PackageState& state = it->second;
+  // No "pre-releases exist" hint here: under if-necessary a pre-release is chosen whenever no
+  // final release remains, and the reporter itself explains pre-releases that
+  // --prerelease disallow excluded. (A hint from this list alone misled: `x>9` with only
+  // unrelated pre-releases, or nightly torch, where pre-releases are allowed already.)
+  // First-index ignored lower-priority sources: say so when one of them has versions the used
+  // source lacks. Only pages fetch_hint_pages fetched are read: no I/O here.
+  if (auto pages = impl_->hint_pages.find(package.name);
+      pages != impl_->hint_pages.end() && impl_->hints_skipped_sources(package.name, state)) {
+    std::unordered_map<core::Version, bool, core::VersionHash> known;
+    for (const auto& e : state.entries) known.emplace(e.version, true);
+    for (const auto& [s, page] : pages->second) {
+      bool has_other = std::any_of(page->files.begin(), page->files.end(),
+                                   [&](const index::DistFile& f) { return !known.contains(f.version()); }) ||
+                       std::any_of(page->omitted.begin(), page->omitted.end(),
+                                   [&](const index::OmittedVersion& o) { return !known.contains(o.version); });
+      if (has_other) {
+        std::string other = index::redact_url(s->source.url);
+        hints.push_back(fmt::format("{} was also found on {}, but under first-index only {} is used for it (protection "
+                                    "against dependency confusion); {}",
+                                    package.name, other, Impl::sources_text(state.sources),
+                                    impl_->first_index_fix(package.name, other)));
+        break;
+      }
+    }
+  }
+  // A build without kernels for a GPU: which CUDA builds of that release have them. The command
+  // that asks for one is suggested by the resolve workflow once it has tried it.
+  for (const auto& fix : impl_->arch_fixes(package.name, state)) {
+    if (fix.builds.empty()) {
+      hints.push_back(fmt::format("no CUDA build of {} has kernels for your GPU's {}; an older release may",
+                                  fix.release, fix.arch.to_string()));
+    } else {
+      std::string variants;
+      for (const auto& b : fix.builds) variants += (variants.empty() ? "" : ", ") + variant_name(b);
+      hints.push_back(fmt::format("{} has kernels for your GPU's {} only in variant{} {}", fix.release,
+                                  fix.arch.to_string(), fix.builds.size() == 1 ? "" : "s", variants));
+    }
+  }
+  if (state.only_sdists) {
+    hints.push_back(fmt::format("{} has only source distributions on the index; gpulock does not build sdists",
+                                package.name));
+  } else if (state.only_other_platforms) {
+    hints.push_back(fmt::format("{} has wheels only for other platforms or Pythons than {}", package.name,
+                                impl_->target_tag_text()));
+  }
+  return hints;
+}
+
+std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_view package, std::size_t chosen_index,
+                                                                  const resolver::Solution* solution) const {
+  std::vector<Skipped> out;
+  auto it = impl_->packages.find(package);
+  if (it == impl_->packages.end()) return out;
+  const auto& entries = it->second.entries;
+  const auto& gpu = impl_->config.gpu;
+  bool chosen_pre = chosen_index < entries.size() && entries[chosen_index].version.is_prerelease();
+  if (chosen_index == 0 && it->second.pin_from > 0) {
+    // The existing lock's pin was tried first: the candidates it was preferred over.
+    for (std::size_t i = 1; i <= it->second.pin_from && i < entries.size(); ++i) {
+      out.push_back({entries[i].version, "kept-pin",
+                     fmt::format("not tried: the existing lock pins {} (--upgrade-package {})",
+                                 entries[0].version.to_string(), package),
+                     {}});
+    }
+    return out;
+  }
+  for (std::size_t i = 0; i < chosen_index && i < entries.size(); ++i) {
+    const VersionEntry& e = entries[i];
+    Skipped s{e.version, {}, {}, {}};
+    auto from = [&](const UnavailableReason& r) {
+      s.kind = std::string(resolver::unavailable_kind_name(r.kind));
+      s.reason = r.message.empty() ? "cannot be used" : r.message;
+    };
+    if (e.unavailable && e.unavailable->kind == UnavailableKind::CudaTooNew && e.build.cuda) {
+      s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::CudaTooNew));
+      s.reason = fmt::format("needs CUDA {} and {}", e.build.cuda->to_string(), impl_->ceiling_text());
+    } else if (e.unavailable) {
+      from(*e.unavailable);
+    } else if (e.dependencies_unavailable) {
+      from(*e.dependencies_unavailable);
+    } else if (e.needs_cuda && (gpu.no_gpu || !gpu.ceiling ||
+                                !probe::ceiling_allows(*gpu.ceiling, *e.needs_cuda, gpu.compat))) {
+      s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::CudaTooNew));
+      s.reason = fmt::format("needs CUDA {} and {}", e.needs_cuda->to_string(), impl_->ceiling_text());
+    } else if (e.dependencies_read) {
+      // Tried (so neither yanked-and-unpinned nor a pre-release held it back): a conflict,
+      // named when one requirement alone explains it.
+      s.kind = "conflict";
+      s.reason = impl_->conflict_reason(e, solution, &s.hint).value_or("conflicts with the other requirements");
+    } else if (e.yanked) {
+      s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::Yanked));
+      s.reason = "is yanked (used only when pinned with ==)";
+    } else if (e.version.is_prerelease() && !chosen_pre) {
+      s.kind = "prerelease";
+      s.reason = "is a pre-release (allow with --pre)";
+    } else {
+      s.kind = "excluded";
+      s.reason = "is excluded by the requirements";
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::optional<std::string> IndexProvider::cuda_too_new_hint(std::string_view package) const {
+  auto it = impl_->packages.find(package);
+  if (it == impl_->packages.end()) return std::nullopt;
+  // Builds above the driver's ceiling (--torch-backend auto): what driver the lowest one needs.
+  std::optional<CudaVersion> lowest;
+  for (const auto& e : it->second.entries) {
+    if (e.unavailable && e.unavailable->kind == UnavailableKind::CudaTooNew && e.build.cuda &&
+        (!lowest || *e.build.cuda < *lowest)) {
+      lowest = e.build.cuda;
+    }
+  }
+  if (!lowest) return std::nullopt;
+  auto md = probe::min_driver_for_cuda(*lowest, impl_->config.gpu.compat);
+  if (!md) return std::nullopt;
+  return fmt::format("{}'s CUDA {} builds need a driver >= {} (run `gpulock probe --machine` to see yours)", package,
+                     lowest->to_string(), md->to_string());
+}
+
+void IndexProvider::fetch_hint_pages(const resolver::DerivationTree& tree) {
+  std::set<std::string, std::less<>> names;
+  for (const auto& node : tree.nodes) {
+    for (const auto& t : node.terms) {
+      const auto& p = t.package();
+      if (!p.is_root && !p.is_virtual) names.insert(p.name);
+    }
+  }
+  // Every page asked at once, then collected.
+  std::vector<std::pair<std::string, const SourceSpec*>> wanted;
+  for (const auto& name : names) {
+    auto it = impl_->packages.find(name);
+    if (it == impl_->packages.end() || !impl_->hints_skipped_sources(name, it->second)) continue;
+    for (const auto* s : it->second.skipped) {
+      impl_->client.prefetch_project(s->source, name);
+      wanted.emplace_back(name, s);
+    }
+  }
+  for (const auto& [name, s] : wanted) {
+    auto page = impl_->client.fetch_project(s->source, name);
+    if (!page) {
+      impl_->warn(fmt::format("could not compare {} on {} for a hint: {}", name, index::redact_url(s->source.url),
+                              page.error().to_string()));
+      continue;
+    }
+    if ((*page)->found) impl_->hint_pages[name].emplace_back(s, *page);
+  }
+}
+
+std::vector<std::string> IndexProvider::arch_fix_backends() const {
+  std::vector<std::string> out;
+  for (const auto& [name, state] : impl_->packages) {
+    for (const auto& fix : impl_->arch_fixes(name, state)) {
+      std::string backend = fix.builds.size() == 1 ? variant_name(fix.builds.front()) : std::string("auto");
+      if (!fix.builds.empty() && std::find(out.begin(), out.end(), backend) == out.end()) out.push_back(backend);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> IndexProvider::kept_pins_beaten(const resolver::Solution& solution,
+                                                         std::string_view lock_name) const {
+  std::vector<std::string> out;
+  const auto& gpu = impl_->config.gpu;
+  for (const auto& chosen : solution.packages) {
+    if (chosen.is_virtual || chosen.candidate_index != 0) continue;
+    auto it = impl_->packages.find(chosen.name);
+    if (it == impl_->packages.end() || it->second.pin_from == 0) continue;
+    const auto& entries = it->second.entries;
+    if (!is_torch_family(chosen.name) && entries[0].build.kind != BuildKind::Cuda) continue;
+    for (std::size_t i = 1; i <= it->second.pin_from && i < entries.size(); ++i) {
+      const auto& e = entries[i];
+      if (e.file == nullptr || e.unavailable || e.yanked || e.version.is_prerelease() != entries[0].version.is_prerelease()) {
+        continue;
+      }
+      if (e.build.cuda && (gpu.no_gpu || !gpu.ceiling || !probe::ceiling_allows(*gpu.ceiling, *e.build.cuda, gpu.compat))) {
+        continue;
+      }
+      if (chosen.name == "torch" && e.build.cuda && !gpu.archs.empty()) {
+        auto list = torch_arch_list(e.version, *e.build.cuda, impl_->config.target.environment.platform_machine);
+        if (!list) list = archs_cuda_can_build(*e.build.cuda);
+        bool runs = std::all_of(gpu.archs.begin(), gpu.archs.end(),
+                                [&](const ComputeCapability& a) { return arch_list_runs_on(*list, a); });
+        if (!runs) continue;
+      }
+      out.push_back(fmt::format("kept {} {} from {}; {} is newer for this machine (--upgrade-package {})", chosen.name,
+                                entries[0].version.to_string(), lock_name, e.version.to_string(), chosen.name));
+      break;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> IndexProvider::warnings() const { return impl_->warnings; }
+
+bool IndexProvider::cuda_hinted() const { return impl_->cuda_hinted; }
+
+}  // namespace gpulock::app
