@@ -25,19 +25,90 @@ namespace gpulock::app {
 using resolver::UnavailableKind;
 using resolver::UnavailableReason;
 
+namespace {
+
+// What build_entries learns of one version from its files.
+struct VersionAcc {
+  VersionEntry entry;
+  std::optional<std::size_t> best_rank;
+  bool has_wheel = false, has_sdist = false, tag_ok = false, excluded_newer = false, undated = false;
+  bool above_ceiling = false;  // from a torch variant above the driver's ceiling
+  std::string requires_python_fail;
+  std::string other_date;
+};
+
+// Why a version without a usable wheel cannot be used.
+UnavailableReason unavailable_reason(const VersionAcc& acc, const ProviderConfig& config,
+                                     const std::string& target_tag) {
+  UnavailableReason r;
+  if (acc.above_ceiling) {
+    // One wording for every such build, so that the explanation states it once for a range.
+    r.kind = UnavailableKind::CudaTooNew;
+    std::string who = config.gpu.driver ? fmt::format("your driver {}", config.gpu.driver->to_string()) : "your driver";
+    r.message = config.gpu.compat == probe::CudaCompat::Minor
+                    ? fmt::format("needs a newer CUDA than {} runs (CUDA {}.x)", who, config.gpu.ceiling->major)
+                    : fmt::format("needs a newer CUDA than {} runs (CUDA <= {})", who, config.gpu.ceiling->to_string());
+    if (acc.entry.build.cuda) r.fields = {{"cuda", acc.entry.build.cuda->to_string()}};
+  } else if (acc.excluded_newer || (acc.undated && !acc.tag_ok)) {
+    r.kind = UnavailableKind::ExcludedNewer;
+    r.message = "was published after the --exclude-newer cutoff";
+  } else if (acc.undated) {
+    r.kind = UnavailableKind::ExcludedNewer;
+    r.message = "has no upload time, so --exclude-newer leaves it out";
+  } else if (!acc.requires_python_fail.empty()) {
+    r.kind = UnavailableKind::RequiresPython;
+    r.message = fmt::format("needs Python {}", spaced_specifier(acc.requires_python_fail));
+    r.fields = {{"requires-python", acc.requires_python_fail}};
+  } else if (acc.has_wheel) {
+    r.kind = UnavailableKind::OtherPlatforms;
+    r.message = fmt::format("has no wheel for {} (wheels exist only for other platforms or Pythons)",
+                            target_tag);
+  } else {
+    r.kind = UnavailableKind::OnlySdist;
+    r.message = "has only a source distribution (gpulock locks wheels; building sdists is out of scope)";
+  }
+  return r;
+}
+
+// Preference order: the torch family newest public version first, then the highest CUDA variant
+// (never PEP 440 label order); an existing lock's pin moved to the front.
+void order_entries(std::string_view name, const ProviderConfig& config, std::vector<VersionEntry>& entries,
+                   PackageState& state) {
+  bool torch_order = !config.torch.empty() && is_torch_family(name);
+  std::stable_sort(entries.begin(), entries.end(), [&](const VersionEntry& a, const VersionEntry& b) {
+    if (torch_order) {
+      // Newest public version first, then the highest CUDA variant (never PEP 440 label order).
+      auto pa = a.version.public_version(), pb = b.version.public_version();
+      if (pa != pb) return pa > pb;
+      auto rank_of = [](const BuildLabel& l) {
+        if (l.kind == BuildKind::Cuda && l.cuda) return static_cast<std::int64_t>(l.cuda->major * 100 + l.cuda->minor);
+        if (l.kind == BuildKind::Unlabeled) return std::int64_t{-1};
+        if (l.kind == BuildKind::Cpu) return std::int64_t{-2};
+        return std::int64_t{-3};
+      };
+      auto ra = rank_of(a.build), rb = rank_of(b.build);
+      if (ra != rb) return ra > rb;
+    }
+    return a.version > b.version;
+  });
+  if (auto pref = config.preferences.find(name); pref != config.preferences.end()) {
+    auto it = std::find_if(entries.begin(), entries.end(),
+                           [&](const VersionEntry& e) { return e.version == pref->second; });
+    if (it != entries.end()) {
+      state.pin_from = static_cast<std::size_t>(it - entries.begin());
+      std::rotate(entries.begin(), it, it + 1);
+    }
+  }
+}
+
+}  // namespace
+
 auto IndexProvider::Impl::build_entries(
     std::string_view name, PackageState& state,
     const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files,
     const std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>>& omitted)
     -> void {
-  struct Acc {
-    VersionEntry entry;
-    std::optional<std::size_t> best_rank;
-    bool has_wheel = false, has_sdist = false, tag_ok = false, excluded_newer = false, undated = false;
-    bool above_ceiling = false;  // from a torch variant above the driver's ceiling
-    std::string requires_python_fail;
-    std::string other_date;
-  };
+  using Acc = VersionAcc;
   std::vector<Acc> accs;
   std::unordered_map<core::Version, std::size_t, core::VersionHash> by_version;
   bool nightly_filter = config.nightly_date.has_value() && is_torch_family(name);
@@ -122,34 +193,7 @@ auto IndexProvider::Impl::build_entries(
       any_available = true;
       continue;
     }
-    UnavailableReason r;
-    if (acc.above_ceiling) {
-      // One wording for every such build, so that the explanation states it once for a range.
-      r.kind = UnavailableKind::CudaTooNew;
-      std::string who = config.gpu.driver ? fmt::format("your driver {}", config.gpu.driver->to_string()) : "your driver";
-      r.message = config.gpu.compat == probe::CudaCompat::Minor
-                      ? fmt::format("needs a newer CUDA than {} runs (CUDA {}.x)", who, config.gpu.ceiling->major)
-                      : fmt::format("needs a newer CUDA than {} runs (CUDA <= {})", who, config.gpu.ceiling->to_string());
-      if (acc.entry.build.cuda) r.fields = {{"cuda", acc.entry.build.cuda->to_string()}};
-    } else if (acc.excluded_newer || (acc.undated && !acc.tag_ok)) {
-      r.kind = UnavailableKind::ExcludedNewer;
-      r.message = "was published after the --exclude-newer cutoff";
-    } else if (acc.undated) {
-      r.kind = UnavailableKind::ExcludedNewer;
-      r.message = "has no upload time, so --exclude-newer leaves it out";
-    } else if (!acc.requires_python_fail.empty()) {
-      r.kind = UnavailableKind::RequiresPython;
-      r.message = fmt::format("needs Python {}", spaced_specifier(acc.requires_python_fail));
-      r.fields = {{"requires-python", acc.requires_python_fail}};
-    } else if (acc.has_wheel) {
-      r.kind = UnavailableKind::OtherPlatforms;
-      r.message = fmt::format("has no wheel for {} (wheels exist only for other platforms or Pythons)",
-                              target_tag_text());
-    } else {
-      r.kind = UnavailableKind::OnlySdist;
-      r.message = "has only a source distribution (gpulock locks wheels; building sdists is out of scope)";
-    }
-    acc.entry.unavailable = r;
+    acc.entry.unavailable = unavailable_reason(acc, config, target_tag_text());
   }
   state.any_wheel_for_target = any_available;
   state.only_sdists = !any_available && any_sdist && !any_wheel;
@@ -161,31 +205,7 @@ auto IndexProvider::Impl::build_entries(
     if (!acc.other_date.empty() && !acc.has_wheel && !acc.has_sdist) continue;
     entries.push_back(std::move(acc.entry));
   }
-  bool torch_order = !config.torch.empty() && is_torch_family(name);
-  std::stable_sort(entries.begin(), entries.end(), [&](const VersionEntry& a, const VersionEntry& b) {
-    if (torch_order) {
-      // Newest public version first, then the highest CUDA variant (never PEP 440 label order).
-      auto pa = a.version.public_version(), pb = b.version.public_version();
-      if (pa != pb) return pa > pb;
-      auto rank_of = [](const BuildLabel& l) {
-        if (l.kind == BuildKind::Cuda && l.cuda) return static_cast<std::int64_t>(l.cuda->major * 100 + l.cuda->minor);
-        if (l.kind == BuildKind::Unlabeled) return std::int64_t{-1};
-        if (l.kind == BuildKind::Cpu) return std::int64_t{-2};
-        return std::int64_t{-3};
-      };
-      auto ra = rank_of(a.build), rb = rank_of(b.build);
-      if (ra != rb) return ra > rb;
-    }
-    return a.version > b.version;
-  });
-  if (auto pref = config.preferences.find(name); pref != config.preferences.end()) {
-    auto it = std::find_if(entries.begin(), entries.end(),
-                           [&](const VersionEntry& e) { return e.version == pref->second; });
-    if (it != entries.end()) {
-      state.pin_from = static_cast<std::size_t>(it - entries.begin());
-      std::rotate(entries.begin(), it, it + 1);
-    }
-  }
+  order_entries(name, config, entries, state);
   state.entries = std::move(entries);
 }
 

@@ -96,4 +96,65 @@ auto IndexProvider::Impl::ceiling_text() const -> std::string {
   return fmt::format("{} supports CUDA <= {}", who, config.gpu.ceiling->to_string());
 }
 
+auto IndexProvider::Impl::gpu_facts(std::string_view package, const core::Version& version, VersionEntry& entry,
+                                    std::span<const core::Requirement> included,
+                                    std::vector<resolver::Dependency>& deps) -> std::optional<UnavailableReason> {
+  const auto& gpu = config.gpu;
+  auto need = cuda_need(package, entry, included);
+  std::optional<CudaVersion> cuda;
+  if (need) cuda = need->cuda;
+  entry.needs_cuda = cuda;
+  if (is_cuda_linked(package)) {
+    if (entry.build.kind == BuildKind::Cuda && entry.build.cuda) {
+      auto spec = core::SpecifierSet::parse("==" + entry.build.cuda->to_string());
+      deps.push_back({std::string(kCudaVariant), {}, *spec});
+    } else if (entry.build.kind == BuildKind::Cpu) {
+      deps.push_back({std::string(kCudaVariant), {}, *core::SpecifierSet::parse("==0")});
+    }
+  }
+  // One CUDA major's libraries per environment: `nvidia-*-cuNN` wheels name their major, and so
+  // do CUDA builds of the torch family (through `__cuda_variant`), so a cu118 torch next to a
+  // user's nvidia-cudnn-cu12 pin (two runtimes the loader would mix) is a conflict, not a
+  // silent lock.
+  // (CUDA builds reach `__cuda_major` through their `__cuda_variant`, see above.)
+  if (package.starts_with("nvidia-") && need) {
+    deps.push_back(
+        {std::string(kCudaMajor), {}, *core::SpecifierSet::parse(fmt::format("=={}", need->cuda.major))});
+  }
+  if (cuda) {
+    // Without a GPU (or a known ceiling) every CUDA build fails alike ("needs CUDA"): one
+    // specifier for all lets the solver state that once for a whole range of versions. Where
+    // only the major is known (cuda-bindings 13.x, nvidia-cufft), the major is the bound.
+    std::string floor = gpu.no_gpu || !gpu.ceiling                                  ? std::string(">=0")
+                        : gpu.compat == probe::CudaCompat::Minor || !need->minor_exact ? fmt::format(">={}.0", cuda->major)
+                                                                                      : ">=" + cuda->to_string();
+    deps.push_back({std::string(kCuda), {}, *core::SpecifierSet::parse(floor)});
+  }
+  // Kernels for every GPU: the arch list of this torch build (by release and CUDA).
+  if (package == "torch" && cuda && !gpu.archs.empty() && !gpu.no_gpu) {
+    // An unknown list is bounded by what its CUDA can build: SASS for those archs, no PTX.
+    auto list = torch_arch_list(version, *cuda, config.target.environment.platform_machine);
+    if (!list) {
+      list = archs_cuda_can_build(*cuda);
+      warn(fmt::format("no GPU architecture list is known for torch {} (CUDA {}); assumed: kernels for what CUDA {} "
+                              "can build, no PTX",
+                              version.public_version().to_string(), cuda->to_string(), cuda->to_string()));
+    }
+    entry.archs_assumed = list->assumed;
+    for (const auto& arch : gpu.archs) {
+      if (!arch_list_runs_on(*list, arch)) {
+        std::string why = list->assumed
+                              ? fmt::format("has no kernels for your GPU's {} (no arch list is known for it, and CUDA {} "
+                                            "cannot build for {})",
+                                            arch.to_string(), cuda->to_string(), arch.to_string())
+                              : fmt::format("has no kernels for your GPU's {} (its CUDA {} build carries {})",
+                                            arch.to_string(), cuda->to_string(), describe_arch_list(*list));
+        return UnavailableReason{UnavailableKind::GpuArchMissing, std::move(why),
+                                 {{"arch", arch.to_string()}, {"cuda", cuda->to_string()}}};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace gpulock::app

@@ -223,6 +223,14 @@ struct IndexProvider::Impl {
                                            std::span<const core::Requirement> requires_dist);
 
   std::string ceiling_text() const;
+
+  // The GPU policy's facts about one candidate (DESIGN.md §GPU model), added to its
+  // dependencies: the CUDA variant and major it uses, the CUDA it needs, and for torch whether it
+  // has kernels for every GPU (the reason it cannot be used when not). Records the entry's CUDA
+  // need and whether its arch list was assumed.
+  std::optional<UnavailableReason> gpu_facts(std::string_view package, const core::Version& version,
+                                             VersionEntry& entry, std::span<const core::Requirement> included,
+                                             std::vector<resolver::Dependency>& deps);
 };
 
 }  // namespace gpulock::app
