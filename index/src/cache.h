@@ -3,6 +3,10 @@
 // one read(); a header with a magic, a format version, the payload length and a checksum makes a
 // torn, truncated or foreign file read as a miss. Pages are stored parsed (no HTML/JSON parsing
 // on a warm run); METADATA, digests and per-host capabilities are small blobs.
+//
+// What is where: the store (DiskCache, framing, write_file_atomic) in cache.cpp; the page codec
+// (encode_page, decode_page, filter_page) in cache_codec.cpp; hash64, checksum64 and CRC-32C in
+// cache_checksum.cpp; the binary writer/reader both use in cache_binary.h.
 
 #include <cstdint>
 #include <functional>

@@ -1,0 +1,190 @@
+#pragma once
+// IndexClient's state (IndexClient::Impl) and the helpers its parts share; inside the index
+// library only. The member functions are defined by idea:
+//   client.cpp               construction, events and counters, the public IndexClient API
+//   client_http.cpp          requests: the transport, retries, deadlines, https->http redirects,
+//                            credentials and their origins, HTTP status errors
+//   client_pages.cpp         project pages: the cache (RFC 9111), HTTP, file:// indexes and
+//                            find-links sources
+//   client_project_list.cpp  index roots: which projects a source serves
+//   client_metadata.cpp      wheel METADATA: PEP 658/714 files, range reads, whole downloads
+//   client_digest.cpp        a file's sha256 and size (FileDigest)
+//   client_limits.cpp        the environment variables behind ClientOptions' limits
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <ctime>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "gpulock/core/error.h"
+#include "gpulock/core/filename.h"
+#include "gpulock/index/client.h"
+#include "gpulock/index/parse.h"
+
+#include "cache.h"
+#include "task_pool.h"
+#include "transport.h"
+
+namespace gpulock::index {
+
+namespace detail {
+
+inline std::int64_t now_seconds() {
+  return static_cast<std::int64_t>(std::time(nullptr));
+}
+
+// METADATA keyed by URL on hosts not known to be immutable is reused for this long.
+inline constexpr std::int64_t kMutableMetadataMaxAge = 600;
+
+// "https://user:pw@host/x" -> ("https://host/x", "user:pw"); URLs without userinfo unchanged.
+std::string strip_userinfo(std::string_view url, std::string* userinfo = nullptr);
+
+// "HTTP 404 Not Found" (the reason phrase when the status has a common one).
+std::string status_text(long status);
+
+}  // namespace detail
+
+struct IndexClient::Impl {
+  explicit Impl(ClientOptions o);
+  ~Impl();
+
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  ClientOptions options;
+  // Page, METADATA and range requests end by started + options.deadline.
+  const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  detail::DiskCache cache;
+  std::unordered_set<std::string> immutable_hosts;
+
+  // Counters.
+  struct Counters {
+    std::atomic<std::uint64_t> requests{0}, page{0}, metadata{0}, range{0}, download{0}, digest{0},
+        retries{0}, not_modified{0}, page_hits{0}, metadata_hits{0}, digest_hits{0}, bytes{0},
+        range_metadata{0}, downloaded_metadata{0}, pages_parsed{0};
+  } counters;
+
+  std::atomic<bool> cancelled{false};
+  std::mutex cancel_mu;
+  std::condition_variable cancel_cv;
+
+  // The transport, created on the first real request.
+  std::once_flag transport_once;
+  std::unique_ptr<detail::Transport> transport;
+  std::optional<core::Error> transport_error;  // the plugin could not be loaded
+  std::mutex transport_mu;
+
+  // Memoized operations.
+  std::mutex memo_mu;
+  std::unordered_map<std::string, std::shared_ptr<detail::Op<ProjectPagePtr>>> projects;
+  std::unordered_map<std::string, std::shared_ptr<detail::Op<ProjectListPtr>>> project_lists;
+  std::unordered_map<std::string, std::shared_ptr<detail::Op<ProjectPagePtr>>> link_pages;
+  std::unordered_map<std::string, std::shared_ptr<detail::Op<std::string>>> metadata;
+  std::unordered_map<std::string, std::shared_ptr<detail::Op<FileDigest>>> digests;
+
+  // Per host: do range requests work? And credentials learned from index URLs.
+  std::mutex hosts_mu;
+  std::unordered_map<std::string, bool> range_support;
+  std::unordered_map<std::string, std::string> credentials;
+
+  detail::TaskPool pool;  // last: stopped first
+
+  // ---- events and counters (client.cpp) -------------------------------------------------------
+
+  void emit(ClientEvent::Type type, RequestKind kind, std::string_view url, long status = 0,
+            std::uint64_t bytes = 0, std::string message = {}) const;
+  void count_request(RequestKind kind);
+
+  // ---- transport and requests (client_http.cpp) -----------------------------------------------
+
+  core::Result<detail::Transport*> get_transport();
+  void cancel_transfers_for_shutdown();
+  void remember_credentials(std::string_view url);
+  std::string with_credentials(const std::string& url);
+  std::chrono::milliseconds remaining_deadline() const;
+  core::Error deadline_error(std::string_view shown) const;
+  core::Error cancelled_error(std::string_view url) const;
+  core::Result<detail::HttpResponse> request(detail::HttpRequest req, RequestKind kind,
+                                             const std::function<void()>& reset = {});
+  core::Result<detail::HttpResponse> insecure_redirect(detail::HttpRequest req, RequestKind kind,
+                                                       const std::function<void()>& reset,
+                                                       const std::string& target,
+                                                       const std::string& shown);
+  static core::Error status_error(long status, std::string_view shown);
+
+  // ---- project pages (client_pages.cpp) -------------------------------------------------------
+
+  struct PageLookup {
+    std::string url;    // as requested (may carry credentials)
+    std::string shown;  // redacted
+    PageFilter filter;
+    bool forbidden_means_missing = false;
+    // A find-links page holds every project: it stays whole here and is filtered per project.
+    bool whole = false;
+  };
+
+  ProjectPagePtr not_found_page(const PageLookup& lookup);
+  const detail::WheelFilter* wheel_filter() const;
+  ProjectPagePtr finish_page(ProjectPage&& page, bool whole = false) const;
+  std::optional<core::Result<ProjectPagePtr>> page_from_cache(
+      const PageLookup& lookup, std::optional<detail::PageEntry>& entry);
+  core::Result<ProjectPagePtr> page_from_network(const PageLookup& lookup,
+                                                 std::optional<detail::PageEntry> entry);
+  core::Result<ProjectPagePtr> http_page(const PageLookup& lookup);
+  core::Result<ProjectPagePtr> local_page(const std::string& page_url, const PageFilter& filter);
+  core::Result<ProjectPagePtr> all_links(const IndexSource& source);
+  core::Result<ProjectPagePtr> load_links(const IndexSource& source);
+  core::Result<ProjectPagePtr> list_directory(const std::string& path, const std::string& url);
+  core::Result<ProjectPagePtr> load_project(const IndexSource& source, const std::string& name);
+  std::optional<core::Result<ProjectPagePtr>> quick_project(const IndexSource& source,
+                                                            const std::string& name);
+  std::shared_ptr<detail::Op<ProjectPagePtr>> project_op(const IndexSource& source,
+                                                         const std::string& name, bool& created);
+
+  // ---- index roots (client_project_list.cpp) --------------------------------------------------
+
+  core::Result<ProjectListPtr> load_project_list(const IndexSource& source);
+  std::shared_ptr<detail::Op<ProjectListPtr>> project_list_op(const IndexSource& source,
+                                                              bool& created);
+
+  // ---- metadata (client_metadata.cpp) ---------------------------------------------------------
+
+  struct MetadataJob {
+    std::string url;    // credential-free
+    std::string shown;  // redacted
+    std::string filename;
+    std::string sha256;
+    std::optional<std::uint64_t> size;  // PEP 700
+    bool core_metadata = false;
+    std::string core_metadata_sha256;
+    std::optional<core::WheelFilename> wheel;
+  };
+
+  static bool cached_metadata_fits(const std::string& text, const core::WheelFilename& wheel);
+  bool immutable_url(std::string_view url) const;
+  core::Result<std::string> load_metadata(const MetadataJob& job, const std::string& key);
+  core::Result<std::string> remote_metadata(const MetadataJob& job);
+  core::Result<std::optional<std::string>> metadata_file(const MetadataJob& job);
+  bool ranges_supported(const std::string& host);
+  void set_ranges_supported(const std::string& host, bool supported);
+  core::Result<std::optional<std::string>> range_metadata(const MetadataJob& job,
+                                                          const std::string& host);
+  core::Result<std::string> download_metadata(const MetadataJob& job);
+  std::shared_ptr<detail::Op<std::string>> metadata_op(const DistFile& file, bool& created,
+                                                       std::string& key);
+
+  // ---- digests (client_digest.cpp) ------------------------------------------------------------
+
+  core::Result<FileDigest> load_digest(const std::string& url);
+};
+
+}  // namespace gpulock::index
