@@ -1,4 +1,5 @@
-// The environment's own verdict lines (load_probe.h `assess_load`).
+// The environment's own verdict lines (load_probe.h `assess_load`): one member function of
+// Assessment for each kind of finding, called in the order the findings are reported.
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -87,24 +88,33 @@ std::pair<std::string, std::string> cause(const LibraryReport& lib, const std::s
   return {"", reinstall};
 }
 
-}  // namespace
-
-std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport& report) {
+// One assessment: its inputs, what the findings share, and the findings so far, in order.
+struct Assessment {
+  const PythonEnvironment& env;
+  const LoadReport& report;
+  std::string dist;                   // "<cuDNN wheel> <version>", or "" when none owns libcudnn
+  std::optional<CudnnVersion> cudnn;  // the cuDNN that loads (else the wheel's version)
+  std::set<std::string> named;        // real paths that a sub-library finding names already
   std::vector<Finding> out;
-  auto add = [&](std::string id, Severity sev, std::string subject, std::string message,
-                 std::string hint) {
+
+  void add(std::string id, Severity sev, std::string subject, std::string message,
+           std::string hint) {
     out.push_back({std::move(id), sev, std::move(subject), std::move(message), std::move(hint)});
-  };
-  const std::string dist =
-      report.cudnn_distribution.empty()
-          ? std::string()
-          : fmt::format("{} {}", report.cudnn_distribution, report.cudnn_distribution_version);
-  std::optional<CudnnVersion> cudnn = report.cudnn_version;
-  if (!cudnn && !report.cudnn_distribution_version.empty()) {
-    cudnn = CudnnVersion::from_text(report.cudnn_distribution_version);
   }
 
-  // The probe process itself.
+  void probe_runs();
+  void cudnn_presence();
+  void failed_preloads();
+  void failed_calls();
+  void sublibraries();
+  void version_checks();
+  void mapped_outside();
+  void torch_rule();
+  void gpu();
+};
+
+// The probe process itself.
+void Assessment::probe_runs() {
   for (const auto& run : report.runs) {
     if (run.outcome == LoadOutcome::Ok) continue;
     const std::string where =
@@ -125,8 +135,10 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
           "a library ended the process; reinstall the wheel that owns it");
     }
   }
+}
 
-  // Is there a cuDNN at all?
+// Is there a cuDNN at all?
+void Assessment::cudnn_presence() {
   if (!report.cudnn_found) {
     const InstalledDistribution* installed = nullptr;
     for (const auto& d : env.distributions) {
@@ -159,8 +171,10 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
           "No cuDNN wheel is installed here, so there is no cuDNN to load.", "");
     }
   }
+}
 
-  // Preloads that do not load (crashes and hangs are reported above).
+// Preloads that do not load (crashes and hangs are reported above).
+void Assessment::failed_preloads() {
   for (const auto& lib : report.preloads) {
     if (lib.load != LoadOutcome::Failed) continue;
     add("load-failed", Severity::Fail, lib.soname,
@@ -170,6 +184,10 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
             ? std::string("reinstall the wheel that provides it")
             : fmt::format("reinstall {} and check that its dependencies are installed", lib.owner));
   }
+}
+
+// cuDNN's version functions that libcudnn does not export.
+void Assessment::failed_calls() {
   for (const auto& c : report.calls) {
     if (c.outcome != LoadOutcome::Failed) continue;
     // Only cudnnGetVersion is in every cuDNN; the other two are newer.
@@ -178,9 +196,10 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
         fmt::format("{} is not exported by {}.", c.function, report.cudnn_library),
         essential ? "this is not a cuDNN library gpulock knows; reinstall the cuDNN wheel" : "");
   }
+}
 
-  // Sub-libraries: where they come from, whether they load, their versions.
-  std::set<std::string> named;
+// Sub-libraries: where they come from, whether they load, their versions.
+void Assessment::sublibraries() {
   for (const auto& lib : report.sublibraries) {
     const bool outside = lib.path && !lib.inside_environment;
     const std::string load_error =
@@ -262,8 +281,10 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
                               "LD_DEBUG=libs shows the loader's own search"));
     }
   }
+}
 
-  // What libcudnn's own version checks said.
+// What libcudnn's own version checks said.
+void Assessment::version_checks() {
   for (const auto& c : report.version_checks) {
     if (c.outcome != LoadOutcome::Ok || !c.value || *c.value == 0) continue;
     add("version-check", Severity::Fail, c.function,
@@ -273,8 +294,10 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
                          : "a sub-library cannot be loaded: see the lines about where each "
                            "library comes from");
   }
+}
 
-  // Anything else of cuDNN/CUDA mapped from outside.
+// Anything else of cuDNN/CUDA mapped from outside.
+void Assessment::mapped_outside() {
   for (const auto& m : report.mapped) {
     if (m.inside_environment || named.contains(m.path)) continue;
     if (auto entry = preloaded_by(report, m.path)) {
@@ -294,9 +317,11 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
         "a library loads it by name from a system location; check LD_LIBRARY_PATH and the "
         "ld.so cache, or install the wheel that provides it");
   }
+}
 
-  // torch's cuDNN rule (torch/backends/cudnn/__init__.py): same major, runtime minor >= the
-  // minor it was built with (the nvidia-cudnn-* version its wheel pins).
+// torch's cuDNN rule (torch/backends/cudnn/__init__.py): same major, runtime minor >= the
+// minor it was built with (the nvidia-cudnn-* version its wheel pins).
+void Assessment::torch_rule() {
   if (env.torch && env.torch->cudnn_pin && cudnn) {
     auto built = CudnnVersion::from_text(*env.torch->cudnn_pin);
     if (built && (built->major != cudnn->major || cudnn->minor < built->minor)) {
@@ -310,8 +335,10 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
                       *env.torch->cudnn_package, *env.torch->cudnn_pin));
     }
   }
+}
 
-  // The GPU.
+// The GPU.
+void Assessment::gpu() {
   if (report.cudnn_found && !report.runs.empty()) {
     const auto& k = report.kernels;
     bool create_ran = std::any_of(k.steps.begin(), k.steps.end(), [](const CudnnCall& c) {
@@ -346,7 +373,31 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
           "`gpulock probe --run-kernels` also runs a convolution");
     }
   }
-  return out;
+}
+
+}  // namespace
+
+std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport& report) {
+  const std::string dist =
+      report.cudnn_distribution.empty()
+          ? std::string()
+          : fmt::format("{} {}", report.cudnn_distribution, report.cudnn_distribution_version);
+  std::optional<CudnnVersion> cudnn = report.cudnn_version;
+  if (!cudnn && !report.cudnn_distribution_version.empty()) {
+    cudnn = CudnnVersion::from_text(report.cudnn_distribution_version);
+  }
+
+  Assessment a{env, report, dist, cudnn, {}, {}};
+  a.probe_runs();
+  a.cudnn_presence();
+  a.failed_preloads();
+  a.failed_calls();
+  a.sublibraries();
+  a.version_checks();
+  a.mapped_outside();
+  a.torch_rule();
+  a.gpu();
+  return std::move(a.out);
 }
 
 }  // namespace gpulock::probe

@@ -1,4 +1,4 @@
-// The verdict of machine detection: a pure function of what the steps found (machine.cpp).
+// The verdict of machine detection: a pure function of what the steps found (machine_detector.h).
 #include "machine_verdict.h"
 
 #include <fmt/format.h>

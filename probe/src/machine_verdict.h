@@ -1,6 +1,7 @@
 #pragma once
 // The verdict of machine detection, apart from the steps that gather its evidence: detect_machine
-// (machine.cpp) runs the steps, fills MachineInfo's values and an Evidence, then calls decide.
+// (machine.cpp) runs the steps (machine_detector.h), fills MachineInfo's values and an Evidence,
+// then calls decide.
 
 #include <string>
 #include <string_view>
