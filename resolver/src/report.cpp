@@ -139,6 +139,14 @@ class Reporter {
     return out;
   }
 
+  // A fact that stops candidates by itself: no version, a build that cannot be used, a
+  // constraint (a dependency only leads somewhere).
+  bool blocking(std::size_t i) const {
+    const auto& n = node(i);
+    if (collapsed_dependency(i) || n.terms.empty()) return false;
+    return n.kind == NodeKind::NoVersions || n.kind == NodeKind::Unavailable || n.kind == NodeKind::Constraint;
+  }
+
   // A dependency fact: depender -> dependee term.
   struct Edge {
     const PackageInfo* from = nullptr;
@@ -195,11 +203,7 @@ class Reporter {
     std::optional<std::size_t> deciding;
     std::size_t best = static_cast<std::size_t>(-1);
     for (auto i : order) {
-      const auto& n = node(i);
-      if (collapsed_dependency(i) || n.terms.empty()) continue;
-      if (n.kind != NodeKind::NoVersions && n.kind != NodeKind::Unavailable && n.kind != NodeKind::Constraint) {
-        continue;
-      }
+      if (!blocking(i)) continue;
       auto it = reach.find(subject_of(i)->display_name());
       std::size_t d = it == reach.end() ? static_cast<std::size_t>(-2) : it->second.dist;
       if (d < best) {
@@ -215,7 +219,7 @@ class Reporter {
       std::size_t same = 0;
       for (auto i : order) {
         const auto& n = node(i);
-        if (i == *deciding || collapsed_dependency(i) || n.terms.empty()) continue;
+        if (i == *deciding || !blocking(i)) continue;
         if (n.kind == dn.kind && subject_of(i)->display_name() == subject_of(*deciding)->display_name() &&
             n.reason.kind == dn.reason.kind) {
           ++same;
