@@ -14,17 +14,17 @@
 #include "command.h"
 #include "exit_codes.h"
 #include "json_writer.h"
+#include "resolve_flags.h"
 
 namespace gpulock::cli {
 namespace {
 
 struct CheckArgs {
   app::CheckRequest request;
-  app::ResolveRequest given;
+  ResolveFlags given;  // resolve's input flags, declared once for both (resolve_flags.h)
   std::string output;  // -o/--output: resolve's name for the lock
   std::string format = "text";
   bool json = false;
-  bool pre = false;
   CacheFlags cache;                         // check has no --refresh
   std::vector<CLI::Option*> input_options;  // resolve's input flags: any given -> compare
 };
@@ -222,7 +222,6 @@ std::string github_report(const app::CheckResult& r) {
 RunFn setup(CLI::App& sub) {
   auto a = std::make_shared<CheckArgs>();
   auto& q = a->request;
-  auto& g = a->given;
   sub.add_option("--lock", q.lock, "The lock to check")->capture_default_str();
   sub.add_flag("--inputs", q.inputs, "Check the lock's recorded inputs (files, flags) [offline]");
   sub.add_flag("--env", q.env, "Check an installed environment against the lock [offline]");
@@ -253,40 +252,9 @@ RunFn setup(CLI::App& sub) {
   add_limit_options(sub, a->cache);
   sub.add_option("--allow-insecure-host", a->cache.insecure_hosts, "Follow an https -> http redirect to HOST (repeatable)");
 
-  // Resolve's input flags: given, they are compared with the lock's record.
-  auto& in = a->input_options;
-  in.push_back(sub.add_option("requirements", g.requirements, "Requirements as given to resolve"));
-  in.push_back(sub.add_option("-r,--requirement", g.requirement_files,
-                              "A requirements file as given to resolve"));
-  in.push_back(sub.add_option("-c,--constraint", g.constraint_files,
-                              "A constraints file as given to resolve"));
-  in.push_back(sub.add_option("--project", g.project, "A pyproject.toml as given to resolve"));
-  in.push_back(sub.add_option("--extra", g.extras, "An extra of --project as given to resolve"));
-  in.push_back(
-      sub.add_option("--group", g.groups, "A dependency group of --project as given to resolve"));
-  in.push_back(sub.add_option("--index-url", g.index_url, "The default index as given to resolve"));
-  in.push_back(sub.add_option("--extra-index-url", g.extra_index_urls,
-                              "An extra index as given to resolve"));
-  in.push_back(
-      sub.add_option("-f,--find-links", g.find_links, "A find-links source as given to resolve"));
-  in.push_back(
-      sub.add_option("--torch-backend", g.torch_backend, "--torch-backend as given to resolve"));
-  in.push_back(sub.add_option("--torch-index-base", g.torch_index_base,
-                              "--torch-index-base as given to resolve"));
-  in.push_back(sub.add_option("--nightly", g.nightly, "--nightly as given to resolve"));
-  in.push_back(
-      sub.add_option("--index-strategy", g.index_strategy, "--index-strategy as given to resolve")
-          ->check(CLI::IsMember({"first-index", "unsafe-best-match"})));
-  in.push_back(sub.add_option("--python-version", g.target.python_version,
-                              "--python-version as given to resolve"));
-  in.push_back(sub.add_option("--platform", g.target.platform, "--platform as given to resolve"));
-  in.push_back(sub.add_option("--cuda-compat", g.cuda_compat, "--cuda-compat as given to resolve")
-                   ->check(CLI::IsMember({"strict", "minor"})));
-  in.push_back(sub.add_option("--prerelease", g.prerelease, "--prerelease as given to resolve")
-                   ->check(CLI::IsMember({"if-necessary", "allow", "disallow"})));
-  in.push_back(sub.add_flag("--pre", a->pre, "--pre as given to resolve"));
-  in.push_back(
-      sub.add_option("--exclude-newer", g.exclude_newer, "--exclude-newer as given to resolve"));
+  // Resolve's input flags, as resolve declares them: given, they are compared with the lock's
+  // record.
+  a->input_options = add_resolve_input_flags(sub, a->given);
   sub.add_option("-o,--output", a->output, "The lock, as resolve names it (same as --lock)");
 
   return [a](Context& ctx) -> int {
@@ -303,7 +271,7 @@ RunFn setup(CLI::App& sub) {
     // `--index NAME=URL` is resolve's named index; here --index is the layer flag and takes no
     // value, so the pair would otherwise be read as a requirement argument.
     if (request.index) {
-      for (const auto& r : a->given.requirements) {
+      for (const auto& r : a->given.request.requirements) {
         const auto eq = r.find('=');
         if (eq == std::string::npos || eq == 0 || r.find("://", eq) == std::string::npos ||
             r.find_first_of("<>!~=") < eq) {
@@ -323,11 +291,13 @@ RunFn setup(CLI::App& sub) {
     for (const auto* o : a->input_options)
       any_input = any_input || o->count() > 0;
     if (any_input) {
-      request.given = a->given;
-      if (a->pre) request.given->prerelease = "allow";
+      if (auto s = a->given.finish(); !s) return report_error(term, s.error());
+      request.given = a->given.request;
       // The machine flags describe this machine; with --inputs they are also compared with the
       // machine the lock was resolved for, when it was given by flags (issue 16).
-      request.given->driver = request.machine_flags.driver.empty() ? std::string("auto") : request.machine_flags.driver;
+      auto driver = probe::DriverSpec::parse(request.machine_flags.driver);
+      if (!driver) return report_error(term, driver.error());
+      request.given->driver = std::move(*driver);
       request.given->cuda_ceiling = request.machine_flags.cuda_ceiling;
       request.given->gpu_arch = request.machine_flags.gpu_arch;
     }

@@ -16,15 +16,14 @@
 #include "command.h"
 #include "exit_codes.h"
 #include "json_writer.h"
+#include "resolve_flags.h"
 
 namespace gpulock::cli {
 namespace {
 
 struct ResolveArgs {
-  app::ResolveRequest request;
-  bool pre = false;
+  ResolveFlags flags;
   bool explain = false;
-  std::vector<std::string> platforms;  ///< --platform, repeatable as pip's
   std::string report;
   CacheFlags cache;
 };
@@ -134,45 +133,12 @@ std::string explain_text(const app::ResolveResult& result) {
 
 RunFn setup(CLI::App& sub) {
   auto a = std::make_shared<ResolveArgs>();
-  auto& r = a->request;
-  sub.add_option("requirements", r.requirements, "Requirements (PEP 508), e.g. 'torch>=2.5' torchvision");
-  sub.add_option("-r,--requirement", r.requirement_files, "Read requirements from a file (pip's format)");
-  sub.add_option("-c,--constraint", r.constraint_files, "Constrain versions with a file (pip's format)");
-  sub.add_option("--project", r.project, "Read [project] dependencies from a pyproject.toml");
-  sub.add_option("--extra", r.extras, "Include an optional-dependencies extra of --project");
-  sub.add_option("--group", r.groups, "Include a [dependency-groups] group of --project");
+  auto& r = a->flags.request;
+  // What is resolved and for which target: declared once, with check (resolve_flags.h).
+  (void)add_resolve_input_flags(sub, a->flags);
+  add_resolve_source_and_machine_flags(sub, a->flags);
   sub.add_option("-o,--output", r.output, "Lock file to write ('-' for stdout)")->capture_default_str();
   sub.add_flag("--force", r.force, "Replace an existing -o file even when it is not a lock");
-  sub.add_option("--index-url", r.index_url, "Default index (PEP 503/691 simple API; default https://pypi.org/simple/)");
-  sub.add_option("--extra-index-url", r.extra_index_urls, "A lower-priority index (repeatable)");
-  sub.add_option("--index", r.named_indexes, "A named index NAME=URL, used through --index-for");
-  sub.add_option("--index-for", r.index_for, "Take packages matching GLOB only from index NAME: GLOB=NAME");
-  sub.add_option("-f,--find-links", r.find_links, "A directory or page of wheels (lowest priority)");
-  sub.add_option("--torch-backend", r.torch_backend, "Torch family from <torch-index-base>/<backend>: auto, cpu or cuXYZ");
-  sub.add_option("--torch-index-base", r.torch_index_base, "Base of the PyTorch indexes")->capture_default_str();
-  sub.add_option("--nightly", r.nightly, "Torch family from <base>/nightly/<variant>, one build date: YYYY-MM-DD or latest")
-      ->check(CLI::Validator([](std::string& value) { return app::nightly_value_error(value); },
-                             "YYYY-MM-DD|latest", "nightly"));
-  sub.add_option("--index-strategy", r.index_strategy, "first-index or unsafe-best-match")
-      ->check(CLI::IsMember({"first-index", "unsafe-best-match"}))
-      ->capture_default_str();
-  sub.add_option("--python", r.target.python, "Resolve for this interpreter (asked for its version and platform)");
-  sub.add_option("--python-version", r.target.python_version, "Target Python, e.g. 3.11");
-  sub.add_option("--platform", a->platforms,
-                 "Target platform tag, e.g. manylinux_2_28_x86_64 (repeatable, as pip's: the first is the target, "
-                 "later ones add their wheel tags)");
-  sub.add_option("--driver", r.driver, "NVIDIA driver: auto (detect), none (no GPU), or a version like 550.54.14")
-      ->capture_default_str();
-  sub.add_option("--cuda-ceiling", r.cuda_ceiling, "The newest CUDA the target driver runs, e.g. 12.4");
-  sub.add_option("--gpu-arch", r.gpu_arch, "The target GPUs' architectures, e.g. sm_61,sm_90");
-  sub.add_option("--cuda-compat", r.cuda_compat, "strict, or minor (NVIDIA minor-version compatibility)")
-      ->check(CLI::IsMember({"strict", "minor"}))
-      ->capture_default_str();
-  sub.add_option("--prerelease", r.prerelease, "if-necessary, allow or disallow")
-      ->check(CLI::IsMember({"if-necessary", "allow", "disallow"}))
-      ->capture_default_str();
-  sub.add_flag("--pre", a->pre, "Same as --prerelease allow");
-  sub.add_option("--exclude-newer", r.exclude_newer, "Ignore files published after DATE, TIMESTAMP or DURATION ago (7d)");
   sub.add_flag("-U,--upgrade", r.upgrade, "Ignore the existing lock's pins");
   sub.add_option("-P,--upgrade-package", r.upgrade_packages, "Ignore the existing lock's pin of this package");
   sub.add_option("--cache-dir", a->cache.cache_dir, "Cache directory (default $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock)");
@@ -186,17 +152,11 @@ RunFn setup(CLI::App& sub) {
 
   return [a](Context& ctx) -> int {
     auto& term = ctx.term;
-    auto request = a->request;
+    if (auto s = a->flags.finish(); !s) return report_error(term, s.error());
+    auto request = a->flags.request;
     if (a->report == "-" && request.output == "-") {
-      core::Error e;
-      e.code = core::ErrorCode::Usage;
-      e.message = "--report - and -o - both write to stdout; give one of them a file";
-      return report_error(term, e);
-    }
-    if (a->pre) request.prerelease = "allow";
-    if (!a->platforms.empty()) {
-      request.target.platform = a->platforms.front();
-      request.target.more_platforms.assign(a->platforms.begin() + 1, a->platforms.end());
+      return report_error(term, core::make_error(core::ErrorCode::Usage,
+                                                 "--report - and -o - both write to stdout; give one of them a file"));
     }
     auto client = cache_client_options(a->cache);
     if (!client) return report_error(term, client.error());

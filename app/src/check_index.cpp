@@ -19,6 +19,7 @@
 #include "gpulock/sys/paths.h"
 
 #include "check_internal.h"
+#include "resolve_inputs.h"
 #include "locked_index.h"
 
 namespace gpulock::app::check_detail {
@@ -96,43 +97,12 @@ Rebuilt rebuild_request(const Context& ctx) {
     } else if (ix.role == "torch") {
       r.torch_index_base = torch_base_of(ix.url);
     } else if (ix.role == "pinned" && !ix.name.empty()) {
-      r.named_indexes.push_back(ix.name + "=" + ix.url);
+      r.named_indexes.push_back(index::NamedIndex{ix.name, ix.url});
     }
   }
-  auto opt = [&](std::string_view key) -> std::string {
-    auto it = rec->options.find(key);
-    return it == rec->options.end() ? std::string() : it->second;
-  };
-  if (auto v = opt("index-strategy"); !v.empty()) r.index_strategy = v;
-  if (auto v = opt("prerelease"); !v.empty()) r.prerelease = v;
-  if (auto v = opt("cuda-compat"); !v.empty()) r.cuda_compat = v;
-  // `--index-for` pins, as recorded ("GLOB=NAME,GLOB=NAME"; a glob holds no comma).
-  const std::string recorded_pins = opt("index-for");
-  for (std::string_view pins = recorded_pins; !pins.empty();) {
-    auto comma = pins.find(',');
-    r.index_for.emplace_back(pins.substr(0, comma));
-    pins = comma == std::string_view::npos ? std::string_view() : pins.substr(comma + 1);
-  }
-  r.torch_backend = opt("torch-backend");
-  r.nightly = opt("nightly");
-  r.exclude_newer = opt("exclude-newer");
-  // The same snapshot: the instant the lock recorded, not "7d before now" again.
-  if (tool.snapshot && tool.snapshot->exclude_newer) {
-    r.exclude_newer = lock::to_toml_text(tool.snapshot->exclude_newer->to_utc());
-  }
-  if (tool.target) {
-    r.target.python_version = tool.target->python;
-    r.target.platform = tool.target->platform;
-  }
-  if (tool.gpu) {
-    r.driver = tool.gpu->driver.value_or("auto");
-    r.cuda_ceiling = tool.gpu->cuda_ceiling.value_or("");
-    std::string archs;
-    for (const auto& a : tool.gpu->archs)
-      archs += (archs.empty() ? "" : ",") + a;
-    r.gpu_arch = archs;
-  } else {
-    r.driver = "none";
+  // The recorded options, through the flags' own parsers (detail::read_recorded_options).
+  if (auto s = detail::read_recorded_options(*rec, tool, r); !s) {
+    return {std::nullopt, fmt::format("the lock's recorded options do not read: {}", s.error().to_string())};
   }
   r.output = "-";
   r.upgrade = true;

@@ -130,11 +130,8 @@ struct GivenInputs {
 };
 
 core::Result<GivenInputs> given_inputs(const Context& ctx, const ResolveRequest& given) {
-  // Flag values resolve would refuse are refused here too (exit 2), never compared as drift.
-  if (auto e = torch_backend_error(given.torch_backend); !e.empty()) return core::fail(core::ErrorCode::Usage, e);
-  if (auto e = nightly_value_error(given.nightly); !given.nightly.empty() && !e.empty()) {
-    return core::fail(core::ErrorCode::Usage, e);
-  }
+  // Flag values resolve would refuse never get here: they are typed, parsed by the flags' own
+  // parsers when the command line was read (exit 2), never compared as drift.
   // Read as resolve reads them: a bad requirement is invalid input (exit 3, naming the
   // argument), --extra/--group without --project a usage error; never drift.
   auto inputs = detail::read_resolve_inputs(given);
@@ -299,9 +296,9 @@ void compare_indexes(const Context& ctx, const GivenInputs& given, const GivenDr
           fmt::format("{}", fmt::join(recorded_general, ", ")),
           fmt::format("{}", fmt::join(given_general, ", ")));
     }
-    if (!flags.torch_backend.empty() || !flags.nightly.empty()) {
+    if (flags.torch_backend || flags.nightly) {
       std::string base(core::trim_slash(index::url_from_user_input(flags.torch_index_base)));
-      base += flags.nightly.empty() ? "" : "/nightly";
+      base += flags.nightly ? "/nightly" : "";
       base = index::strip_credentials(base) + "/";
       for (const auto& ix : ctx.lock.gpulock->indexes) {
         if (ix.role != "torch" || ix.url.starts_with(base)) continue;

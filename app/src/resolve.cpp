@@ -27,18 +27,20 @@ std::int64_t clock_micros() {
       .count();
 }
 
-// One flag of a suggested command, applied to a request (the flags hints suggest).
+// One flag of a suggested command, applied to a request (the flags hints suggest), through the
+// flag's own parser: the command a hint prints is exactly what was tried. A value that does not
+// parse (none does: gpulock writes them) leaves the request as it was.
 void apply_edit(ResolveRequest& r, const FlagEdit& e) {
   if (e.flag == "--torch-backend") {
-    r.torch_backend = e.value;
+    if (auto v = TorchBackend::parse(e.value)) r.torch_backend = *v;
   } else if (e.flag == "--driver") {
-    r.driver = e.value;
+    if (auto v = probe::DriverSpec::parse(e.value)) r.driver = *v;
   } else if (e.flag == "--cuda-compat") {
-    r.cuda_compat = e.value;
+    if (auto v = probe::parse_cuda_compat(e.value)) r.cuda_compat = *v;
   } else if (e.flag == "--index") {
-    r.named_indexes.push_back(e.value);
+    if (auto v = index::NamedIndex::parse(e.value)) r.named_indexes.push_back(*v);
   } else if (e.flag == "--index-for") {
-    r.index_for.push_back(e.value);
+    if (auto v = index::IndexPin::parse(e.value)) r.index_for.push_back(*v);
   } else if (e.flag == "--upgrade-package") {
     r.upgrade_packages.push_back(e.value);
   }
@@ -134,75 +136,6 @@ std::vector<std::string> focus_of(const std::vector<resolver::Dependency>& requi
 
 }  // namespace detail
 
-using detail::usage;
-
-std::string torch_backend_error(std::string_view value) {
-  if (value.empty() || value == "auto" || value == "cpu") return {};
-  bool digits = value.size() >= 5 && value.size() <= 6 && value.starts_with("cu") &&
-                std::all_of(value.begin() + 2, value.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (digits) {
-    auto v = core::Version::parse(fmt::format("0+{}", value));
-    if (v && classify_build(*v).kind == BuildKind::Cuda) return {};
-  }
-  return fmt::format("invalid --torch-backend {}: expected auto, cpu or cuXYZ (e.g. cu124)", core::quote_for_message(value));
-}
-
-std::string nightly_value_error(std::string_view value) {
-  if (value == "latest") return {};
-  auto digits = [&](std::size_t at, std::size_t n) {
-    for (std::size_t i = at; i < at + n; ++i) {
-      if (value[i] < '0' || value[i] > '9') return false;
-    }
-    return true;
-  };
-  if (value.size() == 10 && value[4] == '-' && value[7] == '-' && digits(0, 4) && digits(5, 2) && digits(8, 2)) {
-    int month = (value[5] - '0') * 10 + (value[6] - '0');
-    int day = (value[8] - '0') * 10 + (value[9] - '0');
-    if (month >= 1 && month <= 12 && day >= 1 && day <= 31) return {};
-  }
-  return fmt::format("expected a build date YYYY-MM-DD (UTC) or latest, got '{}'", value);
-}
-
-core::Result<std::int64_t> parse_exclude_newer(std::string_view text, std::int64_t now_micros) {
-  auto bad = [&] {
-    return usage(fmt::format("invalid --exclude-newer {}: expected a date (2025-06-01), a timestamp "
-                             "(2025-06-01T12:00:00Z) or a duration (7d, 12h, P7D)",
-                             core::quote_for_message(text)));
-  };
-  if (text.empty()) return bad();
-  if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
-    auto t = index::parse_timestamp(fmt::format("{}T00:00:00Z", text));
-    if (!t) return bad();
-    return *t;
-  }
-  if (auto t = index::parse_timestamp(text)) return *t;
-  // Durations: 7d, 12h, 30m, 2w, or ISO 8601 P7D / PT12H.
-  std::string_view d = text;
-  bool iso = d.starts_with("P") || d.starts_with("p");
-  if (iso) {
-    d.remove_prefix(1);
-    if (d.starts_with("T") || d.starts_with("t")) d.remove_prefix(1);
-  }
-  if (d.size() < 2) return bad();
-  char unit = static_cast<char>(std::tolower(static_cast<unsigned char>(d.back())));
-  std::string_view number = d.substr(0, d.size() - 1);
-  std::int64_t n = 0;
-  for (char c : number) {
-    if (c < '0' || c > '9') return bad();
-    n = n * 10 + (c - '0');
-    if (n > 100000) return bad();
-  }
-  std::int64_t seconds = 0;
-  switch (unit) {
-    case 'w': seconds = n * 7 * 86400; break;
-    case 'd': seconds = n * 86400; break;
-    case 'h': seconds = n * 3600; break;
-    case 'm': seconds = n * 60; break;
-    case 's': seconds = n; break;
-    default: return bad();
-  }
-  return now_micros - seconds * 1'000'000;
-}
 
 core::Result<ResolveResult> resolve(const ResolveRequest& request, const ResolveObserver& observer) {
   using namespace detail;
@@ -227,7 +160,7 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     if (!ended) return std::unexpected(ended.error());
     if (*ended) return finish();
   }
-  if (!request.nightly.empty()) {
+  if (request.nightly) {
     phase("Choosing the nightly date");
     auto ended = choose_nightly(client, request, *plan, result);
     if (!ended) return std::unexpected(ended.error());

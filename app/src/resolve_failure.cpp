@@ -99,13 +99,13 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
   // The fixes the explanation points at, as complete commands, each tried first (issue 16
   // item 8): a variant with kernels for the GPU, minor-version compatibility, CPU builds.
   for (const auto& backend : provider.arch_fix_backends()) {
-    if (backend == request.torch_backend) continue;
+    if (request.torch_backend && backend == request.torch_backend->to_string()) continue;
     if (auto t = try_command(request, {{"--torch-backend", backend}}, focus_of(plan.requirements))) {
       result.explanation.hints.push_back(fmt::format("{}, which has kernels for your GPU", tried_text(*t)));
     }
   }
   if (provider.cuda_hinted() && !request.dry_run) {
-    if (plan.gpu.context.no_gpu && request.torch_backend != "cpu") {
+    if (plan.gpu.context.no_gpu && !(request.torch_backend && request.torch_backend->kind() == TorchBackend::Kind::Cpu)) {
       if (auto t = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(plan.requirements))) {
         result.explanation.hints.push_back(fmt::format("for CPU builds: {}", tried_text(*t)));
       }

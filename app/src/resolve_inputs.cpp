@@ -6,6 +6,7 @@
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/sha256.h"
 #include "gpulock/index/url.h"
+#include "gpulock/lock/toml_value.h"
 #include "gpulock/sys/paths.h"
 
 namespace gpulock::app::detail {
@@ -71,26 +72,92 @@ lock::GpulockInputs make_inputs_record(const ResolveRequest& request, const Reso
   }
   rec.extras = request.extras;
   rec.groups = request.groups;
-  rec.options["index-strategy"] = request.index_strategy;
-  rec.options["prerelease"] = request.prerelease;
-  if (!request.torch_backend.empty()) rec.options["torch-backend"] = request.torch_backend;
-  if (!request.nightly.empty()) rec.options["nightly"] = request.nightly;
-  if (!request.exclude_newer.empty()) rec.options["exclude-newer"] = request.exclude_newer;
-  rec.options["cuda-compat"] = request.cuda_compat;
+  // Each typed option in its one spelling (its to_string / name), which read_recorded_options
+  // (check --index) parses back with the same parser.
+  rec.options["index-strategy"] = index_strategy_name(request.index_strategy);
+  rec.options["prerelease"] = resolver::prerelease_policy_name(request.prerelease);
+  if (request.torch_backend) rec.options["torch-backend"] = request.torch_backend->to_string();
+  if (request.nightly) rec.options["nightly"] = request.nightly->to_string();
+  if (request.exclude_newer) rec.options["exclude-newer"] = request.exclude_newer->to_string();
+  rec.options["cuda-compat"] = probe::cuda_compat_name(request.cuda_compat);
   // The machine, when flags described it (issue 16): what the lock was made for. Detected
   // values are [tool.gpulock.gpu]'s, not inputs.
-  if (!request.driver.empty() && request.driver != "auto") rec.options["driver"] = request.driver;
+  if (!request.driver.is_auto()) rec.options["driver"] = request.driver.to_string();
   if (!request.cuda_ceiling.empty()) rec.options["cuda-ceiling"] = request.cuda_ceiling;
   if (!request.gpu_arch.empty()) rec.options["gpu-arch"] = request.gpu_arch;
   // `--index-for GLOB=NAME`, in order (the named indexes are [[tool.gpulock.indexes]] records
   // with role "pinned"), so that `check --index` re-resolves with the same pins.
   if (!request.index_for.empty()) {
     std::string pins;
-    for (const auto& p : request.index_for) pins += (pins.empty() ? "" : ",") + p;
+    for (const auto& p : request.index_for) pins += (pins.empty() ? "" : ",") + p.to_string();
     rec.options["index-for"] = pins;
   }
   rec.sha256 = core::sha256_hex(lock::canonical_inputs_text(rec));
   return rec;
+}
+
+namespace {
+
+// One recorded option through its parser; absent keys leave `into` as it is.
+template <class Parse, class Into>
+core::Status read_option(const lock::GpulockInputs& record, std::string_view key, Parse parse, Into& into) {
+  auto it = record.options.find(key);
+  if (it == record.options.end() || it->second.empty()) return {};
+  auto v = parse(it->second);
+  if (!v) return std::unexpected(v.error().with_context(fmt::format("in [tool.gpulock.inputs] options.{}", key)));
+  into = std::move(*v);
+  return {};
+}
+
+}  // namespace
+
+core::Status read_recorded_options(const lock::GpulockInputs& record, const lock::GpulockTool& tool,
+                                   ResolveRequest& request) {
+  core::Status s;
+  auto ok = [&](core::Status next) {
+    if (s && !next) s = std::move(next);
+  };
+  ok(read_option(record, "index-strategy", parse_index_strategy, request.index_strategy));
+  ok(read_option(record, "prerelease", resolver::parse_prerelease_policy, request.prerelease));
+  ok(read_option(record, "cuda-compat", probe::parse_cuda_compat, request.cuda_compat));
+  ok(read_option(record, "torch-backend", TorchBackend::parse, request.torch_backend));
+  ok(read_option(record, "nightly", NightlyDate::parse, request.nightly));
+  ok(read_option(record, "exclude-newer", ExcludeNewer::parse, request.exclude_newer));
+  // `--index-for` pins, as recorded ("GLOB=NAME,GLOB=NAME"; a glob holds no comma).
+  if (auto it = record.options.find("index-for"); it != record.options.end()) {
+    for (std::string_view pins = it->second; !pins.empty();) {
+      auto comma = pins.find(',');
+      auto pin = index::IndexPin::parse(pins.substr(0, comma));
+      if (!pin) return std::unexpected(pin.error().with_context("in [tool.gpulock.inputs] options.index-for"));
+      request.index_for.push_back(std::move(*pin));
+      pins = comma == std::string_view::npos ? std::string_view() : pins.substr(comma + 1);
+    }
+  }
+  if (!s) return s;
+  // The same snapshot: the instant the lock recorded, not "7d before now" again.
+  if (tool.snapshot && tool.snapshot->exclude_newer) {
+    auto instant = ExcludeNewer::parse(lock::to_toml_text(tool.snapshot->exclude_newer->to_utc()));
+    if (!instant) return std::unexpected(instant.error());
+    request.exclude_newer = std::move(*instant);
+  }
+  if (tool.target) {
+    request.target.python_version = tool.target->python;
+    request.target.platform = tool.target->platform;
+  }
+  if (!tool.gpu) {
+    request.driver = probe::DriverSpec::none();
+    return {};
+  }
+  if (tool.gpu->driver) {
+    auto driver = probe::DriverSpec::parse(*tool.gpu->driver);
+    if (!driver) return std::unexpected(driver.error().with_context("in [tool.gpulock.gpu] driver"));
+    request.driver = std::move(*driver);
+  }
+  request.cuda_ceiling = tool.gpu->cuda_ceiling.value_or("");
+  std::string archs;
+  for (const auto& a : tool.gpu->archs) archs += (archs.empty() ? "" : ",") + a;
+  request.gpu_arch = archs;
+  return {};
 }
 
 std::vector<GeneralIndex> general_indexes(const ResolveRequest& request,

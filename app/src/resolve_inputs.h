@@ -41,6 +41,14 @@ struct ResolveInputs {
                                                      const ResolveInputs& inputs,
                                                      const std::filesystem::path& lock_dir);
 
+/// The other side of make_inputs_record (issue 21: the lock records the typed plan and `check
+/// --index` reads it back): sets `request`'s typed options from the record's options, each
+/// through its flag's own parser, the --index-for pins, the snapshot (the instant recorded, not
+/// "7d before now" again), the target and the machine ([tool.gpulock.gpu]). Errors: a recorded
+/// value its parser refuses (Usage), naming the key.
+[[nodiscard]] core::Status read_recorded_options(const lock::GpulockInputs& record, const lock::GpulockTool& tool,
+                                                 ResolveRequest& request);
+
 /// One general (non-torch) index in first-index order: role "default", "extra" or "find-links";
 /// `url` as the user gave it (default and extra through index::url_from_user_input).
 struct GeneralIndex {

@@ -39,7 +39,8 @@ std::vector<resolver::Dependency> to_dependencies(const std::vector<RequirementE
 core::Result<GpuSetup> detect_gpu(const ResolveRequest& request) {
   GpuSetup setup;
   probe::OverrideFlags flags;
-  flags.driver = request.driver == "auto" ? "" : request.driver;
+  // Probe's overrides read --driver together with GPULOCK_DRIVER: auto is "not given".
+  flags.driver = request.driver.is_auto() ? "" : request.driver.to_string();
   flags.cuda_ceiling = request.cuda_ceiling;
   flags.gpu_arch = request.gpu_arch;
   auto info = probe_machine(flags);
@@ -52,11 +53,7 @@ core::Result<GpuSetup> detect_gpu(const ResolveRequest& request) {
     ctx.method = std::string(probe::method_name(info->cuda_ceiling->method));
   }
   if (info->gpu_archs) ctx.archs = info->gpu_archs->value;
-  if (request.cuda_compat == "minor") {
-    ctx.compat = probe::CudaCompat::Minor;
-  } else if (request.cuda_compat != "strict") {
-    return usage(fmt::format("invalid --cuda-compat {}: expected strict or minor", core::quote_for_message(request.cuda_compat)));
-  }
+  ctx.compat = request.cuda_compat;
   setup.machine = std::move(*info);
   return setup;
 }
@@ -72,7 +69,7 @@ bool same_gpu_facts(const lock::Lock& old, const GpuContext& ctx) {
   if (g == nullptr) return !now_gpu;
   std::string driver = ctx.no_gpu ? "none" : ctx.driver ? ctx.driver->to_string() : "";
   std::string ceiling = ctx.ceiling ? ctx.ceiling->to_string() : "";
-  std::string compat = ctx.compat == probe::CudaCompat::Minor ? "minor" : "strict";
+  std::string compat(probe::cuda_compat_name(ctx.compat));
   std::vector<std::string> archs;
   for (const auto& a : ctx.archs) archs.push_back(a.to_string());
   return g->driver.value_or("") == driver && g->cuda_ceiling.value_or("") == ceiling &&
@@ -84,29 +81,12 @@ bool is_cuda_bound(std::string_view name, const core::Version& v) {
   return is_torch_family(name) || cuda_need_of_package(name, v).has_value() || classify_build(v).kind != BuildKind::Unlabeled;
 }
 
-// --index-strategy, --prerelease and --exclude-newer.
-core::Status parse_flag_values(const ResolveRequest& request, std::int64_t now, ResolvePlan& plan) {
-  if (request.index_strategy == "unsafe-best-match") {
-    plan.config.strategy = IndexStrategy::UnsafeBestMatch;
-  } else if (request.index_strategy != "first-index") {
-    return usage(fmt::format("invalid --index-strategy {}: expected first-index or unsafe-best-match",
-                             core::quote_for_message(request.index_strategy)));
-  }
-  auto& solve_options = plan.solve_options;
-  if (request.prerelease == "allow") {
-    solve_options.prerelease = resolver::PrereleasePolicy::Allow;
-  } else if (request.prerelease == "disallow") {
-    solve_options.prerelease = resolver::PrereleasePolicy::Disallow;
-  } else if (request.prerelease != "if-necessary") {
-    return usage(fmt::format("invalid --prerelease {}: expected if-necessary, allow or disallow",
-                             core::quote_for_message(request.prerelease)));
-  }
-  if (!request.exclude_newer.empty()) {
-    auto t = parse_exclude_newer(request.exclude_newer, now);
-    if (!t) return std::unexpected(t.error());
-    plan.exclude_newer = *t;
-  }
-  return {};
+// --index-strategy, --prerelease and --exclude-newer (typed already: only the relative cutoff
+// needs the time of the run).
+void apply_flag_values(const ResolveRequest& request, std::int64_t now, ResolvePlan& plan) {
+  plan.config.strategy = request.index_strategy;
+  plan.solve_options.prerelease = request.prerelease;
+  if (request.exclude_newer) plan.exclude_newer = request.exclude_newer->cutoff(now);
 }
 
 // The requirements, constraints and project files; the output checked against them.
@@ -160,7 +140,7 @@ core::Status describe_machine(const ResolveRequest& request, ResolvePlan& plan, 
   if (!gpu) return std::unexpected(gpu.error());
   result.timings.machine_ms = elapsed_ms(t_machine);
   const auto& requirements = plan.requirements;
-  bool cpu_backend = request.torch_backend == "cpu";
+  bool cpu_backend = request.torch_backend && request.torch_backend->kind() == TorchBackend::Kind::Cpu;
   if (!gpu->context.ceiling && !gpu->context.no_gpu && !cpu_backend && mentions_cuda_linked(requirements)) {
     core::Error e = core::make_error(
         ErrorCode::Usage,
@@ -170,19 +150,19 @@ core::Status describe_machine(const ResolveRequest& request, ResolvePlan& plan, 
                "there, or --cuda-ceiling X.Y"};
     // CPU builds, when this index has them: tried first (issue 16 item 8).
     std::optional<TriedCommand> cpu = try_command(request, {{"--driver", "none"}}, focus_of(requirements));
-    if (!cpu && request.torch_backend.empty()) cpu = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(requirements));
+    if (!cpu && !request.torch_backend) cpu = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(requirements));
     if (cpu) e.hints.push_back(fmt::format("lock CPU builds: {}", tried_text(*cpu)));
     e.hints.push_back("see what gpulock detects: gpulock probe --machine");
     return std::unexpected(e);
   }
   // A machine described by flags without its GPUs (issue 16): the arch lists cannot be checked.
-  const bool driver_given = (request.driver != "auto" && request.driver != "none") || !request.cuda_ceiling.empty();
+  const bool driver_given = request.driver.version().has_value() || !request.cuda_ceiling.empty();
   if (driver_given && gpu->context.archs.empty() && !gpu->context.no_gpu && !cpu_backend &&
       mentions_cuda_linked(requirements)) {
     result.warnings.push_back(fmt::format(
         "{} without --gpu-arch: builds are not checked against any GPU (`gpulock probe --machine` on that machine "
         "prints its archs)",
-        request.driver != "auto" ? fmt::format("--driver {}", request.driver)
+        !request.driver.is_auto() ? fmt::format("--driver {}", request.driver.to_string())
                                  : fmt::format("--cuda-ceiling {}", request.cuda_ceiling)));
   }
   if (gpu->context.compat == probe::CudaCompat::Minor) {
@@ -203,29 +183,20 @@ core::Status describe_machine(const ResolveRequest& request, ResolvePlan& plan, 
 core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
   auto& config = plan.config;
   std::vector<SourceSpec> named;
-  for (const auto& item : request.named_indexes) {
-    auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
-      return usage(fmt::format("invalid --index {}: expected NAME=URL", core::quote_for_message(item)));
-    }
-    named.push_back(make_source(index::url_from_user_input(item.substr(eq + 1)), item.substr(0, eq), "pinned"));
+  for (const auto& ix : request.named_indexes) {
+    named.push_back(make_source(index::url_from_user_input(ix.url), ix.name, "pinned"));
   }
-  for (const auto& item : request.index_for) {
-    auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
-      return usage(fmt::format("invalid --index-for {}: expected GLOB=NAME", core::quote_for_message(item)));
-    }
-    std::string name = item.substr(eq + 1);
-    auto it = std::find_if(named.begin(), named.end(), [&](const SourceSpec& s) { return s.source.name == name; });
+  for (const auto& pin : request.index_for) {
+    auto it = std::find_if(named.begin(), named.end(), [&](const SourceSpec& s) { return s.source.name == pin.index; });
     if (it == named.end()) {
       return usage(fmt::format("--index-for {} names the index {}, which no --index NAME=URL defines",
-                               core::quote_for_message(item), core::quote_for_message(name)));
+                               core::quote_for_message(pin.to_string()), core::quote_for_message(pin.index)));
     }
-    // The glob is matched against normalized names, so it is normalized the same way (issue 21:
-    // `Torch*` never matched `torch`); normalize_name keeps the glob characters as they are.
-    config.pinned.emplace_back(core::normalize_name(item.substr(0, eq)), *it);
+    // The glob was normalized like a name when it was parsed (IndexPin), so `Torch*` matches
+    // `torch` (issue 21).
+    config.pinned.emplace_back(pin.glob, *it);
   }
-  plan.torch_requested = !request.torch_backend.empty() || !request.nightly.empty();
+  plan.torch_requested = request.torch_backend || request.nightly;
   if (plan.torch_requested) {
     auto torch = torch_sources(request, plan.gpu.context);
     if (!torch) return std::unexpected(torch.error());
@@ -282,7 +253,7 @@ SourceSpec make_source(std::string_view url, std::string name, std::string role)
 core::Result<ResolvePlan> make_plan(const ResolveRequest& request, std::int64_t now_micros, ResolveResult& result,
                                     const Phase& phase) {
   ResolvePlan plan;
-  if (auto s = parse_flag_values(request, now_micros, plan); !s) return std::unexpected(s.error());
+  apply_flag_values(request, now_micros, plan);
   auto t_inputs = std::chrono::steady_clock::now();
   if (auto s = read_inputs(request, plan); !s) return std::unexpected(s.error());
   result.timings.inputs_ms = elapsed_ms(t_inputs);

@@ -28,17 +28,15 @@ constexpr std::array<std::string_view, 10> kKnownVariants = {"cu118", "cu121", "
 // --nightly: the latest build date every requested dated torch-family member has, not after DATE.
 core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient& client, const ProviderConfig& config,
                                                              const std::vector<resolver::Dependency>& deps,
-                                                             std::string_view nightly, std::vector<std::string>& members) {
+                                                             const NightlyDate& nightly, std::vector<std::string>& members) {
+  // Dates compared as build tags (YYYYMMDD: text order is date order).
   std::optional<std::string> cap;
-  if (nightly != "latest") {
-    if (auto why = nightly_value_error(nightly); !why.empty()) return usage(fmt::format("invalid --nightly: {}", why));
-    cap = fmt::format("{}{}{}", nightly.substr(0, 4), nightly.substr(5, 2), nightly.substr(8, 2));
-  }
+  if (!nightly.is_latest()) cap = nightly.build_tag();
   if (config.exclude_newer) {
     // A nightly counts as published at midnight UTC of its build date (as the provider's
     // --exclude-newer filter has it), so the cutoff's own day is the last date allowed.
     auto day = core::civil_from_micros(*config.exclude_newer).date;
-    std::string last = fmt::format("{:04}{:02}{:02}", day.year, static_cast<unsigned>(day.month), static_cast<unsigned>(day.day));
+    std::string last = NightlyDate::on(day).build_tag();
     if (!cap || last < *cap) cap = last;
   }
   core::TagRanker ranker(config.target.supported);
@@ -59,8 +57,9 @@ core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient&
       for (const auto& f : (*page)->files) {
         if (!f.is_wheel() || !ranker.rank(f.tags())) continue;
         const auto& v = f.version();
-        if (!v.dev() || *v.dev() < 20000101 || *v.dev() > 29991231) continue;
-        std::string date = fmt::format("{}", *v.dev());
+        auto built = v.dev() ? NightlyDate::from_build_tag(fmt::format("{}", *v.dev())) : std::nullopt;
+        if (!built) continue;
+        std::string date = built->build_tag();
         dated = true;
         if (cap && date > *cap) continue;
         dates.insert(date);
@@ -158,9 +157,9 @@ std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client
     }
   }
   if (wanted.empty()) return std::nullopt;
-  bool nightly = !request.nightly.empty();
-  std::string backend = request.torch_backend.empty() ? "auto" : request.torch_backend;
-  bool explicit_variant = backend != "auto";
+  bool nightly = request.nightly.has_value();
+  const TorchBackend backend = request.torch_backend.value_or(TorchBackend::automatic());
+  bool explicit_variant = backend.kind() != TorchBackend::Kind::Auto;
   std::string base = std::string(core::trim_slash(index::url_from_user_input(request.torch_index_base)));
   std::string where = index::redact_url(base + (nightly ? "/nightly/" : "/"));
   std::vector<const SourceSpec*> usable;  // within the ceiling
@@ -206,7 +205,7 @@ std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client
       return p;
     }
     e.message = fmt::format("not found: the PyTorch index has no {}{} for --torch-backend {}", nightly ? "nightly " : "",
-                            wanted.front(), backend);
+                            wanted.front(), backend.to_string());
     e.where = url;
     e.hints.push_back(listing);
     p.error = std::move(e);
@@ -251,40 +250,36 @@ std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client
 // The torch-family variant sources for --torch-backend / --nightly.
 core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& request, const GpuContext& gpu) {
   std::vector<SourceSpec> out;
-  bool nightly = !request.nightly.empty();
-  std::string backend = request.torch_backend.empty() ? "auto" : request.torch_backend;
-  // Checked before any text is parsed as a variant (issue 21: 'cu!' dereferenced a failed parse).
-  if (auto e = torch_backend_error(backend); !e.empty()) return usage(e);
+  bool nightly = request.nightly.has_value();
+  const TorchBackend backend = request.torch_backend.value_or(TorchBackend::automatic());
   std::string base = std::string(core::trim_slash(index::url_from_user_input(request.torch_index_base))) + (nightly ? "/nightly" : "");
-  auto add = [&](std::string_view variant) {
-    SourceSpec s = make_source(fmt::format("{}/{}/", base, variant), fmt::format("pytorch-{}{}", nightly ? "nightly-" : "", variant), "torch");
+  auto add = [&](const TorchBackend& variant) {
+    const std::string name = variant.to_string();
+    SourceSpec s = make_source(fmt::format("{}/{}/", base, name), fmt::format("pytorch-{}{}", nightly ? "nightly-" : "", name), "torch");
     s.source.forbidden_means_missing = true;
     s.nightly = nightly;
-    if (variant == "cpu") {
-      s.cpu_variant = true;
-    } else {
-      s.variant = classify_build(*core::Version::parse(fmt::format("0+{}", variant))).cuda;
-    }
+    s.cpu_variant = variant.kind() == TorchBackend::Kind::Cpu;
+    s.variant = variant.cuda_version();
     out.push_back(std::move(s));
   };
-  if (backend == "cpu") {
-    add("cpu");
-  } else if (backend == "auto") {
+  if (backend.kind() == TorchBackend::Kind::Cpu) {
+    add(backend);
+  } else if (backend.kind() == TorchBackend::Kind::Auto) {
     if (gpu.no_gpu) {
-      add("cpu");
+      add(TorchBackend::cpu());
     } else if (gpu.ceiling) {
       // Newest first; ranking inside the merged source decides anyway. Variants above the
       // ceiling stay visible to the explanation (issue 16 item 6): their builds are candidates
       // the provider marks unavailable ("needs CUDA 12.6 and your driver ... <= 12.4").
       for (auto it = kKnownVariants.rbegin(); it != kKnownVariants.rend(); ++it) {
-        auto cuda = classify_build(*core::Version::parse(fmt::format("0+{}", *it))).cuda;
-        if (!cuda) continue;
-        add(*it);
-        out.back().above_ceiling = !probe::ceiling_allows(*gpu.ceiling, *cuda, gpu.compat);
+        auto variant = TorchBackend::parse(*it);
+        if (!variant) continue;
+        add(*variant);
+        out.back().above_ceiling = !probe::ceiling_allows(*gpu.ceiling, *variant->cuda_version(), gpu.compat);
       }
     }
   } else {
-    add(backend);  // cuXYZ, checked above
+    add(backend);  // one cuXYZ variant
   }
   return out;
 }
@@ -310,7 +305,7 @@ core::Result<bool> torch_sources_fail(index::IndexClient& client, const ResolveR
 core::Result<bool> choose_nightly(index::IndexClient& client, const ResolveRequest& request, ResolvePlan& plan,
                                   ResolveResult& result) {
   std::vector<std::string> members;
-  auto date = choose_nightly_date(client, plan.config, plan.requirements, request.nightly, members);
+  auto date = choose_nightly_date(client, plan.config, plan.requirements, *request.nightly, members);
   if (!date) return std::unexpected(date.error());
   if (*date && (*date)->empty()) {
     result.solved = false;
@@ -320,7 +315,7 @@ core::Result<bool> choose_nightly(index::IndexClient& client, const ResolveReque
     }
     result.explanation.lines.push_back(
         fmt::format("No nightly build date {}has all of {} for {}-{}.",
-                    request.nightly == "latest" ? "" : fmt::format("on or before {} ", request.nightly), who,
+                    request.nightly->is_latest() ? "" : fmt::format("on or before {} ", request.nightly->to_string()), who,
                     result.target.tags.interpreter_tag(), result.target.platform));
     result.explanation.hints.push_back("try a later --nightly date, or fewer torch-family packages");
     lead_with_first_line(result.explanation);

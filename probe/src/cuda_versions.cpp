@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/text.h"
+
 namespace gpulock::probe {
 namespace {
 
@@ -226,6 +228,41 @@ std::optional<DriverVersion> min_driver_for_cuda(CudaVersion cuda, CudaCompat co
 bool ceiling_allows(CudaVersion ceiling, CudaVersion needed, CudaCompat compat) noexcept {
   if (compat == CudaCompat::Strict) return needed <= ceiling;
   return needed.major <= ceiling.major;
+}
+
+core::Result<CudaCompat> parse_cuda_compat(std::string_view text) {
+  if (text == "strict") return CudaCompat::Strict;
+  if (text == "minor") return CudaCompat::Minor;
+  return core::fail(core::ErrorCode::Usage,
+                    fmt::format("invalid --cuda-compat {}: expected strict or minor", core::quote_for_message(text)));
+}
+
+std::string_view cuda_compat_name(CudaCompat compat) noexcept {
+  return compat == CudaCompat::Minor ? "minor" : "strict";
+}
+
+core::Result<DriverSpec> DriverSpec::parse(std::string_view text) {
+  std::string_view t = core::trim(text, " \t");
+  if (t.empty() || t == "auto") return DriverSpec();
+  if (t == "none") return none();
+  auto v = DriverVersion::parse(t);
+  if (!v) {
+    core::Error e = core::make_error(core::ErrorCode::Usage, fmt::format("invalid value for --driver: {}", v.error().message));
+    return std::unexpected(e.with_hint("give a driver version like 550.54.14, or 'none' for no GPU"));
+  }
+  return of(std::move(*v));
+}
+
+std::string DriverSpec::to_string() const {
+  switch (kind_) {
+    case Kind::Auto:
+      return "auto";
+    case Kind::None:
+      return "none";
+    case Kind::Version:
+      break;
+  }
+  return version_ ? version_->to_string() : std::string("auto");
 }
 
 }  // namespace gpulock::probe

@@ -116,6 +116,26 @@ std::string specifier_text(const core::SpecifierSet& specifier) {
   return out;
 }
 
+core::Result<PrereleasePolicy> parse_prerelease_policy(std::string_view text) {
+  if (text == "if-necessary") return PrereleasePolicy::IfNecessary;
+  if (text == "allow") return PrereleasePolicy::Allow;
+  if (text == "disallow") return PrereleasePolicy::Disallow;
+  return core::fail(core::ErrorCode::Usage, "invalid --prerelease " + core::quote_for_message(text) +
+                                                ": expected if-necessary, allow or disallow");
+}
+
+std::string_view prerelease_policy_name(PrereleasePolicy policy) noexcept {
+  switch (policy) {
+    case PrereleasePolicy::Allow:
+      return "allow";
+    case PrereleasePolicy::Disallow:
+      return "disallow";
+    case PrereleasePolicy::IfNecessary:
+      break;
+  }
+  return "if-necessary";
+}
+
 std::string_view unavailable_kind_name(UnavailableKind kind) noexcept {
   switch (kind) {
     case UnavailableKind::NoCompatibleWheel:

@@ -2,11 +2,16 @@
 // before "now" (7d, 12h, 2w, ISO 8601 P7D / PT12H).
 #include <catch2/catch.hpp>
 
-#include "gpulock/app/resolve.h"
-
-using gpulock::app::parse_exclude_newer;
+#include "gpulock/app/resolve_options.h"
 
 namespace {
+// The cutoff of `text` at `now`, through the flag's one parser (ExcludeNewer::parse).
+gpulock::core::Result<std::int64_t> parse_exclude_newer(std::string_view text, std::int64_t now) {
+  auto value = gpulock::app::ExcludeNewer::parse(text);
+  if (!value) return std::unexpected(value.error());
+  return value->cutoff(now);
+}
+
 constexpr std::int64_t kSecond = 1'000'000;
 // 2025-03-05T16:00:00Z in microseconds since the epoch.
 constexpr std::int64_t kMarch5At16 = 1741190400LL * kSecond;
@@ -38,10 +43,12 @@ TEST_CASE("exclude-newer values: a date, a timestamp or a duration", "[app][excl
       auto t = parse_exclude_newer(c.text, now);
       REQUIRE(t.has_value());
       CHECK(*t == now - c.seconds * kSecond);
+      CHECK(gpulock::app::ExcludeNewer::parse(c.text)->relative());
+      CHECK(gpulock::app::ExcludeNewer::parse(c.text)->to_string() == c.text);
     }
   }
   SECTION("anything else is a usage error naming the value") {
-    for (const char* bad : {"", "7x", "d", "2025-13-45", "yesterday", "P", "-7d"}) {
+    for (const char* bad : {"", "7x", "d", "2025-13-45", "yesterday", "P", "-7d", "100001d"}) {
       INFO(bad);
       auto t = parse_exclude_newer(bad, now);
       REQUIRE(!t.has_value());

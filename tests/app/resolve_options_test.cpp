@@ -1,34 +1,112 @@
-// app::resolve's option values, checked before any I/O (issue 21's bugs on the resolve path).
+// Resolve's option values as types (issue 21: parse once, into types): each flag has one parser,
+// used by the CLI, by resolve and by check reading a lock's record, and one spelling.
 #include <catch2/catch.hpp>
 
 #include "gpulock/app/resolve.h"
+#include "gpulock/app/resolve_options.h"
+#include "gpulock/index/index_spec.h"
+#include "gpulock/probe/cuda_versions.h"
+#include "gpulock/resolver/provider.h"
 
-using gpulock::app::torch_backend_error;
+using gpulock::app::NightlyDate;
+using gpulock::app::TorchBackend;
+using gpulock::core::ErrorCode;
 
-TEST_CASE("torch_backend_error accepts auto, cpu and cuXYZ only", "[app][options]") {
-  for (const char* ok : {"", "auto", "cpu", "cu118", "cu124", "cu130", "cu132"}) {
+TEST_CASE("--torch-backend: auto, cpu and cuXYZ only", "[app][options]") {
+  for (const char* ok : {"auto", "cpu", "cu118", "cu124", "cu130", "cu132"}) {
     INFO(ok);
-    CHECK(torch_backend_error(ok).empty());
+    auto b = TorchBackend::parse(ok);
+    REQUIRE(b.has_value());
+    CHECK(b->to_string() == ok);
   }
-  for (const char* bad : {"cu!", "cu", "cu1", "cuda124", "CU124", "cu12a", "rocm6.2", "cu1240000", "cpu "}) {
+  auto cu124 = TorchBackend::parse("cu124");
+  REQUIRE(cu124.has_value());
+  CHECK(cu124->kind() == TorchBackend::Kind::Cuda);
+  CHECK(cu124->cuda_version() == gpulock::probe::CudaVersion{12, 4});
+  CHECK(TorchBackend::parse("cu92").has_value() == false);  // two digits: not a variant PyTorch names
+  for (const char* bad : {"", "cu!", "cu", "cu1", "cuda124", "CU124", "cu12a", "rocm6.2", "cu1240000", "cpu "}) {
     INFO(bad);
-    CHECK(torch_backend_error(bad).starts_with("invalid --torch-backend "));
+    auto b = TorchBackend::parse(bad);
+    REQUIRE_FALSE(b.has_value());
+    CHECK(b.error().code == ErrorCode::Usage);
+  }
+  // 'cu!' was parsed as a version label and the failed parse dereferenced (undefined behaviour,
+  // issue 21): a ResolveRequest can no longer hold such a value at all.
+  CHECK(TorchBackend::parse("cu!").error().message == "invalid --torch-backend 'cu!': expected auto, cpu or cuXYZ (e.g. cu124)");
+}
+
+TEST_CASE("--nightly: a build date or latest, one type for every place a date is", "[app][options]") {
+  auto d = NightlyDate::parse("2026-06-01");
+  REQUIRE(d.has_value());
+  CHECK(d->to_string() == "2026-06-01");
+  CHECK(d->build_tag() == "20260601");
+  CHECK(NightlyDate::from_build_tag("20260601") == *d);
+  auto latest = NightlyDate::parse("latest");
+  REQUIRE(latest.has_value());
+  CHECK(latest->is_latest());
+  CHECK(latest->to_string() == "latest");
+  CHECK(latest->build_tag().empty());
+  for (const char* bad : {"", "2026-13-01", "2026-06-00", "2026-6-1", "20260601", "Latest", "--driver"}) {
+    INFO(bad);
+    CHECK_FALSE(NightlyDate::parse(bad).has_value());
+  }
+  CHECK(NightlyDate::parse("--driver").error().message ==
+        "invalid --nightly '--driver': expected a build date YYYY-MM-DD (UTC) or latest");
+  for (const char* tag : {"2026060", "202606011", "20261301", "19990101", "2026o601"}) {
+    INFO(tag);
+    CHECK_FALSE(NightlyDate::from_build_tag(tag).has_value());
   }
 }
 
-TEST_CASE("resolve refuses a malformed --torch-backend before it parses it", "[app][options]") {
-  // 'cu!' used to be parsed as a version label and the failed parse dereferenced (undefined
-  // behaviour; the asan preset runs this test). It is a usage error, before any index is asked.
-  gpulock::app::ResolveRequest request;
-  request.requirements = {"torch"};
-  request.torch_backend = "cu!";
-  request.driver = "550.54.14";
-  request.target.python_version = "3.11";
-  request.target.platform = "manylinux_2_28_x86_64";
-  request.index_url = "http://127.0.0.1:9/simple/";  // never asked
-  request.output = "-";
-  auto result = gpulock::app::resolve(request);
-  REQUIRE_FALSE(result.has_value());
-  CHECK(result.error().code == gpulock::core::ErrorCode::Usage);
-  CHECK(result.error().message == "invalid --torch-backend 'cu!': expected auto, cpu or cuXYZ (e.g. cu124)");
+TEST_CASE("the enumerated flags parse to their enums and back", "[app][options]") {
+  using gpulock::app::IndexStrategy;
+  using gpulock::probe::CudaCompat;
+  using gpulock::resolver::PrereleasePolicy;
+  CHECK(*gpulock::app::parse_index_strategy("unsafe-best-match") == IndexStrategy::UnsafeBestMatch);
+  CHECK(gpulock::app::index_strategy_name(IndexStrategy::FirstIndex) == "first-index");
+  CHECK(gpulock::app::parse_index_strategy("best").error().message ==
+        "invalid --index-strategy 'best': expected first-index or unsafe-best-match");
+  CHECK(*gpulock::probe::parse_cuda_compat("minor") == CudaCompat::Minor);
+  CHECK(gpulock::probe::cuda_compat_name(CudaCompat::Strict) == "strict");
+  CHECK(gpulock::probe::parse_cuda_compat("loose").error().message ==
+        "invalid --cuda-compat 'loose': expected strict or minor");
+  CHECK(*gpulock::resolver::parse_prerelease_policy("disallow") == PrereleasePolicy::Disallow);
+  CHECK(gpulock::resolver::prerelease_policy_name(PrereleasePolicy::IfNecessary) == "if-necessary");
+  CHECK(gpulock::resolver::parse_prerelease_policy("yes").error().message ==
+        "invalid --prerelease 'yes': expected if-necessary, allow or disallow");
+}
+
+TEST_CASE("--driver: auto, none or a version", "[app][options]") {
+  using gpulock::probe::DriverSpec;
+  CHECK(DriverSpec::parse("auto")->is_auto());
+  CHECK(DriverSpec::parse("")->is_auto());
+  CHECK(DriverSpec::parse("none")->is_none());
+  auto v = DriverSpec::parse(" 550.54.14 ");
+  REQUIRE(v.has_value());
+  CHECK(v->kind() == DriverSpec::Kind::Version);
+  CHECK(v->to_string() == "550.54.14");
+  auto bad = DriverSpec::parse("abc");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().code == ErrorCode::Usage);
+  CHECK(bad.error().message.starts_with("invalid value for --driver: invalid driver version 'abc'"));
+  CHECK(bad.error().hints == std::vector<std::string>{"give a driver version like 550.54.14, or 'none' for no GPU"});
+}
+
+TEST_CASE("--index NAME=URL and --index-for GLOB=NAME", "[app][options]") {
+  using gpulock::index::IndexPin;
+  using gpulock::index::NamedIndex;
+  auto ix = NamedIndex::parse("internal=https://pkgs.example/simple/?a=b");
+  REQUIRE(ix.has_value());
+  CHECK(ix->name == "internal");
+  CHECK(ix->url == "https://pkgs.example/simple/?a=b");
+  // The glob is normalized as names are, so `Markup_Safe*` matches `markup-safe` (issue 21).
+  auto pin = IndexPin::parse("Markup_Safe*=internal");
+  REQUIRE(pin.has_value());
+  CHECK(pin->glob == "markup-safe*");
+  CHECK(pin->to_string() == "markup-safe*=internal");
+  for (const char* bad : {"internal", "=https://x/", "internal="}) {
+    INFO(bad);
+    CHECK(NamedIndex::parse(bad).error().message == "invalid --index '" + std::string(bad) + "': expected NAME=URL");
+    CHECK(IndexPin::parse(bad).error().message == "invalid --index-for '" + std::string(bad) + "': expected GLOB=NAME");
+  }
 }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "gpulock/app/gpu_policy.h"
+#include "gpulock/app/resolve_options.h"
 #include "gpulock/app/target.h"
 #include "gpulock/core/metadata.h"
 #include "gpulock/index/client.h"
@@ -34,8 +35,6 @@
 #include "gpulock/resolver/solver.h"
 
 namespace gpulock::app {
-
-enum class IndexStrategy : std::uint8_t { FirstIndex, UnsafeBestMatch };
 
 /// One index source and its role in the priority order.
 struct SourceSpec {

@@ -10,16 +10,20 @@
 #include <vector>
 
 #include "gpulock/app/index_provider.h"
+#include "gpulock/app/resolve_options.h"
 #include "gpulock/app/target.h"
 #include "gpulock/core/error.h"
 #include "gpulock/index/client.h"
+#include "gpulock/index/index_spec.h"
 #include "gpulock/lock/lock.h"
 #include "gpulock/resolver/report.h"
 #include "gpulock/resolver/solver.h"
 
 namespace gpulock::app {
 
-/// Everything `gpulock resolve` takes (flag names in comments).
+/// Everything `gpulock resolve` takes (flag names in comments). Option values are typed, parsed
+/// once by their own parsers (resolve_options.h and the types it names); the CLI declares the
+/// flags once for `resolve` and `check`.
 struct ResolveRequest {
   std::vector<std::string> requirements;       ///< REQ ...
   std::vector<std::string> requirement_files;  ///< -r FILE
@@ -32,22 +36,22 @@ struct ResolveRequest {
 
   std::optional<std::string> index_url;        ///< --index-url (default https://pypi.org/simple/)
   std::vector<std::string> extra_index_urls;   ///< --extra-index-url
-  std::vector<std::string> named_indexes;      ///< --index NAME=URL
-  std::vector<std::string> index_for;          ///< --index-for GLOB=NAME
+  std::vector<index::NamedIndex> named_indexes;  ///< --index NAME=URL
+  std::vector<index::IndexPin> index_for;        ///< --index-for GLOB=NAME
   std::vector<std::string> find_links;         ///< --find-links
-  std::string torch_backend;                   ///< --torch-backend auto|cpu|cuXYZ ("" = none)
+  std::optional<TorchBackend> torch_backend;   ///< --torch-backend auto|cpu|cuXYZ (none: not given)
   std::string torch_index_base = "https://download.pytorch.org/whl";  ///< --torch-index-base
-  std::string nightly;                         ///< --nightly DATE|latest ("" = none)
-  std::string index_strategy = "first-index";  ///< --index-strategy
+  std::optional<NightlyDate> nightly;          ///< --nightly DATE|latest (none: not given)
+  IndexStrategy index_strategy = IndexStrategy::FirstIndex;  ///< --index-strategy
 
   TargetRequest target;                        ///< --python | --python-version --platform
-  std::string driver = "auto";                 ///< --driver auto|none|VERSION
-  std::string cuda_ceiling;                    ///< --cuda-ceiling X.Y
-  std::string gpu_arch;                        ///< --gpu-arch sm_XY[,..]
-  std::string cuda_compat = "strict";          ///< --cuda-compat strict|minor
+  probe::DriverSpec driver;                    ///< --driver auto|none|VERSION
+  std::string cuda_ceiling;                    ///< --cuda-ceiling X.Y (probe's overrides parse it)
+  std::string gpu_arch;                        ///< --gpu-arch sm_XY[,..] (likewise)
+  probe::CudaCompat cuda_compat = probe::CudaCompat::Strict;  ///< --cuda-compat strict|minor
 
-  std::string prerelease = "if-necessary";     ///< --prerelease (--pre sets "allow")
-  std::string exclude_newer;                   ///< --exclude-newer DATE|TIMESTAMP|DURATION
+  resolver::PrereleasePolicy prerelease = resolver::PrereleasePolicy::IfNecessary;  ///< --prerelease, --pre
+  std::optional<ExcludeNewer> exclude_newer;   ///< --exclude-newer DATE|TIMESTAMP|DURATION
   bool upgrade = false;                        ///< --upgrade
   std::vector<std::string> upgrade_packages;   ///< --upgrade-package NAME
 
@@ -130,17 +134,5 @@ struct ResolveResult {
 
 /// Writes `content` to `path`: a regular (or missing) file atomically, a device or FIFO in place.
 [[nodiscard]] core::Status write_output(const std::string& path, std::string_view content);
-
-/// Parses `--exclude-newer`: a date (YYYY-MM-DD, midnight UTC), an RFC 3339 timestamp, or a
-/// duration back from `now` ("7d", "12h", "P7D"). Errors: Usage.
-[[nodiscard]] core::Result<std::int64_t> parse_exclude_newer(std::string_view text, std::int64_t now_micros);
-
-/// Why `value` is not a `--torch-backend` value (auto, cpu, or cuXYZ: "cu" and the digits of a
-/// CUDA version, e.g. cu124, cu130), or "" when it is one ("" itself, no backend, is one).
-[[nodiscard]] std::string torch_backend_error(std::string_view value);
-
-/// Why `value` is not a `--nightly` value (`latest`, or a build date YYYY-MM-DD in UTC with a
-/// month 1-12 and a day 1-31), or "" when it is one.
-[[nodiscard]] std::string nightly_value_error(std::string_view value);
 
 }  // namespace gpulock::app

@@ -84,6 +84,45 @@ enum class CudaCompat : std::uint8_t {
   Minor,   ///< NVIDIA minor-version compatibility: X.anything on the major's floor driver
 };
 
+/// `--cuda-compat`: "strict" or "minor". The one parser of the flag (issue 21): the CLI's
+/// validator, resolve, and check reading a lock's record all call it. Errors: Usage,
+/// "invalid --cuda-compat 'x': expected strict or minor".
+[[nodiscard]] core::Result<CudaCompat> parse_cuda_compat(std::string_view text);
+/// "strict" or "minor".
+[[nodiscard]] std::string_view cuda_compat_name(CudaCompat compat) noexcept;
+
+/// `--driver`: which machine's driver a resolve is for. Auto: detect this machine's (or take
+/// `GPULOCK_DRIVER`); None: a machine without a GPU; Version: a driver given by version.
+class DriverSpec {
+ public:
+  enum class Kind : std::uint8_t { Auto, None, Version };
+
+  DriverSpec() = default;
+  [[nodiscard]] static DriverSpec none() { return DriverSpec(Kind::None, std::nullopt); }
+  [[nodiscard]] static DriverSpec of(DriverVersion version) { return DriverSpec(Kind::Version, std::move(version)); }
+
+  /// "auto", "none" or a driver version (DriverVersion::parse). Errors: Usage, "invalid value
+  /// for --driver: ..." with a hint, as `gpulock probe --driver` says it.
+  [[nodiscard]] static core::Result<DriverSpec> parse(std::string_view text);
+
+  [[nodiscard]] Kind kind() const noexcept { return kind_; }
+  [[nodiscard]] bool is_auto() const noexcept { return kind_ == Kind::Auto; }
+  [[nodiscard]] bool is_none() const noexcept { return kind_ == Kind::None; }
+  /// The version, for Kind::Version.
+  [[nodiscard]] const std::optional<DriverVersion>& version() const noexcept { return version_; }
+  /// "auto", "none" or the version as given.
+  [[nodiscard]] std::string to_string() const;
+
+  friend bool operator==(const DriverSpec& a, const DriverSpec& b) noexcept {
+    return a.kind_ == b.kind_ && a.version_ == b.version_;
+  }
+
+ private:
+  DriverSpec(Kind kind, std::optional<DriverVersion> version) : kind_(kind), version_(std::move(version)) {}
+  Kind kind_ = Kind::Auto;
+  std::optional<DriverVersion> version_;
+};
+
 /// One row of NVIDIA's table: the minimum Linux driver of a CUDA toolkit's first release.
 struct CudaDriverRow {
   CudaVersion cuda;

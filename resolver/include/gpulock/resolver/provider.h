@@ -33,6 +33,12 @@ namespace gpulock::resolver {
 /// - Disallow: pre-releases are unavailable (reason PrereleaseDisallowed), even if named.
 enum class PrereleasePolicy : std::uint8_t { IfNecessary, Allow, Disallow };
 
+/// `--prerelease`: "if-necessary", "allow" or "disallow", the one parser of the flag (issue 21).
+/// Errors: Usage, "invalid --prerelease 'x': expected if-necessary, allow or disallow".
+[[nodiscard]] core::Result<PrereleasePolicy> parse_prerelease_policy(std::string_view text);
+/// "if-necessary", "allow" or "disallow".
+[[nodiscard]] std::string_view prerelease_policy_name(PrereleasePolicy policy) noexcept;
+
 /// Why a candidate (or its dependencies) cannot be used. Extensible: the GPU policy adds its
 /// own kinds; anything else is Other with a message.
 enum class UnavailableKind : std::uint8_t {

@@ -1,0 +1,142 @@
+// The option values of resolve that are app's concepts (resolve_options.h): one parser each.
+
+#include "gpulock/app/resolve_options.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/gpu_policy.h"
+#include "gpulock/core/version.h"
+#include "gpulock/index/page.h"
+
+namespace gpulock::app {
+namespace {
+
+std::unexpected<core::Error> invalid(std::string_view flag, std::string_view text, std::string_view expected) {
+  return core::fail(core::ErrorCode::Usage,
+                    fmt::format("invalid --{} {}: expected {}", flag, core::quote_for_message(text), expected));
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+unsigned two_digits(std::string_view s) {
+  return static_cast<unsigned>((s[0] - '0') * 10 + (s[1] - '0'));
+}
+
+// Durations of --exclude-newer: 7d, 12h, 30m, 2w, 10s, or ISO 8601 P7D / PT12H; nullopt when
+// `d` is none. At most 100000 units.
+std::optional<std::int64_t> duration_seconds(std::string_view d) {
+  if (d.starts_with("P") || d.starts_with("p")) {
+    d.remove_prefix(1);
+    if (d.starts_with("T") || d.starts_with("t")) d.remove_prefix(1);
+  }
+  if (d.size() < 2) return std::nullopt;
+  std::string_view number = d.substr(0, d.size() - 1);
+  if (!all_digits(number)) return std::nullopt;
+  std::int64_t n = 0;
+  for (char c : number) {
+    n = n * 10 + (c - '0');
+    if (n > 100000) return std::nullopt;
+  }
+  switch (d.back()) {
+    case 'w': case 'W': return n * 7 * 86400;
+    case 'd': case 'D': return n * 86400;
+    case 'h': case 'H': return n * 3600;
+    case 'm': case 'M': return n * 60;
+    case 's': case 'S': return n;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+core::Result<IndexStrategy> parse_index_strategy(std::string_view text) {
+  if (text == "first-index") return IndexStrategy::FirstIndex;
+  if (text == "unsafe-best-match") return IndexStrategy::UnsafeBestMatch;
+  return invalid("index-strategy", text, "first-index or unsafe-best-match");
+}
+
+std::string_view index_strategy_name(IndexStrategy strategy) noexcept {
+  return strategy == IndexStrategy::UnsafeBestMatch ? "unsafe-best-match" : "first-index";
+}
+
+core::Result<TorchBackend> TorchBackend::parse(std::string_view text) {
+  if (text == "auto") return automatic();
+  if (text == "cpu") return cpu();
+  // cuXYZ: the label PyTorch's indexes use, read as a version's local label is.
+  if (text.size() >= 5 && text.size() <= 6 && text.starts_with("cu") && all_digits(text.substr(2))) {
+    auto v = core::Version::parse(fmt::format("0+{}", text));
+    if (v) {
+      auto build = classify_build(*v);
+      if (build.kind == BuildKind::Cuda && build.cuda) return cuda(*build.cuda);
+    }
+  }
+  return invalid("torch-backend", text, "auto, cpu or cuXYZ (e.g. cu124)");
+}
+
+std::string TorchBackend::to_string() const {
+  switch (kind_) {
+    case Kind::Auto:
+      return "auto";
+    case Kind::Cpu:
+      return "cpu";
+    case Kind::Cuda:
+      break;
+  }
+  return cuda_ ? variant_name(*cuda_) : std::string("auto");
+}
+
+core::Result<NightlyDate> NightlyDate::parse(std::string_view text) {
+  if (text == "latest") return latest();
+  if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
+    std::string tag = fmt::format("{}{}{}", text.substr(0, 4), text.substr(5, 2), text.substr(8, 2));
+    if (auto d = from_build_tag(tag)) return *d;
+  }
+  return invalid("nightly", text, "a build date YYYY-MM-DD (UTC) or latest");
+}
+
+std::optional<NightlyDate> NightlyDate::from_build_tag(std::string_view tag) {
+  if (tag.size() != 8 || !all_digits(tag)) return std::nullopt;
+  core::CivilDate d;
+  d.year = static_cast<std::int64_t>(two_digits(tag.substr(0, 2)) * 100 + two_digits(tag.substr(2, 2)));
+  d.month = two_digits(tag.substr(4, 2));
+  d.day = two_digits(tag.substr(6, 2));
+  if (d.year < 2000 || d.month < 1 || d.month > 12 || d.day < 1 || d.day > 31) return std::nullopt;
+  return on(d);
+}
+
+std::string NightlyDate::to_string() const {
+  if (!date_) return "latest";
+  return fmt::format("{:04}-{:02}-{:02}", date_->year, date_->month, date_->day);
+}
+
+std::string NightlyDate::build_tag() const {
+  if (!date_) return {};
+  return fmt::format("{:04}{:02}{:02}", date_->year, date_->month, date_->day);
+}
+
+core::Result<ExcludeNewer> ExcludeNewer::parse(std::string_view text) {
+  ExcludeNewer out;
+  out.text_ = std::string(text);
+  if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
+    auto t = index::parse_timestamp(fmt::format("{}T00:00:00Z", text));
+    if (!t) return invalid("exclude-newer", text, "a date (2025-06-01), a timestamp (2025-06-01T12:00:00Z) or a duration (7d, 12h, P7D)");
+    out.micros_ = *t;
+    return out;
+  }
+  if (auto t = index::parse_timestamp(text)) {
+    out.micros_ = *t;
+    return out;
+  }
+  if (auto seconds = duration_seconds(text)) {
+    out.relative_ = true;
+    out.micros_ = *seconds * 1'000'000;
+    return out;
+  }
+  return invalid("exclude-newer", text, "a date (2025-06-01), a timestamp (2025-06-01T12:00:00Z) or a duration (7d, 12h, P7D)");
+}
+
+}  // namespace gpulock::app

@@ -1,0 +1,41 @@
+#pragma once
+/// @file
+/// Resolve's input flags, declared once for `gpulock resolve` and `gpulock check` (issue 21):
+/// one name, one help text and one parser per flag. Typed values (--torch-backend, --nightly,
+/// --index-strategy, --cuda-compat, --prerelease, --exclude-newer, --driver, --index,
+/// --index-for) are parsed by their types' own parsers (app/resolve_options.h and the types it
+/// names) as the command line is read; the first value that does not parse is kept and reported
+/// by the command (one `error:` line with the type's hints, exit 2).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "gpulock/app/resolve.h"
+
+namespace gpulock::cli {
+
+struct ResolveFlags {
+  app::ResolveRequest request;
+  bool pre = false;                    ///< --pre: --prerelease allow
+  std::vector<std::string> platforms;  ///< --platform, repeatable as pip's
+  /// The first typed value that did not parse.
+  std::optional<core::Error> error;
+
+  /// Applies --pre and --platform to `request` (after parsing); returns `error` when set.
+  [[nodiscard]] core::Status finish();
+};
+
+/// Declares the flags that name what is resolved and for which target, as resolve and check
+/// both take them: requirements, -r, -c, --project, --extra, --group, --index-url,
+/// --extra-index-url, -f, --torch-backend, --torch-index-base, --nightly, --index-strategy,
+/// --python-version, --platform, --cuda-compat, --prerelease, --pre, --exclude-newer. Returns
+/// the options declared (check compares the lock's record when any was given).
+std::vector<CLI::Option*> add_resolve_input_flags(CLI::App& sub, ResolveFlags& flags);
+
+/// resolve's own: --index, --index-for, --python, --driver, --cuda-ceiling, --gpu-arch.
+void add_resolve_source_and_machine_flags(CLI::App& sub, ResolveFlags& flags);
+
+}  // namespace gpulock::cli
