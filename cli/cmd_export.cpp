@@ -51,13 +51,10 @@ int run_export(Context& ctx, const ExportArgs& args) {
   if (!python.empty() && !platform.empty()) {
     auto target = core::TagTarget::from_platform_tag(python, platform);
     if (!target) {
-      core::Error e = target.error();
-      if (args.python_version.empty()) {
-        e = e.located(args.lock).with_context("while reading [tool.gpulock.target]");
-      } else {
-        e.code = core::ErrorCode::Usage;
-      }
-      return report_error(ctx.term, e);
+      const core::Error& e = target.error();
+      return report_error(ctx.term, args.python_version.empty()
+                                        ? e.located(args.lock).with_context("while reading [tool.gpulock.target]")
+                                        : e.with_code(core::ErrorCode::Usage));
     }
     options.target_tags = core::supported_tags(*target);
   }

@@ -103,6 +103,27 @@ def throwing_fs_calls(text):
     return found
 
 
+# One way to build an Error (core::make_error, issue 21): never declared empty and filled field
+# by field, never a positional Error{...}, never its code assigned (with_code makes a copy).
+ERROR_BUILDS = [
+    (re.compile(r"\b(?:core::)?Error\s+\w+\s*(?:;|\{\s*\})"), "an Error declared empty"),
+    (re.compile(r"\b(?:core::)?Error\s*\{\s*[^}\s]"), "a positional Error{...}"),
+    (re.compile(r"\.code\s*=\s*(?:core::)?ErrorCode::"), "an Error's code assigned"),
+]
+ERROR_HOME = (os.path.join("core", "include", "gpulock", "core", "error.h"), os.path.join("core", "src", "error.cpp"))
+
+
+def error_builds(rel, text):
+    """(line, what) of each Error built another way than core::make_error."""
+    if rel in ERROR_HOME:
+        return []
+    found = []
+    for pattern, what in ERROR_BUILDS:
+        for m in pattern.finditer(text):
+            found.append((text.count("\n", 0, m.start()) + 1, what))
+    return found
+
+
 def check(root):
     problems = []
     for module, allowed in ALLOWED.items():
@@ -119,6 +140,8 @@ def check(root):
                     or rel.startswith(os.path.join(module, "include"))
                 with open(path, encoding="utf-8", errors="replace") as fh:
                     text = fh.read()
+                for line, what in error_builds(rel, text):
+                    problems.append(f"{rel}:{line}: {what}; build it with core::make_error")
                 for line, call in throwing_fs_calls(text):
                     problems.append(f"{rel}:{line}: '{call}' can throw filesystem_error; use the "
                                     f"std::error_code overload")
@@ -169,15 +192,19 @@ def self_test():
         write("index/src/fs_ok.cpp",
               "void h() {\n  std::error_code ec;\n  fs::create_directories(\n      dir, ec);\n"
               "  auto st = fs::status(p, ec);\n  if (fs::exists(st)) {}\n}\n")
+        # Errors: built with make_error only.
+        write("app/src/err_bad.cpp", "void f() {\n  core::Error e;\n  e.code = ErrorCode::Usage;\n}\n")
+        write("cli/err_ok.cpp", "auto e = core::make_error(core::ErrorCode::Usage, \"x\").with_code(c);\n")
         problems = check(tmp)
-        expected = ["resolver/src/solver.cpp:1", "core/include/gpulock/core/x.h:1",
+        expected = ["app/src/err_bad.cpp:2", "app/src/err_bad.cpp:3","resolver/src/solver.cpp:1", "core/include/gpulock/core/x.h:1",
                     "index/include/gpulock/index/http.h:1", "probe/src/bad.cpp:1",
                     "lock/src/dl.cpp:1", "index/include/gpulock/index/dl.h:1",
                     "core/src/spawn.cpp:1", "resolver/src/io.cpp:1", "sys/src/up.cpp:1",
                     "app/src/fs_bad.cpp:1", "lock/src/fs_loop.cpp:2"]
         found = all(any(p.startswith(e) for p in problems) for e in expected)
         clean = not any(p.startswith(("lock/src/ok.cpp", "index/src/plugin.cpp",
-                                      "probe/src/ok_sys.cpp", "index/src/fs_ok.cpp"))
+                                      "probe/src/ok_sys.cpp", "index/src/fs_ok.cpp",
+                                      "cli/err_ok.cpp"))
                         for p in problems)
         if found and clean and len(problems) == len(expected):
             print(f"self-test: {len(problems)} planted violations found, clean file passed")

@@ -57,8 +57,9 @@ std::string machine_text(const probe::MachineInfo& machine) {
 void check_driver(const Context& ctx, const probe::MachineInfo& machine, const lock::GpulockGpu* gpu,
                   const std::optional<probe::CudaVersion>& lock_cuda, std::vector<Drift>& drifts) {
   const std::size_t gpu_line = gpu->line.line;
-  const auto compat =
-      gpu->compat && *gpu->compat == "minor" ? probe::CudaCompat::Minor : probe::CudaCompat::Strict;
+  // The lock's compat, through the flag's parser; a value it refuses counts as strict.
+  const auto compat = gpu->compat ? probe::parse_cuda_compat(*gpu->compat).value_or(probe::CudaCompat::Strict)
+                                  : probe::CudaCompat::Strict;
   bool driver_reported = false;
   if (gpu->min_driver && machine.driver) {
     auto min = probe::DriverVersion::parse(*gpu->min_driver);

@@ -90,9 +90,7 @@ core::Result<std::vector<RequirementEntry>> read_project_requirements(std::strin
                                                                       const std::vector<std::string>& groups) {
   auto doc = lock::parse_toml_document(text, path);
   if (!doc) {
-    core::Error e = doc.error();
-    e.code = ErrorCode::InvalidInput;
-    return std::unexpected(e);
+    return std::unexpected(doc.error().with_code(ErrorCode::InvalidInput));
   }
   std::vector<RequirementEntry> out;
   const TomlTable* project = table_at(*doc, "project");

@@ -37,12 +37,11 @@ core::Result<UnknownProjects> unknown_projects(index::IndexClient& client, const
     }
     std::string names;
     for (std::size_t i = 0; i < missing.size() && i < 3; ++i) names += (i == 0 ? "" : ", ") + missing[i];
-    core::Error e;
-    e.code = ErrorCode::NotFound;
-    e.where = where;
-    e.message = fmt::format("none of the projects asked for is here ({}{}): is the index URL right?", names,
-                            missing.size() > 3 ? ", ..." : "");
-    return std::unexpected(e);
+    return std::unexpected(core::make_error(
+        ErrorCode::NotFound,
+        fmt::format("none of the projects asked for is here ({}{}): is the index URL right?", names,
+                    missing.size() > 3 ? ", ..." : ""),
+        where));
   }
   for (const auto& d : requirements) {
     if (std::find(missing.begin(), missing.end(), d.name) == missing.end()) continue;

@@ -149,7 +149,7 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
     if (ctx.no_gpu) g.driver = "none";
     if (ctx.ceiling) g.cuda_ceiling = ctx.ceiling->to_string();
     if (!ctx.method.empty()) g.method = ctx.method;
-    g.compat = ctx.compat == probe::CudaCompat::Minor ? "minor" : "strict";
+    g.compat = std::string(probe::cuda_compat_name(ctx.compat));
     for (const auto& a : ctx.archs) g.archs.push_back(a.to_string());
     g.variant = facts.variant;
     if (facts.locked_cuda) {

@@ -69,11 +69,11 @@ bool same_gpu_facts(const lock::Lock& old, const GpuContext& ctx) {
   if (g == nullptr) return !now_gpu;
   std::string driver = ctx.no_gpu ? "none" : ctx.driver ? ctx.driver->to_string() : "";
   std::string ceiling = ctx.ceiling ? ctx.ceiling->to_string() : "";
-  std::string compat(probe::cuda_compat_name(ctx.compat));
+  const std::string_view compat = probe::cuda_compat_name(ctx.compat);
   std::vector<std::string> archs;
   for (const auto& a : ctx.archs) archs.push_back(a.to_string());
   return g->driver.value_or("") == driver && g->cuda_ceiling.value_or("") == ceiling &&
-         g->compat.value_or("strict") == compat && g->archs == archs;
+         g->compat.value_or(std::string(probe::cuda_compat_name(probe::CudaCompat::Strict))) == compat && g->archs == archs;
 }
 
 // A package whose build depends on the machine's CUDA: the torch family, nvidia-* and cuda-*.

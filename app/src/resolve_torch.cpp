@@ -195,20 +195,17 @@ std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client
   if ((explicit_variant && torch.size() == 1 && torch_missing) || variants.empty()) {
     // A variant the user named that does not exist (a 403/404 for its pages), or no PyTorch
     // index at all under the base (a typo in --torch-index-base).
-    core::Error e;
-    e.code = ErrorCode::NotFound;
     std::string url = index::redact_url(torch.size() == 1 ? torch.front().source.url + wanted.front() + "/" : where);
     if (variants.empty() && torch.size() != 1) {
-      e.message = "no PyTorch variant index was found here (is --torch-index-base right?)";
-      e.where = url;
-      p.error = std::move(e);
+      p.error = core::make_error(ErrorCode::NotFound,
+                                 "no PyTorch variant index was found here (is --torch-index-base right?)", url);
       return p;
     }
-    e.message = fmt::format("not found: the PyTorch index has no {}{} for --torch-backend {}", nightly ? "nightly " : "",
-                            wanted.front(), backend.to_string());
-    e.where = url;
-    e.hints.push_back(listing);
-    p.error = std::move(e);
+    p.error = core::make_error(ErrorCode::NotFound,
+                               fmt::format("not found: the PyTorch index has no {}{} for --torch-backend {}",
+                                           nightly ? "nightly " : "", wanted.front(), backend.to_string()),
+                               url)
+                  .with_hint(listing);
     return p;
   }
   if (usable.empty() || torch_missing) {

@@ -69,9 +69,7 @@ std::string Target::environment_marker() const {
 core::Result<Target> make_target(std::string_view python_version, std::string_view platform) {
   auto tags = core::TagTarget::from_platform_tag(python_version, platform);
   if (!tags) {
-    core::Error e = tags.error();
-    e.code = ErrorCode::Usage;
-    return std::unexpected(e);
+    return std::unexpected(tags.error().with_code(ErrorCode::Usage));
   }
   std::string xy = fmt::format("{}.{}", tags->python_major, tags->python_minor);
   // --python-version 3.11.4 keeps its micro for python_full_version markers.

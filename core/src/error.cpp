@@ -89,6 +89,12 @@ Error Error::with_context(std::string frame) const {
   return e;
 }
 
+Error Error::with_code(ErrorCode code_) const {
+  Error e = *this;
+  e.code = code_;
+  return e;
+}
+
 Error Error::with_hint(std::string hint) const {
   Error e = *this;
   e.hints.push_back(std::move(hint));

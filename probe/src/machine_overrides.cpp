@@ -26,10 +26,9 @@ std::optional<Picked> pick(const std::string& flag_text, std::string_view flag,
 }
 
 std::unexpected<core::Error> usage(const Picked& p, const core::Error& e) {
-  core::Error out = e;
-  out.code = core::ErrorCode::Usage;
-  out.message = fmt::format("invalid value for {}: {}", p.origin, e.message);
-  out.column = 0;
+  core::Error out =
+      core::make_error(core::ErrorCode::Usage, fmt::format("invalid value for {}: {}", p.origin, e.message), e.where, e.line);
+  for (const auto& h : e.hints) out = out.with_hint(h);
   return std::unexpected<core::Error>(std::move(out));
 }
 

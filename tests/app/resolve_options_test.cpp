@@ -12,7 +12,7 @@ using gpulock::app::NightlyDate;
 using gpulock::app::TorchBackend;
 using gpulock::core::ErrorCode;
 
-TEST_CASE("--torch-backend: auto, cpu and cuXYZ only", "[app][options]") {
+TEST_CASE("torch-backend values: auto, cpu and cuXYZ only", "[app][options]") {
   for (const char* ok : {"auto", "cpu", "cu118", "cu124", "cu130", "cu132"}) {
     INFO(ok);
     auto b = TorchBackend::parse(ok);
@@ -35,7 +35,7 @@ TEST_CASE("--torch-backend: auto, cpu and cuXYZ only", "[app][options]") {
   CHECK(TorchBackend::parse("cu!").error().message == "invalid --torch-backend 'cu!': expected auto, cpu or cuXYZ (e.g. cu124)");
 }
 
-TEST_CASE("--nightly: a build date or latest, one type for every place a date is", "[app][options]") {
+TEST_CASE("nightly values: a build date or latest, one type for every place a date is", "[app][options]") {
   auto d = NightlyDate::parse("2026-06-01");
   REQUIRE(d.has_value());
   CHECK(d->to_string() == "2026-06-01");
@@ -76,7 +76,7 @@ TEST_CASE("the enumerated flags parse to their enums and back", "[app][options]"
         "invalid --prerelease 'yes': expected if-necessary, allow or disallow");
 }
 
-TEST_CASE("--driver: auto, none or a version", "[app][options]") {
+TEST_CASE("driver values: auto, none or a version", "[app][options]") {
   using gpulock::probe::DriverSpec;
   CHECK(DriverSpec::parse("auto")->is_auto());
   CHECK(DriverSpec::parse("")->is_auto());
@@ -92,7 +92,7 @@ TEST_CASE("--driver: auto, none or a version", "[app][options]") {
   CHECK(bad.error().hints == std::vector<std::string>{"give a driver version like 550.54.14, or 'none' for no GPU"});
 }
 
-TEST_CASE("--index NAME=URL and --index-for GLOB=NAME", "[app][options]") {
+TEST_CASE("index values: NAME=URL and --index-for GLOB=NAME", "[app][options]") {
   using gpulock::index::IndexPin;
   using gpulock::index::NamedIndex;
   auto ix = NamedIndex::parse("internal=https://pkgs.example/simple/?a=b");

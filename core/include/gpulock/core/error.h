@@ -74,6 +74,9 @@ struct Error {
   [[nodiscard]] Error with_context(std::string frame) const;
   /// Returns a copy with one more hint.
   [[nodiscard]] Error with_hint(std::string hint) const;
+  /// Returns a copy with another code (a parser's InvalidVersion is a Usage error when the text
+  /// came from a flag).
+  [[nodiscard]] Error with_code(ErrorCode code_) const;
 };
 
 template <class T>
