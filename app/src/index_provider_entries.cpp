@@ -34,7 +34,7 @@ struct VersionAcc {
   bool has_wheel = false, has_sdist = false, tag_ok = false, excluded_newer = false, undated = false;
   bool above_ceiling = false;  // from a torch variant above the driver's ceiling
   std::string requires_python_fail;
-  std::string other_date;
+  std::optional<NightlyDate> other_date;
 };
 
 // Why a version without a usable wheel cannot be used.
@@ -124,7 +124,7 @@ auto IndexProvider::Impl::build_entries(
     Acc& acc = accs[it->second];
     if (nightly_filter && source->nightly) {
       auto date = nightly_date_of(v);
-      if (!date.empty() && date != *config.nightly_date) {
+      if (date && *date != *config.nightly_date) {
         acc.other_date = date;
         return nullptr;
       }
@@ -182,7 +182,7 @@ auto IndexProvider::Impl::build_entries(
 
   bool any_available = false, any_wheel = false, any_sdist = false, any_tag_ok = false;
   for (auto& acc : accs) {
-    if (!acc.other_date.empty() && !acc.has_wheel && !acc.has_sdist) {
+    if (acc.other_date && !acc.has_wheel && !acc.has_sdist) {
       acc.entry.version = core::Version();  // dropped below: a nightly of another date
       continue;
     }
@@ -202,7 +202,7 @@ auto IndexProvider::Impl::build_entries(
   std::vector<VersionEntry> entries;
   entries.reserve(accs.size());
   for (auto& acc : accs) {
-    if (!acc.other_date.empty() && !acc.has_wheel && !acc.has_sdist) continue;
+    if (acc.other_date && !acc.has_wheel && !acc.has_sdist) continue;
     entries.push_back(std::move(acc.entry));
   }
   order_entries(name, config, entries, state);

@@ -36,19 +36,16 @@ inline core::Version make_version(std::uint64_t major, std::uint64_t minor) {
   return core::Version::from_release(parts);
 }
 
-// The build date of a nightly (`2.15.0.dev20260817+cu130` -> "20260817"), or "".
-inline std::string nightly_date_of(const core::Version& v) {
-  if (!v.dev()) return {};
-  std::uint64_t d = *v.dev();
-  if (d < 20000101 || d > 29991231) return {};
-  return fmt::format("{}", d);
+// The build date of a nightly (`2.15.0.dev20260817+cu130` -> 2026-08-17), or nullopt.
+inline std::optional<NightlyDate> nightly_date_of(const core::Version& v) {
+  if (!v.dev()) return std::nullopt;
+  return NightlyDate::from_build_tag(fmt::format("{}", *v.dev()));
 }
 
-// Midnight UTC of a YYYYMMDD date, in microseconds since the epoch.
-inline std::optional<std::int64_t> date_micros(std::string_view yyyymmdd) {
-  if (yyyymmdd.size() != 8) return std::nullopt;
-  return index::parse_timestamp(fmt::format("{}-{}-{}T00:00:00Z", yyyymmdd.substr(0, 4), yyyymmdd.substr(4, 2),
-                                            yyyymmdd.substr(6, 2)));
+// Midnight UTC of a nightly's build date, in microseconds since the epoch.
+inline std::int64_t date_micros(const NightlyDate& date) {
+  const auto& d = *date.date();
+  return core::days_from_civil(d.year, d.month, d.day) * 86'400'000'000LL;
 }
 
 // "needs Python >=3.12" -> ">= 3.12" spacing for the explanation.

@@ -86,8 +86,7 @@ auto IndexProvider::Impl::publish_time(const index::DistFile& file) const
   if (auto t = file.upload_time()) return t;
   if (auto it = borrowed_upload_time.find(&file); it != borrowed_upload_time.end())
     return it->second;
-  auto date = nightly_date_of(file.version());
-  if (!date.empty()) return date_micros(date);
+  if (auto date = nightly_date_of(file.version())) return date_micros(*date);
   return std::nullopt;
 }
 

@@ -98,13 +98,18 @@ lock::GpulockInputs make_inputs_record(const ResolveRequest& request, const Reso
 
 namespace {
 
+// A recorded value its parser refused, naming where the lock has it.
+std::unexpected<core::Error> recorded_error(std::string_view field, const core::Error& e) {
+  return std::unexpected(core::make_error(e.code, fmt::format("{}: {}", field, e.message)));
+}
+
 // One recorded option through its parser; absent keys leave `into` as it is.
 template <class Parse, class Into>
 core::Status read_option(const lock::GpulockInputs& record, std::string_view key, Parse parse, Into& into) {
   auto it = record.options.find(key);
   if (it == record.options.end() || it->second.empty()) return {};
   auto v = parse(it->second);
-  if (!v) return std::unexpected(v.error().with_context(fmt::format("in [tool.gpulock.inputs] options.{}", key)));
+  if (!v) return recorded_error(fmt::format("[tool.gpulock.inputs.options] {}", key), v.error());
   into = std::move(*v);
   return {};
 }
@@ -128,7 +133,7 @@ core::Status read_recorded_options(const lock::GpulockInputs& record, const lock
     for (std::string_view pins = it->second; !pins.empty();) {
       auto comma = pins.find(',');
       auto pin = index::IndexPin::parse(pins.substr(0, comma));
-      if (!pin) return std::unexpected(pin.error().with_context("in [tool.gpulock.inputs] options.index-for"));
+      if (!pin) return recorded_error("[tool.gpulock.inputs.options] index-for", pin.error());
       request.index_for.push_back(std::move(*pin));
       pins = comma == std::string_view::npos ? std::string_view() : pins.substr(comma + 1);
     }
@@ -137,7 +142,7 @@ core::Status read_recorded_options(const lock::GpulockInputs& record, const lock
   // The same snapshot: the instant the lock recorded, not "7d before now" again.
   if (tool.snapshot && tool.snapshot->exclude_newer) {
     auto instant = ExcludeNewer::parse(lock::to_toml_text(tool.snapshot->exclude_newer->to_utc()));
-    if (!instant) return std::unexpected(instant.error());
+    if (!instant) return recorded_error("[tool.gpulock.snapshot] exclude-newer", instant.error());
     request.exclude_newer = std::move(*instant);
   }
   if (tool.target) {
@@ -150,7 +155,7 @@ core::Status read_recorded_options(const lock::GpulockInputs& record, const lock
   }
   if (tool.gpu->driver) {
     auto driver = probe::DriverSpec::parse(*tool.gpu->driver);
-    if (!driver) return std::unexpected(driver.error().with_context("in [tool.gpulock.gpu] driver"));
+    if (!driver) return recorded_error("[tool.gpulock.gpu] driver", driver.error());
     request.driver = std::move(*driver);
   }
   request.cuda_ceiling = tool.gpu->cuda_ceiling.value_or("");

@@ -43,9 +43,6 @@ fs::path lock_dir_of(const std::string& output) {
   return ec ? fs::path(output).parent_path() : p.parent_path();
 }
 
-std::string dashed_date(std::string_view yyyymmdd) {
-  return fmt::format("{}-{}-{}", yyyymmdd.substr(0, 4), yyyymmdd.substr(4, 2), yyyymmdd.substr(6, 2));
-}
 
 // What the chosen packages say about the lock's GPU record and summary.
 struct LockedFacts {
@@ -162,7 +159,7 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
   if (plan.exclude_newer || sources.nightly_date) {
     lock::GpulockSnapshot snap;
     if (plan.exclude_newer) snap.exclude_newer = to_toml_datetime(*plan.exclude_newer);
-    if (sources.nightly_date) snap.nightly = dashed_date(*sources.nightly_date);
+    if (sources.nightly_date) snap.nightly = sources.nightly_date->to_string();
     tool.snapshot = std::move(snap);
   }
   auto add_record = [&](const SourceSpec& s) {

@@ -127,7 +127,7 @@ struct SourceRecords {
   std::vector<std::pair<std::string, SourceSpec>> pinned;
   std::vector<SourceSpec> torch;
   std::vector<SourceSpec> general;
-  std::optional<std::string> nightly_date;
+  std::optional<NightlyDate> nightly_date;
 };
 
 /// Builds `result.lock` (packages, [tool.gpulock]), `result.why`, the GPU summary and writes the

@@ -318,7 +318,7 @@ core::Result<bool> choose_nightly(index::IndexClient& client, const ResolveReque
     lead_with_first_line(result.explanation);
     return true;
   }
-  if (*date) plan.config.nightly_date = **date;
+  if (*date) plan.config.nightly_date = NightlyDate::from_build_tag(**date);
   return false;
 }
 

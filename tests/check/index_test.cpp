@@ -229,3 +229,26 @@ TEST_CASE("check index: --deep downloads a file listed without a hash and sees i
       "::error file=pylock.toml,line=" + l.line_of_wheel("torch") +
       "::upstream rehashed: " + torch.wheel + " on "));
 }
+
+TEST_CASE("check index: the lock's recorded options are read back through the flags' own parsers",
+          "[check][index]") {
+  // Issue 21: `check --index` rebuilds the resolve from the lock's record with the parsers the
+  // command line uses (TorchBackend, NightlyDate, ...), so a recorded value they refuse is said,
+  // never re-resolved with as text.
+  IndexLock l("index-record");
+  const fs::path lock = l.w / "pylock.toml";
+  const std::string text = read_file(lock);
+  REQUIRE(text.find("torch-backend = \"cpu\"\n") != std::string::npos);
+  write_file(lock, replace_all(text, "torch-backend = \"cpu\"\n", "torch-backend = \"cu!\"\n"));
+  auto r = l.w.gpulock("check --index");
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("  note: upstream moves not checked: the lock's recorded options do not read: "
+                   "[tool.gpulock.inputs.options] torch-backend: invalid --torch-backend 'cu!': expected auto, cpu "
+                   "or cuXYZ (e.g. cu124)\n") != std::string::npos);
+  // The record as resolve wrote it reads back: the same resolve, no drift.
+  write_file(lock, text);
+  auto clean = l.w.gpulock("check --index --strict");
+  INFO(clean.out);
+  CHECK(clean.status == 0);
+}

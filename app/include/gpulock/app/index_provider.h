@@ -75,7 +75,7 @@ struct ProviderConfig {
   /// `--exclude-newer`, microseconds since the epoch (UTC).
   std::optional<std::int64_t> exclude_newer;
   /// `--nightly`: the build date (YYYYMMDD) every dated torch-family member must have.
-  std::optional<std::string> nightly_date;
+  std::optional<NightlyDate> nightly_date;
   /// Direct references of the requirements (`name @ URL`, issue 17 item 5), normalized name ->
   /// the URL as given (with a `#sha256=` fragment, maybe credentials): the package comes from
   /// that wheel only, never from an index.
