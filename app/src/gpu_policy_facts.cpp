@@ -30,19 +30,22 @@ resolver::Dependency edge(std::string_view name, const std::string& specifier) {
 GpuPolicy::GpuPolicy(GpuContext machine, std::string platform_machine)
     : machine_(std::move(machine)), platform_machine_(std::move(platform_machine)) {}
 
-std::optional<resolver::PackageCandidates> GpuPolicy::virtual_candidates(std::string_view name) const {
+std::optional<resolver::PackageCandidates> GpuPolicy::virtual_candidates(
+    std::string_view name) const {
   resolver::PackageCandidates out;
   out.priority = 100;
   if (name == kCuda) {
     if (!machine_.no_gpu && machine_.ceiling) {
-      out.candidates.push_back({make_version(machine_.ceiling->major, machine_.ceiling->minor), false, std::nullopt});
+      out.candidates.push_back(
+          {make_version(machine_.ceiling->major, machine_.ceiling->minor), false, std::nullopt});
     }
     return out;
   }
   if (name == kCudaVariant) {
     // Every CUDA a variant label can name (9.0 to 13.9), and 0 for CPU builds.
     for (std::uint64_t major = 13; major >= 9; --major) {
-      for (std::uint64_t minor = 10; minor-- > 0;) out.candidates.push_back({make_version(major, minor), false, std::nullopt});
+      for (std::uint64_t minor = 10; minor-- > 0;)
+        out.candidates.push_back({make_version(major, minor), false, std::nullopt});
     }
     out.candidates.push_back({make_version(0, 0), false, std::nullopt});
     return out;
@@ -57,12 +60,13 @@ std::optional<resolver::PackageCandidates> GpuPolicy::virtual_candidates(std::st
   return std::nullopt;
 }
 
-std::optional<resolver::Dependencies> GpuPolicy::virtual_dependencies(std::string_view name,
-                                                                      const core::Version& version) const {
+std::optional<resolver::Dependencies> GpuPolicy::virtual_dependencies(
+    std::string_view name, const core::Version& version) const {
   if (name != kCuda && name != kCudaVariant && name != kCudaMajor) return std::nullopt;
   resolver::Dependencies out;
   if (name == kCudaVariant && version.release_at(0) != 0) {
-    // A CUDA X.Y variant uses CUDA X libraries: it meets `nvidia-*-cuNN` pins through `__cuda_major`.
+    // A CUDA X.Y variant uses CUDA X libraries: it meets `nvidia-*-cuNN` pins through
+    // `__cuda_major`.
     out.dependencies.push_back(edge(kCudaMajor, fmt::format("=={}", version.release_at(0))));
   }
   return out;
@@ -112,40 +116,46 @@ GpuFacts GpuPolicy::facts(const CandidateFacts& candidate) const {
   // Kernels for every GPU: the arch list of this torch build (by release and CUDA).
   if (package != "torch" || !cuda || machine_.archs.empty() || machine_.no_gpu) return out;
   // An unknown list is bounded by what its CUDA can build: SASS for those archs, no PTX.
-  auto list = candidate.arch_list ? candidate.arch_list : torch_arch_list(candidate.version, *cuda, platform_machine_);
+  auto list = candidate.arch_list ? candidate.arch_list
+                                  : torch_arch_list(candidate.version, *cuda, platform_machine_);
   if (!list) {
     list = archs_cuda_can_build(*cuda);
     out.warning = fmt::format(
-        "no GPU architecture list is known for torch {} (CUDA {}); assumed: kernels for what CUDA {} can build, no PTX",
+        "no GPU architecture list is known for torch {} (CUDA {}); assumed: kernels for what CUDA "
+        "{} can build, no PTX",
         candidate.version.public_version().to_string(), cuda->to_string(), cuda->to_string());
   }
   out.archs_assumed = list->assumed;
   for (const auto& arch : machine_.archs) {
     if (arch_list_runs_on(*list, arch)) continue;
-    std::string why = list->assumed
-                          ? fmt::format("has no kernels for your GPU's {} (no arch list is known for it, and CUDA {} "
-                                        "cannot build for {})",
-                                        arch.to_string(), cuda->to_string(), arch.to_string())
-                          : fmt::format("has no kernels for your GPU's {} (its CUDA {} build carries {})",
-                                        arch.to_string(), cuda->to_string(), describe_arch_list(*list));
-    out.unavailable = UnavailableReason{UnavailableKind::GpuArchMissing, std::move(why),
+    std::string why =
+        list->assumed
+            ? fmt::format(
+                  "has no kernels for your GPU's {} (no arch list is known for it, and CUDA {} "
+                  "cannot build for {})",
+                  arch.to_string(), cuda->to_string(), arch.to_string())
+            : fmt::format("has no kernels for your GPU's {} (its CUDA {} build carries {})",
+                          arch.to_string(), cuda->to_string(), describe_arch_list(*list));
+    out.unavailable = UnavailableReason{UnavailableKind::GpuArchMissing,
+                                        std::move(why),
                                         {{"arch", arch.to_string()}, {"cuda", cuda->to_string()}}};
     break;
   }
   return out;
 }
 
-std::optional<UnavailableReason> GpuPolicy::candidate_unavailable(std::string_view package,
-                                                                  const core::Version& version) const {
+std::optional<UnavailableReason> GpuPolicy::candidate_unavailable(
+    std::string_view package, const core::Version& version) const {
   // cuDNN 9.11 and newer dropped Maxwell, Pascal and Volta (torch refuses it below sm_75).
   if (!package.starts_with("nvidia-cudnn-") || machine_.archs.empty()) return std::nullopt;
   auto floor = cudnn_min_capability(version);
   if (!floor) return std::nullopt;
   for (const auto& arch : machine_.archs) {
     if (arch < *floor) {
-      return UnavailableReason{UnavailableKind::GpuArchMissing,
-                               fmt::format("needs {} or newer and your GPU is {}", floor->to_string(), arch.to_string()),
-                               {{"arch", arch.to_string()}}};
+      return UnavailableReason{
+          UnavailableKind::GpuArchMissing,
+          fmt::format("needs {} or newer and your GPU is {}", floor->to_string(), arch.to_string()),
+          {{"arch", arch.to_string()}}};
     }
   }
   return std::nullopt;
@@ -154,16 +164,20 @@ std::optional<UnavailableReason> GpuPolicy::candidate_unavailable(std::string_vi
 UnavailableReason GpuPolicy::above_ceiling(const BuildLabel& build) const {
   UnavailableReason r;
   r.kind = UnavailableKind::CudaTooNew;
-  std::string who = machine_.driver ? fmt::format("your driver {}", machine_.driver->to_string()) : "your driver";
-  r.message = machine_.compat == probe::CudaCompat::Minor
-                  ? fmt::format("needs a newer CUDA than {} runs (CUDA {}.x)", who, machine_.ceiling->major)
-                  : fmt::format("needs a newer CUDA than {} runs (CUDA <= {})", who, machine_.ceiling->to_string());
+  std::string who =
+      machine_.driver ? fmt::format("your driver {}", machine_.driver->to_string()) : "your driver";
+  r.message =
+      machine_.compat == probe::CudaCompat::Minor
+          ? fmt::format("needs a newer CUDA than {} runs (CUDA {}.x)", who, machine_.ceiling->major)
+          : fmt::format("needs a newer CUDA than {} runs (CUDA <= {})", who,
+                        machine_.ceiling->to_string());
   if (build.cuda) r.fields = {{"cuda", build.cuda->to_string()}};
   return r;
 }
 
 bool GpuPolicy::allows(CudaVersion need) const {
-  return !machine_.no_gpu && machine_.ceiling && probe::ceiling_allows(*machine_.ceiling, need, machine_.compat);
+  return !machine_.no_gpu && machine_.ceiling &&
+         probe::ceiling_allows(*machine_.ceiling, need, machine_.compat);
 }
 
 bool GpuPolicy::runs_on_every_gpu(const core::Version& torch_version, CudaVersion cuda) const {

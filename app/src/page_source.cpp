@@ -4,12 +4,13 @@
 
 namespace gpulock::app {
 
-core::Result<index::ProjectPagePtr> IndexClientPages::fetch_project(const index::IndexSource& source,
-                                                                    std::string_view name) {
+core::Result<index::ProjectPagePtr> IndexClientPages::fetch_project(
+    const index::IndexSource& source, std::string_view name) {
   return client_.fetch_project(source, name);
 }
 
-core::Result<index::ProjectListPtr> IndexClientPages::fetch_project_list(const index::IndexSource& source) {
+core::Result<index::ProjectListPtr> IndexClientPages::fetch_project_list(
+    const index::IndexSource& source) {
   return client_.fetch_project_list(source);
 }
 
@@ -29,6 +30,8 @@ void IndexClientPages::prefetch_project_list(const index::IndexSource& source) {
   client_.prefetch_project_list(source);
 }
 
-void IndexClientPages::prefetch_metadata(const index::DistFile& file) { client_.prefetch_metadata(file); }
+void IndexClientPages::prefetch_metadata(const index::DistFile& file) {
+  client_.prefetch_metadata(file);
+}
 
 }  // namespace gpulock::app

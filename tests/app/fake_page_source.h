@@ -29,7 +29,7 @@ struct WheelFacts {
   std::vector<std::string> requires_dist = {};  ///< Requires-Dist lines of its METADATA
   std::string upload_time = {};                 ///< RFC 3339; empty: the page gives none
   bool yanked = false;
-  std::string requires_python = {};             ///< the page's data-requires-python
+  std::string requires_python = {};  ///< the page's data-requires-python
 };
 
 class FakePageSource final : public gl::app::PageSource {
@@ -47,18 +47,21 @@ class FakePageSource final : public gl::app::PageSource {
     f.add_hash("sha256", fmt::format("{:064x}", ++serial_));
     f.set_core_metadata(true);
     if (facts.yanked) f.set_yanked(true, "broken");
-    if (!facts.upload_time.empty()) f.set_upload_time(gl::index::parse_timestamp(facts.upload_time));
+    if (!facts.upload_time.empty())
+      f.set_upload_time(gl::index::parse_timestamp(facts.upload_time));
     page.files.push_back(std::move(f));
-    std::string metadata = fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n", wheel->name,
-                                       wheel->version.to_string());
-    for (const auto& r : facts.requires_dist) metadata += fmt::format("Requires-Dist: {}\n", r);
+    std::string metadata = fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n",
+                                       wheel->name, wheel->version.to_string());
+    for (const auto& r : facts.requires_dist)
+      metadata += fmt::format("Requires-Dist: {}\n", r);
     metadata_[url] = metadata;
   }
 
   /// The root listing of `base`: the names it serves (without one, each name is asked for).
   void set_listing(std::string_view base, std::set<std::string> names) {
     gl::index::ProjectList list;
-    for (auto& n : names) list.names.insert(n);
+    for (auto& n : names)
+      list.names.insert(n);
     listings_[std::string(base)] = std::make_shared<const gl::index::ProjectList>(std::move(list));
   }
 
@@ -75,7 +78,8 @@ class FakePageSource final : public gl::app::PageSource {
     return gl::index::ProjectPagePtr(std::make_shared<gl::index::ProjectPage>(it->second));
   }
 
-  gl::core::Result<gl::index::ProjectListPtr> fetch_project_list(const gl::index::IndexSource& source) override {
+  gl::core::Result<gl::index::ProjectListPtr> fetch_project_list(
+      const gl::index::IndexSource& source) override {
     auto it = listings_.find(source.url);
     if (it == listings_.end()) return gl::index::ProjectListPtr();
     return it->second;
@@ -84,12 +88,14 @@ class FakePageSource final : public gl::app::PageSource {
   gl::core::Result<std::string> fetch_metadata(const gl::index::DistFile& file) override {
     ++metadata_fetches;
     auto it = metadata_.find(std::string(file.url()));
-    if (it == metadata_.end()) return gl::core::fail(gl::core::ErrorCode::Io, "no METADATA for " + std::string(file.url()));
+    if (it == metadata_.end())
+      return gl::core::fail(gl::core::ErrorCode::Io, "no METADATA for " + std::string(file.url()));
     return it->second;
   }
 
   gl::core::Result<gl::index::FileDigest> fetch_file_digest(std::string_view url) override {
-    return gl::core::fail(gl::core::ErrorCode::Io, fmt::format("no download of {} in this fake", url));
+    return gl::core::fail(gl::core::ErrorCode::Io,
+                          fmt::format("no download of {} in this fake", url));
   }
 
   std::size_t page_fetches = 0;
@@ -114,7 +120,8 @@ class FakePageSource final : public gl::app::PageSource {
 };
 
 /// A Simple API source of role `role` ("default", "extra", "pinned", "torch").
-inline gl::app::SourceSpec source(std::string_view url, std::string_view role, std::string_view name = {}) {
+inline gl::app::SourceSpec source(std::string_view url, std::string_view role,
+                                  std::string_view name = {}) {
   gl::app::SourceSpec s;
   s.source = gl::index::IndexSource::simple(url, std::string(name));
   s.role = std::string(role);
@@ -123,11 +130,13 @@ inline gl::app::SourceSpec source(std::string_view url, std::string_view role, s
 
 /// A torch variant source `<base><variant>/` (cu124, cpu).
 inline gl::app::SourceSpec torch_variant(std::string_view base, std::string_view variant) {
-  gl::app::SourceSpec s = source(fmt::format("{}{}/", base, variant), "torch", fmt::format("pytorch-{}", variant));
+  gl::app::SourceSpec s =
+      source(fmt::format("{}{}/", base, variant), "torch", fmt::format("pytorch-{}", variant));
   if (variant == "cpu") {
     s.cpu_variant = true;
   } else {
-    s.variant = gl::app::classify_build(*gl::core::Version::parse(fmt::format("0+{}", variant))).cuda;
+    s.variant =
+        gl::app::classify_build(*gl::core::Version::parse(fmt::format("0+{}", variant))).cuda;
   }
   return s;
 }

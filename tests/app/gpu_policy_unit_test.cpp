@@ -33,14 +33,16 @@ ComputeCapability cc(std::string_view text) {
 }
 
 // A machine with driver `driver` (CUDA ceiling `ceiling`) and GPUs of capabilities `archs`.
-GpuContext machine(std::string_view driver, std::string_view ceiling, std::vector<std::string_view> archs,
+GpuContext machine(std::string_view driver, std::string_view ceiling,
+                   std::vector<std::string_view> archs,
                    probe::CudaCompat compat = probe::CudaCompat::Strict) {
   GpuContext m;
   auto d = probe::DriverVersion::parse(driver);
   REQUIRE(d.has_value());
   m.driver = *d;
   m.ceiling = cuda(ceiling);
-  for (auto a : archs) m.archs.push_back(cc(a));
+  for (auto a : archs)
+    m.archs.push_back(cc(a));
   m.compat = compat;
   return m;
 }
@@ -58,7 +60,8 @@ std::vector<core::Requirement> reqs(std::initializer_list<std::string_view> text
 // The edges as "name<specifier>", in the order the policy gives them.
 std::vector<std::string> edges(const app::GpuFacts& facts) {
   std::vector<std::string> out;
-  for (const auto& d : facts.dependencies) out.push_back(d.to_string());
+  for (const auto& d : facts.dependencies)
+    out.push_back(d.to_string());
   return out;
 }
 
@@ -85,12 +88,14 @@ TEST_CASE("GpuPolicy: a +cu130 torch on a driver whose ceiling is 12.4", "[app][
   CHECK_FALSE(policy.allows(cuda("13.0")));
   CHECK(policy.allows(cuda("12.4")));
   CHECK(policy.ceiling_text() == "your driver 550.54.14 supports CUDA <= 12.4");
-  CHECK(policy.needs_cuda_text(cuda("13.0")) == "needs CUDA 13.0 and your driver 550.54.14 supports CUDA <= 12.4");
-  CHECK(policy.virtual_hints("__cuda") ==
-        Strings{"a newer CUDA build needs a driver >= 555.42.02 (run `gpulock probe --machine` to see yours)"});
+  CHECK(policy.needs_cuda_text(cuda("13.0")) ==
+        "needs CUDA 13.0 and your driver 550.54.14 supports CUDA <= 12.4");
+  CHECK(policy.virtual_hints("__cuda") == Strings{"a newer CUDA build needs a driver >= 555.42.02 "
+                                                  "(run `gpulock probe --machine` to see yours)"});
   CHECK(policy.virtual_hints("__cuda_variant").empty());
   CHECK(policy.driver_needed_hint("torch", cuda("13.0")) ==
-        "torch's CUDA 13.0 builds need a driver >= 580.65.06 (run `gpulock probe --machine` to see yours)");
+        "torch's CUDA 13.0 builds need a driver >= 580.65.06 (run `gpulock probe --machine` to see "
+        "yours)");
 
   auto ceiling = policy.virtual_candidates("__cuda");
   REQUIRE(ceiling);
@@ -107,8 +112,10 @@ TEST_CASE("GpuPolicy: an sm_61 GPU and torch arch lists", "[app][gpu][policy]") 
     REQUIRE(facts.unavailable);
     CHECK(facts.unavailable->kind == UnavailableKind::GpuArchMissing);
     CHECK(facts.unavailable->message ==
-          "has no kernels for your GPU's sm_61 (its CUDA 12.8 build carries sm_75, sm_80, sm_86, sm_90, sm_100, sm_120)");
-    CHECK(facts.unavailable->fields == std::vector<std::pair<std::string, std::string>>{{"arch", "sm_61"}, {"cuda", "12.8"}});
+          "has no kernels for your GPU's sm_61 (its CUDA 12.8 build carries sm_75, sm_80, sm_86, "
+          "sm_90, sm_100, sm_120)");
+    CHECK(facts.unavailable->fields ==
+          std::vector<std::pair<std::string, std::string>>{{"arch", "sm_61"}, {"cuda", "12.8"}});
     CHECK_FALSE(facts.archs_assumed);
     // The edges stay: the solver sees them whether or not the build is usable.
     CHECK(edges(facts) == Strings{"__cuda_variant==12.8", "__cuda>=12.8"});
@@ -128,23 +135,27 @@ TEST_CASE("GpuPolicy: an sm_61 GPU and torch arch lists", "[app][gpu][policy]") 
           "no CUDA build of torch 2.9 has kernels for your GPU's sm_35; an older release may");
   }
   SECTION("a list given with the facts replaces the table's") {
-    auto cubins = app::torch_arch_list(v("2.6.0"), cuda("12.6"), "x86_64");  // 5.0 ... 9.0: 6.0 runs 6.1
+    auto cubins =
+        app::torch_arch_list(v("2.6.0"), cuda("12.6"), "x86_64");  // 5.0 ... 9.0: 6.0 runs 6.1
     REQUIRE(cubins);
     CHECK_FALSE(policy.facts({"torch", v("2.8.0+cu128"), {}, *cubins}).unavailable);
     app::ArchList ptx_only{{cc("7.0")}, cc("7.0"), "test", false};
     auto facts = policy.facts({"torch", v("2.6.0+cu126"), {}, ptx_only});
     REQUIRE(facts.unavailable);
-    CHECK(facts.unavailable->message == "has no kernels for your GPU's sm_61 (its CUDA 12.6 build carries sm_70+PTX)");
+    CHECK(facts.unavailable->message ==
+          "has no kernels for your GPU's sm_61 (its CUDA 12.6 build carries sm_70+PTX)");
   }
   SECTION("a release the table does not know: bounded by what its CUDA can build, with a warning") {
     GpuPolicy kepler(machine("470.57.02", "11.4", {"3.7"}), "x86_64");
     auto facts = kepler.facts({"torch", v("3.0.0+cu128")});
     REQUIRE(facts.unavailable);
     CHECK(facts.unavailable->message ==
-          "has no kernels for your GPU's sm_37 (no arch list is known for it, and CUDA 12.8 cannot build for sm_37)");
+          "has no kernels for your GPU's sm_37 (no arch list is known for it, and CUDA 12.8 cannot "
+          "build for sm_37)");
     CHECK(facts.archs_assumed);
     CHECK(facts.warning ==
-          "no GPU architecture list is known for torch 3.0.0 (CUDA 12.8); assumed: kernels for what CUDA 12.8 can "
+          "no GPU architecture list is known for torch 3.0.0 (CUDA 12.8); assumed: kernels for "
+          "what CUDA 12.8 can "
           "build, no PTX");
   }
   SECTION("only torch is checked against arch lists") {
@@ -156,7 +167,8 @@ TEST_CASE("GpuPolicy: no GPU (driver none) and no driver found", "[app][gpu][pol
   GpuContext none;
   none.no_gpu = true;
   GpuPolicy policy(none, "x86_64");
-  CHECK(edges(policy.facts({"torch", v("2.5.1+cu124")})) == Strings{"__cuda_variant==12.4", "__cuda>=0"});
+  CHECK(edges(policy.facts({"torch", v("2.5.1+cu124")})) ==
+        Strings{"__cuda_variant==12.4", "__cuda>=0"});
   CHECK(edges(policy.facts({"torchvision", v("0.20.1+cpu")})) == Strings{"__cuda_variant==0"});
   CHECK(edges(policy.facts({"filelock", v("3.16.1")})).empty());
   CHECK(policy.ceiling_text() == "--driver none means no GPU");
@@ -165,21 +177,26 @@ TEST_CASE("GpuPolicy: no GPU (driver none) and no driver found", "[app][gpu][pol
   REQUIRE(policy.virtual_candidates("__cuda"));
   CHECK(policy.virtual_candidates("__cuda")->candidates.empty());
   CHECK(policy.virtual_hints("__cuda") ==
-        Strings{"CUDA builds need a GPU: to lock for a GPU machine, add --driver VERSION with the version `gpulock "
+        Strings{"CUDA builds need a GPU: to lock for a GPU machine, add --driver VERSION with the "
+                "version `gpulock "
                 "probe --machine` prints there"});
 
   GpuPolicy unknown(GpuContext{}, "x86_64");
   CHECK(unknown.ceiling_text() == "no NVIDIA driver was found");
-  CHECK(edges(unknown.facts({"torch", v("2.5.1+cu124")})) == Strings{"__cuda_variant==12.4", "__cuda>=0"});
+  CHECK(edges(unknown.facts({"torch", v("2.5.1+cu124")})) ==
+        Strings{"__cuda_variant==12.4", "__cuda>=0"});
   CHECK(unknown.virtual_hints("__cuda").empty());
 }
 
-TEST_CASE("GpuPolicy: minor-version compatibility bounds the CUDA major only", "[app][gpu][policy]") {
+TEST_CASE("GpuPolicy: minor-version compatibility bounds the CUDA major only",
+          "[app][gpu][policy]") {
   GpuPolicy policy(machine("550.54.14", "12.4", {"8.6"}, probe::CudaCompat::Minor), "x86_64");
-  CHECK(edges(policy.facts({"torch", v("2.6.0+cu126")})) == Strings{"__cuda_variant==12.6", "__cuda>=12.0"});
+  CHECK(edges(policy.facts({"torch", v("2.6.0+cu126")})) ==
+        Strings{"__cuda_variant==12.6", "__cuda>=12.0"});
   CHECK(policy.allows(cuda("12.8")));
   CHECK_FALSE(policy.allows(cuda("13.0")));
-  CHECK(policy.ceiling_text() == "your driver 550.54.14 supports CUDA 12.x (minor-version compatibility)");
+  CHECK(policy.ceiling_text() ==
+        "your driver 550.54.14 supports CUDA 12.x (minor-version compatibility)");
   CHECK(policy.above_ceiling(app::classify_build(v("2.9.0+cu130"))).message ==
         "needs a newer CUDA than your driver 550.54.14 runs (CUDA 12.x)");
   CHECK(policy.virtual_hints("__cuda").empty());  // a newer driver is not the only way
@@ -200,7 +217,8 @@ TEST_CASE("GpuPolicy: a cuDNN >= 9.11 candidate is unavailable below sm_75", "[a
   CHECK_FALSE(none_detected.candidate_unavailable("nvidia-cudnn-cu13", v("9.13.0.50")));
 }
 
-TEST_CASE("GpuPolicy: nvidia-* pins and names give __cuda and __cuda_major edges", "[app][gpu][policy]") {
+TEST_CASE("GpuPolicy: nvidia-* pins and names give __cuda and __cuda_major edges",
+          "[app][gpu][policy]") {
   GpuPolicy policy(machine("550.54.14", "12.4", {"8.6"}), "x86_64");
   // PyPI torch: no label, its CUDA from the runtime pin.
   auto pins = reqs({"filelock", "nvidia-cuda-runtime-cu12==12.4.127; platform_system == 'Linux'",
@@ -210,10 +228,12 @@ TEST_CASE("GpuPolicy: nvidia-* pins and names give __cuda and __cuda_major edges
   REQUIRE(torch.need);
   CHECK(torch.need->minor_exact);
   // cuDNN names its CUDA major only; the runtime its release.
-  CHECK(edges(policy.facts({"nvidia-cudnn-cu12", v("9.1.0.70")})) == Strings{"__cuda_major==12", "__cuda>=12.0"});
+  CHECK(edges(policy.facts({"nvidia-cudnn-cu12", v("9.1.0.70")})) ==
+        Strings{"__cuda_major==12", "__cuda>=12.0"});
   CHECK(edges(policy.facts({"nvidia-cuda-runtime-cu12", v("12.6.77")})) ==
         Strings{"__cuda_major==12", "__cuda>=12.6"});
-  CHECK(edges(policy.facts({"nvidia-cublas", v("13.0.0.19")})) == Strings{"__cuda_major==13", "__cuda>=13.0"});
+  CHECK(edges(policy.facts({"nvidia-cublas", v("13.0.0.19")})) ==
+        Strings{"__cuda_major==13", "__cuda>=13.0"});
   CHECK(edges(policy.facts({"cuda-bindings", v("13.0.1")})) == Strings{"__cuda>=13.0"});
   CHECK(edges(policy.facts({"cuda-toolkit", v("12.6.3")})) == Strings{"__cuda>=12.6"});
   CHECK(edges(policy.facts({"numpy", v("2.1.0")})).empty());

@@ -24,11 +24,12 @@ class PageSource {
 
   /// A project's page on `source` (`found` false when the source does not have it). Errors end
   /// the resolve (index::IndexClient::fetch_project's).
-  [[nodiscard]] virtual core::Result<index::ProjectPagePtr> fetch_project(const index::IndexSource& source,
-                                                                          std::string_view name) = 0;
+  [[nodiscard]] virtual core::Result<index::ProjectPagePtr> fetch_project(
+      const index::IndexSource& source, std::string_view name) = 0;
   /// Which projects `source` serves, from its root listing; null when it has no readable root
   /// (then each name is asked for).
-  [[nodiscard]] virtual core::Result<index::ProjectListPtr> fetch_project_list(const index::IndexSource& source) = 0;
+  [[nodiscard]] virtual core::Result<index::ProjectListPtr> fetch_project_list(
+      const index::IndexSource& source) = 0;
   /// The METADATA (PEP 658 / the wheel's dist-info) of one file of a page this source gave.
   /// InvalidMetadata and InvalidInput make the candidate unusable; other errors end the resolve.
   [[nodiscard]] virtual core::Result<std::string> fetch_metadata(const index::DistFile& file) = 0;
@@ -49,7 +50,8 @@ class IndexClientPages final : public PageSource {
  public:
   explicit IndexClientPages(index::IndexClient& client) : client_(client) {}
 
-  core::Result<index::ProjectPagePtr> fetch_project(const index::IndexSource& source, std::string_view name) override;
+  core::Result<index::ProjectPagePtr> fetch_project(const index::IndexSource& source,
+                                                    std::string_view name) override;
   core::Result<index::ProjectListPtr> fetch_project_list(const index::IndexSource& source) override;
   core::Result<std::string> fetch_metadata(const index::DistFile& file) override;
   core::Result<index::FileDigest> fetch_file_digest(std::string_view url) override;
