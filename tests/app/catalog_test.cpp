@@ -102,7 +102,7 @@ using Versions = std::map<std::string, std::string>;
 }  // namespace
 
 TEST_CASE(
-    "catalog: first-index takes a name from the first source that has it; unsafe-best-match merges",
+    "catalog: first-index takes a name from the first source that has it, unsafe-best-match merges",
     "[app][catalog]") {
   FakePageSource pages;
   pages.add_wheel(kPypi, wheel("foo", "1.0"));
