@@ -45,12 +45,30 @@ bool glob_match(std::string_view pattern, std::string_view name) {
   return p == pattern.size();
 }
 
-IndexProvider::IndexProvider(index::IndexClient& client, ProviderConfig config)
-    : impl_(std::make_unique<Impl>(client, std::move(config))) {
+IndexProvider::IndexProvider(PageSource& pages, ProviderConfig config)
+    : impl_(std::make_unique<Impl>(pages, nullptr, std::move(config))) {
+  impl_->prefetch_torch_listings();
+}
+
+IndexProvider::IndexProvider(index::IndexClient& client, ProviderConfig config) {
+  auto pages = std::make_unique<IndexClientPages>(client);
+  PageSource& ref = *pages;
+  impl_ = std::make_unique<Impl>(ref, std::move(pages), std::move(config));
   impl_->prefetch_torch_listings();
 }
 
 IndexProvider::~IndexProvider() = default;
+
+auto IndexProvider::Impl::virtual_candidates(std::string_view name) const
+    -> std::optional<resolver::PackageCandidates> {
+  if (name == kPython) {
+    resolver::PackageCandidates out;
+    out.priority = 100;
+    out.candidates.push_back({config.target.python_full, false, std::nullopt});
+    return out;
+  }
+  return gpu.virtual_candidates(name);
+}
 
 core::Result<resolver::PackageCandidates> IndexProvider::candidates(std::string_view package) {
   if (package.starts_with("__")) {
@@ -71,23 +89,9 @@ core::Result<resolver::PackageCandidates> IndexProvider::candidates(std::string_
 
   resolver::PackageCandidates out;
   out.candidates.reserve(state.entries.size());
-  const auto& gpu = impl_->config.gpu;
   for (const auto& e : state.entries) {
     resolver::Candidate c{e.version, e.yanked, e.unavailable};
-    // cuDNN 9.11 and newer dropped Maxwell, Pascal and Volta (torch refuses it below sm_75).
-    if (!c.unavailable && package.starts_with("nvidia-cudnn-") && !gpu.archs.empty()) {
-      if (auto floor = cudnn_min_capability(e.version)) {
-        for (const auto& arch : gpu.archs) {
-          if (arch < *floor) {
-            c.unavailable = UnavailableReason{UnavailableKind::GpuArchMissing,
-                                              fmt::format("needs {} or newer and your GPU is {}", floor->to_string(),
-                                                          arch.to_string()),
-                                              {{"arch", arch.to_string()}}};
-            break;
-          }
-        }
-      }
-    }
+    if (!c.unavailable) c.unavailable = impl_->gpu.candidate_unavailable(package, e.version);
     out.candidates.push_back(std::move(c));
   }
   if (impl_->config.nightly_date && is_torch_family(package)) {
@@ -101,13 +105,7 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
                                                                  const core::Version& version,
                                                                  std::string_view extra) {
   resolver::Dependencies out;
-  if (package == kCudaVariant && version.release_at(0) != 0) {
-    // A CUDA X.Y variant uses CUDA X libraries: it meets `nvidia-*-cuNN` pins through `__cuda_major`.
-    out.dependencies.push_back(
-        {std::string(kCudaMajor), {}, *core::SpecifierSet::parse(fmt::format("=={}", version.release_at(0)))});
-    return out;
-  }
-  if (package.starts_with("__")) return out;
+  if (package.starts_with("__")) return impl_->gpu.virtual_dependencies(package, version).value_or(out);
   auto it = impl_->packages.find(package);
   if (it == impl_->packages.end() || index >= it->second.entries.size()) {
     return core::fail(core::ErrorCode::Internal, fmt::format("dependencies of unknown candidate {} {}", package, version.to_string()));
@@ -163,21 +161,19 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
     out.dependencies.push_back({std::string(kPython), {}, *meta.requires_python});
   }
 
-  // GPU policy (DESIGN.md §GPU model).
-  if (auto why = impl_->gpu_facts(package, version, entry, included, out.dependencies)) {
-    out.unavailable = std::move(*why);
-  }
+  // GPU policy (DESIGN.md §GPU model): its edges after the wheel's own requirements.
+  GpuFacts gpu = impl_->gpu.facts({package, version, included});
+  entry.needs_cuda = gpu.need ? std::optional<CudaVersion>(gpu.need->cuda) : std::nullopt;
+  entry.archs_assumed = gpu.archs_assumed;
+  if (!gpu.warning.empty()) impl_->warn(std::move(gpu.warning));
+  for (auto& d : gpu.dependencies) out.dependencies.push_back(std::move(d));
+  out.unavailable = std::move(gpu.unavailable);
   return learned();
 }
 
 bool IndexProvider::should_cancel() {
   // index::interrupted(): SIGINT/SIGTERM (the CLI) stop a long solve too.
-  return impl_->cancelled.load() || index::interrupted();
-}
-
-void IndexProvider::cancel() {
-  impl_->cancelled = true;
-  impl_->client.cancel();
+  return index::interrupted();
 }
 
 void IndexProvider::on_version_chosen(std::string_view, const core::Version&,
@@ -190,7 +186,7 @@ void IndexProvider::on_version_chosen(std::string_view, const core::Version&,
     if (groups.empty()) continue;
     std::size_t n = impl_->config.strategy == IndexStrategy::UnsafeBestMatch ? groups.size() : 1;
     for (std::size_t g = 0; g < n; ++g) {
-      for (const auto* s : groups[g]) impl_->client.prefetch_project(s->source, d.name);
+      for (const auto* s : groups[g]) impl_->pages.prefetch_project(s->source, d.name);
     }
   }
 }
@@ -208,7 +204,7 @@ IndexProvider::Selection IndexProvider::selection(std::string_view package, std:
     auto m = impl_->metadata.find(e.file);
     if (m != impl_->metadata.end() && m->second.metadata) requires_dist = m->second.metadata->requires_dist;
   }
-  if (auto need = Impl::cuda_need(package, e, requires_dist)) {
+  if (auto need = GpuPolicy::cuda_need(package, e.version, requires_dist)) {
     s.cuda = need->cuda;
     s.cuda_minor_exact = need->minor_exact;
   }

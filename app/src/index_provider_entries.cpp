@@ -38,17 +38,10 @@ struct VersionAcc {
 };
 
 // Why a version without a usable wheel cannot be used.
-UnavailableReason unavailable_reason(const VersionAcc& acc, const ProviderConfig& config,
-                                     const std::string& target_tag) {
+UnavailableReason unavailable_reason(const VersionAcc& acc, const GpuPolicy& gpu, const std::string& target_tag) {
   UnavailableReason r;
   if (acc.above_ceiling) {
-    // One wording for every such build, so that the explanation states it once for a range.
-    r.kind = UnavailableKind::CudaTooNew;
-    std::string who = config.gpu.driver ? fmt::format("your driver {}", config.gpu.driver->to_string()) : "your driver";
-    r.message = config.gpu.compat == probe::CudaCompat::Minor
-                    ? fmt::format("needs a newer CUDA than {} runs (CUDA {}.x)", who, config.gpu.ceiling->major)
-                    : fmt::format("needs a newer CUDA than {} runs (CUDA <= {})", who, config.gpu.ceiling->to_string());
-    if (acc.entry.build.cuda) r.fields = {{"cuda", acc.entry.build.cuda->to_string()}};
+    r = gpu.above_ceiling(acc.entry.build);
   } else if (acc.excluded_newer || (acc.undated && !acc.tag_ok)) {
     r.kind = UnavailableKind::ExcludedNewer;
     r.message = "was published after the --exclude-newer cutoff";
@@ -193,7 +186,7 @@ auto IndexProvider::Impl::build_entries(
       any_available = true;
       continue;
     }
-    acc.entry.unavailable = unavailable_reason(acc, config, target_tag_text());
+    acc.entry.unavailable = unavailable_reason(acc, gpu, target_tag_text());
   }
   state.any_wheel_for_target = any_available;
   state.only_sdists = !any_available && any_sdist && !any_wheel;

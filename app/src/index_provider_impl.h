@@ -1,15 +1,14 @@
 #pragma once
 // IndexProvider's state, private to app (issue 21: one file per idea). The provider's parts:
 //   index_provider_sources.cpp  which sources a name comes from (first-index, the torch family,
-//                               direct references), their pages and METADATA;
+//                               direct references), their pages and METADATA (via PageSource);
 //   index_provider_entries.cpp  which wheel of each version the target installs: the candidates
 //                               in preference order, and why the others cannot be used;
-//   index_provider_gpu.cpp      the GPU policy as candidates of virtual packages (__cuda, ...) and
-//                               the CUDA a candidate needs;
-//   index_provider_words.cpp    the explanation's words and the questions asked after a solve;
-//   index_provider.cpp          the resolver::Provider adapter (candidates, dependencies).
+//   index_provider_words.cpp    the explanation's words and the questions asked after a solve
+//                               (the GPU words are GpuPolicy's);
+//   index_provider.cpp          the resolver::Provider adapter (candidates, dependencies), which
+//                               asks GpuPolicy (gpu_policy_facts.cpp) for each candidate's GPU facts.
 
-#include <atomic>
 #include <deque>
 #include <map>
 #include <set>
@@ -22,19 +21,13 @@
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/url.h"
 
+#include "words.h"
+
 namespace gpulock::app {
 
 using resolver::UnavailableReason;
 
 inline constexpr std::string_view kPython = "__python";
-inline constexpr std::string_view kCuda = "__cuda";
-inline constexpr std::string_view kCudaVariant = "__cuda_variant";
-inline constexpr std::string_view kCudaMajor = "__cuda_major";
-
-inline core::Version make_version(std::uint64_t major, std::uint64_t minor) {
-  std::uint64_t parts[2] = {major, minor};
-  return core::Version::from_release(parts);
-}
 
 // The build date of a nightly (`2.15.0.dev20260817+cu130` -> 2026-08-17), or nullopt.
 inline std::optional<NightlyDate> nightly_date_of(const core::Version& v) {
@@ -46,25 +39,6 @@ inline std::optional<NightlyDate> nightly_date_of(const core::Version& v) {
 inline std::int64_t date_micros(const NightlyDate& date) {
   const auto& d = *date.date();
   return core::days_from_civil(d.year, d.month, d.day) * 86'400'000'000LL;
-}
-
-// "needs Python >=3.12" -> ">= 3.12" spacing for the explanation.
-inline std::string spaced_specifier(std::string_view spec) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < spec.size()) {
-    std::size_t j = i;
-    while (j < spec.size() && std::string_view("<>=!~").find(spec[j]) != std::string_view::npos) ++j;
-    std::size_t end = spec.find(',', j);
-    std::string_view op = spec.substr(i, j - i);
-    std::string_view operand = spec.substr(j, end == std::string_view::npos ? std::string_view::npos : end - j);
-    if (!out.empty()) out += ", ";
-    out += op.empty() ? std::string(operand) : fmt::format("{} {}", op, operand);
-    if (end == std::string_view::npos) break;
-    i = end + 1;
-    while (i < spec.size() && spec[i] == ' ') ++i;
-  }
-  return out;
 }
 
 struct VersionEntry {
@@ -98,8 +72,10 @@ struct MetadataState {
 };
 
 struct IndexProvider::Impl {
-  index::IndexClient& client;
+  std::unique_ptr<PageSource> owned_pages;  // the IndexClient adapter, when built over a client
+  PageSource& pages;
   ProviderConfig config;
+  GpuPolicy gpu;
   core::TagRanker ranker;
   std::map<std::string, PackageState, std::less<>> packages;
   std::unordered_map<const index::DistFile*, MetadataState> metadata;
@@ -110,7 +86,6 @@ struct IndexProvider::Impl {
   // (same sha256) on a later index.
   std::unordered_map<const index::DistFile*, std::int64_t> borrowed_upload_time;
   std::deque<SourceSpec> direct_sources;  // stable addresses: entries point at them
-  std::atomic<bool> cancelled{false};
   // package_hints explained the CUDA ceiling (the resolve workflow then tries the fixes).
   mutable bool cuda_hinted = false;
   // Pages of skipped lower-priority sources, fetched by fetch_hint_pages before the explanation
@@ -125,8 +100,12 @@ struct IndexProvider::Impl {
     return !state.skipped.empty() && !state.sources.empty() && !family_from_torch_source;
   }
 
-  Impl(index::IndexClient& c, ProviderConfig cfg)
-      : client(c), config(std::move(cfg)), ranker(config.target.supported) {}
+  Impl(PageSource& source, std::unique_ptr<PageSource> owned, ProviderConfig cfg)
+      : owned_pages(std::move(owned)),
+        pages(source),
+        config(std::move(cfg)),
+        gpu(config.gpu, config.target.environment.platform_machine),
+        ranker(config.target.supported) {}
 
   void warn(std::string message) const {
     if (warned.insert(message).second) warnings.push_back(std::move(message));
@@ -165,7 +144,7 @@ struct IndexProvider::Impl {
   // no other name.
   void prefetch_torch_listings() const {
     for (const auto& s : config.torch) {
-      if (!s.above_ceiling) client.prefetch_project_list(s.source);
+      if (!s.above_ceiling) pages.prefetch_project_list(s.source);
     }
   }
 
@@ -212,22 +191,8 @@ struct IndexProvider::Impl {
 
   core::Result<const core::CoreMetadata*> read_metadata(const index::DistFile& file, std::string& problem);
 
+  // `__python`, then the GPU policy's virtual packages.
   std::optional<resolver::PackageCandidates> virtual_candidates(std::string_view name) const;
-
-  // What CUDA a candidate needs: its +cuXYZ label, the CUDA of its runtime pins (PyPI torch),
-  // else its own name and version (nvidia-*, cuda-toolkit, cuda-bindings).
-  static std::optional<CudaNeed> cuda_need(std::string_view package, const VersionEntry& entry,
-                                           std::span<const core::Requirement> requires_dist);
-
-  std::string ceiling_text() const;
-
-  // The GPU policy's facts about one candidate (DESIGN.md §GPU model), added to its
-  // dependencies: the CUDA variant and major it uses, the CUDA it needs, and for torch whether it
-  // has kernels for every GPU (the reason it cannot be used when not). Records the entry's CUDA
-  // need and whether its arch list was assumed.
-  std::optional<UnavailableReason> gpu_facts(std::string_view package, const core::Version& version,
-                                             VersionEntry& entry, std::span<const core::Requirement> included,
-                                             std::vector<resolver::Dependency>& deps);
 };
 
 }  // namespace gpulock::app

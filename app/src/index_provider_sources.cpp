@@ -30,7 +30,7 @@ auto IndexProvider::Impl::torch_sources_serving(std::string_view name, bool* uns
   std::vector<const SourceSpec*> out;
   for (const auto& s : config.torch) {
     if (s.above_ceiling) continue;
-    auto list = client.fetch_project_list(s.source);
+    auto list = pages.fetch_project_list(s.source);
     if (list && *list && !(*list)->serves(name)) continue;
     if (unsure != nullptr && !(list && *list)) *unsure = true;
     out.push_back(&s);
@@ -122,7 +122,7 @@ auto IndexProvider::Impl::load_direct(std::string_view name, const std::string& 
     }
     f.add_hash("sha256", hex);
   } else {
-    auto digest = client.fetch_file_digest(url);
+    auto digest = pages.fetch_file_digest(url);
     if (!digest) return std::unexpected(digest.error());
     f.add_hash("sha256", digest->sha256);
     f.set_size(digest->size);
@@ -151,7 +151,7 @@ auto IndexProvider::Impl::load(std::string_view name, PackageState& state) -> co
                                 : torch_unsure                                    ? 2
                                                                                   : 1;
   for (std::size_t g = 0; g < groups.size() && g < prefetch_groups; ++g) {
-    for (const auto* s : groups[g]) client.prefetch_project(s->source, name);
+    for (const auto* s : groups[g]) pages.prefetch_project(s->source, name);
   }
   std::vector<std::pair<const index::DistFile*, const SourceSpec*>> files;
   std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>> omitted;
@@ -162,9 +162,9 @@ auto IndexProvider::Impl::load(std::string_view name, PackageState& state) -> co
       continue;
     }
     bool group_found = false;
-    for (const auto* s : groups[g]) client.prefetch_project(s->source, name);
+    for (const auto* s : groups[g]) pages.prefetch_project(s->source, name);
     for (const auto* s : groups[g]) {
-      auto page = client.fetch_project(s->source, name);
+      auto page = pages.fetch_project(s->source, name);
       if (!page) return std::unexpected(page.error());
       if (!(*page)->found || ((*page)->files.empty() && (*page)->omitted.empty())) continue;
       group_found = true;
@@ -200,7 +200,7 @@ auto IndexProvider::Impl::borrow_upload_times(
   std::unordered_map<std::string, std::int64_t> by_hash;
   for (std::size_t g = 1; g < groups.size(); ++g) {
     for (const auto* s : groups[g]) {
-      auto page = client.fetch_project(s->source, name);
+      auto page = pages.fetch_project(s->source, name);
       if (!page) return std::unexpected(page.error());
       for (const auto& f : (*page)->files) {
         auto when = f.upload_time();
@@ -220,7 +220,7 @@ auto IndexProvider::Impl::borrow_upload_times(
 auto IndexProvider::Impl::prefetch_first(const PackageState& state) -> void {
   for (const auto& e : state.entries) {
     if (e.file != nullptr && !e.unavailable) {
-      client.prefetch_metadata(*e.file);
+      pages.prefetch_metadata(*e.file);
       return;
     }
   }
@@ -230,7 +230,7 @@ auto IndexProvider::Impl::read_metadata(const index::DistFile& file, std::string
     -> core::Result<const core::CoreMetadata*> {
   auto& slot = metadata[&file];
   if (slot.metadata) return &*slot.metadata;
-  auto text = client.fetch_metadata(file);
+  auto text = pages.fetch_metadata(file);
   if (!text) {
     auto code = text.error().code;
     // A file that is not what its page says (HashMismatch) is an error (exit 4), never a

@@ -36,6 +36,23 @@ auto IndexProvider::Impl::first_index_fix(std::string_view name, std::string_vie
       name, other, command_with(config.command_line, edits));
 }
 
+auto IndexProvider::Impl::arch_fixes(std::string_view name, const PackageState& state) const
+    -> std::vector<ArchFix> {
+  std::vector<ArchFix> out;
+  std::set<std::string, std::less<>> seen;
+  for (const auto& e : state.entries) {
+    const auto& u = e.dependencies_unavailable;
+    if (!u || u->kind != UnavailableKind::GpuArchMissing) continue;
+    auto field = std::find_if(u->fields.begin(), u->fields.end(), [](const auto& f) { return f.first == "arch"; });
+    if (field == u->fields.end()) continue;
+    auto arch = ComputeCapability::parse(field->second);
+    if (!arch || !seen.insert(field->second).second) continue;
+    out.push_back({*arch, fmt::format("{} {}.{}", name, e.version.release_at(0), e.version.release_at(1)),
+                   gpu.builds_with_kernels_for(e.version, *arch)});
+  }
+  return out;
+}
+
 auto IndexProvider::Impl::sources_text(const std::vector<const SourceSpec*>& sources)
     -> std::string {
   if (sources.empty()) return "no index";
@@ -80,122 +97,33 @@ auto IndexProvider::Impl::conflict_reason(const VersionEntry& e, const resolver:
 }
 
 std::optional<std::string> IndexProvider::describe_term(const resolver::Term& term, std::string_view text) const {
-  const auto& name = term.package().name;
-  std::string set = term.set_text();
-  if (name == kPython) return set.empty() ? "Python" : fmt::format("Python {}", spaced_specifier(set));
-  if (name == kCuda) return set.empty() ? "CUDA" : fmt::format("CUDA {}", spaced_specifier(set));
-  if (name == kCudaVariant) {
-    auto versions = term.versions.versions();
-    if (versions.size() == 1) {
-      if (versions[0].release_at(0) == 0) return std::string("the CPU variant");
-      return fmt::format("the CUDA {}.{} variant", versions[0].release_at(0), versions[0].release_at(1));
-    }
-    return std::string("one CUDA variant");
-  }
-  if (name == kCudaMajor) {
-    auto versions = term.versions.versions();
-    if (versions.size() == 1) return fmt::format("CUDA {} libraries", versions[0].release_at(0));
-    return std::string("one CUDA major version");
-  }
-  // A single labeled torch-family build reads as its public version: "torch==2.7.1".
-  auto versions = term.versions.versions();
-  if (versions.size() == 1 && versions[0].has_local() && is_torch_family(name) && term.positive) {
-    auto label = classify_build(versions[0]);
-    if (label.kind == BuildKind::Cuda || label.kind == BuildKind::Cpu) {
-      return fmt::format("{}=={}", term.package().display_name(), versions[0].public_version().to_string());
-    }
-  }
-  // Several labeled builds: when the set is exactly "every build of these variants", name the
-  // variants ("torch (CUDA 11.8 builds)"); PEP 440 ranges over local labels read badly.
-  if (versions.size() > 1 && !term.versions.full() && is_torch_family(name) && term.positive &&
-      term.package().versions) {
-    auto label_key = [](const core::Version& v) {
-      auto l = classify_build(v);
-      if (l.kind == BuildKind::Cuda && l.cuda) return fmt::format("CUDA {}", l.cuda->to_string());
-      if (l.kind == BuildKind::Cpu) return std::string("CPU");
-      return std::string();
-    };
-    std::map<std::string, std::size_t> in_set, in_all;
-    for (const auto& v : versions) ++in_set[label_key(v)];
-    for (const auto& v : *term.package().versions) {
-      auto key = label_key(v);
-      if (in_set.contains(key)) ++in_all[key];
-    }
-    bool whole_variants = !in_set.contains("") && in_set == in_all;
-    if (whole_variants) {
-      std::string labels;
-      for (const auto& [key, n] : in_set) labels += (labels.empty() ? "" : ", ") + key;
-      return fmt::format("{} ({} builds)", term.package().display_name(), labels);
-    }
-  }
   (void)text;
-  return std::nullopt;
+  if (term.package().name == kPython) {
+    std::string set = term.set_text();
+    return set.empty() ? "Python" : fmt::format("Python {}", spaced_specifier(set));
+  }
+  return impl_->gpu.describe_term(term);
 }
 
 std::optional<std::string> IndexProvider::describe_dependency(const resolver::Term& depender,
                                                               const resolver::Term& dependency,
                                                               std::string_view depender_text,
                                                               std::string_view dependency_text) const {
-  const auto& dep = dependency.package().name;
-  if (dep != kCuda && dep != kCudaVariant && dep != kCudaMajor) return std::nullopt;
-  std::string who(depender_text);
-  auto versions = depender.versions.versions();
-  if (versions.size() == 1) {
-    auto label = classify_build(versions[0]);
-    if (label.kind == BuildKind::Cuda && label.cuda) {
-      who = fmt::format("{}=={} (CUDA {} build)", depender.package().display_name(),
-                        versions[0].public_version().to_string(), label.cuda->to_string());
-    } else if (label.kind == BuildKind::Cpu) {
-      who = fmt::format("{}=={} (CPU build)", depender.package().display_name(), versions[0].public_version().to_string());
-    }
-  }
-  if (dep == kCuda) {
-    // Without a GPU (or a known ceiling) the version a build needs is beside the point.
-    if (impl_->config.gpu.no_gpu || !impl_->config.gpu.ceiling) return fmt::format("{} needs CUDA", who);
-    return fmt::format("{} needs {}", who, dependency_text);
-  }
-  auto variants = dependency.versions.versions();
-  if (dep == kCudaMajor) {
-    // "nvidia-cudnn-cu12==9.5.1.17 uses CUDA 12 libraries".
-    if (variants.size() == 1) return fmt::format("{} uses CUDA {} libraries", who, variants[0].release_at(0));
-    return fmt::format("{} needs {}", depender_text, dependency_text);
-  }
-  // `__cuda_variant`: "torchvision==0.19.0 is a CUDA 11.8 build".
-  if (variants.size() == 1) {
-    if (variants[0].release_at(0) == 0) return fmt::format("{} is a CPU build", depender_text);
-    return fmt::format("{} is a CUDA {}.{} build", depender_text, variants[0].release_at(0), variants[0].release_at(1));
-  }
-  return fmt::format("{} needs {}", depender_text, dependency_text);
+  return impl_->gpu.describe_dependency(depender, dependency, depender_text, dependency_text);
 }
 
 std::optional<std::string> IndexProvider::describe_no_versions(const resolver::Term& term, std::string_view) const {
-  const auto& name = term.package().name;
-  if (name == kCuda) return impl_->ceiling_text();
-  if (name == kPython) {
+  if (term.package().name == kPython) {
     return fmt::format("the target is Python {}", impl_->config.target.python_full.to_string());
   }
-  return std::nullopt;
+  return impl_->gpu.describe_no_versions(term);
 }
 
 std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInfo& package) const {
   std::vector<std::string> hints;
   if (package.is_virtual || package.is_root) {
     if (package.name == kCuda) impl_->cuda_hinted = true;
-    if (package.name == kCuda && impl_->config.gpu.ceiling && impl_->config.gpu.compat == probe::CudaCompat::Strict &&
-        !impl_->config.gpu.no_gpu) {
-      auto next = probe::min_driver_for_cuda({impl_->config.gpu.ceiling->major, impl_->config.gpu.ceiling->minor + 1},
-                                             probe::CudaCompat::Strict);
-      if (next) {
-        hints.push_back(fmt::format("a newer CUDA build needs a driver >= {} (run `gpulock probe --machine` to see "
-                                    "yours)",
-                                    next->to_string()));
-      }
-    }
-    if (package.name == kCuda && impl_->config.gpu.no_gpu) {
-      hints.push_back("CUDA builds need a GPU: to lock for a GPU machine, add --driver VERSION with the version "
-                      "`gpulock probe --machine` prints there");
-    }
-    return hints;
+    return impl_->gpu.virtual_hints(package.name);
   }
   auto it = impl_->packages.find(package.name);
   if (it == impl_->packages.end()) return hints;
@@ -228,15 +156,7 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
   // A build without kernels for a GPU: which CUDA builds of that release have them. The command
   // that asks for one is suggested by the resolve workflow once it has tried it.
   for (const auto& fix : impl_->arch_fixes(package.name, state)) {
-    if (fix.builds.empty()) {
-      hints.push_back(fmt::format("no CUDA build of {} has kernels for your GPU's {}; an older release may",
-                                  fix.release, fix.arch.to_string()));
-    } else {
-      std::string variants;
-      for (const auto& b : fix.builds) variants += (variants.empty() ? "" : ", ") + variant_name(b);
-      hints.push_back(fmt::format("{} has kernels for your GPU's {} only in variant{} {}", fix.release,
-                                  fix.arch.to_string(), fix.builds.size() == 1 ? "" : "s", variants));
-    }
+    hints.push_back(GpuPolicy::arch_fix_hint(fix.release, fix.arch, fix.builds));
   }
   if (state.only_sdists) {
     hints.push_back(fmt::format("{} has only source distributions on the index; gpulock does not build sdists",
@@ -254,7 +174,7 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_vi
   auto it = impl_->packages.find(package);
   if (it == impl_->packages.end()) return out;
   const auto& entries = it->second.entries;
-  const auto& gpu = impl_->config.gpu;
+  const GpuPolicy& gpu = impl_->gpu;
   bool chosen_pre = chosen_index < entries.size() && entries[chosen_index].version.is_prerelease();
   if (chosen_index == 0 && it->second.pin_from > 0) {
     // The existing lock's pin was tried first: the candidates it was preferred over.
@@ -275,15 +195,14 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_vi
     };
     if (e.unavailable && e.unavailable->kind == UnavailableKind::CudaTooNew && e.build.cuda) {
       s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::CudaTooNew));
-      s.reason = fmt::format("needs CUDA {} and {}", e.build.cuda->to_string(), impl_->ceiling_text());
+      s.reason = gpu.needs_cuda_text(*e.build.cuda);
     } else if (e.unavailable) {
       from(*e.unavailable);
     } else if (e.dependencies_unavailable) {
       from(*e.dependencies_unavailable);
-    } else if (e.needs_cuda && (gpu.no_gpu || !gpu.ceiling ||
-                                !probe::ceiling_allows(*gpu.ceiling, *e.needs_cuda, gpu.compat))) {
+    } else if (e.needs_cuda && !gpu.allows(*e.needs_cuda)) {
       s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::CudaTooNew));
-      s.reason = fmt::format("needs CUDA {} and {}", e.needs_cuda->to_string(), impl_->ceiling_text());
+      s.reason = gpu.needs_cuda_text(*e.needs_cuda);
     } else if (e.dependencies_read) {
       // Tried (so neither yanked-and-unpinned nor a pre-release held it back): a conflict,
       // named when one requirement alone explains it.
@@ -316,10 +235,7 @@ std::optional<std::string> IndexProvider::cuda_too_new_hint(std::string_view pac
     }
   }
   if (!lowest) return std::nullopt;
-  auto md = probe::min_driver_for_cuda(*lowest, impl_->config.gpu.compat);
-  if (!md) return std::nullopt;
-  return fmt::format("{}'s CUDA {} builds need a driver >= {} (run `gpulock probe --machine` to see yours)", package,
-                     lowest->to_string(), md->to_string());
+  return impl_->gpu.driver_needed_hint(package, *lowest);
 }
 
 void IndexProvider::fetch_hint_pages(const resolver::DerivationTree& tree) {
@@ -336,12 +252,12 @@ void IndexProvider::fetch_hint_pages(const resolver::DerivationTree& tree) {
     auto it = impl_->packages.find(name);
     if (it == impl_->packages.end() || !impl_->hints_skipped_sources(name, it->second)) continue;
     for (const auto* s : it->second.skipped) {
-      impl_->client.prefetch_project(s->source, name);
+      impl_->pages.prefetch_project(s->source, name);
       wanted.emplace_back(name, s);
     }
   }
   for (const auto& [name, s] : wanted) {
-    auto page = impl_->client.fetch_project(s->source, name);
+    auto page = impl_->pages.fetch_project(s->source, name);
     if (!page) {
       impl_->warn(fmt::format("could not compare {} on {} for a hint: {}", name, index::redact_url(s->source.url),
                               page.error().to_string()));
@@ -365,7 +281,7 @@ std::vector<std::string> IndexProvider::arch_fix_backends() const {
 std::vector<std::string> IndexProvider::kept_pins_beaten(const resolver::Solution& solution,
                                                          std::string_view lock_name) const {
   std::vector<std::string> out;
-  const auto& gpu = impl_->config.gpu;
+  const GpuPolicy& gpu = impl_->gpu;
   for (const auto& chosen : solution.packages) {
     if (chosen.is_virtual || chosen.candidate_index != 0) continue;
     auto it = impl_->packages.find(chosen.name);
@@ -377,16 +293,8 @@ std::vector<std::string> IndexProvider::kept_pins_beaten(const resolver::Solutio
       if (e.file == nullptr || e.unavailable || e.yanked || e.version.is_prerelease() != entries[0].version.is_prerelease()) {
         continue;
       }
-      if (e.build.cuda && (gpu.no_gpu || !gpu.ceiling || !probe::ceiling_allows(*gpu.ceiling, *e.build.cuda, gpu.compat))) {
-        continue;
-      }
-      if (chosen.name == "torch" && e.build.cuda && !gpu.archs.empty()) {
-        auto list = torch_arch_list(e.version, *e.build.cuda, impl_->config.target.environment.platform_machine);
-        if (!list) list = archs_cuda_can_build(*e.build.cuda);
-        bool runs = std::all_of(gpu.archs.begin(), gpu.archs.end(),
-                                [&](const ComputeCapability& a) { return arch_list_runs_on(*list, a); });
-        if (!runs) continue;
-      }
+      if (e.build.cuda && !gpu.allows(*e.build.cuda)) continue;
+      if (chosen.name == "torch" && e.build.cuda && !gpu.runs_on_every_gpu(e.version, *e.build.cuda)) continue;
       out.push_back(fmt::format("kept {} {} from {}; {} is newer for this machine (--upgrade-package {})", chosen.name,
                                 entries[0].version.to_string(), lock_name, e.version.to_string(), chosen.name));
       break;

@@ -1,4 +1,4 @@
-// Resolver features beyond plain PubGrub: extras, virtual packages, GPU wording, pre-releases,
+// Resolver features beyond plain PubGrub: extras, virtual packages, pre-releases,
 // yanked versions, unavailable candidates, constraints, errors, cancellation, hooks, report data.
 
 #include "support.h"
@@ -6,26 +6,6 @@
 using namespace resolver_test;
 using gpulock::core::Error;
 using gpulock::core::ErrorCode;
-
-namespace {
-
-// What the app's provider does for `__cuda` (issue 7): the CUDA build of the depender in the
-// dependency sentence, the driver in the "no versions" sentence.
-class GpuProvider : public InMemoryProvider {
- public:
-  std::optional<std::string> describe_dependency(const Term& depender, const Term& dependency,
-                                                 std::string_view depender_text,
-                                                 std::string_view dependency_text) const override {
-    if (dependency.package().name != "__cuda" || !dependency.specifier) return std::nullopt;
-    (void)depender;
-    // The build's CUDA is the lower bound the wheel declared (">=12.6").
-    std::string cuda = dependency.specifier->substr(2);
-    return std::string(depender_text) + " (CUDA " + cuda + " build) needs " +
-           std::string(dependency_text);
-  }
-};
-
-}  // namespace
 
 TEST_CASE("extras are proxies pinned to the base version", "[resolver][extras]") {
   InMemoryProvider p;
@@ -100,32 +80,6 @@ TEST_CASE("Requires-Python through the virtual package __python", "[resolver][vi
           "Because b>=2 needs __python>=3.12 and there is no version of __python>=3.12, b>=2 "
           "cannot be used.\n"
           "And because you require a and a depends on b>=2, version solving failed.");
-  }
-}
-
-TEST_CASE("GPU policy wording through describe hooks", "[resolver][virtual][gpu]") {
-  GpuProvider p;
-  add(p, "__cuda", "12.4");
-  add(p, "torch", "2.7.1", {"__cuda>=12.6"});
-  add(p, "torch", "2.5.1", {"__cuda>=12.4"});
-  p.set_virtual_label("__cuda", "CUDA", "your driver 550.54.14 supports CUDA <= 12.4");
-
-  SECTION("the exact sentence of issue 7") {
-    CHECK(explanation_of(p, request({"torch==2.7.1"})) ==
-          "Because torch==2.7.1 (CUDA 12.6 build) needs CUDA >= 12.6 and your driver 550.54.14 "
-          "supports CUDA <= 12.4, torch==2.7.1 cannot be used.\n"
-          "And because you require torch==2.7.1, version solving failed.");
-  }
-  SECTION("a build the driver cannot run is skipped for an older one") {
-    CHECK(solution_of(p, request({"torch"})) ==
-          std::map<std::string, std::string>{{"__cuda", "12.4"}, {"torch", "2.5.1"}});
-  }
-  SECTION("versions failing for one reason are merged into one range") {
-    add(p, "torch", "2.6.0", {"__cuda>=12.6"});
-    CHECK(explanation_of(p, request({"torch>=2.6"})) ==
-          "Because torch>=2.6.0 (CUDA 12.6 build) needs CUDA >= 12.6 and your driver 550.54.14 "
-          "supports CUDA <= 12.4, torch>=2.6.0 cannot be used.\n"
-          "And because you require torch>=2.6, version solving failed.");
   }
 }
 

@@ -2,7 +2,9 @@
 /// @file
 /// Facts and rules of gpulock's GPU policy (DESIGN.md §GPU model, issue "GPU policy"): which
 /// packages form the PyTorch family, which of them link CUDA, what CUDA a wheel needs, and which
-/// GPU architectures a torch build carries kernels for.
+/// GPU architectures a torch build carries kernels for; and GpuPolicy, the policy as one pure
+/// unit (issue 21): from a candidate's facts and the machine, the solver edges, the reasons a
+/// candidate cannot be used and the explanation's GPU words. No I/O.
 ///
 /// Data sources are named beside each table in gpu_policy.cpp (keys of
 /// shared/data/pytorch-gpu-wheels.json, which cites pytorch/test-infra, pytorch/builder and
@@ -20,6 +22,7 @@
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/version.h"
 #include "gpulock/probe/cuda_versions.h"
+#include "gpulock/resolver/provider.h"
 
 namespace gpulock::app {
 
@@ -119,5 +122,118 @@ struct ArchList {
 /// cuDNN 9.11 and newer dropped Maxwell, Pascal and Volta: the lowest capability a cuDNN version
 /// supports (7.5 from 9.11.0 on), or nullopt for no limit known.
 [[nodiscard]] std::optional<ComputeCapability> cudnn_min_capability(const core::Version& cudnn_version);
+
+/// The virtual packages of the GPU policy: `__cuda` (one version: the driver's CUDA ceiling),
+/// `__cuda_variant` (the CUDA X.Y, or 0 for CPU, that the CUDA-linked torch family shares) and
+/// `__cuda_major` (one CUDA major's libraries per environment).
+inline constexpr std::string_view kCuda = "__cuda";
+inline constexpr std::string_view kCudaVariant = "__cuda_variant";
+inline constexpr std::string_view kCudaMajor = "__cuda_major";
+
+/// What the resolution knows of the GPU side of the target machine.
+struct GpuContext {
+  /// `--driver none`: no GPU; only CPU builds of CUDA-linked packages qualify.
+  bool no_gpu = false;
+  std::optional<probe::DriverVersion> driver;
+  std::optional<CudaVersion> ceiling;  ///< absent: unknown (no driver found, nothing given)
+  std::vector<ComputeCapability> archs;
+  probe::CudaCompat compat = probe::CudaCompat::Strict;
+  std::string method;  ///< how the ceiling was found ("override", "nvml", ...)
+};
+
+/// One candidate as the GPU policy sees it: what the catalog read of the wheel the target would
+/// install. Its build label is the version's (classify_build).
+struct CandidateFacts {
+  std::string_view package;  ///< PEP 503 normalized
+  const core::Version& version;
+  /// The wheel's Requires-Dist that apply to the target (its nvidia-* / cuda-toolkit pins).
+  std::span<const core::Requirement> requires_dist = {};
+  /// torch: the arch list of this build when known from elsewhere; nullopt: torch_arch_list's.
+  std::optional<ArchList> arch_list = std::nullopt;
+};
+
+/// What the GPU policy adds to a candidate's dependencies.
+struct GpuFacts {
+  /// In this order: `__cuda_variant` (CUDA-linked torch family), `__cuda_major` (nvidia-*),
+  /// `__cuda` (anything that needs CUDA).
+  std::vector<resolver::Dependency> dependencies;
+  /// Why the candidate cannot be used (GpuArchMissing: no kernels for a GPU of the machine).
+  std::optional<resolver::UnavailableReason> unavailable;
+  std::optional<CudaNeed> need;  ///< the CUDA it needs (label, pins, or its own name)
+  bool archs_assumed = false;    ///< torch: no arch list known, bounded by its CUDA's archs
+  std::string warning;           ///< one line for the run's warnings, or empty
+};
+
+/// The GPU policy (DESIGN.md §GPU model) for one machine and target CPU (`platform_machine`:
+/// "x86_64", "aarch64"): pure, so that the provider, the explanation and the tests share it.
+class GpuPolicy {
+ public:
+  GpuPolicy(GpuContext machine, std::string platform_machine);
+
+  [[nodiscard]] const GpuContext& machine() const noexcept { return machine_; }
+
+  // ---- solver facts ----
+  /// The candidates of `__cuda` (the ceiling; none without a GPU or a known ceiling),
+  /// `__cuda_variant` (13.9 ... 9.0, then 0 for CPU) and `__cuda_major` (13 ... 9); nullopt for
+  /// any other name.
+  [[nodiscard]] std::optional<resolver::PackageCandidates> virtual_candidates(std::string_view name) const;
+  /// The dependencies of a virtual candidate: a CUDA X.Y variant uses CUDA X libraries
+  /// (`__cuda_major==X`); nullopt for a name that is not the policy's.
+  [[nodiscard]] std::optional<resolver::Dependencies> virtual_dependencies(std::string_view name,
+                                                                           const core::Version& version) const;
+  /// The CUDA a candidate needs: its +cuXYZ label, the CUDA of its runtime pins (PyPI torch),
+  /// else its own name and version (nvidia-*, cuda-toolkit, cuda-bindings).
+  [[nodiscard]] static std::optional<CudaNeed> cuda_need(std::string_view package, const core::Version& version,
+                                                         std::span<const core::Requirement> requires_dist);
+  /// The edges and the verdict for one candidate whose metadata was read.
+  [[nodiscard]] GpuFacts facts(const CandidateFacts& candidate) const;
+  /// Why a candidate cannot be used before its metadata is read: cuDNN >= 9.11 on a GPU below
+  /// sm_75 ("needs 7.5 or newer and your GPU is 6.1").
+  [[nodiscard]] std::optional<resolver::UnavailableReason> candidate_unavailable(std::string_view package,
+                                                                                 const core::Version& version) const;
+  /// A build from a torch variant above the driver's ceiling (--torch-backend auto): one wording
+  /// for all of them, so that the explanation states it once for a range.
+  [[nodiscard]] resolver::UnavailableReason above_ceiling(const BuildLabel& build) const;
+  /// Whether the machine runs builds that need CUDA `need` (false without a GPU or a ceiling).
+  [[nodiscard]] bool allows(CudaVersion need) const;
+  /// Whether a torch build for CUDA `cuda` has kernels for every GPU of the machine (its arch
+  /// list, or what its CUDA can build when none is known).
+  [[nodiscard]] bool runs_on_every_gpu(const core::Version& torch_version, CudaVersion cuda) const;
+  /// The CUDA builds of torch `torch_version`'s release with kernels for `arch`, lowest first.
+  [[nodiscard]] std::vector<CudaVersion> builds_with_kernels_for(const core::Version& torch_version,
+                                                                 ComputeCapability arch) const;
+
+  // ---- words ----
+  /// "your driver 550.54.14 supports CUDA <= 12.4", "--driver none means no GPU", ...
+  [[nodiscard]] std::string ceiling_text() const;
+  /// "needs CUDA 13.0 and your driver 535.54.03 supports CUDA <= 12.2".
+  [[nodiscard]] std::string needs_cuda_text(CudaVersion need) const;
+  /// The GPU virtual packages ("CUDA >= 12.6", "the CUDA 12.4 variant", "CUDA 12 libraries") and
+  /// labeled torch-family builds ("torch==2.7.1", "torch (CUDA 11.8 builds)"); nullopt otherwise.
+  [[nodiscard]] std::optional<std::string> describe_term(const resolver::Term& term) const;
+  /// "torch==2.7.1 (CUDA 12.6 build) needs CUDA >= 12.6", "torchvision==0.19.0 is a CUDA 11.8
+  /// build", "nvidia-cudnn-cu12==9.5.1.17 uses CUDA 12 libraries"; nullopt when `dependency` is
+  /// not a GPU virtual package.
+  [[nodiscard]] std::optional<std::string> describe_dependency(const resolver::Term& depender,
+                                                               const resolver::Term& dependency,
+                                                               std::string_view depender_text,
+                                                               std::string_view dependency_text) const;
+  /// `__cuda`: ceiling_text(); nullopt for other names.
+  [[nodiscard]] std::optional<std::string> describe_no_versions(const resolver::Term& term) const;
+  /// The hints of a GPU virtual package in a failed solve (`__cuda`: the driver a newer CUDA
+  /// build needs, or how to lock for a GPU machine under --driver none).
+  [[nodiscard]] std::vector<std::string> virtual_hints(std::string_view name) const;
+  /// "torch's CUDA 12.6 builds need a driver >= 560.28.03 (run `gpulock probe --machine` to see
+  /// yours)"; nullopt when no driver is known for that CUDA.
+  [[nodiscard]] std::optional<std::string> driver_needed_hint(std::string_view package, CudaVersion lowest) const;
+  /// A release (`torch 2.8`) without kernels for `arch` in a candidate: which CUDA builds have
+  /// them ("torch 2.8 has kernels for your GPU's 6.1 only in variant cu126").
+  [[nodiscard]] static std::string arch_fix_hint(std::string_view release, ComputeCapability arch,
+                                                 std::span<const CudaVersion> builds);
+
+ private:
+  GpuContext machine_;
+  std::string platform_machine_;
+};
 
 }  // namespace gpulock::app

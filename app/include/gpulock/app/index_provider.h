@@ -1,7 +1,9 @@
 #pragma once
 /// @file
-/// IndexProvider: the resolver's Provider over package indexes (index/), with gpulock's
-/// policies (DESIGN.md §Commands, §GPU model):
+/// IndexProvider: the resolver's Provider over package indexes, read through a PageSource
+/// (page_source.h), with gpulock's policies (DESIGN.md §Commands, §GPU model). It is the
+/// candidate catalog (sources, wheel choice, filters) and a thin adapter to resolver::Provider;
+/// the GPU rules and words are GpuPolicy's (gpu_policy.h). The policies:
 /// - index priority: `--index-for` pins, then the torch-family source (for torch-family
 ///   packages), then `--index-url`, then each `--extra-index-url`/find-links source. Under
 ///   first-index a package's candidates come only from the first source that has it (the
@@ -9,7 +11,7 @@
 /// - target: the best-ranked wheel of each version for the target's tags; a file's
 ///   Requires-Python, yanked state and upload time (`--exclude-newer`) decide what is usable;
 ///   metadata is read per wheel, from the wheel the target would install.
-/// - GPU: virtual packages `__python` (the target Python), `__cuda` (one version: the
+/// - GPU (GpuPolicy): virtual packages `__python` (the target Python), `__cuda` (one version: the
 ///   driver's CUDA ceiling) and `__cuda_variant` (torch, torchvision, torchaudio... share one);
 ///   a wheel needing CUDA X.Y depends on `__cuda>=X.Y`; a torch build without kernels for a
 ///   detected GPU is unavailable; cuDNN >= 9.11 needs sm_75.
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "gpulock/app/gpu_policy.h"
+#include "gpulock/app/page_source.h"
 #include "gpulock/app/resolve_options.h"
 #include "gpulock/app/target.h"
 #include "gpulock/core/metadata.h"
@@ -47,17 +50,6 @@ struct SourceSpec {
   /// `--torch-backend auto`: a variant above the driver's ceiling, kept so that the explanation
   /// can say why its builds were not used; its candidates are unavailable.
   bool above_ceiling = false;
-};
-
-/// What the resolution knows of the GPU side of the target machine.
-struct GpuContext {
-  /// `--driver none`: no GPU; only CPU builds of CUDA-linked packages qualify.
-  bool no_gpu = false;
-  std::optional<probe::DriverVersion> driver;
-  std::optional<CudaVersion> ceiling;  ///< absent: unknown (no driver found, nothing given)
-  std::vector<ComputeCapability> archs;
-  probe::CudaCompat compat = probe::CudaCompat::Strict;
-  std::string method;  ///< how the ceiling was found ("override", "nvml", ...)
 };
 
 struct ProviderConfig {
@@ -90,6 +82,9 @@ struct ProviderConfig {
 
 class IndexProvider final : public resolver::Provider {
  public:
+  /// The catalog over `pages` (kept by reference: it outlives the provider).
+  IndexProvider(PageSource& pages, ProviderConfig config);
+  /// Over an IndexClient (production): pages read through an IndexClientPages it owns.
   IndexProvider(index::IndexClient& client, ProviderConfig config);
   ~IndexProvider() override;
 
@@ -179,9 +174,6 @@ class IndexProvider final : public resolver::Provider {
 
   /// One-line warnings met while resolving (each once), e.g. an arch list the table lacks.
   [[nodiscard]] std::vector<std::string> warnings() const;
-
-  /// Asks the provider to stop at the next solver step (Ctrl-C).
-  void cancel();
 
  private:
   struct Impl;

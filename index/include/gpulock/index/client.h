@@ -206,8 +206,6 @@ class IndexClient {
   [[nodiscard]] core::Result<FileDigest> fetch_file_digest(std::string_view url);
 
   [[nodiscard]] ClientStats stats() const;
-  /// Aborts transfers in flight and makes later calls fail with Cancelled (Ctrl-C).
-  void cancel();
   [[nodiscard]] const ClientOptions& options() const noexcept;
 
  private:

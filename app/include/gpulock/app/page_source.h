@@ -1,0 +1,66 @@
+#pragma once
+/// @file
+/// PageSource: what the candidate catalog (IndexProvider) reads from package indexes, and
+/// nothing more: project pages, the root listing of a small index (the torch source), a wheel's
+/// METADATA and the digest of a direct reference's wheel. IndexClientPages reads them through
+/// index::IndexClient (HTTP, cache); tests give a fake that builds pages in memory
+/// (tests/app/fake_page_source.h), so the catalog and the GPU policy are tested without a server.
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "gpulock/core/error.h"
+#include "gpulock/index/client.h"
+#include "gpulock/index/hash.h"
+#include "gpulock/index/page.h"
+#include "gpulock/index/project_list.h"
+
+namespace gpulock::app {
+
+class PageSource {
+ public:
+  virtual ~PageSource() = default;
+
+  /// A project's page on `source` (`found` false when the source does not have it). Errors end
+  /// the resolve (index::IndexClient::fetch_project's).
+  [[nodiscard]] virtual core::Result<index::ProjectPagePtr> fetch_project(
+      const index::IndexSource& source, std::string_view name) = 0;
+  /// Which projects `source` serves, from its root listing; null when it has no readable root
+  /// (then each name is asked for).
+  [[nodiscard]] virtual core::Result<index::ProjectListPtr> fetch_project_list(
+      const index::IndexSource& source) = 0;
+  /// The METADATA (PEP 658 / the wheel's dist-info) of one file of a page this source gave.
+  /// InvalidMetadata and InvalidInput make the candidate unusable; other errors end the resolve.
+  [[nodiscard]] virtual core::Result<std::string> fetch_metadata(const index::DistFile& file) = 0;
+  /// The sha256 and size of a wheel at `url` (a direct reference without a `#sha256=`).
+  [[nodiscard]] virtual core::Result<index::FileDigest> fetch_file_digest(std::string_view url) = 0;
+
+  /// Hints that the matching fetch comes soon (a source may start it in the background).
+  virtual void prefetch_project(const index::IndexSource& source, std::string_view name) {
+    (void)source;
+    (void)name;
+  }
+  virtual void prefetch_project_list(const index::IndexSource& source) { (void)source; }
+  virtual void prefetch_metadata(const index::DistFile& file) { (void)file; }
+};
+
+/// The production PageSource: an index::IndexClient's pages, with its background prefetches.
+class IndexClientPages final : public PageSource {
+ public:
+  explicit IndexClientPages(index::IndexClient& client) : client_(client) {}
+
+  core::Result<index::ProjectPagePtr> fetch_project(const index::IndexSource& source,
+                                                    std::string_view name) override;
+  core::Result<index::ProjectListPtr> fetch_project_list(const index::IndexSource& source) override;
+  core::Result<std::string> fetch_metadata(const index::DistFile& file) override;
+  core::Result<index::FileDigest> fetch_file_digest(std::string_view url) override;
+  void prefetch_project(const index::IndexSource& source, std::string_view name) override;
+  void prefetch_project_list(const index::IndexSource& source) override;
+  void prefetch_metadata(const index::DistFile& file) override;
+
+ private:
+  index::IndexClient& client_;
+};
+
+}  // namespace gpulock::app

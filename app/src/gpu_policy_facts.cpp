@@ -1,0 +1,196 @@
+// GpuPolicy: the GPU policy as solver facts (DESIGN.md §GPU model): the candidates of the virtual
+// packages (__cuda, __cuda_variant, __cuda_major), the edges a candidate adds to them, and why a
+// candidate cannot be used on the machine. Pure: no I/O.
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/gpu_policy.h"
+#include "gpulock/core/specifier.h"
+
+namespace gpulock::app {
+
+using resolver::UnavailableKind;
+using resolver::UnavailableReason;
+
+namespace {
+
+core::Version make_version(std::uint64_t major, std::uint64_t minor) {
+  std::uint64_t parts[2] = {major, minor};
+  return core::Version::from_release(parts);
+}
+
+resolver::Dependency edge(std::string_view name, const std::string& specifier) {
+  return {std::string(name), {}, *core::SpecifierSet::parse(specifier)};
+}
+
+}  // namespace
+
+GpuPolicy::GpuPolicy(GpuContext machine, std::string platform_machine)
+    : machine_(std::move(machine)), platform_machine_(std::move(platform_machine)) {}
+
+std::optional<resolver::PackageCandidates> GpuPolicy::virtual_candidates(
+    std::string_view name) const {
+  resolver::PackageCandidates out;
+  out.priority = 100;
+  if (name == kCuda) {
+    if (!machine_.no_gpu && machine_.ceiling) {
+      out.candidates.push_back(
+          {make_version(machine_.ceiling->major, machine_.ceiling->minor), false, std::nullopt});
+    }
+    return out;
+  }
+  if (name == kCudaVariant) {
+    // Every CUDA a variant label can name (9.0 to 13.9), and 0 for CPU builds.
+    for (std::uint64_t major = 13; major >= 9; --major) {
+      for (std::uint64_t minor = 10; minor-- > 0;)
+        out.candidates.push_back({make_version(major, minor), false, std::nullopt});
+    }
+    out.candidates.push_back({make_version(0, 0), false, std::nullopt});
+    return out;
+  }
+  if (name == kCudaMajor) {
+    for (std::uint64_t major = 13; major >= 9; --major) {
+      std::uint64_t parts[1] = {major};
+      out.candidates.push_back({core::Version::from_release(parts), false, std::nullopt});
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<resolver::Dependencies> GpuPolicy::virtual_dependencies(
+    std::string_view name, const core::Version& version) const {
+  if (name != kCuda && name != kCudaVariant && name != kCudaMajor) return std::nullopt;
+  resolver::Dependencies out;
+  if (name == kCudaVariant && version.release_at(0) != 0) {
+    // A CUDA X.Y variant uses CUDA X libraries: it meets `nvidia-*-cuNN` pins through
+    // `__cuda_major`.
+    out.dependencies.push_back(edge(kCudaMajor, fmt::format("=={}", version.release_at(0))));
+  }
+  return out;
+}
+
+std::optional<CudaNeed> GpuPolicy::cuda_need(std::string_view package, const core::Version& version,
+                                             std::span<const core::Requirement> requires_dist) {
+  BuildLabel build = classify_build(version);
+  if (build.cuda) return CudaNeed{*build.cuda, true};
+  if (build.kind == BuildKind::Unlabeled) {
+    if (auto from_pins = cuda_from_dependencies(requires_dist)) return CudaNeed{*from_pins, true};
+  }
+  return cuda_need_of_package(package, version);
+}
+
+GpuFacts GpuPolicy::facts(const CandidateFacts& candidate) const {
+  GpuFacts out;
+  const std::string_view package = candidate.package;
+  const BuildLabel build = classify_build(candidate.version);
+  out.need = cuda_need(package, candidate.version, candidate.requires_dist);
+  std::optional<CudaVersion> cuda;
+  if (out.need) cuda = out.need->cuda;
+  if (is_cuda_linked(package)) {
+    if (build.kind == BuildKind::Cuda && build.cuda) {
+      out.dependencies.push_back(edge(kCudaVariant, "==" + build.cuda->to_string()));
+    } else if (build.kind == BuildKind::Cpu) {
+      out.dependencies.push_back(edge(kCudaVariant, "==0"));
+    }
+  }
+  // One CUDA major's libraries per environment: `nvidia-*-cuNN` wheels name their major, and so
+  // do CUDA builds of the torch family (through `__cuda_variant`), so a cu118 torch next to a
+  // user's nvidia-cudnn-cu12 pin (two runtimes the loader would mix) is a conflict, not a
+  // silent lock.
+  if (package.starts_with("nvidia-") && out.need) {
+    out.dependencies.push_back(edge(kCudaMajor, fmt::format("=={}", out.need->cuda.major)));
+  }
+  if (cuda) {
+    // Without a GPU (or a known ceiling) every CUDA build fails alike ("needs CUDA"): one
+    // specifier for all lets the solver state that once for a whole range of versions. Where
+    // only the major is known (cuda-bindings 13.x, nvidia-cufft), the major is the bound.
+    std::string floor = machine_.no_gpu || !machine_.ceiling ? std::string(">=0")
+                        : machine_.compat == probe::CudaCompat::Minor || !out.need->minor_exact
+                            ? fmt::format(">={}.0", cuda->major)
+                            : ">=" + cuda->to_string();
+    out.dependencies.push_back(edge(kCuda, floor));
+  }
+  // Kernels for every GPU: the arch list of this torch build (by release and CUDA).
+  if (package != "torch" || !cuda || machine_.archs.empty() || machine_.no_gpu) return out;
+  // An unknown list is bounded by what its CUDA can build: SASS for those archs, no PTX.
+  auto list = candidate.arch_list ? candidate.arch_list
+                                  : torch_arch_list(candidate.version, *cuda, platform_machine_);
+  if (!list) {
+    list = archs_cuda_can_build(*cuda);
+    out.warning = fmt::format(
+        "no GPU architecture list is known for torch {} (CUDA {}); assumed: kernels for what CUDA "
+        "{} can build, no PTX",
+        candidate.version.public_version().to_string(), cuda->to_string(), cuda->to_string());
+  }
+  out.archs_assumed = list->assumed;
+  for (const auto& arch : machine_.archs) {
+    if (arch_list_runs_on(*list, arch)) continue;
+    std::string why =
+        list->assumed
+            ? fmt::format(
+                  "has no kernels for your GPU's {} (no arch list is known for it, and CUDA {} "
+                  "cannot build for {})",
+                  arch.to_string(), cuda->to_string(), arch.to_string())
+            : fmt::format("has no kernels for your GPU's {} (its CUDA {} build carries {})",
+                          arch.to_string(), cuda->to_string(), describe_arch_list(*list));
+    out.unavailable = UnavailableReason{UnavailableKind::GpuArchMissing,
+                                        std::move(why),
+                                        {{"arch", arch.to_string()}, {"cuda", cuda->to_string()}}};
+    break;
+  }
+  return out;
+}
+
+std::optional<UnavailableReason> GpuPolicy::candidate_unavailable(
+    std::string_view package, const core::Version& version) const {
+  // cuDNN 9.11 and newer dropped Maxwell, Pascal and Volta (torch refuses it below sm_75).
+  if (!package.starts_with("nvidia-cudnn-") || machine_.archs.empty()) return std::nullopt;
+  auto floor = cudnn_min_capability(version);
+  if (!floor) return std::nullopt;
+  for (const auto& arch : machine_.archs) {
+    if (arch < *floor) {
+      return UnavailableReason{
+          UnavailableKind::GpuArchMissing,
+          fmt::format("needs {} or newer and your GPU is {}", floor->to_string(), arch.to_string()),
+          {{"arch", arch.to_string()}}};
+    }
+  }
+  return std::nullopt;
+}
+
+UnavailableReason GpuPolicy::above_ceiling(const BuildLabel& build) const {
+  UnavailableReason r;
+  r.kind = UnavailableKind::CudaTooNew;
+  std::string who =
+      machine_.driver ? fmt::format("your driver {}", machine_.driver->to_string()) : "your driver";
+  r.message =
+      machine_.compat == probe::CudaCompat::Minor
+          ? fmt::format("needs a newer CUDA than {} runs (CUDA {}.x)", who, machine_.ceiling->major)
+          : fmt::format("needs a newer CUDA than {} runs (CUDA <= {})", who,
+                        machine_.ceiling->to_string());
+  if (build.cuda) r.fields = {{"cuda", build.cuda->to_string()}};
+  return r;
+}
+
+bool GpuPolicy::allows(CudaVersion need) const {
+  return !machine_.no_gpu && machine_.ceiling &&
+         probe::ceiling_allows(*machine_.ceiling, need, machine_.compat);
+}
+
+bool GpuPolicy::runs_on_every_gpu(const core::Version& torch_version, CudaVersion cuda) const {
+  if (machine_.archs.empty()) return true;
+  auto list = torch_arch_list(torch_version, cuda, platform_machine_);
+  if (!list) list = archs_cuda_can_build(cuda);
+  return std::all_of(machine_.archs.begin(), machine_.archs.end(),
+                     [&](const ComputeCapability& a) { return arch_list_runs_on(*list, a); });
+}
+
+std::vector<CudaVersion> GpuPolicy::builds_with_kernels_for(const core::Version& torch_version,
+                                                            ComputeCapability arch) const {
+  return torch_cuda_builds_running_on(torch_version, arch, platform_machine_);
+}
+
+}  // namespace gpulock::app

@@ -1,0 +1,37 @@
+// IndexClientPages: the catalog's pages read through index::IndexClient.
+
+#include "gpulock/app/page_source.h"
+
+namespace gpulock::app {
+
+core::Result<index::ProjectPagePtr> IndexClientPages::fetch_project(
+    const index::IndexSource& source, std::string_view name) {
+  return client_.fetch_project(source, name);
+}
+
+core::Result<index::ProjectListPtr> IndexClientPages::fetch_project_list(
+    const index::IndexSource& source) {
+  return client_.fetch_project_list(source);
+}
+
+core::Result<std::string> IndexClientPages::fetch_metadata(const index::DistFile& file) {
+  return client_.fetch_metadata(file);
+}
+
+core::Result<index::FileDigest> IndexClientPages::fetch_file_digest(std::string_view url) {
+  return client_.fetch_file_digest(url);
+}
+
+void IndexClientPages::prefetch_project(const index::IndexSource& source, std::string_view name) {
+  client_.prefetch_project(source, name);
+}
+
+void IndexClientPages::prefetch_project_list(const index::IndexSource& source) {
+  client_.prefetch_project_list(source);
+}
+
+void IndexClientPages::prefetch_metadata(const index::DistFile& file) {
+  client_.prefetch_metadata(file);
+}
+
+}  // namespace gpulock::app

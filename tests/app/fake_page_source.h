@@ -1,0 +1,151 @@
+#pragma once
+// A PageSource whose indexes are built in memory (issue 21): project pages, root listings and
+// METADATA, so that the catalog (IndexProvider) and the GPU policy are tested without a server.
+// It counts what it is asked, so that a test can say that rendering an explanation fetches
+// nothing.
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "gpulock/app/index_provider.h"
+#include "gpulock/app/page_source.h"
+#include "gpulock/app/target.h"
+#include "gpulock/core/filename.h"
+#include "gpulock/core/name.h"
+
+namespace app_test {
+
+namespace gl = gpulock;
+
+/// What a wheel's page entry and METADATA say beside its name and version.
+struct WheelFacts {
+  std::vector<std::string> requires_dist = {};  ///< Requires-Dist lines of its METADATA
+  std::string upload_time = {};                 ///< RFC 3339; empty: the page gives none
+  bool yanked = false;
+  std::string requires_python = {};  ///< the page's data-requires-python
+};
+
+class FakePageSource final : public gl::app::PageSource {
+ public:
+  /// Adds a wheel to the page of its project on the Simple API index at `base` (a URL ending
+  /// in '/'), with a METADATA naming it and its `facts.requires_dist`.
+  void add_wheel(std::string_view base, std::string_view filename, WheelFacts facts = {}) {
+    auto wheel = gl::core::WheelFilename::parse(filename);
+    REQUIRE(wheel.has_value());
+    gl::index::ProjectPage& page = page_of(base, wheel->name);
+    std::string url = fmt::format("{}{}/{}", base, wheel->name, filename);
+    gl::index::DistFile f;
+    f.set_text(filename, url, facts.requires_python, {});
+    f.set_wheel(*wheel);
+    f.add_hash("sha256", fmt::format("{:064x}", ++serial_));
+    f.set_core_metadata(true);
+    if (facts.yanked) f.set_yanked(true, "broken");
+    if (!facts.upload_time.empty())
+      f.set_upload_time(gl::index::parse_timestamp(facts.upload_time));
+    page.files.push_back(std::move(f));
+    std::string metadata = fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\n",
+                                       wheel->name, wheel->version.to_string());
+    for (const auto& r : facts.requires_dist)
+      metadata += fmt::format("Requires-Dist: {}\n", r);
+    metadata_[url] = metadata;
+  }
+
+  /// The root listing of `base`: the names it serves (without one, each name is asked for).
+  void set_listing(std::string_view base, std::set<std::string> names) {
+    gl::index::ProjectList list;
+    for (auto& n : names)
+      list.names.insert(n);
+    listings_[std::string(base)] = std::make_shared<const gl::index::ProjectList>(std::move(list));
+  }
+
+  gl::core::Result<gl::index::ProjectPagePtr> fetch_project(const gl::index::IndexSource& source,
+                                                            std::string_view name) override {
+    ++page_fetches;
+    fetched.push_back(fmt::format("{}{}/", source.url, name));
+    auto it = pages_.find({source.url, std::string(name)});
+    if (it == pages_.end()) {
+      auto missing = std::make_shared<gl::index::ProjectPage>();
+      missing->name = std::string(name);
+      return gl::index::ProjectPagePtr(missing);
+    }
+    return gl::index::ProjectPagePtr(std::make_shared<gl::index::ProjectPage>(it->second));
+  }
+
+  gl::core::Result<gl::index::ProjectListPtr> fetch_project_list(
+      const gl::index::IndexSource& source) override {
+    auto it = listings_.find(source.url);
+    if (it == listings_.end()) return gl::index::ProjectListPtr();
+    return it->second;
+  }
+
+  gl::core::Result<std::string> fetch_metadata(const gl::index::DistFile& file) override {
+    ++metadata_fetches;
+    auto it = metadata_.find(std::string(file.url()));
+    if (it == metadata_.end())
+      return gl::core::fail(gl::core::ErrorCode::Io, "no METADATA for " + std::string(file.url()));
+    return it->second;
+  }
+
+  gl::core::Result<gl::index::FileDigest> fetch_file_digest(std::string_view url) override {
+    return gl::core::fail(gl::core::ErrorCode::Io,
+                          fmt::format("no download of {} in this fake", url));
+  }
+
+  std::size_t page_fetches = 0;
+  std::size_t metadata_fetches = 0;
+  std::vector<std::string> fetched;  ///< page URLs asked for, in order
+
+ private:
+  gl::index::ProjectPage& page_of(std::string_view base, const std::string& name) {
+    auto [it, inserted] = pages_.try_emplace({std::string(base), name});
+    if (inserted) {
+      it->second.found = true;
+      it->second.name = name;
+      it->second.url = fmt::format("{}{}/", base, name);
+    }
+    return it->second;
+  }
+
+  std::map<std::pair<std::string, std::string>, gl::index::ProjectPage> pages_;
+  std::map<std::string, gl::index::ProjectListPtr> listings_;
+  std::map<std::string, std::string> metadata_;
+  unsigned serial_ = 0;
+};
+
+/// A Simple API source of role `role` ("default", "extra", "pinned", "torch").
+inline gl::app::SourceSpec source(std::string_view url, std::string_view role,
+                                  std::string_view name = {}) {
+  gl::app::SourceSpec s;
+  s.source = gl::index::IndexSource::simple(url, std::string(name));
+  s.role = std::string(role);
+  return s;
+}
+
+/// A torch variant source `<base><variant>/` (cu124, cpu).
+inline gl::app::SourceSpec torch_variant(std::string_view base, std::string_view variant) {
+  gl::app::SourceSpec s =
+      source(fmt::format("{}{}/", base, variant), "torch", fmt::format("pytorch-{}", variant));
+  if (variant == "cpu") {
+    s.cpu_variant = true;
+  } else {
+    s.variant =
+        gl::app::classify_build(*gl::core::Version::parse(fmt::format("0+{}", variant))).cuda;
+  }
+  return s;
+}
+
+/// CPython 3.12 on manylinux_2_28_x86_64.
+inline gl::app::Target target_312() {
+  auto t = gl::app::make_target("3.12", "manylinux_2_28_x86_64");
+  REQUIRE(t.has_value());
+  return *t;
+}
+
+}  // namespace app_test
