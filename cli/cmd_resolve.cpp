@@ -1,7 +1,9 @@
 // `gpulock resolve`: compute one consistent set of wheels for the target and write it as a
 // PEP 751 pylock.toml (DESIGN.md §Commands). Progress on a TTY, the result on stdout/stderr,
 // `--explain` for people and `--report FILE` (JSON, schema in README.md) for tools.
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/resolve.h"
+#include "gpulock/app/targets.h"
 #include "gpulock/index/url.h"
 
 #include "cache_flags.h"
@@ -23,6 +26,8 @@ namespace {
 
 struct ResolveArgs {
   ResolveFlags flags;
+  bool all_targets = false;          ///< --all-targets
+  std::vector<std::string> targets;  ///< --target NAME
   bool explain = false;
   std::string report;
   CacheFlags cache;
@@ -131,6 +136,69 @@ std::string explain_text(const app::ResolveResult& result) {
   return out;
 }
 
+// `resolve --all-targets` / `--target NAME` (issue 22): every declared target's lock, written as
+// a set only when every target solved.
+int run_targets(Context& ctx, const ResolveArgs& a, app::ResolveRequest request, const CLI::App& sub) {
+  auto& term = ctx.term;
+  for (const char* machine_flag : {"--driver", "--cuda-ceiling", "--gpu-arch", "--python", "--python-version",
+                                   "--platform", "--report"}) {
+    if (sub.get_option(machine_flag)->count() > 0) {
+      return report_error(term, core::make_error(core::ErrorCode::Usage,
+                                                 fmt::format("{} with {}: each target declares its own machine",
+                                                             machine_flag, a.all_targets ? "--all-targets" : "--target")));
+    }
+  }
+  std::error_code ec;
+  auto declared = app::read_targets(request.project, std::filesystem::current_path(ec));
+  if (!declared) return report_error(term, declared.error());
+  std::vector<app::TargetSpec> chosen;
+  for (const auto& t : declared->targets) {
+    if (a.all_targets || std::find(a.targets.begin(), a.targets.end(), t.name) != a.targets.end()) chosen.push_back(t);
+  }
+  for (const auto& name : a.targets) {
+    if (std::none_of(chosen.begin(), chosen.end(), [&](const app::TargetSpec& t) { return t.name == name; })) {
+      return report_error(term, core::make_error(core::ErrorCode::Usage,
+                                                 fmt::format("no target '{}' in {}", name, declared->file)));
+    }
+  }
+  // Locks go beside the file that declares the targets, or into -o DIR.
+  std::filesystem::path dir = std::filesystem::path(declared->file).parent_path();
+  if (sub.get_option("--output")->count() > 0) {
+    if (!std::filesystem::is_directory(request.output, ec)) {
+      return report_error(term, core::make_error(core::ErrorCode::Usage,
+                                                 fmt::format("-o {} is not a directory: with targets, -o names the "
+                                                             "directory of the pylock.<name>.toml locks",
+                                                             request.output)));
+    }
+    dir = request.output;
+  }
+  request.command_line = index::redact_text(ctx.command_line);
+  auto outcomes = app::resolve_targets(request, chosen, dir);
+  if (!outcomes) return report_error(term, outcomes.error());
+  bool all = std::all_of(outcomes->begin(), outcomes->end(), [](const app::TargetOutcome& o) { return o.result.solved; });
+  for (const auto& o : *outcomes) {
+    for (const auto& w : o.result.warnings) term.warning(fmt::format("target '{}': {}", o.name, w));
+    if (!o.result.solved) {
+      const auto& why = o.result.explanation;
+      term.error(fmt::format("no solution for target '{}': {}", o.name, why.headline));
+      std::string text;
+      for (const auto& line : why.brief.empty() ? why.lines : why.brief) text += line.empty() ? "\n" : "  " + line + "\n";
+      term.err(text);
+      continue;
+    }
+    if (term.quiet()) continue;
+    std::size_t n = o.result.lock.packages.size();
+    term.err(fmt::format("target {}: {} package{}{}{}\n", o.name, n, n == 1 ? "" : "s",
+                         all ? fmt::format("; wrote {}", o.output) : std::string(),
+                         o.result.gpu_summary.empty() ? std::string() : "\n  " + o.result.gpu_summary));
+  }
+  if (!all) {
+    term.err("No lock was changed: every target must solve for the set to be written.\n");
+    return kExitFinding;
+  }
+  return kExitSuccess;
+}
+
 RunFn setup(CLI::App& sub) {
   auto a = std::make_shared<ResolveArgs>();
   auto& r = a->flags.request;
@@ -149,11 +217,15 @@ RunFn setup(CLI::App& sub) {
   sub.add_option("--allow-insecure-host", a->cache.insecure_hosts, "Follow an https -> http redirect to HOST (repeatable)");
   sub.add_option("--report", a->report, "Write a JSON report (schema in README.md; '-' for stdout)");
   sub.add_flag("--explain", a->explain, "Print why each package was chosen, or the whole proof when there is no solution");
+  sub.add_flag("--all-targets", a->all_targets,
+               "Lock every target the project declares ([tool.gpulock.targets] or gpulock.toml) as pylock.<name>.toml");
+  sub.add_option("--target", a->targets, "Lock this declared target (repeatable)");
 
-  return [a](Context& ctx) -> int {
+  return [a, &sub](Context& ctx) -> int {
     auto& term = ctx.term;
     if (auto s = a->flags.finish(); !s) return report_error(term, s.error());
     auto request = a->flags.request;
+    if (a->all_targets || !a->targets.empty()) return run_targets(ctx, *a, std::move(request), sub);
     if (a->report == "-" && request.output == "-") {
       return report_error(term, core::make_error(core::ErrorCode::Usage,
                                                  "--report - and -o - both write to stdout; give one of them a file"));

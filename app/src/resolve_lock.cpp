@@ -137,7 +137,8 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
                                const LockedFacts& facts, const ResolveResult& result, const fs::path& lock_dir) {
   lock::GpulockTool tool;
   tool.inputs = make_inputs_record(request, plan.inputs, lock_dir);
-  tool.target = lock::GpulockTarget{result.target.python_version, result.target.platform, {}, {}};
+  tool.target = lock::GpulockTarget{result.target.python_version, result.target.platform, {}, {}, {}};
+  if (!request.target_name.empty()) tool.target->name = request.target_name;
 
   const auto& ctx = plan.gpu.context;
   if (ctx.ceiling || ctx.no_gpu || facts.locked_cuda) {
@@ -245,7 +246,7 @@ core::Status write_lock(const ResolveRequest& request, const ResolvePlan& plan, 
   summarize_gpu(plan, provider, *facts, result);
 
   result.lock_text = lock::to_toml(lk, lock::WriteOptions{request.command_line});
-  if (!request.dry_run && request.output != "-" && plan.existing_text != result.lock_text) {
+  if (!request.dry_run && !request.defer_write && request.output != "-" && plan.existing_text != result.lock_text) {
     auto written = write_output(request.output, result.lock_text);
     if (!written) return std::unexpected(written.error());
   }

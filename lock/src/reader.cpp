@@ -694,9 +694,12 @@ core::Result<GpulockTool> Reader::read_gpulock(const toml::table& t) {
     if (!python) return std::unexpected(python.error());
     auto platform = opt_string(**target, "platform", tin);
     if (!platform) return std::unexpected(platform.error());
+    auto name = opt_string(**target, "name", tin);
+    if (!name) return std::unexpected(name.error());
     x.python = python->value_or("");
     x.platform = platform->value_or("");
-    x.unknown = unknown_keys(**target, {"python", "platform"}, tin);
+    x.name = std::move(*name);
+    x.unknown = unknown_keys(**target, {"name", "python", "platform"}, tin);
     g.target = std::move(x);
   }
 

@@ -256,6 +256,7 @@ void write_gpulock(Writer& w, const GpulockTool& g) {
   }
   if (g.target) {
     w.header("[tool.gpulock.target]");
+    if (g.target->name) w.string("name", *g.target->name);
     w.string("python", g.target->python);
     w.string("platform", g.target->platform);
     w.unknown_keys(g.target->unknown);

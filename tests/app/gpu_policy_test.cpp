@@ -2,23 +2,13 @@
 
 #include "gpulock/app/gpu_policy.h"
 
+#include "parse_support.h"
+
 using namespace gpulock;
+using namespace app_test;
 using app::BuildKind;
 using app::ComputeCapability;
 using app::CudaVersion;
-
-namespace {
-core::Version v(std::string_view text) {
-  auto r = core::Version::parse(text);
-  REQUIRE(r.has_value());
-  return *r;
-}
-ComputeCapability cc(std::string_view text) {
-  auto r = ComputeCapability::parse(text);
-  REQUIRE(r.has_value());
-  return *r;
-}
-}  // namespace
 
 TEST_CASE("local labels give the CUDA of a build, never PEP 440 label order", "[app][gpu]") {
   auto b = app::classify_build(v("2.5.1+cu124"));

@@ -5,7 +5,10 @@
 
 #include "gpulock/app/gpu_policy.h"
 
+#include "parse_support.h"
+
 using namespace gpulock;
+using namespace app_test;
 using app::ComputeCapability;
 using app::CudaVersion;
 using app::GpuContext;
@@ -13,24 +16,6 @@ using app::GpuPolicy;
 using resolver::UnavailableKind;
 
 namespace {
-
-core::Version v(std::string_view text) {
-  auto r = core::Version::parse(text);
-  REQUIRE(r.has_value());
-  return *r;
-}
-
-CudaVersion cuda(std::string_view text) {
-  auto r = CudaVersion::parse(text);
-  REQUIRE(r.has_value());
-  return *r;
-}
-
-ComputeCapability cc(std::string_view text) {
-  auto r = ComputeCapability::parse(text);
-  REQUIRE(r.has_value());
-  return *r;
-}
 
 // A machine with driver `driver` (CUDA ceiling `ceiling`) and GPUs of capabilities `archs`.
 GpuContext machine(std::string_view driver, std::string_view ceiling,

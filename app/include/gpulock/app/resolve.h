@@ -62,6 +62,11 @@ struct ResolveRequest {
   /// Resolve, but write nothing and try no suggested command: how a hint's command is tried
   /// before it is suggested (issue 16 item 8).
   bool dry_run = false;
+  /// Return the lock without writing it to `output` (which still decides its directory and the
+  /// old lock whose pins are kept): `resolve --all-targets` writes every target's lock as a set.
+  bool defer_write = false;
+  /// The declared target resolved (`[tool.gpulock.targets.<name>]`), recorded in the lock.
+  std::string target_name;
   /// The time "now" for relative --exclude-newer and `--nightly latest` (tests pin it); 0: clock.
   std::int64_t now_micros = 0;
 };

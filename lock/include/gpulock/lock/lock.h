@@ -142,6 +142,8 @@ struct GpulockTarget {
   std::string platform;  ///< a platform tag, e.g. "manylinux_2_28_x86_64"
   TomlTable unknown;     ///< keys of a newer writer, kept
   SourceLine line;
+  /// The declared target this lock is for (`[tool.gpulock.targets.<name>]`, `pylock.<name>.toml`).
+  std::optional<std::string> name;
   friend bool operator==(const GpulockTarget&, const GpulockTarget&) = default;
 };
 

@@ -1,0 +1,62 @@
+#pragma once
+/// @file
+/// Declared targets (issue 22): the machines a project runs on, each locked as
+/// `pylock.<name>.toml`. Declared in `pyproject.toml` as `[tool.gpulock.targets.<name>]` or in a
+/// standalone `gpulock.toml` as `[targets.<name>]` (which wins over pyproject's table in the same
+/// directory, as uv.toml does). Keys are named as resolve's flags: `python-version`, `platform`
+/// (a tag or a list), `driver` (a version or "none") or `cuda-ceiling`, `gpu-arch` (a list),
+/// `torch-backend`, `cuda-compat`. Everything else is shared by all targets.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpulock/app/resolve.h"
+#include "gpulock/core/error.h"
+
+namespace gpulock::app {
+
+struct TargetSpec {
+  std::string name;  ///< [a-z0-9-]+
+  std::string python_version;
+  std::vector<std::string> platforms;  ///< the first is the target's, later ones add wheel tags
+  probe::DriverSpec driver;            ///< auto: not given (with no cuda-ceiling: a CPU machine)
+  std::string cuda_ceiling;
+  std::vector<std::string> gpu_archs;
+  std::optional<TorchBackend> torch_backend;
+  std::optional<probe::CudaCompat> cuda_compat;
+};
+
+struct DeclaredTargets {
+  std::string file;  ///< where they were read
+  std::vector<TargetSpec> targets;  ///< in name order
+};
+
+/// The targets declared for a project: `project` (a pyproject.toml or gpulock.toml path), else
+/// `dir`/gpulock.toml, else `dir`/pyproject.toml. Errors: InvalidInput naming the file, table and
+/// key (a bad name, an unknown key, a value its flag's parser refuses); Usage when no file
+/// declares any target.
+[[nodiscard]] core::Result<DeclaredTargets> read_targets(const std::string& project, const std::filesystem::path& dir);
+
+/// `shared` with a target's keys applied: its target, its machine (never detected), its torch
+/// backend and compat, and the lock `dir`/pylock.<name>.toml.
+[[nodiscard]] ResolveRequest request_for_target(const ResolveRequest& shared, const TargetSpec& target,
+                                                const std::filesystem::path& dir);
+
+/// One target's resolve.
+struct TargetOutcome {
+  std::string name;
+  std::string output;  ///< pylock.<name>.toml
+  ResolveResult result;
+};
+
+/// Resolves each target and, only when every one solved, writes every lock (each atomically; a
+/// failed write puts back the locks already replaced). Errors: the first target's error, with
+/// the target named. A target without a solution is a result: nothing is written.
+[[nodiscard]] core::Result<std::vector<TargetOutcome>> resolve_targets(const ResolveRequest& shared,
+                                                                       const std::vector<TargetSpec>& targets,
+                                                                       const std::filesystem::path& dir,
+                                                                       const ResolveObserver& observer = {});
+
+}  // namespace gpulock::app

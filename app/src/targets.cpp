@@ -1,0 +1,218 @@
+// Declared targets and their locks as a set (targets.h, issue 22).
+#include "gpulock/app/targets.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/requirements_file.h"
+#include "gpulock/lock/toml_document.h"
+
+namespace gpulock::app {
+namespace {
+
+namespace fs = std::filesystem;
+using core::ErrorCode;
+using lock::TomlArray;
+using lock::TomlTable;
+using lock::TomlValue;
+
+constexpr std::string_view kKeys[] = {"python-version", "platform", "driver", "cuda-ceiling",
+                                      "gpu-arch", "torch-backend", "cuda-compat"};
+
+bool valid_name(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+// One string, or a list of strings (`platform`, `gpu-arch`).
+core::Result<std::vector<std::string>> strings_of(const TomlValue& value) {
+  std::vector<std::string> out;
+  if (const auto* s = value.get_if<std::string>()) {
+    out.push_back(*s);
+    return out;
+  }
+  const auto* array = value.get_if<TomlArray>();
+  if (array == nullptr) return core::fail(ErrorCode::InvalidInput, "expected a string or a list of strings");
+  for (const auto& item : *array) {
+    const auto* s = item.get_if<std::string>();
+    if (s == nullptr) return core::fail(ErrorCode::InvalidInput, "expected a string or a list of strings");
+    out.push_back(*s);
+  }
+  if (out.empty()) return core::fail(ErrorCode::InvalidInput, "expected at least one value");
+  return out;
+}
+
+// A key's value through its flag's parser.
+core::Status read_key(std::string_view key, const TomlValue& value, TargetSpec& t) {
+  auto texts = strings_of(value);
+  if (!texts) return std::unexpected(texts.error());
+  const bool list_key = key == "platform" || key == "gpu-arch";
+  if (!list_key && (texts->size() != 1 || value.get_if<std::string>() == nullptr)) {
+    return core::fail(ErrorCode::InvalidInput, "expected a string");
+  }
+  const std::string& text = texts->front();
+  auto set = [](auto parsed, auto& into) -> core::Status {
+    if (!parsed) return std::unexpected(parsed.error());
+    into = std::move(*parsed);
+    return {};
+  };
+  if (key == "python-version") {
+    t.python_version = text;
+    return {};
+  }
+  if (key == "platform") {
+    t.platforms = std::move(*texts);
+    return {};
+  }
+  if (key == "gpu-arch") {
+    t.gpu_archs = std::move(*texts);
+    return {};
+  }
+  if (key == "cuda-ceiling") {
+    t.cuda_ceiling = text;
+    return {};
+  }
+  if (key == "driver") return set(probe::DriverSpec::parse(text), t.driver);
+  if (key == "torch-backend") return set(TorchBackend::parse(text), t.torch_backend);
+  return set(probe::parse_cuda_compat(text), t.cuda_compat);
+}
+
+core::Result<TargetSpec> read_target(const std::string& file, const std::string& table, const std::string& name,
+                                     const TomlValue& value) {
+  auto fail = [&](std::string message) {
+    return core::fail_at(ErrorCode::InvalidInput, fmt::format("[{}]: {}", table, message), file);
+  };
+  if (!valid_name(name)) return fail("a target's name is made of a-z, 0-9 and '-' (it names pylock.<name>.toml)");
+  const auto* keys = value.get_if<TomlTable>();
+  if (keys == nullptr) return fail("a target is a table");
+  TargetSpec t;
+  t.name = name;
+  for (const auto& [key, v] : *keys) {
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
+      return fail(fmt::format("unknown key {} (a target takes {})", core::quote_for_message(key),
+                              fmt::join(kKeys, ", ")));
+    }
+    if (auto s = read_key(key, v, t); !s) return fail(fmt::format("{}: {}", key, s.error().message));
+  }
+  if (t.python_version.empty() || t.platforms.empty()) return fail("a target needs python-version and platform");
+  if (!t.driver.is_auto() && !t.cuda_ceiling.empty()) return fail("give driver or cuda-ceiling, not both");
+  return t;
+}
+
+// The `[targets]` (gpulock.toml) or `[tool.gpulock.targets]` (pyproject.toml) table of `file`;
+// nullopt when it has none.
+core::Result<std::optional<DeclaredTargets>> targets_in(const std::string& file) {
+  auto text = read_text_file(file);
+  if (!text) return std::unexpected(text.error());
+  auto doc = lock::parse_toml_document(*text, file);
+  if (!doc) return std::unexpected(doc.error().with_code(ErrorCode::InvalidInput));
+  const bool standalone = fs::path(file).filename() == "gpulock.toml";
+  const TomlTable* at = &*doc;
+  for (std::string_view key : standalone ? std::vector<std::string_view>{} : std::vector<std::string_view>{"tool", "gpulock"}) {
+    auto it = at->find(key);
+    at = it == at->end() ? nullptr : it->second.get_if<TomlTable>();
+    if (at == nullptr) return std::optional<DeclaredTargets>{};
+  }
+  auto it = at->find("targets");
+  if (it == at->end()) return std::optional<DeclaredTargets>{};
+  const std::string prefix = standalone ? "targets" : "tool.gpulock.targets";
+  const auto* table = it->second.get_if<TomlTable>();
+  if (table == nullptr) return core::fail_at(ErrorCode::InvalidInput, fmt::format("[{}] is a table", prefix), file);
+  DeclaredTargets out;
+  out.file = file;
+  for (const auto& [name, value] : *table) {
+    auto t = read_target(file, fmt::format("{}.{}", prefix, name), name, value);
+    if (!t) return std::unexpected(t.error());
+    out.targets.push_back(std::move(*t));
+  }
+  return std::optional<DeclaredTargets>{std::move(out)};
+}
+
+}  // namespace
+
+core::Result<DeclaredTargets> read_targets(const std::string& project, const fs::path& dir) {
+  std::vector<std::string> files;
+  if (!project.empty()) {
+    // gpulock.toml beside the project wins, as uv.toml does over pyproject.toml.
+    fs::path beside = fs::path(project).parent_path() / "gpulock.toml";
+    std::error_code ec;
+    if (fs::path(project).filename() != "gpulock.toml" && fs::exists(beside, ec)) files.push_back(beside.string());
+    files.push_back(project);
+  } else {
+    files = {(dir / "gpulock.toml").string(), (dir / "pyproject.toml").string()};
+  }
+  for (const auto& f : files) {
+    std::error_code ec;
+    if (project.empty() && !fs::exists(f, ec)) continue;
+    auto found = targets_in(f);
+    if (!found) return std::unexpected(found.error());
+    if (*found && !(*found)->targets.empty()) return std::move(**found);
+  }
+  return core::fail(ErrorCode::Usage,
+                    project.empty() ? "no targets declared: add [targets.<name>] to gpulock.toml or "
+                                      "[tool.gpulock.targets.<name>] to pyproject.toml"
+                                    : fmt::format("{} declares no targets", project));
+}
+
+ResolveRequest request_for_target(const ResolveRequest& shared, const TargetSpec& target, const fs::path& dir) {
+  ResolveRequest r = shared;
+  r.target_name = target.name;
+  r.target.python.clear();
+  r.target.python_version = target.python_version;
+  r.target.platform = target.platforms.front();
+  r.target.more_platforms.assign(target.platforms.begin() + 1, target.platforms.end());
+  // The target's machine, never this one's: without driver or cuda-ceiling it has no GPU.
+  r.driver = target.driver.is_auto() && target.cuda_ceiling.empty() ? probe::DriverSpec::none() : target.driver;
+  r.cuda_ceiling = target.cuda_ceiling;
+  r.gpu_arch = fmt::format("{}", fmt::join(target.gpu_archs, ","));
+  if (target.torch_backend) r.torch_backend = target.torch_backend;
+  if (target.cuda_compat) r.cuda_compat = *target.cuda_compat;
+  r.output = (dir / fmt::format("pylock.{}.toml", target.name)).string();
+  r.defer_write = true;
+  return r;
+}
+
+core::Result<std::vector<TargetOutcome>> resolve_targets(const ResolveRequest& shared,
+                                                         const std::vector<TargetSpec>& targets, const fs::path& dir,
+                                                         const ResolveObserver& observer) {
+  std::vector<TargetOutcome> out;
+  bool all_solved = true;
+  for (const auto& t : targets) {
+    ResolveRequest r = request_for_target(shared, t, dir);
+    auto result = resolve(r, observer);
+    if (!result) {
+      return std::unexpected(result.error().with_context(fmt::format("while resolving target '{}'", t.name)));
+    }
+    all_solved = all_solved && result->solved;
+    out.push_back({t.name, r.output, std::move(*result)});
+  }
+  if (!all_solved || shared.dry_run) return out;
+  // Every lock, or none: the old contents are kept to put back if a later write fails.
+  std::vector<std::pair<std::string, std::optional<std::string>>> replaced;
+  for (const auto& o : out) {
+    std::optional<std::string> old;
+    std::error_code ec;
+    if (fs::exists(o.output, ec)) {
+      auto text = read_text_file(o.output);
+      if (text) old = std::move(*text);
+    }
+    if (old == o.result.lock_text) continue;
+    if (auto s = write_output(o.output, o.result.lock_text); !s) {
+      for (const auto& [path, text] : replaced) {
+        std::error_code ec;
+        if (text) {
+          (void)write_output(path, *text);
+        } else {
+          fs::remove(path, ec);
+        }
+      }
+      return std::unexpected(s.error());
+    }
+    replaced.emplace_back(o.output, std::move(old));
+  }
+  return out;
+}
+
+}  // namespace gpulock::app
