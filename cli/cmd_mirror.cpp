@@ -3,6 +3,7 @@
 // 0 done; 1 a finding (--offline: files missing; verify: corruption); 4 a download or hash
 // failure; 3 a bad lock; 74 a local file.
 #include <chrono>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,8 +29,17 @@ struct MirrorArgs {
   CacheFlags cache;
 };
 
+// "812 bytes", "101.6 KiB", "3.2 GiB".
 std::string mib(std::uint64_t bytes) {
-  return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  if (bytes < 1024) return fmt::format("{} bytes", bytes);
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes) / 1024.0;
+  std::size_t u = 0;
+  while (v >= 1024.0 && u + 1 < std::size(kUnits)) {
+    v /= 1024.0;
+    ++u;
+  }
+  return fmt::format("{:.1f} {}", v, kUnits[u]);
 }
 
 // The summary line of a subcommand: on stderr, unless -q.

@@ -191,6 +191,18 @@ void prune_and_install(Fixture& f, const gpulock::lock::Lock& stable, const std:
     CHECK(freeze.out.find("==" + version + "\n") != std::string::npos);
   }
 
+
+  // install --mirror DIR: every file from the mirror directory (file:// URLs), by hash.
+  auto venv2 = gpulock::test::run_shell("python3 -m venv " + shell_quote((f.dir / "venv2").string()));
+  REQUIRE(venv2.status == 0);
+  auto all = f.gpulock("-v install --lock pylock.cu126.toml --python venv2/bin/python --no-probe "
+                       "--mirror mirror");
+  INFO(describe(all));
+  REQUIRE(all.status == 0);
+  for (const auto& p : stable.packages) {
+    CHECK(all.err.find(p.wheels->front().filename() + ": from the mirror mirror") !=
+          std::string::npos);
+  }
 }
 
 // Resume: an interrupted run left half of a file in <cache>/partial/; only the rest is fetched.
