@@ -70,7 +70,8 @@ struct Fixture {
   std::string url;  // http://127.0.0.1:PORT
   fs::path mirror;
 
-  Fixture() : url(upstream.env().http_url()), mirror(dir / "mirror") {}
+  explicit Fixture(gpulock::test::PrivateServerOptions o = {})
+      : upstream(o), url(upstream.env().http_url()), mirror(dir / "mirror") {}
 
   RunResult gpulock(const std::string& args, const std::string& cache = "cache") const {
     return gpulock::test::run_shell(
@@ -332,4 +333,66 @@ TEST_CASE("mirror add: a file whose sha256 is not the lock's never enters the st
   CHECK(add.err.find("hash mismatch") != std::string::npos);
   CHECK(add.err.find(*lk.packages.front().wheels->front().url) != std::string::npos);
   CHECK_FALSE(fs::exists(f.mirror / "files/sha256/aa"));
+}
+
+TEST_CASE("mirror add: a download cut off midway is resumed with a Range request",
+          "[mirror][e2e]") {
+  gpulock::test::PrivateServerOptions o;
+  o.fault = true;
+  Fixture f(o);
+  auto r = f.gpulock("resolve jinja2==3.1.4" + std::string(kTarget) + " --index-url " + f.url +
+                     "/simple/ -o pylock.toml");
+  INFO(describe(r));
+  REQUIRE(r.status == 0);
+  const std::string text = read_file(f.dir / "pylock.toml");
+  const auto lk = read_lock(f.dir / "pylock.toml");
+  const auto& wheel = lk.packages.front().wheels->front();
+  const std::string& h = wheel.hashes.at("sha256");
+  const fs::path stored = f.mirror / "files/sha256" / h.substr(0, 2) / h / wheel.filename();
+  const fs::path partial = f.dir / "cache/partial" / h;
+  // The lock with the wheel's URL on the fault server in `mode`.
+  auto via = [&](const std::string& mode) {
+    std::string t = text;
+    const std::string faulty = f.upstream.env().fault_url() + "/" + mode + "/" +
+                               wheel.url->substr(f.url.size() + 1);
+    t.replace(t.find(*wheel.url), wheel.url->size(), faulty);
+    write_file(f.dir / "pylock.toml", t);
+  };
+
+  // The connection closes after half the body: exit 4, half a file kept, nothing in the store.
+  via("truncated");
+  auto cut = f.gpulock("mirror add pylock.toml --to mirror");
+  INFO(describe(cut));
+  CHECK(cut.status == 4);
+  REQUIRE(fs::exists(partial));
+  CHECK(fs::file_size(partial) == *wheel.size / 2);
+  CHECK_FALSE(fs::exists(stored));
+
+  // The next run asks nginx for the rest only.
+  write_file(f.dir / "pylock.toml", text);
+  gpulock::test::AccessLogCursor log(f.upstream.access_log());
+  auto rest = f.gpulock("mirror add pylock.toml --to mirror");
+  INFO(describe(rest));
+  REQUIRE(rest.status == 0);
+  CHECK(rest.err.find("(1 resumed)") != std::string::npos);
+  bool ranged = false;
+  for (const auto& e : log.entries()) {
+    if (!e.uri.ends_with(".whl") || e.uri.find("jinja2") == std::string::npos) continue;
+    CHECK(e.range == "bytes=" + std::to_string(*wheel.size / 2) + "-");
+    CHECK(e.status == 206);
+    ranged = true;
+  }
+  CHECK(ranged);
+  CHECK(gpulock::test::run_shell("sha256sum " + shell_quote(stored.string())).out.starts_with(h));
+  CHECK_FALSE(fs::exists(partial));
+
+  // A server that ignores Range: the partial file is dropped and the whole file read again.
+  const std::string bytes = read_file(stored);
+  fs::remove(stored);
+  write_file(partial, bytes.substr(0, bytes.size() / 3));
+  via("no-range");
+  auto whole = f.gpulock("mirror add pylock.toml --to mirror");
+  INFO(describe(whole));
+  REQUIRE(whole.status == 0);
+  CHECK(read_file(stored) == bytes);
 }
