@@ -2,6 +2,7 @@
 // interrupted run leaves behind and the next run continues with an HTTP Range request; the
 // digest of the finished file is returned for the caller to compare before it uses the file.
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +39,11 @@ class PartialFile {
     path_ = path;
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) return std::unexpected(io_error("cannot open the partial download", path));
+    // Two runs sharing a cache never write one partial file at once.
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      return std::unexpected(core::make_error(
+          ErrorCode::Io, "another gpulock is downloading this file into the same cache", path));
+    }
     struct stat st {};
     if (::fstat(fd_, &st) != 0) return std::unexpected(io_error("cannot stat", path));
     size_ = static_cast<std::uint64_t>(st.st_size);

@@ -146,6 +146,13 @@ void reproduce(const Fixture& f, const Locks& l, const std::string& murl) {
       for (const auto* file : p.files()) CHECK(file->url->starts_with(murl + "/"));
     }
   }
+  // The directory itself is an index too (file:// URLs).
+  auto local = f.gpulock(f.resolve((f.dir / "mirror").string(), true, "local.nightly.toml"),
+                         "cache-local");
+  INFO(describe(local));
+  REQUIRE(local.status == 0);
+  CHECK(versions(read_lock(f.dir / "local.nightly.toml")) == versions(nightly));
+  CHECK(files_of(read_lock(f.dir / "local.nightly.toml")) == files_of(nightly));
 
 }
 
