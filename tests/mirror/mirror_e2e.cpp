@@ -73,11 +73,13 @@ struct Fixture {
   explicit Fixture(gpulock::test::PrivateServerOptions o = {})
       : upstream(o), url(upstream.env().http_url()), mirror(dir / "mirror") {}
 
-  RunResult gpulock(const std::string& args, const std::string& cache = "cache") const {
+  // gpulock in `dir`, with a clean environment; `wrapper` runs it (a pseudo-terminal).
+  RunResult gpulock(const std::string& args, const std::string& cache = "cache",
+                    const std::string& wrapper = "") const {
     return gpulock::test::run_shell(
         "cd " + shell_quote(dir.path().string()) +
         " && env -u VIRTUAL_ENV -u GPULOCK_DRIVER NO_COLOR=1 GPULOCK_HTTP_RETRIES=0 "
-        "GPULOCK_CACHE_DIR=" + shell_quote((dir / cache).string()) + " " +
+        "GPULOCK_CACHE_DIR=" + shell_quote((dir / cache).string()) + " " + wrapper +
         shell_quote(GPULOCK_EXE) + " " + args);
   }
   // The resolve command of both locks, against `index` (an index root with /simple and /whl).
@@ -402,4 +404,14 @@ TEST_CASE("mirror add: a download cut off midway is resumed with a Range request
   INFO(describe(whole));
   REQUIRE(whole.status == 0);
   CHECK(read_file(stored) == bytes);
+
+  // On a terminal, a progress line.
+  const std::string tty = "python3 " +
+      shell_quote((gpulock::test::source_dir() / "tests/resolve/with_tty_stderr.py").string()) + " ";
+  write_file(f.dir / "pylock.toml", text);
+  auto shown = f.gpulock("mirror add pylock.toml --to mirror-tty", "cache-tty", tty);
+  INFO(describe(shown));
+  REQUIRE(shown.status == 0);
+  CHECK(shown.err.find("Mirroring  2/2 files") != std::string::npos);
+  CHECK(shown.err.find("mirrored 2 files into mirror-tty") != std::string::npos);
 }
