@@ -230,6 +230,8 @@ RunFn setup(CLI::App& sub) {
   sub.add_flag("--machine", q.machine,
                "Check this machine's driver and GPUs against the lock [offline]");
   sub.add_flag("--index", q.index, "Check the locked files on their indexes [network]");
+  sub.add_option("--mirror", q.mirror,
+                 "With --index: say whether this mirror (URL or directory) has pruned files");
   sub.add_option("--format", a->format, "Output: text, json or github (annotations)")
       ->check(CLI::IsMember({"text", "json", "github"}))
       ->capture_default_str();

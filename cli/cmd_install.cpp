@@ -23,6 +23,8 @@ struct InstallArgs {
   bool json = false;
   bool run_kernels = false;
   bool require_gpu = false;
+  std::string mirror;
+  std::string mirror_fallback;
 };
 
 std::string argv_text(const std::vector<std::string>& argv) {
@@ -42,6 +44,13 @@ int run_install(Context& ctx, const InstallArgs& args) {
   request.probe = !args.no_probe;
   request.probe_request.run_kernels = args.run_kernels;
   request.probe_request.require_gpu = args.require_gpu;
+  request.mirror = args.mirror;
+  request.mirror_fallback = args.mirror_fallback;
+  if (!args.mirror_fallback.empty()) {
+    auto client = index::ClientOptions::from_environment();
+    if (!client) return report_error(ctx.term, client.error());
+    request.client = *client;
+  }
   // With --json stdout carries the report alone: pip's output goes to stderr.
   auto on_output = [&](std::string_view chunk, bool is_stderr) {
     if (is_stderr || args.json) {
@@ -53,6 +62,16 @@ int run_install(Context& ctx, const InstallArgs& args) {
   ctx.term.info(fmt::format("installing {} with pip", args.lock));
   auto result = app::install_lock(request, on_output);
   if (!result) return report_error(ctx.term, result.error());
+  for (const auto& name : result->from_mirror) {
+    // A fallback is news (the lock's URL is gone); --mirror asked for every file.
+    const std::string line = fmt::format(
+        "{}: from the mirror {}", name, args.mirror.empty() ? args.mirror_fallback : args.mirror);
+    if (args.mirror.empty() && !ctx.term.quiet()) {
+      ctx.term.err(line + "\n");
+    } else {
+      ctx.term.info(line);
+    }
+  }
   if (result->pip_exit_code != 0) {
     std::string how = result->pip_timed_out ? std::string("was stopped")
                       : result->pip_exit_code > 128
@@ -87,6 +106,12 @@ RunFn setup(CLI::App& sub) {
                "With a GPU: create a cuDNN handle and run a small convolution");
   sub.add_flag("--require-gpu", args->require_gpu,
                "Fail when the lock is for CUDA and no GPU is usable here");
+  auto* mirror = sub.add_option("--mirror", args->mirror,
+                                "Take every locked file from this mirror (URL or directory; "
+                                "gpulock mirror add), by its hash");
+  sub.add_option("--mirror-fallback", args->mirror_fallback,
+                 "Take a locked file from this mirror when its URL is gone (404/410)")
+      ->excludes(mirror);
   return [args](Context& ctx) { return run_install(ctx, *args); };
 }
 

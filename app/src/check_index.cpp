@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/command_line.h"
+#include "gpulock/app/mirror.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/resolve.h"
 #include "gpulock/core/text.h"
@@ -237,6 +238,8 @@ core::Status check_direct_file(const Context& ctx, index::IndexClient& client, c
     d.hint =
         "the file was removed upstream: re-resolve, or install from a cache or mirror that "
         "keeps it";
+    if (!ctx.request.mirror.empty() && locked_sha != f->hashes.end())
+      d.hint = mirror_pruned_note(client, ctx.request.mirror, ctx.lock_path, locked_sha->second, name);
     drifts.push_back(std::move(d));
   } else if (locked_sha != f->hashes.end() && digest->sha256 != locked_sha->second) {
     Drift d = make_drift(
@@ -286,6 +289,8 @@ core::Status check_listed_file(const Context& ctx, index::IndexClient& client, c
         "the index removed it: installs from this lock fail; re-resolve "
         "({}), or install from a cache or mirror that keeps it",
         upgrade_command(ctx.lock, p.name));
+    if (!ctx.request.mirror.empty() && locked_sha != f->hashes.end())
+      d.hint = mirror_pruned_note(client, ctx.request.mirror, ctx.lock_path, locked_sha->second, name);
     drifts.push_back(std::move(d));
     return {};
   }
@@ -323,6 +328,8 @@ core::Status check_listed_file(const Context& ctx, index::IndexClient& client, c
         "installers still install a pinned yanked file, but its publisher withdrew it: "
         "re-resolve ({})",
         upgrade_command(ctx.lock, p.name));
+    if (!ctx.request.mirror.empty() && locked_sha != f->hashes.end())
+      d.hint = mirror_pruned_note(client, ctx.request.mirror, ctx.lock_path, locked_sha->second, name);
     drifts.push_back(std::move(d));
   }
   return {};

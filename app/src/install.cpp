@@ -7,10 +7,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <system_error>
 
 #include <fmt/format.h>
 
+#include "gpulock/app/mirror.h"
 #include "gpulock/core/tags.h"
 #include "gpulock/lock/export.h"
 #include "gpulock/lock/lockfile.h"
@@ -51,11 +53,51 @@ class TempDir {
   fs::path path_;
 };
 
+// --mirror / --mirror-fallback: the lock's file URLs replaced, in memory, by the mirror's.
+core::Status use_mirror(const InstallRequest& request, lock::Lock& lk,
+                        std::vector<std::string>& from_mirror) {
+  const bool fallback = request.mirror.empty();
+  const std::string& location = fallback ? request.mirror_fallback : request.mirror;
+  std::optional<index::IndexClient> client;
+  if (fallback) client.emplace(request.client);
+  auto redirect = [&](lock::FileEntry& f) -> core::Status {
+    auto sha = f.hashes.find("sha256");
+    if (sha == f.hashes.end() || !f.url) return {};
+    if (fallback) {
+      auto status = client->probe_url(*f.url);
+      if (!status) return std::unexpected(status.error());
+      if (*status != 404 && *status != 410) return {};
+    }
+    const std::string name = f.filename();
+    f.url = mirror_file_url(location, sha->second, name);
+    from_mirror.push_back(name);
+    return {};
+  };
+  for (auto& p : lk.packages) {
+    if (p.wheels) {
+      for (auto& w : *p.wheels) {
+        if (auto s = redirect(w); !s) return s;
+      }
+    }
+    if (p.sdist) {
+      if (auto s = redirect(*p.sdist); !s) return s;
+    }
+    if (p.archive) {
+      if (auto s = redirect(*p.archive); !s) return s;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 core::Result<InstallResult> install_lock(const InstallRequest& request, const OutputFn& on_output) {
   auto file = lock::read_lock_file(request.lock);
   if (!file) return std::unexpected(file.error());
+  std::vector<std::string> from_mirror;
+  if (!request.mirror.empty() || !request.mirror_fallback.empty()) {
+    if (auto s = use_mirror(request, file->lock, from_mirror); !s) return std::unexpected(s.error());
+  }
 
   lock::ExportOptions options;
   options.direct_urls = true;
@@ -81,6 +123,7 @@ core::Result<InstallResult> install_lock(const InstallRequest& request, const Ou
   InstallResult result;
   result.python = default_python(request.python);
   result.requirements = *text;
+  result.from_mirror = std::move(from_mirror);
   auto dir = TempDir::make();
   if (!dir) return std::unexpected(dir.error());
   const fs::path req = dir->path() / "requirements.txt";

@@ -9,6 +9,7 @@
 //   client_project_list.cpp  index roots: which projects a source serves
 //   client_metadata.cpp      wheel METADATA: PEP 658/714 files, range reads, whole downloads
 //   client_digest.cpp        a file's sha256 and size (FileDigest)
+//   client_download.cpp      whole files into a partial file, resumed by Range (a mirror)
 //   client_limits.cpp        the environment variables behind ClientOptions' limits
 
 #include <atomic>
@@ -185,6 +186,11 @@ struct IndexClient::Impl {
   // ---- digests (client_digest.cpp) ------------------------------------------------------------
 
   core::Result<FileDigest> load_digest(const std::string& url);
+
+  // ---- downloads into files (client_download.cpp) ---------------------------------------------
+
+  core::Result<FileDigest> download_into(const DownloadRequest& request);
+  core::Result<long> probe_status(const std::string& url);
 };
 
 }  // namespace gpulock::index

@@ -294,7 +294,8 @@ def copy_tree(src: Path, dst: Path) -> None:
 def start(args) -> int:
     state = args.state.resolve()
     root = args.root.resolve()
-    if not (root / "manifest.json").is_file():
+    # A generated fixture index has manifest.json; a `gpulock mirror` directory manifest.toml.
+    if not (root / "manifest.json").is_file() and not (root / "manifest.toml").is_file():
         raise SystemExit(f"servers: {root} is not a generated fixture index (no manifest.json); "
                          "build the gpulock_fixtures target first")
     if not Path(NGINX).is_file():

@@ -114,6 +114,8 @@ struct CheckRequest {
   /// For the index layer (refresh is forced on: check must see the index as it is now).
   /// The command gives index::ClientOptions::from_environment() with its flags applied.
   index::ClientOptions client;
+  /// --mirror LOC (with --index): a pruned file's hint says whether that mirror has it.
+  std::string mirror;
   /// "Now" for a relative --exclude-newer in the record (tests pin it); 0: the clock.
   std::int64_t now_micros = 0;
 };

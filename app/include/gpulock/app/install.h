@@ -14,6 +14,7 @@
 
 #include "gpulock/app/probe_env.h"
 #include "gpulock/core/error.h"
+#include "gpulock/index/client.h"
 
 namespace gpulock::app {
 
@@ -21,6 +22,13 @@ struct InstallRequest {
   std::string lock = "pylock.toml";  ///< --lock
   std::string python;                ///< --python; empty: default_python("")
   bool probe = true;                 ///< false: --no-probe
+  /// --mirror LOC (a mirror's URL or directory, app/mirror.h): every locked file with a sha256
+  /// is taken from the mirror's store by its hash. pip still checks every hash.
+  std::string mirror;
+  /// --mirror-fallback LOC: a file whose URL in the lock answers 404/410 is taken from LOC.
+  std::string mirror_fallback;
+  /// For asking whether the lock's URLs are still there (--mirror-fallback).
+  index::ClientOptions client;
   /// Passed to the probe after pip (its `python` and `lock` are set from the fields above).
   ProbeRequest probe_request;
 };
@@ -33,6 +41,8 @@ struct InstallResult {
   bool pip_timed_out = false;
   /// pip refused a file whose hash is not the lock's (its "DO NOT MATCH THE HASHES" report).
   bool hash_mismatch = false;
+  /// Files taken from the mirror ("<file name>"), --mirror or --mirror-fallback.
+  std::vector<std::string> from_mirror;
   std::optional<EnvironmentReport> probe;  ///< when probing ran (pip succeeded, no --no-probe)
 };
 

@@ -165,6 +165,15 @@ struct ClientOptions {
 /// `$GPULOCK_CACHE_DIR`, else `$XDG_CACHE_HOME/gpulock`, else `$HOME/.cache/gpulock`.
 [[nodiscard]] std::string default_cache_dir();
 
+/// What IndexClient::download_file fetches, and where to.
+struct DownloadRequest {
+  std::string url;
+  std::string partial_path;           ///< created or resumed; its directory must exist
+  std::optional<std::uint64_t> size;  ///< the expected size (a lock's `size`), a bound
+  /// Called with the number of body bytes received so far in this call (any thread).
+  std::function<void(std::uint64_t)> on_bytes;
+};
+
 class IndexClient {
  public:
   explicit IndexClient(ClientOptions options);
@@ -204,6 +213,21 @@ class IndexClient {
   /// (nightly wheels). Cached by URL (forever on immutable hosts, else revalidated by ETag);
   /// `refresh` re-downloads.
   [[nodiscard]] core::Result<FileDigest> fetch_file_digest(std::string_view url);
+
+  /// Downloads `request.url` (http(s) or file://) into `request.partial_path`, resuming a
+  /// partial file left there by an interrupted run with an HTTP Range request (`bytes=N-`; a
+  /// server that answers 200 instead is read from the start), then hashes the whole file.
+  /// The caller compares the digest with the one it expects before using the file (the file
+  /// is never trusted here). Bounded by `request.size` when given, else max_download_bytes.
+  /// Not cached, not memoized (client_download.cpp). Errors: NotFound (404, 410), Auth, Http,
+  /// Network, Timeout, Offline (--offline), IndexFormat (more bytes than the bound), Io
+  /// naming the partial file, Cancelled.
+  [[nodiscard]] core::Result<FileDigest> download_file(const DownloadRequest& request);
+
+  /// The HTTP status of `url` for a one-byte GET (`Range: bytes=0-0`), without retries on
+  /// 404/410: whether a file is still there (`install --mirror-fallback`). file:// URLs answer
+  /// 200 or 404. Errors: Network, Timeout, Offline, Cancelled.
+  [[nodiscard]] core::Result<long> probe_url(std::string_view url);
 
   [[nodiscard]] ClientStats stats() const;
   [[nodiscard]] const ClientOptions& options() const noexcept;
