@@ -201,7 +201,6 @@ core::Result<std::vector<TargetOutcome>> resolve_targets(const ResolveRequest& s
     if (old == o.result.lock_text) continue;
     if (auto s = write_output(o.output, o.result.lock_text); !s) {
       for (const auto& [path, text] : replaced) {
-        std::error_code ec;
         if (text) {
           (void)write_output(path, *text);
         } else {

@@ -236,6 +236,10 @@ ClientStats IndexClient::stats() const {
   return s;
 }
 
+void IndexClient::cancel() {
+  impl_->cancel_transfers_for_shutdown();
+}
+
 const ClientOptions& IndexClient::options() const noexcept {
   return impl_->options;
 }

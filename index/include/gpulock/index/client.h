@@ -230,6 +230,9 @@ class IndexClient {
   [[nodiscard]] core::Result<long> probe_url(std::string_view url);
 
   [[nodiscard]] ClientStats stats() const;
+  /// Aborts transfers in flight and makes later calls fail with Cancelled: `mirror add` stops
+  /// its other downloads after the first failure (Ctrl-C reaches clients through interrupt.h).
+  void cancel();
   [[nodiscard]] const ClientOptions& options() const noexcept;
 
  private:
