@@ -1,0 +1,153 @@
+// Declared targets (issue 22): one command locks every machine a project declares, each as
+// pylock.<name>.toml, written as a set.
+#include "resolve_support.h"
+
+using namespace resolve_test;
+
+namespace {
+
+const char* kTargets = R"([targets.cpu]
+python-version = "3.11"
+platform = "manylinux_2_28_x86_64"
+driver = "none"
+torch-backend = "cpu"
+
+[targets.cu118]
+python-version = "3.11"
+platform = "manylinux_2_28_x86_64"
+driver = "535.54.03"
+gpu-arch = ["sm_80"]
+torch-backend = "auto"
+
+[targets.cu130]
+python-version = "3.11"
+platform = ["manylinux_2_28_x86_64"]
+driver = "580.65.06"
+gpu-arch = ["sm_90"]
+torch-backend = "auto"
+)";
+
+// `gpulock resolve torch ARGS` in `dir` against the shared servers: no target flags.
+Run resolve_targets(const fs::path& dir, const std::vector<std::string>& args) {
+  std::string index = servers().pypi_url();
+  std::vector<std::string> argv = {kExe, "resolve", "torch", "--index-url", index, "--index", "pypi=" + index,
+                                   "--index-for", "setuptools=pypi", "--torch-index-base",
+                                   servers().torch_index_base(), "--cache-dir", shared_cache().string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, base_env(), dir);
+}
+
+gpulock::lock::Lock lock_at(const fs::path& path) {
+  auto lock = gpulock::lock::parse_lock(read_file(path), path.string());
+  INFO(path);
+  REQUIRE(lock.has_value());
+  return lock->lock;
+}
+
+std::string version_of(const gpulock::lock::Lock& lock, const std::string& name) {
+  for (const auto& p : lock.packages) {
+    if (p.name == name) return p.version.value_or("");
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("resolve --all-targets writes one lock per declared target", "[resolve][targets]") {
+  fs::path dir = fresh_dir("targets");
+  write_file(dir / "gpulock.toml", kTargets);
+  Run r = resolve_targets(dir, {"--all-targets"});
+  INFO(describe(r));
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("target cu118: ") != std::string::npos);
+  CHECK(r.err.find("; wrote " + (dir / "pylock.cu130.toml").string()) != std::string::npos);
+  // Each target's own machine decides its build (the same drivers as gpu_test's table).
+  auto cpu = lock_at(dir / "pylock.cpu.toml");
+  auto cu118 = lock_at(dir / "pylock.cu118.toml");
+  auto cu130 = lock_at(dir / "pylock.cu130.toml");
+  CHECK(version_of(cpu, "torch").ends_with("+cpu"));
+  CHECK(version_of(cu118, "torch") == "2.7.1+cu118");
+  CHECK(version_of(cu130, "torch") == "2.13.0+cu130");
+  CHECK(version_of(cpu, "nvidia-cudnn-cu12").empty());
+  // The lock records its target's name and machine.
+  REQUIRE(cu118.gpulock);
+  REQUIRE(cu118.gpulock->target);
+  CHECK(cu118.gpulock->target->name == std::optional<std::string>("cu118"));
+  REQUIRE(cu118.gpulock->gpu);
+  CHECK(cu118.gpulock->gpu->driver == std::optional<std::string>("535.54.03"));
+  CHECK(cu118.gpulock->gpu->archs == std::vector<std::string>{"sm_80"});
+  CHECK(!fs::exists(dir / "pylock.toml"));
+  // Each is a valid PEP 751 lock, checked from outside.
+  Run valid = run({"/usr/bin/python3", (gpulock::test::source_dir() / "tests/lock/check_pylock.py").string(),
+                   (dir / "pylock.cpu.toml").string(), (dir / "pylock.cu118.toml").string(),
+                   (dir / "pylock.cu130.toml").string()},
+                  base_env());
+  INFO(describe(valid));
+  CHECK(valid.status == 0);
+
+  SECTION("--target locks only the targets named") {
+    fs::remove(dir / "pylock.cpu.toml");
+    fs::remove(dir / "pylock.cu130.toml");
+    Run one = resolve_targets(dir, {"--target", "cpu"});
+    INFO(describe(one));
+    CHECK(one.status == 0);
+    CHECK(fs::exists(dir / "pylock.cpu.toml"));
+    CHECK(!fs::exists(dir / "pylock.cu130.toml"));
+    Run unknown = resolve_targets(dir, {"--target", "rocm"});
+    CHECK(unknown.status == 2);
+    CHECK(unknown.err == "error: no target 'rocm' in " + (dir / "gpulock.toml").string() + "\n");
+  }
+  SECTION("a target without a solution leaves every lock as it was") {
+    std::map<std::string, std::string> before;
+    for (const char* n : {"cpu", "cu118", "cu130"}) before[n] = read_file(dir / ("pylock." + std::string(n) + ".toml"));
+    // Driver 450 runs CUDA 11.0: no torch variant of the index runs there.
+    write_file(dir / "gpulock.toml", std::string(kTargets) +
+                                         "\n[targets.old]\npython-version = \"3.11\"\n"
+                                         "platform = \"manylinux_2_28_x86_64\"\ndriver = \"450.51.05\"\n"
+                                         "torch-backend = \"auto\"\n");
+    Run failed = resolve_targets(dir, {"--all-targets", "--upgrade"});
+    INFO(describe(failed));
+    CHECK(failed.status == 1);
+    CHECK(failed.err.find("error: no solution for target 'old': ") != std::string::npos);
+    CHECK(failed.err.find("No lock was changed: every target must solve for the set to be written.\n") !=
+          std::string::npos);
+    for (const auto& [n, text] : before) CHECK(read_file(dir / ("pylock." + std::string(n) + ".toml")) == text);
+    CHECK(!fs::exists(dir / "pylock.old.toml"));
+  }
+  SECTION("machine flags belong to the targets") {
+    Run flag = resolve_targets(dir, {"--all-targets", "--driver", "550.54.14"});
+    CHECK(flag.status == 2);
+    CHECK(flag.err == "error: --driver with --all-targets: each target declares its own machine\n");
+  }
+}
+
+TEST_CASE("declared targets are checked like flags, naming the file, table and key", "[resolve][targets]") {
+  fs::path dir = fresh_dir("targets-bad");
+  struct Case {
+    std::string toml;
+    std::string error;
+  };
+  const std::string file = (dir / "pyproject.toml").string();
+  for (const auto& c : std::vector<Case>{
+           {"[tool.gpulock.targets.cu126]\npython-version = \"3.11\"\nplatform = \"manylinux_2_28_x86_64\"\n"
+            "torch-backend = \"cuda\"\n",
+            "error: " + file +
+                ": [tool.gpulock.targets.cu126]: torch-backend: invalid --torch-backend 'cuda': expected auto, cpu or "
+                "cuXYZ (e.g. cu124)\n"},
+           {"[tool.gpulock.targets.Big]\npython-version = \"3.11\"\nplatform = \"manylinux_2_28_x86_64\"\n",
+            "error: " + file +
+                ": [tool.gpulock.targets.Big]: a target's name is made of a-z, 0-9 and '-' (it names "
+                "pylock.<name>.toml)\n"},
+           {"[tool.gpulock.targets.cpu]\npython-version = \"3.11\"\nplatform = \"manylinux_2_28_x86_64\"\n"
+            "drivers = \"none\"\n",
+            "error: " + file +
+                ": [tool.gpulock.targets.cpu]: unknown key 'drivers' (a target takes python-version, platform, "
+                "driver, cuda-ceiling, gpu-arch, torch-backend, cuda-compat)\n"},
+       }) {
+    write_file(dir / "pyproject.toml", "[project]\nname = \"demo\"\nversion = \"1\"\n\n" + c.toml);
+    Run r = resolve_targets(dir, {"--all-targets"});
+    INFO(describe(r));
+    CHECK(r.status == 3);
+    CHECK(r.err == c.error);
+  }
+}
