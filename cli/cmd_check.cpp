@@ -252,7 +252,8 @@ RunFn setup(CLI::App& sub) {
   sub.add_flag("--offline", a->cache.offline, "Use only the cache (with --index)");
   sub.add_flag("--no-cache", a->cache.no_cache, "Neither read nor write the cache");
   add_limit_options(sub, a->cache);
-  sub.add_option("--allow-insecure-host", a->cache.insecure_hosts, "Follow an https -> http redirect to HOST (repeatable)");
+  sub.add_option("--allow-insecure-host", a->cache.insecure_hosts,
+                 "Follow an https -> http redirect to HOST (repeatable)");
 
   // Resolve's input flags, as resolve declares them: given, they are compared with the lock's
   // record.

@@ -6,9 +6,9 @@
 
 #include "gpulock/app/export.h"
 #include "gpulock/core/tags.h"
-#include "gpulock/sys/atomic_file.h"
 #include "gpulock/lock/export.h"
 #include "gpulock/lock/lockfile.h"
+#include "gpulock/sys/atomic_file.h"
 
 #include "cache_flags.h"
 #include "command.h"
@@ -52,9 +52,10 @@ int run_export(Context& ctx, const ExportArgs& args) {
     auto target = core::TagTarget::from_platform_tag(python, platform);
     if (!target) {
       const core::Error& e = target.error();
-      return report_error(ctx.term, args.python_version.empty()
-                                        ? e.located(args.lock).with_context("while reading [tool.gpulock.target]")
-                                        : e.with_code(core::ErrorCode::Usage));
+      return report_error(
+          ctx.term, args.python_version.empty()
+                        ? e.located(args.lock).with_context("while reading [tool.gpulock.target]")
+                        : e.with_code(core::ErrorCode::Usage));
     }
     options.target_tags = core::supported_tags(*target);
   }

@@ -45,10 +45,12 @@ void add_cache_options(CLI::App& app, CacheFlags& c) {
   app.add_flag("--refresh", c.refresh, "Revalidate cached pages even when fresh");
   app.add_flag("--no-cache", c.no_cache, "Neither read nor write the cache");
   add_limit_options(app, c);
-  app.add_option("--allow-insecure-host", c.insecure_hosts, "Follow an https -> http redirect to HOST (repeatable)");
+  app.add_option("--allow-insecure-host", c.insecure_hosts,
+                 "Follow an https -> http redirect to HOST (repeatable)");
 }
 
-core::Result<index::ClientOptions> client_options(const CacheFlags& c, Terminal& term, std::mutex& mu) {
+core::Result<index::ClientOptions> client_options(const CacheFlags& c, Terminal& term,
+                                                  std::mutex& mu) {
   auto o = cache_client_options(c);
   if (o && term.verbosity() >= 1) {
     // Called from worker threads: serialize the writes.
@@ -195,12 +197,13 @@ int show(Context& ctx, const IndexArgs& args) {
         if (!f->requires_python().empty())
           notes.push_back(fmt::format("requires-python {}", f->requires_python()));
         if (f->size()) notes.push_back(human_size(*f->size()));
-        if (f->upload_time()) notes.push_back("uploaded " + index::format_timestamp(*f->upload_time()));
+        if (f->upload_time())
+          notes.push_back("uploaded " + index::format_timestamp(*f->upload_time()));
         if (f->yanked()) {
-          notes.push_back(ctx.term.paint(
-              Style::Yellow, f->yanked_reason().empty()
-                                 ? std::string("yanked")
-                                 : fmt::format("yanked: {}", f->yanked_reason())));
+          notes.push_back(
+              ctx.term.paint(Style::Yellow, f->yanked_reason().empty()
+                                                ? std::string("yanked")
+                                                : fmt::format("yanked: {}", f->yanked_reason())));
         }
         out += fmt::format("  {}  {}\n", f->filename(), fmt::join(notes, "  "));
       }
@@ -341,7 +344,8 @@ RunFn setup(CLI::App& sub) {
   show_cmd->add_flag("--json", args->json, "Print JSON");
   add_cache_options(*show_cmd, args->cache);
 
-  CLI::App* meta_cmd = sub.add_subcommand("metadata", "Print the parsed METADATA of wheels (fetched in parallel)");
+  CLI::App* meta_cmd =
+      sub.add_subcommand("metadata", "Print the parsed METADATA of wheels (fetched in parallel)");
   meta_cmd
       ->add_option("wheel", args->wheels,
                    "Wheels: local paths, file:// or http(s):// URLs (several are fetched in "

@@ -64,8 +64,8 @@ int run_install(Context& ctx, const InstallArgs& args) {
   if (!result) return report_error(ctx.term, result.error());
   for (const auto& name : result->from_mirror) {
     // A fallback is news (the lock's URL is gone); --mirror asked for every file.
-    const std::string line = fmt::format(
-        "{}: from the mirror {}", name, args.mirror.empty() ? args.mirror_fallback : args.mirror);
+    const std::string line = fmt::format("{}: from the mirror {}", name,
+                                         args.mirror.empty() ? args.mirror_fallback : args.mirror);
     if (args.mirror.empty() && !ctx.term.quiet()) {
       ctx.term.err(line + "\n");
     } else {
@@ -80,8 +80,9 @@ int run_install(Context& ctx, const InstallArgs& args) {
     ctx.term.error(fmt::format("pip install {} ({})", how, argv_text(result->pip_argv)));
     if (result->hash_mismatch) {
       // A downloaded file that is not the locked one: an index/hash failure (exit 4).
-      ctx.term.hint("a downloaded file does not have the sha256 the lock records (hash mismatch); "
-                    "nothing was installed from it and nothing was probed");
+      ctx.term.hint(
+          "a downloaded file does not have the sha256 the lock records (hash mismatch); "
+          "nothing was installed from it and nothing was probed");
       return exit_code_for(core::ErrorCode::HashMismatch);
     }
     ctx.term.hint("pip's own messages above say why; nothing was probed");

@@ -57,28 +57,32 @@ int run_add(Context& ctx, const MirrorArgs& args) {
   request.jobs = args.jobs;
   if (ctx.term.stderr_is_tty()) {
     request.on_progress = [&ctx](const app::MirrorProgress& p) {
-      ctx.term.progress(fmt::format("Mirroring  {}/{} files  {}", p.files_done, p.files_total,
-                                    mib(p.bytes)));
+      ctx.term.progress(
+          fmt::format("Mirroring  {}/{} files  {}", p.files_done, p.files_total, mib(p.bytes)));
     };
   }
   const auto started = std::chrono::steady_clock::now();
   auto result = app::mirror_add(request);
   ctx.term.progress("");
   if (!result) return report_error(ctx.term, result.error());
-  for (const auto& s : result->skipped) ctx.term.warning(fmt::format("not mirrored: {}", s));
+  for (const auto& s : result->skipped)
+    ctx.term.warning(fmt::format("not mirrored: {}", s));
   if (!result->missing.empty()) {
     ctx.term.error(fmt::format("{} of {} files are not in the mirror {} (--offline)",
                                result->missing.size(), result->files, args.to));
-    for (const auto& m : result->missing) ctx.term.err(fmt::format("  missing: {}\n", m));
+    for (const auto& m : result->missing)
+      ctx.term.err(fmt::format("  missing: {}\n", m));
     ctx.term.hint(fmt::format("run gpulock mirror add without --offline to fetch them"));
     return kExitFinding;
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  summary(ctx, fmt::format(
-      "mirrored {} files into {}: {} already there, {} downloaded ({} resumed), {} in {:.1f} s",
-      result->files, args.to, result->present, result->downloaded, result->resumed,
-      mib(result->bytes_received), seconds));
+  summary(
+      ctx,
+      fmt::format(
+          "mirrored {} files into {}: {} already there, {} downloaded ({} resumed), {} in {:.1f} s",
+          result->files, args.to, result->present, result->downloaded, result->resumed,
+          mib(result->bytes_received), seconds));
   return kExitSuccess;
 }
 
@@ -102,9 +106,10 @@ int run_verify(Context& ctx, const MirrorArgs& args) {
 int run_gc(Context& ctx, const MirrorArgs& args) {
   auto result = app::mirror_gc(args.dir, args.keep);
   if (!result) return report_error(ctx.term, result.error());
-  for (const auto& r : result->removed) ctx.term.out(fmt::format("removed: {}\n", r));
+  for (const auto& r : result->removed)
+    ctx.term.out(fmt::format("removed: {}\n", r));
   summary(ctx, fmt::format("{}: kept {} files, removed {} ({})", args.dir, result->kept,
-                            result->removed.size(), mib(result->bytes_freed)));
+                           result->removed.size(), mib(result->bytes_freed)));
   return kExitSuccess;
 }
 
@@ -136,16 +141,16 @@ RunFn setup(CLI::App& sub) {
   CLI::App* verify = sub.add_subcommand("verify", "Re-hash every file of a mirror's store");
   verify->add_option("dir", args->dir, "The mirror directory")->required();
 
-  CLI::App* gc = sub.add_subcommand(
-      "gc", "Remove from a mirror every file none of the kept locks names");
+  CLI::App* gc =
+      sub.add_subcommand("gc", "Remove from a mirror every file none of the kept locks names");
   gc->add_option("dir", args->dir, "The mirror directory")->required();
   gc->add_option("--keep", args->keep, "Locks whose files stay (repeatable)")->required();
 
   CLI::App* rewrite = sub.add_subcommand(
       "rewrite-lock", "Point every file URL of locks at a mirror (in place; hashes unchanged)");
   rewrite->add_option("lock", args->locks, "Locks to rewrite")->required();
-  rewrite->add_option("--base-url", args->base_url,
-                      "Where the mirror is served (URL or directory)")->required();
+  rewrite->add_option("--base-url", args->base_url, "Where the mirror is served (URL or directory)")
+      ->required();
 
   return [args, add, verify, gc, rewrite](Context& ctx) -> int {
     if (add->parsed()) return run_add(ctx, *args);

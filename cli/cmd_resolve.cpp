@@ -35,7 +35,8 @@ struct ResolveArgs {
 
 std::string requirer_text(const resolver::Requirer& r) {
   if (r.package.empty()) return fmt::format("you ({})", r.requirement);
-  return fmt::format("{} {} ({})", r.package, r.version ? r.version->to_string() : "", r.requirement);
+  return fmt::format("{} {} ({})", r.package, r.version ? r.version->to_string() : "",
+                     r.requirement);
 }
 
 std::string report_json(const app::ResolveResult& result, const app::ResolveRequest& request) {
@@ -116,21 +117,26 @@ std::string report_json(const app::ResolveResult& result, const app::ResolveRequ
 
 std::string explain_text(const app::ResolveResult& result) {
   std::string out;
-  out += fmt::format("Target: Python {} on {}\n", result.target.python_version, result.target.platform);
+  out += fmt::format("Target: Python {} on {}\n", result.target.python_version,
+                     result.target.platform);
   if (!result.gpu_summary.empty()) out += result.gpu_summary + "\n";
   for (const auto& p : result.why) {
     out += fmt::format("{} {}\n", p.name, p.version);
-    out += fmt::format("  from {} ({})\n", p.source.empty() ? std::string("(find-links)") : p.source, p.file);
-    for (const auto& r : p.required_by) out += fmt::format("  required by {}\n", requirer_text(r));
-    for (const auto& n : p.notes) out += fmt::format("  {}\n", n);
+    out += fmt::format("  from {} ({})\n",
+                       p.source.empty() ? std::string("(find-links)") : p.source, p.file);
+    for (const auto& r : p.required_by)
+      out += fmt::format("  required by {}\n", requirer_text(r));
+    for (const auto& n : p.notes)
+      out += fmt::format("  {}\n", n);
     // Candidates preferred over this one that were passed over (torch family), a few at most.
     constexpr std::size_t kShown = 5;
     for (std::size_t i = 0; i < p.skipped.size() && i < kShown; ++i) {
-      out += fmt::format("  skipped {} {}: {}\n", p.name, p.skipped[i].version, p.skipped[i].reason);
+      out +=
+          fmt::format("  skipped {} {}: {}\n", p.name, p.skipped[i].version, p.skipped[i].reason);
     }
     if (p.skipped.size() > kShown) {
-      out += fmt::format("  skipped {} more newer candidate{} (see --report)\n", p.skipped.size() - kShown,
-                         p.skipped.size() - kShown == 1 ? "" : "s");
+      out += fmt::format("  skipped {} more newer candidate{} (see --report)\n",
+                         p.skipped.size() - kShown, p.skipped.size() - kShown == 1 ? "" : "s");
     }
   }
   return out;
@@ -138,14 +144,17 @@ std::string explain_text(const app::ResolveResult& result) {
 
 // `resolve --all-targets` / `--target NAME` (issue 22): every declared target's lock, written as
 // a set only when every target solved.
-int run_targets(Context& ctx, const ResolveArgs& a, app::ResolveRequest request, const CLI::App& sub) {
+int run_targets(Context& ctx, const ResolveArgs& a, app::ResolveRequest request,
+                const CLI::App& sub) {
   auto& term = ctx.term;
-  for (const char* machine_flag : {"--driver", "--cuda-ceiling", "--gpu-arch", "--python", "--python-version",
-                                   "--platform", "--report"}) {
+  for (const char* machine_flag : {"--driver", "--cuda-ceiling", "--gpu-arch", "--python",
+                                   "--python-version", "--platform", "--report"}) {
     if (sub.get_option(machine_flag)->count() > 0) {
-      return report_error(term, core::make_error(core::ErrorCode::Usage,
-                                                 fmt::format("{} with {}: each target declares its own machine",
-                                                             machine_flag, a.all_targets ? "--all-targets" : "--target")));
+      return report_error(
+          term, core::make_error(
+                    core::ErrorCode::Usage,
+                    fmt::format("{} with {}: each target declares its own machine", machine_flag,
+                                a.all_targets ? "--all-targets" : "--target")));
     }
   }
   std::error_code ec;
@@ -153,44 +162,52 @@ int run_targets(Context& ctx, const ResolveArgs& a, app::ResolveRequest request,
   if (!declared) return report_error(term, declared.error());
   std::vector<app::TargetSpec> chosen;
   for (const auto& t : declared->targets) {
-    if (a.all_targets || std::find(a.targets.begin(), a.targets.end(), t.name) != a.targets.end()) chosen.push_back(t);
+    if (a.all_targets || std::find(a.targets.begin(), a.targets.end(), t.name) != a.targets.end())
+      chosen.push_back(t);
   }
   for (const auto& name : a.targets) {
-    if (std::none_of(chosen.begin(), chosen.end(), [&](const app::TargetSpec& t) { return t.name == name; })) {
-      return report_error(term, core::make_error(core::ErrorCode::Usage,
-                                                 fmt::format("no target '{}' in {}", name, declared->file)));
+    if (std::none_of(chosen.begin(), chosen.end(),
+                     [&](const app::TargetSpec& t) { return t.name == name; })) {
+      return report_error(
+          term, core::make_error(core::ErrorCode::Usage,
+                                 fmt::format("no target '{}' in {}", name, declared->file)));
     }
   }
   // Locks go beside the file that declares the targets, or into -o DIR.
   std::filesystem::path dir = std::filesystem::path(declared->file).parent_path();
   if (sub.get_option("--output")->count() > 0) {
     if (!std::filesystem::is_directory(request.output, ec)) {
-      return report_error(term, core::make_error(core::ErrorCode::Usage,
-                                                 fmt::format("-o {} is not a directory: with targets, -o names the "
-                                                             "directory of the pylock.<name>.toml locks",
-                                                             request.output)));
+      return report_error(
+          term, core::make_error(core::ErrorCode::Usage,
+                                 fmt::format("-o {} is not a directory: with targets, -o names the "
+                                             "directory of the pylock.<name>.toml locks",
+                                             request.output)));
     }
     dir = request.output;
   }
   request.command_line = index::redact_text(ctx.command_line);
   auto outcomes = app::resolve_targets(request, chosen, dir);
   if (!outcomes) return report_error(term, outcomes.error());
-  bool all = std::all_of(outcomes->begin(), outcomes->end(), [](const app::TargetOutcome& o) { return o.result.solved; });
+  bool all = std::all_of(outcomes->begin(), outcomes->end(),
+                         [](const app::TargetOutcome& o) { return o.result.solved; });
   for (const auto& o : *outcomes) {
-    for (const auto& w : o.result.warnings) term.warning(fmt::format("target '{}': {}", o.name, w));
+    for (const auto& w : o.result.warnings)
+      term.warning(fmt::format("target '{}': {}", o.name, w));
     if (!o.result.solved) {
       const auto& why = o.result.explanation;
       term.error(fmt::format("no solution for target '{}': {}", o.name, why.headline));
       std::string text;
-      for (const auto& line : why.brief.empty() ? why.lines : why.brief) text += line.empty() ? "\n" : "  " + line + "\n";
+      for (const auto& line : why.brief.empty() ? why.lines : why.brief)
+        text += line.empty() ? "\n" : "  " + line + "\n";
       term.err(text);
       continue;
     }
     if (term.quiet()) continue;
     std::size_t n = o.result.lock.packages.size();
-    term.err(fmt::format("target {}: {} package{}{}{}\n", o.name, n, n == 1 ? "" : "s",
-                         all ? fmt::format("; wrote {}", o.output) : std::string(),
-                         o.result.gpu_summary.empty() ? std::string() : "\n  " + o.result.gpu_summary));
+    term.err(
+        fmt::format("target {}: {} package{}{}{}\n", o.name, n, n == 1 ? "" : "s",
+                    all ? fmt::format("; wrote {}", o.output) : std::string(),
+                    o.result.gpu_summary.empty() ? std::string() : "\n  " + o.result.gpu_summary));
   }
   if (!all) {
     term.err("No lock was changed: every target must solve for the set to be written.\n");
@@ -205,20 +222,27 @@ RunFn setup(CLI::App& sub) {
   // What is resolved and for which target: declared once, with check (resolve_flags.h).
   (void)add_resolve_input_flags(sub, a->flags);
   add_resolve_source_and_machine_flags(sub, a->flags);
-  sub.add_option("-o,--output", r.output, "Lock file to write ('-' for stdout)")->capture_default_str();
+  sub.add_option("-o,--output", r.output, "Lock file to write ('-' for stdout)")
+      ->capture_default_str();
   sub.add_flag("--force", r.force, "Replace an existing -o file even when it is not a lock");
   sub.add_flag("-U,--upgrade", r.upgrade, "Ignore the existing lock's pins");
-  sub.add_option("-P,--upgrade-package", r.upgrade_packages, "Ignore the existing lock's pin of this package");
-  sub.add_option("--cache-dir", a->cache.cache_dir, "Cache directory (default $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock)");
+  sub.add_option("-P,--upgrade-package", r.upgrade_packages,
+                 "Ignore the existing lock's pin of this package");
+  sub.add_option("--cache-dir", a->cache.cache_dir,
+                 "Cache directory (default $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock)");
   sub.add_flag("--offline", a->cache.offline, "Use only the cache; no network");
   sub.add_flag("--refresh", a->cache.refresh, "Revalidate every cached index page");
   sub.add_flag("--no-cache", a->cache.no_cache, "Neither read nor write the cache");
   add_limit_options(sub, a->cache);
-  sub.add_option("--allow-insecure-host", a->cache.insecure_hosts, "Follow an https -> http redirect to HOST (repeatable)");
-  sub.add_option("--report", a->report, "Write a JSON report (schema in README.md; '-' for stdout)");
-  sub.add_flag("--explain", a->explain, "Print why each package was chosen, or the whole proof when there is no solution");
+  sub.add_option("--allow-insecure-host", a->cache.insecure_hosts,
+                 "Follow an https -> http redirect to HOST (repeatable)");
+  sub.add_option("--report", a->report,
+                 "Write a JSON report (schema in README.md; '-' for stdout)");
+  sub.add_flag("--explain", a->explain,
+               "Print why each package was chosen, or the whole proof when there is no solution");
   sub.add_flag("--all-targets", a->all_targets,
-               "Lock every target the project declares ([tool.gpulock.targets] or gpulock.toml) as pylock.<name>.toml");
+               "Lock every target the project declares ([tool.gpulock.targets] or gpulock.toml) as "
+               "pylock.<name>.toml");
   sub.add_option("--target", a->targets, "Lock this declared target (repeatable)");
 
   return [a, &sub](Context& ctx) -> int {
@@ -227,8 +251,10 @@ RunFn setup(CLI::App& sub) {
     auto request = a->flags.request;
     if (a->all_targets || !a->targets.empty()) return run_targets(ctx, *a, std::move(request), sub);
     if (a->report == "-" && request.output == "-") {
-      return report_error(term, core::make_error(core::ErrorCode::Usage,
-                                                 "--report - and -o - both write to stdout; give one of them a file"));
+      return report_error(
+          term,
+          core::make_error(core::ErrorCode::Usage,
+                           "--report - and -o - both write to stdout; give one of them a file"));
     }
     auto client = cache_client_options(a->cache);
     if (!client) return report_error(term, client.error());
@@ -253,9 +279,10 @@ RunFn setup(CLI::App& sub) {
         if (e.type == Type::CacheHit) {
           line = fmt::format("cache {} {}", index::request_kind_name(e.kind), e.url);
         } else if (e.type == Type::RequestFinished) {
-          line = fmt::format("fetch {} {} ({}, {})", index::request_kind_name(e.kind), e.url,
-                             e.status == 0 ? std::string("no response") : fmt::format("HTTP {}", e.status),
-                             index::format_byte_size(e.bytes));
+          line = fmt::format(
+              "fetch {} {} ({}, {})", index::request_kind_name(e.kind), e.url,
+              e.status == 0 ? std::string("no response") : fmt::format("HTTP {}", e.status),
+              index::format_byte_size(e.bytes));
         } else if (e.type == Type::Retry) {
           line = fmt::format("retry {} {}: {}", index::request_kind_name(e.kind), e.url, e.message);
         } else {
@@ -288,8 +315,9 @@ RunFn setup(CLI::App& sub) {
           return;
         }
         std::lock_guard lock(*mutex);
-        term.progress(fmt::format("Resolving  {}/{} metadata fetched, {}/{} pages", counts->meta_done.load(),
-                                  counts->meta_total.load(), counts->pages_done.load(), counts->pages_total.load()));
+        term.progress(fmt::format("Resolving  {}/{} metadata fetched, {}/{} pages",
+                                  counts->meta_done.load(), counts->meta_total.load(),
+                                  counts->pages_done.load(), counts->pages_total.load()));
       };
       observer.on_phase = [&term, mutex](std::string_view what) {
         std::lock_guard lock(*mutex);
@@ -299,7 +327,8 @@ RunFn setup(CLI::App& sub) {
     auto result = app::resolve(request, observer);
     term.progress("");
     if (!result) return report_error(term, result.error());
-    for (const auto& w : result->warnings) term.warning(w);
+    for (const auto& w : result->warnings)
+      term.warning(w);
     if (result->solved && result->lock.gpulock) {
       for (const auto& ix : result->lock.gpulock->indexes) {
         term.info(fmt::format("index {} ({}): {}", ix.name, ix.role, ix.url), 1);
@@ -322,14 +351,16 @@ RunFn setup(CLI::App& sub) {
       // --explain (issue 16 item 10).
       const auto& why = result->explanation;
       term.error("no solution: " +
-                 (why.headline.empty() ? std::string("the requirements cannot be satisfied together for this target")
-                                       : why.headline));
+                 (why.headline.empty()
+                      ? std::string("the requirements cannot be satisfied together for this target")
+                      : why.headline));
       std::string text;
       for (const auto& line : a->explain || why.brief.empty() ? why.lines : why.brief) {
         text += line.empty() ? "\n" : "  " + line + "\n";
       }
       term.err(text);
-      for (const auto& h : result->explanation.hints) term.hint(h);
+      for (const auto& h : result->explanation.hints)
+        term.hint(h);
       return kExitFinding;
     }
     if (request.output == "-") term.out(result->lock_text);
@@ -340,7 +371,8 @@ RunFn setup(CLI::App& sub) {
       term.err(fmt::format("Resolved {} package{} in {:.0f} ms; wrote {}\n", n, n == 1 ? "" : "s",
                            result->timings.total_ms, where));
       if (!result->gpu_summary.empty()) term.err(result->gpu_summary + "\n");
-      for (const auto& h : result->hints) term.hint(h);
+      for (const auto& h : result->hints)
+        term.hint(h);
     }
     return kExitSuccess;
   };

@@ -12,11 +12,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "gpulock/app/command_line.h"
+#include "gpulock/app/version.h"
+
 #include "command.h"
 #include "exit_codes.h"
 #include "interrupt.h"
-#include "gpulock/app/command_line.h"
-#include "gpulock/app/version.h"
 #include "terminal.h"
 
 namespace gpulock::cli {
@@ -29,7 +30,8 @@ std::vector<CommandInfo>& command_table() {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     std::size_t diagonal = row[0];
     row[0] = i;
@@ -69,7 +71,9 @@ int unknown_command(Terminal& term, std::string_view typed, const std::vector<st
 }
 
 // Global options that take a separate value: skipped when looking for the command word.
-bool takes_value(std::string_view arg) { return arg == "--color"; }
+bool takes_value(std::string_view arg) {
+  return arg == "--color";
+}
 
 // The first word that is not a global option (the command), or "".
 std::string_view command_word(int argc, char** argv) {
@@ -101,7 +105,8 @@ namespace {
 int run(int argc, char** argv) {
   Terminal term;
   std::string command_line = "gpulock";
-  for (int i = 1; i < argc; ++i) command_line += " " + gpulock::app::shell_quote(argv[i]);
+  for (int i = 1; i < argc; ++i)
+    command_line += " " + gpulock::app::shell_quote(argv[i]);
   Context ctx{term, command_line};
 
   CLI::App app{"gpulock: resolve, lock and probe GPU Python environments", "gpulock"};
@@ -141,7 +146,8 @@ int run(int argc, char** argv) {
 
   std::vector<std::string> help_words;
   CLI::App* help = app.add_subcommand("help", "Show help for gpulock or one of its commands");
-  help->add_option("command", help_words, "The command to explain (and its subcommand: help index show)");
+  help->add_option("command", help_words,
+                   "The command to explain (and its subcommand: help index show)");
   names.emplace_back("help");
 
   // Unknown command: suggest the closest one before CLI11 reports a generic error.
@@ -182,10 +188,12 @@ int run(int argc, char** argv) {
     // A mistyped flag: name it and suggest the closest flag of that command, as for commands.
     std::vector<std::string> flags;
     for (const auto* opt : parsed->get_options()) {
-      for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
+      for (const auto& l : opt->get_lnames())
+        flags.push_back("--" + l);
     }
     for (const auto* opt : app.get_options()) {
-      for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
+      for (const auto& l : opt->get_lnames())
+        flags.push_back("--" + l);
     }
     std::string unknown;
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
@@ -208,7 +216,7 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
 
-  term.set_color_mode(color == "always" ? ColorMode::Always
+  term.set_color_mode(color == "always"  ? ColorMode::Always
                       : color == "never" ? ColorMode::Never
                                          : ColorMode::Auto);
   term.set_quiet(quiet);
@@ -238,9 +246,13 @@ int run(int argc, char** argv) {
       }
       if (nested == nullptr) {
         std::vector<std::string> nested_names;
-        for (auto* sub : topic->get_subcommands({})) nested_names.push_back(sub->get_name());
-        return unknown_command(term, help_words[i], nested_names,
-                               fmt::format("gpulock help {} ", fmt::join(help_words.begin(), help_words.begin() + static_cast<std::ptrdiff_t>(i), " ")));
+        for (auto* sub : topic->get_subcommands({}))
+          nested_names.push_back(sub->get_name());
+        return unknown_command(
+            term, help_words[i], nested_names,
+            fmt::format("gpulock help {} ",
+                        fmt::join(help_words.begin(),
+                                  help_words.begin() + static_cast<std::ptrdiff_t>(i), " ")));
       }
       prefix += " " + topic->get_name();
       topic = nested;
@@ -251,7 +263,8 @@ int run(int argc, char** argv) {
   for (const auto& [name, sub] : subcommands) {
     if (sub->parsed()) return runners[name](ctx);
   }
-  // No command is a usage error (as in uv and cargo): one error line, the overview on stderr, exit 2.
+  // No command is a usage error (as in uv and cargo): one error line, the overview on stderr,
+  // exit 2.
   term.error("no command given");
   term.err(app.help());
   return kExitUsage;

@@ -1,12 +1,12 @@
 #include "terminal.h"
 
-#include "interrupt.h"
-
 #include <unistd.h>
 
 #include <cstdlib>
 
 #include <fmt/format.h>
+
+#include "interrupt.h"
 
 namespace gpulock::cli {
 namespace {
@@ -18,14 +18,22 @@ bool env_set(const char* name) {
 
 std::string_view ansi(Style style) {
   switch (style) {
-    case Style::Plain: return "";
-    case Style::Bold: return "\x1b[1m";
-    case Style::Dim: return "\x1b[2m";
-    case Style::Red: return "\x1b[1;31m";
-    case Style::Green: return "\x1b[32m";
-    case Style::Yellow: return "\x1b[1;33m";
-    case Style::Blue: return "\x1b[34m";
-    case Style::Cyan: return "\x1b[36m";
+    case Style::Plain:
+      return "";
+    case Style::Bold:
+      return "\x1b[1m";
+    case Style::Dim:
+      return "\x1b[2m";
+    case Style::Red:
+      return "\x1b[1;31m";
+    case Style::Green:
+      return "\x1b[32m";
+    case Style::Yellow:
+      return "\x1b[1;33m";
+    case Style::Blue:
+      return "\x1b[34m";
+    case Style::Cyan:
+      return "\x1b[36m";
   }
   return "";
 }
@@ -93,8 +101,10 @@ void Terminal::error(const core::Error& e) {
   // After SIGINT/SIGTERM, main() prints the one `error: interrupted` line instead.
   if (interrupted_by_signal()) return;
   std::string text = paint(Style::Red, "error", true) + ": " + e.to_string() + "\n";
-  for (const auto& frame : e.context) text += fmt::format("  {}\n", frame);
-  for (const auto& h : e.hints) text += paint(Style::Cyan, "hint", true) + ": " + h + "\n";
+  for (const auto& frame : e.context)
+    text += fmt::format("  {}\n", frame);
+  for (const auto& h : e.hints)
+    text += paint(Style::Cyan, "hint", true) + ": " + h + "\n";
   err(text);
 }
 

@@ -33,7 +33,8 @@ class Terminal {
   [[nodiscard]] bool color_stderr() const noexcept { return color_stderr_; }
 
   /// `text` wrapped in ANSI codes when colour is on for that stream.
-  [[nodiscard]] std::string paint(Style style, std::string_view text, bool for_stderr = false) const;
+  [[nodiscard]] std::string paint(Style style, std::string_view text,
+                                  bool for_stderr = false) const;
 
   /// Writes to stdout / stderr (clearing a progress line first).
   void out(std::string_view text);

@@ -2,10 +2,10 @@
 // RUNPATH) and a dynamic symbol's bytes, read at offsets with bounds checks. The input is
 // written to a memfd and read through /proc/self/fd. Properties: at most 64 symbol bytes, as
 // many as asked; RPATH/RUNPATH entries split and expand without crashing.
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include "elf_file.h"
 #include "fuzz_check.h"
@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (info) {
     for (const auto* list : {&info->rpath, &info->runpath}) {
       if (!*list) continue;
-      for (const std::string& entry : split_path_list(**list)) (void)expand_origin(entry, "/opt/lib");
+      for (const std::string& entry : split_path_list(**list))
+        (void)expand_origin(entry, "/opt/lib");
     }
   }
   for (std::size_t want : {4u, 64u}) {

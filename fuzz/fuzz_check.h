@@ -25,7 +25,7 @@ inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
 
 /// FUZZ_CHECK(condition, detail): abort with `detail` (a std::string expression, evaluated only
 /// on failure) when `condition` is false.
-#define FUZZ_CHECK(cond, detail)                                                     \
-  do {                                                                               \
+#define FUZZ_CHECK(cond, detail)                                                        \
+  do {                                                                                  \
     if (!(cond)) ::gpulock::fuzz::property_failed(__FILE__, __LINE__, #cond, (detail)); \
   } while (0)

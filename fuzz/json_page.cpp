@@ -12,8 +12,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (page) gpulock::fuzz::check_page(*page, filter);
   std::string padded(json);
   padded.reserve(padded.size() + 64);
-  auto page2 = gpulock::index::parse_json_page_padded(padded, "https://example.org/simple/demo/", filter);
-  FUZZ_CHECK(page.has_value() == page2.has_value(), "parse_json_page and parse_json_page_padded disagree");
+  auto page2 =
+      gpulock::index::parse_json_page_padded(padded, "https://example.org/simple/demo/", filter);
+  FUZZ_CHECK(page.has_value() == page2.has_value(),
+             "parse_json_page and parse_json_page_padded disagree");
   if (page) FUZZ_CHECK(page->files.size() == page2->files.size(), "file counts differ");
   if (auto t = gpulock::index::parse_timestamp(json)) {
     std::string text = gpulock::index::format_timestamp(*t);

@@ -1,9 +1,10 @@
 // The ld.so cache that ldconfig writes and `ldconfig -p` prints (probe/src/ld_cache.h). Property:
 // every entry for this process's architecture (flags) is found by lookup().
+#include "ld_cache.h"
+
 #include <fmt/format.h>
 
 #include "fuzz_check.h"
-#include "ld_cache.h"
 
 using gpulock::probe::detail::LdCache;
 

@@ -1,10 +1,11 @@
 // PEP 508 environment markers (core/marker.h). Properties: the printed text parses back to a
 // marker that prints the same, mentions `extra` the same, and evaluates the same (value or
 // error) in a few environments.
+#include "gpulock/core/marker.h"
+
 #include <fmt/format.h>
 
 #include "fuzz_check.h"
-#include "gpulock/core/marker.h"
 
 using gpulock::core::Environment;
 using gpulock::core::Marker;
@@ -50,8 +51,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const Environment& env : envs) {
     for (std::string_view extra : {std::string_view{}, std::string_view{"gpu"}}) {
       std::string after = outcome(again->evaluate(env, extra));
-      FUZZ_CHECK(after == before[i], fmt::format("'{}' evaluates to {} before printing, {} after ('{}')",
-                                                 text, before[i], after, printed));
+      FUZZ_CHECK(after == before[i],
+                 fmt::format("'{}' evaluates to {} before printing, {} after ('{}')", text,
+                             before[i], after, printed));
       ++i;
     }
   }

@@ -1,11 +1,13 @@
 // Core metadata (core/metadata.h): METADATA, PKG-INFO, PEP 658 `.metadata`. Properties: the
 // version prints and parses back equal; each Requires-Dist prints to a requirement that parses;
 // Provides-Extra values are normalized.
+#include "gpulock/core/metadata.h"
+
 #include <fmt/format.h>
 
-#include "fuzz_check.h"
-#include "gpulock/core/metadata.h"
 #include "gpulock/core/name.h"
+
+#include "fuzz_check.h"
 
 using namespace gpulock::core;
 

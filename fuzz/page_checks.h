@@ -5,9 +5,10 @@
 // a fragment; upload times print and parse back.
 #include <fmt/format.h>
 
-#include "fuzz_check.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/parse.h"
+
+#include "fuzz_check.h"
 
 namespace gpulock::fuzz {
 
@@ -32,7 +33,8 @@ inline void check_page(const index::ProjectPage& page, const index::PageFilter& 
     FUZZ_CHECK(!filter.project.empty() ? f.project() == filter.project : true,
                fmt::format("file '{}' of project '{}' kept on a page for '{}'", f.filename(),
                            f.project(), filter.project));
-    FUZZ_CHECK(f.url().find('#') == std::string_view::npos, fmt::format("url '{}' keeps a fragment", f.url()));
+    FUZZ_CHECK(f.url().find('#') == std::string_view::npos,
+               fmt::format("url '{}' keeps a fragment", f.url()));
     for (const index::Hash& h : f.hashes()) {
       FUZZ_CHECK(is_lower_hex(h.algorithm) && is_lower_hex(h.hex),
                  fmt::format("hash '{}:{}' of '{}'", h.algorithm, h.hex, f.filename()));
@@ -40,7 +42,8 @@ inline void check_page(const index::ProjectPage& page, const index::PageFilter& 
     if (f.upload_time()) {
       std::string text = index::format_timestamp(*f.upload_time());
       auto back = index::parse_timestamp(text);
-      FUZZ_CHECK(back == f.upload_time(), fmt::format("upload time {} prints as '{}'", *f.upload_time(), text));
+      FUZZ_CHECK(back == f.upload_time(),
+                 fmt::format("upload time {} prints as '{}'", *f.upload_time(), text));
     }
   }
 }

@@ -4,9 +4,10 @@
 // versions inside them. Properties: each version prints to text that parses back equal.
 #include <fmt/format.h>
 
-#include "fuzz_check.h"
 #include "gpulock/probe/cuda_versions.h"
 #include "gpulock/probe/environment.h"
+
+#include "fuzz_check.h"
 #include "machine_sources.h"
 
 using namespace gpulock::probe;
@@ -16,7 +17,8 @@ namespace {
 void check_driver(const DriverVersion& v) {
   auto again = DriverVersion::parse(v.to_string());
   FUZZ_CHECK(again.has_value() && *again == v, fmt::format("driver '{}'", v.to_string()));
-  FUZZ_CHECK(!v.parts().empty() && v.parts().size() <= 4, fmt::format("driver '{}'", v.to_string()));
+  FUZZ_CHECK(!v.parts().empty() && v.parts().size() <= 4,
+             fmt::format("driver '{}'", v.to_string()));
 }
 
 }  // namespace
@@ -33,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check_driver(g.driver);
         if (g.compute_capability) {
           auto cc = ComputeCapability::parse(g.compute_capability->dotted());
-          FUZZ_CHECK(cc.has_value() && *cc == *g.compute_capability, g.compute_capability->dotted());
+          FUZZ_CHECK(cc.has_value() && *cc == *g.compute_capability,
+                     g.compute_capability->dotted());
         }
       }
     }

@@ -1,11 +1,13 @@
 // An index root's project list (index/project_list.h): which names the torch source serves.
 // Byte 0 picks HTML (even) or JSON (odd); the rest is the page. Properties: every name is valid
 // and normalized; an HTML root rebuilt from the names (one anchor each) parses to the same set.
+#include "gpulock/index/project_list.h"
+
 #include <fmt/format.h>
 
-#include "fuzz_check.h"
 #include "gpulock/core/name.h"
-#include "gpulock/index/project_list.h"
+
+#include "fuzz_check.h"
 
 using namespace gpulock;
 
@@ -16,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto list = index::parse_project_list(page, json, "http://fuzz/simple/");
   if (!list) {
     FUZZ_CHECK(json, "an HTML root never fails");
-    FUZZ_CHECK(list.error().code == core::ErrorCode::IndexFormat && list.error().where == "http://fuzz/simple/",
+    FUZZ_CHECK(list.error().code == core::ErrorCode::IndexFormat &&
+                   list.error().where == "http://fuzz/simple/",
                list.error().to_string());
     return 0;
   }

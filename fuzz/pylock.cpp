@@ -3,8 +3,9 @@
 // canonical order) and writing that gives the same bytes (read(write(x)) == x, byte-stable).
 #include <fmt/format.h>
 
-#include "fuzz_check.h"
 #include "gpulock/lock/lockfile.h"
+
+#include "fuzz_check.h"
 
 using namespace gpulock::lock;
 
@@ -23,8 +24,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // By design the writer drops credentials from URLs (`https://user:pw@host` and even an empty
   // `https://@host` lose the userinfo; writer.cpp redact_url), which the reader keeps: a lock
   // with an '@' anywhere is checked for everything but model equality.
-  bool may_hold_credentials = std::string_view(text).find('@') != std::string_view::npos ||
-                              gpulock::fuzz::as_text(data, size).find('@') != std::string_view::npos;
+  bool may_hold_credentials =
+      std::string_view(text).find('@') != std::string_view::npos ||
+      gpulock::fuzz::as_text(data, size).find('@') != std::string_view::npos;
   if (!may_hold_credentials) {
     FUZZ_CHECK(again->lock == canonical, fmt::format("read(write(x)) != x:\n{}", text));
   }

@@ -4,8 +4,9 @@
 // returned prints to text that parses back.
 #include <fmt/format.h>
 
-#include "fuzz_check.h"
 #include "gpulock/app/project_file.h"
+
+#include "fuzz_check.h"
 
 using namespace gpulock;
 

@@ -1,11 +1,12 @@
 // PEP 508 requirements (core/requirement.h). Properties: the printed requirement parses back to
 // one with the same name, extras, specifier set, URL and marker text, and prints the same.
+#include "gpulock/core/requirement.h"
+
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "fuzz_check.h"
-#include "gpulock/core/requirement.h"
 
 using gpulock::core::Requirement;
 

@@ -3,10 +3,11 @@
 // the same input again for the first few includes (so include handling and loops are
 // exercised), then a fixed one-line file; `${VAR}` expands for a few names. Properties: every
 // requirement read prints to text that parses back; constraints land only in `constraints`.
+#include "gpulock/app/requirements_file.h"
+
 #include <fmt/format.h>
 
 #include "fuzz_check.h"
-#include "gpulock/app/requirements_file.h"
 
 using namespace gpulock;
 

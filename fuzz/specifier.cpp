@@ -4,12 +4,13 @@
 // clause does, filter() agrees with contains(), and no clause both matches and excludes it:
 // `==X` and `!=X` (wildcards too) disagree on every version, and `<X`/`>=X`, `>X`/`<=X` never
 // both match one.
+#include "gpulock/core/specifier.h"
+
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "fuzz_check.h"
-#include "gpulock/core/specifier.h"
 
 using gpulock::core::Operator;
 using gpulock::core::Specifier;
@@ -21,13 +22,20 @@ namespace {
 // The operator whose clause, with the same operand, covers the other side of the version line.
 std::optional<Operator> opposite(Operator op) {
   switch (op) {
-    case Operator::Equal: return Operator::NotEqual;
-    case Operator::NotEqual: return Operator::Equal;
-    case Operator::Less: return Operator::GreaterEqual;
-    case Operator::GreaterEqual: return Operator::Less;
-    case Operator::Greater: return Operator::LessEqual;
-    case Operator::LessEqual: return Operator::Greater;
-    default: return std::nullopt;
+    case Operator::Equal:
+      return Operator::NotEqual;
+    case Operator::NotEqual:
+      return Operator::Equal;
+    case Operator::Less:
+      return Operator::GreaterEqual;
+    case Operator::GreaterEqual:
+      return Operator::Less;
+    case Operator::Greater:
+      return Operator::LessEqual;
+    case Operator::LessEqual:
+      return Operator::Greater;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -40,8 +48,9 @@ void check_against(const Specifier& spec, const Version& v) {
   FUZZ_CHECK(other.has_value(), fmt::format("'{}' parses, its opposite does not", text));
   bool a = spec.contains(v, true);
   bool b = other->contains(v, true);
-  std::string what = fmt::format("'{}' {} and '{}' {} version '{}'", text, a ? "matches" : "excludes",
-                                 other->to_string(), b ? "matches" : "excludes", v.to_string());
+  std::string what =
+      fmt::format("'{}' {} and '{}' {} version '{}'", text, a ? "matches" : "excludes",
+                  other->to_string(), b ? "matches" : "excludes", v.to_string());
   FUZZ_CHECK(!(a && b), what);
   if (spec.op() == Operator::Equal || spec.op() == Operator::NotEqual) FUZZ_CHECK(a || b, what);
 }
@@ -55,10 +64,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!set) return 0;
   std::string printed = set->to_string();
   auto again = SpecifierSet::parse(printed);
-  FUZZ_CHECK(again.has_value(), fmt::format("'{}' prints as '{}', which does not parse",
-                                            text.substr(0, nl), printed));
-  FUZZ_CHECK(*again == *set, fmt::format("'{}' -> '{}' -> '{}'", text.substr(0, nl), printed,
-                                         again->to_string()));
+  FUZZ_CHECK(again.has_value(),
+             fmt::format("'{}' prints as '{}', which does not parse", text.substr(0, nl), printed));
+  FUZZ_CHECK(*again == *set,
+             fmt::format("'{}' -> '{}' -> '{}'", text.substr(0, nl), printed, again->to_string()));
   FUZZ_CHECK(again->to_string() == printed,
              fmt::format("'{}' -> '{}' -> '{}'", text.substr(0, nl), printed, again->to_string()));
   for (const Specifier& spec : *set) {

@@ -2,10 +2,11 @@
 // orders consistently, and its normalized text parses back to an equal version with the same
 // text (parse -> print -> parse). The input is also split at the first newline into two
 // versions whose order must be antisymmetric and agree with ==.
+#include "gpulock/core/version.h"
+
 #include <fmt/format.h>
 
 #include "fuzz_check.h"
-#include "gpulock/core/version.h"
 
 using gpulock::core::Version;
 
@@ -19,12 +20,11 @@ void check_one(const Version& v, std::string_view text) {
   FUZZ_CHECK(again.has_value(), fmt::format("'{}' printed as '{}', which does not parse: {}", text,
                                             printed, again ? "" : again.error().message));
   FUZZ_CHECK(*again == v, fmt::format("'{}' -> '{}' -> '{}'", text, printed, again->to_string()));
-  FUZZ_CHECK(again->to_string() == printed, fmt::format("'{}' -> '{}' -> '{}'", text, printed,
-                                                        again->to_string()));
+  FUZZ_CHECK(again->to_string() == printed,
+             fmt::format("'{}' -> '{}' -> '{}'", text, printed, again->to_string()));
   FUZZ_CHECK(again->hash() == v.hash(), fmt::format("hash differs after round trip of '{}'", text));
   // The derived versions are versions too.
-  FUZZ_CHECK(v.public_version() <= v,
-             fmt::format("public version of '{}' above it", text));
+  FUZZ_CHECK(v.public_version() <= v, fmt::format("public version of '{}' above it", text));
   FUZZ_CHECK(!v.public_version().has_local(), fmt::format("'{}'", text));
   FUZZ_CHECK(Version::parse(v.base_version().to_string()).has_value(), fmt::format("'{}'", text));
 }

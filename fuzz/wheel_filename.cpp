@@ -7,10 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "fuzz_check.h"
 #include "gpulock/core/filename.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/tags.h"
+
+#include "fuzz_check.h"
 
 using namespace gpulock::core;
 
@@ -29,9 +30,9 @@ void check_wheel(std::string_view text) {
   auto tags = parse_tag_set(fmt::format("{}-{}-{}", w->python_tag, w->abi_tag, w->platform_tag));
   FUZZ_CHECK(tags.has_value() && *tags == w->tags, fmt::format("'{}': tag set", text));
   std::string build = w->build ? fmt::format("-{}{}", w->build->first, w->build->second) : "";
-  std::string rebuilt = fmt::format("{}-{}{}-{}-{}-{}.whl", underscored(w->name),
-                                    w->version.to_string(), build, w->python_tag, w->abi_tag,
-                                    w->platform_tag);
+  std::string rebuilt =
+      fmt::format("{}-{}{}-{}-{}-{}.whl", underscored(w->name), w->version.to_string(), build,
+                  w->python_tag, w->abi_tag, w->platform_tag);
   auto again = WheelFilename::parse(rebuilt);
   FUZZ_CHECK(again.has_value(), fmt::format("'{}' rebuilt as '{}', which does not parse: {}", text,
                                             rebuilt, again ? "" : again.error().message));
@@ -48,10 +49,9 @@ void check_sdist(std::string_view text) {
   auto again = SdistFilename::parse(rebuilt);
   FUZZ_CHECK(again.has_value(), fmt::format("'{}' rebuilt as '{}', which does not parse: {}", text,
                                             rebuilt, again ? "" : again.error().message));
-  FUZZ_CHECK(again->name == s->name && again->version == s->version &&
-                 again->extension == s->extension,
-             fmt::format("'{}' -> '{}' -> {} {}", text, rebuilt, again->name,
-                         again->version.to_string()));
+  FUZZ_CHECK(
+      again->name == s->name && again->version == s->version && again->extension == s->extension,
+      fmt::format("'{}' -> '{}' -> {} {}", text, rebuilt, again->name, again->version.to_string()));
 }
 
 }  // namespace
@@ -64,7 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (auto tags = parse_tag_set(text)) {
     FUZZ_CHECK(!tags->empty() && tags->size() <= kMaxExpandedTags, fmt::format("'{}'", text));
     for (const Tag& t : *tags) {
-      FUZZ_CHECK(parse_tag_set(t.to_string()).has_value(), fmt::format("'{}' in '{}'", t.to_string(), text));
+      FUZZ_CHECK(parse_tag_set(t.to_string()).has_value(),
+                 fmt::format("'{}' in '{}'", t.to_string(), text));
     }
   }
   return 0;

@@ -164,45 +164,46 @@ std::string python_xy(const std::string& full) {
 
 // --deep: the installed files of `p` against its RECORD.
 void check_record(const Context& ctx, const std::string& python, const lock::Package& p,
-                  const probe::InstalledDistribution& installed, const std::string& install_hint, LayerResult& layer,
-                  std::vector<Drift>& drifts) {
+                  const probe::InstalledDistribution& installed, const std::string& install_hint,
+                  LayerResult& layer, std::vector<Drift>& drifts) {
   const auto* got = &installed;
   const std::size_t line = p.line.line;
-auto rc = verify_record(*got);
-if (!rc.has_record) {
-  Drift d = make_drift(CheckLayer::Env, "record-unverifiable", p.name,
-                       fmt::format("{} {} has no RECORD, so its files cannot be verified",
-                                   p.name, got->version),
-                       line);
-  d.severity = DriftSeverity::Warning;
-  d.hint = install_hint;
-  drifts.push_back(std::move(d));
-} else if (!rc.problems.empty()) {
-  Drift d = make_drift(CheckLayer::Env, "record-mismatch", p.name,
-                       fmt::format("{} {}: {} of {} installed files differ from its RECORD",
-                                   p.name, got->version, rc.problems.size(), rc.files),
-                       line);
-  constexpr std::size_t kMaxShown = 20;
-  for (std::size_t i = 0; i < rc.problems.size() && i < kMaxShown; ++i)
-    d.details.push_back(rc.problems[i]);
-  if (rc.problems.size() > kMaxShown) {
-    d.details.push_back(fmt::format("... and {} more", rc.problems.size() - kMaxShown));
+  auto rc = verify_record(*got);
+  if (!rc.has_record) {
+    Drift d = make_drift(
+        CheckLayer::Env, "record-unverifiable", p.name,
+        fmt::format("{} {} has no RECORD, so its files cannot be verified", p.name, got->version),
+        line);
+    d.severity = DriftSeverity::Warning;
+    d.hint = install_hint;
+    drifts.push_back(std::move(d));
+  } else if (!rc.problems.empty()) {
+    Drift d = make_drift(CheckLayer::Env, "record-mismatch", p.name,
+                         fmt::format("{} {}: {} of {} installed files differ from its RECORD",
+                                     p.name, got->version, rc.problems.size(), rc.files),
+                         line);
+    constexpr std::size_t kMaxShown = 20;
+    for (std::size_t i = 0; i < rc.problems.size() && i < kMaxShown; ++i)
+      d.details.push_back(rc.problems[i]);
+    if (rc.problems.size() > kMaxShown) {
+      d.details.push_back(fmt::format("... and {} more", rc.problems.size() - kMaxShown));
+    }
+    d.hint = fmt::format(
+        "reinstall it: `{} -m pip uninstall -y {}`, then `gpulock install --lock {} --python "
+        "{}`",
+        python, p.name, ctx.lock_path, python);
+    drifts.push_back(std::move(d));
+  } else {
+    layer.notes.push_back(
+        fmt::format("{} {}: {} files match RECORD", p.name, got->version, rc.files));
   }
-  d.hint = fmt::format(
-      "reinstall it: `{} -m pip uninstall -y {}`, then `gpulock install --lock {} --python "
-      "{}`",
-      python, p.name, ctx.lock_path, python);
-  drifts.push_back(std::move(d));
-} else {
-  layer.notes.push_back(
-      fmt::format("{} {}: {} files match RECORD", p.name, got->version, rc.files));
-}
 }
 
 // The load probe's verdict for this environment (the lock and machine comparisons are the
 // other layers').
-void add_load_findings(const Context& ctx, const probe::PythonEnvironment& env, const probe::LoadReport& load,
-                       LayerResult& layer, std::vector<Drift>& drifts) {
+void add_load_findings(const Context& ctx, const probe::PythonEnvironment& env,
+                       const probe::LoadReport& load, LayerResult& layer,
+                       std::vector<Drift>& drifts) {
   for (const auto& f : probe::assess_load(env, load)) {
     std::string message = f.message;
     if (message.ends_with('.')) message.pop_back();  // one style with the other lines

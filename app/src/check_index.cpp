@@ -20,8 +20,8 @@
 #include "gpulock/sys/paths.h"
 
 #include "check_internal.h"
-#include "resolve_inputs.h"
 #include "locked_index.h"
+#include "resolve_inputs.h"
 
 namespace gpulock::app::check_detail {
 namespace {
@@ -103,7 +103,8 @@ Rebuilt rebuild_request(const Context& ctx) {
   }
   // The recorded options, through the flags' own parsers (detail::read_recorded_options).
   if (auto s = detail::read_recorded_options(*rec, tool, r); !s) {
-    return {std::nullopt, fmt::format("the lock's recorded options do not read: {}", s.error().to_string())};
+    return {std::nullopt,
+            fmt::format("the lock's recorded options do not read: {}", s.error().to_string())};
   }
   r.output = "-";
   r.upgrade = true;
@@ -117,7 +118,8 @@ Rebuilt rebuild_request(const Context& ctx) {
 // own resolve command with --upgrade-package, complete, so that it runs as it is.
 std::string upgrade_command(const lock::Lock& lk, std::string_view name) {
   if (lk.command.empty()) {
-    return fmt::format("the resolve command that wrote the lock, with `--upgrade-package {}`", name);
+    return fmt::format("the resolve command that wrote the lock, with `--upgrade-package {}`",
+                       name);
   }
   FlagEdit edit{"--upgrade-package", std::string(name), FlagEdit::Op::Add};
   return fmt::format("`{}`", command_with(lk.command, std::span<const FlagEdit>(&edit, 1)));
@@ -161,7 +163,8 @@ core::Status check_moved(const Context& ctx, LayerResult& layer, std::vector<Dri
   auto before = versions_by_name(ctx.lock);
   auto after = versions_by_name(result->lock);
   auto hint_for = [&](const std::string& name) {
-    return fmt::format("{} takes it; until then the lock stays as it is", upgrade_command(ctx.lock, name));
+    return fmt::format("{} takes it; until then the lock stays as it is",
+                       upgrade_command(ctx.lock, name));
   };
   for (const auto& p : ctx.lock.packages) {
     auto it = after.find(p.name);
@@ -216,8 +219,9 @@ struct IndexTally {
 using ShownPages = std::vector<std::pair<std::string, index::ProjectPagePtr>>;  // (shown url, page)
 
 // A direct URL without an index: only a download (--deep) tells whether it is gone or changed.
-core::Status check_direct_file(const Context& ctx, index::IndexClient& client, const lock::Package& p,
-                               const lock::FileEntry* f, IndexTally& tally, std::vector<Drift>& drifts) {
+core::Status check_direct_file(const Context& ctx, index::IndexClient& client,
+                               const lock::Package& p, const lock::FileEntry* f, IndexTally& tally,
+                               std::vector<Drift>& drifts) {
   const std::string name = f->filename();
   const std::size_t line = f->line.line ? f->line.line : p.line.line;
   auto locked_sha = f->hashes.find("sha256");
@@ -229,24 +233,23 @@ core::Status check_direct_file(const Context& ctx, index::IndexClient& client, c
   ++tally.files_checked;
   auto digest = client.fetch_file_digest(*f->url);
   if (!digest) {
-    if (digest.error().code != core::ErrorCode::NotFound)
-      return std::unexpected(digest.error());
+    if (digest.error().code != core::ErrorCode::NotFound) return std::unexpected(digest.error());
     Drift d = make_drift(
         CheckLayer::Index, "upstream-pruned", p.name,
-        fmt::format("upstream pruned: {} is gone from {}", name, index::redact_url(*f->url)),
-        line);
+        fmt::format("upstream pruned: {} is gone from {}", name, index::redact_url(*f->url)), line);
     d.hint =
         "the file was removed upstream: re-resolve, or install from a cache or mirror that "
         "keeps it";
     if (!ctx.request.mirror.empty() && locked_sha != f->hashes.end())
-      d.hint = mirror_pruned_note(client, ctx.request.mirror, ctx.lock_path, locked_sha->second, name);
+      d.hint =
+          mirror_pruned_note(client, ctx.request.mirror, ctx.lock_path, locked_sha->second, name);
     drifts.push_back(std::move(d));
   } else if (locked_sha != f->hashes.end() && digest->sha256 != locked_sha->second) {
-    Drift d = make_drift(
-        CheckLayer::Index, "upstream-rehashed", p.name,
-        fmt::format("upstream rehashed: {} now has sha256 {}..., the lock has {}...", name,
-                    short_sha(digest->sha256), short_sha(locked_sha->second)),
-        line);
+    Drift d =
+        make_drift(CheckLayer::Index, "upstream-rehashed", p.name,
+                   fmt::format("upstream rehashed: {} now has sha256 {}..., the lock has {}...",
+                               name, short_sha(digest->sha256), short_sha(locked_sha->second)),
+                   line);
     d.expected = locked_sha->second;
     d.actual = digest->sha256;
     d.hint =
@@ -259,8 +262,9 @@ core::Status check_direct_file(const Context& ctx, index::IndexClient& client, c
 }
 
 // A file listed on an index page (or not any more): pruned, rehashed or yanked upstream.
-core::Status check_listed_file(const Context& ctx, index::IndexClient& client, const lock::Package& p,
-                               const lock::FileEntry* f, const ShownPages& pages, IndexTally& tally,
+core::Status check_listed_file(const Context& ctx, index::IndexClient& client,
+                               const lock::Package& p, const lock::FileEntry* f,
+                               const ShownPages& pages, IndexTally& tally,
                                std::vector<Drift>& drifts) {
   const std::string name = f->filename();
   const std::size_t line = f->line.line ? f->line.line : p.line.line;
@@ -281,16 +285,17 @@ core::Status check_listed_file(const Context& ctx, index::IndexClient& client, c
   }
   if (listed == nullptr) {
     std::string where = p.index ? *p.index : std::string("its find-links sources");
-    Drift d = make_drift(
-        CheckLayer::Index, "upstream-pruned", p.name,
-        fmt::format("upstream pruned: {} is no longer listed on {}", name, where), line);
+    Drift d =
+        make_drift(CheckLayer::Index, "upstream-pruned", p.name,
+                   fmt::format("upstream pruned: {} is no longer listed on {}", name, where), line);
     d.expected = name;
     d.hint = fmt::format(
         "the index removed it: installs from this lock fail; re-resolve "
         "({}), or install from a cache or mirror that keeps it",
         upgrade_command(ctx.lock, p.name));
     if (!ctx.request.mirror.empty() && locked_sha != f->hashes.end())
-      d.hint = mirror_pruned_note(client, ctx.request.mirror, ctx.lock_path, locked_sha->second, name);
+      d.hint =
+          mirror_pruned_note(client, ctx.request.mirror, ctx.lock_path, locked_sha->second, name);
     drifts.push_back(std::move(d));
     return {};
   }
@@ -305,8 +310,8 @@ core::Status check_listed_file(const Context& ctx, index::IndexClient& client, c
   } else if (locked_sha != f->hashes.end() && page_sha != locked_sha->second) {
     Drift d = make_drift(
         CheckLayer::Index, "upstream-rehashed", p.name,
-        fmt::format("upstream rehashed: {} on {} now has sha256 {}..., the lock has {}...",
-                    name, listed_on, short_sha(page_sha), short_sha(locked_sha->second)),
+        fmt::format("upstream rehashed: {} on {} now has sha256 {}..., the lock has {}...", name,
+                    listed_on, short_sha(page_sha), short_sha(locked_sha->second)),
         line);
     d.expected = locked_sha->second;
     d.actual = page_sha;
@@ -321,7 +326,7 @@ core::Status check_listed_file(const Context& ctx, index::IndexClient& client, c
         CheckLayer::Index, "upstream-yanked", p.name,
         fmt::format("upstream yanked: {} is yanked on {}{}", name, listed_on,
                     listed->yanked_reason().empty() ? std::string()
-                                                  : fmt::format(": {}", listed->yanked_reason())),
+                                                    : fmt::format(": {}", listed->yanked_reason())),
         line);
     d.actual = std::string(listed->yanked_reason());
     d.hint = fmt::format(
@@ -329,15 +334,18 @@ core::Status check_listed_file(const Context& ctx, index::IndexClient& client, c
         "re-resolve ({})",
         upgrade_command(ctx.lock, p.name));
     if (!ctx.request.mirror.empty() && locked_sha != f->hashes.end())
-      d.hint = mirror_pruned_note(client, ctx.request.mirror, ctx.lock_path, locked_sha->second, name);
+      d.hint =
+          mirror_pruned_note(client, ctx.request.mirror, ctx.lock_path, locked_sha->second, name);
     drifts.push_back(std::move(d));
   }
   return {};
 }
 
 // The pages that list `p`'s files: its index's, else every find-links source's.
-core::Result<ShownPages> pages_of(const Context& ctx, index::IndexClient& client, const lock::Package& p,
-                                  const std::vector<index::IndexSource>& find_links, IndexTally& tally) {
+core::Result<ShownPages> pages_of(const Context& ctx, index::IndexClient& client,
+                                  const lock::Package& p,
+                                  const std::vector<index::IndexSource>& find_links,
+                                  IndexTally& tally) {
   ShownPages pages;
   if (p.index) {
     auto page = client.fetch_project(detail::locked_index_source(ctx.lock, *p.index), p.name);

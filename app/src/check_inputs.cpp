@@ -161,12 +161,14 @@ class GivenDrifts {
  public:
   GivenDrifts(const Context& ctx, const lock::GpulockInputs& rec, std::vector<Drift>& drifts)
       : line_(rec.line.line),
-        hint_(ctx.lock.command.empty() ? std::string("resolve with the flags given here to update the lock")
-                                       : fmt::format("the lock was resolved with: {}", ctx.lock.command)),
+        hint_(ctx.lock.command.empty()
+                  ? std::string("resolve with the flags given here to update the lock")
+                  : fmt::format("the lock was resolved with: {}", ctx.lock.command)),
         drifts_(drifts) {}
-  void operator()(std::string kind, std::string subject, std::string message, std::optional<std::string> expected,
-                  std::optional<std::string> actual) const {
-    Drift d = make_drift(CheckLayer::Inputs, std::move(kind), std::move(subject), std::move(message), line_);
+  void operator()(std::string kind, std::string subject, std::string message,
+                  std::optional<std::string> expected, std::optional<std::string> actual) const {
+    Drift d = make_drift(CheckLayer::Inputs, std::move(kind), std::move(subject),
+                         std::move(message), line_);
     d.expected = std::move(expected);
     d.actual = std::move(actual);
     d.hint = hint_;
@@ -180,7 +182,8 @@ class GivenDrifts {
 };
 
 // Requirement arguments, compared in canonical spelling, order ignored.
-void compare_requirements(const GivenInputs& given, const lock::GpulockInputs& rec, const GivenDrifts& add) {
+void compare_requirements(const GivenInputs& given, const lock::GpulockInputs& rec,
+                          const GivenDrifts& add) {
   std::multiset<std::string> recorded_reqs, given_reqs;
   std::map<std::string, std::string> spelled;
   for (const auto& r : rec.requirements) {
@@ -206,7 +209,8 @@ void compare_requirements(const GivenInputs& given, const lock::GpulockInputs& r
 }
 
 // Files by (kind, path); their contents are compared by the re-read.
-void compare_files(const GivenInputs& given, const lock::GpulockInputs& rec, const GivenDrifts& add) {
+void compare_files(const GivenInputs& given, const lock::GpulockInputs& rec,
+                   const GivenDrifts& add) {
   std::set<std::string> recorded_files, given_files;
   auto key = [](const lock::InputFile& f) { return f.kind + " " + f.path; };
   for (const auto& f : rec.files)
@@ -228,9 +232,10 @@ void compare_files(const GivenInputs& given, const lock::GpulockInputs& rec, con
 }
 
 // Extras and dependency groups, each added or removed since the lock.
-void compare_extras_and_groups(const GivenInputs& given, const lock::GpulockInputs& rec, const GivenDrifts& add) {
-  const std::pair<std::string_view, std::pair<const std::vector<std::string>*,
-                                              const std::vector<std::string>*>>
+void compare_extras_and_groups(const GivenInputs& given, const lock::GpulockInputs& rec,
+                               const GivenDrifts& add) {
+  const std::pair<std::string_view,
+                  std::pair<const std::vector<std::string>*, const std::vector<std::string>*>>
       named_lists[] = {{"extra", {&rec.extras, &given.record.extras}},
                        {"group", {&rec.groups, &given.record.groups}}};
   for (const auto& [what, lists] : named_lists) {
@@ -250,7 +255,8 @@ void compare_extras_and_groups(const GivenInputs& given, const lock::GpulockInpu
 }
 
 // Options, by key.
-void compare_options(const GivenInputs& given, const lock::GpulockInputs& rec, const GivenDrifts& add) {
+void compare_options(const GivenInputs& given, const lock::GpulockInputs& rec,
+                     const GivenDrifts& add) {
   std::set<std::string> keys;
   for (const auto& [k, v] : rec.options)
     keys.insert(k);

@@ -1,10 +1,10 @@
 // The machine layer of `gpulock check`: can this machine run the lock? Its driver against the
 // lock's minimum, its CUDA ceiling against the lock's CUDA, its GPUs against the locked torch
 // build's arch list and the locked cuDNN's lowest supported GPU (DESIGN.md §GPU model).
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
-#include <algorithm>
 
 #include "gpulock/app/command_line.h"
 #include "gpulock/app/gpu_policy.h"
@@ -54,12 +54,14 @@ std::string machine_text(const probe::MachineInfo& machine) {
 }
 
 // The lock's driver minimum and CUDA against this machine's driver and ceiling.
-void check_driver(const Context& ctx, const probe::MachineInfo& machine, const lock::GpulockGpu* gpu,
-                  const std::optional<probe::CudaVersion>& lock_cuda, std::vector<Drift>& drifts) {
+void check_driver(const Context& ctx, const probe::MachineInfo& machine,
+                  const lock::GpulockGpu* gpu, const std::optional<probe::CudaVersion>& lock_cuda,
+                  std::vector<Drift>& drifts) {
   const std::size_t gpu_line = gpu->line.line;
   // The lock's compat, through the flag's parser; a value it refuses counts as strict.
-  const auto compat = gpu->compat ? probe::parse_cuda_compat(*gpu->compat).value_or(probe::CudaCompat::Strict)
-                                  : probe::CudaCompat::Strict;
+  const auto compat =
+      gpu->compat ? probe::parse_cuda_compat(*gpu->compat).value_or(probe::CudaCompat::Strict)
+                  : probe::CudaCompat::Strict;
   bool driver_reported = false;
   if (gpu->min_driver && machine.driver) {
     auto min = probe::DriverVersion::parse(*gpu->min_driver);
@@ -72,9 +74,9 @@ void check_driver(const Context& ctx, const probe::MachineInfo& machine, const l
           gpu_line);
       d.expected = min->to_string();
       d.actual = machine.driver->value.to_string();
-      d.hint = fmt::format(
-          "update the driver to {} or newer, or resolve a lock for this machine ({})",
-          min->to_string(), relock_here(ctx.lock.command));
+      d.hint =
+          fmt::format("update the driver to {} or newer, or resolve a lock for this machine ({})",
+                      min->to_string(), relock_here(ctx.lock.command));
       drifts.push_back(std::move(d));
       driver_reported = true;
     }
@@ -89,7 +91,8 @@ void check_driver(const Context& ctx, const probe::MachineInfo& machine, const l
         gpu_line);
     d.expected = lock_cuda->to_string();
     d.actual = machine.cuda_ceiling->value.to_string();
-    d.hint = fmt::format("update the driver, or resolve a lock for this machine ({})", relock_here(ctx.lock.command));
+    d.hint = fmt::format("update the driver, or resolve a lock for this machine ({})",
+                         relock_here(ctx.lock.command));
     drifts.push_back(std::move(d));
   }
 }
@@ -113,24 +116,28 @@ void check_torch_kernels(const Context& ctx, const std::vector<probe::ComputeCap
       const bool assumed = !list;
       if (assumed) {
         list = archs_cuda_can_build(*torch_cuda);
-        layer.notes.push_back(fmt::format("no arch list is known for torch {} (CUDA {}): GPUs compared with what "
-                                          "CUDA {} can build, assumed ({})",
-                                          *torch->version, torch_cuda->to_string(), torch_cuda->to_string(),
-                                          describe_arch_list(*list)));
+        layer.notes.push_back(
+            fmt::format("no arch list is known for torch {} (CUDA {}): GPUs compared with what "
+                        "CUDA {} can build, assumed ({})",
+                        *torch->version, torch_cuda->to_string(), torch_cuda->to_string(),
+                        describe_arch_list(*list)));
       }
       {
         for (const auto& arch : archs) {
           if (arch_list_runs_on(*list, arch)) continue;
           Drift d = make_drift(
               CheckLayer::Machine, "gpu-arch-unsupported", arch.to_string(),
-              fmt::format("torch {} has no kernels for this machine's GPU ({}): it {} {}", *torch->version,
-                          arch.to_string(), assumed ? "can carry at most (assumed from its CUDA)" : "carries",
+              fmt::format("torch {} has no kernels for this machine's GPU ({}): it {} {}",
+                          *torch->version, arch.to_string(),
+                          assumed ? "can carry at most (assumed from its CUDA)" : "carries",
                           describe_arch_list(*list)),
               torch->line.line);
           d.expected = describe_arch_list(*list);
           d.actual = arch.to_string();
-          d.hint = fmt::format("resolve the lock again for this GPU ({}): it picks a build with kernels for {} when one fits the requirements",
-                               relock_here(ctx.lock.command), arch.to_string());
+          d.hint = fmt::format(
+              "resolve the lock again for this GPU ({}): it picks a build with kernels for {} when "
+              "one fits the requirements",
+              relock_here(ctx.lock.command), arch.to_string());
           drifts.push_back(std::move(d));
         }
       }
@@ -163,16 +170,20 @@ void check_cudnn_archs(const Context& ctx, const std::vector<probe::ComputeCapab
 
 // The GPUs the lock was resolved for, against this machine's (issue 16 item 3): a GPU the
 // lock was not made for, whose kernels the checks above found, is worth a note.
-void note_other_gpus(const lock::GpulockGpu* gpu, const std::vector<probe::ComputeCapability>& archs,
+void note_other_gpus(const lock::GpulockGpu* gpu,
+                     const std::vector<probe::ComputeCapability>& archs,
                      const std::vector<Drift>& drifts, LayerResult& layer) {
   if (gpu && !gpu->archs.empty()) {
     for (const auto& arch : archs) {
       const std::string name = arch.to_string();
       if (std::find(gpu->archs.begin(), gpu->archs.end(), name) != gpu->archs.end()) continue;
-      if (std::any_of(drifts.begin(), drifts.end(), [&](const Drift& d) { return d.subject == name; })) continue;
-      layer.notes.push_back(fmt::format("GPU {} is not one the lock was resolved for ({}); the locked builds have "
-                                        "kernels for it",
-                                        name, fmt::join(gpu->archs, ", ")));
+      if (std::any_of(drifts.begin(), drifts.end(),
+                      [&](const Drift& d) { return d.subject == name; }))
+        continue;
+      layer.notes.push_back(
+          fmt::format("GPU {} is not one the lock was resolved for ({}); the locked builds have "
+                      "kernels for it",
+                      name, fmt::join(gpu->archs, ", ")));
     }
   }
 }

@@ -7,7 +7,8 @@ namespace gpulock::app {
 
 std::string shell_quote(std::string_view arg) {
   bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
   });
   if (plain) return std::string(arg);
   std::string out = "'";
@@ -70,17 +71,21 @@ std::string command_with(std::string_view line, std::span<const FlagEdit> edits)
     if (!e.value.empty()) words.push_back(e.value);
   }
   std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : " ") + shell_quote(w);
+  for (const auto& w : words)
+    out += (out.empty() ? "" : " ") + shell_quote(w);
   return out;
 }
 
 std::vector<FlagEdit> for_this_machine() {
-  return {{"--driver", "auto"}, {"--cuda-ceiling", "X", FlagEdit::Op::Remove}, {"--gpu-arch", "X", FlagEdit::Op::Remove}};
+  return {{"--driver", "auto"},
+          {"--cuda-ceiling", "X", FlagEdit::Op::Remove},
+          {"--gpu-arch", "X", FlagEdit::Op::Remove}};
 }
 
 std::string relock_here(std::string_view lock_command) {
   if (lock_command.empty()) {
-    return "your resolve command with `--driver auto` and no `--cuda-ceiling` or `--gpu-arch`, run here";
+    return "your resolve command with `--driver auto` and no `--cuda-ceiling` or `--gpu-arch`, run "
+           "here";
   }
   auto edits = for_this_machine();
   // A CUDA variant named for the other machine is one of its facts too: here, the newest this

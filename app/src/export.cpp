@@ -72,7 +72,8 @@ core::Result<UnlistedResult> find_unlisted_packages(const lock::Lock& input,
   options.refresh = true;  // listed now, not when the page was cached (offline still wins)
   index::IndexClient client(options);
   for (const auto& p : lk.packages) {
-    if (asked(p) && p.version && p.index) client.prefetch_project(detail::locked_index_source(lk, *p.index), p.name);
+    if (asked(p) && p.version && p.index)
+      client.prefetch_project(detail::locked_index_source(lk, *p.index), p.name);
   }
 
   std::set<std::string> indexes_seen;

@@ -19,7 +19,9 @@ bool parse_uint(std::string_view s, std::uint32_t& out) {
 
 }  // namespace
 
-std::string variant_name(CudaVersion cuda) { return fmt::format("cu{}{}", cuda.major, cuda.minor); }
+std::string variant_name(CudaVersion cuda) {
+  return fmt::format("cu{}{}", cuda.major, cuda.minor);
+}
 
 BuildLabel classify_build(const core::Version& version) {
   auto local = version.local();
@@ -41,8 +43,10 @@ BuildLabel classify_build(const core::Version& version) {
   return {BuildKind::Other, std::nullopt};
 }
 
-std::optional<CudaVersion> cuda_needed_by_runtime_package(std::string_view name, const core::Version& version) {
-  if (name != "nvidia-cuda-runtime" && !name.starts_with("nvidia-cuda-runtime-cu")) return std::nullopt;
+std::optional<CudaVersion> cuda_needed_by_runtime_package(std::string_view name,
+                                                          const core::Version& version) {
+  if (name != "nvidia-cuda-runtime" && !name.starts_with("nvidia-cuda-runtime-cu"))
+    return std::nullopt;
   if (version.release().size() < 2) return std::nullopt;
   return CudaVersion{static_cast<std::uint32_t>(version.release_at(0)),
                      static_cast<std::uint32_t>(version.release_at(1))};
@@ -53,14 +57,27 @@ namespace {
 // CUDA 13's library wheels dropped the `-cuNN` suffix (gpu-stacks.md §6.5: `nvidia-cublas`,
 // `nvidia-cuda-runtime`, ...); these names are CUDA 13 builds whatever their version.
 constexpr std::array<std::string_view, 17> kCuda13UnsuffixedLibraries = {
-    "nvidia-cublas",      "nvidia-cuda-cupti", "nvidia-cuda-nvcc",  "nvidia-cuda-nvrtc", "nvidia-cuda-runtime",
-    "nvidia-cuda-crt",    "nvidia-cufft",      "nvidia-cufile",     "nvidia-curand",     "nvidia-cusolver",
-    "nvidia-cusparse",    "nvidia-nvjitlink",  "nvidia-nvtx",       "nvidia-nvvm",       "nvidia-npp",
-    "nvidia-nvjpeg",      "nvidia-cuda-sanitizer-api"};
+    "nvidia-cublas",
+    "nvidia-cuda-cupti",
+    "nvidia-cuda-nvcc",
+    "nvidia-cuda-nvrtc",
+    "nvidia-cuda-runtime",
+    "nvidia-cuda-crt",
+    "nvidia-cufft",
+    "nvidia-cufile",
+    "nvidia-curand",
+    "nvidia-cusolver",
+    "nvidia-cusparse",
+    "nvidia-nvjitlink",
+    "nvidia-nvtx",
+    "nvidia-nvvm",
+    "nvidia-npp",
+    "nvidia-nvjpeg",
+    "nvidia-cuda-sanitizer-api"};
 
 // Libraries whose version is the CUDA release they belong to (so it bounds the minor too).
-constexpr std::array<std::string_view, 4> kCudaVersionedLibraries = {"nvidia-cuda-runtime", "nvidia-cuda-nvrtc",
-                                                                     "nvidia-nvjitlink", "nvidia-cuda-cupti"};
+constexpr std::array<std::string_view, 4> kCudaVersionedLibraries = {
+    "nvidia-cuda-runtime", "nvidia-cuda-nvrtc", "nvidia-nvjitlink", "nvidia-cuda-cupti"};
 
 std::optional<std::uint32_t> cu_suffix_major(std::string_view name, std::string_view& base) {
   auto dash = name.rfind("-cu");
@@ -100,8 +117,8 @@ std::optional<CudaNeed> cuda_need_of_package(std::string_view name, const core::
     base = name;
     major = 13;
   }
-  bool versioned = std::find(kCudaVersionedLibraries.begin(), kCudaVersionedLibraries.end(), base) !=
-                       kCudaVersionedLibraries.end() ||
+  bool versioned = std::find(kCudaVersionedLibraries.begin(), kCudaVersionedLibraries.end(),
+                             base) != kCudaVersionedLibraries.end() ||
                    (base == "nvidia-cublas" && *major == 12);
   // A version that does not start with the CUDA major is not a CUDA release number.
   if (versioned && version.release_at(0) == *major && version.release().size() >= 2) {
@@ -110,7 +127,8 @@ std::optional<CudaNeed> cuda_need_of_package(std::string_view name, const core::
   return major_only(*major);
 }
 
-std::optional<CudaVersion> cuda_from_dependencies(std::span<const core::Requirement> requires_dist) {
+std::optional<CudaVersion> cuda_from_dependencies(
+    std::span<const core::Requirement> requires_dist) {
   for (const auto& req : requires_dist) {
     std::string name = req.normalized_name();
     bool runtime = name == "nvidia-cuda-runtime" || name.starts_with("nvidia-cuda-runtime-cu");
@@ -128,17 +146,35 @@ std::optional<CudaVersion> cuda_from_dependencies(std::span<const core::Requirem
 namespace {
 
 // shared/research/uv.md §1.4: uv's TorchStrategy::applies_to (22 names).
-constexpr std::array<std::string_view, 22> kTorchFamily = {
-    "fbgemm-gpu",  "fbgemm-gpu-genai", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu", "torch",
-    "torch-tensorrt", "torchao",      "torcharrow",     "torchaudio",          "torchcodec",         "torchcsprng",
-    "torchdistx",  "torchrec",         "torchserve",     "torchtext",           "torchtune",          "torchvision",
-    "triton",      "triton-rocm",      "triton-xpu",     "xformers"};
+constexpr std::array<std::string_view, 22> kTorchFamily = {"fbgemm-gpu",
+                                                           "fbgemm-gpu-genai",
+                                                           "pytorch-triton",
+                                                           "pytorch-triton-rocm",
+                                                           "pytorch-triton-xpu",
+                                                           "torch",
+                                                           "torch-tensorrt",
+                                                           "torchao",
+                                                           "torcharrow",
+                                                           "torchaudio",
+                                                           "torchcodec",
+                                                           "torchcsprng",
+                                                           "torchdistx",
+                                                           "torchrec",
+                                                           "torchserve",
+                                                           "torchtext",
+                                                           "torchtune",
+                                                           "torchvision",
+                                                           "triton",
+                                                           "triton-rocm",
+                                                           "triton-xpu",
+                                                           "xformers"};
 
 // uv's has_system_dependency list restricted to the family, plus xformers, which ships one
 // build per CUDA variant on download.pytorch.org. triton/pytorch-triton are not CUDA-linked.
 constexpr std::array<std::string_view, 15> kCudaLinked = {
-    "fbgemm-gpu", "fbgemm-gpu-genai", "torch",     "torch-tensorrt", "torchao",  "torcharrow", "torchaudio", "torchcodec",
-    "torchcsprng", "torchdistx",      "torchrec",  "torchtext",      "torchtune", "torchvision", "xformers"};
+    "fbgemm-gpu", "fbgemm-gpu-genai", "torch",      "torch-tensorrt", "torchao",
+    "torcharrow", "torchaudio",       "torchcodec", "torchcsprng",    "torchdistx",
+    "torchrec",   "torchtext",        "torchtune",  "torchvision",    "xformers"};
 
 }  // namespace
 
@@ -165,25 +201,74 @@ struct ArchRow {
 };
 
 constexpr ArchRow kArchRows[] = {
-    {0, 0, {11, 7}, "x86_64", "3.7;5.0;6.0;7.0;7.5;8.0;8.6", "BUILDER release/2.0 manywheel/build_cuda.sh"},
+    {0,
+     0,
+     {11, 7},
+     "x86_64",
+     "3.7;5.0;6.0;7.0;7.5;8.0;8.6",
+     "BUILDER release/2.0 manywheel/build_cuda.sh"},
     {0, 0, {11, 8}, "x86_64", "3.7;5.0;6.0;7.0;7.5;8.0;8.6;9.0", "BUILDER release/2.0"},
     {1, 5, {11, 8}, "x86_64", "3.7;5.0;6.0;7.0;7.5;8.0;8.6;9.0", "BUILDER release/2.1..2.5"},
     {1, 5, {12, 1}, "x86_64", "5.0;6.0;7.0;7.5;8.0;8.6;9.0", "BUILDER release/2.1..2.5"},
     {4, 5, {12, 4}, "x86_64", "5.0;6.0;7.0;7.5;8.0;8.6;9.0", "BUILDER release/2.4, release/2.5"},
     {4, 5, {12, 4}, "aarch64", "9.0", "BUILDER release/2.4, release/2.5"},
-    {6, 6, {12, 4}, "x86_64", "5.0;6.0;7.0;7.5;8.0;8.6;9.0", "PT_BUILD_CUDA (2.6-era fork; secondary)"},
-    {6, 6, {12, 6}, "x86_64", "5.0;6.0;7.0;7.5;8.0;8.6;9.0", "PT_BUILD_CUDA (2.6-era fork; secondary)"},
-    {7, 7, {12, 8}, "x86_64", "5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX",
+    {6,
+     6,
+     {12, 4},
+     "x86_64",
+     "5.0;6.0;7.0;7.5;8.0;8.6;9.0",
+     "PT_BUILD_CUDA (2.6-era fork; secondary)"},
+    {6,
+     6,
+     {12, 6},
+     "x86_64",
+     "5.0;6.0;7.0;7.5;8.0;8.6;9.0",
+     "PT_BUILD_CUDA (2.6-era fork; secondary)"},
+    {7,
+     7,
+     {12, 8},
+     "x86_64",
+     "5.0;6.0;7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX",
      "PT_BUILD_CUDA (2.7-era fork; final 2.7.0 list unverified)"},
     {8, 8, {12, 8}, "x86_64", "7.5;8.0;8.6;9.0;10.0;12.0", "PT_157517"},
     {8, 8, {12, 9}, "x86_64", "7.5;8.0;8.6;9.0;10.0;12.0+PTX", "PT_157517"},
-    {8, 99, {12, 6}, "x86_64", "5.0;6.0;7.0;7.5;8.0;8.6;9.0", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
+    {8,
+     99,
+     {12, 6},
+     "x86_64",
+     "5.0;6.0;7.0;7.5;8.0;8.6;9.0",
+     "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
     {8, 99, {12, 6}, "aarch64", "8.0;9.0", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
-    {9, 11, {12, 8}, "x86_64", "7.0;7.5;8.0;8.6;9.0;10.0;12.0", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
-    {9, 11, {12, 8}, "aarch64", "8.0;9.0;10.0;12.0", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
-    {9, 99, {12, 9}, "x86_64", "7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
-    {9, 99, {13, 0}, "x86_64", "7.5;8.0;8.6;9.0;10.0;12.0+PTX", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
-    {9, 99, {13, 0}, "aarch64", "8.0;9.0;10.0;11.0;12.0+PTX", "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
+    {9,
+     11,
+     {12, 8},
+     "x86_64",
+     "7.0;7.5;8.0;8.6;9.0;10.0;12.0",
+     "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
+    {9,
+     11,
+     {12, 8},
+     "aarch64",
+     "8.0;9.0;10.0;12.0",
+     "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
+    {9,
+     99,
+     {12, 9},
+     "x86_64",
+     "7.0;7.5;8.0;8.6;9.0;10.0;12.0+PTX",
+     "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
+    {9,
+     99,
+     {13, 0},
+     "x86_64",
+     "7.5;8.0;8.6;9.0;10.0;12.0+PTX",
+     "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
+    {9,
+     99,
+     {13, 0},
+     "aarch64",
+     "8.0;9.0;10.0;11.0;12.0+PTX",
+     "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
 };
 
 ArchList parse_arch_list(std::string_view text, std::string_view source) {
@@ -210,14 +295,16 @@ std::optional<ArchList> torch_arch_list(const core::Version& torch_version, Cuda
   if (torch_version.release_at(0) != 2) return std::nullopt;
   auto minor = torch_version.release_at(1);
   for (const auto& row : kArchRows) {
-    if (row.cuda == cuda && row.machine == machine && minor >= row.first_minor && minor <= row.last_minor) {
+    if (row.cuda == cuda && row.machine == machine && minor >= row.first_minor &&
+        minor <= row.last_minor) {
       return parse_arch_list(row.list, row.source);
     }
   }
   return std::nullopt;
 }
 
-std::vector<CudaVersion> torch_cuda_builds_running_on(const core::Version& torch_version, ComputeCapability gpu,
+std::vector<CudaVersion> torch_cuda_builds_running_on(const core::Version& torch_version,
+                                                      ComputeCapability gpu,
                                                       std::string_view machine) {
   std::vector<CudaVersion> out;
   if (torch_version.release_at(0) != 2) return out;
@@ -249,8 +336,10 @@ std::string describe_arch_list(const ArchList& list) {
 }
 
 std::optional<ComputeCapability> cudnn_min_capability(const core::Version& cudnn_version) {
-  // torch/backends/cudnn/__init__.py refuses cuDNN >= 9.11.0 below sm_75 (standards-and-peers.md §C).
-  if (cudnn_version.release_at(0) > 9 || (cudnn_version.release_at(0) == 9 && cudnn_version.release_at(1) >= 11)) {
+  // torch/backends/cudnn/__init__.py refuses cuDNN >= 9.11.0 below sm_75 (standards-and-peers.md
+  // §C).
+  if (cudnn_version.release_at(0) > 9 ||
+      (cudnn_version.release_at(0) == 9 && cudnn_version.release_at(1) >= 11)) {
     return ComputeCapability{7, 5};
   }
   return std::nullopt;
@@ -264,16 +353,19 @@ ArchList archs_cuda_can_build(CudaVersion cuda) {
     CudaVersion first, dropped;
   };
   static constexpr Row kRows[] = {
-      {{3, 5}, {9, 0}, {12, 0}},  {{3, 7}, {9, 0}, {12, 0}},  {{5, 0}, {9, 0}, {13, 0}},  {{5, 2}, {9, 0}, {13, 0}},
-      {{5, 3}, {9, 0}, {13, 0}},  {{6, 0}, {9, 0}, {13, 0}},  {{6, 1}, {9, 0}, {13, 0}},  {{6, 2}, {9, 0}, {13, 0}},
-      {{7, 0}, {9, 0}, {13, 0}},  {{7, 2}, {9, 0}, {13, 0}},  {{7, 5}, {10, 0}, {0, 0}},  {{8, 0}, {11, 0}, {0, 0}},
-      {{8, 6}, {11, 1}, {0, 0}},  {{8, 7}, {11, 4}, {0, 0}},  {{8, 9}, {11, 8}, {0, 0}},  {{9, 0}, {11, 8}, {0, 0}},
-      {{10, 0}, {12, 8}, {0, 0}}, {{10, 1}, {12, 8}, {13, 0}}, {{12, 0}, {12, 8}, {0, 0}}, {{10, 3}, {12, 9}, {0, 0}},
-      {{12, 1}, {12, 9}, {0, 0}}, {{11, 0}, {13, 0}, {0, 0}},
+      {{3, 5}, {9, 0}, {12, 0}},  {{3, 7}, {9, 0}, {12, 0}},  {{5, 0}, {9, 0}, {13, 0}},
+      {{5, 2}, {9, 0}, {13, 0}},  {{5, 3}, {9, 0}, {13, 0}},  {{6, 0}, {9, 0}, {13, 0}},
+      {{6, 1}, {9, 0}, {13, 0}},  {{6, 2}, {9, 0}, {13, 0}},  {{7, 0}, {9, 0}, {13, 0}},
+      {{7, 2}, {9, 0}, {13, 0}},  {{7, 5}, {10, 0}, {0, 0}},  {{8, 0}, {11, 0}, {0, 0}},
+      {{8, 6}, {11, 1}, {0, 0}},  {{8, 7}, {11, 4}, {0, 0}},  {{8, 9}, {11, 8}, {0, 0}},
+      {{9, 0}, {11, 8}, {0, 0}},  {{10, 0}, {12, 8}, {0, 0}}, {{10, 1}, {12, 8}, {13, 0}},
+      {{12, 0}, {12, 8}, {0, 0}}, {{10, 3}, {12, 9}, {0, 0}}, {{12, 1}, {12, 9}, {0, 0}},
+      {{11, 0}, {13, 0}, {0, 0}},
   };
   ArchList list;
   list.assumed = true;
-  list.source = fmt::format("assumed: the architectures CUDA {} can build (cuda-archs.md)", cuda.to_string());
+  list.source =
+      fmt::format("assumed: the architectures CUDA {} can build (cuda-archs.md)", cuda.to_string());
   for (const auto& row : kRows) {
     bool dropped = row.dropped.major != 0 && !(cuda < row.dropped);
     if (!(cuda < row.first) && !dropped) list.cubins.push_back(row.arch);

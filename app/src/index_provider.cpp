@@ -41,7 +41,8 @@ bool glob_match(std::string_view pattern, std::string_view name) {
       return false;
     }
   }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
+  while (p < pattern.size() && pattern[p] == '*')
+    ++p;
   return p == pattern.size();
 }
 
@@ -101,14 +102,18 @@ core::Result<resolver::PackageCandidates> IndexProvider::candidates(std::string_
   return out;
 }
 
-core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_view package, std::size_t index,
+core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_view package,
+                                                                 std::size_t index,
                                                                  const core::Version& version,
                                                                  std::string_view extra) {
   resolver::Dependencies out;
-  if (package.starts_with("__")) return impl_->gpu.virtual_dependencies(package, version).value_or(out);
+  if (package.starts_with("__"))
+    return impl_->gpu.virtual_dependencies(package, version).value_or(out);
   auto it = impl_->packages.find(package);
   if (it == impl_->packages.end() || index >= it->second.entries.size()) {
-    return core::fail(core::ErrorCode::Internal, fmt::format("dependencies of unknown candidate {} {}", package, version.to_string()));
+    return core::fail(
+        core::ErrorCode::Internal,
+        fmt::format("dependencies of unknown candidate {} {}", package, version.to_string()));
   }
   VersionEntry& entry = it->second.entries[index];
   if (entry.file == nullptr) {
@@ -127,8 +132,8 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
   auto md = impl_->read_metadata(*entry.file, problem);
   if (!md) return std::unexpected(md.error());
   if (*md == nullptr) {
-    out.unavailable = UnavailableReason{UnavailableKind::MetadataError,
-                                        fmt::format("has unusable metadata ({})", problem), {}};
+    out.unavailable = UnavailableReason{
+        UnavailableKind::MetadataError, fmt::format("has unusable metadata ({})", problem), {}};
     return learned();
   }
   const core::CoreMetadata& meta = **md;
@@ -139,15 +144,17 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
                               : (req.marker.mentions_extra() && req.marker.matches(env, extra));
     if (!take) continue;
     if (!req.url.empty()) {
-      out.unavailable = UnavailableReason{UnavailableKind::MetadataError,
-                                          fmt::format("depends on a direct URL ({} @ {}), which gpulock does not lock",
-                                                      req.name, index::redact_url(req.url)),
-                                          {}};
+      out.unavailable = UnavailableReason{
+          UnavailableKind::MetadataError,
+          fmt::format("depends on a direct URL ({} @ {}), which gpulock does not lock", req.name,
+                      index::redact_url(req.url)),
+          {}};
       return learned();
     }
     resolver::Dependency d;
     d.name = core::normalize_name(req.name);
-    for (const auto& x : req.extras) d.extras.push_back(core::normalize_extra(x));
+    for (const auto& x : req.extras)
+      d.extras.push_back(core::normalize_extra(x));
     d.specifier = req.specifier;
     out.dependencies.push_back(std::move(d));
     included.push_back(req);
@@ -157,7 +164,8 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
 
   // Requires-Python from METADATA when the index did not say (the index's attribute was
   // already applied to the candidate).
-  if (entry.file->requires_python().empty() && meta.requires_python && !meta.requires_python->empty()) {
+  if (entry.file->requires_python().empty() && meta.requires_python &&
+      !meta.requires_python->empty()) {
     out.dependencies.push_back({std::string(kPython), {}, *meta.requires_python});
   }
 
@@ -166,7 +174,8 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
   entry.needs_cuda = gpu.need ? std::optional<CudaVersion>(gpu.need->cuda) : std::nullopt;
   entry.archs_assumed = gpu.archs_assumed;
   if (!gpu.warning.empty()) impl_->warn(std::move(gpu.warning));
-  for (auto& d : gpu.dependencies) out.dependencies.push_back(std::move(d));
+  for (auto& d : gpu.dependencies)
+    out.dependencies.push_back(std::move(d));
   out.unavailable = std::move(gpu.unavailable);
   return learned();
 }
@@ -186,12 +195,14 @@ void IndexProvider::on_version_chosen(std::string_view, const core::Version&,
     if (groups.empty()) continue;
     std::size_t n = impl_->config.strategy == IndexStrategy::UnsafeBestMatch ? groups.size() : 1;
     for (std::size_t g = 0; g < n; ++g) {
-      for (const auto* s : groups[g]) impl_->pages.prefetch_project(s->source, d.name);
+      for (const auto* s : groups[g])
+        impl_->pages.prefetch_project(s->source, d.name);
     }
   }
 }
 
-IndexProvider::Selection IndexProvider::selection(std::string_view package, std::size_t candidate_index) const {
+IndexProvider::Selection IndexProvider::selection(std::string_view package,
+                                                  std::size_t candidate_index) const {
   Selection s;
   auto it = impl_->packages.find(package);
   if (it == impl_->packages.end() || candidate_index >= it->second.entries.size()) return s;
@@ -202,7 +213,8 @@ IndexProvider::Selection IndexProvider::selection(std::string_view package, std:
   std::span<const core::Requirement> requires_dist;
   if (e.file != nullptr) {
     auto m = impl_->metadata.find(e.file);
-    if (m != impl_->metadata.end() && m->second.metadata) requires_dist = m->second.metadata->requires_dist;
+    if (m != impl_->metadata.end() && m->second.metadata)
+      requires_dist = m->second.metadata->requires_dist;
   }
   if (auto need = GpuPolicy::cuda_need(package, e.version, requires_dist)) {
     s.cuda = need->cuda;
@@ -212,7 +224,8 @@ IndexProvider::Selection IndexProvider::selection(std::string_view package, std:
   return s;
 }
 
-const core::CoreMetadata* IndexProvider::metadata(std::string_view package, std::size_t candidate_index) const {
+const core::CoreMetadata* IndexProvider::metadata(std::string_view package,
+                                                  std::size_t candidate_index) const {
   auto it = impl_->packages.find(package);
   if (it == impl_->packages.end() || candidate_index >= it->second.entries.size()) return nullptr;
   const auto* file = it->second.entries[candidate_index].file;

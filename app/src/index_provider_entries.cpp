@@ -1,8 +1,6 @@
 // IndexProvider: the candidates of a package in preference order, each with the wheel the target
 // installs, and why the others cannot be used.
 
-#include "gpulock/app/index_provider.h"
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -13,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "gpulock/app/command_line.h"
+#include "gpulock/app/index_provider.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/interrupt.h"
@@ -31,14 +30,16 @@ namespace {
 struct VersionAcc {
   VersionEntry entry;
   std::optional<std::size_t> best_rank;
-  bool has_wheel = false, has_sdist = false, tag_ok = false, excluded_newer = false, undated = false;
+  bool has_wheel = false, has_sdist = false, tag_ok = false, excluded_newer = false,
+       undated = false;
   bool above_ceiling = false;  // from a torch variant above the driver's ceiling
   std::string requires_python_fail;
   std::optional<NightlyDate> other_date;
 };
 
 // Why a version without a usable wheel cannot be used.
-UnavailableReason unavailable_reason(const VersionAcc& acc, const GpuPolicy& gpu, const std::string& target_tag) {
+UnavailableReason unavailable_reason(const VersionAcc& acc, const GpuPolicy& gpu,
+                                     const std::string& target_tag) {
   UnavailableReason r;
   if (acc.above_ceiling) {
     r = gpu.above_ceiling(acc.entry.build);
@@ -54,36 +55,40 @@ UnavailableReason unavailable_reason(const VersionAcc& acc, const GpuPolicy& gpu
     r.fields = {{"requires-python", acc.requires_python_fail}};
   } else if (acc.has_wheel) {
     r.kind = UnavailableKind::OtherPlatforms;
-    r.message = fmt::format("has no wheel for {} (wheels exist only for other platforms or Pythons)",
-                            target_tag);
+    r.message = fmt::format(
+        "has no wheel for {} (wheels exist only for other platforms or Pythons)", target_tag);
   } else {
     r.kind = UnavailableKind::OnlySdist;
-    r.message = "has only a source distribution (gpulock locks wheels; building sdists is out of scope)";
+    r.message =
+        "has only a source distribution (gpulock locks wheels; building sdists is out of scope)";
   }
   return r;
 }
 
 // Preference order: the torch family newest public version first, then the highest CUDA variant
 // (never PEP 440 label order); an existing lock's pin moved to the front.
-void order_entries(std::string_view name, const ProviderConfig& config, std::vector<VersionEntry>& entries,
-                   PackageState& state) {
+void order_entries(std::string_view name, const ProviderConfig& config,
+                   std::vector<VersionEntry>& entries, PackageState& state) {
   bool torch_order = !config.torch.empty() && is_torch_family(name);
-  std::stable_sort(entries.begin(), entries.end(), [&](const VersionEntry& a, const VersionEntry& b) {
-    if (torch_order) {
-      // Newest public version first, then the highest CUDA variant (never PEP 440 label order).
-      auto pa = a.version.public_version(), pb = b.version.public_version();
-      if (pa != pb) return pa > pb;
-      auto rank_of = [](const BuildLabel& l) {
-        if (l.kind == BuildKind::Cuda && l.cuda) return static_cast<std::int64_t>(l.cuda->major * 100 + l.cuda->minor);
-        if (l.kind == BuildKind::Unlabeled) return std::int64_t{-1};
-        if (l.kind == BuildKind::Cpu) return std::int64_t{-2};
-        return std::int64_t{-3};
-      };
-      auto ra = rank_of(a.build), rb = rank_of(b.build);
-      if (ra != rb) return ra > rb;
-    }
-    return a.version > b.version;
-  });
+  std::stable_sort(entries.begin(), entries.end(),
+                   [&](const VersionEntry& a, const VersionEntry& b) {
+                     if (torch_order) {
+                       // Newest public version first, then the highest CUDA variant (never PEP 440
+                       // label order).
+                       auto pa = a.version.public_version(), pb = b.version.public_version();
+                       if (pa != pb) return pa > pb;
+                       auto rank_of = [](const BuildLabel& l) {
+                         if (l.kind == BuildKind::Cuda && l.cuda)
+                           return static_cast<std::int64_t>(l.cuda->major * 100 + l.cuda->minor);
+                         if (l.kind == BuildKind::Unlabeled) return std::int64_t{-1};
+                         if (l.kind == BuildKind::Cpu) return std::int64_t{-2};
+                         return std::int64_t{-3};
+                       };
+                       auto ra = rank_of(a.build), rb = rank_of(b.build);
+                       if (ra != rb) return ra > rb;
+                     }
+                     return a.version > b.version;
+                   });
   if (auto pref = config.preferences.find(name); pref != config.preferences.end()) {
     auto it = std::find_if(entries.begin(), entries.end(),
                            [&](const VersionEntry& e) { return e.version == pref->second; });

@@ -7,7 +7,8 @@
 //   index_provider_words.cpp    the explanation's words and the questions asked after a solve
 //                               (the GPU words are GpuPolicy's);
 //   index_provider.cpp          the resolver::Provider adapter (candidates, dependencies), which
-//                               asks GpuPolicy (gpu_policy_facts.cpp) for each candidate's GPU facts.
+//                               asks GpuPolicy (gpu_policy_facts.cpp) for each candidate's GPU
+//                               facts.
 
 #include <deque>
 #include <map>
@@ -90,7 +91,9 @@ struct IndexProvider::Impl {
   mutable bool cuda_hinted = false;
   // Pages of skipped lower-priority sources, fetched by fetch_hint_pages before the explanation
   // is rendered: name -> (source, page) for each page found.
-  std::map<std::string, std::vector<std::pair<const SourceSpec*, index::ProjectPagePtr>>, std::less<>> hint_pages;
+  std::map<std::string, std::vector<std::pair<const SourceSpec*, index::ProjectPagePtr>>,
+           std::less<>>
+      hint_pages;
 
   // Whether package_hints compares `name`'s skipped sources (the torch family comes from its own
   // source by design; any other name the torch source serves is first-index's doing, issue 17).
@@ -132,7 +135,8 @@ struct IndexProvider::Impl {
   // it (issue 16 item 7): no usable version of a dependency satisfies it on the sources that
   // dependency comes from (first-index: a stale mirror on the torch source), or the solution
   // chose a version of the dependency outside it. Reads nothing from the network.
-  std::optional<std::string> conflict_reason(const VersionEntry& e, const resolver::Solution* solution,
+  std::optional<std::string> conflict_reason(const VersionEntry& e,
+                                             const resolver::Solution* solution,
                                              std::string* hint = nullptr) const;
 
   // First-index for every name (issue 17): a name the torch source serves comes only from
@@ -153,7 +157,8 @@ struct IndexProvider::Impl {
   std::vector<const SourceSpec*> torch_sources_serving(std::string_view name, bool* unsure) const;
 
   // The source groups for a package, in priority order; each group is searched as one source.
-  std::vector<std::vector<const SourceSpec*>> groups_for(std::string_view name, bool* torch_unsure = nullptr) const;
+  std::vector<std::vector<const SourceSpec*>> groups_for(std::string_view name,
+                                                         bool* torch_unsure = nullptr) const;
 
   bool requires_python_ok(const index::DistFile& file);
 
@@ -177,19 +182,22 @@ struct IndexProvider::Impl {
   // when the torch source gives no hash, as on its nightly tree, the same file name, which PyPI
   // never reuses), so it takes that file's upload time. Only the date is borrowed: the candidates
   // and the files installed stay the torch source's.
-  core::Status borrow_upload_times(std::string_view name, const std::vector<std::vector<const SourceSpec*>>& groups,
-                                   const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files);
+  core::Status borrow_upload_times(
+      std::string_view name, const std::vector<std::vector<const SourceSpec*>>& groups,
+      const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files);
 
   // `omitted`: versions of the files the client's keep_wheel filter left out of the pages (wheels
   // for other targets, sdists); they count exactly as such files would below.
-  void build_entries(std::string_view name, PackageState& state,
-                     const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files,
-                     const std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>>& omitted);
+  void build_entries(
+      std::string_view name, PackageState& state,
+      const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files,
+      const std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>>& omitted);
 
   // Prefetch the METADATA of the candidate most likely to be chosen.
   void prefetch_first(const PackageState& state);
 
-  core::Result<const core::CoreMetadata*> read_metadata(const index::DistFile& file, std::string& problem);
+  core::Result<const core::CoreMetadata*> read_metadata(const index::DistFile& file,
+                                                        std::string& problem);
 
   // `__python`, then the GPU policy's virtual packages.
   std::optional<resolver::PackageCandidates> virtual_candidates(std::string_view name) const;

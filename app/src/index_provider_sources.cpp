@@ -1,8 +1,6 @@
 // IndexProvider: which sources a name comes from (first-index for every name, the torch family
 // from its own source, direct references from their URL), their pages and METADATA.
 
-#include "gpulock/app/index_provider.h"
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -13,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "gpulock/app/command_line.h"
+#include "gpulock/app/index_provider.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/interrupt.h"
@@ -52,7 +51,8 @@ auto IndexProvider::Impl::groups_for(std::string_view name, bool* torch_unsure) 
   if ((config.torch_requested || !config.torch.empty()) && is_torch_family(name)) {
     // The torch family never falls back past the torch source the user asked for.
     std::vector<const SourceSpec*> torch;
-    for (const auto& s : config.torch) torch.push_back(&s);
+    for (const auto& s : config.torch)
+      torch.push_back(&s);
     if (!torch.empty()) groups.push_back(std::move(torch));
     // --index-strategy unsafe-best-match merges every source: the user asked for that.
     if (config.strategy == IndexStrategy::FirstIndex) return groups;
@@ -60,7 +60,8 @@ auto IndexProvider::Impl::groups_for(std::string_view name, bool* torch_unsure) 
     auto torch = torch_sources_serving(name, torch_unsure);
     if (!torch.empty()) groups.push_back(std::move(torch));
   }
-  for (const auto& s : config.general) groups.push_back({&s});
+  for (const auto& s : config.general)
+    groups.push_back({&s});
   return groups;
 }
 
@@ -70,11 +71,12 @@ auto IndexProvider::Impl::requires_python_ok(const index::DistFile& file) -> boo
   if (it == requires_python_cache.end()) {
     auto parsed = core::SpecifierSet::parse(file.requires_python());
     if (!parsed) {
-      warn(fmt::format("ignoring the invalid Requires-Python {} of {}", core::quote_for_message(file.requires_python()),
-                       file.filename()));
+      warn(fmt::format("ignoring the invalid Requires-Python {} of {}",
+                       core::quote_for_message(file.requires_python()), file.filename()));
     }
     it = requires_python_cache
-             .emplace(std::string(file.requires_python()), parsed ? std::optional<core::SpecifierSet>(*parsed) : std::nullopt)
+             .emplace(std::string(file.requires_python()),
+                      parsed ? std::optional<core::SpecifierSet>(*parsed) : std::nullopt)
              .first;
   }
   if (!it->second) return true;
@@ -104,21 +106,25 @@ auto IndexProvider::Impl::load_direct(std::string_view name, const std::string& 
   f.set_text(filename, url);
   auto wheel = core::WheelFilename::parse(filename);
   if (!wheel) {
-    return core::fail_at(core::ErrorCode::InvalidInput,
-                         fmt::format("{} @ ... is not a wheel: gpulock locks direct references to wheels only",
-                                     name),
-                         shown);
+    return core::fail_at(
+        core::ErrorCode::InvalidInput,
+        fmt::format("{} @ ... is not a wheel: gpulock locks direct references to wheels only",
+                    name),
+        shown);
   }
   if (wheel->name != name) {
-    return core::fail_at(core::ErrorCode::InvalidInput,
-                         fmt::format("the direct reference for {} names a wheel of {}", name, wheel->name), shown);
+    return core::fail_at(
+        core::ErrorCode::InvalidInput,
+        fmt::format("the direct reference for {} names a wheel of {}", name, wheel->name), shown);
   }
   f.set_wheel(*wheel);
   if (fragment.starts_with("sha256=")) {
     std::string hex = fragment.substr(7);
-    std::transform(hex.begin(), hex.end(), hex.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(hex.begin(), hex.end(), hex.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (hex.size() != 64 || hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
-      return core::fail_at(core::ErrorCode::InvalidInput, "the #sha256= fragment is not 64 hex digits", shown);
+      return core::fail_at(core::ErrorCode::InvalidInput,
+                           "the #sha256= fragment is not 64 hex digits", shown);
     }
     f.add_hash("sha256", hex);
   } else {
@@ -134,7 +140,8 @@ auto IndexProvider::Impl::load_direct(std::string_view name, const std::string& 
   index::ProjectPagePtr ptr = page;
   state.pages.push_back(ptr);
   state.sources.push_back(&src);
-  std::vector<std::pair<const index::DistFile*, const SourceSpec*>> files{{&ptr->files.front(), &src}};
+  std::vector<std::pair<const index::DistFile*, const SourceSpec*>> files{
+      {&ptr->files.front(), &src}};
   build_entries(name, state, files, {});
   return {};
 }
@@ -151,18 +158,21 @@ auto IndexProvider::Impl::load(std::string_view name, PackageState& state) -> co
                                 : torch_unsure                                    ? 2
                                                                                   : 1;
   for (std::size_t g = 0; g < groups.size() && g < prefetch_groups; ++g) {
-    for (const auto* s : groups[g]) pages.prefetch_project(s->source, name);
+    for (const auto* s : groups[g])
+      pages.prefetch_project(s->source, name);
   }
   std::vector<std::pair<const index::DistFile*, const SourceSpec*>> files;
   std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>> omitted;
   bool found_any = false;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (found_any && config.strategy == IndexStrategy::FirstIndex) {
-      for (const auto* s : groups[g]) state.skipped.push_back(s);
+      for (const auto* s : groups[g])
+        state.skipped.push_back(s);
       continue;
     }
     bool group_found = false;
-    for (const auto* s : groups[g]) pages.prefetch_project(s->source, name);
+    for (const auto* s : groups[g])
+      pages.prefetch_project(s->source, name);
     for (const auto* s : groups[g]) {
       auto page = pages.fetch_project(s->source, name);
       if (!page) return std::unexpected(page.error());
@@ -170,8 +180,10 @@ auto IndexProvider::Impl::load(std::string_view name, PackageState& state) -> co
       group_found = true;
       state.pages.push_back(*page);
       state.sources.push_back(s);
-      for (const auto& f : (*page)->files) files.emplace_back(&f, s);
-      for (const auto& o : (*page)->omitted) omitted.emplace_back(&o, s);
+      for (const auto& f : (*page)->files)
+        files.emplace_back(&f, s);
+      for (const auto& o : (*page)->omitted)
+        omitted.emplace_back(&o, s);
     }
     found_any = found_any || group_found;
   }
@@ -191,11 +203,13 @@ auto IndexProvider::Impl::borrow_upload_times(
       groups.front().front()->role != "torch") {
     return {};
   }
-  bool missing = std::any_of(files.begin(), files.end(),
-                             [](const auto& f) { return f.second->role == "torch" && !f.first->upload_time(); });
+  bool missing = std::any_of(files.begin(), files.end(), [](const auto& f) {
+    return f.second->role == "torch" && !f.first->upload_time();
+  });
   if (!missing) return {};
   auto key = [](const index::DistFile& f) {
-    return f.sha256().empty() ? "name " + std::string(f.filename()) : "sha256 " + std::string(f.sha256());
+    return f.sha256().empty() ? "name " + std::string(f.filename())
+                              : "sha256 " + std::string(f.sha256());
   };
   std::unordered_map<std::string, std::int64_t> by_hash;
   for (std::size_t g = 1; g < groups.size(); ++g) {
@@ -254,7 +268,8 @@ auto IndexProvider::Impl::read_metadata(const index::DistFile& file, std::string
 
 std::vector<const SourceSpec*> IndexProvider::sources_for(std::string_view name) const {
   std::vector<const SourceSpec*> out;
-  for (const auto& g : impl_->groups_for(name)) out.insert(out.end(), g.begin(), g.end());
+  for (const auto& g : impl_->groups_for(name))
+    out.insert(out.end(), g.begin(), g.end());
   return out;
 }
 

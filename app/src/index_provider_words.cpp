@@ -2,8 +2,6 @@
 // workflow asks after a solve (skipped candidates, kept pins, hints), none of which reads the
 // network while a proof is rendered.
 
-#include "gpulock/app/index_provider.h"
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -14,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "gpulock/app/command_line.h"
+#include "gpulock/app/index_provider.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/interrupt.h"
@@ -43,11 +42,13 @@ auto IndexProvider::Impl::arch_fixes(std::string_view name, const PackageState& 
   for (const auto& e : state.entries) {
     const auto& u = e.dependencies_unavailable;
     if (!u || u->kind != UnavailableKind::GpuArchMissing) continue;
-    auto field = std::find_if(u->fields.begin(), u->fields.end(), [](const auto& f) { return f.first == "arch"; });
+    auto field = std::find_if(u->fields.begin(), u->fields.end(),
+                              [](const auto& f) { return f.first == "arch"; });
     if (field == u->fields.end()) continue;
     auto arch = ComputeCapability::parse(field->second);
     if (!arch || !seen.insert(field->second).second) continue;
-    out.push_back({*arch, fmt::format("{} {}.{}", name, e.version.release_at(0), e.version.release_at(1)),
+    out.push_back({*arch,
+                   fmt::format("{} {}.{}", name, e.version.release_at(0), e.version.release_at(1)),
                    gpu.builds_with_kernels_for(e.version, *arch)});
   }
   return out;
@@ -79,10 +80,12 @@ auto IndexProvider::Impl::conflict_reason(const VersionEntry& e, const resolver:
     if (!satisfied && !dep.sources.empty()) {
       std::string has = usable.empty() ? fmt::format("no usable version of {}", d.name)
                                        : fmt::format("only {} {}", d.name, fmt::join(usable, ", "));
-      std::string reason = fmt::format("needs {}, and {} has {}", d.to_string(), sources_text(dep.sources), has);
+      std::string reason =
+          fmt::format("needs {}, and {} has {}", d.to_string(), sources_text(dep.sources), has);
       if (!dep.skipped.empty() && config.strategy == IndexStrategy::FirstIndex) {
         std::string other = index::redact_url(dep.skipped.front()->source.url);
-        reason += fmt::format(" (first-index: {} comes only from there, not from {})", d.name, other);
+        reason +=
+            fmt::format(" (first-index: {} comes only from there, not from {})", d.name, other);
         if (hint != nullptr) *hint = first_index_fix(d.name, other);
       }
       return reason;
@@ -90,13 +93,15 @@ auto IndexProvider::Impl::conflict_reason(const VersionEntry& e, const resolver:
     if (solution == nullptr) continue;
     const auto* chosen = solution->find(d.name);
     if (chosen != nullptr && !d.specifier.contains(chosen->version, true)) {
-      return fmt::format("needs {}, and {} {} was chosen", d.to_string(), d.name, chosen->version.to_string());
+      return fmt::format("needs {}, and {} {} was chosen", d.to_string(), d.name,
+                         chosen->version.to_string());
     }
   }
   return std::nullopt;
 }
 
-std::optional<std::string> IndexProvider::describe_term(const resolver::Term& term, std::string_view text) const {
+std::optional<std::string> IndexProvider::describe_term(const resolver::Term& term,
+                                                        std::string_view text) const {
   (void)text;
   if (term.package().name == kPython) {
     std::string set = term.set_text();
@@ -105,14 +110,14 @@ std::optional<std::string> IndexProvider::describe_term(const resolver::Term& te
   return impl_->gpu.describe_term(term);
 }
 
-std::optional<std::string> IndexProvider::describe_dependency(const resolver::Term& depender,
-                                                              const resolver::Term& dependency,
-                                                              std::string_view depender_text,
-                                                              std::string_view dependency_text) const {
+std::optional<std::string> IndexProvider::describe_dependency(
+    const resolver::Term& depender, const resolver::Term& dependency,
+    std::string_view depender_text, std::string_view dependency_text) const {
   return impl_->gpu.describe_dependency(depender, dependency, depender_text, dependency_text);
 }
 
-std::optional<std::string> IndexProvider::describe_no_versions(const resolver::Term& term, std::string_view) const {
+std::optional<std::string> IndexProvider::describe_no_versions(const resolver::Term& term,
+                                                               std::string_view) const {
   if (term.package().name == kPython) {
     return fmt::format("the target is Python {}", impl_->config.target.python_full.to_string());
   }
@@ -137,18 +142,21 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
   if (auto pages = impl_->hint_pages.find(package.name);
       pages != impl_->hint_pages.end() && impl_->hints_skipped_sources(package.name, state)) {
     std::unordered_map<core::Version, bool, core::VersionHash> known;
-    for (const auto& e : state.entries) known.emplace(e.version, true);
+    for (const auto& e : state.entries)
+      known.emplace(e.version, true);
     for (const auto& [s, page] : pages->second) {
-      bool has_other = std::any_of(page->files.begin(), page->files.end(),
-                                   [&](const index::DistFile& f) { return !known.contains(f.version()); }) ||
-                       std::any_of(page->omitted.begin(), page->omitted.end(),
-                                   [&](const index::OmittedVersion& o) { return !known.contains(o.version); });
+      bool has_other =
+          std::any_of(page->files.begin(), page->files.end(),
+                      [&](const index::DistFile& f) { return !known.contains(f.version()); }) ||
+          std::any_of(page->omitted.begin(), page->omitted.end(),
+                      [&](const index::OmittedVersion& o) { return !known.contains(o.version); });
       if (has_other) {
         std::string other = index::redact_url(s->source.url);
-        hints.push_back(fmt::format("{} was also found on {}, but under first-index only {} is used for it (protection "
-                                    "against dependency confusion); {}",
-                                    package.name, other, Impl::sources_text(state.sources),
-                                    impl_->first_index_fix(package.name, other)));
+        hints.push_back(fmt::format(
+            "{} was also found on {}, but under first-index only {} is used for it (protection "
+            "against dependency confusion); {}",
+            package.name, other, Impl::sources_text(state.sources),
+            impl_->first_index_fix(package.name, other)));
         break;
       }
     }
@@ -159,17 +167,18 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
     hints.push_back(GpuPolicy::arch_fix_hint(fix.release, fix.arch, fix.builds));
   }
   if (state.only_sdists) {
-    hints.push_back(fmt::format("{} has only source distributions on the index; gpulock does not build sdists",
-                                package.name));
+    hints.push_back(
+        fmt::format("{} has only source distributions on the index; gpulock does not build sdists",
+                    package.name));
   } else if (state.only_other_platforms) {
-    hints.push_back(fmt::format("{} has wheels only for other platforms or Pythons than {}", package.name,
-                                impl_->target_tag_text()));
+    hints.push_back(fmt::format("{} has wheels only for other platforms or Pythons than {}",
+                                package.name, impl_->target_tag_text()));
   }
   return hints;
 }
 
-std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_view package, std::size_t chosen_index,
-                                                                  const resolver::Solution* solution) const {
+std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(
+    std::string_view package, std::size_t chosen_index, const resolver::Solution* solution) const {
   std::vector<Skipped> out;
   auto it = impl_->packages.find(package);
   if (it == impl_->packages.end()) return out;
@@ -179,7 +188,8 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_vi
   if (chosen_index == 0 && it->second.pin_from > 0) {
     // The existing lock's pin was tried first: the candidates it was preferred over.
     for (std::size_t i = 1; i <= it->second.pin_from && i < entries.size(); ++i) {
-      out.push_back({entries[i].version, "kept-pin",
+      out.push_back({entries[i].version,
+                     "kept-pin",
                      fmt::format("not tried: the existing lock pins {} (--upgrade-package {})",
                                  entries[0].version.to_string(), package),
                      {}});
@@ -207,7 +217,8 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(std::string_vi
       // Tried (so neither yanked-and-unpinned nor a pre-release held it back): a conflict,
       // named when one requirement alone explains it.
       s.kind = "conflict";
-      s.reason = impl_->conflict_reason(e, solution, &s.hint).value_or("conflicts with the other requirements");
+      s.reason = impl_->conflict_reason(e, solution, &s.hint)
+                     .value_or("conflicts with the other requirements");
     } else if (e.yanked) {
       s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::Yanked));
       s.reason = "is yanked (used only when pinned with ==)";
@@ -259,8 +270,8 @@ void IndexProvider::fetch_hint_pages(const resolver::DerivationTree& tree) {
   for (const auto& [name, s] : wanted) {
     auto page = impl_->pages.fetch_project(s->source, name);
     if (!page) {
-      impl_->warn(fmt::format("could not compare {} on {} for a hint: {}", name, index::redact_url(s->source.url),
-                              page.error().to_string()));
+      impl_->warn(fmt::format("could not compare {} on {} for a hint: {}", name,
+                              index::redact_url(s->source.url), page.error().to_string()));
       continue;
     }
     if ((*page)->found) impl_->hint_pages[name].emplace_back(s, *page);
@@ -271,8 +282,10 @@ std::vector<std::string> IndexProvider::arch_fix_backends() const {
   std::vector<std::string> out;
   for (const auto& [name, state] : impl_->packages) {
     for (const auto& fix : impl_->arch_fixes(name, state)) {
-      std::string backend = fix.builds.size() == 1 ? variant_name(fix.builds.front()) : std::string("auto");
-      if (!fix.builds.empty() && std::find(out.begin(), out.end(), backend) == out.end()) out.push_back(backend);
+      std::string backend =
+          fix.builds.size() == 1 ? variant_name(fix.builds.front()) : std::string("auto");
+      if (!fix.builds.empty() && std::find(out.begin(), out.end(), backend) == out.end())
+        out.push_back(backend);
     }
   }
   return out;
@@ -290,21 +303,29 @@ std::vector<std::string> IndexProvider::kept_pins_beaten(const resolver::Solutio
     if (!is_torch_family(chosen.name) && entries[0].build.kind != BuildKind::Cuda) continue;
     for (std::size_t i = 1; i <= it->second.pin_from && i < entries.size(); ++i) {
       const auto& e = entries[i];
-      if (e.file == nullptr || e.unavailable || e.yanked || e.version.is_prerelease() != entries[0].version.is_prerelease()) {
+      if (e.file == nullptr || e.unavailable || e.yanked ||
+          e.version.is_prerelease() != entries[0].version.is_prerelease()) {
         continue;
       }
       if (e.build.cuda && !gpu.allows(*e.build.cuda)) continue;
-      if (chosen.name == "torch" && e.build.cuda && !gpu.runs_on_every_gpu(e.version, *e.build.cuda)) continue;
-      out.push_back(fmt::format("kept {} {} from {}; {} is newer for this machine (--upgrade-package {})", chosen.name,
-                                entries[0].version.to_string(), lock_name, e.version.to_string(), chosen.name));
+      if (chosen.name == "torch" && e.build.cuda &&
+          !gpu.runs_on_every_gpu(e.version, *e.build.cuda))
+        continue;
+      out.push_back(fmt::format(
+          "kept {} {} from {}; {} is newer for this machine (--upgrade-package {})", chosen.name,
+          entries[0].version.to_string(), lock_name, e.version.to_string(), chosen.name));
       break;
     }
   }
   return out;
 }
 
-std::vector<std::string> IndexProvider::warnings() const { return impl_->warnings; }
+std::vector<std::string> IndexProvider::warnings() const {
+  return impl_->warnings;
+}
 
-bool IndexProvider::cuda_hinted() const { return impl_->cuda_hinted; }
+bool IndexProvider::cuda_hinted() const {
+  return impl_->cuda_hinted;
+}
 
 }  // namespace gpulock::app

@@ -96,7 +96,8 @@ core::Result<InstallResult> install_lock(const InstallRequest& request, const Ou
   if (!file) return std::unexpected(file.error());
   std::vector<std::string> from_mirror;
   if (!request.mirror.empty() || !request.mirror_fallback.empty()) {
-    if (auto s = use_mirror(request, file->lock, from_mirror); !s) return std::unexpected(s.error());
+    if (auto s = use_mirror(request, file->lock, from_mirror); !s)
+      return std::unexpected(s.error());
   }
 
   lock::ExportOptions options;

@@ -92,7 +92,7 @@ class Downloader {
     progress_.files_total = total;
     progress_.files_done = total;
     partial_dir_ = (fs::path(client_.options().cache_dir.empty() ? index::default_cache_dir()
-                                                                  : client_.options().cache_dir) /
+                                                                 : client_.options().cache_dir) /
                     "partial")
                        .string();
   }
@@ -105,8 +105,10 @@ class Downloader {
     jobs_ = std::move(jobs);
     const auto n = std::min<std::size_t>(std::max(1u, request_.jobs), jobs_.size());
     std::vector<std::thread> threads;
-    for (std::size_t i = 0; i < n; ++i) threads.emplace_back([this] { work(); });
-    for (auto& t : threads) t.join();
+    for (std::size_t i = 0; i < n; ++i)
+      threads.emplace_back([this] { work(); });
+    for (auto& t : threads)
+      t.join();
     if (error_) return std::unexpected(*error_);
     return {};
   }
@@ -233,14 +235,16 @@ core::Result<MirrorAddResult> mirror_add(const MirrorAddRequest& request) {
     auto entries = mirror_detail::lock_entries(lock, result.skipped);
     if (!entries) return std::unexpected(entries.error());
     lock_names.insert(lock);
-    for (auto& e : *entries) fresh.push_back(std::move(e));
+    for (auto& e : *entries)
+      fresh.push_back(std::move(e));
   }
   auto manifest = read_mirror_manifest(request.dir);
   if (!manifest) return std::unexpected(manifest.error());
 
   // Each file once, by hash.
   std::map<std::string, const MirrorEntry*> files;
-  for (const auto& e : fresh) files.emplace(e.sha256, &e);
+  for (const auto& e : fresh)
+    files.emplace(e.sha256, &e);
   result.files = files.size();
   std::vector<Job> jobs;
   for (const auto& [sha, e] : files) {
@@ -261,12 +265,13 @@ core::Result<MirrorAddResult> mirror_add(const MirrorAddRequest& request) {
   }
   std::map<std::string, std::string> metadata;  // sha256 -> metadata sha256
   for (const auto& [sha, e] : files) {
-    auto m = ensure_metadata(
-        (fs::path(request.dir) / mirror_store_path(sha, e->filename)).string(), e->filename);
+    auto m = ensure_metadata((fs::path(request.dir) / mirror_store_path(sha, e->filename)).string(),
+                             e->filename);
     if (!m) return std::unexpected(m.error());
     metadata[sha] = *m;
   }
-  for (auto& e : fresh) e.metadata_sha256 = metadata[e.sha256];
+  for (auto& e : fresh)
+    e.metadata_sha256 = metadata[e.sha256];
   merge_entries(*manifest, std::move(fresh), lock_names);
   if (auto s = write_mirror_manifest(request.dir, *manifest); !s) return std::unexpected(s.error());
   if (auto s = write_mirror_tree(request.dir, *manifest); !s) return std::unexpected(s.error());

@@ -29,7 +29,7 @@ namespace gpulock::app::mirror_detail {
 
 /// The files a lock names, as manifest entries (`mirrored` left empty). Files without a URL or
 /// a sha256 go to `skipped`. Errors: the lock reader's.
-[[nodiscard]] core::Result<std::vector<MirrorEntry>> lock_entries(const std::string& lock,
-                                                                  std::vector<std::string>& skipped);
+[[nodiscard]] core::Result<std::vector<MirrorEntry>> lock_entries(
+    const std::string& lock, std::vector<std::string>& skipped);
 
 }  // namespace gpulock::app::mirror_detail

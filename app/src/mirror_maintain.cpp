@@ -20,9 +20,9 @@ namespace {
 
 // A stored file: DIR/files/sha256/<h[0:2]>/<h>/<name> (its `.metadata` is not one).
 struct StoredFile {
-  std::string sha256;     // the directory's name
-  fs::path path;          // the file
-  std::string relative;   // files/sha256/...
+  std::string sha256;    // the directory's name
+  fs::path path;         // the file
+  std::string relative;  // files/sha256/...
 };
 
 std::string rel_path(const fs::path& p, const fs::path& dir) {
@@ -43,8 +43,7 @@ std::vector<StoredFile> stored_files(const fs::path& dir, std::vector<fs::path>*
       for (fs::directory_iterator f(h->path(), ec3); !ec3 && f != end; f.increment(ec3)) {
         const std::string name = f->path().filename().string();
         if (name.ends_with(".metadata") || name.ends_with(".part")) continue;
-        out.push_back({h->path().filename().string(), f->path(),
-                       rel_path(f->path(), dir)});
+        out.push_back({h->path().filename().string(), f->path(), rel_path(f->path(), dir)});
       }
     }
   }
@@ -120,7 +119,8 @@ core::Result<MirrorVerifyResult> mirror_verify(const std::string& dir) {
   return result;
 }
 
-core::Result<MirrorGcResult> mirror_gc(const std::string& dir, const std::vector<std::string>& keep) {
+core::Result<MirrorGcResult> mirror_gc(const std::string& dir,
+                                       const std::vector<std::string>& keep) {
   std::set<std::string> kept;
   std::vector<std::string> skipped;
   std::vector<MirrorEntry> fresh;
@@ -152,7 +152,8 @@ core::Result<MirrorGcResult> mirror_gc(const std::string& dir, const std::vector
   }
   // The manifest describes the kept locks alone, each file with what was known of it.
   std::map<std::string, const MirrorEntry*> known;
-  for (const auto& e : manifest->entries) known.emplace(e.sha256, &e);
+  for (const auto& e : manifest->entries)
+    known.emplace(e.sha256, &e);
   for (auto& e : fresh) {
     auto it = known.find(e.sha256);
     if (it == known.end()) continue;  // never mirrored: gc adds nothing
@@ -187,7 +188,8 @@ core::Result<std::size_t> mirror_rewrite_lock(const std::string& lock_path,
   };
   for (auto& p : file->lock.packages) {
     if (p.wheels) {
-      for (auto& w : *p.wheels) rewrite(w);
+      for (auto& w : *p.wheels)
+        rewrite(w);
     }
     if (p.sdist) rewrite(*p.sdist);
     if (p.archive) rewrite(*p.archive);

@@ -36,7 +36,8 @@ std::string mirror_file_url(std::string_view location, std::string_view sha256,
     fs::path abs = fs::absolute(fs::path(base), ec);
     base = index::path_to_file_url(ec ? base : abs.lexically_normal().string());
   }
-  while (!base.empty() && base.back() == '/') base.pop_back();
+  while (!base.empty() && base.back() == '/')
+    base.pop_back();
   return fmt::format("{}/files/sha256/{}/{}/{}", base, sha256.substr(0, 2), sha256,
                      index::percent_encode_path(filename));
 }
@@ -70,7 +71,8 @@ bool safe_tree(std::string_view tree) noexcept {
 
 std::string tree_for_index(std::string_view index_url) {
   std::string u(index_url);
-  while (!u.empty() && u.back() == '/') u.pop_back();
+  while (!u.empty() && u.back() == '/')
+    u.pop_back();
   u += '/';
   auto at = u.rfind("/whl/");
   if (at == std::string::npos) return "simple";
@@ -103,8 +105,8 @@ core::Result<std::vector<MirrorEntry>> lock_entries(const std::string& lock_path
       e.filename = f->filename();
       if (!f->url || sha == f->hashes.end() || !is_sha256(sha->second) ||
           !safe_component(e.filename) || !safe_component(e.project)) {
-        skipped.push_back(fmt::format("{} {} ({}): no URL with a sha256", p.name, e.version,
-                                      lock_path));
+        skipped.push_back(
+            fmt::format("{} {} ({}): no URL with a sha256", p.name, e.version, lock_path));
         continue;
       }
       e.sha256 = sha->second;
@@ -203,7 +205,8 @@ core::Result<MirrorManifest> read_mirror_manifest(const std::string& dir) {
 
 core::Status write_mirror_manifest(const std::string& dir, const MirrorManifest& manifest) {
   std::vector<const MirrorEntry*> sorted;
-  for (const auto& e : manifest.entries) sorted.push_back(&e);
+  for (const auto& e : manifest.entries)
+    sorted.push_back(&e);
   std::sort(sorted.begin(), sorted.end(), [](const MirrorEntry* a, const MirrorEntry* b) {
     return std::tie(a->lock, a->project, a->filename, a->tree) <
            std::tie(b->lock, b->project, b->filename, b->tree);
@@ -219,7 +222,8 @@ core::Status write_mirror_manifest(const std::string& dir, const MirrorManifest&
                        toml_string(e->filename), toml_string(e->sha256));
     out += fmt::format("size = {}\nurl = {}\ntree = {}\n", e->size, toml_string(e->url),
                        toml_string(e->tree));
-    if (!e->upload_time.empty()) out += fmt::format("upload-time = {}\n", toml_string(e->upload_time));
+    if (!e->upload_time.empty())
+      out += fmt::format("upload-time = {}\n", toml_string(e->upload_time));
     if (!e->requires_python.empty())
       out += fmt::format("requires-python = {}\n", toml_string(e->requires_python));
     if (!e->metadata_sha256.empty())

@@ -32,11 +32,20 @@ std::string html_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -82,8 +91,9 @@ std::string html_page(std::string_view tree, const std::string& name, const Proj
     if (!e->requires_python.empty())
       attrs += fmt::format(" data-requires-python=\"{}\"", html_escape(e->requires_python));
     if (!e->metadata_sha256.empty()) {
-      attrs += fmt::format(" data-dist-info-metadata=\"sha256={0}\" data-core-metadata=\"sha256={0}\"",
-                           e->metadata_sha256);
+      attrs +=
+          fmt::format(" data-dist-info-metadata=\"sha256={0}\" data-core-metadata=\"sha256={0}\"",
+                      e->metadata_sha256);
     }
     if (!e->upload_time.empty()) attrs += fmt::format(" data-upload-time=\"{}\"", e->upload_time);
     out += fmt::format("<a href=\"{}#sha256={}\"{}>{}</a><br/>\n", html_escape(file_href(tree, *e)),
@@ -101,18 +111,21 @@ std::string json_page(std::string_view tree, const std::string& name, const Proj
     list += fmt::format("  {{\"filename\": {}, \"url\": {}, \"hashes\": {{\"sha256\": \"{}\"}}",
                         json_string(e->filename), json_string(file_href(tree, *e)), sha);
     if (e->size > 0) list += fmt::format(", \"size\": {}", e->size);
-    if (!e->upload_time.empty()) list += fmt::format(", \"upload-time\": {}", json_string(e->upload_time));
+    if (!e->upload_time.empty())
+      list += fmt::format(", \"upload-time\": {}", json_string(e->upload_time));
     if (!e->requires_python.empty())
       list += fmt::format(", \"requires-python\": {}", json_string(e->requires_python));
     if (!e->metadata_sha256.empty()) {
-      list += fmt::format(", \"core-metadata\": {{\"sha256\": \"{0}\"}}, "
-                          "\"dist-info-metadata\": {{\"sha256\": \"{0}\"}}",
-                          e->metadata_sha256);
+      list += fmt::format(
+          ", \"core-metadata\": {{\"sha256\": \"{0}\"}}, "
+          "\"dist-info-metadata\": {{\"sha256\": \"{0}\"}}",
+          e->metadata_sha256);
     }
     list += ", \"yanked\": false}";
   }
   std::string vs;
-  for (const auto& v : versions) vs += (vs.empty() ? "" : ", ") + json_string(v);
+  for (const auto& v : versions)
+    vs += (vs.empty() ? "" : ", ") + json_string(v);
   return fmt::format(
       "{{\"meta\": {{\"api-version\": \"1.1\"}}, \"name\": {}, \"versions\": [{}], \"files\": "
       "[\n{}\n]}}\n",
@@ -142,8 +155,9 @@ core::Status write_tree(const fs::path& root, std::string_view tree, const Tree&
     json += fmt::format("{}{{\"name\": {}}}", json.empty() ? "" : ", ", json_string(name));
   }
   if (auto s = write_if_changed(root / "index.html", html + "</body>\n</html>\n"); !s) return s;
-  if (auto s = write_if_changed(root / "index.json",
-                          "{\"meta\": {\"api-version\": \"1.1\"}, \"projects\": [" + json + "]}\n");
+  if (auto s = write_if_changed(
+          root / "index.json",
+          "{\"meta\": {\"api-version\": \"1.1\"}, \"projects\": [" + json + "]}\n");
       !s) {
     return s;
   }
@@ -218,7 +232,8 @@ core::Status write_mirror_tree(const std::string& dir, const MirrorManifest& man
     const fs::path d = root / agg;
     for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
       std::error_code ec2;
-      if (!it->is_directory(ec2) || !has_subdirectories(it->path())) fs::remove_all(it->path(), ec2);
+      if (!it->is_directory(ec2) || !has_subdirectories(it->path()))
+        fs::remove_all(it->path(), ec2);
     }
     ec.clear();
     fs::remove(d, ec);

@@ -32,20 +32,23 @@ core::Result<std::optional<std::string>> check_output(const std::string& output,
   std::error_code ec;
   auto st = fs::status(output, ec);
   if (ec && ec != std::errc::no_such_file_or_directory) {
-    return std::unexpected(output_error(core::ErrorCode::Io, output,
-                                        fmt::format("cannot write the lock {}: {}", output, ec.message())));
+    return std::unexpected(
+        output_error(core::ErrorCode::Io, output,
+                     fmt::format("cannot write the lock {}: {}", output, ec.message())));
   }
   if (!fs::exists(st)) return std::optional<std::string>{};
   for (const auto& in : inputs) {
     std::error_code same_ec;
     if (fs::equivalent(output, in, same_ec)) {
-      core::Error e = output_error(core::ErrorCode::Usage, output,
-                                   "-o names one of the inputs; writing the lock there would replace it");
+      core::Error e =
+          output_error(core::ErrorCode::Usage, output,
+                       "-o names one of the inputs; writing the lock there would replace it");
       e.hints.push_back("write the lock elsewhere, e.g. -o pylock.toml");
       return std::unexpected(e);
     }
   }
-  if (!fs::is_regular_file(st)) return std::optional<std::string>{};  // /dev/null, a FIFO: written in place
+  if (!fs::is_regular_file(st))
+    return std::optional<std::string>{};  // /dev/null, a FIFO: written in place
   auto text = read_text_file(output);
   if (!text) return std::unexpected(text.error());
   if (lock::parse_lock(*text, output)) return std::optional<std::string>{std::move(*text)};
@@ -64,8 +67,8 @@ core::Status write_output(const std::string& path, std::string_view content) {
     return sys::write_file_atomically(path, content);
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
-    return std::unexpected(
-        output_error(core::ErrorCode::Io, path, fmt::format("cannot write {}: {}", path, std::strerror(errno))));
+    return std::unexpected(output_error(
+        core::ErrorCode::Io, path, fmt::format("cannot write {}: {}", path, std::strerror(errno))));
   }
   std::size_t done = 0;
   while (done < content.size()) {
@@ -74,8 +77,8 @@ core::Status write_output(const std::string& path, std::string_view content) {
     if (n <= 0) {
       int err = errno;
       ::close(fd);
-      return std::unexpected(
-          output_error(core::ErrorCode::Io, path, fmt::format("cannot write {}: {}", path, std::strerror(err))));
+      return std::unexpected(output_error(
+          core::ErrorCode::Io, path, fmt::format("cannot write {}: {}", path, std::strerror(err))));
     }
     done += static_cast<std::size_t>(n);
   }

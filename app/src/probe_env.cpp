@@ -1,7 +1,5 @@
 #include "gpulock/app/probe_env.h"
 
-#include "gpulock/app/command_line.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +8,7 @@
 #include <fmt/format.h>
 #include <sys/utsname.h>
 
+#include "gpulock/app/command_line.h"
 #include "gpulock/app/gpu_policy.h"
 #include "gpulock/core/environment.h"
 #include "gpulock/core/marker.h"
@@ -145,8 +144,8 @@ probe::Finding finding(std::string id, probe::Severity s, std::string subject, s
 
 // The lock against the environment.
 // `install` is the complete command that installs the lock into the environment probed.
-void compare_with_lock(const lock::Lock& lk, const core::Environment& markers, const std::string& install,
-                       EnvironmentReport& report) {
+void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
+                       const std::string& install, EnvironmentReport& report) {
   const auto& env = report.environment;
   std::vector<std::string> locked_names;
   for (const auto& p : lk.packages) {
@@ -175,13 +174,13 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers, c
       auto ib = classify_build(*iv);
       auto lb = classify_build(*lv);
       if (ib.kind == BuildKind::Cpu && lb.kind == BuildKind::Cuda) {
-        report.findings.push_back(finding(
-            "cpu-torch", probe::Severity::Fail, p.name,
-            fmt::format("{} {} is a CPU build, but the lock has {} (CUDA {}).", p.name,
-                        installed->version, check.locked, lb.cuda->to_string()),
-            fmt::format("`{}` replaces it with the locked CUDA build (pip sees "
-                        "another version, so there is no \"already satisfied\" trap)",
-                        install)));
+        report.findings.push_back(
+            finding("cpu-torch", probe::Severity::Fail, p.name,
+                    fmt::format("{} {} is a CPU build, but the lock has {} (CUDA {}).", p.name,
+                                installed->version, check.locked, lb.cuda->to_string()),
+                    fmt::format("`{}` replaces it with the locked CUDA build (pip sees "
+                                "another version, so there is no \"already satisfied\" trap)",
+                                install)));
         continue;
       }
     }
@@ -204,7 +203,8 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers, c
 
 // The machine against the lock and the installed torch build.
 // `lock_command`: the lock's resolve command ("" without a lock), for complete relock hints.
-void compare_machine(const ProbeRequest& request, const std::string& lock_command, EnvironmentReport& report) {
+void compare_machine(const ProbeRequest& request, const std::string& lock_command,
+                     EnvironmentReport& report) {
   const auto& m = report.machine;
   const bool lock_needs_gpu =
       report.lock_gpu && (report.lock_gpu->cuda || report.lock_gpu->variant);
@@ -236,13 +236,14 @@ void compare_machine(const ProbeRequest& request, const std::string& lock_comman
       if (auto list = torch_arch_list(*tv, *cuda, host_machine())) {
         for (const auto& arch : m.gpu_archs->value) {
           if (arch_list_runs_on(*list, arch)) continue;
-          report.findings.push_back(finding(
-              "gpu-arch", probe::Severity::Fail, arch.to_string(),
-              fmt::format("torch {} has no kernels for this GPU ({}): it carries {}.",
-                          report.environment.torch->version, arch.to_string(),
-                          describe_arch_list(*list)),
-              fmt::format("resolve the lock again for this GPU ({}): it picks a build with kernels for {} when one fits the requirements",
-                          relock_here(lock_command), arch.to_string())));
+          report.findings.push_back(
+              finding("gpu-arch", probe::Severity::Fail, arch.to_string(),
+                      fmt::format("torch {} has no kernels for this GPU ({}): it carries {}.",
+                                  report.environment.torch->version, arch.to_string(),
+                                  describe_arch_list(*list)),
+                      fmt::format("resolve the lock again for this GPU ({}): it picks a build with "
+                                  "kernels for {} when one fits the requirements",
+                                  relock_here(lock_command), arch.to_string())));
         }
       }
     }
@@ -356,7 +357,8 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
   // The install command for this environment and lock (issue 16 item 8: after `probe --python
   // X`, a bare `gpulock install` would install into another environment).
   std::string install =
-      fmt::format("gpulock install --lock {}", shell_quote(lock_path.empty() ? std::string("pylock.toml") : lock_path));
+      fmt::format("gpulock install --lock {}",
+                  shell_quote(lock_path.empty() ? std::string("pylock.toml") : lock_path));
   if (!report.environment.python.empty()) {
     install += " --python " + shell_quote(report.environment.python);
   } else {
@@ -364,10 +366,12 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
   }
   std::string probe_kernels = "gpulock probe";
   if (!request.python.empty()) probe_kernels += " --python " + shell_quote(request.python);
-  if (!request.site_packages.empty()) probe_kernels += " --site-packages " + shell_quote(request.site_packages);
+  if (!request.site_packages.empty())
+    probe_kernels += " --site-packages " + shell_quote(request.site_packages);
   probe_kernels += " --run-kernels";
   auto complete = [](std::string& text, std::string_view bare, const std::string& full) {
-    for (auto at = text.find(bare); at != std::string::npos; at = text.find(bare, at + full.size() + 2)) {
+    for (auto at = text.find(bare); at != std::string::npos;
+         at = text.find(bare, at + full.size() + 2)) {
       text.replace(at, bare.size(), "`" + full + "`");
     }
   };

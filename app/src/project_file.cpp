@@ -21,7 +21,9 @@ using lock::TomlValue;
 std::size_t line_of(std::string_view text, std::string_view needle) {
   auto pos = text.find(needle);
   if (pos == std::string_view::npos) return 0;
-  return static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n')) + 1;
+  return static_cast<std::size_t>(
+             std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n')) +
+         1;
 }
 
 // The line of a `name = ...` key (bare or quoted) at the start of a line; 0 when not found.
@@ -30,13 +32,16 @@ std::size_t key_line(std::string_view text, std::string_view name) {
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t end = text.find('\n', start);
-    std::string_view line = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    std::string_view line =
+        text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
+      line.remove_prefix(1);
     for (std::string_view quote : {"", "\"", "'"}) {
       std::string key = fmt::format("{}{}{}", quote, name, quote);
       if (line.starts_with(key)) {
         std::string_view rest = line.substr(key.size());
-        while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+        while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
+          rest.remove_prefix(1);
         if (rest.starts_with("=")) return number;
       }
     }
@@ -57,16 +62,19 @@ const TomlTable* table_at(const TomlTable& root, std::string_view key) {
   return it->second.get_if<TomlTable>();
 }
 
-core::Status add_requirements(const TomlValue& value, std::string_view text, const std::string& path,
-                              std::string_view field, std::vector<RequirementEntry>& out) {
+core::Status add_requirements(const TomlValue& value, std::string_view text,
+                              const std::string& path, std::string_view field,
+                              std::vector<RequirementEntry>& out) {
   const auto* array = value.get_if<TomlArray>();
   if (array == nullptr) {
-    return std::unexpected(invalid(path, line_of(text, field), fmt::format("{} must be an array of strings", field)));
+    return std::unexpected(
+        invalid(path, line_of(text, field), fmt::format("{} must be an array of strings", field)));
   }
   for (const auto& item : *array) {
     const auto* s = item.get_if<std::string>();
     if (s == nullptr) {
-      return std::unexpected(invalid(path, line_of(text, field), fmt::format("{} must be an array of strings", field)));
+      return std::unexpected(invalid(path, line_of(text, field),
+                                     fmt::format("{} must be an array of strings", field)));
     }
     auto req = core::Requirement::parse(*s);
     std::size_t line = line_of(text, *s);
@@ -75,7 +83,8 @@ core::Status add_requirements(const TomlValue& value, std::string_view text, con
       e.where = path;
       e.line = line;
       e.column = 0;
-      e.message = fmt::format("invalid requirement {} in {}: {}", core::quote_for_message(*s), field, e.message);
+      e.message = fmt::format("invalid requirement {} in {}: {}", core::quote_for_message(*s),
+                              field, e.message);
       return std::unexpected(e);
     }
     out.push_back({*req, {path, line}, {}});
@@ -85,9 +94,9 @@ core::Status add_requirements(const TomlValue& value, std::string_view text, con
 
 }  // namespace
 
-core::Result<std::vector<RequirementEntry>> read_project_requirements(std::string_view text, const std::string& path,
-                                                                      const std::vector<std::string>& extras,
-                                                                      const std::vector<std::string>& groups) {
+core::Result<std::vector<RequirementEntry>> read_project_requirements(
+    std::string_view text, const std::string& path, const std::vector<std::string>& extras,
+    const std::vector<std::string>& groups) {
   auto doc = lock::parse_toml_document(text, path);
   if (!doc) {
     return std::unexpected(doc.error().with_code(ErrorCode::InvalidInput));
@@ -112,10 +121,12 @@ core::Result<std::vector<RequirementEntry>> read_project_requirements(std::strin
         }
       }
       if (found == nullptr) {
-        return std::unexpected(invalid(path, line_of(text, "optional-dependencies"),
-                                       fmt::format("the project has no extra {}", core::quote_for_message(extra))));
+        return std::unexpected(
+            invalid(path, line_of(text, "optional-dependencies"),
+                    fmt::format("the project has no extra {}", core::quote_for_message(extra))));
       }
-      auto s = add_requirements(*found, text, path, fmt::format("project.optional-dependencies.{}", extra), out);
+      auto s = add_requirements(*found, text, path,
+                                fmt::format("project.optional-dependencies.{}", extra), out);
       if (!s) return std::unexpected(s.error());
     }
   }
@@ -137,23 +148,28 @@ core::Result<std::vector<RequirementEntry>> read_project_requirements(std::strin
       auto [name, pos] = stack.back();
       const TomlValue* value = find_group(name);
       if (value == nullptr) {
-        return std::unexpected(invalid(path, line_of(text, "dependency-groups"),
-                                       fmt::format("the project has no dependency group {}", core::quote_for_message(name))));
+        return std::unexpected(invalid(
+            path, line_of(text, "dependency-groups"),
+            fmt::format("the project has no dependency group {}", core::quote_for_message(name))));
       }
       const auto* array = value->get_if<TomlArray>();
       if (array == nullptr) {
-        return std::unexpected(invalid(path, line_of(text, name), fmt::format("dependency group {} must be an array", name)));
+        return std::unexpected(invalid(path, line_of(text, name),
+                                       fmt::format("dependency group {} must be an array", name)));
       }
       if (pos == 0) {
         std::string key = core::normalize_name(name);
         if (std::find(chain.begin(), chain.end(), key) != chain.end()) {
           // Name the loop as written, at the line of the group that closes it.
           std::string names;
-          for (const auto& [open, unused] : stack) names += (names.empty() ? "" : " -> ") + open;
+          for (const auto& [open, unused] : stack)
+            names += (names.empty() ? "" : " -> ") + open;
           const std::string& closer = stack.size() >= 2 ? stack[stack.size() - 2].first : name;
-          std::string message = stack.size() == 1 || (stack.size() == 2 && core::normalize_name(closer) == key)
-                                    ? fmt::format("dependency group {} includes itself", core::quote_for_message(name))
-                                    : fmt::format("dependency groups include each other in a loop: {}", names);
+          std::string message =
+              stack.size() == 1 || (stack.size() == 2 && core::normalize_name(closer) == key)
+                  ? fmt::format("dependency group {} includes itself",
+                                core::quote_for_message(name))
+                  : fmt::format("dependency groups include each other in a loop: {}", names);
           return std::unexpected(invalid(path, key_line(text, closer), message));
         }
         chain.push_back(key);
@@ -173,13 +189,16 @@ core::Result<std::vector<RequirementEntry>> read_project_requirements(std::strin
         auto inc = t->find("include-group");
         const auto* target = inc == t->end() ? nullptr : inc->second.get_if<std::string>();
         if (target == nullptr) {
-          return std::unexpected(invalid(path, line_of(text, name),
-                                         fmt::format("dependency group {}: a table entry needs include-group", name)));
+          return std::unexpected(
+              invalid(path, line_of(text, name),
+                      fmt::format("dependency group {}: a table entry needs include-group", name)));
         }
         stack.emplace_back(*target, 0);
       } else {
-        return std::unexpected(invalid(path, line_of(text, name),
-                                       fmt::format("dependency group {}: entries are strings or {{include-group = ...}}", name)));
+        return std::unexpected(invalid(
+            path, line_of(text, name),
+            fmt::format("dependency group {}: entries are strings or {{include-group = ...}}",
+                        name)));
       }
     }
   }

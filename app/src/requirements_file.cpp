@@ -17,7 +17,9 @@ using core::ErrorCode;
 
 constexpr std::uintmax_t kMaxFileBytes = 16u << 20;
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
 
 // pip's whitespace within a line (no \n: lines are already split).
 constexpr std::string_view kLineSpace = " \t\r\f\v";
@@ -28,7 +30,8 @@ std::size_t comment_start(std::string_view line) {
     if (line[i] != '#') continue;
     if (i == 0 || is_space(line[i - 1])) {
       std::size_t j = i;
-      while (j > 0 && is_space(line[j - 1])) --j;
+      while (j > 0 && is_space(line[j - 1]))
+        --j;
       return j;
     }
   }
@@ -78,7 +81,9 @@ std::vector<LogicalLine> join_lines(std::string_view text) {
   return out;
 }
 
-bool is_env_name_char(char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+bool is_env_name_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
 
 // pip expands only `${NAME}` with NAME in [A-Z0-9_]+, and only when the variable is set.
 std::string expand_env(std::string_view line, const EnvLookup& env) {
@@ -87,7 +92,8 @@ std::string expand_env(std::string_view line, const EnvLookup& env) {
   while (i < line.size()) {
     if (line.compare(i, 2, "${") == 0) {
       std::size_t j = i + 2;
-      while (j < line.size() && is_env_name_char(line[j])) ++j;
+      while (j < line.size() && is_env_name_char(line[j]))
+        ++j;
       if (j > i + 2 && j < line.size() && line[j] == '}') {
         auto value = env(line.substr(i + 2, j - i - 2));
         if (value && !value->empty()) {
@@ -111,10 +117,12 @@ std::vector<Token> split_tokens(std::string_view line) {
   std::vector<Token> tokens;
   std::size_t i = 0;
   while (i < line.size()) {
-    while (i < line.size() && is_space(line[i])) ++i;
+    while (i < line.size() && is_space(line[i]))
+      ++i;
     if (i >= line.size()) break;
     std::size_t start = i;
-    while (i < line.size() && !is_space(line[i])) ++i;
+    while (i < line.size() && !is_space(line[i]))
+      ++i;
     tokens.push_back({std::string(line.substr(start, i - start)), start + 1});
   }
   return tokens;
@@ -132,7 +140,8 @@ bool looks_like_path_or_url(std::string_view req) {
 
 class Parser {
  public:
-  Parser(RequirementsInput& into, const RequirementsFileOptions& options) : into_(into), options_(options) {
+  Parser(RequirementsInput& into, const RequirementsFileOptions& options)
+      : into_(into), options_(options) {
     if (!options_.reader) options_.reader = read_text_file;
     if (!options_.env) {
       options_.env = [](std::string_view name) -> std::optional<std::string> {
@@ -150,11 +159,13 @@ class Parser {
       if (open == key) {
         // The chain as the files name each other (not canonical paths), ending where it loops.
         std::string chain;
-        for (const auto& s : shown_) chain += s + " -> ";
+        for (const auto& s : shown_)
+          chain += s + " -> ";
         chain += path;
-        return core::fail_at(ErrorCode::InvalidInput,
-                             fmt::format("requirements files include each other in a loop: {}", chain),
-                             from_file, from_line);
+        return core::fail_at(
+            ErrorCode::InvalidInput,
+            fmt::format("requirements files include each other in a loop: {}", chain), from_file,
+            from_line);
       }
     }
     auto content = options_.reader(path);
@@ -201,7 +212,8 @@ class Parser {
     return (dir / t).lexically_normal().string();
   }
 
-  core::Status invalid(std::string message, const std::string& path, std::size_t line, std::size_t column) {
+  core::Status invalid(std::string message, const std::string& path, std::size_t line,
+                       std::size_t column) {
     return core::fail_at(ErrorCode::InvalidInput, std::move(message), path, line, column);
   }
 
@@ -226,30 +238,35 @@ class Parser {
     return std::nullopt;
   }
 
-  static bool option_is(const std::string& token, std::string_view long_name, std::string_view short_name = {}) {
+  static bool option_is(const std::string& token, std::string_view long_name,
+                        std::string_view short_name = {}) {
     auto matches_long = [&](std::string_view n) {
-      return !n.empty() && (token == n || (token.starts_with(n) && token.size() > n.size() && token[n.size()] == '='));
+      return !n.empty() && (token == n || (token.starts_with(n) && token.size() > n.size() &&
+                                           token[n.size()] == '='));
     };
     if (matches_long(long_name)) return true;
     return !short_name.empty() && token.starts_with(short_name) &&
            !(token.size() > 1 && token[1] == '-');
   }
 
-  core::Status parse_line(const std::string& line, const std::string& path, std::size_t number, bool constraints) {
+  core::Status parse_line(const std::string& line, const std::string& path, std::size_t number,
+                          bool constraints) {
     auto tokens = split_tokens(line);
     // pip's break_args_options: the requirement is every token before the first option.
     std::size_t first_option = 0;
-    while (first_option < tokens.size() && !tokens[first_option].text.starts_with("-")) ++first_option;
+    while (first_option < tokens.size() && !tokens[first_option].text.starts_with("-"))
+      ++first_option;
 
     std::vector<std::string> hashes;
     for (std::size_t i = first_option; i < tokens.size(); ++i) {
       const Token& tok = tokens[i];
       const std::string& t = tok.text;
-      auto need = [&](std::string_view long_name, std::string_view short_name) -> core::Result<std::string> {
+      auto need = [&](std::string_view long_name,
+                      std::string_view short_name) -> core::Result<std::string> {
         auto v = option_value(tokens, i, long_name, short_name);
         if (!v || v->empty()) {
-          return core::fail_at(ErrorCode::InvalidInput, fmt::format("option '{}' needs a value", t), path, number,
-                               tok.column);
+          return core::fail_at(ErrorCode::InvalidInput, fmt::format("option '{}' needs a value", t),
+                               path, number, tok.column);
         }
         return *v;
       };
@@ -257,7 +274,8 @@ class Parser {
         bool nested_constraints = option_is(t, "--constraint", "-c");
         auto target = nested_constraints ? need("--constraint", "-c") : need("--requirement", "-r");
         if (!target) return std::unexpected(target.error());
-        auto status = read_file(join_relative(path, *target), constraints || nested_constraints, path, number);
+        auto status = read_file(join_relative(path, *target), constraints || nested_constraints,
+                                path, number);
         if (!status) return status;
       } else if (option_is(t, "--index-url", "-i")) {
         auto v = need("--index-url", "-i");
@@ -279,29 +297,33 @@ class Parser {
         auto v = need("--hash", "");
         if (!v) return std::unexpected(v.error());
         if (v->find(':') == std::string::npos) {
-          return invalid(fmt::format("--hash needs the form algorithm:hex, got {}", core::quote_for_message(*v)),
+          return invalid(fmt::format("--hash needs the form algorithm:hex, got {}",
+                                     core::quote_for_message(*v)),
                          path, number, tok.column);
         }
         hashes.push_back(*v);
       } else if (option_is(t, "--editable", "-e")) {
-        return invalid("editable requirements (-e) are not supported: gpulock locks wheels from indexes", path,
-                       number, tok.column);
+        return invalid(
+            "editable requirements (-e) are not supported: gpulock locks wheels from indexes", path,
+            number, tok.column);
       } else if (t == "--prefer-binary" || t == "--require-hashes") {
         // accepted and ignored: gpulock only ever uses wheels, always with hashes
-      } else if (option_is(t, "--only-binary") || option_is(t, "--no-binary") || option_is(t, "--trusted-host") ||
-                 option_is(t, "--use-feature") || option_is(t, "--global-option") ||
-                 option_is(t, "--config-settings")) {
+      } else if (option_is(t, "--only-binary") || option_is(t, "--no-binary") ||
+                 option_is(t, "--trusted-host") || option_is(t, "--use-feature") ||
+                 option_is(t, "--global-option") || option_is(t, "--config-settings")) {
         std::string long_name = t.substr(0, t.find('='));
         auto v = need(long_name, "");
         if (!v) return std::unexpected(v.error());
       } else {
-        return invalid(fmt::format("unknown option {} in a requirements file", core::quote_for_message(t)), path,
-                       number, tok.column);
+        return invalid(
+            fmt::format("unknown option {} in a requirements file", core::quote_for_message(t)),
+            path, number, tok.column);
       }
     }
     if (first_option == 0) {
       if (!hashes.empty()) {
-        return invalid("--hash applies to a requirement on the same line", path, number, tokens.front().column);
+        return invalid("--hash applies to a requirement on the same line", path, number,
+                       tokens.front().column);
       }
       return {};
     }
@@ -313,10 +335,12 @@ class Parser {
     }
     std::size_t column = tokens.front().column;
     if (looks_like_path_or_url(text)) {
-      return invalid(fmt::format("{} is a local path or a bare URL; gpulock locks packages from indexes (write "
-                                 "'name @ URL' for a direct URL)",
-                                 core::quote_for_message(text)),
-                     path, number, column);
+      return invalid(
+          fmt::format(
+              "{} is a local path or a bare URL; gpulock locks packages from indexes (write "
+              "'name @ URL' for a direct URL)",
+              core::quote_for_message(text)),
+          path, number, column);
     }
     auto req = core::Requirement::parse(text);
     if (!req) {
@@ -329,7 +353,8 @@ class Parser {
       if (auto open = text.find("${"); open != std::string::npos) {
         auto close = text.find('}', open);
         if (close != std::string::npos) {
-          e.hints.push_back(fmt::format("the environment variable {} is not set", text.substr(open + 2, close - open - 2)));
+          e.hints.push_back(fmt::format("the environment variable {} is not set",
+                                        text.substr(open + 2, close - open - 2)));
         }
       }
       return std::unexpected(e);
@@ -342,7 +367,8 @@ class Parser {
   RequirementsInput& into_;
   RequirementsFileOptions options_;
   std::vector<std::string> stack_;
-  std::vector<std::string> shown_;  // the same files as named (joined onto the including file's dir)
+  std::vector<std::string>
+      shown_;  // the same files as named (joined onto the including file's dir)
 };
 
 }  // namespace
@@ -354,9 +380,10 @@ core::Result<std::string> read_text_file(const std::string& path) {
     return core::fail_at(ErrorCode::Io, fmt::format("cannot read file: {}", ec.message()), path);
   }
   if (size > kMaxFileBytes) {
-    return core::fail_at(ErrorCode::InvalidInput,
-                         fmt::format("file is {} bytes; input files over {} bytes are refused", size, kMaxFileBytes),
-                         path);
+    return core::fail_at(
+        ErrorCode::InvalidInput,
+        fmt::format("file is {} bytes; input files over {} bytes are refused", size, kMaxFileBytes),
+        path);
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return core::fail_at(ErrorCode::Io, "cannot open file", path);
@@ -366,14 +393,16 @@ core::Result<std::string> read_text_file(const std::string& path) {
   return std::move(buffer).str();
 }
 
-core::Status read_requirements_file(const std::string& path, bool constraints, RequirementsInput& into,
+core::Status read_requirements_file(const std::string& path, bool constraints,
+                                    RequirementsInput& into,
                                     const RequirementsFileOptions& options) {
   Parser parser(into, options);
   return parser.read_file(path, constraints, "", 0);
 }
 
-core::Status parse_requirements_text(std::string_view text, const std::string& path, bool constraints,
-                                     RequirementsInput& into, const RequirementsFileOptions& options) {
+core::Status parse_requirements_text(std::string_view text, const std::string& path,
+                                     bool constraints, RequirementsInput& into,
+                                     const RequirementsFileOptions& options) {
   Parser parser(into, options);
   return parser.parse_text(text, path, constraints);
 }

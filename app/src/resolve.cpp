@@ -23,7 +23,8 @@ namespace {
 using core::ErrorCode;
 
 std::int64_t clock_micros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -49,8 +50,8 @@ void apply_edit(ResolveRequest& r, const FlagEdit& e) {
 // Pages come back with only the wheels this target can install as files (the rest summarized
 // by version): a warm run decodes, ranks and frees a few percent of a big page's files. A wheel
 // is kept when one of its tags is supported, as core::TagRanker::rank would find it.
-index::ClientOptions client_options_for(const ResolveRequest& request, const ResolveObserver& observer,
-                                        const Target& target) {
+index::ClientOptions client_options_for(const ResolveRequest& request,
+                                        const ResolveObserver& observer, const Target& target) {
   index::ClientOptions client_options = request.client;
   if (observer.on_index_event) client_options.observer = observer.on_index_event;
   auto supported = std::make_shared<std::unordered_set<std::string>>();
@@ -77,7 +78,8 @@ index::ClientOptions client_options_for(const ResolveRequest& request, const Res
 namespace detail {
 
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+      .count();
 }
 
 std::unexpected<core::Error> usage(std::string message, std::vector<std::string> hints) {
@@ -86,12 +88,14 @@ std::unexpected<core::Error> usage(std::string message, std::vector<std::string>
   return std::unexpected(e);
 }
 
-std::optional<TriedCommand> try_command(const ResolveRequest& request, const std::vector<FlagEdit>& edits,
+std::optional<TriedCommand> try_command(const ResolveRequest& request,
+                                        const std::vector<FlagEdit>& edits,
                                         const std::vector<std::string>& focus) {
   if (request.dry_run) return std::nullopt;
   ResolveRequest r = request;
   r.dry_run = true;
-  for (const auto& e : edits) apply_edit(r, e);
+  for (const auto& e : edits)
+    apply_edit(r, e);
   auto tried = resolve(r);
   if (!tried || !tried->solved) return std::nullopt;
   TriedCommand t{command_with(request.command_line, edits), {}};
@@ -117,7 +121,8 @@ void lead_with_first_line(resolver::Report& r) {
     r.brief = r.lines;
   }
   if (first.ends_with('.')) first.pop_back();
-  if (first.size() > 1 && first[0] >= 'A' && first[0] <= 'Z' && !(first[1] >= 'A' && first[1] <= 'Z')) {
+  if (first.size() > 1 && first[0] >= 'A' && first[0] <= 'Z' &&
+      !(first[1] >= 'A' && first[1] <= 'Z')) {
     first[0] = core::ascii_lower(first[0]);
   }
   r.headline = std::move(first);
@@ -130,14 +135,15 @@ std::string tried_text(const TriedCommand& t) {
 
 std::vector<std::string> focus_of(const std::vector<resolver::Dependency>& requirements) {
   std::vector<std::string> out{"torch"};
-  for (const auto& d : requirements) out.push_back(d.name);
+  for (const auto& d : requirements)
+    out.push_back(d.name);
   return out;
 }
 
 }  // namespace detail
 
-
-core::Result<ResolveResult> resolve(const ResolveRequest& request, const ResolveObserver& observer) {
+core::Result<ResolveResult> resolve(const ResolveRequest& request,
+                                    const ResolveObserver& observer) {
   using namespace detail;
   auto start = std::chrono::steady_clock::now();
   Phase phase = [&](std::string_view what) {
@@ -171,13 +177,15 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
   // records need only the sources and the nightly date, kept here.
   phase("Resolving");
   auto t_solve = std::chrono::steady_clock::now();
-  SourceRecords sources{plan->config.pinned, plan->config.torch, plan->config.general, plan->config.nightly_date};
+  SourceRecords sources{plan->config.pinned, plan->config.torch, plan->config.general,
+                        plan->config.nightly_date};
   IndexProvider provider(client, std::move(plan->config));
   resolver::SolveRequest solve_request{plan->requirements, plan->constraints};
   auto outcome = resolver::solve(provider, solve_request, plan->solve_options);
   result.timings.solve_ms = elapsed_ms(t_solve);
   if (!outcome) return std::unexpected(outcome.error());
-  for (auto& w : provider.warnings()) result.warnings.push_back(std::move(w));
+  for (auto& w : provider.warnings())
+    result.warnings.push_back(std::move(w));
 
   if (auto* failure = std::get_if<resolver::NoSolution>(&*outcome)) {
     if (auto s = explain_no_solution(request, *plan, client, provider, *failure, result); !s) {
@@ -186,7 +194,8 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request, const Resolve
     return finish();
   }
   const auto& solution = std::get<resolver::Solution>(*outcome);
-  for (auto& line : provider.kept_pins_beaten(solution, request.output)) result.warnings.push_back(std::move(line));
+  for (auto& line : provider.kept_pins_beaten(solution, request.output))
+    result.warnings.push_back(std::move(line));
   result.solved = true;
   result.solve_stats = solution.stats;
   if (auto s = write_lock(request, *plan, sources, client, provider, solution, result, phase); !s) {

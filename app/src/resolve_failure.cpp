@@ -24,8 +24,9 @@ struct UnknownProjects {
 // Issue 16 item 9: a requirement whose project no index has reads as "'x' is not on URL", with
 // close names that exist; an index that answered 404 for every project asked (two or more) is
 // an error naming it (exit 4): its URL is wrong.
-core::Result<UnknownProjects> unknown_projects(index::IndexClient& client, const IndexProvider& provider,
-                                               const std::vector<resolver::Dependency>& requirements) {
+core::Result<UnknownProjects> unknown_projects(
+    index::IndexClient& client, const IndexProvider& provider,
+    const std::vector<resolver::Dependency>& requirements) {
   UnknownProjects out;
   auto& lines = out.lines;
   auto missing = provider.projects_not_found();
@@ -36,7 +37,8 @@ core::Result<UnknownProjects> unknown_projects(index::IndexClient& client, const
       where += (where.empty() ? "" : ", ") + index::redact_url(s->source.url);
     }
     std::string names;
-    for (std::size_t i = 0; i < missing.size() && i < 3; ++i) names += (i == 0 ? "" : ", ") + missing[i];
+    for (std::size_t i = 0; i < missing.size() && i < 3; ++i)
+      names += (i == 0 ? "" : ", ") + missing[i];
     return std::unexpected(core::make_error(
         ErrorCode::NotFound,
         fmt::format("none of the projects asked for is here ({}{}): is the index URL right?", names,
@@ -47,8 +49,10 @@ core::Result<UnknownProjects> unknown_projects(index::IndexClient& client, const
     if (std::find(missing.begin(), missing.end(), d.name) == missing.end()) continue;
     std::string where;
     auto sources = provider.sources_for(d.name);
-    for (const auto* s : sources) where += (where.empty() ? "" : ", ") + index::redact_url(s->source.url);
-    lines.push_back(fmt::format("'{}' is not on {}.", d.name, where.empty() ? std::string("any index") : where));
+    for (const auto* s : sources)
+      where += (where.empty() ? "" : ", ") + index::redact_url(s->source.url);
+    lines.push_back(fmt::format("'{}' is not on {}.", d.name,
+                                where.empty() ? std::string("any index") : where));
     // Close names: the name without separators, and torch-family names it is close to.
     std::string squashed;
     for (char c : d.name) {
@@ -57,7 +61,8 @@ core::Result<UnknownProjects> unknown_projects(index::IndexClient& client, const
     std::vector<std::string> candidates;
     if (squashed != d.name) candidates.push_back(squashed);
     for (const auto& s : sources) {
-      for (const auto& c : candidates) client.prefetch_project(s->source, c);
+      for (const auto& c : candidates)
+        client.prefetch_project(s->source, c);
     }
     for (const auto& c : candidates) {
       for (const auto* s : provider.sources_for(c)) {
@@ -74,8 +79,9 @@ core::Result<UnknownProjects> unknown_projects(index::IndexClient& client, const
 
 }  // namespace
 
-core::Status explain_no_solution(const ResolveRequest& request, const ResolvePlan& plan, index::IndexClient& client,
-                                 IndexProvider& provider, const resolver::NoSolution& failure, ResolveResult& result) {
+core::Status explain_no_solution(const ResolveRequest& request, const ResolvePlan& plan,
+                                 index::IndexClient& client, IndexProvider& provider,
+                                 const resolver::NoSolution& failure, ResolveResult& result) {
   result.solved = false;
   auto unknown = unknown_projects(client, provider, plan.requirements);
   if (!unknown) return std::unexpected(unknown.error());
@@ -89,9 +95,11 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
   result.explanation = resolver::report(failure, provider);
   // Builds above the ceiling that the explanation names: the driver the lowest one needs.
   for (const auto& d : plan.requirements) {
-    bool mentioned = std::any_of(result.explanation.lines.begin(), result.explanation.lines.end(), [&](const std::string& l) {
-      return l.find(d.name) != std::string::npos && l.find("needs a newer CUDA than") != std::string::npos;
-    });
+    bool mentioned = std::any_of(result.explanation.lines.begin(), result.explanation.lines.end(),
+                                 [&](const std::string& l) {
+                                   return l.find(d.name) != std::string::npos &&
+                                          l.find("needs a newer CUDA than") != std::string::npos;
+                                 });
     if (!mentioned) continue;
     if (auto hint = provider.cuda_too_new_hint(d.name)) result.explanation.hints.push_back(*hint);
   }
@@ -99,17 +107,23 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
   // item 8): a variant with kernels for the GPU, minor-version compatibility, CPU builds.
   for (const auto& backend : provider.arch_fix_backends()) {
     if (request.torch_backend && backend == request.torch_backend->to_string()) continue;
-    if (auto t = try_command(request, {{"--torch-backend", backend}}, focus_of(plan.requirements))) {
-      result.explanation.hints.push_back(fmt::format("{}, which has kernels for your GPU", tried_text(*t)));
+    if (auto t =
+            try_command(request, {{"--torch-backend", backend}}, focus_of(plan.requirements))) {
+      result.explanation.hints.push_back(
+          fmt::format("{}, which has kernels for your GPU", tried_text(*t)));
     }
   }
   if (provider.cuda_hinted() && !request.dry_run) {
-    if (plan.gpu.context.no_gpu && !(request.torch_backend && request.torch_backend->kind() == TorchBackend::Kind::Cpu)) {
-      if (auto t = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(plan.requirements))) {
+    if (plan.gpu.context.no_gpu &&
+        !(request.torch_backend && request.torch_backend->kind() == TorchBackend::Kind::Cpu)) {
+      if (auto t =
+              try_command(request, {{"--torch-backend", "cpu"}}, focus_of(plan.requirements))) {
         result.explanation.hints.push_back(fmt::format("for CPU builds: {}", tried_text(*t)));
       }
-    } else if (!plan.gpu.context.no_gpu && plan.gpu.context.ceiling && plan.gpu.context.compat == probe::CudaCompat::Strict) {
-      if (auto t = try_command(request, {{"--cuda-compat", "minor"}}, focus_of(plan.requirements))) {
+    } else if (!plan.gpu.context.no_gpu && plan.gpu.context.ceiling &&
+               plan.gpu.context.compat == probe::CudaCompat::Strict) {
+      if (auto t =
+              try_command(request, {{"--cuda-compat", "minor"}}, focus_of(plan.requirements))) {
         result.explanation.hints.push_back(
             fmt::format("or allow minor-version compatibility: {}", tried_text(*t)));
       }

@@ -41,9 +41,11 @@ core::Result<ResolveInputs> read_resolve_inputs(const ResolveRequest& request) {
   if (!request.project.empty()) {
     auto text = read_text_file(request.project);
     if (!text) return std::unexpected(text.error());
-    auto project = read_project_requirements(*text, request.project, request.extras, request.groups);
+    auto project =
+        read_project_requirements(*text, request.project, request.extras, request.groups);
     if (!project) return std::unexpected(project.error());
-    for (auto& r : *project) in.req.requirements.push_back(std::move(r));
+    for (auto& r : *project)
+      in.req.requirements.push_back(std::move(r));
     in.project_files.emplace_back(request.project, std::move(*text));
   }
   return in;
@@ -63,12 +65,15 @@ lock::GpulockInputs make_inputs_record(const ResolveRequest& request, const Reso
   // (OpenSSL EVP, for downloads) would load libcrypto.
   lock::GpulockInputs rec;
   // A direct reference's credentials (`name @ https://user:token@host/...`) are never written.
-  for (const auto& r : request.requirements) rec.requirements.push_back(index::redact_text(r));
+  for (const auto& r : request.requirements)
+    rec.requirements.push_back(index::redact_text(r));
   for (const auto& f : inputs.req.files) {
-    rec.files.push_back({path_relative_to(lock_dir, f.path), f.kind, core::sha256_hex(f.content), {}});
+    rec.files.push_back(
+        {path_relative_to(lock_dir, f.path), f.kind, core::sha256_hex(f.content), {}});
   }
   for (const auto& [path, content] : inputs.project_files) {
-    rec.files.push_back({path_relative_to(lock_dir, path), "project", core::sha256_hex(content), {}});
+    rec.files.push_back(
+        {path_relative_to(lock_dir, path), "project", core::sha256_hex(content), {}});
   }
   rec.extras = request.extras;
   rec.groups = request.groups;
@@ -89,7 +94,8 @@ lock::GpulockInputs make_inputs_record(const ResolveRequest& request, const Reso
   // with role "pinned"), so that `check --index` re-resolves with the same pins.
   if (!request.index_for.empty()) {
     std::string pins;
-    for (const auto& p : request.index_for) pins += (pins.empty() ? "" : ",") + p.to_string();
+    for (const auto& p : request.index_for)
+      pins += (pins.empty() ? "" : ",") + p.to_string();
     rec.options["index-for"] = pins;
   }
   rec.sha256 = core::sha256_hex(lock::canonical_inputs_text(rec));
@@ -105,7 +111,8 @@ std::unexpected<core::Error> recorded_error(std::string_view field, const core::
 
 // One recorded option through its parser; absent keys leave `into` as it is.
 template <class Parse, class Into>
-core::Status read_option(const lock::GpulockInputs& record, std::string_view key, Parse parse, Into& into) {
+core::Status read_option(const lock::GpulockInputs& record, std::string_view key, Parse parse,
+                         Into& into) {
   auto it = record.options.find(key);
   if (it == record.options.end() || it->second.empty()) return {};
   auto v = parse(it->second);
@@ -160,7 +167,8 @@ core::Status read_recorded_options(const lock::GpulockInputs& record, const lock
   }
   request.cuda_ceiling = tool.gpu->cuda_ceiling.value_or("");
   std::string archs;
-  for (const auto& a : tool.gpu->archs) archs += (archs.empty() ? "" : ",") + a;
+  for (const auto& a : tool.gpu->archs)
+    archs += (archs.empty() ? "" : ",") + a;
   request.gpu_arch = archs;
   return {};
 }
@@ -169,14 +177,17 @@ std::vector<GeneralIndex> general_indexes(const ResolveRequest& request,
                                           const RequirementsInput& req) {
   std::vector<GeneralIndex> out;
   if (!req.no_index) {
-    std::string url = request.index_url.value_or(req.index_url.value_or(std::string(kDefaultIndexUrl)));
+    std::string url =
+        request.index_url.value_or(req.index_url.value_or(std::string(kDefaultIndexUrl)));
     out.push_back({"default", index::url_from_user_input(url)});
   }
   for (const auto* list : {&request.extra_index_urls, &req.extra_index_urls}) {
-    for (const auto& e : *list) out.push_back({"extra", index::url_from_user_input(e)});
+    for (const auto& e : *list)
+      out.push_back({"extra", index::url_from_user_input(e)});
   }
   for (const auto* list : {&request.find_links, &req.find_links}) {
-    for (const auto& l : *list) out.push_back({"find-links", l});
+    for (const auto& l : *list)
+      out.push_back({"find-links", l});
   }
   return out;
 }

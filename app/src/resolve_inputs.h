@@ -32,7 +32,8 @@ struct ResolveInputs {
 
 /// `path` relative to `dir` with '/' separators (absolute when it cannot be made relative), as
 /// input files are recorded relative to the lock's directory.
-[[nodiscard]] std::string path_relative_to(const std::filesystem::path& dir, const std::string& path);
+[[nodiscard]] std::string path_relative_to(const std::filesystem::path& dir,
+                                           const std::string& path);
 
 /// The [tool.gpulock.inputs] record of `request`: requirement texts, input files (relative to
 /// `lock_dir`, with their sha256), extras, groups, the options that change the result, and the
@@ -46,7 +47,8 @@ struct ResolveInputs {
 /// through its flag's own parser, the --index-for pins, the snapshot (the instant recorded, not
 /// "7d before now" again), the target and the machine ([tool.gpulock.gpu]). Errors: a recorded
 /// value its parser refuses (Usage), naming the key.
-[[nodiscard]] core::Status read_recorded_options(const lock::GpulockInputs& record, const lock::GpulockTool& tool,
+[[nodiscard]] core::Status read_recorded_options(const lock::GpulockInputs& record,
+                                                 const lock::GpulockTool& tool,
                                                  ResolveRequest& request);
 
 /// One general (non-torch) index in first-index order: role "default", "extra" or "find-links";

@@ -43,7 +43,6 @@ fs::path lock_dir_of(const std::string& output) {
   return ec ? fs::path(output).parent_path() : p.parent_path();
 }
 
-
 // What the chosen packages say about the lock's GPU record and summary.
 struct LockedFacts {
   std::optional<CudaVersion> locked_cuda;
@@ -56,7 +55,8 @@ struct LockedFacts {
 
 // One lock package per chosen candidate, and why it was chosen (result.why).
 core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvider& provider,
-                                        const resolver::Solution& solution, ResolveResult& result, const Phase& phase) {
+                                        const resolver::Solution& solution, ResolveResult& result,
+                                        const Phase& phase) {
   LockedFacts facts;
   lock::Lock& lk = result.lock;
   // The provider holds its own copy of the config, so sources are matched by URL.
@@ -64,7 +64,8 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
     if (chosen.is_virtual) continue;
     auto sel = provider.selection(chosen.name, chosen.candidate_index);
     if (sel.file == nullptr) {
-      return core::fail(ErrorCode::Internal, fmt::format("no file recorded for {} {}", chosen.name, chosen.version.to_string()));
+      return core::fail(ErrorCode::Internal, fmt::format("no file recorded for {} {}", chosen.name,
+                                                         chosen.version.to_string()));
     }
     lock::Package p;
     p.name = chosen.name;
@@ -78,7 +79,8 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
     if (index::url_basename(sel.file->url()) != sel.file->filename()) f.name = sel.file->filename();
     f.size = sel.file->size();
     if (sel.file->upload_time()) f.upload_time = to_toml_datetime(*sel.file->upload_time());
-    for (const auto& h : sel.file->hashes()) f.hashes[h.algorithm] = h.hex;
+    for (const auto& h : sel.file->hashes())
+      f.hashes[h.algorithm] = h.hex;
     const bool direct_ref = sel.source != nullptr && sel.source->role == "direct";
     if (direct_ref) {
       // A direct URL wheel is a PEP 751 archive; its URL is written without credentials.
@@ -102,11 +104,15 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
 
     if (chosen.name == "torch") facts.torch = &chosen;
     if (chosen.name.starts_with("nvidia-cudnn-")) facts.cudnn = chosen.version.to_string();
-    if (sel.cuda && (!facts.locked_cuda || *sel.cuda > *facts.locked_cuda)) facts.locked_cuda = sel.cuda;
+    if (sel.cuda && (!facts.locked_cuda || *sel.cuda > *facts.locked_cuda))
+      facts.locked_cuda = sel.cuda;
     if (chosen.name == "torch") {
-      if (sel.build.kind == BuildKind::Cuda && sel.cuda) facts.variant = variant_name(*sel.cuda);
-      else if (sel.build.kind == BuildKind::Cpu) facts.variant = "cpu";
-      else if (sel.cuda) facts.variant = variant_name(*sel.cuda);
+      if (sel.build.kind == BuildKind::Cuda && sel.cuda)
+        facts.variant = variant_name(*sel.cuda);
+      else if (sel.build.kind == BuildKind::Cpu)
+        facts.variant = "cpu";
+      else if (sel.cuda)
+        facts.variant = variant_name(*sel.cuda);
     }
 
     PackageWhy why;
@@ -124,7 +130,8 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
       for (auto& s : provider.skipped_before(chosen.name, chosen.candidate_index, &solution)) {
         // Versions the requirements never allowed (`torch<2.6`, an `==` pin) explain themselves.
         if (s.kind == "excluded") continue;
-        why.skipped.push_back({s.version.to_string(), std::move(s.kind), std::move(s.reason), std::move(s.hint)});
+        why.skipped.push_back(
+            {s.version.to_string(), std::move(s.kind), std::move(s.reason), std::move(s.hint)});
       }
     }
     result.why.push_back(std::move(why));
@@ -133,11 +140,13 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
 }
 
 // [tool.gpulock].
-lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan& plan, const SourceRecords& sources,
-                               const LockedFacts& facts, const ResolveResult& result, const fs::path& lock_dir) {
+lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan& plan,
+                               const SourceRecords& sources, const LockedFacts& facts,
+                               const ResolveResult& result, const fs::path& lock_dir) {
   lock::GpulockTool tool;
   tool.inputs = make_inputs_record(request, plan.inputs, lock_dir);
-  tool.target = lock::GpulockTarget{result.target.python_version, result.target.platform, {}, {}, {}};
+  tool.target =
+      lock::GpulockTarget{result.target.python_version, result.target.platform, {}, {}, {}};
   if (!request.target_name.empty()) tool.target->name = request.target_name;
 
   const auto& ctx = plan.gpu.context;
@@ -148,11 +157,13 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
     if (ctx.ceiling) g.cuda_ceiling = ctx.ceiling->to_string();
     if (!ctx.method.empty()) g.method = ctx.method;
     g.compat = std::string(probe::cuda_compat_name(ctx.compat));
-    for (const auto& a : ctx.archs) g.archs.push_back(a.to_string());
+    for (const auto& a : ctx.archs)
+      g.archs.push_back(a.to_string());
     g.variant = facts.variant;
     if (facts.locked_cuda) {
       g.cuda = facts.locked_cuda->to_string();
-      if (auto md = probe::min_driver_for_cuda(*facts.locked_cuda, ctx.compat)) g.min_driver = md->to_string();
+      if (auto md = probe::min_driver_for_cuda(*facts.locked_cuda, ctx.compat))
+        g.min_driver = md->to_string();
     }
     g.cudnn = facts.cudnn;
     tool.gpu = std::move(g);
@@ -166,16 +177,19 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
   auto add_record = [&](const SourceSpec& s) {
     tool.indexes.push_back({s.source.name, index::redact_url(s.source.url), s.role, {}});
   };
-  for (const auto& [glob, s] : sources.pinned) add_record(s);
+  for (const auto& [glob, s] : sources.pinned)
+    add_record(s);
   for (const auto& s : sources.torch) {
     if (facts.used_sources.contains(s.source.url)) add_record(s);
   }
-  for (const auto& s : sources.general) add_record(s);
+  for (const auto& s : sources.general)
+    add_record(s);
   return tool;
 }
 
 // The one-line GPU summary: the build chosen and what decided it.
-void summarize_gpu(const ResolvePlan& plan, IndexProvider& provider, const LockedFacts& facts, ResolveResult& result) {
+void summarize_gpu(const ResolvePlan& plan, IndexProvider& provider, const LockedFacts& facts,
+                   ResolveResult& result) {
   const auto& ctx = plan.gpu.context;
   if (facts.torch == nullptr) return;
   {
@@ -185,39 +199,54 @@ void summarize_gpu(const ResolvePlan& plan, IndexProvider& provider, const Locke
     // passed over for a conflict, say that the other requirements limited it, naming the
     // requirement when one alone explains it.
     const PackageWhy::Skipped* conflict = nullptr;
-    auto twhy = std::find_if(result.why.begin(), result.why.end(), [](const PackageWhy& w) { return w.name == "torch"; });
+    auto twhy = std::find_if(result.why.begin(), result.why.end(),
+                             [](const PackageWhy& w) { return w.name == "torch"; });
     if (twhy != result.why.end()) {
       auto k = std::find_if(twhy->skipped.begin(), twhy->skipped.end(),
                             [](const PackageWhy::Skipped& x) { return x.kind == "conflict"; });
       if (k != twhy->skipped.end()) conflict = &*k;
     }
-    const bool blocker_named = conflict != nullptr && !conflict->reason.starts_with("conflicts with");
+    const bool blocker_named =
+        conflict != nullptr && !conflict->reason.starts_with("conflicts with");
     if (conflict != nullptr && !conflict->hint.empty()) result.hints.push_back(conflict->hint);
-    const std::string cpu_newer = blocker_named ? fmt::format("; torch {} {}", conflict->version, conflict->reason) : "";
+    const std::string cpu_newer =
+        blocker_named ? fmt::format("; torch {} {}", conflict->version, conflict->reason) : "";
     if (ctx.no_gpu) {
-      result.gpu_summary = fmt::format("torch {}: a CPU build, because --driver none means no GPU{}", v, cpu_newer);
+      result.gpu_summary =
+          fmt::format("torch {}: a CPU build, because --driver none means no GPU{}", v, cpu_newer);
     } else if (sel.cuda && ctx.ceiling) {
       std::string archs;
-      for (const auto& a : ctx.archs) archs += (archs.empty() ? "" : ", ") + a.to_string();
+      for (const auto& a : ctx.archs)
+        archs += (archs.empty() ? "" : ", ") + a.to_string();
       // Under --cuda-compat minor a build may be newer than the ceiling, within its major.
-      std::string how = *sel.cuda > *ctx.ceiling
-                            ? fmt::format("CUDA {} on {} through minor-version compatibility", sel.cuda->to_string(),
-                                          ctx.ceiling->to_string())
-                            : fmt::format("CUDA {} <= {}{}", sel.cuda->to_string(), ctx.ceiling->to_string(),
-                                          ctx.compat == probe::CudaCompat::Minor ? ", minor-version compatibility" : "");
+      std::string how =
+          *sel.cuda > *ctx.ceiling
+              ? fmt::format("CUDA {} on {} through minor-version compatibility",
+                            sel.cuda->to_string(), ctx.ceiling->to_string())
+              : fmt::format(
+                    "CUDA {} <= {}{}", sel.cuda->to_string(), ctx.ceiling->to_string(),
+                    ctx.compat == probe::CudaCompat::Minor ? ", minor-version compatibility" : "");
       // A build whose arch list is unknown is bounded by what its CUDA can build: say "assumed".
-      std::string kernels = archs.empty()       ? std::string()
-                            : sel.archs_assumed ? fmt::format("; kernels for {} assumed (no arch list is known for "
-                                                              "this build; CUDA {} can build for {})",
-                                                              archs, sel.cuda->to_string(), archs)
-                                                : fmt::format(" with kernels for {}", archs);
-      std::string newer = blocker_named ? fmt::format("torch {} {}", conflict->version, conflict->reason)
-                                : std::string("newer builds it runs conflict with the other requirements (see --explain)");
+      std::string kernels = archs.empty() ? std::string()
+                            : sel.archs_assumed
+                                ? fmt::format(
+                                      "; kernels for {} assumed (no arch list is known for "
+                                      "this build; CUDA {} can build for {})",
+                                      archs, sel.cuda->to_string(), archs)
+                                : fmt::format(" with kernels for {}", archs);
+      std::string newer =
+          blocker_named
+              ? fmt::format("torch {} {}", conflict->version, conflict->reason)
+              : std::string(
+                    "newer builds it runs conflict with the other requirements (see --explain)");
       result.gpu_summary =
-          conflict ? fmt::format("torch {}: the newest torch that fits the other requirements; your driver {}runs it ({}){}; {}",
-                                 v, ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels, newer)
-                   : fmt::format("torch {}: the newest torch whose CUDA build your driver {}runs ({}){}", v,
-                                 ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels);
+          conflict
+              ? fmt::format(
+                    "torch {}: the newest torch that fits the other requirements; your driver "
+                    "{}runs it ({}){}; {}",
+                    v, ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels, newer)
+              : fmt::format("torch {}: the newest torch whose CUDA build your driver {}runs ({}){}",
+                            v, ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels);
     } else if (sel.build.kind == BuildKind::Cpu) {
       result.gpu_summary = fmt::format("torch {}: a CPU build{}", v, cpu_newer);
     }
@@ -226,8 +255,9 @@ void summarize_gpu(const ResolvePlan& plan, IndexProvider& provider, const Locke
 
 }  // namespace
 
-core::Status write_lock(const ResolveRequest& request, const ResolvePlan& plan, const SourceRecords& sources,
-                        index::IndexClient& client, IndexProvider& provider, const resolver::Solution& solution,
+core::Status write_lock(const ResolveRequest& request, const ResolvePlan& plan,
+                        const SourceRecords& sources, index::IndexClient& client,
+                        IndexProvider& provider, const resolver::Solution& solution,
                         ResolveResult& result, const Phase& phase) {
   phase("Writing the lock");
   auto t_lock = std::chrono::steady_clock::now();
@@ -246,7 +276,8 @@ core::Status write_lock(const ResolveRequest& request, const ResolvePlan& plan, 
   summarize_gpu(plan, provider, *facts, result);
 
   result.lock_text = lock::to_toml(lk, lock::WriteOptions{request.command_line});
-  if (!request.dry_run && !request.defer_write && request.output != "-" && plan.existing_text != result.lock_text) {
+  if (!request.dry_run && !request.defer_write && request.output != "-" &&
+      plan.existing_text != result.lock_text) {
     auto written = write_output(request.output, result.lock_text);
     if (!written) return std::unexpected(written.error());
   }

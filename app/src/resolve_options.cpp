@@ -13,9 +13,10 @@
 namespace gpulock::app {
 namespace {
 
-std::unexpected<core::Error> invalid(std::string_view flag, std::string_view text, std::string_view expected) {
-  return core::fail(core::ErrorCode::Usage,
-                    fmt::format("invalid --{} {}: expected {}", flag, core::quote_for_message(text), expected));
+std::unexpected<core::Error> invalid(std::string_view flag, std::string_view text,
+                                     std::string_view expected) {
+  return core::fail(core::ErrorCode::Usage, fmt::format("invalid --{} {}: expected {}", flag,
+                                                        core::quote_for_message(text), expected));
 }
 
 bool all_digits(std::string_view s) {
@@ -42,12 +43,23 @@ std::optional<std::int64_t> duration_seconds(std::string_view d) {
     if (n > 100000) return std::nullopt;
   }
   switch (d.back()) {
-    case 'w': case 'W': return n * 7 * 86400;
-    case 'd': case 'D': return n * 86400;
-    case 'h': case 'H': return n * 3600;
-    case 'm': case 'M': return n * 60;
-    case 's': case 'S': return n;
-    default: return std::nullopt;
+    case 'w':
+    case 'W':
+      return n * 7 * 86400;
+    case 'd':
+    case 'D':
+      return n * 86400;
+    case 'h':
+    case 'H':
+      return n * 3600;
+    case 'm':
+    case 'M':
+      return n * 60;
+    case 's':
+    case 'S':
+      return n;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -67,7 +79,8 @@ core::Result<TorchBackend> TorchBackend::parse(std::string_view text) {
   if (text == "auto") return automatic();
   if (text == "cpu") return cpu();
   // cuXYZ: the label PyTorch's indexes use, read as a version's local label is.
-  if (text.size() >= 5 && text.size() <= 6 && text.starts_with("cu") && all_digits(text.substr(2))) {
+  if (text.size() >= 5 && text.size() <= 6 && text.starts_with("cu") &&
+      all_digits(text.substr(2))) {
     auto v = core::Version::parse(fmt::format("0+{}", text));
     if (v) {
       auto build = classify_build(*v);
@@ -92,7 +105,8 @@ std::string TorchBackend::to_string() const {
 core::Result<NightlyDate> NightlyDate::parse(std::string_view text) {
   if (text == "latest") return latest();
   if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
-    std::string tag = fmt::format("{}{}{}", text.substr(0, 4), text.substr(5, 2), text.substr(8, 2));
+    std::string tag =
+        fmt::format("{}{}{}", text.substr(0, 4), text.substr(5, 2), text.substr(8, 2));
     if (auto d = from_build_tag(tag)) return *d;
   }
   return invalid("nightly", text, "a build date YYYY-MM-DD (UTC) or latest");
@@ -101,7 +115,8 @@ core::Result<NightlyDate> NightlyDate::parse(std::string_view text) {
 std::optional<NightlyDate> NightlyDate::from_build_tag(std::string_view tag) {
   if (tag.size() != 8 || !all_digits(tag)) return std::nullopt;
   core::CivilDate d;
-  d.year = static_cast<std::int64_t>(two_digits(tag.substr(0, 2)) * 100 + two_digits(tag.substr(2, 2)));
+  d.year =
+      static_cast<std::int64_t>(two_digits(tag.substr(0, 2)) * 100 + two_digits(tag.substr(2, 2)));
   d.month = two_digits(tag.substr(4, 2));
   d.day = two_digits(tag.substr(6, 2));
   if (d.year < 2000 || d.month < 1 || d.month > 12 || d.day < 1 || d.day > 31) return std::nullopt;
@@ -123,7 +138,10 @@ core::Result<ExcludeNewer> ExcludeNewer::parse(std::string_view text) {
   out.text_ = std::string(text);
   if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
     auto t = index::parse_timestamp(fmt::format("{}T00:00:00Z", text));
-    if (!t) return invalid("exclude-newer", text, "a date (2025-06-01), a timestamp (2025-06-01T12:00:00Z) or a duration (7d, 12h, P7D)");
+    if (!t)
+      return invalid(
+          "exclude-newer", text,
+          "a date (2025-06-01), a timestamp (2025-06-01T12:00:00Z) or a duration (7d, 12h, P7D)");
     out.micros_ = *t;
     return out;
   }
@@ -136,7 +154,9 @@ core::Result<ExcludeNewer> ExcludeNewer::parse(std::string_view text) {
     out.micros_ = *seconds * 1'000'000;
     return out;
   }
-  return invalid("exclude-newer", text, "a date (2025-06-01), a timestamp (2025-06-01T12:00:00Z) or a duration (7d, 12h, P7D)");
+  return invalid(
+      "exclude-newer", text,
+      "a date (2025-06-01), a timestamp (2025-06-01T12:00:00Z) or a duration (7d, 12h, P7D)");
 }
 
 }  // namespace gpulock::app

@@ -29,7 +29,8 @@ std::vector<resolver::Dependency> to_dependencies(const std::vector<RequirementE
     if (!r.marker.empty() && !r.marker.matches(env, "")) continue;
     resolver::Dependency d;
     d.name = core::normalize_name(r.name);
-    for (const auto& x : r.extras) d.extras.push_back(core::normalize_extra(x));
+    for (const auto& x : r.extras)
+      d.extras.push_back(core::normalize_extra(x));
     d.specifier = r.specifier;
     out.push_back(std::move(d));
   }
@@ -59,7 +60,8 @@ core::Result<GpuSetup> detect_gpu(const ResolveRequest& request) {
 }
 
 bool mentions_cuda_linked(const std::vector<resolver::Dependency>& deps) {
-  return std::any_of(deps.begin(), deps.end(), [](const resolver::Dependency& d) { return is_cuda_linked(d.name); });
+  return std::any_of(deps.begin(), deps.end(),
+                     [](const resolver::Dependency& d) { return is_cuda_linked(d.name); });
 }
 
 // Does the existing lock's [tool.gpulock.gpu] describe the machine being resolved for?
@@ -71,14 +73,18 @@ bool same_gpu_facts(const lock::Lock& old, const GpuContext& ctx) {
   std::string ceiling = ctx.ceiling ? ctx.ceiling->to_string() : "";
   const std::string_view compat = probe::cuda_compat_name(ctx.compat);
   std::vector<std::string> archs;
-  for (const auto& a : ctx.archs) archs.push_back(a.to_string());
+  for (const auto& a : ctx.archs)
+    archs.push_back(a.to_string());
   return g->driver.value_or("") == driver && g->cuda_ceiling.value_or("") == ceiling &&
-         g->compat.value_or(std::string(probe::cuda_compat_name(probe::CudaCompat::Strict))) == compat && g->archs == archs;
+         g->compat.value_or(std::string(probe::cuda_compat_name(probe::CudaCompat::Strict))) ==
+             compat &&
+         g->archs == archs;
 }
 
 // A package whose build depends on the machine's CUDA: the torch family, nvidia-* and cuda-*.
 bool is_cuda_bound(std::string_view name, const core::Version& v) {
-  return is_torch_family(name) || cuda_need_of_package(name, v).has_value() || classify_build(v).kind != BuildKind::Unlabeled;
+  return is_torch_family(name) || cuda_need_of_package(name, v).has_value() ||
+         classify_build(v).kind != BuildKind::Unlabeled;
 }
 
 // --index-strategy, --prerelease and --exclude-newer (typed already: only the relative cutoff
@@ -99,8 +105,10 @@ core::Status read_inputs(const ResolveRequest& request, ResolvePlan& plan) {
   }
   if (inputs->req.pre) plan.solve_options.prerelease = resolver::PrereleasePolicy::Allow;
   std::vector<std::string> input_paths;
-  for (const auto& f : inputs->req.files) input_paths.push_back(f.path);
-  for (const auto& [path, content] : inputs->project_files) input_paths.push_back(path);
+  for (const auto& f : inputs->req.files)
+    input_paths.push_back(f.path);
+  for (const auto& [path, content] : inputs->project_files)
+    input_paths.push_back(path);
   if (!request.project.empty()) input_paths.push_back(request.project);
   auto existing_output = check_output(request.output, request.force, input_paths);
   if (!existing_output) return std::unexpected(existing_output.error());
@@ -120,12 +128,13 @@ core::Status apply_target(const ResolveRequest& request, ResolvePlan& plan, Reso
   // one name cannot both be honoured.
   for (const auto& e : plan.inputs.req.requirements) {
     const auto& r = e.requirement;
-    if (r.url.empty() || (!r.marker.empty() && !r.marker.matches(target->environment, ""))) continue;
+    if (r.url.empty() || (!r.marker.empty() && !r.marker.matches(target->environment, "")))
+      continue;
     std::string name = core::normalize_name(r.name);
     auto [it, inserted] = plan.config.direct.emplace(name, r.url);
     if (!inserted && it->second != r.url) {
-      return usage(fmt::format("{} has two direct references ({} and {})", name, index::redact_url(it->second),
-                               index::redact_url(r.url)));
+      return usage(fmt::format("{} has two direct references ({} and {})", name,
+                               index::redact_url(it->second), index::redact_url(r.url)));
     }
   }
   plan.config.target = std::move(*target);  // its supported-tag list is long: moved, not copied
@@ -134,23 +143,30 @@ core::Status apply_target(const ResolveRequest& request, ResolvePlan& plan, Reso
 
 // GPU facts: detection runs only when no driver was given (`--driver VERSION|none` describe the
 // target machine instead). No driver and CUDA-linked requirements is an error with hints.
-core::Status describe_machine(const ResolveRequest& request, ResolvePlan& plan, ResolveResult& result) {
+core::Status describe_machine(const ResolveRequest& request, ResolvePlan& plan,
+                              ResolveResult& result) {
   auto t_machine = std::chrono::steady_clock::now();
   auto gpu = detect_gpu(request);
   if (!gpu) return std::unexpected(gpu.error());
   result.timings.machine_ms = elapsed_ms(t_machine);
   const auto& requirements = plan.requirements;
-  bool cpu_backend = request.torch_backend && request.torch_backend->kind() == TorchBackend::Kind::Cpu;
-  if (!gpu->context.ceiling && !gpu->context.no_gpu && !cpu_backend && mentions_cuda_linked(requirements)) {
-    core::Error e = core::make_error(
-        ErrorCode::Usage,
-        "no NVIDIA driver was found, so gpulock cannot tell which CUDA build of torch this machine runs");
+  bool cpu_backend =
+      request.torch_backend && request.torch_backend->kind() == TorchBackend::Kind::Cpu;
+  if (!gpu->context.ceiling && !gpu->context.no_gpu && !cpu_backend &&
+      mentions_cuda_linked(requirements)) {
+    core::Error e = core::make_error(ErrorCode::Usage,
+                                     "no NVIDIA driver was found, so gpulock cannot tell which "
+                                     "CUDA build of torch this machine runs");
     if (gpu->machine && !gpu->machine->verdict.empty()) e.context.push_back(gpu->machine->verdict);
-    e.hints = {"lock for another machine: add --driver VERSION with the version `gpulock probe --machine` prints "
-               "there, or --cuda-ceiling X.Y"};
+    e.hints = {
+        "lock for another machine: add --driver VERSION with the version `gpulock probe --machine` "
+        "prints "
+        "there, or --cuda-ceiling X.Y"};
     // CPU builds, when this index has them: tried first (issue 16 item 8).
-    std::optional<TriedCommand> cpu = try_command(request, {{"--driver", "none"}}, focus_of(requirements));
-    if (!cpu && !request.torch_backend) cpu = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(requirements));
+    std::optional<TriedCommand> cpu =
+        try_command(request, {{"--driver", "none"}}, focus_of(requirements));
+    if (!cpu && !request.torch_backend)
+      cpu = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(requirements));
     if (cpu) e.hints.push_back(fmt::format("lock CPU builds: {}", tried_text(*cpu)));
     e.hints.push_back("see what gpulock detects: gpulock probe --machine");
     return std::unexpected(e);
@@ -160,18 +176,21 @@ core::Status describe_machine(const ResolveRequest& request, ResolvePlan& plan, 
   if (driver_given && gpu->context.archs.empty() && !gpu->context.no_gpu && !cpu_backend &&
       mentions_cuda_linked(requirements)) {
     result.warnings.push_back(fmt::format(
-        "{} without --gpu-arch: builds are not checked against any GPU (`gpulock probe --machine` on that machine "
+        "{} without --gpu-arch: builds are not checked against any GPU (`gpulock probe --machine` "
+        "on that machine "
         "prints its archs)",
         !request.driver.is_auto() ? fmt::format("--driver {}", request.driver.to_string())
-                                 : fmt::format("--cuda-ceiling {}", request.cuda_ceiling)));
+                                  : fmt::format("--cuda-ceiling {}", request.cuda_ceiling)));
   }
   if (gpu->context.compat == probe::CudaCompat::Minor) {
     result.warnings.push_back(
-        "--cuda-compat minor: CUDA builds newer than the driver run through minor-version compatibility, without PTX "
+        "--cuda-compat minor: CUDA builds newer than the driver run through minor-version "
+        "compatibility, without PTX "
         "JIT for newer PTX; kernels not compiled for your GPU will fail to load");
   }
   if (gpu->machine) {
-    for (const auto& w : gpu->machine->warnings) result.warnings.push_back(w);
+    for (const auto& w : gpu->machine->warnings)
+      result.warnings.push_back(w);
   }
   plan.config.gpu = gpu->context;
   plan.gpu = std::move(*gpu);
@@ -187,10 +206,12 @@ core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
     named.push_back(make_source(index::url_from_user_input(ix.url), ix.name, "pinned"));
   }
   for (const auto& pin : request.index_for) {
-    auto it = std::find_if(named.begin(), named.end(), [&](const SourceSpec& s) { return s.source.name == pin.index; });
+    auto it = std::find_if(named.begin(), named.end(),
+                           [&](const SourceSpec& s) { return s.source.name == pin.index; });
     if (it == named.end()) {
-      return usage(fmt::format("--index-for {} names the index {}, which no --index NAME=URL defines",
-                               core::quote_for_message(pin.to_string()), core::quote_for_message(pin.index)));
+      return usage(fmt::format(
+          "--index-for {} names the index {}, which no --index NAME=URL defines",
+          core::quote_for_message(pin.to_string()), core::quote_for_message(pin.index)));
     }
     // The glob was normalized like a name when it was parsed (IndexPin), so `Torch*` matches
     // `torch` (issue 21).
@@ -208,7 +229,8 @@ core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
     if (g.role == "default") {
       config.general.push_back(make_source(g.url, "default", "default"));
     } else if (g.role == "extra") {
-      config.general.push_back(make_source(g.url, fmt::format("extra-{}", ++extra_number), "extra"));
+      config.general.push_back(
+          make_source(g.url, fmt::format("extra-{}", ++extra_number), "extra"));
     } else {
       SourceSpec s;
       s.source = index::IndexSource::find_links(g.url, "find-links");
@@ -224,11 +246,13 @@ void prefer_old_pins(const ResolveRequest& request, ResolvePlan& plan, ResolveRe
   if (!plan.existing_text || request.upgrade) return;
   auto old = lock::parse_lock(*plan.existing_text, request.output);
   if (!old) {
-    result.warnings.push_back(fmt::format("ignoring the existing lock: {}", old.error().to_string()));
+    result.warnings.push_back(
+        fmt::format("ignoring the existing lock: {}", old.error().to_string()));
     return;
   }
   std::set<std::string> upgrade;
-  for (const auto& n : request.upgrade_packages) upgrade.insert(core::normalize_name(n));
+  for (const auto& n : request.upgrade_packages)
+    upgrade.insert(core::normalize_name(n));
   // Pins of CUDA-bound packages were chosen for the machine the old lock names: on another
   // machine (driver, ceiling, archs, compat) they are not preferences (issue 16 item 4).
   bool same_machine = same_gpu_facts(old->lock, plan.gpu.context);
@@ -250,8 +274,8 @@ SourceSpec make_source(std::string_view url, std::string name, std::string role)
   return s;
 }
 
-core::Result<ResolvePlan> make_plan(const ResolveRequest& request, std::int64_t now_micros, ResolveResult& result,
-                                    const Phase& phase) {
+core::Result<ResolvePlan> make_plan(const ResolveRequest& request, std::int64_t now_micros,
+                                    ResolveResult& result, const Phase& phase) {
   ResolvePlan plan;
   apply_flag_values(request, now_micros, plan);
   auto t_inputs = std::chrono::steady_clock::now();

@@ -44,7 +44,8 @@ using Phase = std::function<void(std::string_view)>;
 
 [[nodiscard]] double elapsed_ms(std::chrono::steady_clock::time_point since);
 /// An exit-2 error with hints.
-[[nodiscard]] std::unexpected<core::Error> usage(std::string message, std::vector<std::string> hints = {});
+[[nodiscard]] std::unexpected<core::Error> usage(std::string message,
+                                                 std::vector<std::string> hints = {});
 
 /// A command a hint would suggest, tried first (issue 16 item 8: hints that work when followed):
 /// the run of `request` with `edits`, resolved dry. When it solves: the complete command and what
@@ -53,12 +54,14 @@ struct TriedCommand {
   std::string command;
   std::string locks;
 };
-[[nodiscard]] std::optional<TriedCommand> try_command(const ResolveRequest& request, const std::vector<FlagEdit>& edits,
+[[nodiscard]] std::optional<TriedCommand> try_command(const ResolveRequest& request,
+                                                      const std::vector<FlagEdit>& edits,
                                                       const std::vector<std::string>& focus);
 /// "`COMMAND` locks torch X" (or "`COMMAND` finds a solution").
 [[nodiscard]] std::string tried_text(const TriedCommand& t);
 /// What a tried command is judged by: torch, else the requirements' names in order.
-[[nodiscard]] std::vector<std::string> focus_of(const std::vector<resolver::Dependency>& requirements);
+[[nodiscard]] std::vector<std::string> focus_of(
+    const std::vector<resolver::Dependency>& requirements);
 /// An explanation gpulock wrote itself (no PubGrub proof, or a fact that comes before one) leads
 /// with its first sentence: that sentence becomes the headline.
 void lead_with_first_line(resolver::Report& r);
@@ -89,8 +92,9 @@ struct ResolvePlan {
 /// Parses the flags, reads the inputs, makes the target, describes the machine, lists the
 /// sources and takes the old lock's pins as preferences. Warnings go to `result.warnings`;
 /// `result.target` and the inputs/machine timings are set.
-[[nodiscard]] core::Result<ResolvePlan> make_plan(const ResolveRequest& request, std::int64_t now_micros,
-                                                  ResolveResult& result, const Phase& phase);
+[[nodiscard]] core::Result<ResolvePlan> make_plan(const ResolveRequest& request,
+                                                  std::int64_t now_micros, ResolveResult& result,
+                                                  const Phase& phase);
 
 [[nodiscard]] SourceSpec make_source(std::string_view url, std::string name, std::string role);
 
@@ -103,22 +107,26 @@ struct ResolvePlan {
 /// Before solving: a torch source that lacks the torch-family requirements is an error (exit 4)
 /// or an explained no-solution (auto mode, no usable variant). Fills `result` and returns true
 /// when the resolve ends here.
-[[nodiscard]] core::Result<bool> torch_sources_fail(index::IndexClient& client, const ResolveRequest& request,
+[[nodiscard]] core::Result<bool> torch_sources_fail(index::IndexClient& client,
+                                                    const ResolveRequest& request,
                                                     const ResolvePlan& plan, ResolveResult& result);
 
 /// --nightly: the latest build date every requested dated torch-family member has, not after
 /// DATE, set in `plan.config.nightly_date`. Returns true (with `result` explained) when there is
 /// no such date.
-[[nodiscard]] core::Result<bool> choose_nightly(index::IndexClient& client, const ResolveRequest& request,
-                                                ResolvePlan& plan, ResolveResult& result);
+[[nodiscard]] core::Result<bool> choose_nightly(index::IndexClient& client,
+                                                const ResolveRequest& request, ResolvePlan& plan,
+                                                ResolveResult& result);
 
 // ---- no solution (resolve_failure.cpp) -----------------------------------------------------
 
 /// The explanation of a failed solve: unknown projects first, the proof, and the hints it
 /// points at, each tried first.
-[[nodiscard]] core::Status explain_no_solution(const ResolveRequest& request, const ResolvePlan& plan,
-                                               index::IndexClient& client, IndexProvider& provider,
-                                               const resolver::NoSolution& failure, ResolveResult& result);
+[[nodiscard]] core::Status explain_no_solution(const ResolveRequest& request,
+                                               const ResolvePlan& plan, index::IndexClient& client,
+                                               IndexProvider& provider,
+                                               const resolver::NoSolution& failure,
+                                               ResolveResult& result);
 
 // ---- the lock (resolve_lock.cpp) -----------------------------------------------------------
 

@@ -22,13 +22,14 @@ namespace {
 using core::ErrorCode;
 
 // CUDA variants PyTorch publishes indexes for (shared/data: torch_releases, nightly matrix).
-constexpr std::array<std::string_view, 10> kKnownVariants = {"cu118", "cu121", "cu124", "cu126", "cu128",
-                                                             "cu129", "cu130", "cu132", "cu134", "cu135"};
+constexpr std::array<std::string_view, 10> kKnownVariants = {
+    "cu118", "cu121", "cu124", "cu126", "cu128", "cu129", "cu130", "cu132", "cu134", "cu135"};
 
 // --nightly: the latest build date every requested dated torch-family member has, not after DATE.
-core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient& client, const ProviderConfig& config,
-                                                             const std::vector<resolver::Dependency>& deps,
-                                                             const NightlyDate& nightly, std::vector<std::string>& members) {
+core::Result<std::optional<std::string>> choose_nightly_date(
+    index::IndexClient& client, const ProviderConfig& config,
+    const std::vector<resolver::Dependency>& deps, const NightlyDate& nightly,
+    std::vector<std::string>& members) {
   // Dates compared as build tags (YYYYMMDD: text order is date order).
   std::optional<std::string> cap;
   if (!nightly.is_latest()) cap = nightly.build_tag();
@@ -42,8 +43,11 @@ core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient&
   core::TagRanker ranker(config.target.supported);
   std::optional<std::set<std::string>> common;
   for (const auto& d : deps) {
-    if (!is_torch_family(d.name) || std::find(members.begin(), members.end(), d.name) != members.end()) continue;
-    // Variants above the driver's ceiling are there for explanations only: their dates do not count.
+    if (!is_torch_family(d.name) ||
+        std::find(members.begin(), members.end(), d.name) != members.end())
+      continue;
+    // Variants above the driver's ceiling are there for explanations only: their dates do not
+    // count.
     for (const auto& s : config.torch) {
       if (!s.above_ceiling) client.prefetch_project(s.source, d.name);
     }
@@ -57,7 +61,8 @@ core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient&
       for (const auto& f : (*page)->files) {
         if (!f.is_wheel() || !ranker.rank(f.tags())) continue;
         const auto& v = f.version();
-        auto built = v.dev() ? NightlyDate::from_build_tag(fmt::format("{}", *v.dev())) : std::nullopt;
+        auto built =
+            v.dev() ? NightlyDate::from_build_tag(fmt::format("{}", *v.dev())) : std::nullopt;
         if (!built) continue;
         std::string date = built->build_tag();
         dated = true;
@@ -71,7 +76,8 @@ core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient&
       common = std::move(dates);
     } else {
       std::set<std::string> both;
-      std::set_intersection(common->begin(), common->end(), dates.begin(), dates.end(), std::inserter(both, both.end()));
+      std::set_intersection(common->begin(), common->end(), dates.begin(), dates.end(),
+                            std::inserter(both, both.end()));
       common = std::move(both);
     }
   }
@@ -83,7 +89,8 @@ core::Result<std::optional<std::string>> choose_nightly_date(index::IndexClient&
 // The variants a PyTorch index base has, from its all-variant page `<base>/torch/` (what
 // download.pytorch.org serves), else by probing the known variants' torch pages. "cpu" and
 // "cuXYZ" names, CUDA ones in numeric order, cpu first.
-std::vector<std::string> torch_index_variants(index::IndexClient& client, const std::string& base, bool nightly) {
+std::vector<std::string> torch_index_variants(index::IndexClient& client, const std::string& base,
+                                              bool nightly) {
   std::set<std::string> found;
   auto add_label = [&](const core::Version& v) {
     auto label = classify_build(v);
@@ -95,11 +102,14 @@ std::vector<std::string> torch_index_variants(index::IndexClient& client, const 
   all.forbidden_means_missing = true;
   auto page = client.fetch_project(all, "torch");
   if (page && (*page)->found) {
-    for (const auto& f : (*page)->files) add_label(f.version());
-    for (const auto& o : (*page)->omitted) add_label(o.version);
+    for (const auto& f : (*page)->files)
+      add_label(f.version());
+    for (const auto& o : (*page)->omitted)
+      add_label(o.version);
   } else {
     std::vector<index::IndexSource> probes;
-    for (auto v : kKnownVariants) probes.push_back(index::IndexSource::simple(fmt::format("{}/{}/", root, v), std::string(v)));
+    for (auto v : kKnownVariants)
+      probes.push_back(index::IndexSource::simple(fmt::format("{}/{}/", root, v), std::string(v)));
     probes.push_back(index::IndexSource::simple(root + "/cpu/", "cpu"));
     for (auto& s : probes) {
       s.forbidden_means_missing = true;
@@ -116,7 +126,8 @@ std::vector<std::string> torch_index_variants(index::IndexClient& client, const 
     auto l = classify_build(*core::Version::parse("0+" + v));
     return l.cuda ? static_cast<std::int64_t>(l.cuda->major * 100 + l.cuda->minor) : -2;
   };
-  std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return cuda_of(a) < cuda_of(b); });
+  std::sort(out.begin(), out.end(),
+            [&](const auto& a, const auto& b) { return cuda_of(a) < cuda_of(b); });
   return out;
 }
 
@@ -129,7 +140,8 @@ std::string describe_variants(const std::vector<std::string>& variants, probe::C
     if (v == "cpu") continue;
     auto cuda = classify_build(*core::Version::parse("0+" + v)).cuda;
     if (!cuda) continue;
-    if (auto md = probe::min_driver_for_cuda(*cuda, compat)) out += fmt::format(" (driver >= {})", md->to_string());
+    if (auto md = probe::min_driver_for_cuda(*cuda, compat))
+      out += fmt::format(" (driver >= {})", md->to_string());
   }
   return out;
 }
@@ -143,16 +155,17 @@ struct TorchSourceProblem {
   std::optional<core::Error> error;  ///< an explicitly requested source is missing
   std::vector<std::string> lines;    ///< an explanation (no solution)
   std::vector<std::string> hints;
-  bool cpu_variant = false;  ///< the index has CPU builds (the workflow tries `--torch-backend cpu`)
+  bool cpu_variant =
+      false;  ///< the index has CPU builds (the workflow tries `--torch-backend cpu`)
 };
 
-std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client, const ResolveRequest& request,
-                                                      const std::vector<SourceSpec>& torch,
-                                                      const std::vector<resolver::Dependency>& requirements,
-                                                      const GpuContext& gpu) {
+std::optional<TorchSourceProblem> check_torch_sources(
+    index::IndexClient& client, const ResolveRequest& request, const std::vector<SourceSpec>& torch,
+    const std::vector<resolver::Dependency>& requirements, const GpuContext& gpu) {
   std::vector<std::string> wanted;
   for (const auto& d : requirements) {
-    if (is_torch_family(d.name) && std::find(wanted.begin(), wanted.end(), d.name) == wanted.end()) {
+    if (is_torch_family(d.name) &&
+        std::find(wanted.begin(), wanted.end(), d.name) == wanted.end()) {
       wanted.push_back(d.name);
     }
   }
@@ -160,13 +173,15 @@ std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client
   bool nightly = request.nightly.has_value();
   const TorchBackend backend = request.torch_backend.value_or(TorchBackend::automatic());
   bool explicit_variant = backend.kind() != TorchBackend::Kind::Auto;
-  std::string base = std::string(core::trim_slash(index::url_from_user_input(request.torch_index_base)));
+  std::string base =
+      std::string(core::trim_slash(index::url_from_user_input(request.torch_index_base)));
   std::string where = index::redact_url(base + (nightly ? "/nightly/" : "/"));
   std::vector<const SourceSpec*> usable;  // within the ceiling
   for (const auto& s : torch) {
     if (s.above_ceiling) continue;
     usable.push_back(&s);
-    for (const auto& name : wanted) client.prefetch_project(s.source, name);
+    for (const auto& name : wanted)
+      client.prefetch_project(s.source, name);
   }
   // Which wanted names no usable torch source has.
   std::vector<std::string> missing;
@@ -186,43 +201,54 @@ std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client
   }
   if (missing.empty()) return std::nullopt;
   auto variants = torch_index_variants(client, base, nightly);
-  std::string listing = variants.empty() ? fmt::format("no PyTorch variant index was found under {} (is "
-                                                       "--torch-index-base right?)",
-                                                       where)
-                                         : fmt::format("variants on {}: {}", where, describe_variants(variants, gpu.compat));
+  std::string listing = variants.empty() ? fmt::format(
+                                               "no PyTorch variant index was found under {} (is "
+                                               "--torch-index-base right?)",
+                                               where)
+                                         : fmt::format("variants on {}: {}", where,
+                                                       describe_variants(variants, gpu.compat));
   bool torch_missing = std::find(missing.begin(), missing.end(), wanted.front()) != missing.end();
   TorchSourceProblem p;
   if ((explicit_variant && torch.size() == 1 && torch_missing) || variants.empty()) {
     // A variant the user named that does not exist (a 403/404 for its pages), or no PyTorch
     // index at all under the base (a typo in --torch-index-base).
-    std::string url = index::redact_url(torch.size() == 1 ? torch.front().source.url + wanted.front() + "/" : where);
+    std::string url = index::redact_url(
+        torch.size() == 1 ? torch.front().source.url + wanted.front() + "/" : where);
     if (variants.empty() && torch.size() != 1) {
-      p.error = core::make_error(ErrorCode::NotFound,
-                                 "no PyTorch variant index was found here (is --torch-index-base right?)", url);
+      p.error = core::make_error(
+          ErrorCode::NotFound,
+          "no PyTorch variant index was found here (is --torch-index-base right?)", url);
       return p;
     }
-    p.error = core::make_error(ErrorCode::NotFound,
-                               fmt::format("not found: the PyTorch index has no {}{} for --torch-backend {}",
-                                           nightly ? "nightly " : "", wanted.front(), backend.to_string()),
-                               url)
+    p.error = core::make_error(
+                  ErrorCode::NotFound,
+                  fmt::format("not found: the PyTorch index has no {}{} for --torch-backend {}",
+                              nightly ? "nightly " : "", wanted.front(), backend.to_string()),
+                  url)
                   .with_hint(listing);
     return p;
   }
   if (usable.empty() || torch_missing) {
     // auto: no variant within the driver's ceiling has the family (or none exists at all).
-    std::string who = gpu.driver ? fmt::format("your driver {}", gpu.driver->to_string()) : std::string("your driver");
-    std::string ceiling = gpu.ceiling ? fmt::format(" (CUDA <= {})", gpu.ceiling->to_string()) : std::string();
+    std::string who = gpu.driver ? fmt::format("your driver {}", gpu.driver->to_string())
+                                 : std::string("your driver");
+    std::string ceiling =
+        gpu.ceiling ? fmt::format(" (CUDA <= {})", gpu.ceiling->to_string()) : std::string();
     if (gpu.no_gpu) {
-      p.lines.push_back(fmt::format("There is no {}CPU variant of {} on {}, and --driver none means no GPU.",
-                                    nightly ? "nightly " : "", wanted.front(), where));
+      p.lines.push_back(
+          fmt::format("There is no {}CPU variant of {} on {}, and --driver none means no GPU.",
+                      nightly ? "nightly " : "", wanted.front(), where));
     } else {
-      p.lines.push_back(fmt::format("No {}variant of {} on {} runs on {}{}.", nightly ? "nightly " : "", wanted.front(),
-                                    where, who, ceiling));
+      p.lines.push_back(fmt::format("No {}variant of {} on {} runs on {}{}.",
+                                    nightly ? "nightly " : "", wanted.front(), where, who,
+                                    ceiling));
     }
-    p.lines.push_back(fmt::format("The index has: {}.", variants.empty() ? std::string("no variants") :
-                                                          describe_variants(variants, gpu.compat)));
+    p.lines.push_back(fmt::format(
+        "The index has: {}.",
+        variants.empty() ? std::string("no variants") : describe_variants(variants, gpu.compat)));
     p.cpu_variant = std::find(variants.begin(), variants.end(), "cpu") != variants.end();
-    if (!variants.empty() && gpu.ceiling) p.hints.push_back("a newer driver runs a newer variant (see the list above)");
+    if (!variants.empty() && gpu.ceiling)
+      p.hints.push_back("a newer driver runs a newer variant (see the list above)");
     return p;
   }
   // A family member the torch sources lack (torchaudio nightlies, a variant without torchaudio).
@@ -232,12 +258,14 @@ std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client
   }
   std::string used;
   for (const auto* s : usable) {
-    used += (used.empty() ? "" : ", ") +
-            (s->cpu_variant ? std::string("cpu") : s->variant ? variant_name(*s->variant) : s->source.name);
+    used += (used.empty() ? "" : ", ") + (s->cpu_variant ? std::string("cpu")
+                                          : s->variant   ? variant_name(*s->variant)
+                                                         : s->source.name);
   }
-  p.lines.push_back(fmt::format("There are no {}{} builds on {} for {} (a torch-family package is taken only from the "
-                                "PyTorch index you asked for).",
-                                nightly ? "nightly " : "", names, where, used));
+  p.lines.push_back(fmt::format(
+      "There are no {}{} builds on {} for {} (a torch-family package is taken only from the "
+      "PyTorch index you asked for).",
+      nightly ? "nightly " : "", names, where, used));
   p.hints.push_back(listing);
   return p;
 }
@@ -245,14 +273,19 @@ std::optional<TorchSourceProblem> check_torch_sources(index::IndexClient& client
 }  // namespace
 
 // The torch-family variant sources for --torch-backend / --nightly.
-core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& request, const GpuContext& gpu) {
+core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& request,
+                                                    const GpuContext& gpu) {
   std::vector<SourceSpec> out;
   bool nightly = request.nightly.has_value();
   const TorchBackend backend = request.torch_backend.value_or(TorchBackend::automatic());
-  std::string base = std::string(core::trim_slash(index::url_from_user_input(request.torch_index_base))) + (nightly ? "/nightly" : "");
+  std::string base =
+      std::string(core::trim_slash(index::url_from_user_input(request.torch_index_base))) +
+      (nightly ? "/nightly" : "");
   auto add = [&](const TorchBackend& variant) {
     const std::string name = variant.to_string();
-    SourceSpec s = make_source(fmt::format("{}/{}/", base, name), fmt::format("pytorch-{}{}", nightly ? "nightly-" : "", name), "torch");
+    SourceSpec s =
+        make_source(fmt::format("{}/{}/", base, name),
+                    fmt::format("pytorch-{}{}", nightly ? "nightly-" : "", name), "torch");
     s.source.forbidden_means_missing = true;
     s.nightly = nightly;
     s.cpu_variant = variant.kind() == TorchBackend::Kind::Cpu;
@@ -272,7 +305,8 @@ core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& reques
         auto variant = TorchBackend::parse(*it);
         if (!variant) continue;
         add(*variant);
-        out.back().above_ceiling = !probe::ceiling_allows(*gpu.ceiling, *variant->cuda_version(), gpu.compat);
+        out.back().above_ceiling =
+            !probe::ceiling_allows(*gpu.ceiling, *variant->cuda_version(), gpu.compat);
       }
     }
   } else {
@@ -283,7 +317,8 @@ core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& reques
 
 core::Result<bool> torch_sources_fail(index::IndexClient& client, const ResolveRequest& request,
                                       const ResolvePlan& plan, ResolveResult& result) {
-  auto problem = check_torch_sources(client, request, plan.config.torch, plan.requirements, plan.gpu.context);
+  auto problem =
+      check_torch_sources(client, request, plan.config.torch, plan.requirements, plan.gpu.context);
   if (!problem) return false;
   if (problem->error) return std::unexpected(*problem->error);
   result.solved = false;
@@ -291,7 +326,8 @@ core::Result<bool> torch_sources_fail(index::IndexClient& client, const ResolveR
   result.explanation.hints = std::move(problem->hints);
   lead_with_first_line(result.explanation);
   if (problem->cpu_variant) {
-    if (auto cpu = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(plan.requirements))) {
+    if (auto cpu =
+            try_command(request, {{"--torch-backend", "cpu"}}, focus_of(plan.requirements))) {
       result.explanation.hints.insert(result.explanation.hints.begin(),
                                       fmt::format("for CPU builds: {}", tried_text(*cpu)));
     }
@@ -299,10 +335,11 @@ core::Result<bool> torch_sources_fail(index::IndexClient& client, const ResolveR
   return true;
 }
 
-core::Result<bool> choose_nightly(index::IndexClient& client, const ResolveRequest& request, ResolvePlan& plan,
-                                  ResolveResult& result) {
+core::Result<bool> choose_nightly(index::IndexClient& client, const ResolveRequest& request,
+                                  ResolvePlan& plan, ResolveResult& result) {
   std::vector<std::string> members;
-  auto date = choose_nightly_date(client, plan.config, plan.requirements, *request.nightly, members);
+  auto date =
+      choose_nightly_date(client, plan.config, plan.requirements, *request.nightly, members);
   if (!date) return std::unexpected(date.error());
   if (*date && (*date)->empty()) {
     result.solved = false;
@@ -312,9 +349,12 @@ core::Result<bool> choose_nightly(index::IndexClient& client, const ResolveReque
     }
     result.explanation.lines.push_back(
         fmt::format("No nightly build date {}has all of {} for {}-{}.",
-                    request.nightly->is_latest() ? "" : fmt::format("on or before {} ", request.nightly->to_string()), who,
-                    result.target.tags.interpreter_tag(), result.target.platform));
-    result.explanation.hints.push_back("try a later --nightly date, or fewer torch-family packages");
+                    request.nightly->is_latest()
+                        ? ""
+                        : fmt::format("on or before {} ", request.nightly->to_string()),
+                    who, result.target.tags.interpreter_tag(), result.target.platform));
+    result.explanation.hints.push_back(
+        "try a later --nightly date, or fewer torch-family packages");
     lead_with_first_line(result.explanation);
     return true;
   }

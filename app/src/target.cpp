@@ -62,8 +62,9 @@ core::Result<Target> finish(core::TagTarget tags, std::string python_version, co
 }  // namespace
 
 std::string Target::environment_marker() const {
-  return fmt::format("python_version == \"{}\" and sys_platform == \"{}\" and platform_machine == \"{}\"",
-                     python_version, environment.sys_platform, environment.platform_machine);
+  return fmt::format(
+      "python_version == \"{}\" and sys_platform == \"{}\" and platform_machine == \"{}\"",
+      python_version, environment.sys_platform, environment.platform_machine);
 }
 
 core::Result<Target> make_target(std::string_view python_version, std::string_view platform) {
@@ -80,7 +81,9 @@ core::Result<Target> make_target(std::string_view python_version, std::string_vi
     if (std::count(pv.begin(), pv.end(), '.') == 2) full_text = std::string(pv);
   }
   auto full = core::Version::parse(full_text);
-  if (!full) return core::fail(ErrorCode::Usage, fmt::format("invalid --python-version {}", core::quote_for_message(python_version)));
+  if (!full)
+    return core::fail(ErrorCode::Usage, fmt::format("invalid --python-version {}",
+                                                    core::quote_for_message(python_version)));
 
   std::string machine = tags->arch;
   core::Environment env = core::Environment::linux_cpython(xy, machine, full_text);
@@ -104,27 +107,33 @@ core::Result<Target> make_target(std::string_view python_version, std::string_vi
 
 core::Result<Target> make_target(const TargetRequest& request) {
   if (!request.python.empty() && (!request.python_version.empty() || !request.platform.empty())) {
-    return core::fail(ErrorCode::Usage, "--python cannot be combined with --python-version or --platform");
+    return core::fail(ErrorCode::Usage,
+                      "--python cannot be combined with --python-version or --platform");
   }
   if (!request.python_version.empty() || !request.platform.empty()) {
     if (request.python_version.empty()) {
       return core::fail(ErrorCode::Usage, "--platform needs --python-version");
     }
-    std::string platform = request.platform.empty() ? "manylinux_2_28_" + host_machine() : request.platform;
+    std::string platform =
+        request.platform.empty() ? "manylinux_2_28_" + host_machine() : request.platform;
     auto target = make_target(request.python_version, platform);
     if (!target) return target;
     for (const auto& more : request.more_platforms) {
       auto other = make_target(request.python_version, more);
       if (!other) return other;
-      if (other->tags.os != target->tags.os || other->environment.platform_machine != target->environment.platform_machine) {
-        return core::fail(ErrorCode::Usage,
-                          fmt::format("--platform {} and --platform {} are different machines; lock each with its own "
-                                      "resolve",
-                                      platform, more));
+      if (other->tags.os != target->tags.os ||
+          other->environment.platform_machine != target->environment.platform_machine) {
+        return core::fail(
+            ErrorCode::Usage,
+            fmt::format(
+                "--platform {} and --platform {} are different machines; lock each with its own "
+                "resolve",
+                platform, more));
       }
       // pip's repeated --platform: the union of the tags, the first platform's first.
       for (auto& t : other->supported) {
-        if (std::find(target->supported.begin(), target->supported.end(), t) == target->supported.end()) {
+        if (std::find(target->supported.begin(), target->supported.end(), t) ==
+            target->supported.end()) {
           target->supported.push_back(std::move(t));
         }
       }
@@ -155,7 +164,8 @@ core::Result<Target> make_target(const TargetRequest& request) {
     std::string_view line = out.substr(0, nl);
     out = nl == std::string_view::npos ? std::string_view{} : out.substr(nl + 1);
     auto eq = line.find('=');
-    if (eq != std::string_view::npos) values[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));
+    if (eq != std::string_view::npos)
+      values[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));
   }
   std::string xy = values["python_version"];
   if (xy.empty()) return cannot("its answer could not be read");
@@ -167,7 +177,8 @@ core::Result<Target> make_target(const TargetRequest& request) {
     if (glibc.starts_with("glibc ")) {
       std::string ver = glibc.substr(6);
       auto dot = ver.find('.');
-      platform = fmt::format("manylinux_{}_{}_{}", ver.substr(0, dot), dot == std::string::npos ? "0" : ver.substr(dot + 1), machine);
+      platform = fmt::format("manylinux_{}_{}_{}", ver.substr(0, dot),
+                             dot == std::string::npos ? "0" : ver.substr(dot + 1), machine);
     } else {
       platform = "linux_" + machine;
     }

@@ -17,8 +17,9 @@ using lock::TomlArray;
 using lock::TomlTable;
 using lock::TomlValue;
 
-constexpr std::string_view kKeys[] = {"python-version", "platform", "driver", "cuda-ceiling",
-                                      "gpu-arch", "torch-backend", "cuda-compat"};
+constexpr std::string_view kKeys[] = {"python-version", "platform", "driver",
+                                      "cuda-ceiling",   "gpu-arch", "torch-backend",
+                                      "cuda-compat"};
 
 bool valid_name(std::string_view name) {
   return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
@@ -34,10 +35,12 @@ core::Result<std::vector<std::string>> strings_of(const TomlValue& value) {
     return out;
   }
   const auto* array = value.get_if<TomlArray>();
-  if (array == nullptr) return core::fail(ErrorCode::InvalidInput, "expected a string or a list of strings");
+  if (array == nullptr)
+    return core::fail(ErrorCode::InvalidInput, "expected a string or a list of strings");
   for (const auto& item : *array) {
     const auto* s = item.get_if<std::string>();
-    if (s == nullptr) return core::fail(ErrorCode::InvalidInput, "expected a string or a list of strings");
+    if (s == nullptr)
+      return core::fail(ErrorCode::InvalidInput, "expected a string or a list of strings");
     out.push_back(*s);
   }
   if (out.empty()) return core::fail(ErrorCode::InvalidInput, "expected at least one value");
@@ -79,12 +82,13 @@ core::Status read_key(std::string_view key, const TomlValue& value, TargetSpec& 
   return set(probe::parse_cuda_compat(text), t.cuda_compat);
 }
 
-core::Result<TargetSpec> read_target(const std::string& file, const std::string& table, const std::string& name,
-                                     const TomlValue& value) {
+core::Result<TargetSpec> read_target(const std::string& file, const std::string& table,
+                                     const std::string& name, const TomlValue& value) {
   auto fail = [&](std::string message) {
     return core::fail_at(ErrorCode::InvalidInput, fmt::format("[{}]: {}", table, message), file);
   };
-  if (!valid_name(name)) return fail("a target's name is made of a-z, 0-9 and '-' (it names pylock.<name>.toml)");
+  if (!valid_name(name))
+    return fail("a target's name is made of a-z, 0-9 and '-' (it names pylock.<name>.toml)");
   const auto* keys = value.get_if<TomlTable>();
   if (keys == nullptr) return fail("a target is a table");
   TargetSpec t;
@@ -94,10 +98,13 @@ core::Result<TargetSpec> read_target(const std::string& file, const std::string&
       return fail(fmt::format("unknown key {} (a target takes {})", core::quote_for_message(key),
                               fmt::join(kKeys, ", ")));
     }
-    if (auto s = read_key(key, v, t); !s) return fail(fmt::format("{}: {}", key, s.error().message));
+    if (auto s = read_key(key, v, t); !s)
+      return fail(fmt::format("{}: {}", key, s.error().message));
   }
-  if (t.python_version.empty() || t.platforms.empty()) return fail("a target needs python-version and platform");
-  if (!t.driver.is_auto() && !t.cuda_ceiling.empty()) return fail("give driver or cuda-ceiling, not both");
+  if (t.python_version.empty() || t.platforms.empty())
+    return fail("a target needs python-version and platform");
+  if (!t.driver.is_auto() && !t.cuda_ceiling.empty())
+    return fail("give driver or cuda-ceiling, not both");
   return t;
 }
 
@@ -110,7 +117,8 @@ core::Result<std::optional<DeclaredTargets>> targets_in(const std::string& file)
   if (!doc) return std::unexpected(doc.error().with_code(ErrorCode::InvalidInput));
   const bool standalone = fs::path(file).filename() == "gpulock.toml";
   const TomlTable* at = &*doc;
-  for (std::string_view key : standalone ? std::vector<std::string_view>{} : std::vector<std::string_view>{"tool", "gpulock"}) {
+  for (std::string_view key : standalone ? std::vector<std::string_view>{}
+                                         : std::vector<std::string_view>{"tool", "gpulock"}) {
     auto it = at->find(key);
     at = it == at->end() ? nullptr : it->second.get_if<TomlTable>();
     if (at == nullptr) return std::optional<DeclaredTargets>{};
@@ -119,7 +127,8 @@ core::Result<std::optional<DeclaredTargets>> targets_in(const std::string& file)
   if (it == at->end()) return std::optional<DeclaredTargets>{};
   const std::string prefix = standalone ? "targets" : "tool.gpulock.targets";
   const auto* table = it->second.get_if<TomlTable>();
-  if (table == nullptr) return core::fail_at(ErrorCode::InvalidInput, fmt::format("[{}] is a table", prefix), file);
+  if (table == nullptr)
+    return core::fail_at(ErrorCode::InvalidInput, fmt::format("[{}] is a table", prefix), file);
   DeclaredTargets out;
   out.file = file;
   for (const auto& [name, value] : *table) {
@@ -138,7 +147,8 @@ core::Result<DeclaredTargets> read_targets(const std::string& project, const fs:
     // gpulock.toml beside the project wins, as uv.toml does over pyproject.toml.
     fs::path beside = fs::path(project).parent_path() / "gpulock.toml";
     std::error_code ec;
-    if (fs::path(project).filename() != "gpulock.toml" && fs::exists(beside, ec)) files.push_back(beside.string());
+    if (fs::path(project).filename() != "gpulock.toml" && fs::exists(beside, ec))
+      files.push_back(beside.string());
     files.push_back(project);
   } else {
     files = {(dir / "gpulock.toml").string(), (dir / "pyproject.toml").string()};
@@ -151,12 +161,14 @@ core::Result<DeclaredTargets> read_targets(const std::string& project, const fs:
     if (*found && !(*found)->targets.empty()) return std::move(**found);
   }
   return core::fail(ErrorCode::Usage,
-                    project.empty() ? "no targets declared: add [targets.<name>] to gpulock.toml or "
-                                      "[tool.gpulock.targets.<name>] to pyproject.toml"
-                                    : fmt::format("{} declares no targets", project));
+                    project.empty()
+                        ? "no targets declared: add [targets.<name>] to gpulock.toml or "
+                          "[tool.gpulock.targets.<name>] to pyproject.toml"
+                        : fmt::format("{} declares no targets", project));
 }
 
-ResolveRequest request_for_target(const ResolveRequest& shared, const TargetSpec& target, const fs::path& dir) {
+ResolveRequest request_for_target(const ResolveRequest& shared, const TargetSpec& target,
+                                  const fs::path& dir) {
   ResolveRequest r = shared;
   r.target_name = target.name;
   r.target.python.clear();
@@ -164,7 +176,8 @@ ResolveRequest request_for_target(const ResolveRequest& shared, const TargetSpec
   r.target.platform = target.platforms.front();
   r.target.more_platforms.assign(target.platforms.begin() + 1, target.platforms.end());
   // The target's machine, never this one's: without driver or cuda-ceiling it has no GPU.
-  r.driver = target.driver.is_auto() && target.cuda_ceiling.empty() ? probe::DriverSpec::none() : target.driver;
+  r.driver = target.driver.is_auto() && target.cuda_ceiling.empty() ? probe::DriverSpec::none()
+                                                                    : target.driver;
   r.cuda_ceiling = target.cuda_ceiling;
   r.gpu_arch = fmt::format("{}", fmt::join(target.gpu_archs, ","));
   if (target.torch_backend) r.torch_backend = target.torch_backend;
@@ -175,7 +188,8 @@ ResolveRequest request_for_target(const ResolveRequest& shared, const TargetSpec
 }
 
 core::Result<std::vector<TargetOutcome>> resolve_targets(const ResolveRequest& shared,
-                                                         const std::vector<TargetSpec>& targets, const fs::path& dir,
+                                                         const std::vector<TargetSpec>& targets,
+                                                         const fs::path& dir,
                                                          const ResolveObserver& observer) {
   std::vector<TargetOutcome> out;
   bool all_solved = true;
@@ -183,7 +197,8 @@ core::Result<std::vector<TargetOutcome>> resolve_targets(const ResolveRequest& s
     ResolveRequest r = request_for_target(shared, t, dir);
     auto result = resolve(r, observer);
     if (!result) {
-      return std::unexpected(result.error().with_context(fmt::format("while resolving target '{}'", t.name)));
+      return std::unexpected(
+          result.error().with_context(fmt::format("while resolving target '{}'", t.name)));
     }
     all_solved = all_solved && result->solved;
     out.push_back({t.name, r.output, std::move(*result)});

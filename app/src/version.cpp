@@ -2,6 +2,8 @@
 
 namespace gpulock::app {
 
-std::string_view version() noexcept { return GPULOCK_VERSION; }
+std::string_view version() noexcept {
+  return GPULOCK_VERSION;
+}
 
 }  // namespace gpulock::app

@@ -328,7 +328,8 @@ void report_solve(gb::State& state, const resolver::Outcome& outcome, std::size_
 
 // Solves `request` once per benchmark iteration; the last outcome, or nullopt after reporting
 // an error (the benchmark is then skipped).
-std::optional<resolver::Outcome> solve_each_iteration(gb::State& state, resolver::Provider& provider,
+std::optional<resolver::Outcome> solve_each_iteration(gb::State& state,
+                                                      resolver::Provider& provider,
                                                       const resolver::SolveRequest& request) {
   std::optional<resolver::Outcome> last;
   for (auto _ : state) {

@@ -6,28 +6,50 @@ namespace gpulock::core {
 
 std::string_view error_code_name(ErrorCode code) noexcept {
   switch (code) {
-    case ErrorCode::InvalidVersion: return "invalid-version";
-    case ErrorCode::InvalidSpecifier: return "invalid-specifier";
-    case ErrorCode::InvalidMarker: return "invalid-marker";
-    case ErrorCode::InvalidRequirement: return "invalid-requirement";
-    case ErrorCode::InvalidName: return "invalid-name";
-    case ErrorCode::InvalidFilename: return "invalid-filename";
-    case ErrorCode::InvalidTag: return "invalid-tag";
-    case ErrorCode::InvalidMetadata: return "invalid-metadata";
-    case ErrorCode::InvalidInput: return "invalid-input";
-    case ErrorCode::InvalidLockfile: return "invalid-lockfile";
-    case ErrorCode::Usage: return "usage";
-    case ErrorCode::Network: return "network";
-    case ErrorCode::Http: return "http";
-    case ErrorCode::Auth: return "auth";
-    case ErrorCode::Timeout: return "timeout";
-    case ErrorCode::HashMismatch: return "hash-mismatch";
-    case ErrorCode::IndexFormat: return "index-format";
-    case ErrorCode::NotFound: return "not-found";
-    case ErrorCode::Offline: return "offline";
-    case ErrorCode::Io: return "io";
-    case ErrorCode::Cancelled: return "cancelled";
-    case ErrorCode::Internal: return "internal";
+    case ErrorCode::InvalidVersion:
+      return "invalid-version";
+    case ErrorCode::InvalidSpecifier:
+      return "invalid-specifier";
+    case ErrorCode::InvalidMarker:
+      return "invalid-marker";
+    case ErrorCode::InvalidRequirement:
+      return "invalid-requirement";
+    case ErrorCode::InvalidName:
+      return "invalid-name";
+    case ErrorCode::InvalidFilename:
+      return "invalid-filename";
+    case ErrorCode::InvalidTag:
+      return "invalid-tag";
+    case ErrorCode::InvalidMetadata:
+      return "invalid-metadata";
+    case ErrorCode::InvalidInput:
+      return "invalid-input";
+    case ErrorCode::InvalidLockfile:
+      return "invalid-lockfile";
+    case ErrorCode::Usage:
+      return "usage";
+    case ErrorCode::Network:
+      return "network";
+    case ErrorCode::Http:
+      return "http";
+    case ErrorCode::Auth:
+      return "auth";
+    case ErrorCode::Timeout:
+      return "timeout";
+    case ErrorCode::HashMismatch:
+      return "hash-mismatch";
+    case ErrorCode::IndexFormat:
+      return "index-format";
+    case ErrorCode::NotFound:
+      return "not-found";
+    case ErrorCode::Offline:
+      return "offline";
+    case ErrorCode::Io:
+      return "io";
+    case ErrorCode::Cancelled:
+      return "cancelled";
+    case ErrorCode::Internal:
+      return "internal";
   }
   return "internal";
 }
@@ -65,7 +87,8 @@ std::string Error::to_string() const {
     if (column != 0) out += fmt::format(":{}", column);
     out += ": ";
   } else if (line != 0) {
-    out += column != 0 ? fmt::format("line {}, column {}: ", line, column) : fmt::format("line {}: ", line);
+    out += column != 0 ? fmt::format("line {}, column {}: ", line, column)
+                       : fmt::format("line {}: ", line);
   } else if (column != 0) {
     out += fmt::format("column {}: ", column);
   }

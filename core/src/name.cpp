@@ -27,7 +27,9 @@ std::size_t first_invalid(std::string_view name) noexcept {
 
 }  // namespace
 
-bool is_valid_name(std::string_view name) noexcept { return first_invalid(name) == std::string_view::npos; }
+bool is_valid_name(std::string_view name) noexcept {
+  return first_invalid(name) == std::string_view::npos;
+}
 
 std::string normalize_name(std::string_view name) {
   std::string out;
@@ -50,7 +52,8 @@ Result<std::string> parse_name(std::string_view name) {
   if (bad != std::string_view::npos) {
     if (name.empty()) return fail(ErrorCode::InvalidName, "empty project name", 1);
     return fail(ErrorCode::InvalidName,
-                fmt::format("invalid project name {}: unexpected character at position {}", quote_for_message(name), bad + 1),
+                fmt::format("invalid project name {}: unexpected character at position {}",
+                            quote_for_message(name), bad + 1),
                 bad + 1);
   }
   return normalize_name(name);

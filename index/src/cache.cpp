@@ -159,7 +159,8 @@ std::optional<PageEntry> DiskCache::load_page(std::string_view url) const {
 }
 
 std::optional<PageEntry> DiskCache::load_page(
-    std::string_view url, const std::function<const WheelFilter*(const PageEntry&)>& filter_for) const {
+    std::string_view url,
+    const std::function<const WheelFilter*(const PageEntry&)>& filter_for) const {
   if (!enabled_) return std::nullopt;
   FileBytes data;
   if (!data.open(path_for(kPagesBucket, url))) return std::nullopt;

@@ -87,10 +87,9 @@ std::uint32_t crc32c_portable(std::uint32_t crc, const char* p, std::size_t n) n
     std::uint64_t w;
     std::memcpy(&w, p, 8);
     w ^= crc;
-    crc = kCrc32c.t[7][w & 0xff] ^ kCrc32c.t[6][(w >> 8) & 0xff] ^
-          kCrc32c.t[5][(w >> 16) & 0xff] ^ kCrc32c.t[4][(w >> 24) & 0xff] ^
-          kCrc32c.t[3][(w >> 32) & 0xff] ^ kCrc32c.t[2][(w >> 40) & 0xff] ^
-          kCrc32c.t[1][(w >> 48) & 0xff] ^ kCrc32c.t[0][w >> 56];
+    crc = kCrc32c.t[7][w & 0xff] ^ kCrc32c.t[6][(w >> 8) & 0xff] ^ kCrc32c.t[5][(w >> 16) & 0xff] ^
+          kCrc32c.t[4][(w >> 24) & 0xff] ^ kCrc32c.t[3][(w >> 32) & 0xff] ^
+          kCrc32c.t[2][(w >> 40) & 0xff] ^ kCrc32c.t[1][(w >> 48) & 0xff] ^ kCrc32c.t[0][w >> 56];
     p += 8;
     n -= 8;
   }

@@ -284,8 +284,7 @@ bool select_files(std::string_view table, std::uint32_t nfiles, const PageTables
   }
   page.omitted.reserve(omitted_order.size());
   for (auto v : omitted_order) {
-    page.omitted.push_back(
-        {versions[v], (omitted_kinds[v] & 1) != 0, (omitted_kinds[v] & 2) != 0});
+    page.omitted.push_back({versions[v], (omitted_kinds[v] & 1) != 0, (omitted_kinds[v] & 2) != 0});
   }
   return true;
 }
@@ -390,7 +389,7 @@ bool decode_page(std::string_view& in, ProjectPage& page, const WheelFilter* fil
 }
 
 void filter_page(ProjectPage& page, const WheelFilter& filter) {
-  std::unordered_map<std::string, bool> keep;  // by compressed tag set
+  std::unordered_map<std::string, bool> keep;               // by compressed tag set
   std::unordered_map<const WheelTagSet*, bool> keep_entry;  // the same, by shared entry
   std::unordered_map<core::Version, std::size_t, core::VersionHash> slots;
   std::size_t kept = 0;

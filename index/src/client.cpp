@@ -71,8 +71,7 @@ std::string default_cache_dir() {
 
 IndexClient::Impl::Impl(ClientOptions o)
     : options(std::move(o)),
-      cache(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir,
-            !options.no_cache),
+      cache(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir, !options.no_cache),
       pool(std::max(1u, options.max_parallel)) {
   immutable_hosts = {"files.pythonhosted.org", "download.pytorch.org", "download-r2.pytorch.org",
                      "pypi.nvidia.com"};

@@ -2,8 +2,6 @@
 // interrupted run leaves behind and the next run continues with an HTTP Range request; the
 // digest of the finished file is returned for the caller to compare before it uses the file.
 #include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +9,8 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 
 #include "gpulock/index/hash.h"
 #include "gpulock/index/url.h"
@@ -89,8 +89,8 @@ core::Result<FileDigest> IndexClient::Impl::download_into(const DownloadRequest&
     return sha256_file(*path);  // the caller copies it (a local file needs no partial)
   }
   if (options.offline) {
-    return std::unexpected(core::make_error(
-        ErrorCode::Offline, "--offline forbids downloading the file", shown));
+    return std::unexpected(
+        core::make_error(ErrorCode::Offline, "--offline forbids downloading the file", shown));
   }
   PartialFile file;
   if (auto s = file.open(job.partial_path); !s) return std::unexpected(s.error());

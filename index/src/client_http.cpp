@@ -168,8 +168,8 @@ std::string IndexClient::Impl::with_credentials(const std::string& url) {
 }
 
 std::chrono::milliseconds IndexClient::Impl::remaining_deadline() const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-      started + options.deadline - std::chrono::steady_clock::now());
+  return std::chrono::duration_cast<std::chrono::milliseconds>(started + options.deadline -
+                                                               std::chrono::steady_clock::now());
 }
 
 core::Error IndexClient::Impl::deadline_error(std::string_view shown) const {
@@ -197,8 +197,8 @@ core::Result<HttpResponse> IndexClient::Impl::request(HttpRequest req, RequestKi
   auto transport_ptr = get_transport();
   if (!transport_ptr) return std::unexpected(transport_ptr.error());
   detail::Transport& t = **transport_ptr;
-  const bool bounded = kind != RequestKind::Download && kind != RequestKind::Digest &&
-                       options.deadline.count() > 0;
+  const bool bounded =
+      kind != RequestKind::Download && kind != RequestKind::Digest && options.deadline.count() > 0;
   HttpResponse r;
   unsigned attempts = 0;
   for (unsigned attempt = 0;; ++attempt) {
@@ -252,8 +252,7 @@ core::Result<HttpResponse> IndexClient::Impl::request(HttpRequest req, RequestKi
     case TransportError::Connect:
       return core::fail_at(
           ErrorCode::Network,
-          fmt::format("cannot reach the server: {}{}", redact_text(r.error_text), after()),
-          shown);
+          fmt::format("cannot reach the server: {}{}", redact_text(r.error_text), after()), shown);
     case TransportError::Timeout:
     case TransportError::TooSlow:
       return core::fail_at(ErrorCode::Timeout,
@@ -262,8 +261,7 @@ core::Result<HttpResponse> IndexClient::Impl::request(HttpRequest req, RequestKi
     case TransportError::Truncated:
       return core::fail_at(
           ErrorCode::Network,
-          fmt::format("truncated response body: {}{}", redact_text(r.error_text), after()),
-          shown);
+          fmt::format("truncated response body: {}{}", redact_text(r.error_text), after()), shown);
     case TransportError::Tls: {
       return std::unexpected(
           core::make_error(ErrorCode::Network,
@@ -272,10 +270,10 @@ core::Result<HttpResponse> IndexClient::Impl::request(HttpRequest req, RequestKi
                          "bundle (PEM)"));
     }
     case TransportError::TooManyRedirects:
-      return core::fail_at(ErrorCode::Network,
-                           fmt::format("too many redirects (more than {}; a redirect loop?)",
-                                       options.max_redirects),
-                           shown);
+      return core::fail_at(
+          ErrorCode::Network,
+          fmt::format("too many redirects (more than {}; a redirect loop?)", options.max_redirects),
+          shown);
     case TransportError::Cancelled:
       return std::unexpected(cancelled_error(req.url));
     case TransportError::InsecureRedirect:
@@ -295,15 +293,15 @@ core::Result<HttpResponse> IndexClient::Impl::insecure_redirect(HttpRequest req,
                                                                 const std::string& shown) {
   UrlParts p = split_url(target);
   std::string host_port(p.host);
-  const bool allowed = std::any_of(
-      options.insecure_hosts.begin(), options.insecure_hosts.end(),
-      [&](const std::string& h) { return h == host_port || h == url_host(target); });
+  const bool allowed =
+      std::any_of(options.insecure_hosts.begin(), options.insecure_hosts.end(),
+                  [&](const std::string& h) { return h == host_port || h == url_host(target); });
   if (!allowed || req.allow_insecure_redirect) {
     return std::unexpected(
-        core::make_error(ErrorCode::Network,
-                         fmt::format("refusing the redirect from https to plain http ({})",
-                                     redact_url(target)),
-                         shown)
+        core::make_error(
+            ErrorCode::Network,
+            fmt::format("refusing the redirect from https to plain http ({})", redact_url(target)),
+            shown)
             .with_hint(
                 fmt::format("if {} is trusted over plain http, pass --allow-insecure-host {}",
                             url_host(target), url_host(target))));

@@ -94,9 +94,8 @@ core::Result<std::string> IndexClient::Impl::load_metadata(const MetadataJob& jo
     return std::unexpected(
         core::make_error(
             ErrorCode::Offline,
-            fmt::format(
-                "the METADATA of {} is not in the cache, and --offline forbids fetching it",
-                job.filename),
+            fmt::format("the METADATA of {} is not in the cache, and --offline forbids fetching it",
+                        job.filename),
             job.shown)
             .with_hint("run once without --offline to fill the cache"));
   }
@@ -221,8 +220,8 @@ core::Result<std::optional<std::string>> IndexClient::Impl::range_metadata(
       }
       return std::move(resp->body);
     };
-    auto text = detail::metadata_via_ranges(total, start, std::move(r.body), fetch, &*job.wheel,
-                                            job.shown);
+    auto text =
+        detail::metadata_via_ranges(total, start, std::move(r.body), fetch, &*job.wheel, job.shown);
     if (!text) return std::unexpected(text.error());
     ++counters.range_metadata;
     return std::optional<std::string>(std::move(*text));

@@ -97,8 +97,7 @@ core::Status refuse_local_links(const ProjectPage& page, std::string_view shown)
 core::Status read_local_file(const std::string& path, std::string& out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return core::fail_at(ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)),
-                         path);
+    return core::fail_at(ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)), path);
   struct stat st {};
   ::fstat(fd, &st);
   out.clear();
@@ -110,8 +109,7 @@ core::Status read_local_file(const std::string& path, std::string& out) {
     if (n < 0) {
       int err = errno;
       ::close(fd);
-      return core::fail_at(ErrorCode::Io, fmt::format("cannot read: {}", std::strerror(err)),
-                           path);
+      return core::fail_at(ErrorCode::Io, fmt::format("cannot read: {}", std::strerror(err)), path);
     }
     if (n == 0) break;
     out.append(buffer, static_cast<std::size_t>(n));
@@ -238,8 +236,8 @@ core::Result<ProjectPagePtr> IndexClient::Impl::page_from_network(
                            lookup.shown);
     }
     auto first = r.body.find_first_not_of(" \t\r\n");
-    format = (first != std::string::npos && r.body[first] == '{') ? PageFormat::Json
-                                                                  : PageFormat::Html;
+    format =
+        (first != std::string::npos && r.body[first] == '{') ? PageFormat::Json : PageFormat::Html;
   }
   ++counters.pages_parsed;
   auto parsed = format == PageFormat::Json ? parse_json_page_padded(r.body, base, lookup.filter)
@@ -377,8 +375,8 @@ core::Result<ProjectPagePtr> IndexClient::Impl::list_directory(const std::string
                                                                const std::string& url) {
   DIR* dir = ::opendir(path.c_str());
   if (!dir) {
-    return core::fail_at(
-        ErrorCode::Io, fmt::format("cannot list the directory: {}", std::strerror(errno)), path);
+    return core::fail_at(ErrorCode::Io,
+                         fmt::format("cannot list the directory: {}", std::strerror(errno)), path);
   }
   std::vector<std::string> names;
   while (dirent* ent = ::readdir(dir)) {

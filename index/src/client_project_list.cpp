@@ -90,7 +90,8 @@ core::Result<ProjectListPtr> IndexClient::Impl::load_project_list(const IndexSou
   const std::string shown = redact_url(url);
   const std::string key = "project-list " + strip_userinfo(url);
   if (auto hit = cache.load_metadata(key)) {
-    if (options.offline || (!options.refresh && now_seconds() - hit->stored_at < kMutableMetadataMaxAge)) {
+    if (options.offline ||
+        (!options.refresh && now_seconds() - hit->stored_at < kMutableMetadataMaxAge)) {
       ++counters.page_hits;
       emit(ClientEvent::Type::CacheHit, RequestKind::Page, shown);
       return split_names(hit->text);
@@ -111,7 +112,8 @@ core::Result<ProjectListPtr> IndexClient::Impl::load_project_list(const IndexSou
   PageFormat format = page_format_for_content_type(r.content_type);
   if (format == PageFormat::Unknown) {
     auto first = r.body.find_first_not_of(" \t\r\n");
-    format = (first != std::string::npos && r.body[first] == '{') ? PageFormat::Json : PageFormat::Html;
+    format =
+        (first != std::string::npos && r.body[first] == '{') ? PageFormat::Json : PageFormat::Html;
   }
   auto parsed = parse_project_list(r.body, format == PageFormat::Json, shown);
   if (!parsed || parsed->names.empty()) return ProjectListPtr();
@@ -130,7 +132,8 @@ std::shared_ptr<detail::Op<ProjectListPtr>> IndexClient::Impl::project_list_op(
   created = !slot;
   if (!slot) {
     IndexSource copy = source;
-    slot = std::make_shared<detail::Op<ProjectListPtr>>([this, copy] { return load_project_list(copy); });
+    slot = std::make_shared<detail::Op<ProjectListPtr>>(
+        [this, copy] { return load_project_list(copy); });
   }
   return slot;
 }

@@ -21,8 +21,8 @@ bool split_pair(std::string_view text, std::string_view& left, std::string_view&
 core::Result<NamedIndex> NamedIndex::parse(std::string_view text) {
   std::string_view name, url;
   if (!split_pair(text, name, url)) {
-    return core::fail(core::ErrorCode::Usage,
-                      fmt::format("invalid --index {}: expected NAME=URL", core::quote_for_message(text)));
+    return core::fail(core::ErrorCode::Usage, fmt::format("invalid --index {}: expected NAME=URL",
+                                                          core::quote_for_message(text)));
   }
   return NamedIndex{std::string(name), std::string(url)};
 }
@@ -30,8 +30,9 @@ core::Result<NamedIndex> NamedIndex::parse(std::string_view text) {
 core::Result<IndexPin> IndexPin::parse(std::string_view text) {
   std::string_view glob, index;
   if (!split_pair(text, glob, index)) {
-    return core::fail(core::ErrorCode::Usage,
-                      fmt::format("invalid --index-for {}: expected GLOB=NAME", core::quote_for_message(text)));
+    return core::fail(
+        core::ErrorCode::Usage,
+        fmt::format("invalid --index-for {}: expected GLOB=NAME", core::quote_for_message(text)));
   }
   return IndexPin{core::normalize_name(glob), std::string(index)};
 }

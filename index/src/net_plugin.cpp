@@ -3,7 +3,6 @@
 
 #include <dlfcn.h>
 #include <limits.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 namespace gpulock::index::detail {
 namespace {
@@ -50,7 +50,8 @@ std::vector<std::string> candidate_paths(bool& from_env) {
 // Checks the table a plugin returned against this build's; "" when it fits.
 std::string mismatch(const NetPluginTable& t) {
   const NetPluginTable here;
-  if (t.abi != here.abi) return fmt::format("plugin ABI {}, this gpulock needs {}", t.abi, here.abi);
+  if (t.abi != here.abi)
+    return fmt::format("plugin ABI {}, this gpulock needs {}", t.abi, here.abi);
   if (t.table_size != here.table_size || t.error_size != here.error_size ||
       t.wheel_size != here.wheel_size || t.request_size != here.request_size ||
       t.response_size != here.response_size || t.options_size != here.options_size) {

@@ -156,8 +156,8 @@ std::string_view DistFile::requires_python() const noexcept {
 }
 
 std::string_view DistFile::yanked_reason() const noexcept {
-  std::size_t at = url_size_ + ((flags_ & kFilenameInUrl) ? 0 : filename_size_) +
-                   requires_python_size_;
+  std::size_t at =
+      url_size_ + ((flags_ & kFilenameInUrl) ? 0 : filename_size_) + requires_python_size_;
   return {text_.get() + at, yanked_reason_size_};
 }
 
@@ -214,9 +214,8 @@ DistFile::Extra& DistFile::extra() {
   return *extra_;
 }
 
-void DistFile::add_to(std::vector<Hash>* list, std::array<std::uint8_t, 32>& raw,
-                      std::uint8_t flag, std::string_view algorithm, std::string_view hex,
-                      bool core_metadata) {
+void DistFile::add_to(std::vector<Hash>* list, std::array<std::uint8_t, 32>& raw, std::uint8_t flag,
+                      std::string_view algorithm, std::string_view hex, bool core_metadata) {
   // One sha256 alone is kept as 32 bytes; anything else as text, in page order.
   if (!(flags_ & flag) && (!list || list->empty()) && algorithm == "sha256" &&
       decode_sha256(hex, raw)) {
@@ -308,8 +307,7 @@ void DistFile::set_size(std::optional<std::uint64_t> size) noexcept {
 
 void DistFile::set_upload_time(std::optional<std::int64_t> micros) noexcept {
   upload_time_ = micros.value_or(0);
-  flags_ =
-      static_cast<std::uint8_t>(micros ? flags_ | kHasUploadTime : flags_ & ~kHasUploadTime);
+  flags_ = static_cast<std::uint8_t>(micros ? flags_ | kHasUploadTime : flags_ & ~kHasUploadTime);
 }
 
 const core::Version& DistFile::version() const noexcept {

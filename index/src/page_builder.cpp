@@ -172,8 +172,9 @@ const WheelNameMemo::ReleasePtr& WheelNameMemo::release_for(std::string_view key
                                                             const core::Version& version) {
   auto it = releases_.find(key);
   if (it == releases_.end()) {
-    it = releases_.emplace(std::string(key), std::make_shared<const Release>(Release{name, version}))
-             .first;
+    it =
+        releases_.emplace(std::string(key), std::make_shared<const Release>(Release{name, version}))
+            .first;
   }
   return it->second;
 }

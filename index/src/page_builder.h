@@ -50,10 +50,10 @@ class WheelNameMemo {
                                 const core::Version& version);
   const TagSetPtr& tag_set_for(std::string_view key, const core::WheelFilename& parsed);
 
-  Map<std::string> names_;      // raw name -> normalized (valid names only)
-  Map<ReleasePtr> releases_;    // normalized name '\n' raw version -> entry
-  Map<ReleasePtr> sdists_;      // sdist stem -> entry
-  Map<TagSetPtr> tags_;         // raw compressed tags -> entry
+  Map<std::string> names_;    // raw name -> normalized (valid names only)
+  Map<ReleasePtr> releases_;  // normalized name '\n' raw version -> entry
+  Map<ReleasePtr> sdists_;    // sdist stem -> entry
+  Map<TagSetPtr> tags_;       // raw compressed tags -> entry
   // A direct-mapped cache in front of tags_, indexed by a few bytes of the key: the 10-50
   // tag sets of a page repeat for every version, and this avoids hashing whole keys.
   struct TagSlot {

@@ -12,7 +12,9 @@ namespace gpulock::index {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f';
+}
 
 // The position of `tag` ("<a", "</a") at or after `from`, case-insensitive, followed by a space,
 // '>' or '/', or npos.
@@ -24,15 +26,18 @@ std::size_t find_tag(std::string_view s, std::string_view tag, std::size_t from)
     for (std::size_t i = 1; i < tag.size() && match; ++i)
       match = core::ascii_lower(s[at + i]) == tag[i];
     std::size_t after = at + tag.size();
-    if (match && (after == s.size() || is_space(s[after]) || s[after] == '>' || s[after] == '/')) return at;
+    if (match && (after == s.size() || is_space(s[after]) || s[after] == '>' || s[after] == '/'))
+      return at;
     from = at + 1;
   }
   return std::string_view::npos;
 }
 
 void add_name(ProjectList& list, std::string_view text) {
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  while (!text.empty() && is_space(text.front()))
+    text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back()))
+    text.remove_suffix(1);
   if (core::is_valid_name(text)) list.names.insert(core::normalize_name(text));
 }
 
@@ -55,7 +60,8 @@ core::Result<ProjectList> parse_html(std::string_view html) {
 
 core::Result<ProjectList> parse_json(std::string_view json, std::string_view page_url) {
   auto fail = [&](std::string what) {
-    return core::fail_at(core::ErrorCode::IndexFormat, fmt::format("invalid PEP 691 index root: {}", what),
+    return core::fail_at(core::ErrorCode::IndexFormat,
+                         fmt::format("invalid PEP 691 index root: {}", what),
                          std::string(page_url));
   };
   simdjson::padded_string padded(json);
@@ -71,7 +77,8 @@ core::Result<ProjectList> parse_json(std::string_view json, std::string_view pag
   std::size_t i = 0;
   for (auto element : projects) {
     simdjson::ondemand::object project;
-    if (element.get_object().get(project) != simdjson::SUCCESS) return fail(fmt::format("projects[{}] is not an object", i));
+    if (element.get_object().get(project) != simdjson::SUCCESS)
+      return fail(fmt::format("projects[{}] is not an object", i));
     std::string_view name;
     if (project.find_field_unordered("name").get_string().get(name) != simdjson::SUCCESS)
       return fail(fmt::format("projects[{}].name is not a string", i));
@@ -83,7 +90,8 @@ core::Result<ProjectList> parse_json(std::string_view json, std::string_view pag
 
 }  // namespace
 
-core::Result<ProjectList> parse_project_list(std::string_view body, bool json, std::string_view page_url) {
+core::Result<ProjectList> parse_project_list(std::string_view body, bool json,
+                                             std::string_view page_url) {
   return json ? parse_json(body, page_url) : parse_html(body);
 }
 

@@ -19,7 +19,7 @@ namespace {
 struct RemoteSource {
   std::uint64_t total = 0;
   std::uint64_t pos = 0;
-  std::uint64_t fetched = 0;  // bytes of range reads so far (kMaxRangeBytes)
+  std::uint64_t fetched = 0;                    // bytes of range reads so far (kMaxRangeBytes)
   std::map<std::uint64_t, std::string> chunks;  // start offset -> bytes
   const RangeFetch* fetch = nullptr;
   std::optional<core::Error> error;  // a fetch failure, reported instead of libzip's message

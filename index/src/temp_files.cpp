@@ -2,8 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +14,8 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 
 #include "gpulock/index/interrupt.h"
 
@@ -26,10 +26,10 @@ constexpr std::time_t kOrphanAge = 24 * 60 * 60;
 
 struct Registry {
   std::mutex mu;
-  std::set<std::string> paths;             // temporary files open now
-  std::set<std::string> lock_files;        // <dir>/<owner>.lock per directory used
+  std::set<std::string> paths;       // temporary files open now
+  std::set<std::string> lock_files;  // <dir>/<owner>.lock per directory used
   std::vector<int> lock_fds;
-  std::set<std::string> cleaned_dirs;      // stale files removed once per directory
+  std::set<std::string> cleaned_dirs;  // stale files removed once per directory
 
   ~Registry() {
     // Normal exit: the lock files go (the temporary files went with their TempFile).
@@ -54,7 +54,7 @@ std::string_view owner_of(std::string_view name) {
   if (dash == std::string_view::npos || dash == 0 || dash + 1 == owner.size()) return {};
   for (std::size_t i = 0; i < owner.size(); ++i) {
     char c = owner[i];
-    bool ok = i < dash ? (c >= '0' && c <= '9')
+    bool ok = i < dash    ? (c >= '0' && c <= '9')
               : i == dash ? true
                           : ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
     if (!ok) return {};
@@ -127,8 +127,7 @@ int remove_stale_temp_files(const std::string& dir) {
       struct stat st {};
       remove = ::lstat(path.c_str(), &st) == 0 && now - st.st_mtime > kOrphanAge;
     }
-    if (remove && !std::string_view(n).ends_with(".lock") && ::unlink(path.c_str()) == 0)
-      ++removed;
+    if (remove && !std::string_view(n).ends_with(".lock") && ::unlink(path.c_str()) == 0) ++removed;
   }
   // The lock files last, so a crash midway leaves the files findable.
   for (const auto& owner : gone) {
@@ -166,10 +165,10 @@ core::Result<TempFile> make_temp_file(const std::string& dir, std::string_view t
   std::lock_guard<std::mutex> lock(r.mu);
   if (r.cleaned_dirs.insert(dir).second) remove_stale_temp_files(dir);
   if (!hold_lock(dir)) {
-    return core::fail_at(core::ErrorCode::Io,
-                         fmt::format("cannot create a lock file for temporary files: {}",
-                                     std::strerror(errno)),
-                         dir);
+    return core::fail_at(
+        core::ErrorCode::Io,
+        fmt::format("cannot create a lock file for temporary files: {}", std::strerror(errno)),
+        dir);
   }
   std::string templ = fmt::format("{}/{}.{}-XXXXXX", dir, temp_owner(), tag);
   int fd = ::mkostemp(templ.data(), O_CLOEXEC);

@@ -57,10 +57,10 @@ enum class TransportError : std::uint8_t {
   TooSlow,  ///< under the low-speed floor (a drip: not retried, the server would drip again)
   Tls,      ///< certificate or TLS handshake failure
   TooManyRedirects,
-  Truncated,  ///< the body ended before Content-Length (transient)
-  TooLarge,   ///< more than max_body bytes
-  Aborted,    ///< the sink returned false
-  Cancelled,  ///< cancel() was called
+  Truncated,         ///< the body ended before Content-Length (transient)
+  TooLarge,          ///< more than max_body bytes
+  Aborted,           ///< the sink returned false
+  Cancelled,         ///< cancel() was called
   InsecureRedirect,  ///< an https:// request redirected to http:// (see `redirect_url`)
   Other,
 };
@@ -78,7 +78,7 @@ struct HttpResponse {
   std::string body;
   std::uint64_t body_bytes = 0;  ///< counted even when a sink consumed them
   TransportError error = TransportError::None;
-  std::string error_text;  ///< libcurl's message; may contain the URL (redact before showing)
+  std::string error_text;    ///< libcurl's message; may contain the URL (redact before showing)
   std::string redirect_url;  ///< the refused target of an InsecureRedirect
 };
 

@@ -58,9 +58,9 @@ core::Status check_metadata_matches(std::string_view metadata, const core::Wheel
   auto parsed = core::Version::parse(version);
   // A local label in the filename only (flash-attn's `2.8.3+cu12torch2.8...`, PyG's wheels):
   // METADATA names the public version; the filename's version is the one used.
-  bool same_version = parsed && (*parsed == wheel.version ||
-                                 (wheel.version.has_local() && !parsed->has_local() &&
-                                  *parsed == wheel.version.public_version()));
+  bool same_version =
+      parsed && (*parsed == wheel.version || (wheel.version.has_local() && !parsed->has_local() &&
+                                              *parsed == wheel.version.public_version()));
   if (core::normalize_name(name) != wheel.name || !same_version) {
     return core::fail_at(
         core::ErrorCode::InvalidMetadata,

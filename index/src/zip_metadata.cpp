@@ -112,7 +112,6 @@ core::Result<std::string> metadata_from_archive(zip_t* archive, const core::Whee
   return text;
 }
 
-
 core::Result<std::string> metadata_from_file(const std::string& path,
                                              const core::WheelFilename* expected,
                                              std::string_view display) {

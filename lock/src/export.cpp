@@ -146,17 +146,20 @@ core::Result<std::string> export_requirements(const Lock& input, const ExportOpt
   // installs this file as it is (issue 16): the lock's default index first, then the others in
   // order of use. The hashes pin every file, so several indexes are safe under --require-hashes.
   auto is_direct = [&](const Package& p) {
-    return p.archive || options.direct_urls || options.direct_url_packages.contains(core::normalize_name(p.name));
+    return p.archive || options.direct_urls ||
+           options.direct_url_packages.contains(core::normalize_name(p.name));
   };
   std::vector<std::string> index_urls;
   for (const Package& p : lock.packages) {
     if (is_direct(p) || !p.index || p.vcs || p.directory) continue;
-    if (std::find(index_urls.begin(), index_urls.end(), *p.index) == index_urls.end()) index_urls.push_back(*p.index);
+    if (std::find(index_urls.begin(), index_urls.end(), *p.index) == index_urls.end())
+      index_urls.push_back(*p.index);
   }
   if (lock.gpulock) {
     for (const auto& ix : lock.gpulock->indexes) {
       auto it = std::find(index_urls.begin(), index_urls.end(), ix.url);
-      if (ix.role == "default" && it != index_urls.end()) std::rotate(index_urls.begin(), it, it + 1);
+      if (ix.role == "default" && it != index_urls.end())
+        std::rotate(index_urls.begin(), it, it + 1);
     }
   }
   for (std::size_t i = 0; i < index_urls.size(); ++i) {

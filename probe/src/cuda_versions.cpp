@@ -201,7 +201,9 @@ std::optional<CudaVersion> cuda_ceiling_for_driver(const DriverVersion& driver) 
   return best;
 }
 
-std::optional<DriverVersion> newest_driver_in_table() { return must_parse(kTable.back().min_driver); }
+std::optional<DriverVersion> newest_driver_in_table() {
+  return must_parse(kTable.back().min_driver);
+}
 
 std::optional<DriverVersion> minor_compat_floor(std::uint32_t cuda_major) {
   for (const auto& f : kMinorFloors) {
@@ -234,7 +236,8 @@ core::Result<CudaCompat> parse_cuda_compat(std::string_view text) {
   if (text == "strict") return CudaCompat::Strict;
   if (text == "minor") return CudaCompat::Minor;
   return core::fail(core::ErrorCode::Usage,
-                    fmt::format("invalid --cuda-compat {}: expected strict or minor", core::quote_for_message(text)));
+                    fmt::format("invalid --cuda-compat {}: expected strict or minor",
+                                core::quote_for_message(text)));
 }
 
 std::string_view cuda_compat_name(CudaCompat compat) noexcept {
@@ -247,8 +250,10 @@ core::Result<DriverSpec> DriverSpec::parse(std::string_view text) {
   if (t == "none") return none();
   auto v = DriverVersion::parse(t);
   if (!v) {
-    core::Error e = core::make_error(core::ErrorCode::Usage, fmt::format("invalid value for --driver: {}", v.error().message));
-    return std::unexpected(e.with_hint("give a driver version like 550.54.14, or 'none' for no GPU"));
+    core::Error e = core::make_error(
+        core::ErrorCode::Usage, fmt::format("invalid value for --driver: {}", v.error().message));
+    return std::unexpected(
+        e.with_hint("give a driver version like 550.54.14, or 'none' for no GPU"));
   }
   return of(std::move(*v));
 }

@@ -234,8 +234,7 @@ void Probe::plan_sublibraries() {
         lib.inside_environment = env_.contains(hit->path);
         lib.owner = owner_text(env_.owner_of(hit->path));
         auto lib_elf = detail::read_elf(hit->path);
-        callers[s.soname] = {hit->path,
-                             lib_elf ? std::optional<ElfInfo>(*lib_elf) : std::nullopt};
+        callers[s.soname] = {hit->path, lib_elf ? std::optional<ElfInfo>(*lib_elf) : std::nullopt};
       } else {
         lib.load = LoadOutcome::NotFound;
       }

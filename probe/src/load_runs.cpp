@@ -189,8 +189,7 @@ void Probe::run_children() {
       r = {LoadOutcome::Crashed, last_text,
            fmt::format("died of {}", sys::signal_name(result.code))};
     } else if (!done || result.code != 0) {
-      r = {LoadOutcome::Failed, last_text,
-           fmt::format("exited with status {}", result.code)};
+      r = {LoadOutcome::Failed, last_text, fmt::format("exited with status {}", result.code)};
     } else {
       r = {LoadOutcome::Ok, "", ""};
     }
@@ -213,8 +212,7 @@ std::string Probe::last_lines(const std::string& text, std::size_t n) {
   std::size_t start = 0;
   while (start < text.size()) {
     auto nl = text.find('\n', start);
-    std::string line =
-        text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
     if (!line.empty()) lines.push_back(line);
     if (nl == std::string::npos) break;
     start = nl + 1;

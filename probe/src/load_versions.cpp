@@ -109,8 +109,8 @@ void Probe::fill_versions() {
     if (it != by_real_path.end()) {
       m.version = it->second;
     } else {
-      m.version = version_of_file(m.path, cudnn_part(m.path).value_or(""),
-                                  cudnn_part(m.path).has_value());
+      m.version =
+          version_of_file(m.path, cudnn_part(m.path).value_or(""), cudnn_part(m.path).has_value());
     }
   }
   std::sort(report_.mapped.begin(), report_.mapped.end(),

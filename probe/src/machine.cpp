@@ -146,7 +146,9 @@ void Detector::step(std::string name, StepOutcome outcome, std::string detail) {
   m_.steps.push_back({std::move(name), outcome, std::move(detail)});
 }
 
-void Detector::warn(std::string text) { m_.warnings.push_back(std::move(text)); }
+void Detector::warn(std::string text) {
+  m_.warnings.push_back(std::move(text));
+}
 
 }  // namespace detail
 

@@ -20,11 +20,14 @@ void Detector::set_ceiling_from_table() {
   if (!c) return;
   const auto& d = m_.driver->value;
   if (d.parts().size() == 1) {
-    warn(fmt::format("driver {} is a branch number: read as the R{} branch, whose drivers run CUDA <= {}", d.to_string(),
-                     d.branch(), c->to_string()));
+    warn(fmt::format(
+        "driver {} is a branch number: read as the R{} branch, whose drivers run CUDA <= {}",
+        d.to_string(), d.branch(), c->to_string()));
   } else if (auto newest = newest_driver_in_table(); newest && newest->branch() < d.branch()) {
-    warn(fmt::format("driver {} is newer than gpulock's driver table (up to {}): its CUDA ceiling is assumed to be {}",
-                     d.to_string(), newest->to_string(), c->to_string()));
+    warn(
+        fmt::format("driver {} is newer than gpulock's driver table (up to {}): its CUDA ceiling "
+                    "is assumed to be {}",
+                    d.to_string(), newest->to_string(), c->to_string()));
   }
   m_.cuda_ceiling = Detected<CudaVersion>{
       *c, Method::DriverTable,
@@ -88,8 +91,7 @@ void Detector::combine() {
     if (nvml_ && nvml_->loaded) {
       if (auto v = detail::version_from_library_file(nvml_->path); v && *v != kernel) {
         ev_.mismatch.push_back(fmt::format("{} is version {} but the loaded kernel module is {}",
-                                           shown(nvml_->path), v->to_string(),
-                                           kernel.to_string()));
+                                           shown(nvml_->path), v->to_string(), kernel.to_string()));
         ev_.user_space_version = v->to_string();
       }
     }
@@ -178,9 +180,8 @@ void Detector::combine() {
       if (g.compute_capability) {
         archs.push_back(*g.compute_capability);
       } else {
-        warn(
-            fmt::format("the compute capability of GPU {} ({}) is unknown; pass --gpu-arch sm_XY",
-                        g.index, g.name.empty() ? "unnamed" : g.name));
+        warn(fmt::format("the compute capability of GPU {} ({}) is unknown; pass --gpu-arch sm_XY",
+                         g.index, g.name.empty() ? "unnamed" : g.name));
       }
     }
     std::sort(archs.begin(), archs.end());
@@ -197,11 +198,11 @@ void Detector::combine() {
   bool cuda_missing = cuda_ && !cuda_->loaded && cuda_->child.end == ChildResult::End::Exited;
   if (nvml_ok_ && (cuda_missing || !ev_.stub_path.empty())) {
     if (!ev_.stub_path.empty()) {
-      warn(fmt::format(
-          "libcuda.so.1 resolves to the CUDA toolkit's stub ({}) although a driver is "
-          "installed: CUDA programs such as torch will fail; remove its directory from "
-          "LD_LIBRARY_PATH",
-          ev_.stub_path));
+      warn(
+          fmt::format("libcuda.so.1 resolves to the CUDA toolkit's stub ({}) although a driver is "
+                      "installed: CUDA programs such as torch will fail; remove its directory from "
+                      "LD_LIBRARY_PATH",
+                      ev_.stub_path));
     } else {
       warn(
           "NVML works but libcuda.so.1 was not found: CUDA programs such as torch will not find "
@@ -270,8 +271,7 @@ void Detector::compare_nvml_and_cuda() {
         fmt::format("NVML {}, libcuda {}", join(sorted_ccs(n), ", "), join(sorted_ccs(c), ", ")));
   }
   if (!diffs.empty()) {
-    warn(
-        fmt::format("NVML and libcuda disagree on the GPU architectures: {}", join(diffs, "; ")));
+    warn(fmt::format("NVML and libcuda disagree on the GPU architectures: {}", join(diffs, "; ")));
   }
 }
 

@@ -51,17 +51,15 @@ std::optional<std::pair<StepOutcome, std::string>> Detector::abnormal_end(
   std::string who = r.loaded ? shown(r.path) : std::string(library);
   switch (r.child.end) {
     case ChildResult::End::TimedOut:
-      return std::pair{StepOutcome::TimedOut,
-                       fmt::format("{}: no answer within {}{}; stopped", who,
-                                   format_seconds(o_.timeout), where)};
+      return std::pair{StepOutcome::TimedOut, fmt::format("{}: no answer within {}{}; stopped", who,
+                                                          format_seconds(o_.timeout), where)};
     case ChildResult::End::Signaled:
       return std::pair{StepOutcome::Crashed, fmt::format("{}: crashed ({}){}", who,
                                                          sys::signal_name(r.child.code), where)};
     case ChildResult::End::Exited:
       if (r.child.code != 0) {
-        return std::pair{
-            StepOutcome::Failed,
-            fmt::format("{}: the process exited with status {}{}", who, r.child.code, where)};
+        return std::pair{StepOutcome::Failed, fmt::format("{}: the process exited with status {}{}",
+                                                          who, r.child.code, where)};
       }
       return std::nullopt;
   }

@@ -26,9 +26,11 @@ std::optional<Picked> pick(const std::string& flag_text, std::string_view flag,
 }
 
 std::unexpected<core::Error> usage(const Picked& p, const core::Error& e) {
-  core::Error out =
-      core::make_error(core::ErrorCode::Usage, fmt::format("invalid value for {}: {}", p.origin, e.message), e.where, e.line);
-  for (const auto& h : e.hints) out = out.with_hint(h);
+  core::Error out = core::make_error(core::ErrorCode::Usage,
+                                     fmt::format("invalid value for {}: {}", p.origin, e.message),
+                                     e.where, e.line);
+  for (const auto& h : e.hints)
+    out = out.with_hint(h);
   return std::unexpected<core::Error>(std::move(out));
 }
 
@@ -117,8 +119,8 @@ bool Detector::record_overrides() {
   if (ov.driver)
     given.push_back(fmt::format("driver {} ({})", ov.driver->to_string(), ov.driver_origin));
   if (ov.cuda_ceiling) {
-    given.push_back(fmt::format("CUDA ceiling {} ({})", ov.cuda_ceiling->to_string(),
-                                ov.cuda_ceiling_origin));
+    given.push_back(
+        fmt::format("CUDA ceiling {} ({})", ov.cuda_ceiling->to_string(), ov.cuda_ceiling_origin));
   }
   if (ov.gpu_archs) {
     given.push_back(
@@ -169,10 +171,10 @@ bool Detector::record_overrides() {
                         m_.cuda_ceiling->method == Method::Override ? m_.cuda_ceiling->source
                                                                     : "NVIDIA's driver table")
           : "no CUDA ceiling (the driver is older than every CUDA in NVIDIA's table)";
-  std::string archs = m_.gpu_archs
-                          ? fmt::format("GPU archs {} ({})", archs_text(m_.gpu_archs->value),
-                                        m_.gpu_archs->source)
-                          : "GPU archs not given";
+  std::string archs =
+      m_.gpu_archs
+          ? fmt::format("GPU archs {} ({})", archs_text(m_.gpu_archs->value), m_.gpu_archs->source)
+          : "GPU archs not given";
   m_.verdict =
       fmt::format("another machine described: driver {} ({}), {}, {}; nothing was detected",
                   ov.driver->to_string(), ov.driver_origin, ceiling, archs);

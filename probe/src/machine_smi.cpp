@@ -49,8 +49,7 @@ void Detector::run_nvidia_smi_if_needed() {
     with_cc = false;
     result = run_smi(*path, with_cc);
     if (!result) {
-      step("nvidia-smi", StepOutcome::Failed,
-           fmt::format("{}: {}", *path, result.error().message));
+      step("nvidia-smi", StepOutcome::Failed, fmt::format("{}: {}", *path, result.error().message));
       return;
     }
     text = result->out + result->err;
@@ -104,9 +103,8 @@ void Detector::classify_smi(const std::string& path, const sys::ChildResult& r, 
     return;
   }
   if (r.code != 0) {
-    step(
-        "nvidia-smi", StepOutcome::Failed,
-        fmt::format("{}: exit status {}{}", path, r.code, line.empty() ? "" : ": " + shown_line));
+    step("nvidia-smi", StepOutcome::Failed,
+         fmt::format("{}: exit status {}{}", path, r.code, line.empty() ? "" : ": " + shown_line));
     return;
   }
   auto gpus = detail::parse_nvidia_smi(r.out, with_cc);

@@ -110,7 +110,8 @@ class Reporter {
   }
 
   static std::string fmt_same(std::size_t n, const std::string& name) {
-    return " (and the same for " + std::to_string(n) + " more candidate" + (n == 1 ? "" : "s") + " of " + name + ")";
+    return " (and the same for " + std::to_string(n) + " more candidate" + (n == 1 ? "" : "s") +
+           " of " + name + ")";
   }
 
   // --- the headline (issue 16 item 10) ---------------------------------------------------
@@ -144,7 +145,8 @@ class Reporter {
   bool blocking(std::size_t i) const {
     const auto& n = node(i);
     if (collapsed_dependency(i) || n.terms.empty()) return false;
-    return n.kind == NodeKind::NoVersions || n.kind == NodeKind::Unavailable || n.kind == NodeKind::Constraint;
+    return n.kind == NodeKind::NoVersions || n.kind == NodeKind::Unavailable ||
+           n.kind == NodeKind::Constraint;
   }
 
   // A dependency fact: depender -> dependee term.
@@ -154,9 +156,11 @@ class Reporter {
     std::size_t leaf = 0;
   };
   std::optional<Edge> edge_of(std::size_t i) const {
-    if (auto dep = collapsed_dependency(i)) return Edge{&node(*dep).terms[0].package(), &node(*dep).terms[1], i};
+    if (auto dep = collapsed_dependency(i))
+      return Edge{&node(*dep).terms[0].package(), &node(*dep).terms[1], i};
     const auto& n = node(i);
-    if (n.kind == NodeKind::Dependency && n.terms.size() == 2) return Edge{&n.terms[0].package(), &n.terms[1], i};
+    if (n.kind == NodeKind::Dependency && n.terms.size() == 2)
+      return Edge{&n.terms[0].package(), &n.terms[1], i};
     return std::nullopt;
   }
 
@@ -183,7 +187,8 @@ class Reporter {
       std::string text = term_text(*e.to);
       std::string key = e.to->package().display_name();
       if (!reach.contains(key)) reach[key] = Reach{0, text, &e.to->package(), nullptr};
-      if (std::find(required.begin(), required.end(), text) == required.end()) required.push_back(text);
+      if (std::find(required.begin(), required.end(), text) == required.end())
+        required.push_back(text);
     }
     for (bool changed = true; changed;) {
       changed = false;
@@ -194,7 +199,8 @@ class Reporter {
         std::string key = e.to->package().display_name();
         auto it = reach.find(key);
         if (it == reach.end() || it->second.dist > from->second.dist + 1) {
-          reach[key] = Reach{from->second.dist + 1, from->second.origin, from->second.origin_package, e.from};
+          reach[key] = Reach{from->second.dist + 1, from->second.origin,
+                             from->second.origin_package, e.from};
           changed = true;
         }
       }
@@ -220,7 +226,8 @@ class Reporter {
       for (auto i : order) {
         const auto& n = node(i);
         if (i == *deciding || !blocking(i)) continue;
-        if (n.kind == dn.kind && subject_of(i)->display_name() == subject_of(*deciding)->display_name() &&
+        if (n.kind == dn.kind &&
+            subject_of(i)->display_name() == subject_of(*deciding)->display_name() &&
             n.reason.kind == dn.reason.kind) {
           ++same;
         }
@@ -280,10 +287,13 @@ class Reporter {
         }
         auto from = reach.find(e.from->display_name());
         if (from == reach.end()) continue;
-        auto it = std::find_if(needs.begin(), needs.end(), [&](const Need& n) { return n.origin == from->second.origin; });
+        auto it = std::find_if(needs.begin(), needs.end(),
+                               [&](const Need& n) { return n.origin == from->second.origin; });
         if (it == needs.end()) it = needs.insert(needs.end(), Need{from->second.origin, {}});
-        std::string via = e.from == from->second.origin_package ? std::string() : e.from->display_name();
-        auto item = std::find_if(it->items.begin(), it->items.end(), [&](const Item& x) { return x.via == via; });
+        std::string via =
+            e.from == from->second.origin_package ? std::string() : e.from->display_name();
+        auto item = std::find_if(it->items.begin(), it->items.end(),
+                                 [&](const Item& x) { return x.via == via; });
         if (item == it->items.end()) item = it->items.insert(it->items.end(), Item{via, {}});
         add_unique(item->sets, term_text(*e.to));
       }
@@ -294,9 +304,11 @@ class Reporter {
       for (const auto& n : needs) {
         std::vector<std::string> items;
         for (const auto& item : n.items) {
-          items.push_back(join_or(item.sets, "or") + (item.via.empty() ? "" : " (through " + item.via + ")"));
+          items.push_back(join_or(item.sets, "or") +
+                          (item.via.empty() ? "" : " (through " + item.via + ")"));
         }
-        parts.push_back(n.origin + " needs " + (items.size() > 1 ? "both " : "") + join_or(items, "and"));
+        parts.push_back(n.origin + " needs " + (items.size() > 1 ? "both " : "") +
+                        join_or(items, "and"));
       }
       if (yours) parts.push_back("you require " + *yours);
       for (const auto& e : edges) {
@@ -316,7 +328,8 @@ class Reporter {
       std::vector<std::string> facts;
       std::vector<const PackageInfo*> froms;
       for (const auto& other : edges) {
-        if (&other.to->package() != &p && other.to->package().display_name() != p.display_name()) continue;
+        if (&other.to->package() != &p && other.to->package().display_name() != p.display_name())
+          continue;
         if (std::find(froms.begin(), froms.end(), other.from) != froms.end()) continue;
         froms.push_back(other.from);
         add_unique(facts, fact(other.leaf).text);

@@ -303,7 +303,7 @@ class Solver {
   std::unordered_map<std::uint64_t, IncompatId> empty_merged_;  // (p, q) -> latest {p in A}
   std::unordered_map<std::uint64_t, std::vector<Edge>> deps_of_;
   std::unordered_map<std::uint64_t, std::vector<Grant>> grants_of_;  // (p, bit) -> its grants
-  std::vector<std::pair<std::uint32_t, const Grant*>> grants_;  // active: (level, grant)
+  std::vector<std::pair<std::uint32_t, const Grant*>> grants_;       // active: (level, grant)
   PackageId backjump_ = kNone;  // set by decision_making: the package to decide first now
   std::map<std::string, std::vector<const Dependency*>, std::less<>> constraints_;
   SolveStats stats_;

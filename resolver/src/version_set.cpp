@@ -120,7 +120,8 @@ core::Result<PrereleasePolicy> parse_prerelease_policy(std::string_view text) {
   if (text == "if-necessary") return PrereleasePolicy::IfNecessary;
   if (text == "allow") return PrereleasePolicy::Allow;
   if (text == "disallow") return PrereleasePolicy::Disallow;
-  return core::fail(core::ErrorCode::Usage, "invalid --prerelease " + core::quote_for_message(text) +
+  return core::fail(core::ErrorCode::Usage, "invalid --prerelease " +
+                                                core::quote_for_message(text) +
                                                 ": expected if-necessary, allow or disallow");
 }
 

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "gpulock/app/gpu_policy.h"
+
+#include <catch2/catch.hpp>
 
 #include "parse_support.h"
 
@@ -38,13 +38,17 @@ TEST_CASE("CUDA from nvidia-cuda-runtime or cuda-toolkit pins", "[app][gpu]") {
   REQUIRE(app::cuda_from_dependencies(reqs));
   CHECK(app::cuda_from_dependencies(reqs)->to_string() == "12.4");
 
-  std::vector<core::Requirement> toolkit{*core::Requirement::parse("cuda-toolkit[cublas,cudart]==13.0.2")};
+  std::vector<core::Requirement> toolkit{
+      *core::Requirement::parse("cuda-toolkit[cublas,cudart]==13.0.2")};
   CHECK(app::cuda_from_dependencies(toolkit)->to_string() == "13.0");
   std::vector<core::Requirement> none{*core::Requirement::parse("nvidia-cuda-runtime-cu12>=12")};
   CHECK_FALSE(app::cuda_from_dependencies(none));
 
-  CHECK(app::cuda_needed_by_runtime_package("nvidia-cuda-runtime-cu12", v("12.6.77"))->to_string() == "12.6");
-  CHECK(app::cuda_needed_by_runtime_package("nvidia-cuda-runtime", v("13.0.48"))->to_string() == "13.0");
+  CHECK(
+      app::cuda_needed_by_runtime_package("nvidia-cuda-runtime-cu12", v("12.6.77"))->to_string() ==
+      "12.6");
+  CHECK(app::cuda_needed_by_runtime_package("nvidia-cuda-runtime", v("13.0.48"))->to_string() ==
+        "13.0");
   CHECK_FALSE(app::cuda_needed_by_runtime_package("nvidia-cudnn-cu12", v("9.1.0.70")));
 }
 
@@ -69,8 +73,10 @@ TEST_CASE("compute capabilities parse in both spellings", "[app][gpu]") {
   CHECK(CudaVersion::parse("12.4.127")->to_string() == "12.4");
 }
 
-TEST_CASE("arch lists: cubins run on later GPUs of the same major, PTX on any later GPU", "[app][gpu]") {
-  // Pascal: only cu126 builds of recent releases carry 6.0 (runs on 6.1 by same-major compatibility).
+TEST_CASE("arch lists: cubins run on later GPUs of the same major, PTX on any later GPU",
+          "[app][gpu]") {
+  // Pascal: only cu126 builds of recent releases carry 6.0 (runs on 6.1 by same-major
+  // compatibility).
   auto cu126 = app::torch_arch_list(v("2.13.0"), {12, 6}, "x86_64");
   REQUIRE(cu126);
   CHECK(app::arch_list_runs_on(*cu126, cc("sm_61")));
@@ -79,7 +85,7 @@ TEST_CASE("arch lists: cubins run on later GPUs of the same major, PTX on any la
   REQUIRE(cu130);
   CHECK_FALSE(app::arch_list_runs_on(*cu130, cc("sm_61")));
   CHECK(app::arch_list_runs_on(*cu130, cc("sm_120")));
-  CHECK(app::arch_list_runs_on(*cu130, cc("sm_89")));  // 8.6 cubins run on 8.9
+  CHECK(app::arch_list_runs_on(*cu130, cc("sm_89")));   // 8.6 cubins run on 8.9
   CHECK(app::arch_list_runs_on(*cu130, cc("sm_121")));  // 12.0 cubin, same major
   // 12.0+PTX JIT-compiles for a later major.
   CHECK(app::arch_list_runs_on(*cu130, ComputeCapability{13, 0}));
@@ -104,17 +110,22 @@ TEST_CASE("cuDNN 9.11 and newer need sm_75", "[app][gpu]") {
 TEST_CASE("which CUDA builds of a torch release carry kernels for a GPU", "[app][gpu]") {
   auto names = [](const std::vector<CudaVersion>& builds) {
     std::string out;
-    for (const auto& b : builds) out += (out.empty() ? "" : " ") + app::variant_name(b);
+    for (const auto& b : builds)
+      out += (out.empty() ? "" : " ") + app::variant_name(b);
     return out;
   };
   // A GTX 1080 Ti: recent releases carry 6.x kernels only in their cu126 builds.
-  CHECK(names(app::torch_cuda_builds_running_on(v("2.13.0+cu130"), cc("sm_61"), "x86_64")) == "cu126");
+  CHECK(names(app::torch_cuda_builds_running_on(v("2.13.0+cu130"), cc("sm_61"), "x86_64")) ==
+        "cu126");
   CHECK(names(app::torch_cuda_builds_running_on(v("2.8.0"), cc("sm_61"), "x86_64")) == "cu126");
   // 2.4: every CUDA build has 6.0.
-  CHECK(names(app::torch_cuda_builds_running_on(v("2.4.1"), cc("sm_61"), "x86_64")) == "cu118 cu121 cu124");
+  CHECK(names(app::torch_cuda_builds_running_on(v("2.4.1"), cc("sm_61"), "x86_64")) ==
+        "cu118 cu121 cu124");
   // An RTX 5090 (sm_120) on 2.9 - 2.11: cu128 cubins, cu129/cu130 12.0+PTX.
-  CHECK(names(app::torch_cuda_builds_running_on(v("2.11.0"), cc("sm_120"), "x86_64")) == "cu128 cu129 cu130");
-  CHECK(names(app::torch_cuda_builds_running_on(v("2.13.0"), cc("sm_120"), "x86_64")) == "cu129 cu130");
+  CHECK(names(app::torch_cuda_builds_running_on(v("2.11.0"), cc("sm_120"), "x86_64")) ==
+        "cu128 cu129 cu130");
+  CHECK(names(app::torch_cuda_builds_running_on(v("2.13.0"), cc("sm_120"), "x86_64")) ==
+        "cu129 cu130");
   // aarch64 rows are separate; no table entry at all: empty.
   CHECK(names(app::torch_cuda_builds_running_on(v("2.13.0"), cc("sm_61"), "aarch64")).empty());
   CHECK(app::torch_cuda_builds_running_on(v("1.13.1"), cc("sm_80"), "x86_64").empty());

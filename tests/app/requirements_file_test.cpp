@@ -1,8 +1,8 @@
-#include <catch2/catch.hpp>
+#include "gpulock/app/requirements_file.h"
 
 #include <map>
 
-#include "gpulock/app/requirements_file.h"
+#include <catch2/catch.hpp>
 
 using namespace gpulock;
 using app::RequirementsFileOptions;
@@ -16,7 +16,8 @@ RequirementsFileOptions memory_files(std::map<std::string, std::string> files,
   RequirementsFileOptions options;
   options.reader = [files](const std::string& path) -> core::Result<std::string> {
     auto it = files.find(path);
-    if (it == files.end()) return core::fail_at(core::ErrorCode::Io, "cannot read file: No such file", path);
+    if (it == files.end())
+      return core::fail_at(core::ErrorCode::Io, "cannot read file: No such file", path);
     return it->second;
   };
   options.env = [env](std::string_view name) -> std::optional<std::string> {
@@ -29,7 +30,8 @@ RequirementsFileOptions memory_files(std::map<std::string, std::string> files,
 
 std::vector<std::string> names(const std::vector<app::RequirementEntry>& entries) {
   std::vector<std::string> out;
-  for (const auto& e : entries) out.push_back(e.requirement.to_string());
+  for (const auto& e : entries)
+    out.push_back(e.requirement.to_string());
   return out;
 }
 
@@ -60,7 +62,8 @@ TEST_CASE("requirements file: comments, continuations, options", "[app][requirem
   CHECK(in.files[0].kind == "requirements");
 }
 
-TEST_CASE("requirements file: nested -r and -c relative to the including file", "[app][requirements]") {
+TEST_CASE("requirements file: nested -r and -c relative to the including file",
+          "[app][requirements]") {
   RequirementsInput in;
   auto opts = memory_files({{"dir/req.txt", "-r sub/more.txt\n-c constraints.txt\nfilelock\n"},
                             {"dir/sub/more.txt", "jinja2\n"},
@@ -74,7 +77,8 @@ TEST_CASE("requirements file: nested -r and -c relative to the including file", 
   CHECK(in.files[2].kind == "constraints");
 }
 
-TEST_CASE("requirements file: an include loop is an error naming the chain", "[app][requirements]") {
+TEST_CASE("requirements file: an include loop is an error naming the chain",
+          "[app][requirements]") {
   RequirementsInput in;
   auto opts = memory_files({{"a.txt", "-r b.txt\n"}, {"b.txt", "filelock\n-r a.txt\n"}});
   auto status = app::read_requirements_file("a.txt", false, in, opts);
@@ -82,7 +86,8 @@ TEST_CASE("requirements file: an include loop is an error naming the chain", "[a
   CHECK(status.error().code == core::ErrorCode::InvalidInput);
   CHECK(status.error().where == "b.txt");
   CHECK(status.error().line == 2);
-  CHECK_THAT(status.error().message, Catch::Contains("loop") && Catch::Contains("a.txt") && Catch::Contains("b.txt"));
+  CHECK_THAT(status.error().message,
+             Catch::Contains("loop") && Catch::Contains("a.txt") && Catch::Contains("b.txt"));
 }
 
 TEST_CASE("requirements file: ${VAR} expansion follows pip", "[app][requirements]") {

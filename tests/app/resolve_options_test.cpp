@@ -1,9 +1,10 @@
 // Resolve's option values as types (issue 21: parse once, into types): each flag has one parser,
 // used by the CLI, by resolve and by check reading a lock's record, and one spelling.
+#include "gpulock/app/resolve_options.h"
+
 #include <catch2/catch.hpp>
 
 #include "gpulock/app/resolve.h"
-#include "gpulock/app/resolve_options.h"
 #include "gpulock/index/index_spec.h"
 #include "gpulock/probe/cuda_versions.h"
 #include "gpulock/resolver/provider.h"
@@ -23,8 +24,10 @@ TEST_CASE("torch-backend values: auto, cpu and cuXYZ only", "[app][options]") {
   REQUIRE(cu124.has_value());
   CHECK(cu124->kind() == TorchBackend::Kind::Cuda);
   CHECK(cu124->cuda_version() == gpulock::probe::CudaVersion{12, 4});
-  CHECK(TorchBackend::parse("cu92").has_value() == false);  // two digits: not a variant PyTorch names
-  for (const char* bad : {"", "cu!", "cu", "cu1", "cuda124", "CU124", "cu12a", "rocm6.2", "cu1240000", "cpu "}) {
+  CHECK(TorchBackend::parse("cu92").has_value() ==
+        false);  // two digits: not a variant PyTorch names
+  for (const char* bad :
+       {"", "cu!", "cu", "cu1", "cuda124", "CU124", "cu12a", "rocm6.2", "cu1240000", "cpu "}) {
     INFO(bad);
     auto b = TorchBackend::parse(bad);
     REQUIRE_FALSE(b.has_value());
@@ -32,10 +35,12 @@ TEST_CASE("torch-backend values: auto, cpu and cuXYZ only", "[app][options]") {
   }
   // 'cu!' was parsed as a version label and the failed parse dereferenced (undefined behaviour,
   // issue 21): a ResolveRequest can no longer hold such a value at all.
-  CHECK(TorchBackend::parse("cu!").error().message == "invalid --torch-backend 'cu!': expected auto, cpu or cuXYZ (e.g. cu124)");
+  CHECK(TorchBackend::parse("cu!").error().message ==
+        "invalid --torch-backend 'cu!': expected auto, cpu or cuXYZ (e.g. cu124)");
 }
 
-TEST_CASE("nightly values: a build date or latest, one type for every place a date is", "[app][options]") {
+TEST_CASE("nightly values: a build date or latest, one type for every place a date is",
+          "[app][options]") {
   auto d = NightlyDate::parse("2026-06-01");
   REQUIRE(d.has_value());
   CHECK(d->to_string() == "2026-06-01");
@@ -46,7 +51,8 @@ TEST_CASE("nightly values: a build date or latest, one type for every place a da
   CHECK(latest->is_latest());
   CHECK(latest->to_string() == "latest");
   CHECK(latest->build_tag().empty());
-  for (const char* bad : {"", "2026-13-01", "2026-06-00", "2026-6-1", "20260601", "Latest", "--driver"}) {
+  for (const char* bad :
+       {"", "2026-13-01", "2026-06-00", "2026-6-1", "20260601", "Latest", "--driver"}) {
     INFO(bad);
     CHECK_FALSE(NightlyDate::parse(bad).has_value());
   }
@@ -88,8 +94,10 @@ TEST_CASE("driver values: auto, none or a version", "[app][options]") {
   auto bad = DriverSpec::parse("abc");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().code == ErrorCode::Usage);
-  CHECK(bad.error().message.starts_with("invalid value for --driver: invalid driver version 'abc'"));
-  CHECK(bad.error().hints == std::vector<std::string>{"give a driver version like 550.54.14, or 'none' for no GPU"});
+  CHECK(
+      bad.error().message.starts_with("invalid value for --driver: invalid driver version 'abc'"));
+  CHECK(bad.error().hints ==
+        std::vector<std::string>{"give a driver version like 550.54.14, or 'none' for no GPU"});
 }
 
 TEST_CASE("index values: NAME=URL and --index-for GLOB=NAME", "[app][options]") {
@@ -106,7 +114,9 @@ TEST_CASE("index values: NAME=URL and --index-for GLOB=NAME", "[app][options]") 
   CHECK(pin->to_string() == "markup-safe*=internal");
   for (const char* bad : {"internal", "=https://x/", "internal="}) {
     INFO(bad);
-    CHECK(NamedIndex::parse(bad).error().message == "invalid --index '" + std::string(bad) + "': expected NAME=URL");
-    CHECK(IndexPin::parse(bad).error().message == "invalid --index-for '" + std::string(bad) + "': expected GLOB=NAME");
+    CHECK(NamedIndex::parse(bad).error().message ==
+          "invalid --index '" + std::string(bad) + "': expected NAME=URL");
+    CHECK(IndexPin::parse(bad).error().message ==
+          "invalid --index-for '" + std::string(bad) + "': expected GLOB=NAME");
   }
 }

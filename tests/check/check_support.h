@@ -186,8 +186,8 @@ inline std::string fixture_indexes(const std::string& http_url) {
 // change those packages' files on PyPI.
 inline std::string pypi_pins(const std::string& http_url) {
   std::string out = " --index pypi=" + http_url + "/simple/";
-  for (const char* name : {"filelock", "fsspec", "jinja2", "markupsafe", "mpmath", "networkx", "setuptools", "sympy",
-                           "typing-extensions"}) {
+  for (const char* name : {"filelock", "fsspec", "jinja2", "markupsafe", "mpmath", "networkx",
+                           "setuptools", "sympy", "typing-extensions"}) {
     out += std::string(" --index-for ") + name + "=pypi";
   }
   return out + " ";

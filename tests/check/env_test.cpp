@@ -52,8 +52,9 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
   write_file(w / "requirements.txt", "torch==2.7.1\n");
   // filelock from the PyPI-like index (its newest; the torch index's copy is 3.13.1, the version
   // installed below as drift).
-  auto r = w.gpulock("resolve -r requirements.txt --torch-backend cpu " + fixture_indexes(v.url) + " --index pypi=" +
-                     v.url + "/simple/ --index-for filelock=pypi " + kTarget + " -o pylock.toml");
+  auto r = w.gpulock("resolve -r requirements.txt --torch-backend cpu " + fixture_indexes(v.url) +
+                     " --index pypi=" + v.url + "/simple/ --index-for filelock=pypi " + kTarget +
+                     " -o pylock.toml");
   INFO(r.err);
   REQUIRE(r.status == 0);
   auto lock = scan_lock(w / "pylock.toml");

@@ -85,7 +85,8 @@ TEST_CASE("check: resolve's input flags are refused as resolve refuses them", "[
   auto backend = w.gpulock("check --inputs torch==2.5.1 --torch-backend 'cu!'");
   CHECK(backend.status == 2);
   CHECK(backend.out.empty());
-  CHECK(backend.err == "error: invalid --torch-backend 'cu!': expected auto, cpu or cuXYZ (e.g. cu124)\n");
+  CHECK(backend.err ==
+        "error: invalid --torch-backend 'cu!': expected auto, cpu or cuXYZ (e.g. cu124)\n");
   auto resolve_backend = w.gpulock("resolve torch --torch-backend 'cu!' --driver 550.54.14 -o -");
   CHECK(resolve_backend.status == 2);
   CHECK(resolve_backend.err == backend.err);

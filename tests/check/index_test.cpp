@@ -37,8 +37,9 @@ struct IndexLock {
   std::string resolve_args;  // as the lock records them (single spaces)
   explicit IndexLock(const std::string& name) : w(name), url(servers.env().http_url()) {
     // torch's ordinary dependencies from the PyPI-like index (pypi_pins).
-    resolve_args = "resolve torch jinja2==3.1.4 fsspec==2025.3.0 --nightly latest --torch-backend cpu " +
-                   fixture_indexes(url) + pypi_pins(url) + kTarget + " -o pylock.toml";
+    resolve_args =
+        "resolve torch jinja2==3.1.4 fsspec==2025.3.0 --nightly latest --torch-backend cpu " +
+        fixture_indexes(url) + pypi_pins(url) + kTarget + " -o pylock.toml";
     for (auto at = resolve_args.find("  "); at != std::string::npos; at = resolve_args.find("  ")) {
       resolve_args.erase(at, 1);
     }
@@ -128,8 +129,8 @@ TEST_CASE("check index: every drift kind of a changing index", "[check][index]")
         "::error file=pylock.toml,line=" + std::to_string(torch.line) +
             "::upstream moved: a resolve with the same inputs today picks torch "
             "2.15.0.dev20260819+cpu; the lock has " +
-            torch.version +
-            "%0Ahint: `gpulock " + l.resolve_args + " --upgrade-package torch` takes it; until then "
+            torch.version + "%0Ahint: `gpulock " + l.resolve_args +
+            " --upgrade-package torch` takes it; until then "
             "the lock stays as it is");
   // The hint's command is complete (issue 16 item 8): run as it is, it takes the newer nightly.
   auto followed = l.w.gpulock(l.resolve_args + " --upgrade-package torch");
@@ -244,7 +245,8 @@ TEST_CASE("check index: the lock's recorded options are read back through the fl
   INFO(r.out << r.err);
   CHECK(r.status == 0);
   CHECK(r.out.find("  note: upstream moves not checked: the lock's recorded options do not read: "
-                   "[tool.gpulock.inputs.options] torch-backend: invalid --torch-backend 'cu!': expected auto, cpu "
+                   "[tool.gpulock.inputs.options] torch-backend: invalid --torch-backend 'cu!': "
+                   "expected auto, cpu "
                    "or cuXYZ (e.g. cu124)\n") != std::string::npos);
   // The record as resolve wrote it reads back: the same resolve, no drift.
   write_file(lock, text);

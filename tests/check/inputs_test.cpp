@@ -157,7 +157,8 @@ TEST_CASE("check inputs: resolve's flags given to check are compared with the re
   // The machine the lock was resolved for (--driver none here, recorded as an input, issue 16):
   // compared when check is given one, never when it is not (check then describes this machine).
   CHECK(read_file(l.w / "pylock.toml").find("driver = \"none\"") != std::string::npos);
-  std::string other_machine = replace_all(l.resolve_args, "--driver none", "--driver 550.54.14 --gpu-arch sm_90");
+  std::string other_machine =
+      replace_all(l.resolve_args, "--driver none", "--driver 550.54.14 --gpu-arch sm_90");
   REQUIRE(other_machine != l.resolve_args);
   auto m = l.w.gpulock("check --inputs " + other_machine);
   INFO(m.out << m.err);

@@ -61,9 +61,8 @@ TEST_CASE("check machine: a driver below the lock's minimum", "[check][machine]"
                       ": this machine's NVIDIA driver 535.104.05 is older than "
                       "the lock's minimum " +
                       min + " (for CUDA 12.4)");
-  CHECK(out[5] ==
-        "    hint: update the driver to " + min + " or newer, or resolve a lock for this machine (`" + l.relock_here() +
-            "`)");
+  CHECK(out[5] == "    hint: update the driver to " + min +
+                      " or newer, or resolve a lock for this machine (`" + l.relock_here() + "`)");
   // The same machine described by flags instead of the environment.
   auto f = l.w.gpulock("check --machine --driver 535.104.05 --gpu-arch sm_90", "");
   CHECK(f.status == 1);
@@ -74,7 +73,8 @@ TEST_CASE("check machine: a driver below the lock's minimum", "[check][machine]"
   INFO(followed.err);
   CHECK(followed.status == 0);
   CHECK(scan_lock(l.w / "pylock.toml").at("torch").version == "2.5.1+cu121");
-  CHECK(l.w.gpulock("check --machine", "GPULOCK_DRIVER=535.104.05 GPULOCK_GPU_ARCH=sm_90").status == 0);
+  CHECK(l.w.gpulock("check --machine", "GPULOCK_DRIVER=535.104.05 GPULOCK_GPU_ARCH=sm_90").status ==
+        0);
 }
 
 TEST_CASE("check machine: a CUDA ceiling below the lock's CUDA", "[check][machine]") {
@@ -200,8 +200,9 @@ TEST_CASE("check machine: a torch build without a known arch list is compared as
   // assumption, saying so, instead of not comparing at all.
   Workdir w("machine-assumed");
   const std::string url = gpulock::test::shared_servers().http_url();
-  auto r = w.gpulock("resolve torch==2.13.0 --torch-backend cu132 " + fixture_indexes(url) + pypi_pins(url) +
-                     kTarget + " --driver 595.45.04 --gpu-arch sm_90 -o pylock.toml");
+  auto r =
+      w.gpulock("resolve torch==2.13.0 --torch-backend cu132 " + fixture_indexes(url) +
+                pypi_pins(url) + kTarget + " --driver 595.45.04 --gpu-arch sm_90 -o pylock.toml");
   INFO(r.err);
   REQUIRE(r.status == 0);
   auto lock = scan_lock(w / "pylock.toml");
@@ -209,17 +210,21 @@ TEST_CASE("check machine: a torch build without a known arch list is compared as
   auto ok = w.gpulock("check --machine", "GPULOCK_DRIVER=595.45.04 GPULOCK_GPU_ARCH=sm_90");
   INFO(ok.out);
   CHECK(ok.status == 0);
-  CHECK(ok.out.find("no arch list is known for torch 2.13.0+cu132 (CUDA 13.2): GPUs compared with what CUDA 13.2 "
+  CHECK(ok.out.find("no arch list is known for torch 2.13.0+cu132 (CUDA 13.2): GPUs compared with "
+                    "what CUDA 13.2 "
                     "can build, assumed (") != std::string::npos);
   auto old = w.gpulock("check --machine", "GPULOCK_DRIVER=595.45.04 GPULOCK_GPU_ARCH=sm_61");
   INFO(old.out);
   CHECK(old.status == 1);
-  CHECK(old.out.find("torch 2.13.0+cu132 has no kernels for this machine's GPU (sm_61): it can carry at most "
-                     "(assumed from its CUDA) sm_75") != std::string::npos);
+  CHECK(
+      old.out.find(
+          "torch 2.13.0+cu132 has no kernels for this machine's GPU (sm_61): it can carry at most "
+          "(assumed from its CUDA) sm_75") != std::string::npos);
   // A GPU the lock was not resolved for, whose kernels the build has: a note.
   auto other = w.gpulock("check --machine", "GPULOCK_DRIVER=595.45.04 GPULOCK_GPU_ARCH=sm_120");
   INFO(other.out);
   CHECK(other.status == 0);
-  CHECK(other.out.find("GPU sm_120 is not one the lock was resolved for (sm_90); the locked builds have kernels for "
+  CHECK(other.out.find("GPU sm_120 is not one the lock was resolved for (sm_90); the locked builds "
+                       "have kernels for "
                        "it") != std::string::npos);
 }

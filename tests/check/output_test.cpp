@@ -11,9 +11,8 @@ Run on_terminal(const Workdir& w, const std::string& env, const std::string& arg
   Run r = w.shell(
       "env -u NO_COLOR -u VIRTUAL_ENV -u GPULOCK_DRIVER -u GPULOCK_CUDA_CEILING -u "
       "GPULOCK_GPU_ARCH " +
-      env +
-      " " + gpulock::test::on_pseudo_terminal() + " " +
-      shell_quote(GPULOCK_EXE) + " " + args);
+      env + " " + gpulock::test::on_pseudo_terminal() + " " + shell_quote(GPULOCK_EXE) + " " +
+      args);
   r.out = replace_all(r.out, "\r", "");
   return r;
 }

@@ -16,7 +16,9 @@ using gpulock::test::RunResult;
 namespace {
 
 // A minimal, colour-free environment: nothing inherited from the test runner.
-Env plain_env() { return {{"PATH", "/usr/bin:/bin"}, {"NO_COLOR", "1"}, {"HOME", "/nonexistent"}}; }
+Env plain_env() {
+  return {{"PATH", "/usr/bin:/bin"}, {"NO_COLOR", "1"}, {"HOME", "/nonexistent"}};
+}
 
 RunResult gpulock_run(std::vector<std::string> args, const Env& env = plain_env()) {
   args.insert(args.begin(), GPULOCK_EXE);
@@ -138,9 +140,10 @@ TEST_CASE("usage errors: an unknown flag, a bad value, no command", "[cli][bad]"
   // A mistyped flag gets a suggestion, as a mistyped command does (issue 16).
   auto typo = gpulock_run({"resolve", "--torch-bakend", "cu126", "torch"});
   CHECK(typo.status == 2);
-  CHECK(typo.err == "error: unknown flag '--torch-bakend'\n"
-                    "hint: did you mean '--torch-backend'?\n"
-                    "hint: run 'gpulock resolve --help' for usage\n");
+  CHECK(typo.err ==
+        "error: unknown flag '--torch-bakend'\n"
+        "hint: did you mean '--torch-backend'?\n"
+        "hint: run 'gpulock resolve --help' for usage\n");
 }
 
 TEST_CASE("help of a nested command", "[cli][help]") {
@@ -153,7 +156,8 @@ TEST_CASE("help of a nested command", "[cli][help]") {
   CHECK(bad.err.find("hint: did you mean 'gpulock help index show'?\n") != std::string::npos);
 }
 
-TEST_CASE("colour: never with NO_COLOR or off a terminal, forced with CLICOLOR_FORCE", "[cli][color]") {
+TEST_CASE("colour: never with NO_COLOR or off a terminal, forced with CLICOLOR_FORCE",
+          "[cli][color]") {
   auto plain = gpulock_run({"reslove"});
   CHECK(plain.err.find('\x1b') == std::string::npos);
 
@@ -167,5 +171,4 @@ TEST_CASE("colour: never with NO_COLOR or off a terminal, forced with CLICOLOR_F
   // NO_COLOR beats CLICOLOR_FORCE (https://no-color.org).
   forced["NO_COLOR"] = "1";
   CHECK(gpulock_run({"reslove"}, forced).err.find('\x1b') == std::string::npos);
-
 }

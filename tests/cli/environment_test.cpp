@@ -14,7 +14,9 @@ using gpulock::test::RunResult;
 
 namespace {
 
-Env plain_env() { return {{"PATH", "/usr/bin:/bin"}, {"NO_COLOR", "1"}, {"HOME", "/nonexistent"}}; }
+Env plain_env() {
+  return {{"PATH", "/usr/bin:/bin"}, {"NO_COLOR", "1"}, {"HOME", "/nonexistent"}};
+}
 
 RunResult gpulock_run(std::vector<std::string> args, const Env& env) {
   args.insert(args.begin(), GPULOCK_EXE);
@@ -23,8 +25,10 @@ RunResult gpulock_run(std::vector<std::string> args, const Env& env) {
 
 }  // namespace
 
-TEST_CASE("a malformed GPULOCK_HTTP_* variable is a usage error naming it, for every command "
-          "that talks to an index", "[cli][env]") {
+TEST_CASE(
+    "a malformed GPULOCK_HTTP_* variable is a usage error naming it, for every command "
+    "that talks to an index",
+    "[cli][env]") {
   const std::vector<std::vector<std::string>> commands = {
       {"resolve", "six", "--python-version", "3.11", "--platform", "manylinux_2_28_x86_64",
        "--driver", "none", "--index-url", "file:///nonexistent/", "-o", "-"},

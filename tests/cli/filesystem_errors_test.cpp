@@ -43,7 +43,9 @@ struct Scratch {
   }
 };
 
-bool root() { return ::geteuid() == 0; }
+bool root() {
+  return ::geteuid() == 0;
+}
 
 // `script` under /bin/sh as an unprivileged user: nobody when root, else this user.
 RunResult run_unprivileged(const std::string& script) {
@@ -54,8 +56,7 @@ RunResult run_unprivileged(const std::string& script) {
 
 }  // namespace
 
-TEST_CASE("resolve -o under a directory the user cannot enter: error and exit 74",
-          "[cli][io]") {
+TEST_CASE("resolve -o under a directory the user cannot enter: error and exit 74", "[cli][io]") {
   Scratch s;
   fs::path locked = s.dir / "locked";
   fs::create_directories(locked);
@@ -73,8 +74,7 @@ TEST_CASE("resolve -o under a directory the user cannot enter: error and exit 74
   CHECK(r.err.find("internal error") == std::string::npos);
 }
 
-TEST_CASE("probe in a working directory the user cannot search: error and exit 74",
-          "[cli][io]") {
+TEST_CASE("probe in a working directory the user cannot search: error and exit 74", "[cli][io]") {
   // Looking for ./pylock.toml there fails with EACCES; that used to escape as a
   // filesystem_error: "error: internal error: filesystem error: status: Permission denied".
   Scratch s;

@@ -6,8 +6,8 @@
 using namespace gpulock::core;
 
 TEST_CASE("make_error sets what it is given and nothing else", "[core][error]") {
-  Error e = make_error(ErrorCode::Io, "cannot read it", "a.txt", 3, 7)
-                .with_hint("check the permissions");
+  Error e =
+      make_error(ErrorCode::Io, "cannot read it", "a.txt", 3, 7).with_hint("check the permissions");
   CHECK(e.code == ErrorCode::Io);
   CHECK(e.message == "cannot read it");
   CHECK(e.where == "a.txt");

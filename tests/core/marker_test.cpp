@@ -248,7 +248,7 @@ TEST_CASE("Quoted strings are Python literals", "[core][marker]") {
   CHECK(eval("os_name == '\\u0070osix'"));
   CHECK(eval("os_name == '\\U00000070osix'"));
   CHECK(eval("os_name == 'po\\\nsix'"));  // backslash-newline is a line continuation
-  CHECK(m("os_name == 'a\\d'").to_string() == "os_name == \"a\\d\"");  // unknown escape kept
+  CHECK(m("os_name == 'a\\d'").to_string() == "os_name == \"a\\d\"");    // unknown escape kept
   CHECK(m("os_name == 'a\\\\'").to_string() == "os_name == \"a\\\\\"");  // see below
   CHECK(m("os_name == \"it's\"").to_string() == "os_name == \"it's\"");
   CHECK(m("os_name == 'say \"hi\"'").to_string() == "os_name == 'say \"hi\"'");  // single quotes

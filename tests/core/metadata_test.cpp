@@ -142,7 +142,8 @@ TEST_CASE("continuation lines are unfolded and other fields may span lines", "[c
   CHECK_FALSE(m.requires_dist[0].marker.empty());
 }
 
-TEST_CASE("repeated fields keep file order and field names are case-insensitive", "[core][metadata]") {
+TEST_CASE("repeated fields keep file order and field names are case-insensitive",
+          "[core][metadata]") {
   const auto m = parse_ok(
       "metadata-version: 2.3\n"
       "NAME: Foo.Bar\n"
@@ -327,7 +328,7 @@ TEST_CASE("scan_metadata_headers splits fields, folded lines and the end of the 
   CHECK(seen[3].line == 4);
   CHECK(seen[3].value == "not a header");
 
-  CHECK(scan("Name: x\n\nVersion: 1\n").size() == 1);   // the blank line ends the headers
+  CHECK(scan("Name: x\n\nVersion: 1\n").size() == 1);  // the blank line ends the headers
   CHECK(scan("Name: x\r\n\r\nVersion: 1\n").size() == 1);
   CHECK(scan("Name: x\nVersion: 1\n", 1).size() == 1);  // the visitor stops the scan
   CHECK(scan("").empty());

@@ -1,7 +1,8 @@
+#include "gpulock/core/name.h"
+
 #include <catch2/catch.hpp>
 
 #include "gpulock/core/error.h"
-#include "gpulock/core/name.h"
 
 using namespace gpulock::core;
 

@@ -2,11 +2,11 @@
 // Guidelines: Examples with Intermediate Values", SHA-256) and NIST CAVP SHA256ShortMsg vectors.
 // The comparison with OpenSSL on random data lives in tests/index/hash_test.cpp (core's tests
 // cannot link gpulock::index).
-#include <catch2/catch.hpp>
+#include "gpulock/core/sha256.h"
 
 #include <string>
 
-#include "gpulock/core/sha256.h"
+#include <catch2/catch.hpp>
 
 using gpulock::core::Sha256;
 using gpulock::core::sha256_hex;
@@ -31,8 +31,9 @@ TEST_CASE("sha256: FIPS 180-4 examples", "[sha256]") {
   CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   // 896 bits: two message blocks.
-  CHECK(sha256_hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmn"
-                   "opqrlmnopqrsmnopqrstnopqrstu") ==
+  CHECK(sha256_hex(
+            "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmn"
+            "opqrlmnopqrsmnopqrstnopqrstu") ==
         "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
   // One million 'a' (many blocks).
   CHECK(sha256_hex(std::string(1'000'000, 'a')) ==
@@ -40,7 +41,8 @@ TEST_CASE("sha256: FIPS 180-4 examples", "[sha256]") {
 }
 
 TEST_CASE("sha256: NIST CAVP short messages", "[sha256]") {
-  CHECK(sha256_hex(from_hex("d3")) == "28969cdfa74a12c82f3bad960b0b000aca2ac329deea5c2328ebc6f2ba9802c1");
+  CHECK(sha256_hex(from_hex("d3")) ==
+        "28969cdfa74a12c82f3bad960b0b000aca2ac329deea5c2328ebc6f2ba9802c1");
   CHECK(sha256_hex(from_hex("11af")) ==
         "5ca7133fa735326081558ac312c620eeca9970d1e70a4b95533d956f072d1f98");
 }

@@ -261,10 +261,10 @@ TEST_CASE("SpecifierSet text, equality and intersection", "[core][specifier]") {
   // Duplicates by packaging's equality are dropped, the first one kept.
   SpecifierSet dup = set("==1.0.0,==1.0,== 1");
   CHECK(dup.size() == 1);
-  CHECK(dup.to_string() == "==1");  // of equal clauses, the one whose text sorts first
+  CHECK(dup.to_string() == "==1");              // of equal clauses, the one whose text sorts first
   CHECK(set("~=1.0,~=1.0.0").size() == 2);      // ~= keeps trailing zeros
   CHECK(set("==1.0.*,==1.0.0.*").size() == 2);  // wildcards compare as text
-  CHECK(set("===1.0,===1.0.0").size() == 2);  // === compares text as written
+  CHECK(set("===1.0,===1.0.0").size() == 2);    // === compares text as written
   CHECK(*Specifier::parse("==1.2.3") == *Specifier::parse("== 1.2.3.0"));
   CHECK_FALSE(*Specifier::parse("==1.2.3") == *Specifier::parse("~=1.2.3"));
   CHECK_FALSE(*Specifier::parse("==1.2.3") == *Specifier::parse("==1.2.4"));

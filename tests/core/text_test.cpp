@@ -41,8 +41,8 @@ TEST_CASE("trim_slash drops every trailing slash and nothing else") {
 }
 
 TEST_CASE("append_utf8 and utf8_sequence round-trip every boundary code point") {
-  for (std::uint32_t cp : {0x0u, 0x41u, 0x7Fu, 0x80u, 0x7FFu, 0x800u, 0xFFFDu, 0xFFFFu, 0x10000u,
-                           0x10FFFFu}) {
+  for (std::uint32_t cp :
+       {0x0u, 0x41u, 0x7Fu, 0x80u, 0x7FFu, 0x800u, 0xFFFDu, 0xFFFFu, 0x10000u, 0x10FFFFu}) {
     std::string s;
     append_utf8(s, cp);
     std::uint32_t back = 0;
@@ -54,11 +54,11 @@ TEST_CASE("append_utf8 and utf8_sequence round-trip every boundary code point") 
   append_utf8(e_acute, 0xE9);
   CHECK(e_acute == "\xC3\xA9");
   std::uint32_t cp = 0;
-  CHECK(utf8_sequence("\xC0\x80", 0, cp) == 0);      // overlong NUL
-  CHECK(utf8_sequence("\xED\xA0\x80", 0, cp) == 0);  // a surrogate
+  CHECK(utf8_sequence("\xC0\x80", 0, cp) == 0);          // overlong NUL
+  CHECK(utf8_sequence("\xED\xA0\x80", 0, cp) == 0);      // a surrogate
   CHECK(utf8_sequence("\xF4\x90\x80\x80", 0, cp) == 0);  // past U+10FFFF
-  CHECK(utf8_sequence("\xE2\x82", 0, cp) == 0);      // truncated
-  CHECK(utf8_sequence("\x80", 0, cp) == 0);          // a stray continuation byte
+  CHECK(utf8_sequence("\xE2\x82", 0, cp) == 0);          // truncated
+  CHECK(utf8_sequence("\x80", 0, cp) == 0);              // a stray continuation byte
   CHECK(utf8_sequence("a\xE2\x82\xAC", 1, cp) == 3);
   CHECK(cp == 0x20AC);
 }

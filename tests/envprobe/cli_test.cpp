@@ -656,9 +656,10 @@ TEST_CASE("a locked package that is not installed", "[envprobe][cli][lock]") {
   REQUIRE(end != std::string::npos);
   std::vector<std::string> argv;
   std::istringstream words(text.out.substr(at + 1, end - at - 1));
-  for (std::string w; words >> w;) argv.push_back(w);
-  CHECK(argv == std::vector<std::string>{"gpulock", "install", "--lock", c.lock.string(), "--python",
-                                         c.python().string()});
+  for (std::string w; words >> w;)
+    argv.push_back(w);
+  CHECK(argv == std::vector<std::string>{"gpulock", "install", "--lock", c.lock.string(),
+                                         "--python", c.python().string()});
   argv.erase(argv.begin());
   Run installed = c.gpulock(argv);
   INFO(installed.out << installed.err);

@@ -4,18 +4,17 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <tuple>
 #include <filesystem>
+#include <random>
+#include <span>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include "gpulock/index/parse.h"
-
-#include <random>
-#include <span>
 
 #include "index_test_support.h"
 
@@ -100,8 +99,9 @@ ProjectPage mixed_page() {
   std::string json = R"({"meta":{"api-version":"1.1"},"name":"demo-pkg","files":[)";
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (i) json += ",";
-    json += fmt::format(R"({{"filename":"{}","url":"https://h/p/{}","hashes":{{"sha256":"{:064x}"}}}})",
-                        names[i], names[i], i);
+    json +=
+        fmt::format(R"({{"filename":"{}","url":"https://h/p/{}","hashes":{{"sha256":"{:064x}"}}}})",
+                    names[i], names[i], i);
   }
   json += "]}";
   auto page = parse_json_page(json, "http://h/simple/demo-pkg/", {"demo-pkg", false});
@@ -290,7 +290,7 @@ TEST_CASE("pages round-trip with every wheel and sdist field", "[cache]") {
   CHECK(decoded.omitted.empty());
   REQUIRE(decoded.files[3].wheel());
   CHECK(decoded.files[3].wheel()->build == std::optional<std::pair<std::uint64_t, std::string>>(
-                                             std::pair<std::uint64_t, std::string>{1, "build"}));
+                                               std::pair<std::uint64_t, std::string>{1, "build"}));
   CHECK(decoded.files[5].version().to_string() == "1.5+cu124");
 
   // Every truncation reads as invalid, never as a crash.
@@ -318,7 +318,8 @@ TEST_CASE("a filtered decode keeps the wheels the filter accepts and summarizes 
     std::string v = f.version().to_string();
     auto it = std::find_if(expected_omitted.begin(), expected_omitted.end(),
                            [&](const auto& o) { return std::get<0>(o) == v; });
-    if (it == expected_omitted.end()) it = expected_omitted.insert(expected_omitted.end(), {v, false, false});
+    if (it == expected_omitted.end())
+      it = expected_omitted.insert(expected_omitted.end(), {v, false, false});
     (f.wheel() ? std::get<1>(*it) : std::get<2>(*it)) = true;
   }
   REQUIRE(expected_files.size() == 3);  // the manylinux, py2.py3 and 3.11 +cu124 wheels
@@ -330,10 +331,12 @@ TEST_CASE("a filtered decode keeps the wheels the filter accepts and summarizes 
   };
   auto check_filtered = [&](const ProjectPage& p) {
     std::vector<std::string> files;
-    for (const auto& f : p.files) files.emplace_back(f.filename());
+    for (const auto& f : p.files)
+      files.emplace_back(f.filename());
     CHECK(files == expected_files);
     std::vector<std::tuple<std::string, bool, bool>> omitted;
-    for (const auto& o : p.omitted) omitted.emplace_back(o.version.to_string(), o.wheels, o.sdists);
+    for (const auto& o : p.omitted)
+      omitted.emplace_back(o.version.to_string(), o.wheels, o.sdists);
     CHECK(omitted == expected_omitted);
   };
 
@@ -364,11 +367,13 @@ TEST_CASE("crc32c: RFC 3720 vectors, hardware and software agree", "[cache]") {
   CHECK(detail::crc32c(std::string(32, '\0')) == 0x8A9136AAu);
   CHECK(detail::crc32c(std::string(32, '\xff')) == 0x62A8AB43u);
   std::string ascending;
-  for (int i = 0; i < 32; ++i) ascending.push_back(static_cast<char>(i));
+  for (int i = 0; i < 32; ++i)
+    ascending.push_back(static_cast<char>(i));
   CHECK(detail::crc32c(ascending) == 0x46DD794Eu);
   std::mt19937 rng(7);
   std::string data(5000, '\0');
-  for (auto& c : data) c = static_cast<char>(rng());
+  for (auto& c : data)
+    c = static_cast<char>(rng());
   for (std::size_t n : {0u, 1u, 7u, 8u, 9u, 63u, 64u, 65u, 1000u, 4999u}) {
     std::string_view part(data.data(), n);
     CHECK(detail::crc32c(part) == detail::crc32c_software(part));

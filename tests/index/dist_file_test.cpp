@@ -1,13 +1,12 @@
 // DistFile, the compact record of one file on a project page (issue 18): what goes in comes
 // back out, copies are independent, and a page's files share their name, version and tag set.
-#include "gpulock/index/page.h"
-
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "gpulock/index/page.h"
 #include "gpulock/index/parse.h"
 
 using namespace gpulock;
@@ -128,7 +127,8 @@ TEST_CASE("DistFile size, upload time, kind, and independent copies", "[dist_fil
 
   auto w = core::WheelFilename::parse("Demo_Pkg-1.0-7a-py2.py3-none-any.whl");
   REQUIRE(w);
-  f.set_text("Demo_Pkg-1.0-7a-py2.py3-none-any.whl", "https://h/Demo_Pkg-1.0-7a-py2.py3-none-any.whl");
+  f.set_text("Demo_Pkg-1.0-7a-py2.py3-none-any.whl",
+             "https://h/Demo_Pkg-1.0-7a-py2.py3-none-any.whl");
   f.set_wheel(*w);
   CHECK(f.is_wheel());
   CHECK_FALSE(f.is_sdist());
@@ -171,8 +171,9 @@ TEST_CASE("a parsed page's files share one entry per version and per tag set", "
   for (int v = 0; v < 3; ++v) {
     for (const char* tags : {"cp311-cp311-manylinux_2_17_x86_64", "cp312-cp312-win_amd64"}) {
       std::string name = fmt::format("huge-1.{}-{}.whl", v, tags);
-      json += fmt::format(R"({}{{"filename":"{}","url":"https://h/p/{}","hashes":{{"sha256":"{}"}}}})",
-                          n++ ? "," : "", name, name, kSha);
+      json +=
+          fmt::format(R"({}{{"filename":"{}","url":"https://h/p/{}","hashes":{{"sha256":"{}"}}}})",
+                      n++ ? "," : "", name, name, kSha);
     }
     std::string sdist = fmt::format("huge-1.{}.tar.gz", v);
     json += fmt::format(R"(,{{"filename":"{}","url":"../../p/{}","hashes":{{}}}})", sdist, sdist);
@@ -222,7 +223,8 @@ TEST_CASE("JSON strings with escapes are unescaped, plain ones read in place", "
   CHECK(page->files[1].requires_python().empty());
   CHECK(page->files[1].yanked());
   CHECK(page->files[1].yanked_reason().empty());
-  auto wrong = parse_json_page(R"({"files":[{"filename":12,"url":"x"}]})", "https://h/simple/demo/");
+  auto wrong =
+      parse_json_page(R"({"files":[{"filename":12,"url":"x"}]})", "https://h/simple/demo/");
   REQUIRE_FALSE(wrong);
   CHECK(wrong.error().message == "invalid PEP 691 page: files[0].filename: expected a string");
 }

@@ -1,13 +1,14 @@
 // index::Sha256 (OpenSSL EVP through the network plugin) against core::Sha256 (portable FIPS
 // 180-4): the same digests on random data of every length around the block boundaries, fed in
 // random pieces. The two implementations share no code, so agreement checks both.
+#include "gpulock/index/hash.h"
+
 #include <random>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "gpulock/core/sha256.h"
-#include "gpulock/index/hash.h"
 
 #include "net_plugin.h"
 

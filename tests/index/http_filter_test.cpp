@@ -26,8 +26,8 @@ namespace {
 bool keep_linux_311(std::span<const core::Tag> tags) {
   for (const auto& t : tags) {
     bool python = t.interpreter == "cp311" || t.interpreter == "py3";
-    bool platform = t.platform == "any" ||
-                    (t.platform.find("linux") != std::string::npos && t.platform.ends_with("x86_64"));
+    bool platform = t.platform == "any" || (t.platform.find("linux") != std::string::npos &&
+                                            t.platform.ends_with("x86_64"));
     if (python && platform) return true;
   }
   return false;
@@ -56,10 +56,12 @@ Expected expected_from(const ProjectPage& full) {
 
 void check_filtered(const ProjectPage& page, const Expected& e) {
   std::vector<std::string> files;
-  for (const auto& f : page.files) files.emplace_back(f.filename());
+  for (const auto& f : page.files)
+    files.emplace_back(f.filename());
   CHECK(files == e.files);
   std::vector<std::tuple<std::string, bool, bool>> omitted;
-  for (const auto& o : page.omitted) omitted.emplace_back(o.version.to_string(), o.wheels, o.sdists);
+  for (const auto& o : page.omitted)
+    omitted.emplace_back(o.version.to_string(), o.wheels, o.sdists);
   CHECK(omitted == e.omitted);
 }
 
@@ -70,13 +72,18 @@ ClientOptions filtering(ClientOptions o) {
 
 }  // namespace
 
-TEST_CASE("keep_wheel: cold and warm and revalidated pages are filtered while the cache keeps whole pages", "[http][filter]") {
+TEST_CASE(
+    "keep_wheel: cold and warm and revalidated pages are filtered while the cache keeps whole "
+    "pages",
+    "[http][filter]") {
   auto pypi = IndexSource::simple(servers().pypi_url());
   auto cu124 = IndexSource::simple(servers().torch_index_base() + "/cu124/");
   auto file_index = IndexSource::simple(servers().at("FILE_INDEX_URL"));  // parsed local pages
-  const std::vector<std::pair<IndexSource, std::string>> projects = {
-      {pypi, "numpy"},    {pypi, "markupsafe"},      {cu124, "torch"},
-      {cu124, "torchvision"}, {file_index, "numpy"}};
+  const std::vector<std::pair<IndexSource, std::string>> projects = {{pypi, "numpy"},
+                                                                     {pypi, "markupsafe"},
+                                                                     {cu124, "torch"},
+                                                                     {cu124, "torchvision"},
+                                                                     {file_index, "numpy"}};
   std::string agent = unique_agent("filter");
 
   // The full pages, from a client without a filter.

@@ -1,27 +1,27 @@
 // Resource limits that need no server: byte sizes, the environment behind ClientOptions' limits,
 // temporary files in <cache>/partial/ (owner locks, stale cleanup), special files in the cache.
 #include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
-#include <deque>
 #include <thread>
 
 #include <catch2/catch.hpp>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "gpulock/index/client.h"
 
 #include "cache.h"
 #include "index_test_support.h"
-#include "test_files.h"
 #include "temp_files.h"
+#include "test_files.h"
 
 using namespace gpulock;
 using namespace gpulock::index;
@@ -77,7 +77,8 @@ TEST_CASE("the environment sets the time and size limits", "[limits]") {
     EnvVar uv("UV_HTTP_TIMEOUT", "5");
     CHECK(ClientOptions::from_environment().value().low_speed_time == std::chrono::seconds(5));
     EnvVar own("GPULOCK_HTTP_TIMEOUT", "2.5");
-    CHECK(ClientOptions::from_environment().value().low_speed_time == std::chrono::milliseconds(2500));
+    CHECK(ClientOptions::from_environment().value().low_speed_time ==
+          std::chrono::milliseconds(2500));
   }
   SECTION("floor, deadline, sizes") {
     EnvVar a("GPULOCK_HTTP_LOW_SPEED_LIMIT", "4096");
@@ -149,8 +150,7 @@ TEST_CASE("temporary files: owned through a held lock, removed when destroyed", 
   CHECK_FALSE(fs::exists(path));
 }
 
-TEST_CASE("stale temporary files: removed only when their owner is gone or a day old",
-          "[limits]") {
+TEST_CASE("stale temporary files: removed only when their owner is gone or a day old", "[limits]") {
   fs::path dir = index_test::scratch_dir("temp-stale");
   // A killed run: its lock is free.
   touch(dir / "4242-0000beef.lock");

@@ -400,12 +400,14 @@ TEST_CASE("the per-page wheel filename memo gives exactly core::WheelFilename::p
 // argument, which libstdc++ 12 sets to the grown capacity, so a 16..30-byte string out of the
 // small buffer came back 30 bytes long with bytes from past the source.
 TEST_CASE("assign_lower copies exactly the source whatever its length", "[parse]") {
-  const std::string source = "ABCDEF0123456789abcdefABCDEF0123456789abcdef0123456789ABCDEF0123456789";
+  const std::string source =
+      "ABCDEF0123456789abcdefABCDEF0123456789abcdef0123456789ABCDEF0123456789";
   for (std::size_t n = 0; n <= source.size(); ++n) {
     std::string out;
     detail::assign_lower(out, std::string_view(source).substr(0, n));
     std::string expected = source.substr(0, n);
-    for (char& c : expected) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : expected)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     INFO("length " << n);
     CHECK(out == expected);
   }

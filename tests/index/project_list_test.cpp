@@ -16,7 +16,8 @@ using namespace gpulock;
 using namespace gpulock::index;
 namespace fs = std::filesystem;
 
-TEST_CASE("an HTML index root: each anchor's text is a normalized project name", "[index][project-list]") {
+TEST_CASE("an HTML index root: each anchor's text is a normalized project name",
+          "[index][project-list]") {
   // The shape of download.pytorch.org/whl/cu128/: anchors with <br/>, mixed case, one bad name,
   // an anchor with nested markup (not a name), and an unclosed last anchor.
   auto list = parse_project_list(
@@ -38,13 +39,14 @@ TEST_CASE("an HTML index root: each anchor's text is a normalized project name",
 
 TEST_CASE("a PEP 691 JSON index root", "[index][project-list]") {
   auto list = parse_project_list(
-      R"({"meta": {"api-version": "1.1"}, "projects": [{"name": "Foo.Bar"}, {"name": "torch", "_x": 1}]})", true,
-      "http://x/simple/");
+      R"({"meta": {"api-version": "1.1"}, "projects": [{"name": "Foo.Bar"}, {"name": "torch", "_x": 1}]})",
+      true, "http://x/simple/");
   REQUIRE(list);
   CHECK(std::vector<std::string>(list->names.begin(), list->names.end()) ==
         std::vector<std::string>{"foo-bar", "torch"});
 
-  for (const char* bad : {R"({"projects": 3})", R"({"projects": [{"name": 1}]})", R"([1, 2])", "{", ""}) {
+  for (const char* bad :
+       {R"({"projects": 3})", R"({"projects": [{"name": 1}]})", R"([1, 2])", "{", ""}) {
     INFO(bad);
     auto r = parse_project_list(bad, true, "http://x/simple/");
     REQUIRE_FALSE(r);
@@ -53,7 +55,8 @@ TEST_CASE("a PEP 691 JSON index root", "[index][project-list]") {
   }
 }
 
-TEST_CASE("fetch_project_list on a file:// root lists its project directories", "[index][project-list][client]") {
+TEST_CASE("fetch_project_list on a file:// root lists its project directories",
+          "[index][project-list][client]") {
   fs::path root = index_test::scratch_dir("project-list-root");
   fs::remove_all(root);
   fs::create_directories(root / "torch");
@@ -69,7 +72,8 @@ TEST_CASE("fetch_project_list on a file:// root lists its project directories", 
   CHECK(std::vector<std::string>((*list)->names.begin(), (*list)->names.end()) ==
         std::vector<std::string>{"torch", "typing-extensions"});
   // No such directory: no listing (the caller asks per name), not an error.
-  auto none = client.fetch_project_list(IndexSource::simple(path_to_file_url((root / "missing").string())));
+  auto none =
+      client.fetch_project_list(IndexSource::simple(path_to_file_url((root / "missing").string())));
   REQUIRE(none);
   CHECK(*none == nullptr);
 }

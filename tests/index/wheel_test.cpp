@@ -93,15 +93,14 @@ TEST_CASE("check_metadata_matches compares normalized names and PEP 440 versions
   CHECK(missing.error().message == "METADATA has no Version field");
 }
 
-TEST_CASE("check_metadata_matches reads the headers as core::CoreMetadata::parse does",
-          "[wheel]") {
+TEST_CASE("check_metadata_matches reads the headers as core::CoreMetadata::parse does", "[wheel]") {
   auto name = wheel_name("Typing_Extensions-4.12.0-py3-none-any.whl");
   // A byte-order mark is not part of the first field name.
-  CHECK(check_metadata_matches("\xEF\xBB\xBFName: typing-extensions\nVersion: 4.12.0\n", name,
-                               "x"));
+  CHECK(
+      check_metadata_matches("\xEF\xBB\xBFName: typing-extensions\nVersion: 4.12.0\n", name, "x"));
   // A line that is not a header ends the headers, as in Python's email parser.
-  auto body = check_metadata_matches("Name: typing-extensions\nnot a header\nVersion: 4.12.0\n",
-                                     name, "x");
+  auto body =
+      check_metadata_matches("Name: typing-extensions\nnot a header\nVersion: 4.12.0\n", name, "x");
   REQUIRE_FALSE(body);
   CHECK(body.error().message == "METADATA has no Version field");
   // A folded line is not a field of its own.
@@ -110,7 +109,8 @@ TEST_CASE("check_metadata_matches reads the headers as core::CoreMetadata::parse
 
 TEST_CASE("check_metadata_matches accepts a local label added by the filename only", "[wheel]") {
   // flash-attn and PyG: METADATA names the public version, the filename adds a local label.
-  auto labeled = wheel_name("flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp311-cp311-linux_x86_64.whl");
+  auto labeled =
+      wheel_name("flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp311-cp311-linux_x86_64.whl");
   CHECK(check_metadata_matches("Name: flash-attn\nVersion: 2.8.3\n", labeled, "x"));
   CHECK(check_metadata_matches("Name: flash-attn\nVersion: 2.8.3+cu12torch2.8cxx11abitrue\n",
                                labeled, "x"));
@@ -121,8 +121,7 @@ TEST_CASE("check_metadata_matches accepts a local label added by the filename on
   CHECK_FALSE(check_metadata_matches("Name: flash-attn\nVersion: 2.8.3+cu12\n", plain, "x"));
 }
 
-TEST_CASE("printable_index_text escapes C0, DEL and C1 controls and keeps other UTF-8",
-          "[page]") {
+TEST_CASE("printable_index_text escapes C0, DEL and C1 controls and keeps other UTF-8", "[page]") {
   CHECK(detail::printable_index_text("broken \x1b]0;pwned\x07 build") ==
         "broken \\x1b]0;pwned\\x07 build");
   CHECK(detail::printable_index_text("a\x7f\xc2\x9b[2Jb") == "a\\x7f\\x9b[2Jb");

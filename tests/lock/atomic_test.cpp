@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "gpulock/sys/atomic_file.h"
 #include "gpulock/lock/lockfile.h"
+#include "gpulock/sys/atomic_file.h"
 
 #include "lock_test_support.h"
 

@@ -252,10 +252,10 @@ TEST_CASE("gpulock diff: the table's header is bold on a terminal, plain with NO
           "[lock][cli][diff]") {
   // A real pseudo-terminal (Python's pty); it turns "\n" into "\r\n", removed here.
   auto on_terminal = [](const std::string& env) {
-    auto r = lock_test::run_shell(
-        "cd " + shell_quote(fixtures().string()) + " && env -u NO_COLOR " + env +
-        " " + gpulock::test::on_pseudo_terminal() + " " +
-        shell_quote(GPULOCK_EXE) + " diff diff/old.toml diff/new.toml");
+    auto r =
+        lock_test::run_shell("cd " + shell_quote(fixtures().string()) + " && env -u NO_COLOR " +
+                             env + " " + gpulock::test::on_pseudo_terminal() + " " +
+                             shell_quote(GPULOCK_EXE) + " diff diff/old.toml diff/new.toml");
     r.out = gpulock::test::replace_all(r.out, "\r", "");
     return r;
   };

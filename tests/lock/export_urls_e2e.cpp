@@ -74,17 +74,19 @@ struct ResolvedLock {
   gpulock::lock::Lock lock;
 
   ResolvedLock() : url(servers.env().http_url()) {
-    auto r = gpulock_in(dir.path(),
-                        // torch's ordinary dependencies from the PyPI-like index, where the tests
-                        // change them (the nightly torch index serves older copies, and under
-                        // first-index for every name only those would count).
-                        "resolve torch jinja2==3.1.4 fsspec==2025.3.0 --nightly latest "
-                        "--torch-backend cpu --index-for filelock=pypi --index-for fsspec=pypi --index-for jinja2=pypi "
-                        "--index-for markupsafe=pypi --index-for mpmath=pypi --index-for networkx=pypi --index-for "
-                        "setuptools=pypi --index-for sympy=pypi --index-for typing-extensions=pypi --index pypi=" +
-                            url + "/simple/ --index-url " + url + "/simple/ --torch-index-base " + url +
-                            "/whl --python-version 3.11 --platform manylinux_2_28_x86_64 "
-                            "-o pylock.toml");
+    auto r = gpulock_in(
+        dir.path(),
+        // torch's ordinary dependencies from the PyPI-like index, where the tests
+        // change them (the nightly torch index serves older copies, and under
+        // first-index for every name only those would count).
+        "resolve torch jinja2==3.1.4 fsspec==2025.3.0 --nightly latest "
+        "--torch-backend cpu --index-for filelock=pypi --index-for fsspec=pypi --index-for "
+        "jinja2=pypi "
+        "--index-for markupsafe=pypi --index-for mpmath=pypi --index-for networkx=pypi --index-for "
+        "setuptools=pypi --index-for sympy=pypi --index-for typing-extensions=pypi --index pypi=" +
+            url + "/simple/ --index-url " + url + "/simple/ --torch-index-base " + url +
+            "/whl --python-version 3.11 --platform manylinux_2_28_x86_64 "
+            "-o pylock.toml");
     INFO(gpulock::test::describe(r));
     REQUIRE(r.status == 0);
     lock = lock_test::read_lock(dir / "pylock.toml");

@@ -58,7 +58,8 @@ RunResult pip_dry_run(const std::filesystem::path& requirements, bool own_indexe
   return lock_test::run_shell(
       "python3 -m pip --isolated install --dry-run --ignore-installed --no-deps "
       "--require-hashes --no-cache-dir --disable-pip-version-check " +
-      (own_indexes ? std::string() : "--index-url " + shell_quote(gpulock::test::shared_servers().pypi_url())) +
+      (own_indexes ? std::string()
+                   : "--index-url " + shell_quote(gpulock::test::shared_servers().pypi_url())) +
       " -r " + shell_quote(requirements.string()));
 }
 
@@ -91,7 +92,8 @@ TEST_CASE("pip accepts the exported hashed requirements", "[lock][e2e][pip]") {
   CHECK(text.find("markupsafe==3.0.2 \\\n    --hash=sha256:") != std::string::npos);
   CHECK(text.find("colorama==0.4.6 ; sys_platform == \"win32\"") != std::string::npos);
   // The file names its index, so the header's command works as written (issue 16).
-  CHECK(text.find("\n--index-url " + gpulock::test::shared_servers().pypi_url() + "\n") != std::string::npos);
+  CHECK(text.find("\n--index-url " + gpulock::test::shared_servers().pypi_url() + "\n") !=
+        std::string::npos);
   check_would_install(pip_dry_run(req, true));
 }
 

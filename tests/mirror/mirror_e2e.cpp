@@ -39,7 +39,8 @@ gpulock::lock::Lock read_lock(const fs::path& path) {
 
 std::map<std::string, std::string> versions(const gpulock::lock::Lock& lk) {
   std::map<std::string, std::string> out;
-  for (const auto& p : lk.packages) out[p.name] = p.version.value_or("");
+  for (const auto& p : lk.packages)
+    out[p.name] = p.version.value_or("");
   return out;
 }
 
@@ -47,7 +48,8 @@ std::map<std::string, std::string> versions(const gpulock::lock::Lock& lk) {
 std::map<std::string, std::string> files_of(const gpulock::lock::Lock& lk) {
   std::map<std::string, std::string> out;
   for (const auto& p : lk.packages) {
-    for (const auto* f : p.files()) out[f->hashes.at("sha256")] = f->filename();
+    for (const auto* f : p.files())
+      out[f->hashes.at("sha256")] = f->filename();
   }
   return out;
 }
@@ -79,14 +81,15 @@ struct Fixture {
     return gpulock::test::run_shell(
         "cd " + shell_quote(dir.path().string()) +
         " && env -u VIRTUAL_ENV -u GPULOCK_DRIVER NO_COLOR=1 GPULOCK_HTTP_RETRIES=0 "
-        "GPULOCK_CACHE_DIR=" + shell_quote((dir / cache).string()) + " " + wrapper +
-        shell_quote(GPULOCK_EXE) + " " + args);
+        "GPULOCK_CACHE_DIR=" +
+        shell_quote((dir / cache).string()) + " " + wrapper + shell_quote(GPULOCK_EXE) + " " +
+        args);
   }
   // The resolve command of both locks, against `index` (an index root with /simple and /whl).
   std::string resolve(const std::string& index, bool nightly, const std::string& out) const {
     return "resolve torch --torch-backend cu126" +
-           std::string(nightly ? " --nightly 2026-08-17" : "") + kTarget + " --index-url " +
-           index + "/simple/ --torch-index-base " + index + "/whl --index pypi=" + index +
+           std::string(nightly ? " --nightly 2026-08-17" : "") + kTarget + " --index-url " + index +
+           "/simple/ --torch-index-base " + index + "/whl --index pypi=" + index +
            "/simple/ --index-for setuptools=pypi -o " + out;
   }
 };
@@ -109,7 +112,8 @@ void add_twice(Fixture& f, const std::map<std::string, std::string>& wanted) {
     INFO(name);
     CHECK(fs::is_regular_file(f.mirror / "files/sha256" / h.substr(0, 2) / h / name));
     if (name.ends_with(".whl"))
-      CHECK(fs::is_regular_file(f.mirror / "files/sha256" / h.substr(0, 2) / h / (name + ".metadata")));
+      CHECK(fs::is_regular_file(f.mirror / "files/sha256" / h.substr(0, 2) / h /
+                                (name + ".metadata")));
   }
   CHECK(fs::is_regular_file(f.mirror / "manifest.toml"));
   CHECK(fs::is_regular_file(f.mirror / "simple/torch/index.json"));
@@ -119,7 +123,8 @@ void add_twice(Fixture& f, const std::map<std::string, std::string>& wanted) {
   CHECK(page.find("http") == std::string::npos);  // relative links only
   CHECK(page.find("href=\"../../files/sha256/") != std::string::npos);
   std::size_t file_gets = 0;
-  for (const auto& e : log.entries()) file_gets += e.uri.ends_with(".whl") ? 1u : 0u;
+  for (const auto& e : log.entries())
+    file_gets += e.uri.ends_with(".whl") ? 1u : 0u;
   CHECK(file_gets == wanted.size());
 
   // A re-run fetches nothing.
@@ -128,8 +133,8 @@ void add_twice(Fixture& f, const std::map<std::string, std::string>& wanted) {
   INFO(describe(again));
   REQUIRE(again.status == 0);
   CHECK(again.err.find("0 downloaded") != std::string::npos);
-  for (const auto& e : log.entries()) CHECK_FALSE(e.uri.ends_with(".whl"));
-
+  for (const auto& e : log.entries())
+    CHECK_FALSE(e.uri.ends_with(".whl"));
 }
 
 // Served as is by nginx; resolving against it reproduces both locks (URLs apart).
@@ -145,17 +150,17 @@ void reproduce(const Fixture& f, const Locks& l, const std::string& murl) {
     CHECK(versions(re) == versions(n ? nightly : stable));
     CHECK(files_of(re) == files_of(n ? nightly : stable));
     for (const auto& p : re.packages) {
-      for (const auto* file : p.files()) CHECK(file->url->starts_with(murl + "/"));
+      for (const auto* file : p.files())
+        CHECK(file->url->starts_with(murl + "/"));
     }
   }
   // The directory itself is an index too (file:// URLs).
-  auto local = f.gpulock(f.resolve((f.dir / "mirror").string(), true, "local.nightly.toml"),
-                         "cache-local");
+  auto local =
+      f.gpulock(f.resolve((f.dir / "mirror").string(), true, "local.nightly.toml"), "cache-local");
   INFO(describe(local));
   REQUIRE(local.status == 0);
   CHECK(versions(read_lock(f.dir / "local.nightly.toml")) == versions(nightly));
   CHECK(files_of(read_lock(f.dir / "local.nightly.toml")) == files_of(nightly));
-
 }
 
 // The prune, check --index (--mirror), install --mirror-fallback.
@@ -183,30 +188,33 @@ void prune_and_install(Fixture& f, const gpulock::lock::Lock& stable, const std:
         std::string::npos);
 
   // install --mirror-fallback: the exact locked set, hash-checked by pip.
-  auto venv = gpulock::test::run_shell("python3 -m venv " +
-                                       shell_quote((f.dir / "venv").string()));
+  auto venv = gpulock::test::run_shell("python3 -m venv " + shell_quote((f.dir / "venv").string()));
   REQUIRE(venv.status == 0);
   auto without = f.gpulock("install --lock pylock.cu126.toml --python venv/bin/python --no-probe");
   CHECK(without.status != 0);  // the pruned file is gone upstream
-  auto inst = f.gpulock("-v install --lock pylock.cu126.toml --python venv/bin/python --no-probe "
-                        "--mirror-fallback " + murl);
+  auto inst = f.gpulock(
+      "-v install --lock pylock.cu126.toml --python venv/bin/python --no-probe "
+      "--mirror-fallback " +
+      murl);
   INFO(describe(inst));
   REQUIRE(inst.status == 0);
   CHECK(inst.err.find(cudnn_file + ": from the mirror") != std::string::npos);
-  auto freeze = gpulock::test::run_shell(shell_quote((f.dir / "venv/bin/python").string()) +
-                                         " -m pip list --local --format=freeze --disable-pip-version-check");
+  auto freeze =
+      gpulock::test::run_shell(shell_quote((f.dir / "venv/bin/python").string()) +
+                               " -m pip list --local --format=freeze --disable-pip-version-check");
   REQUIRE(freeze.status == 0);
   for (const auto& [name, version] : versions(stable)) {
     INFO(freeze.out);
     CHECK(freeze.out.find("==" + version + "\n") != std::string::npos);
   }
 
-
   // install --mirror DIR: every file from the mirror directory (file:// URLs), by hash.
-  auto venv2 = gpulock::test::run_shell("python3 -m venv " + shell_quote((f.dir / "venv2").string()));
+  auto venv2 =
+      gpulock::test::run_shell("python3 -m venv " + shell_quote((f.dir / "venv2").string()));
   REQUIRE(venv2.status == 0);
-  auto all = f.gpulock("-v install --lock pylock.cu126.toml --python venv2/bin/python --no-probe "
-                       "--mirror mirror");
+  auto all = f.gpulock(
+      "-v install --lock pylock.cu126.toml --python venv2/bin/python --no-probe "
+      "--mirror mirror");
   INFO(describe(all));
   REQUIRE(all.status == 0);
   for (const auto& p : stable.packages) {
@@ -220,14 +228,15 @@ void prune_and_install(Fixture& f, const gpulock::lock::Lock& stable, const std:
 void resume_and_offline(Fixture& f) {
   gpulock::test::AccessLogCursor log(f.upstream.access_log());
   const auto store = store_of(f.mirror);
-  const auto [torch_hash, torch_path] = *std::find_if(store.begin(), store.end(), [](const auto& kv) {
-    return kv.second.filename().string().starts_with("torch-2.15.0.dev");
-  });
+  const auto [torch_hash, torch_path] = *std::find_if(
+      store.begin(), store.end(),
+      [](const auto& kv) { return kv.second.filename().string().starts_with("torch-2.15.0.dev"); });
   const std::string torch_bytes = read_file(torch_path);
   fs::remove(torch_path);
   fs::create_directories(f.dir / "cache/partial");
   write_file(f.dir / "cache/partial" / torch_hash, torch_bytes.substr(0, torch_bytes.size() / 2));
-  auto offline = f.gpulock("mirror add pylock.cu126.toml pylock.nightly.toml --to mirror --offline");
+  auto offline =
+      f.gpulock("mirror add pylock.cu126.toml pylock.nightly.toml --to mirror --offline");
   INFO(describe(offline));
   CHECK(offline.status == 1);
   CHECK(offline.err.find(torch_path.filename().string()) != std::string::npos);
@@ -241,8 +250,9 @@ void resume_and_offline(Fixture& f) {
   REQUIRE(gets.size() == 1);
   CHECK(gets[0].range == "bytes=" + std::to_string(torch_bytes.size() / 2) + "-");
   CHECK(gets[0].status == 206);
-  CHECK(f.gpulock("mirror add pylock.cu126.toml pylock.nightly.toml --to mirror --offline").status == 0);
-
+  CHECK(
+      f.gpulock("mirror add pylock.cu126.toml pylock.nightly.toml --to mirror --offline").status ==
+      0);
 }
 
 // verify catches a corrupted store file; gc keeps exactly what the kept lock needs;
@@ -268,8 +278,10 @@ void verify_gc_rewrite(Fixture& f, const gpulock::lock::Lock& stable, const std:
   INFO(describe(gc));
   REQUIRE(gc.status == 0);
   std::set<std::string> left, need;
-  for (const auto& [h, p] : store_of(f.mirror)) left.insert(h);
-  for (const auto& [h, n] : files_of(stable)) need.insert(h);
+  for (const auto& [h, p] : store_of(f.mirror))
+    left.insert(h);
+  for (const auto& [h, n] : files_of(stable))
+    need.insert(h);
   CHECK(left == need);
   CHECK_FALSE(fs::exists(f.mirror / "whl/nightly"));
   CHECK(f.gpulock("mirror verify mirror").status == 0);
@@ -295,7 +307,8 @@ TEST_CASE("mirror: two locks in one mirror, served by nginx, survive an upstream
           "[mirror][e2e]") {
   Fixture f;
   for (bool nightly : {false, true}) {
-    auto r = f.gpulock(f.resolve(f.url, nightly, nightly ? "pylock.nightly.toml" : "pylock.cu126.toml"));
+    auto r =
+        f.gpulock(f.resolve(f.url, nightly, nightly ? "pylock.nightly.toml" : "pylock.cu126.toml"));
     INFO(describe(r));
     REQUIRE(r.status == 0);
   }
@@ -305,9 +318,11 @@ TEST_CASE("mirror: two locks in one mirror, served by nginx, survive an upstream
   REQUIRE(versions(stable).count("nvidia-cudnn-cu12") == 1);
   REQUIRE(versions(stable).at("torch").ends_with("+cu126"));
   auto wanted = files_of(stable);
-  for (const auto& [h, name] : files_of(nightly)) wanted[h] = name;
+  for (const auto& [h, name] : files_of(nightly))
+    wanted[h] = name;
   std::size_t shared = 0;
-  for (const auto& [h, name] : files_of(nightly)) shared += files_of(stable).count(h);
+  for (const auto& [h, name] : files_of(nightly))
+    shared += files_of(stable).count(h);
   CHECK(shared > 0);  // the nvidia-* wheels both locks pin
 
   add_twice(f, wanted);
@@ -321,7 +336,6 @@ TEST_CASE("mirror: two locks in one mirror, served by nginx, survive an upstream
   resume_and_offline(f);
   verify_gc_rewrite(f, stable, murl);
 }
-
 
 TEST_CASE("mirror add: a file whose sha256 is not the lock's never enters the store",
           "[mirror][e2e]") {
@@ -362,8 +376,8 @@ TEST_CASE("mirror add: a download cut off midway is resumed with a Range request
   // The lock with the wheel's URL on the fault server in `mode`.
   auto via = [&](const std::string& mode) {
     std::string t = text;
-    const std::string faulty = f.upstream.env().fault_url() + "/" + mode + "/" +
-                               wheel.url->substr(f.url.size() + 1);
+    const std::string faulty =
+        f.upstream.env().fault_url() + "/" + mode + "/" + wheel.url->substr(f.url.size() + 1);
     t.replace(t.find(*wheel.url), wheel.url->size(), faulty);
     write_file(f.dir / "pylock.toml", t);
   };
@@ -406,8 +420,10 @@ TEST_CASE("mirror add: a download cut off midway is resumed with a Range request
   CHECK(read_file(stored) == bytes);
 
   // On a terminal, a progress line.
-  const std::string tty = "python3 " +
-      shell_quote((gpulock::test::source_dir() / "tests/resolve/with_tty_stderr.py").string()) + " ";
+  const std::string tty =
+      "python3 " +
+      shell_quote((gpulock::test::source_dir() / "tests/resolve/with_tty_stderr.py").string()) +
+      " ";
   write_file(f.dir / "pylock.toml", text);
   auto shown = f.gpulock("mirror add pylock.toml --to mirror-tty", "cache-tty", tty);
   INFO(describe(shown));

@@ -81,9 +81,9 @@ TEST_CASE("a driver maps to the newest CUDA whose GA minimum it meets", "[probe]
   CHECK(ceiling("560.35.03") == "12.6");
   CHECK(ceiling("565.57.01") == "12.6");  // no 565 toolkit
   CHECK(ceiling("575.51.03") == "12.9");
-  CHECK(ceiling("580") == "13.0");  // a bare branch: R580's drivers run CUDA 13.0 (issue 16)
+  CHECK(ceiling("580") == "13.0");    // a bare branch: R580's drivers run CUDA 13.0 (issue 16)
   CHECK(ceiling("580.0") == "12.9");  // a version below 580.65.06
-  CHECK(ceiling("550") == "12.4");  // not 12.3, as "550.0" < 550.54.14 would give
+  CHECK(ceiling("550") == "12.4");    // not 12.3, as "550.0" < 550.54.14 would give
   CHECK(ceiling("590.44.01") == "13.1");
   CHECK(ceiling("595.45.04") == "13.2");
   CHECK(ceiling("999.1") == "13.2");

@@ -122,7 +122,8 @@ void compare_golden(const std::string& file, const std::string& actual) {
 // hide them, so that case works under the system's temporary directory instead.
 fs::path work_dir_for(const Case& c) {
   if (!c.as_nobody || ::getuid() != 0) return kWorkDir;
-  fs::path base = fs::temp_directory_path() / ("gpulock-probe-nobody-" + std::to_string(::getpid()));
+  fs::path base =
+      fs::temp_directory_path() / ("gpulock-probe-nobody-" + std::to_string(::getpid()));
   fs::create_directories(base);
   fs::permissions(base, fs::perms(0755));
   return base;
@@ -288,20 +289,28 @@ TEST_CASE("probe --machine: a CUDA ceiling override without a driver", "[probe][
   check_case(c);
 }
 
-TEST_CASE("probe --machine: a bare branch number and a driver newer than the table", "[probe][cli]") {
+TEST_CASE("probe --machine: a bare branch number and a driver newer than the table",
+          "[probe][cli]") {
   // Issue 16: `--driver 550` is the R550 branch (CUDA 12.4, as 550.54.14), said in a warning;
   // a driver past the table's last row warns that its ceiling is assumed.
   SECTION("a branch") {
-    Case c{.name = "driver_branch_number", .args = {"probe", "--machine", "--driver", "550"}, .status = "override"};
+    Case c{.name = "driver_branch_number",
+           .args = {"probe", "--machine", "--driver", "550"},
+           .status = "override"};
     c.contains = {"CUDA ceiling 12.4",
-                  "warning: driver 550 is a branch number: read as the R550 branch, whose drivers run CUDA <= 12.4"};
+                  "warning: driver 550 is a branch number: read as the R550 branch, whose drivers "
+                  "run CUDA <= 12.4"};
     c.golden = false;
     check_case(c);
   }
   SECTION("newer than the table") {
-    Case c{.name = "driver_newer_than_table", .args = {"probe", "--machine", "--driver", "999.1"}, .status = "override"};
-    c.contains = {"warning: driver 999.1 is newer than gpulock's driver table (up to 595.45.04): its CUDA ceiling "
-                  "is assumed to be 13.2"};
+    Case c{.name = "driver_newer_than_table",
+           .args = {"probe", "--machine", "--driver", "999.1"},
+           .status = "override"};
+    c.contains = {
+        "warning: driver 999.1 is newer than gpulock's driver table (up to 595.45.04): its CUDA "
+        "ceiling "
+        "is assumed to be 13.2"};
     c.golden = false;
     check_case(c);
   }

@@ -15,7 +15,6 @@
 
 #include "gpulock/probe/machine.h"
 
-
 using namespace gpulock::probe;
 using namespace gpulock::probe::detail;
 

@@ -63,11 +63,10 @@ TEST_CASE(
                                                           "default default http://INDEX/simple/"});
   }
   SECTION("ahead of the torch-family source") {
-    Run r =
-        resolve({"torch", "--torch-backend", "auto", "--driver", "580.65.06", "--index",
-                 "pypi=" + servers().pypi_url(), "--index-for", "torch=pypi", "--index-for", "setuptools=pypi", "-o",
-                 "pylock.toml"},
-                o);
+    Run r = resolve({"torch", "--torch-backend", "auto", "--driver", "580.65.06", "--index",
+                     "pypi=" + servers().pypi_url(), "--index-for", "torch=pypi", "--index-for",
+                     "setuptools=pypi", "-o", "pylock.toml"},
+                    o);
     INFO(describe(r));
     REQUIRE(r.status == 0);
     auto lock = read_lock(dir / "pylock.toml");
@@ -96,16 +95,18 @@ TEST_CASE("resolve reads --index-url and --extra-index-url lines of a requiremen
       {"-r", "reqs.txt", "--driver", "550.54.14"}, o, 1,
       no_arch_warning("--driver 550.54.14") +
           "error: no solution: there is no version of torch==2.4.0+cu124\n"
-      "  Because you require torch==2.4.0+cu124 and there is no version of torch==2.4.0+cu124, "
-      "version solving "
-      "failed.\n"
-      "hint: torch was also found on http://INDEX/whl/cu124/, but under first-index only "
-      "http://INDEX/simple/ is "
-      "used for it (protection against dependency confusion); to take torch from http://INDEX/whl/cu124/: `" +
+          "  Because you require torch==2.4.0+cu124 and there is no version of torch==2.4.0+cu124, "
+          "version solving "
+          "failed.\n"
+          "hint: torch was also found on http://INDEX/whl/cu124/, but under first-index only "
+          "http://INDEX/simple/ is "
+          "used for it (protection against dependency confusion); to take torch from "
+          "http://INDEX/whl/cu124/: `" +
           normalize(hint_command({"-r", "reqs.txt", "--driver", "550.54.14", "-o", "-"}, o,
-                                 {"--index", "other=" + servers().torch_index_base() + "/cu124/", "--index-for",
-                                  "torch=other"})) +
-          "` (or, trusting every index equally, `--index-strategy unsafe-best-match` instead of those two flags)\n");
+                                 {"--index", "other=" + servers().torch_index_base() + "/cu124/",
+                                  "--index-for", "torch=other"})) +
+          "` (or, trusting every index equally, `--index-strategy unsafe-best-match` instead of "
+          "those two flags)\n");
   // The hint's command, followed, locks the cu124 torch.
   Run followed = run_hint(hint_line(hinted.err, "to take torch"), o);
   INFO(describe(followed));
@@ -285,9 +286,9 @@ TEST_CASE("resolve --cuda-ceiling stands in for a driver", "[resolve][gpu][drive
   CHECK(g.min_driver == "520.61.05");
   CHECK(normalize(r.err) ==
         no_arch_warning("--cuda-ceiling 12.4") +
-          "Resolved 24 packages in N ms; wrote pylock.toml\n"
-        "torch 2.7.1+cu118: the newest torch whose CUDA build your driver runs (CUDA 11.8 <= "
-        "12.4)\n");
+            "Resolved 24 packages in N ms; wrote pylock.toml\n"
+            "torch 2.7.1+cu118: the newest torch whose CUDA build your driver runs (CUDA 11.8 <= "
+            "12.4)\n");
 }
 
 TEST_CASE(
@@ -318,15 +319,17 @@ TEST_CASE(
   CHECK(g.min_driver == "525.60.13");  // CUDA 12.x minor-version compatibility
   REQUIRE(lock.gpulock->inputs);
   CHECK(lock.gpulock->inputs->options.at("cuda-compat") == "minor");
-  CHECK(normalize(r.err) ==
-        no_arch_warning("--driver 550.54.14") +
-          "warning: --cuda-compat minor: CUDA builds newer than the driver run through minor-version "
-        "compatibility, "
-        "without PTX JIT for newer PTX; kernels not compiled for your GPU will fail to load\n"
-        "Resolved 29 packages in N ms; wrote pylock.toml\n"
-        "torch 2.13.0+cu129: the newest torch whose CUDA build your driver 550.54.14 runs (CUDA "
-        "12.9 on 12.4 through "
-        "minor-version compatibility)\n");
+  CHECK(
+      normalize(r.err) ==
+      no_arch_warning("--driver 550.54.14") +
+          "warning: --cuda-compat minor: CUDA builds newer than the driver run through "
+          "minor-version "
+          "compatibility, "
+          "without PTX JIT for newer PTX; kernels not compiled for your GPU will fail to load\n"
+          "Resolved 29 packages in N ms; wrote pylock.toml\n"
+          "torch 2.13.0+cu129: the newest torch whose CUDA build your driver 550.54.14 runs (CUDA "
+          "12.9 on 12.4 through "
+          "minor-version compatibility)\n");
 }
 
 TEST_CASE("resolve bounds a torch build the arch table does not know by its CUDA, with a warning",
@@ -341,11 +344,13 @@ TEST_CASE("resolve bounds a torch build the arch table does not know by its CUDA
   REQUIRE(r.status == 0);
   CHECK(lock_versions(dir / "pylock.toml").at("torch") == "2.7.1+cu118");
   CHECK(normalize(r.err) ==
-        "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assumed: kernels for what "
+        "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assumed: kernels "
+        "for what "
         "CUDA 11.8 can build, no PTX\n"
         "Resolved 21 packages in N ms; wrote pylock.toml\n"
         "torch 2.7.1+cu118: the newest torch whose CUDA build your driver 550.54.14 runs (CUDA "
-        "11.8 <= 12.4); kernels for sm_86 assumed (no arch list is known for this build; CUDA 11.8 can "
+        "11.8 <= 12.4); kernels for sm_86 assumed (no arch list is known for this build; CUDA 11.8 "
+        "can "
         "build for sm_86)\n");
   auto lock = read_lock(dir / "pylock.toml");
   REQUIRE(lock.gpulock);
@@ -362,22 +367,29 @@ TEST_CASE("resolve: cuDNN 9.11 and newer need sm_75", "[resolve][gpu][archs]") {
       {"torch", "nvidia-cudnn-cu12>=9.11", "--torch-backend", "auto", "--driver", "580.65.06",
        "--gpu-arch", "sm_61"},
       o, 1,
-      "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 12.6); assumed: kernels for what CUDA 12.6 "
+      "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 12.6); assumed: kernels "
+      "for what CUDA 12.6 "
       "can build, no PTX\n"
-      "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assumed: kernels for what CUDA 11.8 "
+      "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assumed: kernels "
+      "for what CUDA 11.8 "
       "can build, no PTX\n"
-      "error: no solution: nvidia-cudnn-cu12>=9.19.0.56 needs sm_75 or newer and your GPU is sm_61\n"
+      "error: no solution: nvidia-cudnn-cu12>=9.19.0.56 needs sm_75 or newer and your GPU is "
+      "sm_61\n"
       "  Because you require nvidia-cudnn-cu12>=9.11 and nvidia-cudnn-cu12>=9.19.0.56 needs sm_75 "
       "or newer and "
       "your GPU is sm_61, version solving failed.\n"
       // The torch indexes serve nvidia-cudnn-cu12 (first-index for every name, issue 17).
       "hint: nvidia-cudnn-cu12 was also found on http://INDEX/simple/, but under first-index only "
-      "http://INDEX/whl/cu129/ (and 4 more) is used for it (protection against dependency confusion); to take "
+      "http://INDEX/whl/cu129/ (and 4 more) is used for it (protection against dependency "
+      "confusion); to take "
       "nvidia-cudnn-cu12 from http://INDEX/simple/: `" +
-          normalize(hint_command({"torch", "nvidia-cudnn-cu12>=9.11", "--torch-backend", "auto", "--driver",
-                                  "580.65.06", "--gpu-arch", "sm_61", "-o", "-"},
-                                 o, {"--index", "other=" + servers().pypi_url(), "--index-for", "nvidia-cudnn-cu12=other"})) +
-          "` (or, trusting every index equally, `--index-strategy unsafe-best-match` instead of those two flags)\n");
+          normalize(hint_command({"torch", "nvidia-cudnn-cu12>=9.11", "--torch-backend", "auto",
+                                  "--driver", "580.65.06", "--gpu-arch", "sm_61", "-o", "-"},
+                                 o,
+                                 {"--index", "other=" + servers().pypi_url(), "--index-for",
+                                  "nvidia-cudnn-cu12=other"})) +
+          "` (or, trusting every index equally, `--index-strategy unsafe-best-match` instead of "
+          "those two flags)\n");
 }
 
 TEST_CASE("resolve --nightly needs a date or latest", "[resolve][gpu][nightly]") {
@@ -395,7 +407,9 @@ TEST_CASE("resolve --nightly needs a date or latest", "[resolve][gpu][nightly]")
     INFO(describe(r));
     CHECK(r.status == 2);
     // One parser for the flag (NightlyDate::parse, issue 21), one wording for its errors.
-    CHECK(r.err == "error: invalid --nightly '--driver': expected a build date YYYY-MM-DD (UTC) or latest\n");
+    CHECK(
+        r.err ==
+        "error: invalid --nightly '--driver': expected a build date YYYY-MM-DD (UTC) or latest\n");
   }
   SECTION("not a date") {
     for (const char* bad : {"2026-8-1", "2026-13-01", "yesterday"}) {
@@ -474,11 +488,13 @@ TEST_CASE("resolve uses the detected driver and GPUs when no --driver is given",
   CHECK(g.archs == std::vector<std::string>{"sm_61"});
   CHECK(g.variant == "cu118");
   CHECK(normalize(r.err) ==
-        "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assumed: kernels for what "
+        "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assumed: kernels "
+        "for what "
         "CUDA 11.8 can build, no PTX\n"
         "Resolved 24 packages in N ms; wrote pylock.toml\n"
         "torch 2.7.1+cu118: the newest torch whose CUDA build your driver 550.54.14 runs (CUDA "
-        "11.8 <= 12.4); kernels for sm_61 assumed (no arch list is known for this build; CUDA 11.8 can "
+        "11.8 <= 12.4); kernels for sm_61 assumed (no arch list is known for this build; CUDA 11.8 "
+        "can "
         "build for sm_61)\n");
 }
 
@@ -491,8 +507,9 @@ TEST_CASE("resolve --nightly allows pre-releases for the torch family only",
   o.cwd = dir;
   // numpy, sympy and mpmath from the PyPI-like index, which has those pre-releases (the nightly
   // torch index mirrors older finals, and first-index would take them from there).
-  Run r = resolve({"torch", "numpy", "sympy", "mpmath", "--nightly", "latest", "--driver", "none", "--index-for",
-                   "numpy=pypi", "--index-for", "sympy=pypi", "--index-for", "mpmath=pypi", "-o", "pylock.toml"},
+  Run r = resolve({"torch", "numpy", "sympy", "mpmath", "--nightly", "latest", "--driver", "none",
+                   "--index-for", "numpy=pypi", "--index-for", "sympy=pypi", "--index-for",
+                   "mpmath=pypi", "-o", "pylock.toml"},
                   o);
   INFO(describe(r));
   REQUIRE(r.status == 0);
@@ -511,7 +528,8 @@ TEST_CASE("resolve explains each CUDA runtime the driver is too old for with its
   o.cwd = fresh_dir("runtime-too-new");
   Run hinted = expect_resolve_error(
       {"nvidia-cuda-runtime-cu12>=12.5", "--driver", "550.54.14"}, o, 1,
-      "error: no solution: nvidia-cuda-runtime-cu12==12.6.77 needs CUDA >= 12.6 and your driver 550.54.14 supports "
+      "error: no solution: nvidia-cuda-runtime-cu12==12.6.77 needs CUDA >= 12.6 and your driver "
+      "550.54.14 supports "
       "CUDA <= 12.4\n"
       "  Because nvidia-cuda-runtime-cu12==12.6.77 needs CUDA >= 12.6 and your driver 550.54.14 "
       "supports CUDA <= "
@@ -525,10 +543,12 @@ TEST_CASE("resolve explains each CUDA runtime the driver is too old for with its
       "12.4, nvidia-cuda-runtime-cu12==12.9.79 cannot be used.\n"
       "  Thus, nvidia-cuda-runtime-cu12>=12.6.77 cannot be used.\n"
       "  And because you require nvidia-cuda-runtime-cu12>=12.5, version solving failed.\n"
-      "hint: a newer CUDA build needs a driver >= 555.42.02 (run `gpulock probe --machine` to see yours)\n"
+      "hint: a newer CUDA build needs a driver >= 555.42.02 (run `gpulock probe --machine` to see "
+      "yours)\n"
       "hint: or allow minor-version compatibility: `" +
-          normalize(hint_command({"nvidia-cuda-runtime-cu12>=12.5", "--driver", "550.54.14", "-o", "-"}, o,
-                                 {"--cuda-compat", "minor"})) +
+          normalize(
+              hint_command({"nvidia-cuda-runtime-cu12>=12.5", "--driver", "550.54.14", "-o", "-"},
+                           o, {"--cuda-compat", "minor"})) +
           "` locks nvidia-cuda-runtime-cu12 12.9.79\n");
   // Followed, the hint's command locks what it says (issue 16 item 8).
   Run followed = run_hint(hint_line(hinted.err, "--cuda-compat minor"), o);
@@ -542,7 +562,8 @@ TEST_CASE("resolve explains each CUDA runtime the driver is too old for with its
         std::string::npos);
 }
 
-TEST_CASE("resolve accepts --platform repeated, as pip does: the union of their tags", "[resolve][target][issue16]") {
+TEST_CASE("resolve accepts --platform repeated, as pip does: the union of their tags",
+          "[resolve][target][issue16]") {
   // pillow 11.3.0's Linux wheels are manylinux_2_28 only: a manylinux_2_17 target cannot use
   // them, and a second --platform manylinux_2_28_x86_64 adds its tags after the first's.
   // (resolve() appends Options::platform after the arguments.)
@@ -562,20 +583,33 @@ TEST_CASE("resolve accepts --platform repeated, as pip does: the union of their 
   CHECK(two.out.find("pillow-11.3.0-cp311-cp311-manylinux_2_28_x86_64.whl") != std::string::npos);
   // The first --platform is the target the lock records.
   CHECK(two.out.find("platform = \"manylinux_2_17_x86_64\"") != std::string::npos);
-  expect_resolve_error({"pillow==11.3.0", "--platform", "macosx_11_0_arm64"}, o, 2,
-                       "error: --platform macosx_11_0_arm64 and --platform manylinux_2_28_x86_64 are different "
-                       "machines; lock each with its own resolve\n");
+  expect_resolve_error(
+      {"pillow==11.3.0", "--platform", "macosx_11_0_arm64"}, o, 2,
+      "error: --platform macosx_11_0_arm64 and --platform manylinux_2_28_x86_64 are different "
+      "machines; lock each with its own resolve\n");
 }
 
-TEST_CASE("resolve -v names every index page asked for, every cache hit, and the indexes", "[resolve][cli][issue16]") {
+TEST_CASE("resolve -v names every index page asked for, every cache hit, and the indexes",
+          "[resolve][cli][issue16]") {
   fs::path dir = fresh_dir("verbose");
   Options o;
   o.cwd = dir;
   o.cache = dir / "cache";
   auto run_v = [&] {
-    std::vector<std::string> argv = {kExe, "-v", "resolve", "jinja2", "--python-version", o.python, "--platform",
-                                     o.platform, "--index-url", servers().pypi_url(), "--cache-dir", o.cache.string(),
-                                     "-o", "-"};
+    std::vector<std::string> argv = {kExe,
+                                     "-v",
+                                     "resolve",
+                                     "jinja2",
+                                     "--python-version",
+                                     o.python,
+                                     "--platform",
+                                     o.platform,
+                                     "--index-url",
+                                     servers().pypi_url(),
+                                     "--cache-dir",
+                                     o.cache.string(),
+                                     "-o",
+                                     "-"};
     return run(argv, base_env(), dir);
   };
   Run cold = run_v();
@@ -604,8 +638,8 @@ TEST_CASE("resolve --index-for globs match names as normalized", "[resolve][inpu
   o.index_url = servers().torch_index_base() + "/cu124/";
   for (const std::string glob : {"MarkupSafe", "Markup*", "markup_safe", "markupsafe"}) {
     INFO(glob);
-    Run r = resolve({"markupsafe==3.0.2", "--index", "pypi=" + servers().pypi_url(), "--index-for", glob + "=pypi",
-                     "-o", "-"},
+    Run r = resolve({"markupsafe==3.0.2", "--index", "pypi=" + servers().pypi_url(), "--index-for",
+                     glob + "=pypi", "-o", "-"},
                     o);
     INFO(describe(r));
     CHECK(r.status == (glob == "markup_safe" ? 1 : 0));

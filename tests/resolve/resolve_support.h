@@ -44,14 +44,20 @@ inline Run run(const std::vector<std::string>& argv, const Env& env, const fs::p
   return gpulock::test::run_process(argv, env, {.cwd = cwd, .timeout_s = timeout_s});
 }
 
-inline const gpulock::test::ServersEnv& servers() { return gpulock::test::shared_servers(); }
+inline const gpulock::test::ServersEnv& servers() {
+  return gpulock::test::shared_servers();
+}
 
 // A fresh, empty directory for one test case.
-inline fs::path fresh_dir(const std::string& name) { return gpulock::test::fresh_directory(kWorkDir / name); }
+inline fs::path fresh_dir(const std::string& name) {
+  return gpulock::test::fresh_directory(kWorkDir / name);
+}
 
 // The index cache every test shares (the tests are not about caching; a warm cache keeps the
 // suite fast). Tests of a private server use their own.
-inline fs::path shared_cache() { return kWorkDir / "cache"; }
+inline fs::path shared_cache() {
+  return kWorkDir / "cache";
+}
 
 // An empty fake root: machine detection (GPULOCK_TEST_ROOT, hermetic) finds no driver, no
 // libraries and no nvidia-smi even on a GPU machine.
@@ -72,7 +78,7 @@ inline Env base_env() {
 struct Options {
   std::string python = "3.11";
   std::string platform = "manylinux_2_28_x86_64";
-  std::string index_url;  // default: the shared servers' PYPI_URL ("-" for none)
+  std::string index_url;         // default: the shared servers' PYPI_URL ("-" for none)
   std::string torch_index_base;  // default: the shared servers' TORCH_INDEX_BASE
   fs::path cache;                // default: shared_cache()
   fs::path cwd;
@@ -85,22 +91,26 @@ struct Options {
 };
 
 // The argv of `gpulock resolve ARGS` with the target, indexes and cache filled in from `o`.
-inline std::vector<std::string> resolve_argv(const std::vector<std::string>& args, const Options& o = {}) {
+inline std::vector<std::string> resolve_argv(const std::vector<std::string>& args,
+                                             const Options& o = {}) {
   std::vector<std::string> argv = {kExe, "resolve"};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--python-version", o.python, "--platform", o.platform});
   std::string index = o.index_url.empty() ? servers().pypi_url() : o.index_url;
   if (index != "-") argv.insert(argv.end(), {"--index-url", index});
-  if (o.setuptools_from_pypi) argv.insert(argv.end(), {"--index", "pypi=" + index, "--index-for", "setuptools=pypi"});
-  argv.insert(argv.end(), {"--torch-index-base", o.torch_index_base.empty() ? servers().torch_index_base()
-                                                                           : o.torch_index_base});
+  if (o.setuptools_from_pypi)
+    argv.insert(argv.end(), {"--index", "pypi=" + index, "--index-for", "setuptools=pypi"});
+  argv.insert(argv.end(),
+              {"--torch-index-base",
+               o.torch_index_base.empty() ? servers().torch_index_base() : o.torch_index_base});
   argv.insert(argv.end(), {"--cache-dir", (o.cache.empty() ? shared_cache() : o.cache).string()});
   return argv;
 }
 
 inline Env env_of(const Options& o) {
   Env env = base_env();
-  for (const auto& [k, v] : o.env) env[k] = v;
+  for (const auto& [k, v] : o.env)
+    env[k] = v;
   return env;
 }
 
@@ -123,7 +133,8 @@ inline std::string hint_command(const std::vector<std::string>& args, const Opti
     if (flag == "--index" || flag == "--index-for" || flag == "--upgrade-package") continue;
     for (std::size_t j = 0; j + 1 < argv.size();) {
       if (argv[j] == flag) {
-        argv.erase(argv.begin() + static_cast<std::ptrdiff_t>(j), argv.begin() + static_cast<std::ptrdiff_t>(j) + 2);
+        argv.erase(argv.begin() + static_cast<std::ptrdiff_t>(j),
+                   argv.begin() + static_cast<std::ptrdiff_t>(j) + 2);
       } else {
         ++j;
       }
@@ -133,7 +144,8 @@ inline std::string hint_command(const std::vector<std::string>& args, const Opti
   std::string out;
   for (const auto& a : argv) {
     bool plain = std::all_of(a.begin(), a.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
+      return std::isalnum(static_cast<unsigned char>(c)) ||
+             std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
     });
     out += (out.empty() ? "" : " ") + (plain ? a : "'" + a + "'");
   }
@@ -184,7 +196,8 @@ inline Run run_hint(const std::string& hint, const Options& o) {
 // without --gpu-arch (issue 16), as its own stderr line.
 inline std::string no_arch_warning(const std::string& flag) {
   return "warning: " + flag +
-         " without --gpu-arch: builds are not checked against any GPU (`gpulock probe --machine` on that machine "
+         " without --gpu-arch: builds are not checked against any GPU (`gpulock probe --machine` "
+         "on that machine "
          "prints its archs)\n";
 }
 
@@ -215,12 +228,14 @@ inline std::map<std::string, std::string> lock_versions(const fs::path& path) {
   INFO(path.string());
   REQUIRE(lock.has_value());
   std::map<std::string, std::string> out;
-  for (const auto& p : lock->lock.packages) out[p.name] = p.version.value_or("");
+  for (const auto& p : lock->lock.packages)
+    out[p.name] = p.version.value_or("");
   return out;
 }
 
 // The locked package `name`, or null.
-inline const gpulock::lock::Package* find_package(const gpulock::lock::Lock& lock, const std::string& name) {
+inline const gpulock::lock::Package* find_package(const gpulock::lock::Lock& lock,
+                                                  const std::string& name) {
   for (const auto& p : lock.packages) {
     if (p.name == name) return &p;
   }
@@ -250,7 +265,8 @@ inline std::string normalize_report(const std::string& json) {
   bool volatile_block = false;
   static const std::regex number(R"(^(\s*"[a-z_]+": )-?[0-9][0-9.eE+-]*(,?)$)");
   while (std::getline(in, line)) {
-    if (line.find("\"timings_ms\": {") != std::string::npos || line.find("\"requests\": {") != std::string::npos) {
+    if (line.find("\"timings_ms\": {") != std::string::npos ||
+        line.find("\"requests\": {") != std::string::npos) {
       volatile_block = true;
     } else if (volatile_block && line.find('}') != std::string::npos) {
       volatile_block = false;
@@ -282,9 +298,9 @@ inline void check_golden(const std::string& name, const std::string& actual) {
 // Runs tests/resolve/declared_closure.py on a lock: the nvidia-*/cuda-* set its torch wheel
 // declares, closed over the locked wheels' METADATA. Returns its stdout; fails on a mismatch.
 inline std::string declared_closure(const fs::path& lock, const std::string& python = "3.11") {
-  Run r = run({"/usr/bin/python3", (kScriptDir / "declared_closure.py").string(), "--lock", lock.string(),
-               "--index-root", servers().index_root().string(), "--http-url", servers().http_url(), "--python",
-               python},
+  Run r = run({"/usr/bin/python3", (kScriptDir / "declared_closure.py").string(), "--lock",
+               lock.string(), "--index-root", servers().index_root().string(), "--http-url",
+               servers().http_url(), "--python", python},
               {{"PATH", "/usr/bin:/bin"}});
   INFO(describe(r));
   REQUIRE(r.status == 0);

@@ -30,9 +30,19 @@ torch-backend = "auto"
 // `gpulock resolve torch ARGS` in `dir` against the shared servers: no target flags.
 Run resolve_targets(const fs::path& dir, const std::vector<std::string>& args) {
   std::string index = servers().pypi_url();
-  std::vector<std::string> argv = {kExe, "resolve", "torch", "--index-url", index, "--index", "pypi=" + index,
-                                   "--index-for", "setuptools=pypi", "--torch-index-base",
-                                   servers().torch_index_base(), "--cache-dir", shared_cache().string()};
+  std::vector<std::string> argv = {kExe,
+                                   "resolve",
+                                   "torch",
+                                   "--index-url",
+                                   index,
+                                   "--index",
+                                   "pypi=" + index,
+                                   "--index-for",
+                                   "setuptools=pypi",
+                                   "--torch-index-base",
+                                   servers().torch_index_base(),
+                                   "--cache-dir",
+                                   shared_cache().string()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, base_env(), dir);
 }
@@ -78,10 +88,11 @@ TEST_CASE("resolve --all-targets writes one lock per declared target", "[resolve
   CHECK(cu118.gpulock->gpu->archs == std::vector<std::string>{"sm_80"});
   CHECK(!fs::exists(dir / "pylock.toml"));
   // Each is a valid PEP 751 lock, checked from outside.
-  Run valid = run({"/usr/bin/python3", (gpulock::test::source_dir() / "tests/lock/check_pylock.py").string(),
-                   (dir / "pylock.cpu.toml").string(), (dir / "pylock.cu118.toml").string(),
-                   (dir / "pylock.cu130.toml").string()},
-                  base_env());
+  Run valid = run(
+      {"/usr/bin/python3", (gpulock::test::source_dir() / "tests/lock/check_pylock.py").string(),
+       (dir / "pylock.cpu.toml").string(), (dir / "pylock.cu118.toml").string(),
+       (dir / "pylock.cu130.toml").string()},
+      base_env());
   INFO(describe(valid));
   CHECK(valid.status == 0);
 
@@ -99,19 +110,23 @@ TEST_CASE("resolve --all-targets writes one lock per declared target", "[resolve
   }
   SECTION("a target without a solution leaves every lock as it was") {
     std::map<std::string, std::string> before;
-    for (const char* n : {"cpu", "cu118", "cu130"}) before[n] = read_file(dir / ("pylock." + std::string(n) + ".toml"));
+    for (const char* n : {"cpu", "cu118", "cu130"})
+      before[n] = read_file(dir / ("pylock." + std::string(n) + ".toml"));
     // Driver 450 runs CUDA 11.0: no torch variant of the index runs there.
-    write_file(dir / "gpulock.toml", std::string(kTargets) +
-                                         "\n[targets.old]\npython-version = \"3.11\"\n"
-                                         "platform = \"manylinux_2_28_x86_64\"\ndriver = \"450.51.05\"\n"
-                                         "torch-backend = \"auto\"\n");
+    write_file(dir / "gpulock.toml",
+               std::string(kTargets) +
+                   "\n[targets.old]\npython-version = \"3.11\"\n"
+                   "platform = \"manylinux_2_28_x86_64\"\ndriver = \"450.51.05\"\n"
+                   "torch-backend = \"auto\"\n");
     Run failed = resolve_targets(dir, {"--all-targets", "--upgrade"});
     INFO(describe(failed));
     CHECK(failed.status == 1);
     CHECK(failed.err.find("error: no solution for target 'old': ") != std::string::npos);
-    CHECK(failed.err.find("No lock was changed: every target must solve for the set to be written.\n") !=
+    CHECK(failed.err.find(
+              "No lock was changed: every target must solve for the set to be written.\n") !=
           std::string::npos);
-    for (const auto& [n, text] : before) CHECK(read_file(dir / ("pylock." + std::string(n) + ".toml")) == text);
+    for (const auto& [n, text] : before)
+      CHECK(read_file(dir / ("pylock." + std::string(n) + ".toml")) == text);
     CHECK(!fs::exists(dir / "pylock.old.toml"));
   }
   SECTION("machine flags belong to the targets") {
@@ -121,7 +136,8 @@ TEST_CASE("resolve --all-targets writes one lock per declared target", "[resolve
   }
 }
 
-TEST_CASE("declared targets are checked like flags, naming the file, table and key", "[resolve][targets]") {
+TEST_CASE("declared targets are checked like flags, naming the file, table and key",
+          "[resolve][targets]") {
   fs::path dir = fresh_dir("targets-bad");
   struct Case {
     std::string toml;
@@ -129,19 +145,25 @@ TEST_CASE("declared targets are checked like flags, naming the file, table and k
   };
   const std::string file = (dir / "pyproject.toml").string();
   for (const auto& c : std::vector<Case>{
-           {"[tool.gpulock.targets.cu126]\npython-version = \"3.11\"\nplatform = \"manylinux_2_28_x86_64\"\n"
+           {"[tool.gpulock.targets.cu126]\npython-version = \"3.11\"\nplatform = "
+            "\"manylinux_2_28_x86_64\"\n"
             "torch-backend = \"cuda\"\n",
             "error: " + file +
-                ": [tool.gpulock.targets.cu126]: torch-backend: invalid --torch-backend 'cuda': expected auto, cpu or "
+                ": [tool.gpulock.targets.cu126]: torch-backend: invalid --torch-backend 'cuda': "
+                "expected auto, cpu or "
                 "cuXYZ (e.g. cu124)\n"},
-           {"[tool.gpulock.targets.Big]\npython-version = \"3.11\"\nplatform = \"manylinux_2_28_x86_64\"\n",
+           {"[tool.gpulock.targets.Big]\npython-version = \"3.11\"\nplatform = "
+            "\"manylinux_2_28_x86_64\"\n",
             "error: " + file +
-                ": [tool.gpulock.targets.Big]: a target's name is made of a-z, 0-9 and '-' (it names "
+                ": [tool.gpulock.targets.Big]: a target's name is made of a-z, 0-9 and '-' (it "
+                "names "
                 "pylock.<name>.toml)\n"},
-           {"[tool.gpulock.targets.cpu]\npython-version = \"3.11\"\nplatform = \"manylinux_2_28_x86_64\"\n"
+           {"[tool.gpulock.targets.cpu]\npython-version = \"3.11\"\nplatform = "
+            "\"manylinux_2_28_x86_64\"\n"
             "drivers = \"none\"\n",
             "error: " + file +
-                ": [tool.gpulock.targets.cpu]: unknown key 'drivers' (a target takes python-version, platform, "
+                ": [tool.gpulock.targets.cpu]: unknown key 'drivers' (a target takes "
+                "python-version, platform, "
                 "driver, cuda-ceiling, gpu-arch, torch-backend, cuda-compat)\n"},
        }) {
     write_file(dir / "pyproject.toml", "[project]\nname = \"demo\"\nversion = \"1\"\n\n" + c.toml);

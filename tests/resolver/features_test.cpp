@@ -389,7 +389,8 @@ TEST_CASE("an empty request has an empty solution", "[resolver]") {
   CHECK(std::get<Solution>(out).packages.empty());
 }
 
-TEST_CASE("dependencies no candidate satisfies merge only when written alike", "[resolver][virtual][gpu]") {
+TEST_CASE("dependencies no candidate satisfies merge only when written alike",
+          "[resolver][virtual][gpu]") {
   // On a CUDA 12.4 driver none of these runtimes can be used, each for its own CUDA: one merged
   // fact would put one version's requirement on all of them.
   InMemoryProvider p;
@@ -400,14 +401,17 @@ TEST_CASE("dependencies no candidate satisfies merge only when written alike", "
   add(p, "rt", "12.9.79", {"__cuda>=12.9"});
   add(p, "rt", "12.4.127", {"__cuda>=12.4"});
   CHECK(explanation_of(p, request({"rt>=12.5"})) ==
-        "Because rt==12.6.77 needs __cuda>=12.6 and there is no version of __cuda>=12.6, rt==12.6.77 cannot be "
+        "Because rt==12.6.77 needs __cuda>=12.6 and there is no version of __cuda>=12.6, "
+        "rt==12.6.77 cannot be "
         "used.\n"
         "Because rt>=12.8.57,<12.9.79 needs __cuda>=12.8 and there is no version of __cuda>=12.8, "
         "rt>=12.8.57,<12.9.79 cannot be used.\n"
         "Thus, rt>=12.6.77,<12.9.79 cannot be used.\n"
-        "Because rt==12.9.79 needs __cuda>=12.9 and there is no version of __cuda>=12.9, rt==12.9.79 cannot be "
+        "Because rt==12.9.79 needs __cuda>=12.9 and there is no version of __cuda>=12.9, "
+        "rt==12.9.79 cannot be "
         "used.\n"
         "Thus, rt>=12.6.77 cannot be used.\n"
         "And because you require rt>=12.5, version solving failed.");
-  CHECK(solution_of(p, request({"rt"})) == std::map<std::string, std::string>{{"__cuda", "12.4"}, {"rt", "12.4.127"}});
+  CHECK(solution_of(p, request({"rt"})) ==
+        std::map<std::string, std::string>{{"__cuda", "12.4"}, {"rt", "12.4.127"}});
 }

@@ -2,9 +2,9 @@
 // (Report::headline), and a long proof is trimmed to the path that leads to it
 // (Report::brief), the whole proof staying in Report::lines for --explain.
 
-#include "support.h"
-
 #include <fstream>
+
+#include "support.h"
 
 using namespace resolver_test;
 
@@ -18,7 +18,8 @@ Report report_of(InMemoryProvider& p, const SolveRequest& r) {
 
 std::string joined(const std::vector<std::string>& lines) {
   std::string out;
-  for (const auto& l : lines) out += l + "\n";
+  for (const auto& l : lines)
+    out += l + "\n";
   return out;
 }
 
@@ -30,7 +31,8 @@ void dump(const Report& r) {
 
 }  // namespace
 
-TEST_CASE("headline: two requirements need the same package in sets that do not meet", "[resolver][report]") {
+TEST_CASE("headline: two requirements need the same package in sets that do not meet",
+          "[resolver][report]") {
   // pub's linear example: foo needs baz 3 through bar, you require baz 1.
   InMemoryProvider p;
   add(p, "foo", "1.0.0", {"bar>=2.0.0,<3.0.0"});
@@ -39,11 +41,14 @@ TEST_CASE("headline: two requirements need the same package in sets that do not 
   add(p, "baz", "3.0.0");
   auto r = report_of(p, request({"foo>=1.0.0,<2.0.0", "baz>=1.0.0,<2.0.0"}));
   dump(r);
-  CHECK(r.headline == "foo>=1.0.0,<2.0.0 needs baz>=3.0.0,<4.0.0 (through bar), and you require baz>=1.0.0,<2.0.0");
+  CHECK(
+      r.headline ==
+      "foo>=1.0.0,<2.0.0 needs baz>=3.0.0,<4.0.0 (through bar), and you require baz>=1.0.0,<2.0.0");
   CHECK(r.brief == r.lines);  // two lines: nothing to trim
 }
 
-TEST_CASE("headline: two requirements that pin different versions of a third", "[resolver][report]") {
+TEST_CASE("headline: two requirements that pin different versions of a third",
+          "[resolver][report]") {
   InMemoryProvider p;
   add(p, "audio", "2.7.1", {"torch==2.7.1"});
   add(p, "vision", "0.19.0", {"torch==2.4.0"});
@@ -86,7 +91,9 @@ TEST_CASE("headline: the blocking fact nearest to the requirements", "[resolver]
     }
     auto r = report_of(p, request({"app"}));
     dump(r);
-    CHECK(r.headline == "app==3.0 has no kernels for sm_120 (build 3.0) (and the same for 2 more candidates of app)");
+    CHECK(r.headline ==
+          "app==3.0 has no kernels for sm_120 (build 3.0) (and the same for 2 more candidates of "
+          "app)");
   }
 }
 
@@ -110,17 +117,22 @@ TEST_CASE("a long proof is trimmed to the path to its deciding fact, and --expla
   auto r = report_of(p, request({"foo>=1.0.0,<2.0.0"}));
   dump(r);
   std::size_t full = 0;
-  for (const auto& l : r.lines) full += l.empty() ? 0 : 1;
+  for (const auto& l : r.lines)
+    full += l.empty() ? 0 : 1;
   CHECK(full > kBriefMaxLines);
   // The headline names b (foo 1.0.0's conflict); the brief proof derives that one and states
   // the other two versions' failures, each proved in two lines of the full proof.
-  CHECK(r.headline == "foo>=1.0.0,<2.0.0 needs both b>=1.0.0,<2.0.0 and b>=2.0.0,<3.0.0 (through a)");
+  CHECK(r.headline ==
+        "foo>=1.0.0,<2.0.0 needs both b>=1.0.0,<2.0.0 and b>=2.0.0,<3.0.0 (through a)");
   CHECK(joined(r.brief) ==
-        "Because foo==1.0.0 depends on a>=1.0.0,<2.0.0 and a depends on b>=2.0.0,<3.0.0, foo==1.0.0 requires "
+        "Because foo==1.0.0 depends on a>=1.0.0,<2.0.0 and a depends on b>=2.0.0,<3.0.0, "
+        "foo==1.0.0 requires "
         "b>=2.0.0,<3.0.0.\n"
-        "And because foo==1.0.0 depends on b>=1.0.0,<2.0.0 and foo==1.1.0 cannot be used (*), foo<1.2.0 cannot be "
+        "And because foo==1.0.0 depends on b>=1.0.0,<2.0.0 and foo==1.1.0 cannot be used (*), "
+        "foo<1.2.0 cannot be "
         "used.\n"
-        "And because you require foo>=1.0.0,<2.0.0 and foo==1.2.0 cannot be used (*), version solving failed.\n"
+        "And because you require foo>=1.0.0,<2.0.0 and foo==1.2.0 cannot be used (*), version "
+        "solving failed.\n"
         "(*) follows from 6 more lines of the proof; --explain prints them.\n");
   // The full proof still proves both.
   CHECK(joined(r.lines).find("foo==1.1.0 depends on x>=1.0.0,<2.0.0") != std::string::npos);

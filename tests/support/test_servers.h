@@ -102,11 +102,11 @@ struct AccessLogEntry {
   double time = 0;
   std::string scheme;  ///< http | https
   std::string method;
-  std::string uri;     ///< as requested (percent-encoded, with query)
+  std::string uri;  ///< as requested (percent-encoded, with query)
   int status = 0;
   long long bytes = 0;  ///< body bytes sent
   std::string range, accept, if_none_match, if_modified_since, accept_encoding, protocol,
-      user_agent;  ///< "-" when the header was absent
+      user_agent;               ///< "-" when the header was absent
   std::string connection;       ///< nginx's connection serial number (same value: same connection)
   int connection_requests = 0;  ///< requests made on that connection so far, this one included
   bool conditional() const { return if_none_match != "-" || if_modified_since != "-"; }
@@ -197,10 +197,10 @@ class PrivateServers {
              ("gpulock-servers-" + std::to_string(rd()) + std::to_string(rd()));
     std::filesystem::create_directories(state_);
     auto root = opts.root.empty() ? shared_servers().index_root() : opts.root;
-    std::string cmd = "python3 " + shell_quote((source_dir() / "tests/support/servers.py").string()) +
-                      " start -q --root " + shell_quote(root.string()) + " --state " +
-                      shell_quote(state_.string()) + " --page-max-age " +
-                      std::to_string(opts.page_max_age);
+    std::string cmd =
+        "python3 " + shell_quote((source_dir() / "tests/support/servers.py").string()) +
+        " start -q --root " + shell_quote(root.string()) + " --state " +
+        shell_quote(state_.string()) + " --page-max-age " + std::to_string(opts.page_max_age);
     if (opts.copy) cmd += " --copy";
     if (!opts.tls) cmd += " --no-tls";
     if (!opts.fault) cmd += " --no-fault";
@@ -210,7 +210,8 @@ class PrivateServers {
   PrivateServers(const PrivateServers&) = delete;
   PrivateServers& operator=(const PrivateServers&) = delete;
   ~PrivateServers() {
-    std::string cmd = "python3 " + shell_quote((source_dir() / "tests/support/servers.py").string()) +
+    std::string cmd = "python3 " +
+                      shell_quote((source_dir() / "tests/support/servers.py").string()) +
                       " stop --state " + shell_quote(state_.string()) + " >/dev/null 2>&1";
     (void)std::system(cmd.c_str());
     std::error_code ec;

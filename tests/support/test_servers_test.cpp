@@ -2,8 +2,6 @@
 // `servers`) and a private server it starts itself.
 #include "test_servers.h"
 
-#include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +9,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 namespace fs = std::filesystem;
 using gpulock::test::AccessLogCursor;
@@ -64,7 +64,8 @@ TEST_CASE("access log: one parsed line per request", "[support]") {
   CHECK(entries[0].accept == "application/vnd.pypi.simple.v1+json");
   CHECK(entries[0].conditional());
   cursor.mark();
-  for (auto& e : cursor.entries()) CHECK(e.uri != uri);
+  for (auto& e : cursor.entries())
+    CHECK(e.uri != uri);
 }
 
 TEST_CASE("private servers: own port and log, a copy that can be regenerated", "[support]") {

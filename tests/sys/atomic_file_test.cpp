@@ -19,8 +19,8 @@ using gpulock::sys::write_file_atomically;
 namespace {
 
 fs::path scratch(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() /
-                 ("gpulock-sys-test-" + std::to_string(::getpid()) + "-" + name);
+  fs::path dir =
+      fs::temp_directory_path() / ("gpulock-sys-test-" + std::to_string(::getpid()) + "-" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

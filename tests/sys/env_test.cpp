@@ -28,8 +28,7 @@ TEST_CASE("env_value: unset and empty are the same", "[sys][env]") {
   CHECK_FALSE(env_value("UNSET", fake_getenv));
 }
 
-TEST_CASE("env_integer: a bounded whole number, or an error naming the variable",
-          "[sys][env]") {
+TEST_CASE("env_integer: a bounded whole number, or an error naming the variable", "[sys][env]") {
   g_env = {{"N", "250"}, {"BIG", "600001"}, {"WORD", "soon"}, {"NEG", "-1"}, {"SPACE", "5 "}};
   auto n = env_integer("N", 1, 600000, "milliseconds, 1-600000", fake_getenv);
   REQUIRE(n);
@@ -45,5 +44,6 @@ TEST_CASE("env_integer: a bounded whole number, or an error naming the variable"
     CHECK(bad.error().message.starts_with(std::string("invalid value for ") + name + ": '"));
     CHECK(bad.error().message.ends_with("(expected milliseconds, 1-600000)"));
   }
-  CHECK(invalid_env("X", "y", "a number").message == "invalid value for X: 'y' (expected a number)");
+  CHECK(invalid_env("X", "y", "a number").message ==
+        "invalid value for X: 'y' (expected a number)");
 }

@@ -117,8 +117,7 @@ TEST_CASE("run_program captures both streams and the exit status", "[sys][proces
   CHECK(r->err == "err\n");
 }
 
-TEST_CASE("run_program passes extra environment entries over the current ones",
-          "[sys][process]") {
+TEST_CASE("run_program passes extra environment entries over the current ones", "[sys][process]") {
   ProgramOptions o;
   o.env = {"GPULOCK_SYS_TEST=one", "PATH=/usr/bin:/bin"};
   auto r = run_program({"sh", "-c", "echo \"$GPULOCK_SYS_TEST:$PATH\""}, o);
@@ -126,8 +125,7 @@ TEST_CASE("run_program passes extra environment entries over the current ones",
   CHECK(r->out == "one:/usr/bin:/bin\n");
 }
 
-TEST_CASE("run_program streams output to a callback instead of capturing it",
-          "[sys][process]") {
+TEST_CASE("run_program streams output to a callback instead of capturing it", "[sys][process]") {
   ProgramOptions o;
   std::string seen;
   o.on_output = [&](std::string_view chunk, bool is_stderr) {
@@ -157,8 +155,7 @@ TEST_CASE("run_program: a timeout kills the program, a signal is reported", "[sy
   CHECK(killed->exit_code == 128 + SIGTERM);
 }
 
-TEST_CASE("run_program: a program that cannot start is an Io error naming it",
-          "[sys][process]") {
+TEST_CASE("run_program: a program that cannot start is an Io error naming it", "[sys][process]") {
   auto missing = run_program({"gpulock-no-such-program", "--version"});
   REQUIRE_FALSE(missing);
   CHECK(missing.error().code == gpulock::core::ErrorCode::Io);

@@ -37,7 +37,8 @@ CUresult cuInit(unsigned flags) {
   total = fake_gpus("CUDA", g_all);
   g_count = 0;
   if (visible == NULL) {
-    for (int i = 0; i < total; ++i) g_visible[g_count++] = &g_all[i];
+    for (int i = 0; i < total; ++i)
+      g_visible[g_count++] = &g_all[i];
   } else {
     const char* p = visible;
     while (*p != '\0') {
@@ -84,9 +85,12 @@ CUresult cuDeviceGetName(char* name, int length, CUdevice device) {
 
 CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevice device) {
   FAULT("cuDeviceGetAttribute");
-  if (attribute == 75) *value = g_visible[device]->major;
-  else if (attribute == 76) *value = g_visible[device]->minor;
-  else return 1;
+  if (attribute == 75)
+    *value = g_visible[device]->major;
+  else if (attribute == 76)
+    *value = g_visible[device]->minor;
+  else
+    return 1;
   return 0;
 }
 

@@ -37,7 +37,8 @@ static void fake_fault(const char* lib, const char* function) {
   const char* hang = fake_env(lib, "HANG_IN");
   const char* crash = fake_env(lib, "CRASH_IN");
   if (hang != NULL && strcmp(hang, function) == 0) {
-    for (;;) pause();
+    for (;;)
+      pause();
   }
   if (crash != NULL && strcmp(crash, function) == 0) raise(SIGSEGV);
 }

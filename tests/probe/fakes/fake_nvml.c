@@ -1,10 +1,9 @@
 /* A fake libnvidia-ml.so.1 for gpulock's machine-detection tests. Its answers come from
  * environment variables (see fake_gpus.h for the GPU list and the failure modes):
- *   FAKE_NVML_INIT_RC      nvmlInit_v2's return code (18 = LIB_RM_VERSION_MISMATCH, 9 = DRIVER_NOT_LOADED)
- *   FAKE_NVML_DRIVER       nvmlSystemGetDriverVersion ("550.54.14")
- *   FAKE_NVML_CUDA         nvmlSystemGetCudaDriverVersion_v2 (12040); unset = LIBRARY_NOT_FOUND
- *   FAKE_NVML_COUNT_RC     nvmlDeviceGetCount_v2's return code
- * Only the functions gpulock calls exist. */
+ *   FAKE_NVML_INIT_RC      nvmlInit_v2's return code (18 = LIB_RM_VERSION_MISMATCH, 9 =
+ * DRIVER_NOT_LOADED) FAKE_NVML_DRIVER       nvmlSystemGetDriverVersion ("550.54.14") FAKE_NVML_CUDA
+ * nvmlSystemGetCudaDriverVersion_v2 (12040); unset = LIBRARY_NOT_FOUND FAKE_NVML_COUNT_RC
+ * nvmlDeviceGetCount_v2's return code Only the functions gpulock calls exist. */
 #include <stdio.h>
 
 #include "fake_gpus.h"

@@ -56,12 +56,13 @@ struct BuildLabel {
 /// (`nvidia-cuda-runtime-cu12==12.4.127` -> 12.4) or of a `cuda-toolkit` pin
 /// (`cuda-toolkit[cudart]==13.0.2` -> 13.0); nullopt when there is neither. Only exact (`==`)
 /// pins count.
-[[nodiscard]] std::optional<CudaVersion> cuda_from_dependencies(std::span<const core::Requirement> requires_dist);
+[[nodiscard]] std::optional<CudaVersion> cuda_from_dependencies(
+    std::span<const core::Requirement> requires_dist);
 
 /// `nvidia-cuda-runtime-cuNN X.Y.z` (and the suffix-less CUDA 13 `nvidia-cuda-runtime`) itself
 /// needs CUDA X.Y: returns X.Y for such a package name and version, nullopt otherwise.
-[[nodiscard]] std::optional<CudaVersion> cuda_needed_by_runtime_package(std::string_view normalized_name,
-                                                                        const core::Version& version);
+[[nodiscard]] std::optional<CudaVersion> cuda_needed_by_runtime_package(
+    std::string_view normalized_name, const core::Version& version);
 
 /// What a CUDA-bound package needs of the driver (issue 16 item 2; shared/data/gpu-stacks.md
 /// §6.5): the CUDA major always, for every `nvidia-*` wheel (its `-cu11`/`-cu12`/`-cu13` suffix,
@@ -90,7 +91,7 @@ struct CudaNeed {
 struct ArchList {
   std::vector<ComputeCapability> cubins;
   std::optional<ComputeCapability> ptx;
-  std::string source;  ///< where the list comes from (a key of the shared data)
+  std::string source;    ///< where the list comes from (a key of the shared data)
   bool assumed = false;  ///< no list is known: bounded by what its CUDA can build
 };
 
@@ -99,12 +100,11 @@ struct ArchList {
 /// arch list is unknown. `source` says it is assumed.
 [[nodiscard]] ArchList archs_cuda_can_build(CudaVersion cuda);
 
-
 /// The arch list of torch `torch_version` (its release X.Y decides) built for CUDA `cuda` on
 /// `machine` ("x86_64", "aarch64"); nullopt when the table has no entry (the caller allows the
 /// build and warns).
-[[nodiscard]] std::optional<ArchList> torch_arch_list(const core::Version& torch_version, CudaVersion cuda,
-                                                      std::string_view machine);
+[[nodiscard]] std::optional<ArchList> torch_arch_list(const core::Version& torch_version,
+                                                      CudaVersion cuda, std::string_view machine);
 
 /// Does a build with `list` run on a GPU of capability `gpu`? Yes if the list has a cubin X.Z with
 /// Z <= Y for the GPU's X.Y (same major), or PTX for an arch <= X.Y.
@@ -113,15 +113,16 @@ struct ArchList {
 /// The CUDA versions whose builds of torch `torch_version` (its release X.Y decides) carry
 /// kernels for a GPU of capability `gpu` on `machine`, per the arch table, lowest first. Empty
 /// when no build in the table does (or the table has no entry for the release).
-[[nodiscard]] std::vector<CudaVersion> torch_cuda_builds_running_on(const core::Version& torch_version,
-                                                                     ComputeCapability gpu, std::string_view machine);
+[[nodiscard]] std::vector<CudaVersion> torch_cuda_builds_running_on(
+    const core::Version& torch_version, ComputeCapability gpu, std::string_view machine);
 
 /// "5.0, 6.0, 7.0, 8.0+PTX" style rendering for messages.
 [[nodiscard]] std::string describe_arch_list(const ArchList& list);
 
 /// cuDNN 9.11 and newer dropped Maxwell, Pascal and Volta: the lowest capability a cuDNN version
 /// supports (7.5 from 9.11.0 on), or nullopt for no limit known.
-[[nodiscard]] std::optional<ComputeCapability> cudnn_min_capability(const core::Version& cudnn_version);
+[[nodiscard]] std::optional<ComputeCapability> cudnn_min_capability(
+    const core::Version& cudnn_version);
 
 /// The virtual packages of the GPU policy: `__cuda` (one version: the driver's CUDA ceiling),
 /// `__cuda_variant` (the CUDA X.Y, or 0 for CPU, that the CUDA-linked torch family shares) and
@@ -176,21 +177,23 @@ class GpuPolicy {
   /// The candidates of `__cuda` (the ceiling; none without a GPU or a known ceiling),
   /// `__cuda_variant` (13.9 ... 9.0, then 0 for CPU) and `__cuda_major` (13 ... 9); nullopt for
   /// any other name.
-  [[nodiscard]] std::optional<resolver::PackageCandidates> virtual_candidates(std::string_view name) const;
+  [[nodiscard]] std::optional<resolver::PackageCandidates> virtual_candidates(
+      std::string_view name) const;
   /// The dependencies of a virtual candidate: a CUDA X.Y variant uses CUDA X libraries
   /// (`__cuda_major==X`); nullopt for a name that is not the policy's.
-  [[nodiscard]] std::optional<resolver::Dependencies> virtual_dependencies(std::string_view name,
-                                                                           const core::Version& version) const;
+  [[nodiscard]] std::optional<resolver::Dependencies> virtual_dependencies(
+      std::string_view name, const core::Version& version) const;
   /// The CUDA a candidate needs: its +cuXYZ label, the CUDA of its runtime pins (PyPI torch),
   /// else its own name and version (nvidia-*, cuda-toolkit, cuda-bindings).
-  [[nodiscard]] static std::optional<CudaNeed> cuda_need(std::string_view package, const core::Version& version,
-                                                         std::span<const core::Requirement> requires_dist);
+  [[nodiscard]] static std::optional<CudaNeed> cuda_need(
+      std::string_view package, const core::Version& version,
+      std::span<const core::Requirement> requires_dist);
   /// The edges and the verdict for one candidate whose metadata was read.
   [[nodiscard]] GpuFacts facts(const CandidateFacts& candidate) const;
   /// Why a candidate cannot be used before its metadata is read: cuDNN >= 9.11 on a GPU below
   /// sm_75 ("needs 7.5 or newer and your GPU is 6.1").
-  [[nodiscard]] std::optional<resolver::UnavailableReason> candidate_unavailable(std::string_view package,
-                                                                                 const core::Version& version) const;
+  [[nodiscard]] std::optional<resolver::UnavailableReason> candidate_unavailable(
+      std::string_view package, const core::Version& version) const;
   /// A build from a torch variant above the driver's ceiling (--torch-backend auto): one wording
   /// for all of them, so that the explanation states it once for a range.
   [[nodiscard]] resolver::UnavailableReason above_ceiling(const BuildLabel& build) const;
@@ -214,10 +217,9 @@ class GpuPolicy {
   /// "torch==2.7.1 (CUDA 12.6 build) needs CUDA >= 12.6", "torchvision==0.19.0 is a CUDA 11.8
   /// build", "nvidia-cudnn-cu12==9.5.1.17 uses CUDA 12 libraries"; nullopt when `dependency` is
   /// not a GPU virtual package.
-  [[nodiscard]] std::optional<std::string> describe_dependency(const resolver::Term& depender,
-                                                               const resolver::Term& dependency,
-                                                               std::string_view depender_text,
-                                                               std::string_view dependency_text) const;
+  [[nodiscard]] std::optional<std::string> describe_dependency(
+      const resolver::Term& depender, const resolver::Term& dependency,
+      std::string_view depender_text, std::string_view dependency_text) const;
   /// `__cuda`: ceiling_text(); nullopt for other names.
   [[nodiscard]] std::optional<std::string> describe_no_versions(const resolver::Term& term) const;
   /// The hints of a GPU virtual package in a failed solve (`__cuda`: the driver a newer CUDA
@@ -225,7 +227,8 @@ class GpuPolicy {
   [[nodiscard]] std::vector<std::string> virtual_hints(std::string_view name) const;
   /// "torch's CUDA 12.6 builds need a driver >= 560.28.03 (run `gpulock probe --machine` to see
   /// yours)"; nullopt when no driver is known for that CUDA.
-  [[nodiscard]] std::optional<std::string> driver_needed_hint(std::string_view package, CudaVersion lowest) const;
+  [[nodiscard]] std::optional<std::string> driver_needed_hint(std::string_view package,
+                                                              CudaVersion lowest) const;
   /// A release (`torch 2.8`) without kernels for `arch` in a candidate: which CUDA builds have
   /// them ("torch 2.8 has kernels for your GPU's 6.1 only in variant cu126").
   [[nodiscard]] static std::string arch_fix_hint(std::string_view release, ComputeCapability arch,

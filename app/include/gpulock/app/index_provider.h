@@ -98,7 +98,8 @@ class IndexProvider final : public resolver::Provider {
                          std::span<const resolver::Dependency> dependencies) override;
 
   // resolver::Describer
-  std::optional<std::string> describe_term(const resolver::Term& term, std::string_view text) const override;
+  std::optional<std::string> describe_term(const resolver::Term& term,
+                                           std::string_view text) const override;
   std::optional<std::string> describe_dependency(const resolver::Term& depender,
                                                  const resolver::Term& dependency,
                                                  std::string_view depender_text,
@@ -149,7 +150,8 @@ class IndexProvider final : public resolver::Provider {
   [[nodiscard]] Selection selection(std::string_view package, std::size_t candidate_index) const;
 
   /// The parsed METADATA of a candidate's wheel, if it was read.
-  [[nodiscard]] const core::CoreMetadata* metadata(std::string_view package, std::size_t candidate_index) const;
+  [[nodiscard]] const core::CoreMetadata* metadata(std::string_view package,
+                                                   std::size_t candidate_index) const;
 
   /// A candidate the solver would have preferred over the chosen one, and why it was not used
   /// (for --explain and --report).
@@ -169,8 +171,9 @@ class IndexProvider final : public resolver::Provider {
   /// The candidates ahead of `chosen_index` in preference order, best first, with the reason
   /// each was passed over, as far as this resolution learned it (no index requests).
   /// With `solution`, a conflict is also named when a requirement excludes the version chosen.
-  [[nodiscard]] std::vector<Skipped> skipped_before(std::string_view package, std::size_t chosen_index,
-                                                    const resolver::Solution* solution = nullptr) const;
+  [[nodiscard]] std::vector<Skipped> skipped_before(
+      std::string_view package, std::size_t chosen_index,
+      const resolver::Solution* solution = nullptr) const;
 
   /// One-line warnings met while resolving (each once), e.g. an arch list the table lacks.
   [[nodiscard]] std::vector<std::string> warnings() const;

@@ -36,8 +36,7 @@ namespace gpulock::app {
 /// the file with this sha256 and name (`check --index --mirror`). Errors: Network, Timeout,
 /// Offline, Cancelled.
 [[nodiscard]] core::Result<bool> mirror_has_file(index::IndexClient& client,
-                                                 std::string_view location,
-                                                 std::string_view sha256,
+                                                 std::string_view location, std::string_view sha256,
                                                  std::string_view filename);
 
 /// `check --index --mirror LOC`: what to say about a file pruned upstream. "present in the
@@ -49,13 +48,13 @@ namespace gpulock::app {
 
 /// One (lock, file) pair of the manifest.
 struct MirrorEntry {
-  std::string lock;      ///< the lock's path as given to `mirror add`
-  std::string project;   ///< PEP 503 normalized
+  std::string lock;     ///< the lock's path as given to `mirror add`
+  std::string project;  ///< PEP 503 normalized
   std::string version;
   std::string filename;
   std::string sha256;
-  std::string url;       ///< the file's URL in the lock when it was mirrored
-  std::string tree;      ///< "simple", "whl/cu126", "whl/nightly/cpu"
+  std::string url;   ///< the file's URL in the lock when it was mirrored
+  std::string tree;  ///< "simple", "whl/cu126", "whl/nightly/cpu"
   std::uint64_t size = 0;
   std::string upload_time;      ///< RFC 3339 UTC, empty when the lock records none
   std::string requires_python;  ///< the lock package's, empty when none
@@ -94,10 +93,10 @@ struct MirrorAddRequest {
 };
 
 struct MirrorAddResult {
-  std::size_t files = 0;          ///< distinct files the locks name
-  std::size_t present = 0;        ///< already in the store
-  std::size_t downloaded = 0;     ///< fetched in this run
-  std::size_t resumed = 0;        ///< of those, continued from a partial file
+  std::size_t files = 0;       ///< distinct files the locks name
+  std::size_t present = 0;     ///< already in the store
+  std::size_t downloaded = 0;  ///< fetched in this run
+  std::size_t resumed = 0;     ///< of those, continued from a partial file
   std::uint64_t bytes_received = 0;
   std::vector<std::string> missing;  ///< --offline: "<file> (<lock>)" not in the store
   std::vector<std::string> skipped;  ///< entries without a URL or sha256 (local paths, ...)
@@ -129,6 +128,6 @@ struct MirrorGcResult {
 /// `base_url` (hashes unchanged), written atomically. Returns the number of URLs changed.
 /// Errors: the lock's, Io.
 [[nodiscard]] core::Result<std::size_t> mirror_rewrite_lock(const std::string& lock,
-                                                           const std::string& base_url);
+                                                            const std::string& base_url);
 
 }  // namespace gpulock::app

@@ -35,8 +35,8 @@ struct RequirementEntry {
 
 /// A file that was read, for the lock's record of its inputs.
 struct InputFile {
-  std::string path;   ///< as resolved (relative paths joined onto the including file's directory)
-  std::string kind;   ///< "requirements" or "constraints"
+  std::string path;     ///< as resolved (relative paths joined onto the including file's directory)
+  std::string kind;     ///< "requirements" or "constraints"
   std::string content;  ///< the bytes read (the caller hashes them)
 };
 

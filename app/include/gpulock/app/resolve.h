@@ -34,28 +34,29 @@ struct ResolveRequest {
   std::string output = "pylock.toml";          ///< -o FILE ("-": stdout)
   bool force = false;                          ///< --force: replace an -o file that is not a lock
 
-  std::optional<std::string> index_url;        ///< --index-url (default https://pypi.org/simple/)
-  std::vector<std::string> extra_index_urls;   ///< --extra-index-url
+  std::optional<std::string> index_url;          ///< --index-url (default https://pypi.org/simple/)
+  std::vector<std::string> extra_index_urls;     ///< --extra-index-url
   std::vector<index::NamedIndex> named_indexes;  ///< --index NAME=URL
   std::vector<index::IndexPin> index_for;        ///< --index-for GLOB=NAME
-  std::vector<std::string> find_links;         ///< --find-links
-  std::optional<TorchBackend> torch_backend;   ///< --torch-backend auto|cpu|cuXYZ (none: not given)
+  std::vector<std::string> find_links;           ///< --find-links
+  std::optional<TorchBackend> torch_backend;  ///< --torch-backend auto|cpu|cuXYZ (none: not given)
   std::string torch_index_base = "https://download.pytorch.org/whl";  ///< --torch-index-base
-  std::optional<NightlyDate> nightly;          ///< --nightly DATE|latest (none: not given)
+  std::optional<NightlyDate> nightly;  ///< --nightly DATE|latest (none: not given)
   IndexStrategy index_strategy = IndexStrategy::FirstIndex;  ///< --index-strategy
 
-  TargetRequest target;                        ///< --python | --python-version --platform
-  probe::DriverSpec driver;                    ///< --driver auto|none|VERSION
-  std::string cuda_ceiling;                    ///< --cuda-ceiling X.Y (probe's overrides parse it)
-  std::string gpu_arch;                        ///< --gpu-arch sm_XY[,..] (likewise)
+  TargetRequest target;      ///< --python | --python-version --platform
+  probe::DriverSpec driver;  ///< --driver auto|none|VERSION
+  std::string cuda_ceiling;  ///< --cuda-ceiling X.Y (probe's overrides parse it)
+  std::string gpu_arch;      ///< --gpu-arch sm_XY[,..] (likewise)
   probe::CudaCompat cuda_compat = probe::CudaCompat::Strict;  ///< --cuda-compat strict|minor
 
-  resolver::PrereleasePolicy prerelease = resolver::PrereleasePolicy::IfNecessary;  ///< --prerelease, --pre
-  std::optional<ExcludeNewer> exclude_newer;   ///< --exclude-newer DATE|TIMESTAMP|DURATION
-  bool upgrade = false;                        ///< --upgrade
-  std::vector<std::string> upgrade_packages;   ///< --upgrade-package NAME
+  resolver::PrereleasePolicy prerelease =
+      resolver::PrereleasePolicy::IfNecessary;  ///< --prerelease, --pre
+  std::optional<ExcludeNewer> exclude_newer;    ///< --exclude-newer DATE|TIMESTAMP|DURATION
+  bool upgrade = false;                         ///< --upgrade
+  std::vector<std::string> upgrade_packages;    ///< --upgrade-package NAME
 
-  index::ClientOptions client;                 ///< --cache-dir --offline --refresh --no-cache
+  index::ClientOptions client;  ///< --cache-dir --offline --refresh --no-cache
   /// The command line as typed, for the lock's header comment and the complete commands hints
   /// give (app/command_line.h).
   std::string command_line;
@@ -81,8 +82,8 @@ struct ResolveObserver {
 struct PackageWhy {
   std::string name;
   std::string version;
-  std::string source;            ///< the index URL it came from (redacted)
-  std::string file;              ///< the wheel's file name
+  std::string source;  ///< the index URL it came from (redacted)
+  std::string file;    ///< the wheel's file name
   std::vector<resolver::Requirer> required_by;
   std::vector<std::string> notes;  ///< e.g. "CUDA 12.4 build (your driver supports CUDA <= 12.4)"
   /// Torch-family packages: the candidates preferred over the chosen one that were passed
@@ -126,7 +127,8 @@ struct ResolveResult {
 /// Runs the whole workflow. Errors: Usage (bad flag values), InvalidInput/InvalidRequirement
 /// (requirements, files), network errors (exit 4), Io (writing the lock), and the "no driver
 /// and no choice" error of the GPU policy (Usage, with hints).
-[[nodiscard]] core::Result<ResolveResult> resolve(const ResolveRequest& request, const ResolveObserver& observer = {});
+[[nodiscard]] core::Result<ResolveResult> resolve(const ResolveRequest& request,
+                                                  const ResolveObserver& observer = {});
 
 /// Where a lock goes (`-o`), checked before anything is resolved (issue 16 item 5): an output
 /// that is one of `inputs` (requirements, constraints, pyproject files) is a usage error; an
@@ -134,8 +136,8 @@ struct ResolveResult {
 /// non-regular target (/dev/null, /dev/stdout, a FIFO) is written in place, not replaced.
 /// Errors name the file. Returns the existing lock's text when there is one (for stable
 /// re-locking and to leave an unchanged lock untouched).
-[[nodiscard]] core::Result<std::optional<std::string>> check_output(const std::string& output, bool force,
-                                                                    const std::vector<std::string>& inputs);
+[[nodiscard]] core::Result<std::optional<std::string>> check_output(
+    const std::string& output, bool force, const std::vector<std::string>& inputs);
 
 /// Writes `content` to `path`: a regular (or missing) file atomically, a device or FIFO in place.
 [[nodiscard]] core::Status write_output(const std::string& path, std::string_view content);

@@ -34,12 +34,16 @@ class TorchBackend {
 
   [[nodiscard]] static TorchBackend automatic() { return TorchBackend(Kind::Auto, {}); }
   [[nodiscard]] static TorchBackend cpu() { return TorchBackend(Kind::Cpu, {}); }
-  [[nodiscard]] static TorchBackend cuda(probe::CudaVersion version) { return TorchBackend(Kind::Cuda, version); }
+  [[nodiscard]] static TorchBackend cuda(probe::CudaVersion version) {
+    return TorchBackend(Kind::Cuda, version);
+  }
   [[nodiscard]] static core::Result<TorchBackend> parse(std::string_view text);
 
   [[nodiscard]] Kind kind() const noexcept { return kind_; }
   /// The CUDA version of a Cuda backend.
-  [[nodiscard]] const std::optional<probe::CudaVersion>& cuda_version() const noexcept { return cuda_; }
+  [[nodiscard]] const std::optional<probe::CudaVersion>& cuda_version() const noexcept {
+    return cuda_;
+  }
   /// "auto", "cpu" or the variant name ("cu124").
   [[nodiscard]] std::string to_string() const;
 

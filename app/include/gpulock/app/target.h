@@ -17,12 +17,12 @@
 namespace gpulock::app {
 
 struct Target {
-  std::string python_version;       ///< "3.11"
-  core::Version python_full;        ///< 3.11.0 (or the interpreter's own)
-  std::string platform;             ///< the best platform tag, e.g. "manylinux_2_28_x86_64"
-  core::TagTarget tags;             ///< what supported_tags() is computed from
-  core::Environment environment;    ///< marker values
-  std::vector<core::Tag> supported; ///< core::supported_tags(tags), best first
+  std::string python_version;        ///< "3.11"
+  core::Version python_full;         ///< 3.11.0 (or the interpreter's own)
+  std::string platform;              ///< the best platform tag, e.g. "manylinux_2_28_x86_64"
+  core::TagTarget tags;              ///< what supported_tags() is computed from
+  core::Environment environment;     ///< marker values
+  std::vector<core::Tag> supported;  ///< core::supported_tags(tags), best first
 
   /// `environments` marker for the lock: which machines this lock is valid for.
   [[nodiscard]] std::string environment_marker() const;
@@ -44,6 +44,7 @@ struct TargetRequest {
 [[nodiscard]] core::Result<Target> make_target(const TargetRequest& request);
 
 /// The target for explicit values (no process is run).
-[[nodiscard]] core::Result<Target> make_target(std::string_view python_version, std::string_view platform);
+[[nodiscard]] core::Result<Target> make_target(std::string_view python_version,
+                                               std::string_view platform);
 
 }  // namespace gpulock::app

@@ -29,7 +29,7 @@ struct TargetSpec {
 };
 
 struct DeclaredTargets {
-  std::string file;  ///< where they were read
+  std::string file;                 ///< where they were read
   std::vector<TargetSpec> targets;  ///< in name order
 };
 
@@ -37,11 +37,13 @@ struct DeclaredTargets {
 /// `dir`/gpulock.toml, else `dir`/pyproject.toml. Errors: InvalidInput naming the file, table and
 /// key (a bad name, an unknown key, a value its flag's parser refuses); Usage when no file
 /// declares any target.
-[[nodiscard]] core::Result<DeclaredTargets> read_targets(const std::string& project, const std::filesystem::path& dir);
+[[nodiscard]] core::Result<DeclaredTargets> read_targets(const std::string& project,
+                                                         const std::filesystem::path& dir);
 
 /// `shared` with a target's keys applied: its target, its machine (never detected), its torch
 /// backend and compat, and the lock `dir`/pylock.<name>.toml.
-[[nodiscard]] ResolveRequest request_for_target(const ResolveRequest& shared, const TargetSpec& target,
+[[nodiscard]] ResolveRequest request_for_target(const ResolveRequest& shared,
+                                                const TargetSpec& target,
                                                 const std::filesystem::path& dir);
 
 /// One target's resolve.
@@ -54,9 +56,8 @@ struct TargetOutcome {
 /// Resolves each target and, only when every one solved, writes every lock (each atomically; a
 /// failed write puts back the locks already replaced). Errors: the first target's error, with
 /// the target named. A target without a solution is a result: nothing is written.
-[[nodiscard]] core::Result<std::vector<TargetOutcome>> resolve_targets(const ResolveRequest& shared,
-                                                                       const std::vector<TargetSpec>& targets,
-                                                                       const std::filesystem::path& dir,
-                                                                       const ResolveObserver& observer = {});
+[[nodiscard]] core::Result<std::vector<TargetOutcome>> resolve_targets(
+    const ResolveRequest& shared, const std::vector<TargetSpec>& targets,
+    const std::filesystem::path& dir, const ResolveObserver& observer = {});
 
 }  // namespace gpulock::app

@@ -27,21 +27,21 @@ enum class ErrorCode {
   InvalidInput,        ///< any other input file (requirements file, pyproject, JSON)
   InvalidLockfile,     ///< pylock.toml that breaks PEP 751
   // Usage (exit 2).
-  Usage,               ///< a flag or argument the user gave is wrong
+  Usage,  ///< a flag or argument the user gave is wrong
   // Index and network (exit 4).
-  Network,             ///< connection failed, DNS, TLS, reset, after retries
-  Http,                ///< an HTTP status that is an error (5xx after retries, 4xx other than not-found)
-  Auth,                ///< 401/403 (other than a PyTorch index's 403 for a missing project)
-  Timeout,             ///< connect/low-speed/overall timeout
-  HashMismatch,        ///< a downloaded file does not have the hash the index or lock gave
-  IndexFormat,         ///< an index page (PEP 503 HTML / PEP 691 JSON) is malformed
-  NotFound,            ///< a file/URL that must exist does not
-  Offline,             ///< --offline and the cache lacks what is needed
+  Network,       ///< connection failed, DNS, TLS, reset, after retries
+  Http,          ///< an HTTP status that is an error (5xx after retries, 4xx other than not-found)
+  Auth,          ///< 401/403 (other than a PyTorch index's 403 for a missing project)
+  Timeout,       ///< connect/low-speed/overall timeout
+  HashMismatch,  ///< a downloaded file does not have the hash the index or lock gave
+  IndexFormat,   ///< an index page (PEP 503 HTML / PEP 691 JSON) is malformed
+  NotFound,      ///< a file/URL that must exist does not
+  Offline,       ///< --offline and the cache lacks what is needed
   // Local I/O.
-  Io,                  ///< reading or writing a local file failed
+  Io,  ///< reading or writing a local file failed
   // Everything else.
-  Cancelled,           ///< the caller asked to stop (Ctrl-C)
-  Internal,            ///< a bug
+  Cancelled,  ///< the caller asked to stop (Ctrl-C)
+  Internal,   ///< a bug
 };
 
 /// A short stable name for a code, e.g. "invalid-version" (used in --json output).

@@ -41,11 +41,11 @@ void scan_metadata_headers(std::string_view text,
                            const std::function<bool(const MetadataHeaderLine&)>& visit);
 
 struct CoreMetadata {
-  std::string metadata_version;           ///< "2.1"; 1.0 to 2.5 accepted (higher minor: warning)
-  std::string name;                       ///< as written
+  std::string metadata_version;  ///< "2.1"; 1.0 to 2.5 accepted (higher minor: warning)
+  std::string name;              ///< as written
   Version version;
   std::optional<SpecifierSet> requires_python;
-  std::vector<Requirement> requires_dist;  ///< in file order
+  std::vector<Requirement> requires_dist;   ///< in file order
   std::vector<std::string> provides_extra;  ///< normalized (PEP 685), file order
   std::vector<std::string> warnings;        ///< e.g. a newer minor Metadata-Version
 

@@ -21,6 +21,8 @@ namespace gpulock::core {
 [[nodiscard]] Result<std::string> parse_name(std::string_view name);
 
 /// PEP 685 extra-name normalization (same rule as PEP 503 names).
-[[nodiscard]] inline std::string normalize_extra(std::string_view extra) { return normalize_name(extra); }
+[[nodiscard]] inline std::string normalize_extra(std::string_view extra) {
+  return normalize_name(extra);
+}
 
 }  // namespace gpulock::core

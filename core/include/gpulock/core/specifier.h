@@ -64,7 +64,8 @@ class Specifier {
 
   /// Does `v` match? `prereleases`: nullopt = names_prerelease(), true = admit, false = reject.
   /// `===` compares `v`'s normalized text (packaging with a Version object).
-  [[nodiscard]] bool contains(const Version& v, std::optional<bool> prereleases = std::nullopt) const;
+  [[nodiscard]] bool contains(const Version& v,
+                              std::optional<bool> prereleases = std::nullopt) const;
   /// As contains(), for a version given as text: `===` compares the text as written
   /// (case-insensitively, `===1.01` matches "1.01" but not "1.1"); other operators parse it and
   /// never match text that is not a version (packaging 26.3 with a str).
@@ -118,7 +119,8 @@ class SpecifierSet {
 
   /// Every clause matches `v`. `prereleases`: nullopt = admit pre-releases only if
   /// names_prerelease(); true = admit; false = reject.
-  [[nodiscard]] bool contains(const Version& v, std::optional<bool> prereleases = std::nullopt) const;
+  [[nodiscard]] bool contains(const Version& v,
+                              std::optional<bool> prereleases = std::nullopt) const;
   /// As contains(), for a version given as text (see Specifier::contains_text).
   [[nodiscard]] bool contains_text(std::string_view text,
                                    std::optional<bool> prereleases = std::nullopt) const;

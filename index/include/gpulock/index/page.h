@@ -61,8 +61,9 @@ struct Release {
   core::Version version;
 };
 
-/// A wheel's compressed tag set as written (`cp311`, `cp311`, `manylinux_2_17_x86_64.manylinux2014_x86_64`)
-/// and expanded: shared by every wheel of a page with the same tags.
+/// A wheel's compressed tag set as written (`cp311`, `cp311`,
+/// `manylinux_2_17_x86_64.manylinux2014_x86_64`) and expanded: shared by every wheel of a page with
+/// the same tags.
 struct WheelTagSet {
   std::string python_tag, abi_tag, platform_tag;
   std::vector<core::Tag> tags;  ///< the expanded cross product

@@ -17,7 +17,9 @@ namespace gpulock::index {
 /// The projects of an index root, PEP 503 normalized.
 struct ProjectList {
   std::set<std::string, std::less<>> names;
-  [[nodiscard]] bool serves(std::string_view normalized_name) const { return names.count(normalized_name) > 0; }
+  [[nodiscard]] bool serves(std::string_view normalized_name) const {
+    return names.count(normalized_name) > 0;
+  }
 };
 
 using ProjectListPtr = std::shared_ptr<const ProjectList>;

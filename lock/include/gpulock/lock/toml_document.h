@@ -12,6 +12,7 @@ namespace gpulock::lock {
 
 /// Parses TOML 1.0 text. `where` names it in errors. Errors: InvalidInput with `where`, `line`
 /// and `column` of the syntax error.
-[[nodiscard]] core::Result<TomlTable> parse_toml_document(std::string_view text, std::string_view where);
+[[nodiscard]] core::Result<TomlTable> parse_toml_document(std::string_view text,
+                                                          std::string_view where);
 
 }  // namespace gpulock::lock

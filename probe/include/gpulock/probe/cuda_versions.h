@@ -99,7 +99,9 @@ class DriverSpec {
 
   DriverSpec() = default;
   [[nodiscard]] static DriverSpec none() { return DriverSpec(Kind::None, std::nullopt); }
-  [[nodiscard]] static DriverSpec of(DriverVersion version) { return DriverSpec(Kind::Version, std::move(version)); }
+  [[nodiscard]] static DriverSpec of(DriverVersion version) {
+    return DriverSpec(Kind::Version, std::move(version));
+  }
 
   /// "auto", "none" or a driver version (DriverVersion::parse). Errors: Usage, "invalid value
   /// for --driver: ..." with a hint, as `gpulock probe --driver` says it.
@@ -118,7 +120,8 @@ class DriverSpec {
   }
 
  private:
-  DriverSpec(Kind kind, std::optional<DriverVersion> version) : kind_(kind), version_(std::move(version)) {}
+  DriverSpec(Kind kind, std::optional<DriverVersion> version)
+      : kind_(kind), version_(std::move(version)) {}
   Kind kind_ = Kind::Auto;
   std::optional<DriverVersion> version_;
 };
