@@ -2,12 +2,16 @@
 // probe the environment (DESIGN.md §Commands; issue "Post-install: `gpulock install` and the
 // cuDNN/CUDA load probe"). pip's output is streamed as it comes; when pip fails, gpulock says so
 // and exits with pip's exit status. After pip, the probe's verdict decides: exit 1 when it fails.
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "gpulock/app/install.h"
+#include "gpulock/app/machine.h"
+#include "gpulock/app/targets.h"
 
 #include "command.h"
 #include "exit_codes.h"
@@ -18,6 +22,10 @@ namespace {
 
 struct InstallArgs {
   std::string lock = "pylock.toml";
+  bool lock_given = false;
+  std::string target;           ///< --target NAME: pylock.NAME.toml
+  bool print_target = false;    ///< --print-target
+  app::MachineRequest machine;  ///< --driver, --cuda-ceiling, --gpu-arch (this machine, described)
   std::string python;
   bool no_probe = false;
   bool json = false;
@@ -37,7 +45,68 @@ std::string argv_text(const std::vector<std::string>& argv) {
   return out;
 }
 
-int run_install(Context& ctx, const InstallArgs& args) {
+bool has_target_locks(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  for (std::filesystem::directory_iterator end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.starts_with("pylock.") && name.ends_with(".toml") && name != "pylock.toml")
+      return true;
+  }
+  return false;
+}
+
+// Without --lock, where the project has pylock.<name>.toml locks (issue 22): the lock that fits
+// this machine, or --target's. Returns the exit code when the command ends here.
+std::optional<int> pick_lock(Context& ctx, InstallArgs& args) {
+  if (args.lock_given || (args.target.empty() && !args.print_target && !has_target_locks(".")))
+    return std::nullopt;
+  if (!args.target.empty()) {
+    std::string path = fmt::format("pylock.{}.toml", args.target);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      return report_error(ctx.term, core::make_error(core::ErrorCode::Usage,
+                                                     fmt::format("--target {}: there is no {}",
+                                                                 args.target, path)));
+    }
+    args.lock = path;
+    if (!args.print_target) return std::nullopt;
+  }
+  auto machine = app::probe_machine(args.machine);
+  if (!machine) return report_error(ctx.term, machine.error());
+  auto choice = app::choose_lock(".", *machine);
+  if (!choice) return report_error(ctx.term, choice.error());
+  if (!args.target.empty()) choice->chosen = args.lock;
+  if (args.print_target) {
+    std::string text;
+    for (const auto& f : choice->locks)
+      text += fmt::format("{} (target {}): {}\n", f.path, f.target, f.why);
+    text += choice->chosen ? fmt::format("install would use {}\n", *choice->chosen)
+                           : "no lock fits this machine\n";
+    ctx.term.out(text);
+    return choice->chosen ? kExitSuccess : kExitFinding;
+  }
+  if (!choice->chosen) {
+    ctx.term.error("no lock fits this machine");
+    std::string text;
+    for (const auto& f : choice->locks)
+      text += fmt::format("  {}: {}\n", f.path, f.why);
+    ctx.term.err(text);
+    ctx.term.hint("resolve a target for this machine, or give --lock or --target");
+    return kExitFinding;
+  }
+  if (choice->cpu_fallback) {
+    for (const auto& f : choice->locks) {
+      if (f.gpu) ctx.term.warning(fmt::format("{} does not fit: {}", f.path, f.why));
+    }
+  }
+  ctx.term.info(fmt::format("{} fits this machine", *choice->chosen), 0);
+  args.lock = *choice->chosen;
+  return std::nullopt;
+}
+
+int run_install(Context& ctx, InstallArgs& args) {
+  if (auto ended = pick_lock(ctx, args)) return *ended;
   app::InstallRequest request;
   request.lock = args.lock;
   request.python = args.python;
@@ -97,7 +166,19 @@ int run_install(Context& ctx, const InstallArgs& args) {
 
 RunFn setup(CLI::App& sub) {
   auto args = std::make_shared<InstallArgs>();
-  sub.add_option("--lock", args->lock, "The lock to install (default: pylock.toml)");
+  sub.add_option("--lock", args->lock,
+                 "The lock to install (default: pylock.toml, or the pylock.<name>.toml that fits "
+                 "this machine)");
+  sub.add_option("--target", args->target,
+                 "Install the lock of this declared target (pylock.NAME.toml)");
+  sub.add_flag("--print-target", args->print_target,
+               "Print which lock fits this machine and why, and install nothing");
+  sub.add_option("--driver", args->machine.driver,
+                 "Describe this machine: driver version, or none");
+  sub.add_option("--cuda-ceiling", args->machine.cuda_ceiling,
+                 "Describe this machine: CUDA ceiling, e.g. 12.4");
+  sub.add_option("--gpu-arch", args->machine.gpu_arch,
+                 "Describe this machine: GPU architectures, e.g. sm_90");
   sub.add_option("--python", args->python,
                  "The interpreter whose environment to install into (default: "
                  "$VIRTUAL_ENV/bin/python, else python3)");
@@ -113,7 +194,10 @@ RunFn setup(CLI::App& sub) {
   sub.add_option("--mirror-fallback", args->mirror_fallback,
                  "Take a locked file from this mirror when its URL is gone (404/410)")
       ->excludes(mirror);
-  return [args](Context& ctx) { return run_install(ctx, *args); };
+  return [args, &sub](Context& ctx) {
+    args->lock_given = sub.get_option("--lock")->count() > 0;
+    return run_install(ctx, *args);
+  };
 }
 
 const bool registered = register_command(

@@ -173,3 +173,53 @@ TEST_CASE("declared targets are checked like flags, naming the file, table and k
     CHECK(r.err == c.error);
   }
 }
+
+TEST_CASE("install picks the target lock that fits the machine, and says why",
+          "[resolve][targets]") {
+  fs::path dir = fresh_dir("targets-install");
+  write_file(dir / "gpulock.toml", kTargets);
+  Run locked = resolve_targets(dir, {"--all-targets"});
+  INFO(describe(locked));
+  REQUIRE(locked.status == 0);
+  auto print_target = [&](std::vector<std::string> machine) {
+    std::vector<std::string> argv = {kExe, "install", "--print-target"};
+    argv.insert(argv.end(), machine.begin(), machine.end());
+    return run(argv, base_env(), dir);
+  };
+  struct Case {
+    std::vector<std::string> machine;
+    std::string chosen;
+  };
+  for (const auto& c : std::vector<Case>{
+           {{"--driver", "580.65.06", "--gpu-arch", "sm_90"}, "./pylock.cu130.toml"},
+           {{"--driver", "550.54.14", "--gpu-arch", "sm_80"}, "./pylock.cu118.toml"},
+           {{"--driver", "none"}, "./pylock.cpu.toml"},
+           // A GPU neither CUDA lock was made for: the CPU lock, never a build without its kernels.
+           {{"--driver", "580.65.06", "--gpu-arch", "sm_61"}, "./pylock.cpu.toml"},
+       }) {
+    Run r = print_target(c.machine);
+    INFO(c.machine.at(1) << "\n" << describe(r));
+    CHECK(r.status == 0);
+    CHECK(r.out.ends_with("install would use " + c.chosen + "\n"));
+  }
+  Run old = print_target({"--driver", "550.54.14", "--gpu-arch", "sm_80"});
+  CHECK(old.out.find("./pylock.cu130.toml (target cu130): driver 550.54.14 supports CUDA <= 12.4, "
+                     "this lock needs 13.0\n") != std::string::npos);
+  CHECK(old.out.find("./pylock.cpu.toml (target cpu): fits: CPU builds run on any machine\n") !=
+        std::string::npos);
+  Run sm61 = print_target({"--driver", "580.65.06", "--gpu-arch", "sm_61"});
+  CHECK(sm61.out.find("./pylock.cu130.toml (target cu130): this machine's GPU sm_61 is not one the "
+                      "lock was made for "
+                      "(sm_90)\n") != std::string::npos);
+  // Without the CPU lock, nothing fits an old driver: exit 1, one line per lock.
+  fs::remove(dir / "pylock.cpu.toml");
+  Run none = print_target({"--driver", "450.51.05"});
+  INFO(describe(none));
+  CHECK(none.status == 1);
+  CHECK(none.out.ends_with("no lock fits this machine\n"));
+  Run install = run({kExe, "install", "--driver", "450.51.05"}, base_env(), dir);
+  CHECK(install.status == 1);
+  CHECK(install.err.starts_with(
+      "error: no lock fits this machine\n  ./pylock.cu118.toml: driver 450.51.05 supports "
+      "CUDA <= 11.0, this lock needs 11.8\n"));
+}

@@ -14,6 +14,7 @@
 
 #include "gpulock/app/resolve.h"
 #include "gpulock/core/error.h"
+#include "gpulock/probe/machine.h"
 
 namespace gpulock::app {
 
@@ -59,5 +60,34 @@ struct TargetOutcome {
 [[nodiscard]] core::Result<std::vector<TargetOutcome>> resolve_targets(
     const ResolveRequest& shared, const std::vector<TargetSpec>& targets,
     const std::filesystem::path& dir, const ResolveObserver& observer = {});
+
+}  // namespace gpulock::app
+
+namespace gpulock::app {
+
+/// How one lock fits this machine (`gpulock install` without --lock, issue 22).
+struct LockFit {
+  std::string path;
+  std::string target;  ///< [tool.gpulock.target] name, else the file name
+  bool fits = false;
+  bool gpu = false;                 ///< a CUDA build (else CPU)
+  std::optional<CudaVersion> cuda;  ///< the CUDA it needs
+  std::string why;                  ///< "fits: ...", or why not
+};
+
+struct LockChoice {
+  std::optional<std::string> chosen;  ///< the lock to install; none when no lock fits
+  std::vector<LockFit> locks;         ///< every lock looked at, in file-name order
+  /// Set when a CPU lock was chosen although GPU locks exist: why none of them fits.
+  bool cpu_fallback = false;
+};
+
+/// The locks of `dir` (pylock.toml and pylock.<name>.toml) judged against `machine`: a CUDA
+/// lock fits when the driver's ceiling runs its CUDA (under the lock's compat) and every GPU of
+/// the machine is one the lock was made for; a CPU lock fits any machine. The best fit is the
+/// CUDA lock with the highest CUDA; a CPU lock only when no CUDA lock fits. The target's
+/// Python and platform are not compared yet (issue 22 continues). Errors: Io (the directory).
+[[nodiscard]] core::Result<LockChoice> choose_lock(const std::filesystem::path& dir,
+                                                   const probe::MachineInfo& machine);
 
 }  // namespace gpulock::app

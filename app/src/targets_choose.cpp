@@ -1,0 +1,122 @@
+// Which of a project's locks this machine installs (targets.h: choose_lock, issue 22).
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/requirements_file.h"
+#include "gpulock/app/targets.h"
+#include "gpulock/lock/lockfile.h"
+
+namespace gpulock::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_lock_name(const std::string& name) {
+  return name == "pylock.toml" ||
+         (name.starts_with("pylock.") && name.ends_with(".toml") && name.size() > 12);
+}
+
+std::string arch_list(const std::vector<std::string>& archs) {
+  return fmt::format("{}", fmt::join(archs, ", "));
+}
+
+// One lock against the machine.
+LockFit judge(const fs::path& path, const probe::MachineInfo& machine) {
+  LockFit fit;
+  fit.path = path.string();
+  fit.target = path.filename().string();
+  auto text = read_text_file(fit.path);
+  if (!text) {
+    fit.why = fmt::format("does not read: {}", text.error().message);
+    return fit;
+  }
+  auto parsed = lock::parse_lock(*text, fit.path);
+  if (!parsed) {
+    fit.why = fmt::format("does not read: {}", parsed.error().to_string());
+    return fit;
+  }
+  const auto& tool = parsed->lock.gpulock;
+  if (tool && tool->target && tool->target->name) fit.target = *tool->target->name;
+  const lock::GpulockGpu* gpu = tool && tool->gpu ? &*tool->gpu : nullptr;
+  if (gpu == nullptr || gpu->driver == std::optional<std::string>("none") || !gpu->cuda) {
+    fit.fits = true;
+    fit.why = "fits: CPU builds run on any machine";
+    return fit;
+  }
+  fit.gpu = true;
+  auto cuda = probe::CudaVersion::parse(*gpu->cuda);
+  if (!cuda) {
+    fit.why = fmt::format("does not read: its CUDA {} is not a version", *gpu->cuda);
+    return fit;
+  }
+  fit.cuda = *cuda;
+  if (!machine.cuda_ceiling) {
+    fit.why = fmt::format("needs CUDA {} and no NVIDIA driver was found", cuda->to_string());
+    return fit;
+  }
+  const auto compat =
+      gpu->compat ? probe::parse_cuda_compat(*gpu->compat).value_or(probe::CudaCompat::Strict)
+                  : probe::CudaCompat::Strict;
+  const auto ceiling = machine.cuda_ceiling->value;
+  const std::string driver =
+      machine.driver ? fmt::format("driver {}", machine.driver->value.to_string()) : "the driver";
+  if (!probe::ceiling_allows(ceiling, *cuda, compat)) {
+    fit.why = fmt::format("{} supports CUDA <= {}, this lock needs {}", driver, ceiling.to_string(),
+                          cuda->to_string());
+    return fit;
+  }
+  if (machine.gpu_archs && !gpu->archs.empty()) {
+    for (const auto& a : machine.gpu_archs->value) {
+      if (std::find(gpu->archs.begin(), gpu->archs.end(), a.to_string()) == gpu->archs.end()) {
+        fit.why = fmt::format("this machine's GPU {} is not one the lock was made for ({})",
+                              a.to_string(), arch_list(gpu->archs));
+        return fit;
+      }
+    }
+  }
+  fit.fits = true;
+  fit.why = fmt::format("fits: a CUDA {} build, and {} supports CUDA <= {}", cuda->to_string(),
+                        driver, ceiling.to_string());
+  return fit;
+}
+
+}  // namespace
+
+core::Result<LockChoice> choose_lock(const fs::path& dir, const probe::MachineInfo& machine) {
+  std::error_code ec;
+  std::vector<fs::path> paths;
+  fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec);
+  if (ec)
+    return core::fail_at(core::ErrorCode::Io,
+                         fmt::format("cannot list the locks: {}", ec.message()), dir.string());
+  for (fs::directory_iterator end; it != end; it.increment(ec)) {
+    if (ec) break;
+    const std::string name = it->path().filename().string();
+    if (is_lock_name(name)) paths.push_back(it->path());
+  }
+  std::sort(paths.begin(), paths.end());
+  LockChoice choice;
+  const LockFit* best = nullptr;
+  const LockFit* cpu = nullptr;
+  for (const auto& p : paths)
+    choice.locks.push_back(judge(p, machine));
+  for (const auto& f : choice.locks) {
+    if (!f.fits) continue;
+    if (!f.gpu) {
+      if (cpu == nullptr) cpu = &f;
+    } else if (best == nullptr || *best->cuda < *f.cuda) {
+      best = &f;
+    }
+  }
+  if (best != nullptr) {
+    choice.chosen = best->path;
+  } else if (cpu != nullptr) {
+    choice.chosen = cpu->path;
+    choice.cpu_fallback = std::any_of(choice.locks.begin(), choice.locks.end(),
+                                      [](const LockFit& f) { return f.gpu; });
+  }
+  return choice;
+}
+
+}  // namespace gpulock::app
