@@ -2,6 +2,7 @@
 // probe the environment (DESIGN.md §Commands; issue "Post-install: `gpulock install` and the
 // cuDNN/CUDA load probe"). pip's output is streamed as it comes; when pip fails, gpulock says so
 // and exits with pip's exit status. After pip, the probe's verdict decides: exit 1 when it fails.
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -45,15 +46,12 @@ std::string argv_text(const std::vector<std::string>& argv) {
   return out;
 }
 
+// The directory has pylock.<name>.toml locks (app::lock_files), not only pylock.toml.
 bool has_target_locks(const std::filesystem::path& dir) {
-  std::error_code ec;
-  std::filesystem::directory_iterator it(dir, ec);
-  for (std::filesystem::directory_iterator end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.starts_with("pylock.") && name.ends_with(".toml") && name != "pylock.toml")
-      return true;
-  }
-  return false;
+  auto locks = app::lock_files(dir);
+  return locks && std::any_of(locks->begin(), locks->end(), [](const std::filesystem::path& p) {
+           return p.filename() != "pylock.toml";
+         });
 }
 
 // Without --lock, where the project has pylock.<name>.toml locks (issue 22): the lock that fits

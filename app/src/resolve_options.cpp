@@ -134,14 +134,16 @@ std::string NightlyDate::build_tag() const {
 }
 
 core::Result<ExcludeNewer> ExcludeNewer::parse(std::string_view text) {
+  auto bad = [&] {
+    return invalid(
+        "exclude-newer", text,
+        "a date (2025-06-01), a timestamp (2025-06-01T12:00:00Z) or a duration (7d, 12h, P7D)");
+  };
   ExcludeNewer out;
   out.text_ = std::string(text);
   if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
     auto t = index::parse_timestamp(fmt::format("{}T00:00:00Z", text));
-    if (!t)
-      return invalid(
-          "exclude-newer", text,
-          "a date (2025-06-01), a timestamp (2025-06-01T12:00:00Z) or a duration (7d, 12h, P7D)");
+    if (!t) return bad();
     out.micros_ = *t;
     return out;
   }
@@ -154,9 +156,7 @@ core::Result<ExcludeNewer> ExcludeNewer::parse(std::string_view text) {
     out.micros_ = *seconds * 1'000'000;
     return out;
   }
-  return invalid(
-      "exclude-newer", text,
-      "a date (2025-06-01), a timestamp (2025-06-01T12:00:00Z) or a duration (7d, 12h, P7D)");
+  return bad();
 }
 
 }  // namespace gpulock::app

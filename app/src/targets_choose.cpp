@@ -83,7 +83,7 @@ LockFit judge(const fs::path& path, const probe::MachineInfo& machine) {
 
 }  // namespace
 
-core::Result<LockChoice> choose_lock(const fs::path& dir, const probe::MachineInfo& machine) {
+core::Result<std::vector<fs::path>> lock_files(const fs::path& dir) {
   std::error_code ec;
   std::vector<fs::path> paths;
   fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec);
@@ -96,10 +96,16 @@ core::Result<LockChoice> choose_lock(const fs::path& dir, const probe::MachineIn
     if (is_lock_name(name)) paths.push_back(it->path());
   }
   std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+core::Result<LockChoice> choose_lock(const fs::path& dir, const probe::MachineInfo& machine) {
+  auto paths = lock_files(dir);
+  if (!paths) return std::unexpected(paths.error());
   LockChoice choice;
   const LockFit* best = nullptr;
   const LockFit* cpu = nullptr;
-  for (const auto& p : paths)
+  for (const auto& p : *paths)
     choice.locks.push_back(judge(p, machine));
   for (const auto& f : choice.locks) {
     if (!f.fits) continue;

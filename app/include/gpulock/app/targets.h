@@ -82,7 +82,11 @@ struct LockChoice {
   bool cpu_fallback = false;
 };
 
-/// The locks of `dir` (pylock.toml and pylock.<name>.toml) judged against `machine`: a CUDA
+/// The locks of `dir`: pylock.toml and every pylock.<name>.toml, in file-name order. Errors: Io.
+[[nodiscard]] core::Result<std::vector<std::filesystem::path>> lock_files(
+    const std::filesystem::path& dir);
+
+/// The locks of `dir` (lock_files) judged against `machine`: a CUDA
 /// lock fits when the driver's ceiling runs its CUDA (under the lock's compat) and every GPU of
 /// the machine is one the lock was made for; a CPU lock fits any machine. The best fit is the
 /// CUDA lock with the highest CUDA; a CPU lock only when no CUDA lock fits. The target's
