@@ -16,6 +16,7 @@
 
 #include "command.h"
 #include "exit_codes.h"
+#include "json_writer.h"
 #include "probe_render.h"
 
 namespace gpulock::cli {
@@ -72,9 +73,38 @@ std::optional<int> pick_lock(Context& ctx, InstallArgs& args) {
   }
   auto machine = app::probe_machine(args.machine);
   if (!machine) return report_error(ctx.term, machine.error());
-  auto choice = app::choose_lock(".", *machine);
+  // The Python that will run the lock (--python, else python3 on PATH): its version and tags
+  // are compared with each lock's target. One that cannot be asked leaves them uncompared.
+  auto python = app::make_target(app::TargetRequest{args.python, {}, {}, {}});
+  if (!python) {
+    ctx.term.warning(
+        fmt::format("the locks' Python and platform are not compared: {}", python.error().message));
+  }
+  auto choice = app::choose_lock(".", *machine, python ? &*python : nullptr);
   if (!choice) return report_error(ctx.term, choice.error());
   if (!args.target.empty()) choice->chosen = args.lock;
+  if (args.print_target && args.json) {
+    JsonWriter w;
+    w.begin_object();
+    w.key("chosen").value(choice->chosen);
+    w.field("cpu_fallback", choice->cpu_fallback);
+    w.key("python").value_or_null(python ? python->python_version : std::string());
+    w.key("locks").begin_array();
+    for (const auto& f : choice->locks) {
+      w.begin_object();
+      w.field("path", f.path);
+      w.field("target", f.target);
+      w.field("fits", f.fits);
+      w.field("gpu", f.gpu);
+      w.key("cuda").value_or_null(f.cuda, [](const app::CudaVersion& c) { return c.to_string(); });
+      w.field("why", f.why);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    ctx.term.out(w.str());
+    return choice->chosen ? kExitSuccess : kExitFinding;
+  }
   if (args.print_target) {
     std::string text;
     for (const auto& f : choice->locks)

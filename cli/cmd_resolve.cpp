@@ -28,6 +28,7 @@ struct ResolveArgs {
   ResolveFlags flags;
   bool all_targets = false;          ///< --all-targets
   std::vector<std::string> targets;  ///< --target NAME
+  bool independent_targets = false;  ///< --independent-targets
   bool explain = false;
   std::string report;
   CacheFlags cache;
@@ -186,11 +187,12 @@ int run_targets(Context& ctx, const ResolveArgs& a, app::ResolveRequest request,
     dir = request.output;
   }
   request.command_line = index::redact_text(ctx.command_line);
-  auto outcomes = app::resolve_targets(request, chosen, dir);
+  auto outcomes =
+      app::resolve_targets(request, chosen, dir, {}, app::TargetsOptions{a.independent_targets});
   if (!outcomes) return report_error(term, outcomes.error());
-  bool all = std::all_of(outcomes->begin(), outcomes->end(),
+  bool all = std::all_of(outcomes->targets.begin(), outcomes->targets.end(),
                          [](const app::TargetOutcome& o) { return o.result.solved; });
-  for (const auto& o : *outcomes) {
+  for (const auto& o : outcomes->targets) {
     for (const auto& w : o.result.warnings)
       term.warning(fmt::format("target '{}': {}", o.name, w));
     if (!o.result.solved) {
@@ -212,6 +214,11 @@ int run_targets(Context& ctx, const ResolveArgs& a, app::ResolveRequest request,
   if (!all) {
     term.err("No lock was changed: every target must solve for the set to be written.\n");
     return kExitFinding;
+  }
+  // Where a target could not take the version the others share (--independent-targets: none).
+  if (!term.quiet()) {
+    for (const auto& line : outcomes->alignment)
+      term.err(line + "\n");
   }
   return kExitSuccess;
 }
@@ -244,6 +251,9 @@ RunFn setup(CLI::App& sub) {
                "Lock every target the project declares ([tool.gpulock.targets] or gpulock.toml) as "
                "pylock.<name>.toml");
   sub.add_option("--target", a->targets, "Lock this declared target (repeatable)");
+  sub.add_flag("--independent-targets", a->independent_targets,
+               "Give each target its own newest versions (default: a package several targets "
+               "lock has the same public version in each that can take it)");
 
   return [a, &sub](Context& ctx) -> int {
     auto& term = ctx.term;

@@ -47,32 +47,6 @@ void apply_edit(ResolveRequest& r, const FlagEdit& e) {
   }
 }
 
-// Pages come back with only the wheels this target can install as files (the rest summarized
-// by version): a warm run decodes, ranks and frees a few percent of a big page's files. A wheel
-// is kept when one of its tags is supported, as core::TagRanker::rank would find it.
-index::ClientOptions client_options_for(const ResolveRequest& request,
-                                        const ResolveObserver& observer, const Target& target) {
-  index::ClientOptions client_options = request.client;
-  if (observer.on_index_event) client_options.observer = observer.on_index_event;
-  auto supported = std::make_shared<std::unordered_set<std::string>>();
-  supported->reserve(target.supported.size());
-  for (const auto& t : target.supported) {
-    std::string key;
-    key.reserve(t.interpreter.size() + t.abi.size() + t.platform.size() + 2);
-    key.append(t.interpreter).append(1, '-').append(t.abi).append(1, '-').append(t.platform);
-    supported->insert(std::move(key));
-  }
-  client_options.keep_wheel = [supported](std::span<const core::Tag> tags) {
-    std::string key;
-    for (const auto& t : tags) {
-      key.assign(t.interpreter).append(1, '-').append(t.abi).append(1, '-').append(t.platform);
-      if (supported->contains(key)) return true;
-    }
-    return false;
-  };
-  return client_options;
-}
-
 }  // namespace
 
 namespace detail {
@@ -142,8 +116,41 @@ std::vector<std::string> focus_of(const std::vector<resolver::Dependency>& requi
 
 }  // namespace detail
 
-core::Result<ResolveResult> resolve(const ResolveRequest& request,
-                                    const ResolveObserver& observer) {
+// Pages come back with only the wheels these targets can install as files (the rest summarized
+// by version): a warm run decodes, ranks and frees a few percent of a big page's files. A wheel
+// is kept when one of its tags is supported, as core::TagRanker::rank would find it.
+index::ClientOptions client_options_for(const ResolveRequest& request,
+                                        const ResolveObserver& observer,
+                                        std::span<const Target> targets) {
+  index::ClientOptions client_options = request.client;
+  if (observer.on_index_event) client_options.observer = observer.on_index_event;
+  auto supported = std::make_shared<std::unordered_set<std::string>>();
+  for (const auto& target : targets) {
+    supported->reserve(supported->size() + target.supported.size());
+    for (const auto& t : target.supported) {
+      std::string key;
+      key.reserve(t.interpreter.size() + t.abi.size() + t.platform.size() + 2);
+      key.append(t.interpreter).append(1, '-').append(t.abi).append(1, '-').append(t.platform);
+      supported->insert(std::move(key));
+    }
+  }
+  client_options.keep_wheel = [supported](std::span<const core::Tag> tags) {
+    std::string key;
+    for (const auto& t : tags) {
+      key.assign(t.interpreter).append(1, '-').append(t.abi).append(1, '-').append(t.platform);
+      if (supported->contains(key)) return true;
+    }
+    return false;
+  };
+  return client_options;
+}
+
+namespace {
+
+// The workflow, through `shared_client` or a client of its own.
+core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
+                                        const ResolveObserver& observer,
+                                        index::IndexClient* shared_client) {
   using namespace detail;
   auto start = std::chrono::steady_clock::now();
   Phase phase = [&](std::string_view what) {
@@ -154,7 +161,10 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request,
   auto plan = make_plan(request, now, result, phase);
   if (!plan) return std::unexpected(plan.error());
 
-  index::IndexClient client(client_options_for(request, observer, result.target));
+  std::optional<index::IndexClient> own_client;
+  if (shared_client == nullptr)
+    own_client.emplace(client_options_for(request, observer, std::span(&result.target, 1)));
+  index::IndexClient& client = shared_client != nullptr ? *shared_client : *own_client;
   auto finish = [&]() -> core::Result<ResolveResult> {
     result.index_stats = client.stats();
     result.timings.total_ms = elapsed_ms(start);
@@ -202,6 +212,18 @@ core::Result<ResolveResult> resolve(const ResolveRequest& request,
     return std::unexpected(s.error());
   }
   return finish();
+}
+
+}  // namespace
+
+core::Result<ResolveResult> resolve(const ResolveRequest& request,
+                                    const ResolveObserver& observer) {
+  return run_resolve(request, observer, nullptr);
+}
+
+core::Result<ResolveResult> resolve(const ResolveRequest& request, const ResolveObserver& observer,
+                                    index::IndexClient& client) {
+  return run_resolve(request, observer, &client);
 }
 
 }  // namespace gpulock::app

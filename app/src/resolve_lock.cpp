@@ -145,8 +145,9 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
                                const ResolveResult& result, const fs::path& lock_dir) {
   lock::GpulockTool tool;
   tool.inputs = make_inputs_record(request, plan.inputs, lock_dir);
-  tool.target =
-      lock::GpulockTarget{result.target.python_version, result.target.platform, {}, {}, {}};
+  tool.target = lock::GpulockTarget{};
+  tool.target->python = result.target.python_version;
+  tool.target->platform = result.target.platform;
   if (!request.target_name.empty()) tool.target->name = request.target_name;
 
   const auto& ctx = plan.gpu.context;

@@ -124,6 +124,12 @@ core::Status apply_target(const ResolveRequest& request, ResolvePlan& plan, Reso
   result.target = *target;
   plan.requirements = to_dependencies(plan.inputs.req.requirements, target->environment);
   plan.constraints = to_dependencies(plan.inputs.req.constraints, target->environment);
+  // Versions aligned across targets (resolve_targets): `==V` matches V with any local label.
+  for (const auto& [name, version] : request.align_pins) {
+    auto spec = core::SpecifierSet::parse("==" + version);
+    if (!spec) return std::unexpected(spec.error());
+    plan.constraints.push_back({name, {}, std::move(*spec)});
+  }
   // `name @ URL` (issue 17 item 5): that package comes from the URL only. Two different URLs for
   // one name cannot both be honoured.
   for (const auto& e : plan.inputs.req.requirements) {

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/requirements_file.h"
+#include "gpulock/core/specifier.h"
+#include "gpulock/core/version.h"
 #include "gpulock/lock/toml_document.h"
 
 namespace gpulock::app {
@@ -47,6 +49,38 @@ core::Result<std::vector<std::string>> strings_of(const TomlValue& value) {
   return out;
 }
 
+// The Pythons `python-version` spans: one X.Y version, or every CPython 3 minor from 3.8 to
+// 3.15 a specifier (">=3.10,<3.14") admits.
+core::Result<std::vector<std::string>> pythons_of(const std::string& text) {
+  // A version as --python-version takes it: "3.11", "3.11.4", "3.13t" (free-threaded).
+  std::string_view plain = text;
+  if (plain.ends_with('t')) plain.remove_suffix(1);
+  if (auto v = core::Version::parse(plain); v && !v->is_prerelease() && !v->has_local()) {
+    const auto release = v->release();
+    if (release.size() >= 2 && release.size() <= 3 && release[0] == 3)
+      return std::vector<std::string>{text};
+  }
+  auto spec = core::SpecifierSet::parse(text);
+  if (!spec) {
+    return core::fail(ErrorCode::InvalidInput,
+                      fmt::format("{} is neither a Python version (3.11) nor a specifier "
+                                  "(\">=3.10,<3.14\")",
+                                  core::quote_for_message(text)));
+  }
+  std::vector<std::string> out;
+  for (int minor = 8; minor <= 15; ++minor) {
+    auto first = core::Version::parse(fmt::format("3.{}.0", minor));
+    auto late = core::Version::parse(fmt::format("3.{}.99", minor));
+    if ((first && spec->contains(*first, true)) || (late && spec->contains(*late, true)))
+      out.push_back(fmt::format("3.{}", minor));
+  }
+  if (out.empty()) {
+    return core::fail(ErrorCode::InvalidInput, fmt::format("{} admits no Python from 3.8 to 3.15",
+                                                           core::quote_for_message(text)));
+  }
+  return out;
+}
+
 // A key's value through its flag's parser.
 core::Status read_key(std::string_view key, const TomlValue& value, TargetSpec& t) {
   auto texts = strings_of(value);
@@ -62,7 +96,10 @@ core::Status read_key(std::string_view key, const TomlValue& value, TargetSpec& 
     return {};
   };
   if (key == "python-version") {
+    auto pythons = pythons_of(text);
+    if (!pythons) return std::unexpected(pythons.error());
     t.python_version = text;
+    t.pythons = std::move(*pythons);
     return {};
   }
   if (key == "platform") {
@@ -185,48 +222,6 @@ ResolveRequest request_for_target(const ResolveRequest& shared, const TargetSpec
   r.output = (dir / fmt::format("pylock.{}.toml", target.name)).string();
   r.defer_write = true;
   return r;
-}
-
-core::Result<std::vector<TargetOutcome>> resolve_targets(const ResolveRequest& shared,
-                                                         const std::vector<TargetSpec>& targets,
-                                                         const fs::path& dir,
-                                                         const ResolveObserver& observer) {
-  std::vector<TargetOutcome> out;
-  bool all_solved = true;
-  for (const auto& t : targets) {
-    ResolveRequest r = request_for_target(shared, t, dir);
-    auto result = resolve(r, observer);
-    if (!result) {
-      return std::unexpected(
-          result.error().with_context(fmt::format("while resolving target '{}'", t.name)));
-    }
-    all_solved = all_solved && result->solved;
-    out.push_back({t.name, r.output, std::move(*result)});
-  }
-  if (!all_solved || shared.dry_run) return out;
-  // Every lock, or none: the old contents are kept to put back if a later write fails.
-  std::vector<std::pair<std::string, std::optional<std::string>>> replaced;
-  for (const auto& o : out) {
-    std::optional<std::string> old;
-    std::error_code ec;
-    if (fs::exists(o.output, ec)) {
-      auto text = read_text_file(o.output);
-      if (text) old = std::move(*text);
-    }
-    if (old == o.result.lock_text) continue;
-    if (auto s = write_output(o.output, o.result.lock_text); !s) {
-      for (const auto& [path, text] : replaced) {
-        if (text) {
-          (void)write_output(path, *text);
-        } else {
-          fs::remove(path, ec);
-        }
-      }
-      return std::unexpected(s.error());
-    }
-    replaced.emplace_back(o.output, std::move(old));
-  }
-  return out;
 }
 
 }  // namespace gpulock::app

@@ -21,8 +21,33 @@ std::string arch_list(const std::vector<std::string>& archs) {
   return fmt::format("{}", fmt::join(archs, ", "));
 }
 
+// Why the lock's Python or platform is not this Python's; empty when they are.
+std::string python_mismatch(const lock::GpulockTarget& t, const Target& here) {
+  std::vector<std::string> pythons = t.pythons;
+  if (pythons.empty() && !t.python.empty()) pythons.push_back(t.python);
+  auto same_minor = [&](const std::string& p) {
+    return p == here.python_version || p.starts_with(here.python_version + ".") ||
+           (p.ends_with('t') && p.substr(0, p.size() - 1) == here.python_version);
+  };
+  if (!pythons.empty() && std::none_of(pythons.begin(), pythons.end(), same_minor)) {
+    return fmt::format("this lock is for Python {}, this environment's is {}",
+                       fmt::join(pythons, ", "), here.python_version);
+  }
+  std::vector<std::string> platforms = t.platforms;
+  if (platforms.empty() && !t.platform.empty()) platforms.push_back(t.platform);
+  auto accepted = [&](const std::string& platform) {
+    return std::any_of(here.supported.begin(), here.supported.end(),
+                       [&](const core::Tag& tag) { return tag.platform == platform; });
+  };
+  if (!platforms.empty() && std::none_of(platforms.begin(), platforms.end(), accepted)) {
+    return fmt::format("this lock is for {}, which this machine's Python ({}) cannot install",
+                       fmt::join(platforms, ", "), here.platform);
+  }
+  return {};
+}
+
 // One lock against the machine.
-LockFit judge(const fs::path& path, const probe::MachineInfo& machine) {
+LockFit judge(const fs::path& path, const probe::MachineInfo& machine, const Target* python) {
   LockFit fit;
   fit.path = path.string();
   fit.target = path.filename().string();
@@ -39,7 +64,16 @@ LockFit judge(const fs::path& path, const probe::MachineInfo& machine) {
   const auto& tool = parsed->lock.gpulock;
   if (tool && tool->target && tool->target->name) fit.target = *tool->target->name;
   const lock::GpulockGpu* gpu = tool && tool->gpu ? &*tool->gpu : nullptr;
-  if (gpu == nullptr || gpu->driver == std::optional<std::string>("none") || !gpu->cuda) {
+  const bool cpu_lock =
+      gpu == nullptr || gpu->driver == std::optional<std::string>("none") || !gpu->cuda;
+  if (python != nullptr && tool && tool->target) {
+    if (auto why = python_mismatch(*tool->target, *python); !why.empty()) {
+      fit.gpu = !cpu_lock;
+      fit.why = std::move(why);
+      return fit;
+    }
+  }
+  if (cpu_lock) {
     fit.fits = true;
     fit.why = "fits: CPU builds run on any machine";
     return fit;
@@ -99,14 +133,15 @@ core::Result<std::vector<fs::path>> lock_files(const fs::path& dir) {
   return paths;
 }
 
-core::Result<LockChoice> choose_lock(const fs::path& dir, const probe::MachineInfo& machine) {
+core::Result<LockChoice> choose_lock(const fs::path& dir, const probe::MachineInfo& machine,
+                                     const Target* python) {
   auto paths = lock_files(dir);
   if (!paths) return std::unexpected(paths.error());
   LockChoice choice;
   const LockFit* best = nullptr;
   const LockFit* cpu = nullptr;
   for (const auto& p : *paths)
-    choice.locks.push_back(judge(p, machine));
+    choice.locks.push_back(judge(p, machine, python));
   for (const auto& f : choice.locks) {
     if (!f.fits) continue;
     if (!f.gpu) {

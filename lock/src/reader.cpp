@@ -699,7 +699,13 @@ core::Result<GpulockTool> Reader::read_gpulock(const toml::table& t) {
     x.python = python->value_or("");
     x.platform = platform->value_or("");
     x.name = std::move(*name);
-    x.unknown = unknown_keys(**target, {"name", "python", "platform"}, tin);
+    auto pythons = opt_string_array(**target, "pythons", tin);
+    if (!pythons) return std::unexpected(pythons.error());
+    auto platforms = opt_string_array(**target, "platforms", tin);
+    if (!platforms) return std::unexpected(platforms.error());
+    x.pythons = pythons->value_or(std::vector<std::string>{});
+    x.platforms = platforms->value_or(std::vector<std::string>{});
+    x.unknown = unknown_keys(**target, {"name", "python", "platform", "pythons", "platforms"}, tin);
     g.target = std::move(x);
   }
 

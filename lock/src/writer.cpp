@@ -259,6 +259,8 @@ void write_gpulock(Writer& w, const GpulockTool& g) {
     if (g.target->name) w.string("name", *g.target->name);
     w.string("python", g.target->python);
     w.string("platform", g.target->platform);
+    if (!g.target->pythons.empty()) w.string_array("pythons", g.target->pythons);
+    if (!g.target->platforms.empty()) w.string_array("platforms", g.target->platforms);
     w.unknown_keys(g.target->unknown);
   }
   if (g.gpu) {

@@ -102,7 +102,7 @@ Lock sample_lock() {
   in.options = {{"index-strategy", "first-index"}, {"torch-backend", "auto"}};
   in.sha256 = sha('f');
   g.inputs = in;
-  g.target = GpulockTarget{"3.11", "manylinux_2_28_x86_64", {}, {}, {}};
+  g.target = GpulockTarget{"3.11", "manylinux_2_28_x86_64", {}, {}, {}, {}, {}};
   GpulockGpu gpu;
   gpu.driver = "550.54.14";
   gpu.cuda_ceiling = "12.4";

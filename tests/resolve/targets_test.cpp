@@ -182,7 +182,8 @@ TEST_CASE("install picks the target lock that fits the machine, and says why",
   INFO(describe(locked));
   REQUIRE(locked.status == 0);
   auto print_target = [&](std::vector<std::string> machine) {
-    std::vector<std::string> argv = {kExe, "install", "--print-target"};
+    std::vector<std::string> argv = {kExe, "install", "--print-target", "--python",
+                                     "/usr/bin/python3"};
     argv.insert(argv.end(), machine.begin(), machine.end());
     return run(argv, base_env(), dir);
   };
@@ -217,7 +218,8 @@ TEST_CASE("install picks the target lock that fits the machine, and says why",
   INFO(describe(none));
   CHECK(none.status == 1);
   CHECK(none.out.ends_with("no lock fits this machine\n"));
-  Run install = run({kExe, "install", "--driver", "450.51.05"}, base_env(), dir);
+  Run install = run({kExe, "install", "--python", "/usr/bin/python3", "--driver", "450.51.05"},
+                    base_env(), dir);
   CHECK(install.status == 1);
   CHECK(install.err.starts_with(
       "error: no lock fits this machine\n  ./pylock.cu118.toml: driver 450.51.05 supports "

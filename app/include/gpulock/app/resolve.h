@@ -6,7 +6,9 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpulock/app/index_provider.h"
@@ -68,6 +70,9 @@ struct ResolveRequest {
   bool defer_write = false;
   /// The declared target resolved (`[tool.gpulock.targets.<name>]`), recorded in the lock.
   std::string target_name;
+  /// `name==VERSION` constraints (public versions: any local label matches) that
+  /// `resolve_targets` adds to align versions across targets. Not recorded as inputs.
+  std::vector<std::pair<std::string, std::string>> align_pins;
   /// The time "now" for relative --exclude-newer and `--nightly latest` (tests pin it); 0: clock.
   std::int64_t now_micros = 0;
 };
@@ -129,6 +134,19 @@ struct ResolveResult {
 /// and no choice" error of the GPU policy (Usage, with hints).
 [[nodiscard]] core::Result<ResolveResult> resolve(const ResolveRequest& request,
                                                   const ResolveObserver& observer = {});
+
+/// As resolve(), through `client` (shared by several resolves: each page and METADATA file is
+/// fetched once for all of them, e.g. every target of `resolve --all-targets`). The client's
+/// options are the caller's; `request.client` is not used.
+[[nodiscard]] core::Result<ResolveResult> resolve(const ResolveRequest& request,
+                                                  const ResolveObserver& observer,
+                                                  index::IndexClient& client);
+
+/// The client options for resolving every one of `targets` through one client: `request`'s,
+/// with `observer`'s events and a wheel filter that keeps what any of the targets can install.
+[[nodiscard]] index::ClientOptions client_options_for(const ResolveRequest& request,
+                                                      const ResolveObserver& observer,
+                                                      std::span<const Target> targets);
 
 /// Where a lock goes (`-o`), checked before anything is resolved (issue 16 item 5): an output
 /// that is one of `inputs` (requirements, constraints, pyproject files) is a usage error; an

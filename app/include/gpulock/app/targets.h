@@ -13,14 +13,16 @@
 #include <vector>
 
 #include "gpulock/app/resolve.h"
+#include "gpulock/app/target.h"
 #include "gpulock/core/error.h"
 #include "gpulock/probe/machine.h"
 
 namespace gpulock::app {
 
 struct TargetSpec {
-  std::string name;  ///< [a-z0-9-]+
-  std::string python_version;
+  std::string name;                    ///< [a-z0-9-]+
+  std::string python_version;          ///< as declared: a version ("3.11") or a specifier
+  std::vector<std::string> pythons;    ///< the X.Y versions it spans, ascending
   std::vector<std::string> platforms;  ///< the first is the target's, later ones add wheel tags
   probe::DriverSpec driver;            ///< auto: not given (with no cuda-ceiling: a CPU machine)
   std::string cuda_ceiling;
@@ -51,15 +53,37 @@ struct DeclaredTargets {
 struct TargetOutcome {
   std::string name;
   std::string output;  ///< pylock.<name>.toml
+  /// A target spanning several Pythons or platforms: one result whose lock serves them all (the
+  /// wheels of each, `environments`, markers). Not solved: the explanation; for a target no
+  /// single version set serves, it names the package that forces a split.
   ResolveResult result;
 };
 
-/// Resolves each target and, only when every one solved, writes every lock (each atomically; a
-/// failed write puts back the locks already replaced). Errors: the first target's error, with
-/// the target named. A target without a solution is a result: nothing is written.
-[[nodiscard]] core::Result<std::vector<TargetOutcome>> resolve_targets(
-    const ResolveRequest& shared, const std::vector<TargetSpec>& targets,
-    const std::filesystem::path& dir, const ResolveObserver& observer = {});
+struct TargetsOptions {
+  /// --independent-targets: each target gets its own newest versions, not aligned.
+  bool independent = false;
+};
+
+struct TargetsOutcome {
+  std::vector<TargetOutcome> targets;  ///< in the order given
+  /// One line per package a target could not align to: "numpy 2.3.1 everywhere except target
+  /// 'py39': requires-python".
+  std::vector<std::string> alignment;
+  index::ClientStats index_stats;  ///< the one client every target went through
+};
+
+/// Resolves each target through one shared index client and, only when every one solved,
+/// writes every lock (each atomically; a failed write puts back the locks already replaced).
+/// Versions are aligned: a package several targets lock gets, in each of them, the newest
+/// public version any of them locks (local labels differ as they must); a target that cannot
+/// take it keeps its own newest, with a line in `alignment`. A target's own Pythons and
+/// platforms always share one version set. Errors: the first target's error, with the target
+/// named. A target without a solution is a result: nothing is written.
+[[nodiscard]] core::Result<TargetsOutcome> resolve_targets(const ResolveRequest& shared,
+                                                           const std::vector<TargetSpec>& targets,
+                                                           const std::filesystem::path& dir,
+                                                           const ResolveObserver& observer = {},
+                                                           const TargetsOptions& options = {});
 
 }  // namespace gpulock::app
 
@@ -86,12 +110,15 @@ struct LockChoice {
 [[nodiscard]] core::Result<std::vector<std::filesystem::path>> lock_files(
     const std::filesystem::path& dir);
 
-/// The locks of `dir` (lock_files) judged against `machine`: a CUDA
-/// lock fits when the driver's ceiling runs its CUDA (under the lock's compat) and every GPU of
-/// the machine is one the lock was made for; a CPU lock fits any machine. The best fit is the
-/// CUDA lock with the highest CUDA; a CPU lock only when no CUDA lock fits. The target's
-/// Python and platform are not compared yet (issue 22 continues). Errors: Io (the directory).
+/// The locks of `dir` (lock_files) judged against `machine` and, when given, the `python` that
+/// will run them: a lock fits only where its target's Python (one of `pythons` for a target
+/// spanning several) is this one and one of its platforms is a platform this Python's tags
+/// accept; then a CUDA lock fits when the driver's ceiling runs its CUDA (under the lock's
+/// compat) and every GPU of the machine is one the lock was made for; a CPU lock fits any
+/// machine. The best fit is the CUDA lock with the highest CUDA; a CPU lock only when no CUDA
+/// lock fits. Errors: Io (the directory).
 [[nodiscard]] core::Result<LockChoice> choose_lock(const std::filesystem::path& dir,
-                                                   const probe::MachineInfo& machine);
+                                                   const probe::MachineInfo& machine,
+                                                   const Target* python = nullptr);
 
 }  // namespace gpulock::app

@@ -144,6 +144,10 @@ struct GpulockTarget {
   SourceLine line;
   /// The declared target this lock is for (`[tool.gpulock.targets.<name>]`, `pylock.<name>.toml`).
   std::optional<std::string> name;
+  /// A target spanning several Pythons or platforms (issue 22): every one of them, in order
+  /// (`python` and `platform` keep the first, so readers of single-machine locks keep working).
+  std::vector<std::string> pythons;
+  std::vector<std::string> platforms;
   friend bool operator==(const GpulockTarget&, const GpulockTarget&) = default;
 };
 
