@@ -9,6 +9,10 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/check.h"
+#include "gpulock/app/machine.h"
+#include "gpulock/app/requirements_file.h"
+#include "gpulock/app/targets.h"
+#include "gpulock/lock/lockfile.h"
 
 #include "cache_flags.h"
 #include "command.h"
@@ -25,6 +29,7 @@ struct CheckArgs {
   std::string output;  // -o/--output: resolve's name for the lock
   std::string format = "text";
   bool json = false;
+  bool all_targets = false;                 // --all-targets
   CacheFlags cache;                         // check has no --refresh
   std::vector<CLI::Option*> input_options;  // resolve's input flags: any given -> compare
 };
@@ -219,6 +224,90 @@ std::string github_report(const app::CheckResult& r) {
   return out;
 }
 
+// One lock's report in `format`.
+std::string report(const app::CheckResult& r, const std::string& format, const Terminal& term) {
+  if (format == "json") return json_report(r);
+  if (format == "github") return github_report(r);
+  return text_report(r, term);
+}
+
+// `check --all-targets` (issue 22, for CI without a GPU): every declared target's lock against
+// the shared inputs and the indexes (the layers asked for, else inputs and index), and against
+// its declaration: a target whose declared machine or Pythons changed needs a new lock.
+int check_all_targets(Context& ctx, const CheckArgs& a, app::CheckRequest request,
+                      const std::string& format) {
+  auto& term = ctx.term;
+  std::error_code ec;
+  auto declared = app::read_targets(a.given.request.project, std::filesystem::current_path(ec));
+  if (!declared) return report_error(term, declared.error());
+  if (!request.inputs && !request.env && !request.machine && !request.index)
+    request.inputs = request.index = true;
+  const std::filesystem::path dir = std::filesystem::path(declared->file).parent_path();
+  int exit = kExitSuccess;
+  std::vector<std::string> json;
+  for (const auto& t : declared->targets) {
+    const std::string path = (dir / fmt::format("pylock.{}.toml", t.name)).string();
+    if (!std::filesystem::exists(path, ec)) {
+      term.error(fmt::format("target '{}' has no lock: {} is missing", t.name, path));
+      term.hint("gpulock resolve --all-targets writes every target's lock");
+      exit = kExitFinding;
+      continue;
+    }
+    app::CheckRequest r = request;
+    r.lock = path;
+    auto result = app::check(r);
+    if (!result) return report_error(term, result.error());
+    for (const auto& w : result->warnings)
+      term.warning(w);
+    if (result->drift_found()) exit = kExitFinding;
+    std::vector<std::string> differences;
+    if (auto text = app::read_text_file(path)) {
+      if (auto parsed = lock::parse_lock(*text, path))
+        differences = app::target_differences(t, parsed->lock);
+    }
+    for (const auto& line : differences) {
+      term.error(fmt::format("{}: target '{}' {}", path, t.name, line));
+      exit = kExitFinding;
+    }
+    if (format == "json") {
+      json.push_back(json_report(*result));
+    } else {
+      term.out(report(*result, format, term));
+    }
+  }
+  if (format == "json") term.out(fmt::format("[\n{}]\n", fmt::join(json, ",\n")));
+  if (exit != kExitSuccess && format == "text")
+    term.hint("gpulock resolve --all-targets re-locks every target as a set");
+  return exit;
+}
+
+// `check` without --lock in a project of target locks and no pylock.toml: the lock this machine
+// picks (as `install` does). Returns the exit code when the command ends here.
+std::optional<int> pick_target_lock(Context& ctx, app::CheckRequest& request) {
+  std::error_code ec;
+  auto locks = app::lock_files(".");
+  if (std::filesystem::exists("pylock.toml", ec) || !locks || locks->empty()) return std::nullopt;
+  auto machine = app::probe_machine(request.machine_flags);
+  if (!machine) return report_error(ctx.term, machine.error());
+  auto python = app::make_target(app::TargetRequest{request.python, {}, {}, {}});
+  auto choice = app::choose_lock(".", *machine, python ? &*python : nullptr);
+  if (!choice) return report_error(ctx.term, choice.error());
+  if (!choice->chosen) {
+    ctx.term.error("no lock fits this machine");
+    std::string text;
+    for (const auto& f : choice->locks)
+      text += fmt::format("  {}: {}\n", f.path, f.why);
+    ctx.term.err(text);
+    return kExitFinding;
+  }
+  request.lock = *choice->chosen;
+  for (const auto& f : choice->locks) {
+    if (f.path == *choice->chosen)
+      ctx.term.err(fmt::format("checking {}, the lock this machine picks ({})\n", f.path, f.why));
+  }
+  return std::nullopt;
+}
+
 RunFn setup(CLI::App& sub) {
   auto a = std::make_shared<CheckArgs>();
   auto& q = a->request;
@@ -259,10 +348,14 @@ RunFn setup(CLI::App& sub) {
   // record.
   a->input_options = add_resolve_input_flags(sub, a->given);
   sub.add_option("-o,--output", a->output, "The lock, as resolve names it (same as --lock)");
+  sub.add_flag("--all-targets", a->all_targets,
+               "Check every declared target's pylock.<name>.toml (inputs and index unless layers "
+               "are given; no GPU needed)");
 
-  return [a](Context& ctx) -> int {
+  return [a, &sub](Context& ctx) -> int {
     auto& term = ctx.term;
     app::CheckRequest request = a->request;
+    const bool lock_given = sub.get_option("--lock")->count() > 0 || !a->output.empty();
     if (!a->output.empty()) {
       if (request.lock != "pylock.toml" && request.lock != a->output) {
         term.error(
@@ -308,6 +401,16 @@ RunFn setup(CLI::App& sub) {
     if (!client) return report_error(term, client.error());
     request.client = std::move(*client);
     const std::string format = a->json ? "json" : a->format;
+    if (a->all_targets) {
+      if (lock_given) {
+        term.error("--all-targets checks every target's lock: leave out --lock");
+        return kExitUsage;
+      }
+      return check_all_targets(ctx, *a, request, format);
+    }
+    if (!lock_given) {
+      if (auto ended = pick_target_lock(ctx, request)) return *ended;
+    }
 
     auto result = app::check(request);
     if (!result) return report_error(term, result.error());

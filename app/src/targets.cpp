@@ -204,6 +204,44 @@ core::Result<DeclaredTargets> read_targets(const std::string& project, const fs:
                         : fmt::format("{} declares no targets", project));
 }
 
+std::vector<std::string> target_differences(const TargetSpec& target, const lock::Lock& lock) {
+  std::vector<std::string> out;
+  const auto* tool = lock.gpulock ? &*lock.gpulock : nullptr;
+  if (tool == nullptr || !tool->target) {
+    out.push_back("has a lock without [tool.gpulock.target]");
+    return out;
+  }
+  const auto& t = *tool->target;
+  std::vector<std::string> pythons =
+      t.pythons.empty() ? std::vector<std::string>{t.python} : t.pythons;
+  if (pythons != target.pythons) {
+    out.push_back(fmt::format("declares Python {}, the lock is for {}",
+                              fmt::join(target.pythons, ", "), fmt::join(pythons, ", ")));
+  }
+  if (t.platform != target.platforms.front()) {
+    out.push_back(fmt::format("declares platform {}, the lock is for {}", target.platforms.front(),
+                              t.platform));
+  }
+  const lock::GpulockGpu* gpu = tool->gpu ? &*tool->gpu : nullptr;
+  const std::string locked_driver = gpu && gpu->driver ? *gpu->driver : "none";
+  if (!target.driver.is_auto() && target.driver.to_string() != locked_driver) {
+    out.push_back(fmt::format("declares driver {}, the lock was made for driver {}",
+                              target.driver.to_string(), locked_driver));
+  }
+  if (!target.cuda_ceiling.empty() &&
+      (gpu == nullptr || gpu->cuda_ceiling != std::optional<std::string>(target.cuda_ceiling))) {
+    out.push_back(fmt::format("declares cuda-ceiling {}, the lock was made for {}",
+                              target.cuda_ceiling,
+                              gpu && gpu->cuda_ceiling ? *gpu->cuda_ceiling : "none"));
+  }
+  const std::vector<std::string> archs = gpu ? gpu->archs : std::vector<std::string>{};
+  if (archs != target.gpu_archs) {
+    out.push_back(fmt::format("declares gpu-arch [{}], the lock was made for [{}]",
+                              fmt::join(target.gpu_archs, ", "), fmt::join(archs, ", ")));
+  }
+  return out;
+}
+
 ResolveRequest request_for_target(const ResolveRequest& shared, const TargetSpec& target,
                                   const fs::path& dir) {
   ResolveRequest r = shared;

@@ -171,6 +171,33 @@ TEST_CASE("five targets are locked by one command, with the same versions where 
     for (const auto& [f, text] : before)
       CHECK(read_file(f) == text);
   }
+  SECTION("check --all-targets checks every lock, and each against its declaration") {
+    Run ok = run({kExe, "check", "--all-targets", "--cache-dir", shared_cache().string()},
+                 base_env(), dir);
+    INFO(describe(ok));
+    CHECK(ok.status == 0);
+    for (const auto& f : files)
+      CHECK(ok.out.find(f.string() + ": no drift\n") != std::string::npos);
+    std::string moved = kFive;
+    moved.replace(moved.find("580.65.06"), 9, "590.44.01");
+    write_file(dir / "gpulock.toml", moved);
+    Run drift = run({kExe, "check", "--all-targets", "--inputs"}, base_env(), dir);
+    INFO(describe(drift));
+    CHECK(drift.status == 1);
+    CHECK(drift.err.find("error: " + files[4].string() +
+                         ": target 'cu130' declares driver 590.44.01, the lock was made for "
+                         "driver 580.65.06\n") != std::string::npos);
+    // On a machine, check takes the lock this machine would install.
+    Run here = run({kExe, "check", "--machine", "--python", "/usr/bin/python3", "--driver",
+                    "560.35.03", "--gpu-arch", "sm_80"},
+                   base_env(), dir);
+    INFO(describe(here));
+    CHECK(here.status == 0);
+    CHECK(
+        here.err.starts_with("checking ./pylock.cu126.toml, the lock this machine picks (fits: "
+                             "a CUDA 12.6 build, and driver 560.35.03 supports CUDA <= 12.6)\n"));
+    CHECK(here.out.find("./pylock.cu126.toml: no drift") != std::string::npos);
+  }
   SECTION("install --print-target picks each machine's lock and says why") {
     struct Case {
       std::vector<std::string> machine;

@@ -15,6 +15,7 @@
 #include "gpulock/app/resolve.h"
 #include "gpulock/app/target.h"
 #include "gpulock/core/error.h"
+#include "gpulock/lock/lock.h"
 #include "gpulock/probe/machine.h"
 
 namespace gpulock::app {
@@ -42,6 +43,12 @@ struct DeclaredTargets {
 /// declares any target.
 [[nodiscard]] core::Result<DeclaredTargets> read_targets(const std::string& project,
                                                          const std::filesystem::path& dir);
+
+/// How a lock's recorded target ([tool.gpulock.target], [tool.gpulock.gpu]) differs from its
+/// declaration (`check --all-targets`): one phrase per key ("declares Python 3.12, the lock is
+/// for 3.11"); empty when it matches.
+[[nodiscard]] std::vector<std::string> target_differences(const TargetSpec& target,
+                                                          const lock::Lock& lock);
 
 /// `shared` with a target's keys applied: its target, its machine (never detected), its torch
 /// backend and compat, and the lock `dir`/pylock.<name>.toml.
