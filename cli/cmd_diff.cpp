@@ -74,46 +74,133 @@ Style style_for(lock::PackageChangeKind kind) {
   return Style::Plain;
 }
 
-std::string text_report(const lock::LockDiff& diff, const DiffArgs& args, const Terminal& term) {
+// The name without a CUDA-major suffix: nvidia-cublas-cu12 and nvidia-cublas are one library
+// in two CUDA builds.
+std::string without_cuda_suffix(const std::string& name) {
+  const auto dash = name.rfind("-cu");
+  if (dash == std::string::npos || dash + 3 == name.size()) return name;
+  for (std::size_t i = dash + 3; i < name.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return name;
+  return name.substr(0, dash);
+}
+
+std::string public_part(const std::optional<std::string>& v) {
+  return v ? v->substr(0, v->find('+')) : std::string();
+}
+
+// The declared target a lock was resolved for, if any.
+std::optional<std::string> target_name(const lock::Lock& l) {
+  if (l.gpulock && l.gpulock->target) return l.gpulock->target->name;
+  return std::nullopt;
+}
+
+struct DiffRow {
+  std::string name, change, old_version, new_version, note;
+  Style style = Style::Plain;
+};
+
+// The package rows, readable for two builds of one project: a library that changes CUDA build
+// (nvidia-cublas-cu12 -> nvidia-cublas) is one "swapped" row, a local-label change at the same
+// version (torch 2.9.0+cu126 -> +cu130) is "variant"; for two targets' locks, packages that
+// differ only in which index served the same files are left to one line (`same_files`).
+std::vector<DiffRow> package_rows(const lock::LockDiff& diff, bool two_targets,
+                                  std::vector<std::string>& same_files) {
+  using Kind = lock::PackageChangeKind;
+  std::vector<DiffRow> rows;
+  std::vector<bool> used(diff.packages.size(), false);
+  for (std::size_t i = 0; i < diff.packages.size(); ++i) {
+    if (used[i]) continue;
+    const auto& c = diff.packages[i];
+    if (c.kind == Kind::Removed || c.kind == Kind::Added) {
+      const Kind other = c.kind == Kind::Removed ? Kind::Added : Kind::Removed;
+      for (std::size_t j = i + 1; j < diff.packages.size(); ++j) {
+        const auto& d = diff.packages[j];
+        if (used[j] || d.kind != other ||
+            without_cuda_suffix(d.name) != without_cuda_suffix(c.name))
+          continue;
+        const auto& gone = c.kind == Kind::Removed ? c : d;
+        const auto& came = c.kind == Kind::Removed ? d : c;
+        rows.push_back({fmt::format("{} -> {}", gone.name, came.name), "swapped",
+                        gone.old_version.value_or("-"), came.new_version.value_or("-"), "",
+                        Style::Cyan});
+        used[i] = used[j] = true;
+        break;
+      }
+      if (used[i]) continue;
+    }
+    if (two_targets && c.kind == Kind::Changed && c.fields == std::vector<std::string>{"index"} &&
+        c.rehashed.empty() && c.files_added.empty() && c.files_removed.empty()) {
+      same_files.push_back(c.name);
+      continue;
+    }
+    std::string change(lock::to_string(c.kind));
+    if ((c.kind == Kind::Upgraded || c.kind == Kind::Downgraded) &&
+        public_part(c.old_version) == public_part(c.new_version))
+      change = "variant";
+    rows.push_back({c.name, change, c.old_version.value_or("-"), c.new_version.value_or("-"),
+                    note(c), style_for(c.kind)});
+  }
+  return rows;
+}
+
+std::string text_report(const lock::LockDiff& diff, const DiffArgs& args, const Terminal& term,
+                        bool two_targets) {
   if (diff.identical()) {
     return fmt::format("{} and {} lock the same packages and facts\n", args.old_path,
                        args.new_path);
   }
   std::string out;
-  if (!diff.packages.empty()) {
+  std::vector<std::string> same_files;
+  const auto package_lines = package_rows(diff, two_targets, same_files);
+  if (!package_lines.empty()) {
     TableRows rows{{"package", "change", "old", "new", "note"}};
     TableStyles styles{{Style::Bold, Style::Bold, Style::Bold, Style::Bold, Style::Bold}};
-    for (const auto& c : diff.packages) {
-      rows.push_back({c.name, std::string(lock::to_string(c.kind)), c.old_version.value_or("-"),
-                      c.new_version.value_or("-"), note(c)});
-      styles.push_back({Style::Plain, style_for(c.kind)});
+    for (const auto& r : package_lines) {
+      rows.push_back({r.name, r.change, r.old_version, r.new_version, r.note});
+      styles.push_back({Style::Plain, r.style});
     }
     out += render_table(rows, styles, term);
   }
-  if (!diff.facts.empty()) {
+  if (!same_files.empty()) {
+    out += fmt::format("{}same version and files, from each target's own index: {}\n",
+                       out.empty() ? "" : "\n", fmt::join(same_files, ", "));
+  }
+  // Two targets' recorded options differ by their machines (driver, gpu-arch, ...): the GPU
+  // facts say that already.
+  std::vector<const lock::FactChange*> facts;
+  for (const auto& f : diff.facts) {
+    if (two_targets && (f.key == "inputs.options" || f.key == "inputs.sha256")) continue;
+    facts.push_back(&f);
+  }
+  if (!facts.empty()) {
     if (!out.empty()) out += "\n";
     TableRows rows{{"fact", "old", "new"}};
     TableStyles styles{{Style::Bold, Style::Bold, Style::Bold}};
-    for (const auto& f : diff.facts) {
-      rows.push_back({f.key, f.old_value.value_or("-"), f.new_value.value_or("-")});
+    for (const auto* f : facts) {
+      rows.push_back({f->key, f->old_value.value_or("-"), f->new_value.value_or("-")});
     }
     out += render_table(rows, styles, term);
   }
-  std::size_t counts[6] = {};
-  for (const auto& c : diff.packages)
-    ++counts[static_cast<int>(c.kind)];
-  std::vector<std::string> summary;
-  for (auto kind : {lock::PackageChangeKind::Added, lock::PackageChangeKind::Removed,
-                    lock::PackageChangeKind::Upgraded, lock::PackageChangeKind::Downgraded,
-                    lock::PackageChangeKind::Rehashed, lock::PackageChangeKind::Changed}) {
-    if (auto n = counts[static_cast<int>(kind)]) {
-      summary.push_back(fmt::format("{} {}", n, lock::to_string(kind)));
+  std::vector<std::pair<std::string, std::size_t>> counts;
+  for (const auto& r : package_lines) {
+    auto at = std::find_if(counts.begin(), counts.end(),
+                           [&](const auto& c) { return c.first == r.change; });
+    if (at == counts.end()) {
+      counts.emplace_back(r.change, 1);
+    } else {
+      ++at->second;
     }
   }
-  if (!diff.facts.empty()) {
-    summary.push_back(
-        fmt::format("{} fact{} changed", diff.facts.size(), diff.facts.size() == 1 ? "" : "s"));
+  std::vector<std::string> summary;
+  for (const char* kind : {"added", "removed", "swapped", "upgraded", "downgraded", "variant",
+                           "rehashed", "changed"}) {
+    auto at =
+        std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == kind; });
+    if (at != counts.end()) summary.push_back(fmt::format("{} {}", at->second, kind));
   }
+  if (!same_files.empty()) summary.push_back(fmt::format("{} same files", same_files.size()));
+  if (!facts.empty())
+    summary.push_back(fmt::format("{} fact{} changed", facts.size(), facts.size() == 1 ? "" : "s"));
   out += fmt::format("\n{}\n", fmt::join(summary, ", "));
   return out;
 }
@@ -191,7 +278,11 @@ int run_diff(Context& ctx, const DiffArgs& args) {
       ctx.term.warning(w.to_string());
   }
   const lock::LockDiff diff = lock::diff_locks(old_file->lock, new_file->lock);
-  ctx.term.out(args.json ? json_report(diff, args) : text_report(diff, args, ctx.term));
+  // Two targets of one project: their indexes differ by design.
+  const auto old_target = target_name(old_file->lock), new_target = target_name(new_file->lock);
+  const bool two_targets = old_target && new_target && *old_target != *new_target;
+  ctx.term.out(args.json ? json_report(diff, args)
+                         : text_report(diff, args, ctx.term, two_targets));
   return diff.identical() ? kExitSuccess : kExitFinding;
 }
 

@@ -198,6 +198,26 @@ TEST_CASE("five targets are locked by one command, with the same versions where 
                              "a CUDA 12.6 build, and driver 560.35.03 supports CUDA <= 12.6)\n"));
     CHECK(here.out.find("./pylock.cu126.toml: no drift") != std::string::npos);
   }
+  SECTION("diff of two targets' locks: one line per package that swaps its CUDA build") {
+    Run d = run({kExe, "diff", files[3].string(), files[4].string()}, base_env(), dir);
+    INFO(describe(d));
+    CHECK(d.status == 1);
+    auto line_of = [&](const std::string& start) {
+      auto at = d.out.find("\n" + start);
+      return at == std::string::npos ? std::string()
+                                     : d.out.substr(at + 1, d.out.find('\n', at + 1) - at - 1);
+    };
+    CHECK(line_of("nvidia-cudnn-cu12 -> nvidia-cudnn-cu13 ").find(" swapped ") !=
+          std::string::npos);
+    CHECK(line_of("nvidia-cublas-cu12 -> nvidia-cublas ").find(" swapped ") != std::string::npos);
+    const std::string t = line_of("torch ");
+    CHECK(t.find(" variant ") != std::string::npos);
+    CHECK(t.find(torch + "+cu126") != std::string::npos);
+    CHECK(d.out.find("changed: index") == std::string::npos);
+    CHECK(d.out.find("\nsame version and files, from each target's own index: ") !=
+          std::string::npos);
+    CHECK(d.out.find("inputs.options") == std::string::npos);
+  }
   SECTION("install --print-target picks each machine's lock and says why") {
     struct Case {
       std::vector<std::string> machine;
