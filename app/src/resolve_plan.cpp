@@ -44,9 +44,28 @@ core::Result<GpuSetup> detect_gpu(const ResolveRequest& request) {
   flags.driver = request.driver.is_auto() ? "" : request.driver.to_string();
   flags.cuda_ceiling = request.cuda_ceiling;
   flags.gpu_arch = request.gpu_arch;
+  auto& ctx = setup.context;
+  ctx.compat = request.cuda_compat;
+  if (request.machine_as_given) {
+    // A declared target's machine: its keys alone, never GPULOCK_* variables or this machine.
+    auto options =
+        probe::detect_options_from_env(flags, [](const char*) -> const char* { return nullptr; });
+    if (!options) return std::unexpected(options.error());
+    const auto& ov = options->overrides;
+    ctx.no_gpu = ov.no_driver;
+    if (ov.driver) ctx.driver = *ov.driver;
+    if (!ctx.no_gpu && ov.cuda_ceiling) {
+      ctx.ceiling = ov.cuda_ceiling;
+      ctx.method = std::string(probe::method_name(probe::Method::Override));
+    } else if (!ctx.no_gpu && ov.driver) {
+      ctx.ceiling = probe::cuda_ceiling_for_driver(*ov.driver);
+      if (ctx.ceiling) ctx.method = std::string(probe::method_name(probe::Method::DriverTable));
+    }
+    if (ov.gpu_archs) ctx.archs = *ov.gpu_archs;
+    return setup;
+  }
   auto info = probe_machine(flags);
   if (!info) return std::unexpected(info.error());
-  auto& ctx = setup.context;
   ctx.no_gpu = info->status == probe::MachineStatus::NoGpuOverride;
   if (info->driver) ctx.driver = info->driver->value;
   if (info->cuda_ceiling && !ctx.no_gpu) {
@@ -54,7 +73,6 @@ core::Result<GpuSetup> detect_gpu(const ResolveRequest& request) {
     ctx.method = std::string(probe::method_name(info->cuda_ceiling->method));
   }
   if (info->gpu_archs) ctx.archs = info->gpu_archs->value;
-  ctx.compat = request.cuda_compat;
   setup.machine = std::move(*info);
   return setup;
 }

@@ -254,6 +254,7 @@ ResolveRequest request_for_target(const ResolveRequest& shared, const TargetSpec
   r.driver = target.driver.is_auto() && target.cuda_ceiling.empty() ? probe::DriverSpec::none()
                                                                     : target.driver;
   r.cuda_ceiling = target.cuda_ceiling;
+  r.machine_as_given = true;
   r.gpu_arch = fmt::format("{}", fmt::join(target.gpu_archs, ","));
   if (target.torch_backend) r.torch_backend = target.torch_backend;
   if (target.cuda_compat) r.cuda_compat = *target.cuda_compat;

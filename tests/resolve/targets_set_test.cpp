@@ -307,3 +307,32 @@ torch-backend = "cpu"
           std::string::npos);
   }
 }
+
+TEST_CASE("a target's machine is its keys alone, never GPULOCK_* variables or this machine",
+          "[resolve][targets]") {
+  fs::path dir = fresh_dir("targets-env");
+  write_file(dir / "gpulock.toml", R"([targets.ceil]
+python-version = "3.11"
+platform = "manylinux_2_28_x86_64"
+cuda-ceiling = "12.6"
+gpu-arch = ["sm_80"]
+torch-backend = "auto"
+)");
+  std::string index = servers().pypi_url();
+  Env env = base_env();
+  env["GPULOCK_DRIVER"] = "535.54.03";
+  env["GPULOCK_GPU_ARCH"] = "sm_61";
+  Run r = run({kExe, "resolve", "torch", "--index-url", index, "--index", "pypi=" + index,
+               "--index-for", "setuptools=pypi", "--torch-index-base", servers().torch_index_base(),
+               "--cache-dir", shared_cache().string(), "--all-targets"},
+              env, dir);
+  INFO(describe(r));
+  REQUIRE(r.status == 0);
+  auto lock = lock_at(dir / "pylock.ceil.toml");
+  REQUIRE(lock.gpulock);
+  REQUIRE(lock.gpulock->gpu);
+  CHECK(!lock.gpulock->gpu->driver);
+  CHECK(lock.gpulock->gpu->cuda_ceiling == std::optional<std::string>("12.6"));
+  CHECK(lock.gpulock->gpu->archs == std::vector<std::string>{"sm_80"});
+  CHECK(versions(lock)["torch"].ends_with("+cu126"));
+}

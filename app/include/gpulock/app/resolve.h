@@ -70,6 +70,9 @@ struct ResolveRequest {
   bool defer_write = false;
   /// The declared target resolved (`[tool.gpulock.targets.<name>]`), recorded in the lock.
   std::string target_name;
+  /// The machine is `driver`, `cuda_ceiling` and `gpu_arch` alone (a declared target's keys):
+  /// GPULOCK_DRIVER and the other variables are not read, this machine is not detected.
+  bool machine_as_given = false;
   /// `name==VERSION` constraints (public versions: any local label matches) that
   /// `resolve_targets` adds to align versions across targets. Not recorded as inputs.
   std::vector<std::pair<std::string, std::string>> align_pins;
