@@ -266,8 +266,8 @@ platform = "manylinux_2_28_x86_64"
 driver = "none"
 torch-backend = "cpu"
 )");
-  Run r = resolve_in(dir, {"torch", "networkx", "--index-for", "networkx=pypi", "--index-for",
-                           "markupsafe=pypi", "--all-targets"});
+  Run r = resolve_in(dir, {"torch", "networkx", "numpy; python_version < '3.12'", "--index-for",
+                           "networkx=pypi", "--index-for", "markupsafe=pypi", "--all-targets"});
   INFO(describe(r));
   REQUIRE(r.status == 0);
   auto span = lock_at(dir / "pylock.span.toml");
@@ -290,6 +290,19 @@ torch-backend = "cpu"
   Run ref = reference({dir / "pylock.span.toml"}, machines);
   INFO(describe(ref));
   CHECK(ref.status == 0);
+  // numpy only where the requirement's marker holds: a marker on the package, no cp312 wheel.
+  for (const auto& p : span.packages) {
+    if (p.name == "numpy") {
+      CHECK(p.marker ==
+            std::optional<std::string>("python_version == \"3.10\" or python_version == \"3.11\""));
+    } else {
+      CHECK(!p.marker);
+    }
+  }
+  CHECK(ref.out.find("3.10:manylinux_2_28_x86_64 " + (dir / "pylock.span.toml").string() +
+                     " numpy ") != std::string::npos);
+  CHECK(ref.out.find("3.12:manylinux_2_28_x86_64 " + (dir / "pylock.span.toml").string() +
+                     " numpy ") == std::string::npos);
   for (const char* cp : {"cp310", "cp311", "cp312", "cp313"}) {
     CHECK(ref.out.find(std::string("torch-2.13.0%2Bcpu-") + cp + "-" + cp) != std::string::npos);
     CHECK(ref.out.find(std::string("MarkupSafe-3.0.2-") + cp + "-" + cp) != std::string::npos);
