@@ -209,10 +209,13 @@ class TargetSet {
         if (newest < v) newest = v;
       for (const auto& [t, v] : by_target) {
         if (!(v < newest) || settled[{t, name}]) continue;
+        // torch's companions follow the torch build: where torch kept its own, so do they.
+        if (align_rank(name) == 1 && excepted_.contains({t, "torch"})) continue;
         auto why = try_pin(units_of(t), name, newest);
         if (!why) return std::unexpected(why.error());
         settled[{t, name}] = true;
         if (*why) {
+          excepted_.insert({t, name});
           alignment.push_back(fmt::format("{} {} everywhere except target '{}': {}", name,
                                           newest.to_string(), targets_[t].name, **why));
         } else {
@@ -264,6 +267,7 @@ class TargetSet {
   }
 
   const std::vector<TargetSpec>& targets_;
+  std::set<std::pair<std::size_t, std::string>> excepted_;  // (target, package) kept its own
   index::IndexClient& client_;
   const ResolveObserver& observer_;
 };
