@@ -217,6 +217,7 @@ std::string plan_text(const app::SyncResult& r) {
 std::string plan_json(const app::SyncResult& r) {
   JsonWriter w;
   w.begin_object();
+  w.field("schema", "gpulock.install-plan/1");
   w.field("lock", r.lock);
   w.field("python", r.python);
   w.field("prefix", r.prefix.string());

@@ -454,6 +454,17 @@ core::Result<SyncResult> sync_lock(const InstallRequest& request, const SyncObse
   std::optional<std::vector<core::Tag>> tags;
   if (file->lock.gpulock && file->lock.gpulock->target) {
     const auto& t = *file->lock.gpulock->target;
+    // The lock's wheels are chosen for its target: binary wheels of another Python do not load.
+    if (!t.python.empty() && t.python != in->markers.python_version) {
+      return std::unexpected(
+          core::make_error(ErrorCode::Usage,
+                           fmt::format("the lock is for Python {}; this environment's Python is {}",
+                                       t.python, in->version),
+                           *python)
+              .with_hint(fmt::format("install into a Python {} environment (--venv DIR makes one "
+                                     "with a python{} from PATH), or resolve for Python {}",
+                                     t.python, t.python, in->markers.python_version)));
+    }
     auto target = core::TagTarget::from_platform_tag(t.python, t.platform);
     if (!target) {
       return std::unexpected(

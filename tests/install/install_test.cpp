@@ -267,6 +267,7 @@ TEST_CASE("install: sync from a superset removes extras, keeps tool packages unl
   CHECK(dry.out.find("\"action\": \"remove\",\n      \"name\": \"extra-pkg\"") !=
         std::string::npos);
   CHECK(dry.out.find("\"unchanged\": 2") != std::string::npos);
+  CHECK(dry.out.find("\"schema\": \"gpulock.install-plan/1\"") != std::string::npos);
   CHECK(c.installed("v") == "demo-pkg==1.0 extra-pkg==2.0 gpuvar==1.0+cu126 wheel==0.0.1\n");
   Run sync = c.sync("base", "v");
   INFO(describe(sync));
@@ -382,4 +383,15 @@ TEST_CASE("install: the probe runs after the sync", "[install][e2e]") {
   CHECK(json.status == 0);
   CHECK(json.out.starts_with("{"));
   CHECK(json.err.find("2 unchanged") != std::string::npos);
+  // A lock for another Python is refused before anything changes.
+  gpulock::test::write_file(c.dir / "py310.toml",
+                            read_file(c.dir / "cu130.toml") +
+                                "\n[tool.gpulock]\nschema = 1\n\n[tool.gpulock.target]\n"
+                                "python = \"3.10\"\nplatform = \"manylinux_2_28_x86_64\"\n");
+  Run other = c.sync("py310", "v");
+  INFO(describe(other));
+  CHECK(other.status == 2);
+  CHECK(other.err.find("the lock is for Python 3.10; this environment's Python is 3.11") !=
+        std::string::npos);
+  CHECK(c.installed("v") == "demo-pkg==1.0 gpuvar==1.0+cu126\n");
 }
