@@ -421,7 +421,10 @@ core::Result<SyncResult> sync_lock(const InstallRequest& request, const SyncObse
   }
   auto python = environment_python(request, file->lock, observer, result);
   if (!python) return std::unexpected(python.error());
-  auto in = ask_interpreter(*python);
+  // A venv describes itself; other interpreters are asked (one process start).
+  auto described = read_venv(*python);
+  core::Result<Interpreter> in =
+      described ? core::Result<Interpreter>(std::move(*described)) : ask_interpreter(*python);
   if (!in) return std::unexpected(in.error());
   result.python = *python;
   result.prefix = in->prefix;

@@ -1,10 +1,14 @@
 #include "interpreter.h"
 
 #include <chrono>
+#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <sys/utsname.h>
 
+#include "gpulock/core/text.h"
+#include "gpulock/core/version.h"
 #include "gpulock/sys/process.h"
 
 namespace gpulock::app {
@@ -118,6 +122,44 @@ core::Result<Interpreter> ask_interpreter(const std::string& python) {
     return std::unexpected(core::make_error(
         core::ErrorCode::Io, "the interpreter reports no site-packages directory", python));
   }
+  return in;
+}
+
+std::optional<Interpreter> read_venv(const std::string& python) {
+  std::error_code ec;
+  const fs::path exe = fs::absolute(python, ec);
+  if (ec || exe.parent_path().filename() != "bin") return std::nullopt;
+  const fs::path prefix = exe.parent_path().parent_path();
+  std::ifstream cfg(prefix / "pyvenv.cfg");
+  if (!cfg || !fs::exists(exe, ec)) return std::nullopt;
+  std::string version, home;
+  for (std::string line; std::getline(cfg, line);) {
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key(core::trim(std::string_view(line).substr(0, eq)));
+    std::string value(core::trim(std::string_view(line).substr(eq + 1)));
+    if (key == "version" || (key == "version_info" && version.empty())) version = value;
+    if (key == "home") home = value;
+  }
+  // virtualenv: "3.11.7.final.0".
+  if (auto f = version.find(".final"); f != std::string::npos) version.resize(f);
+  auto v = core::Version::parse(version);
+  if (!v || v->release().size() < 3 || home.empty() || !v->local_string().empty() ||
+      v->is_prerelease())
+    return std::nullopt;
+  const std::string xy = fmt::format("{}.{}", v->release()[0], v->release()[1]);
+  const fs::path site = prefix / "lib" / ("python" + xy) / "site-packages";
+  if (!fs::is_directory(site, ec)) return std::nullopt;
+  struct utsname u {};
+  if (::uname(&u) != 0) return std::nullopt;
+  Interpreter in;
+  in.version = version;
+  in.executable = exe.string();
+  in.prefix = prefix;
+  in.base_prefix = fs::path(home).parent_path();
+  in.paths = {{"purelib", site}, {"platlib", site}, {"scripts", prefix / "bin"}, {"data", prefix}};
+  in.site_packages = {site};
+  in.markers = core::Environment::linux_cpython(xy, u.machine, version);
   return in;
 }
 
