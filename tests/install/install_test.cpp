@@ -335,6 +335,14 @@ TEST_CASE("install: a wheel whose sha256 is not the lock's leaves the environmen
   CHECK(r.err.find("hint: the environment was not changed") != std::string::npos);
   CHECK(c.files("v") == before);
   CHECK(c.installed("v") == "demo-pkg==1.0 gpuvar==1.0+cu126\n");
+  // A wheel with an entry that would leave the target directory: refused, nothing written.
+  Run evil = c.sync("evil", "v");
+  INFO(describe(evil));
+  CHECK(evil.status == 3);
+  CHECK(evil.err.find("its entry '../../evil.txt' would be written outside") != std::string::npos);
+  CHECK(c.files("v") == before);
+  CHECK(!fs::exists(c.dir / "cache/evil.txt"));
+  CHECK(!fs::exists(c.dir / "evil.txt"));
   const fs::path partial = c.dir / "cache/wheels-v1/partial";
   CHECK((!fs::exists(partial) || fs::is_empty(partial)));
 }

@@ -9,7 +9,8 @@ only, independent of gpulock's code): OUT/wheels/*.whl and OUT/<name>.toml with 
   wheel 0.0.1       a (fake) tool package
 
 Locks: base.toml (demo-pkg, gpuvar+cu126), cu130.toml (demo-pkg, gpuvar+cu130), bad.toml
-(cu130.toml with gpuvar's sha256 changed).
+(cu130.toml with gpuvar's sha256 changed), evil.toml (a wheel with an entry
+`../../evil.txt`).
 Usage: make_wheels.py OUT
 """
 import base64
@@ -92,6 +93,14 @@ def main(out):
                [("demo-pkg", "1.0", demo), ("gpuvar", "1.0+cu126", variants["cu126"])])
     write_lock(os.path.join(out, "cu130.toml"),
                [("demo-pkg", "1.0", demo), ("gpuvar", "1.0+cu130", variants["cu130"])])
+    evil = os.path.join(wheels, "evil-1.0-py3-none-any.whl")
+    with zipfile.ZipFile(evil, "w") as z:
+        z.writestr("evil/__init__.py", b"")
+        z.writestr("../../evil.txt", b"outside\n")
+        z.writestr("evil-1.0.dist-info/METADATA", b"Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n")
+        z.writestr("evil-1.0.dist-info/WHEEL", b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\n")
+        z.writestr("evil-1.0.dist-info/RECORD", b"")
+    write_lock(os.path.join(out, "evil.toml"), [("evil", "1.0", evil)])
     write_lock(os.path.join(out, "bad.toml"),
                [("demo-pkg", "1.0", demo), ("gpuvar", "1.0+cu130", variants["cu130"])],
                tamper="gpuvar")
