@@ -182,18 +182,19 @@ std::string plan_text(const app::SyncResult& r) {
   std::string text =
       fmt::format("{} {} into {} (Python {}):\n", r.dry_run ? "Would sync" : "Syncing", r.lock,
                   r.prefix.string(), r.python_version);
+  // "(12.3 MiB)", or nothing when the lock gives no size (the PyTorch index does not).
+  auto size = [](std::uint64_t n) { return n > 0 ? fmt::format(" ({})", human_size(n)) : ""; };
   for (const auto& item : r.plan.items) {
     std::string what;
     switch (item.action) {
       case app::SyncAction::Install:
-        what = fmt::format("{} {} ({})", item.name, item.version, human_size(item.size));
+        what = fmt::format("{} {}{}", item.name, item.version, size(item.size));
         break;
       case app::SyncAction::Replace:
-        what = fmt::format("{} {} ({}): {}", item.name, item.version, human_size(item.size),
-                           item.reason);
+        what = fmt::format("{} {}{}: {}", item.name, item.version, size(item.size), item.reason);
         break;
       case app::SyncAction::Remove:
-        what = fmt::format("{} {} ({})", item.name, item.installed_version, human_size(item.size));
+        what = fmt::format("{} {}{}", item.name, item.installed_version, size(item.size));
         break;
       case app::SyncAction::Unchanged:
         what = fmt::format("{} {}", item.name, item.version);
