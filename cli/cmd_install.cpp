@@ -179,9 +179,10 @@ std::string human_size(std::uint64_t bytes) {
 }
 
 std::string plan_text(const app::SyncResult& r) {
-  std::string text =
-      fmt::format("{} {} into {} (Python {}):\n", r.dry_run ? "Would sync" : "Syncing", r.lock,
-                  r.prefix.string(), r.python_version);
+  std::string text = fmt::format(
+      "{} {} into {} (Python {}{}):\n", r.dry_run ? "Would sync" : "Syncing", r.lock,
+      r.prefix.string(), r.python_version,
+      r.would_create_with.empty() ? "" : ", a new venv made with " + r.would_create_with);
   // "(12.3 MiB)", or nothing when the lock gives no size (the PyTorch index does not).
   auto size = [](std::uint64_t n) { return n > 0 ? fmt::format(" ({})", human_size(n)) : ""; };
   for (const auto& item : r.plan.items) {
@@ -225,6 +226,7 @@ std::string plan_json(const app::SyncResult& r) {
   w.field("python_version", r.python_version);
   w.field("dry_run", r.dry_run);
   w.field("created", r.created);
+  w.key("would_create_with").value_or_null(r.would_create_with);
   w.key("actions").begin_array();
   for (const auto& item : r.plan.items) {
     w.begin_object();

@@ -74,15 +74,18 @@ core::Result<std::string> environment_python(const InstallRequest& request, cons
                          "this directory exists and is not a virtual environment (no bin/python)",
                          venv.string());
   }
-  if (request.dry_run) {
-    return core::fail_at(ErrorCode::Usage,
-                         "--dry-run: there is no environment here yet (install creates it)",
-                         venv.string());
-  }
   VenvRequest vr;
   vr.dir = sys::absolute_path(venv);
   vr.requires_python = lk.requires_python;
   if (lk.gpulock && lk.gpulock->target) vr.target_python = lk.gpulock->target->python;
+  if (request.dry_run) {
+    // Nothing is created: the plan is made with the interpreter that would make the venv.
+    auto chosen = choose_venv_interpreter(vr);
+    if (!chosen) return std::unexpected(chosen.error());
+    result.would_create_with = chosen->base_python;
+    result.prefix = vr.dir;
+    return chosen->base_python;
+  }
   auto made = create_venv(vr);
   if (!made) return std::unexpected(made.error());
   result.created = true;
@@ -426,10 +429,11 @@ core::Result<SyncResult> sync_lock(const InstallRequest& request, const SyncObse
   core::Result<Interpreter> in =
       described ? core::Result<Interpreter>(std::move(*described)) : ask_interpreter(*python);
   if (!in) return std::unexpected(in.error());
-  result.python = *python;
-  result.prefix = in->prefix;
+  const bool planned_venv = !result.would_create_with.empty();
+  result.python = planned_venv ? (result.prefix / "bin" / "python").string() : *python;
+  if (!planned_venv) result.prefix = in->prefix;
   result.python_version = in->version;
-  result.system = in->prefix == in->base_prefix;
+  result.system = !planned_venv && in->prefix == in->base_prefix;
   if (result.system && !request.system) {
     return std::unexpected(
         core::make_error(ErrorCode::Usage,
@@ -447,8 +451,8 @@ core::Result<SyncResult> sync_lock(const InstallRequest& request, const SyncObse
     std::error_code ec;
     return !fs::is_directory(p, ec);
   });
-  probe::PythonEnvironment env;
-  if (!sites.empty()) {
+  probe::PythonEnvironment env;  // a venv still to be made is empty
+  if (!sites.empty() && !planned_venv) {
     auto scanned = probe::scan_environment(sites);
     if (!scanned) return std::unexpected(scanned.error());
     env = std::move(*scanned);

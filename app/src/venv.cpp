@@ -39,7 +39,7 @@ std::string refusal(const std::string& version, const VenvRequest& request) {
 
 }  // namespace
 
-core::Result<CreatedVenv> create_venv(const VenvRequest& request) {
+core::Result<CreatedVenv> choose_venv_interpreter(const VenvRequest& request) {
   std::vector<std::string> names = {"python3"};
   for (int minor = 14; minor >= 8; --minor)
     names.push_back(fmt::format("python3.{}", minor));
@@ -61,17 +61,6 @@ core::Result<CreatedVenv> create_venv(const VenvRequest& request) {
       tried.push_back(fmt::format("{}: {}", *path, why));
       continue;
     }
-    sys::ProgramOptions po;
-    po.timeout = std::chrono::milliseconds(120'000);
-    auto made = sys::run_program({*path, "-m", "venv", "--without-pip", request.dir.string()}, po);
-    if (!made) return std::unexpected(made.error());
-    if (made->exit_code != 0) {
-      return std::unexpected(
-          core::make_error(core::ErrorCode::Io,
-                           fmt::format("{} -m venv failed (exit status {}): {}", *path,
-                                       made->exit_code, last_line(made->err)),
-                           request.dir.string()));
-    }
     return CreatedVenv{request.dir / "bin" / "python", *path, version};
   }
   std::string list;
@@ -83,6 +72,24 @@ core::Result<CreatedVenv> create_venv(const VenvRequest& request) {
                                    tried.empty() ? std::string(" (none found)") : ":" + list),
                        request.dir.string())
           .with_hint("install a Python the lock accepts, or give --python"));
+}
+
+core::Result<CreatedVenv> create_venv(const VenvRequest& request) {
+  auto chosen = choose_venv_interpreter(request);
+  if (!chosen) return chosen;
+  sys::ProgramOptions po;
+  po.timeout = std::chrono::milliseconds(120'000);
+  auto made = sys::run_program(
+      {chosen->base_python, "-m", "venv", "--without-pip", request.dir.string()}, po);
+  if (!made) return std::unexpected(made.error());
+  if (made->exit_code != 0) {
+    return std::unexpected(
+        core::make_error(core::ErrorCode::Io,
+                         fmt::format("{} -m venv failed (exit status {}): {}", chosen->base_python,
+                                     made->exit_code, last_line(made->err)),
+                         request.dir.string()));
+  }
+  return chosen;
 }
 
 }  // namespace gpulock::app

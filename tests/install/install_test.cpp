@@ -350,6 +350,13 @@ TEST_CASE("install: a wheel whose sha256 is not the lock's leaves the environmen
 TEST_CASE("install: --venv creates a standard venv without pip, ./.venv by default",
           "[install][e2e]") {
   Case c;
+  Run dry = c.gpulock({"install", "--lock", (c.dir / "base.toml").string(), "--venv",
+                       (c.dir / "made").string(), "--dry-run"});
+  INFO(describe(dry));
+  CHECK(dry.status == 0);
+  CHECK(dry.out.find(", a new venv made with ") != std::string::npos);
+  CHECK(dry.out.find("2 to install") != std::string::npos);
+  CHECK(!fs::exists(c.dir / "made"));
   Run r = c.gpulock({"install", "--lock", (c.dir / "base.toml").string(), "--venv",
                      (c.dir / "made").string(), "--no-probe"});
   INFO(describe(r));

@@ -67,8 +67,10 @@ struct SyncResult {
   std::filesystem::path prefix;  ///< sys.prefix
   std::string python_version;    ///< "3.11.7"
   bool created = false;          ///< the venv was made by this run
-  bool system = false;           ///< not a virtual environment (--system)
-  std::string lock;              ///< the lock installed
+  /// --dry-run where the venv does not exist yet: the interpreter that would make it.
+  std::string would_create_with;
+  bool system = false;  ///< not a virtual environment (--system)
+  std::string lock;     ///< the lock installed
   SyncPlan plan;
   bool dry_run = false;
   std::size_t cache_hits = 0, downloaded = 0;

@@ -25,6 +25,10 @@ struct CreatedVenv {
   std::string version;           ///< its version, "3.11.7"
 };
 
+/// The interpreter create_venv would use (`python` is where the venv's would be), without
+/// creating anything. Errors: NotFound, as create_venv.
+[[nodiscard]] core::Result<CreatedVenv> choose_venv_interpreter(const VenvRequest& request);
+
 /// Errors: NotFound (no interpreter on PATH fits, each one tried named in the message), Io (the
 /// venv module failed).
 [[nodiscard]] core::Result<CreatedVenv> create_venv(const VenvRequest& request);
