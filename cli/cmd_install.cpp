@@ -1,8 +1,10 @@
-// `gpulock install`: install a lock with pip, exactly (direct URLs with hashes, --no-deps), then
-// probe the environment (DESIGN.md §Commands; issue "Post-install: `gpulock install` and the
-// cuDNN/CUDA load probe"). pip's output is streamed as it comes; when pip fails, gpulock says so
-// and exits with pip's exit status. After pip, the probe's verdict decides: exit 1 when it fails.
+// `gpulock install`: make an environment exactly the lock (issue 25; app/install_sync.h), with
+// gpulock's own wheel installer and shared cache, or with pip (`--installer pip`: the lock as
+// direct URLs with hashes, --no-deps; pip's output streamed, pip's exit status kept), then
+// probe the environment (DESIGN.md §Commands). The probe's verdict decides: exit 1 when it
+// fails. A wheel whose sha256 is not the lock's is exit 4, the environment unchanged.
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -11,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/install.h"
+#include "gpulock/app/install_sync.h"
 #include "gpulock/app/machine.h"
 #include "gpulock/app/targets.h"
 
@@ -35,6 +38,16 @@ struct InstallArgs {
   bool require_gpu = false;
   std::string mirror;
   std::string mirror_fallback;
+  // The native installer (issue 25).
+  std::string installer = "native";
+  std::string venv;
+  bool system = false;
+  bool exact = false;
+  bool no_remove = false;
+  bool dry_run = false;
+  std::string link_mode = "hardlink";
+  std::string cache_dir;
+  unsigned jobs = 8;
 };
 
 std::string argv_text(const std::vector<std::string>& argv) {
@@ -133,21 +146,20 @@ std::optional<int> pick_lock(Context& ctx, InstallArgs& args) {
   return std::nullopt;
 }
 
-int run_install(Context& ctx, InstallArgs& args) {
-  if (auto ended = pick_lock(ctx, args)) return *ended;
-  app::InstallRequest request;
-  request.lock = args.lock;
-  request.python = args.python;
-  request.probe = !args.no_probe;
-  request.probe_request.run_kernels = args.run_kernels;
-  request.probe_request.require_gpu = args.require_gpu;
-  request.mirror = args.mirror;
-  request.mirror_fallback = args.mirror_fallback;
-  if (!args.mirror_fallback.empty()) {
-    auto client = index::ClientOptions::from_environment();
-    if (!client) return report_error(ctx.term, client.error());
-    request.client = *client;
+void report_mirror(Context& ctx, const InstallArgs& args, const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    // A fallback is news (the lock's URL is gone); --mirror asked for every file.
+    const std::string line = fmt::format("{}: from the mirror {}", name,
+                                         args.mirror.empty() ? args.mirror_fallback : args.mirror);
+    if (args.mirror.empty() && !ctx.term.quiet()) {
+      ctx.term.err(line + "\n");
+    } else {
+      ctx.term.info(line);
+    }
   }
+}
+
+int run_pip_install(Context& ctx, InstallArgs& args, app::InstallRequest& request) {
   // With --json stdout carries the report alone: pip's output goes to stderr.
   auto on_output = [&](std::string_view chunk, bool is_stderr) {
     if (is_stderr || args.json) {
@@ -159,16 +171,7 @@ int run_install(Context& ctx, InstallArgs& args) {
   ctx.term.info(fmt::format("installing {} with pip", args.lock));
   auto result = app::install_lock(request, on_output);
   if (!result) return report_error(ctx.term, result.error());
-  for (const auto& name : result->from_mirror) {
-    // A fallback is news (the lock's URL is gone); --mirror asked for every file.
-    const std::string line = fmt::format("{}: from the mirror {}", name,
-                                         args.mirror.empty() ? args.mirror_fallback : args.mirror);
-    if (args.mirror.empty() && !ctx.term.quiet()) {
-      ctx.term.err(line + "\n");
-    } else {
-      ctx.term.info(line);
-    }
-  }
+  report_mirror(ctx, args, result->from_mirror);
   if (result->pip_exit_code != 0) {
     std::string how = result->pip_timed_out ? std::string("was stopped")
                       : result->pip_exit_code > 128
@@ -192,6 +195,189 @@ int run_install(Context& ctx, InstallArgs& args) {
   return result->probe->ok() ? kExitSuccess : kExitFinding;
 }
 
+std::string human_size(std::uint64_t bytes) {
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes) / 1024.0;
+  std::size_t u = 0;
+  while (v >= 1024.0 && u + 1 < std::size(units)) {
+    v /= 1024.0;
+    ++u;
+  }
+  return fmt::format("{:.1f} {}", v, units[u]);
+}
+
+std::string plan_text(const app::SyncResult& r) {
+  std::string text = fmt::format(
+      "{} {} into {} (Python {}{}):\n", r.dry_run ? "Would sync" : "Syncing", r.lock,
+      r.prefix.string(), r.python_version,
+      r.would_create_with.empty() ? "" : ", a new venv made with " + r.would_create_with);
+  // "(12.3 MiB)", or nothing when the lock gives no size (the PyTorch index does not).
+  auto size = [](std::uint64_t n) { return n > 0 ? fmt::format(" ({})", human_size(n)) : ""; };
+  for (const auto& item : r.plan.items) {
+    std::string what;
+    switch (item.action) {
+      case app::SyncAction::Install:
+        what = fmt::format("{} {}{}", item.name, item.version, size(item.size));
+        break;
+      case app::SyncAction::Replace:
+        what = fmt::format("{} {}{}: {}", item.name, item.version, size(item.size), item.reason);
+        break;
+      case app::SyncAction::Remove:
+        what = fmt::format("{} {}{}", item.name, item.installed_version, size(item.size));
+        break;
+      case app::SyncAction::Unchanged:
+        what = fmt::format("{} {}", item.name, item.version);
+        break;
+      case app::SyncAction::Keep:
+        what = fmt::format("{} {}: {}", item.name, item.installed_version, item.reason);
+        break;
+    }
+    text += fmt::format("  {:<9}  {}\n", app::sync_action_name(item.action), what);
+  }
+  const auto& p = r.plan;
+  text +=
+      fmt::format("{} to install ({}), {} to replace ({}), {} to remove, {} unchanged",
+                  p.count(app::SyncAction::Install), human_size(p.bytes(app::SyncAction::Install)),
+                  p.count(app::SyncAction::Replace), human_size(p.bytes(app::SyncAction::Replace)),
+                  p.count(app::SyncAction::Remove), p.count(app::SyncAction::Unchanged));
+  if (auto keep = p.count(app::SyncAction::Keep)) text += fmt::format(", {} kept", keep);
+  return text + "\n";
+}
+
+std::string plan_json(const app::SyncResult& r) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", "gpulock.install-plan/1");
+  w.field("lock", r.lock);
+  w.field("python", r.python);
+  w.field("prefix", r.prefix.string());
+  w.field("python_version", r.python_version);
+  w.field("dry_run", r.dry_run);
+  w.field("created", r.created);
+  w.key("would_create_with").value_or_null(r.would_create_with);
+  w.key("actions").begin_array();
+  for (const auto& item : r.plan.items) {
+    w.begin_object();
+    w.field("action", std::string(app::sync_action_name(item.action)));
+    w.field("name", item.name);
+    w.key("version").value_or_null(item.version);
+    w.key("installed_version").value_or_null(item.installed_version);
+    w.field("size", static_cast<std::uint64_t>(item.size));
+    w.key("file").value_or_null(item.filename);
+    w.key("reason").value_or_null(item.reason);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("summary").begin_object();
+  for (auto a : {app::SyncAction::Install, app::SyncAction::Replace, app::SyncAction::Remove,
+                 app::SyncAction::Unchanged, app::SyncAction::Keep}) {
+    w.field(app::sync_action_name(a), static_cast<std::uint64_t>(r.plan.count(a)));
+  }
+  w.end_object();
+  w.end_object();
+  return w.str();
+}
+
+int run_native_install(Context& ctx, InstallArgs& args, app::InstallRequest& request) {
+  auto mode = sys::parse_link_mode(args.link_mode);
+  if (!mode) {
+    return report_error(ctx.term,
+                        core::make_error(core::ErrorCode::Usage,
+                                         fmt::format("invalid --link-mode '{}': expected hardlink, "
+                                                     "clone, copy or symlink",
+                                                     args.link_mode)));
+  }
+  request.link_mode = *mode;
+  request.venv = args.venv;
+  request.system = args.system;
+  request.exact = args.exact;
+  request.no_remove = args.no_remove;
+  request.dry_run = args.dry_run;
+  request.jobs = args.jobs;
+  if (!args.cache_dir.empty()) request.client.cache_dir = args.cache_dir;
+  app::SyncObserver observer;
+  observer.info = [&](std::string_view line) { ctx.term.info(line, 0); };
+  observer.progress = [&](std::size_t done, std::size_t total, std::uint64_t bytes,
+                          std::uint64_t expected) {
+    ctx.term.progress(fmt::format("Fetching {}/{} wheels, {} of {}", done, total, human_size(bytes),
+                                  human_size(expected)));
+  };
+  const auto start = std::chrono::steady_clock::now();
+  auto result = app::sync_lock(request, observer);
+  if (!result) {
+    if (result.error().code == core::ErrorCode::HashMismatch) {
+      ctx.term.error(result.error());
+      ctx.term.hint("the environment was not changed");
+      return exit_code_for(core::ErrorCode::HashMismatch);
+    }
+    return report_error(ctx.term, result.error());
+  }
+  for (const auto& w : result->warnings)
+    ctx.term.warning(w);
+  report_mirror(ctx, args, result->from_mirror);
+  if (args.dry_run) {
+    ctx.term.out(args.json ? plan_json(*result) : plan_text(*result));
+    return kExitSuccess;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto& p = result->plan;
+  std::string summary = fmt::format(
+      "{} installed, {} replaced, {} removed, {} unchanged in {:.2f} s ({} from the cache, {} "
+      "downloaded, {})",
+      p.count(app::SyncAction::Install), p.count(app::SyncAction::Replace),
+      p.count(app::SyncAction::Remove), p.count(app::SyncAction::Unchanged), seconds,
+      result->cache_hits, result->downloaded, human_size(result->downloaded_bytes));
+  if (args.json) {
+    ctx.term.err(plan_text(*result) + summary + "\n");
+  } else {
+    ctx.term.out(plan_text(*result) + summary + "\n");
+  }
+  if (!result->probe) {
+    if (args.json) ctx.term.out(plan_json(*result));
+    return kExitSuccess;
+  }
+  if (!args.json) ctx.term.out("\n");
+  ctx.term.out(args.json ? render_probe_json(*result->probe)
+                         : render_probe_text(*result->probe, ctx.term));
+  return result->probe->ok() ? kExitSuccess : kExitFinding;
+}
+
+int run_install(Context& ctx, InstallArgs& args) {
+  if (auto ended = pick_lock(ctx, args)) return *ended;
+  app::InstallRequest request;
+  request.lock = args.lock;
+  request.python = args.python;
+  request.probe = !args.no_probe;
+  request.probe_request.run_kernels = args.run_kernels;
+  request.probe_request.require_gpu = args.require_gpu;
+  request.mirror = args.mirror;
+  request.mirror_fallback = args.mirror_fallback;
+  if (args.installer != "native" && args.installer != "pip") {
+    return report_error(
+        ctx.term, core::make_error(core::ErrorCode::Usage, fmt::format("invalid --installer '{}': "
+                                                                       "expected native or pip",
+                                                                       args.installer)));
+  }
+  const bool native = args.installer == "native";
+  if (!args.mirror_fallback.empty() || native) {
+    auto client = index::ClientOptions::from_environment();
+    if (!client) return report_error(ctx.term, client.error());
+    request.client = *client;
+  }
+  if (native) return run_native_install(ctx, args, request);
+  if (!args.venv.empty() || args.dry_run || args.exact || args.no_remove) {
+    return report_error(ctx.term,
+                        core::make_error(core::ErrorCode::Usage,
+                                         "--venv, --dry-run, --exact and --no-remove are the "
+                                         "native installer's; --installer pip installs as pip "
+                                         "does"));
+  }
+  request.installer = app::Installer::Pip;
+  return run_pip_install(ctx, args, request);
+}
+
 RunFn setup(CLI::App& sub) {
   auto args = std::make_shared<InstallArgs>();
   sub.add_option("--lock", args->lock,
@@ -210,8 +396,30 @@ RunFn setup(CLI::App& sub) {
   sub.add_option("--python", args->python,
                  "The interpreter whose environment to install into (default: "
                  "$VIRTUAL_ENV/bin/python, else python3)");
-  sub.add_flag("--no-probe", args->no_probe, "Do not probe the environment after pip");
-  sub.add_flag("--json", args->json, "Print the probe report as JSON (pip's output to stderr)");
+  sub.add_option("--installer", args->installer,
+                 "native (default: gpulock syncs the environment itself, from a shared cache "
+                 "of unpacked wheels) or pip (pip install --no-deps --require-hashes)");
+  sub.add_option("--venv", args->venv,
+                 "Sync this virtual environment, created when missing (with the first "
+                 "interpreter on PATH the lock accepts)");
+  sub.add_flag("--system", args->system,
+               "Allow an interpreter that is not a virtual environment; nothing is removed");
+  sub.add_flag("--exact", args->exact,
+               "Remove the tool packages (pip, setuptools, wheel) too when the lock does not "
+               "name them");
+  sub.add_flag("--no-remove", args->no_remove, "Keep packages the lock does not name");
+  sub.add_flag("--dry-run", args->dry_run,
+               "Print the plan (install, replace, remove, unchanged) and change nothing");
+  sub.add_option("--link-mode", args->link_mode,
+                 "How files come from the cache: hardlink (default), clone, copy, symlink");
+  sub.add_option("--cache-dir", args->cache_dir,
+                 "The cache directory (default: $GPULOCK_CACHE_DIR, else "
+                 "$XDG_CACHE_HOME/gpulock)");
+  sub.add_option("--jobs", args->jobs, "Parallel downloads (default 8)");
+  sub.add_flag("--no-probe", args->no_probe, "Do not probe the environment after installing");
+  sub.add_flag("--json", args->json,
+               "Print the probe report (--dry-run, --no-probe: the plan) as JSON; other output "
+               "to stderr");
   sub.add_flag("--run-kernels", args->run_kernels,
                "With a GPU: create a cuDNN handle and run a small convolution");
   sub.add_flag("--require-gpu", args->require_gpu,
@@ -229,7 +437,8 @@ RunFn setup(CLI::App& sub) {
 }
 
 const bool registered = register_command(
-    {"install", "Install a lock with pip (exact URLs and hashes), then probe the environment", 45,
+    {"install",
+     "Make an environment exactly the lock (native installer, shared cache), then probe it", 45,
      &setup});
 
 }  // namespace

@@ -9,25 +9,21 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/gpu_policy.h"
+#include "gpulock/app/install_sync.h"
 #include "gpulock/app/probe_env.h"
 #include "gpulock/core/marker.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/version.h"
-#include "gpulock/index/hash.h"
 #include "gpulock/probe/environment.h"
 #include "gpulock/probe/load_probe.h"
 
 #include "check_internal.h"
+#include "record.h"
 
 namespace gpulock::app::check_detail {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Installers' own packages: not drift unless --strict.
-bool installer_package(std::string_view name) {
-  return name == "pip" || name == "setuptools" || name == "wheel";
-}
 
 bool same_version(const std::string& a, const std::string& b) {
   if (a == b) return true;
@@ -41,72 +37,6 @@ std::string variant_of(const core::Version& v) {
   return local.empty() ? std::string("no local label") : "+" + local;
 }
 
-// RECORD (PEP 376, "Recording installed projects") stores `sha256=<urlsafe base64, no padding>`.
-std::string hex_to_urlsafe_b64(std::string_view hex) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::vector<unsigned char> bytes;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    auto nibble = [](char c) -> unsigned {
-      if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
-      if (c >= 'a' && c <= 'f') return static_cast<unsigned>(c - 'a' + 10);
-      if (c >= 'A' && c <= 'F') return static_cast<unsigned>(c - 'A' + 10);
-      return 0;
-    };
-    bytes.push_back(static_cast<unsigned char>(nibble(hex[i]) * 16 + nibble(hex[i + 1])));
-  }
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    unsigned n = (unsigned{bytes[i]} << 16) | (unsigned{bytes[i + 1]} << 8) | bytes[i + 2];
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  if (bytes.size() - i == 1) {
-    unsigned n = unsigned{bytes[i]} << 16;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-  } else if (bytes.size() - i == 2) {
-    unsigned n = (unsigned{bytes[i]} << 16) | (unsigned{bytes[i + 1]} << 8);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-  }
-  return out;
-}
-
-// One CSV row (RECORD uses Python's csv module: fields quoted with '"' when needed, '""' for a
-// quote inside).
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cur += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.push_back(std::move(cur));
-      cur.clear();
-    } else if (c != '\r') {
-      cur += c;
-    }
-  }
-  out.push_back(std::move(cur));
-  return out;
-}
-
 struct RecordCheck {
   bool has_record = false;
   std::size_t files = 0;
@@ -115,30 +45,16 @@ struct RecordCheck {
 
 RecordCheck verify_record(const probe::InstalledDistribution& d) {
   RecordCheck out;
-  std::ifstream in(d.dist_info / "RECORD");
-  if (!in) return out;
+  auto rows = record::read(d.dist_info);
+  if (!rows) return out;
   out.has_record = true;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    auto f = csv_fields(line);
-    if (f.size() < 2 || f[0].empty() || f[1].empty()) continue;  // RECORD itself, .pyc files
-    auto eq = f[1].find('=');
-    if (eq == std::string::npos || f[1].substr(0, eq) != "sha256") continue;
+  for (const auto& row : *rows) {
+    if (row.path.empty() || row.hash.empty()) continue;  // RECORD itself, .pyc files
+    auto eq = row.hash.find('=');
+    if (eq == std::string::npos || row.hash.substr(0, eq) != "sha256") continue;
     ++out.files;
-    fs::path path = d.site_packages / fs::path(f[0]);
-    auto digest = index::sha256_file(path.string());
-    if (!digest) {
-      out.problems.push_back(fmt::format("{}: missing", f[0]));
-      continue;
-    }
-    if (hex_to_urlsafe_b64(digest->sha256) != f[1].substr(eq + 1)) {
-      out.problems.push_back(
-          fmt::format("{}: modified (its sha256 is not the one RECORD lists)", f[0]));
-    } else if (f.size() > 2 && !f[2].empty() && f[2] != std::to_string(digest->size)) {
-      out.problems.push_back(
-          fmt::format("{}: size {} is not RECORD's {}", f[0], digest->size, f[2]));
-    }
+    std::string problem = record::verify_file(d.site_packages / fs::path(row.path), row);
+    if (!problem.empty()) out.problems.push_back(fmt::format("{}: {}", row.path, problem));
   }
   return out;
 }
@@ -297,7 +213,7 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
   std::set<std::string> seen;
   for (const auto& dist : env.distributions) {
     if (dist.name.empty() || locked.contains(dist.name) || !seen.insert(dist.name).second) continue;
-    if (installer_package(dist.name) && !ctx.request.strict) continue;
+    if (is_tool_package(dist.name) && !ctx.request.strict) continue;
     Drift d =
         make_drift(CheckLayer::Env, "not-in-lock", dist.name,
                    fmt::format("{} {} is installed but not in the lock", dist.name, dist.version));

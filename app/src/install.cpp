@@ -18,6 +18,8 @@
 #include "gpulock/lock/lockfile.h"
 #include "gpulock/sys/process.h"
 
+#include "install_internal.h"
+
 namespace gpulock::app {
 namespace fs = std::filesystem;
 namespace {
@@ -53,7 +55,8 @@ class TempDir {
   fs::path path_;
 };
 
-// --mirror / --mirror-fallback: the lock's file URLs replaced, in memory, by the mirror's.
+}  // namespace
+
 core::Status use_mirror(const InstallRequest& request, lock::Lock& lk,
                         std::vector<std::string>& from_mirror) {
   const bool fallback = request.mirror.empty();
@@ -88,8 +91,6 @@ core::Status use_mirror(const InstallRequest& request, lock::Lock& lk,
   }
   return {};
 }
-
-}  // namespace
 
 core::Result<InstallResult> install_lock(const InstallRequest& request, const OutputFn& on_output) {
   auto file = lock::read_lock_file(request.lock);

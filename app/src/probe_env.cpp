@@ -17,112 +17,11 @@
 #include "gpulock/lock/lockfile.h"
 #include "gpulock/sys/process.h"
 
+#include "interpreter.h"
+
 namespace gpulock::app {
 namespace fs = std::filesystem;
 namespace {
-
-// Asks the interpreter for its version, its site-packages directories in sys.path order, and
-// the PEP 508 marker environment (the same values packaging's default_environment() reads).
-constexpr const char* kQuery = R"PY(
-import os, platform, sys, sysconfig
-def emit(k, v): print(k + "\t" + str(v))
-emit("version", platform.python_version())
-emit("executable", sys.executable)
-seen = set()
-cands = [p for p in sys.path if p and os.path.basename(os.path.normpath(p)) in ("site-packages", "dist-packages")]
-cands += [sysconfig.get_paths().get(k) for k in ("purelib", "platlib")]
-for p in cands:
-    if not p or not os.path.isdir(p): continue
-    r = os.path.realpath(p)
-    if r in seen: continue
-    seen.add(r)
-    emit("site", p)
-iv = sys.implementation.version
-ver = "{0.major}.{0.minor}.{0.micro}".format(iv)
-if iv.releaselevel != "final": ver += iv.releaselevel[0] + str(iv.serial)
-emit("m.implementation_name", sys.implementation.name)
-emit("m.implementation_version", ver)
-emit("m.os_name", os.name)
-emit("m.platform_machine", platform.machine())
-emit("m.platform_python_implementation", platform.python_implementation())
-emit("m.platform_release", platform.release())
-emit("m.platform_system", platform.system())
-emit("m.platform_version", platform.version())
-emit("m.python_full_version", platform.python_version())
-emit("m.python_version", ".".join(platform.python_version_tuple()[:2]))
-emit("m.sys_platform", sys.platform)
-)PY";
-
-struct Interpreter {
-  std::string version;
-  std::vector<fs::path> site_packages;
-  core::Environment markers;
-};
-
-core::Result<Interpreter> ask_interpreter(const std::string& python) {
-  sys::ProgramOptions options;
-  options.timeout = std::chrono::milliseconds(60'000);
-  auto r = sys::run_program({python, "-c", kQuery}, options);
-  if (!r) return std::unexpected(r.error());
-  if (r->timed_out || r->exit_code != 0) {
-    std::string last = r->err;
-    while (!last.empty() && last.back() == '\n')
-      last.pop_back();
-    if (auto nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);
-    return std::unexpected(
-        core::make_error(
-            core::ErrorCode::Io,
-            r->timed_out ? std::string("the interpreter did not answer within 60 s")
-                         : fmt::format("the interpreter failed to report its site-packages (exit "
-                                       "status {}){}",
-                                       r->exit_code, last.empty() ? "" : ": " + last),
-            python)
-            .with_hint("check --python; it must be a Python 3 interpreter"));
-  }
-  Interpreter in;
-  std::istringstream lines(r->out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    auto tab = line.find('\t');
-    if (tab == std::string::npos) continue;
-    std::string key = line.substr(0, tab), value = line.substr(tab + 1);
-    if (key == "version") {
-      in.version = value;
-    } else if (key == "site") {
-      in.site_packages.emplace_back(value);
-    } else if (key.starts_with("m.")) {
-      std::string name = key.substr(2);
-      auto& m = in.markers;
-      if (name == "implementation_name")
-        m.implementation_name = value;
-      else if (name == "implementation_version")
-        m.implementation_version = value;
-      else if (name == "os_name")
-        m.os_name = value;
-      else if (name == "platform_machine")
-        m.platform_machine = value;
-      else if (name == "platform_python_implementation")
-        m.platform_python_implementation = value;
-      else if (name == "platform_release")
-        m.platform_release = value;
-      else if (name == "platform_system")
-        m.platform_system = value;
-      else if (name == "platform_version")
-        m.platform_version = value;
-      else if (name == "python_full_version")
-        m.python_full_version = value;
-      else if (name == "python_version")
-        m.python_version = value;
-      else if (name == "sys_platform")
-        m.sys_platform = value;
-    }
-  }
-  if (in.site_packages.empty()) {
-    return std::unexpected(core::make_error(
-        core::ErrorCode::Io, "the interpreter reports no site-packages directory", python));
-  }
-  return in;
-}
 
 std::string host_machine() {
   struct utsname u {};

@@ -10,6 +10,7 @@
 
 #include "gpulock/core/error.h"
 #include "gpulock/core/filename.h"
+#include "gpulock/index/wheel.h"
 
 #include "remote_zip.h"
 #include "transport.h"
@@ -37,6 +38,11 @@ core::Result<std::string> metadata_via_ranges(std::uint64_t total, std::uint64_t
 core::Result<std::string> metadata_from_buffer(std::string_view data,
                                                const core::WheelFilename* expected,
                                                std::string_view display);
+
+/// index::unpack_wheel (zip_extract.cpp).
+core::Result<std::vector<UnpackedFile>> unpack_archive(const std::string& path,
+                                                       const std::string& dest,
+                                                       std::string_view display);
 
 /// A readable message for a libzip error code.
 std::string zip_error_text(int code);

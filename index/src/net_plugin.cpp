@@ -54,12 +54,13 @@ std::string mismatch(const NetPluginTable& t) {
     return fmt::format("plugin ABI {}, this gpulock needs {}", t.abi, here.abi);
   if (t.table_size != here.table_size || t.error_size != here.error_size ||
       t.wheel_size != here.wheel_size || t.request_size != here.request_size ||
-      t.response_size != here.response_size || t.options_size != here.options_size) {
+      t.response_size != here.response_size || t.options_size != here.options_size ||
+      t.unpacked_size != here.unpacked_size) {
     return "built from another version of gpulock (type layouts differ)";
   }
   if (!t.make_transport || !t.metadata_from_file || !t.metadata_via_ranges ||
-      !t.metadata_from_buffer || !t.sha256_new || !t.sha256_update || !t.sha256_finish ||
-      !t.sha256_free) {
+      !t.metadata_from_buffer || !t.unpack_archive || !t.sha256_new || !t.sha256_update ||
+      !t.sha256_finish || !t.sha256_free) {
     return "incomplete function table";
   }
   return {};

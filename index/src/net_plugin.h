@@ -22,6 +22,7 @@
 
 #include "gpulock/core/error.h"
 #include "gpulock/core/filename.h"
+#include "gpulock/index/wheel.h"
 
 #include "remote_zip.h"
 #include "transport.h"
@@ -29,7 +30,7 @@
 namespace gpulock::index::detail {
 
 /// Bump when the table or any type crossing it changes.
-inline constexpr std::uint32_t kNetPluginAbi = 1;
+inline constexpr std::uint32_t kNetPluginAbi = 2;
 
 /// The file name searched for (see load_net_plugin()).
 inline constexpr std::string_view kNetPluginFile = "libgpulock-net.so";
@@ -46,6 +47,7 @@ struct NetPluginTable {
   std::uint32_t request_size = sizeof(HttpRequest);
   std::uint32_t response_size = sizeof(HttpResponse);
   std::uint32_t options_size = sizeof(TransportOptions);
+  std::uint32_t unpacked_size = sizeof(UnpackedFile);
 
   // libcurl (curl_transport.cpp).
   std::unique_ptr<Transport> (*make_transport)(const TransportOptions& options) = nullptr;
@@ -62,6 +64,10 @@ struct NetPluginTable {
   core::Result<std::string> (*metadata_from_buffer)(std::string_view data,
                                                     const core::WheelFilename* expected,
                                                     std::string_view display) = nullptr;
+  /// index::unpack_wheel's work (zip_extract.cpp).
+  core::Result<std::vector<UnpackedFile>> (*unpack_archive)(const std::string& path,
+                                                            const std::string& dest,
+                                                            std::string_view display) = nullptr;
 
   // libcrypto EVP SHA-256: an opaque context.
   void* (*sha256_new)() = nullptr;

@@ -48,6 +48,7 @@ const detail::NetPluginTable kTable = [] {
   t.metadata_from_file = &metadata_from_file;
   t.metadata_via_ranges = &metadata_via_ranges;
   t.metadata_from_buffer = &metadata_from_buffer;
+  t.unpack_archive = &unpack_archive;
   t.sha256_new = &sha256_new;
   t.sha256_update = &sha256_update;
   t.sha256_finish = &sha256_finish;

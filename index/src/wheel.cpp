@@ -35,6 +35,15 @@ core::Result<std::string> read_wheel_metadata(const std::string& path,
   return text;
 }
 
+core::Result<std::vector<UnpackedFile>> unpack_wheel(const std::string& path,
+                                                     const std::string& dest,
+                                                     std::string_view display) {
+  std::string where = display.empty() ? path : std::string(display);
+  auto plugin = detail::load_net_plugin();
+  if (!plugin) return std::unexpected(plugin.error());
+  return (*plugin)->unpack_archive(path, dest, where);
+}
+
 core::Status check_metadata_matches(std::string_view metadata, const core::WheelFilename& wheel,
                                     std::string_view where) {
   std::string_view name, version;

@@ -356,13 +356,14 @@ TEST_CASE("the real cuDNN 9 of the CUDA toolkit: versions, sub-libraries, no GPU
   check_golden("real_cudnn.json", c.normalize(json.out));
 }
 
-// ----- 2. gpulock install with real pip -----
+// ----- 2. gpulock install --installer pip (real pip) -----
 
 TEST_CASE("gpulock install: cu124 lock into a fresh venv, verdict OK", "[envprobe][cli][install]") {
   Case c;
   c.fresh_venv();
   c.write_lock(kCu124, kCu124Gpu);
-  Run r = c.gpulock({"install", "--lock", c.lock.string(), "--python", c.python().string()});
+  Run r = c.gpulock({"install", "--installer", "pip", "--lock", c.lock.string(), "--python",
+                     c.python().string()});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   // pip's own output streamed through, then the probe's report.
@@ -390,8 +391,8 @@ TEST_CASE("gpulock install: cu130 lock (nvidia/cu13/lib, cuDNN 9.20 without tens
   Case c;
   c.fresh_venv();
   c.write_lock(kCu130, kCu130Gpu);
-  Run r =
-      c.gpulock({"install", "--lock", c.lock.string(), "--python", c.python().string(), "--json"});
+  Run r = c.gpulock({"install", "--installer", "pip", "--lock", c.lock.string(), "--python",
+                     c.python().string(), "--json"});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK(r.err.find("Successfully installed") != std::string::npos);  // --json: pip to stderr
@@ -414,7 +415,8 @@ TEST_CASE("gpulock install: a hash mismatch pip reports is exit 4 (issue 17)",
   text = std::regex_replace(text, std::regex("sha256 = \"[0-9a-f]{64}\""),
                             "sha256 = \"" + std::string(64, '0') + "\"");
   std::ofstream(c.lock) << text;
-  Run r = c.gpulock({"install", "--lock", c.lock.string(), "--python", c.python().string()});
+  Run r = c.gpulock({"install", "--installer", "pip", "--lock", c.lock.string(), "--python",
+                     c.python().string()});
   INFO(r.out << r.err);
   CHECK(r.status == 4);  // a hash mismatch, whatever pip's own exit status (README: exit codes)
   CHECK(r.err.find("THESE PACKAGES DO NOT MATCH THE HASHES") != std::string::npos);
@@ -434,8 +436,8 @@ TEST_CASE("gpulock install: a hash mismatch pip reports is exit 4 (issue 17)",
                               "gpulock-install-XXXXXX");
   };
   check_golden("install_pip_fails.txt", own_lines(r.err));
-  Run json =
-      c.gpulock({"install", "--lock", c.lock.string(), "--python", c.python().string(), "--json"});
+  Run json = c.gpulock({"install", "--installer", "pip", "--lock", c.lock.string(), "--python",
+                        c.python().string(), "--json"});
   CHECK(json.status == 4);
   CHECK(json.out.empty());
   CHECK(own_lines(json.err) == own_lines(r.err));
@@ -472,7 +474,8 @@ TEST_CASE("gpulock install: pip's argv, the requirements file, and pip's own exi
                                 "exec '" +
                                 c.python().string() + "' \"$@\"\n");
   fs::permissions(wrapper, fs::perms(0755));
-  Run r = c.gpulock({"install", "--lock", c.lock.string(), "--python", wrapper.string()});
+  Run r = c.gpulock(
+      {"install", "--installer", "pip", "--lock", c.lock.string(), "--python", wrapper.string()});
   INFO(r.out << r.err);
   CHECK(r.status == 23);
   CHECK(r.err.find("error: pip install failed with exit code 23 (" + wrapper.string() +

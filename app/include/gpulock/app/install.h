@@ -15,19 +15,34 @@
 #include "gpulock/app/probe_env.h"
 #include "gpulock/core/error.h"
 #include "gpulock/index/client.h"
+#include "gpulock/sys/link_file.h"
 
 namespace gpulock::app {
 
+/// `--installer`: gpulock's own (a sync, app/install_sync.h) or pip (`pip install --no-deps
+/// --require-hashes -r`, this header).
+enum class Installer { Native, Pip };
+
 struct InstallRequest {
   std::string lock = "pylock.toml";  ///< --lock
-  std::string python;                ///< --python; empty: default_python("")
-  bool probe = true;                 ///< false: --no-probe
+  Installer installer = Installer::Native;
+  /// --venv DIR: this virtual environment, created when missing. Native only.
+  std::string venv;
+  bool system = false;     ///< --system: allow a non-venv interpreter; nothing is removed
+  bool exact = false;      ///< --exact: remove tool packages (pip, setuptools, wheel) too
+  bool no_remove = false;  ///< --no-remove: keep what the lock does not name
+  bool dry_run = false;    ///< --dry-run: the plan only
+  sys::LinkMode link_mode = sys::LinkMode::Hardlink;  ///< --link-mode
+  unsigned jobs = 8;                                  ///< parallel downloads
+  std::string python;                                 ///< --python; empty: default_python("")
+  bool probe = true;                                  ///< false: --no-probe
   /// --mirror LOC (a mirror's URL or directory, app/mirror.h): every locked file with a sha256
   /// is taken from the mirror's store by its hash. pip still checks every hash.
   std::string mirror;
   /// --mirror-fallback LOC: a file whose URL in the lock answers 404/410 is taken from LOC.
   std::string mirror_fallback;
-  /// For asking whether the lock's URLs are still there (--mirror-fallback).
+  /// For asking whether the lock's URLs are still there (--mirror-fallback), and the native
+  /// installer's downloads and cache (`cache_dir`).
   index::ClientOptions client;
   /// Passed to the probe after pip (its `python` and `lock` are set from the fields above).
   ProbeRequest probe_request;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpulock/core/error.h"
 #include "gpulock/core/filename.h"
@@ -24,6 +25,24 @@ inline constexpr std::uint64_t kMaxMetadataBytes = 10u * 1024u * 1024u;
 [[nodiscard]] core::Result<std::string> read_wheel_metadata(
     const std::string& path, const core::WheelFilename* expected = nullptr,
     std::string_view display = {});
+
+/// One file unpacked from a wheel (unpack_wheel).
+struct UnpackedFile {
+  std::string path;  ///< the archive name, '/'-separated, relative to the destination
+  std::uint64_t size = 0;
+  bool executable = false;  ///< the entry's Unix mode has an execute bit (pip gives it +x)
+};
+
+/// Unpacks every file of the wheel at `path` into the directory `dest` (created; it should be
+/// empty), as pip does (PEP 427 §Installing a wheel, step 1: the archive's tree as it is): a
+/// file with an execute bit in its Unix mode gets 0777 minus the umask, others 0666 minus the
+/// umask; directory entries only create directories. Errors: Io (cannot open, cannot write under
+/// `dest`), InvalidInput (not a zip; an entry whose name is absolute, has a `..` component, a
+/// backslash or a NUL; a zip bomb: an entry that declares or inflates beyond what its compressed
+/// bytes can hold). `display` names the wheel in errors (defaults to `path`).
+[[nodiscard]] core::Result<std::vector<UnpackedFile>> unpack_wheel(const std::string& path,
+                                                                   const std::string& dest,
+                                                                   std::string_view display = {});
 
 /// Checks that METADATA's `Name` and `Version` headers match the wheel filename (names compared
 /// after PEP 503 normalization, versions as PEP 440 versions; a METADATA version equal to the

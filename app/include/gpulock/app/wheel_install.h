@@ -1,0 +1,71 @@
+#pragma once
+/// @file
+/// The native wheel installer (issue 25): one wheel, already unpacked (the shared cache,
+/// app/wheel_cache.h), installed into an environment as the binary distribution format
+/// specification says (PEP 427 §Installing a wheel) and as pip 26 does where it is silent:
+/// the root into purelib or platlib (`Root-Is-Purelib`), `<name>.data/<scheme>/` into the
+/// scheme's directory, `#!python` in `.data/scripts` rewritten to the interpreter, console and
+/// GUI entry points written as pip's launchers, `RECORD` rewritten with the installed paths and
+/// the generated files, `INSTALLER`, `REQUESTED` and `direct_url.json` (PEP 610). Files from
+/// the cache are linked (sys/link_file.h); every file gpulock writes or rewrites is a new file,
+/// so the cache is never written through a link. Removal (`remove_distribution`) follows the
+/// distribution's RECORD, as `pip uninstall` does.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpulock/core/error.h"
+#include "gpulock/core/filename.h"
+#include "gpulock/sys/link_file.h"
+
+namespace gpulock::app {
+
+/// Where an environment's files go (the target interpreter's sysconfig paths).
+struct InstallScheme {
+  std::filesystem::path prefix;   ///< sys.prefix; nothing outside it is ever removed
+  std::filesystem::path purelib;  ///< site-packages
+  std::filesystem::path platlib;
+  std::filesystem::path scripts;  ///< bin/
+  std::filesystem::path data;     ///< the prefix
+  /// Headers go to `<headers>/<project name>` (pip's venv scheme: include/site/pythonX.Y).
+  std::filesystem::path headers;
+  std::string python;     ///< the interpreter written in launchers' shebangs
+  std::string python_xy;  ///< "3.11": pip's versioned pip3.11 launcher
+};
+
+struct WheelInstallOptions {
+  sys::LinkMode link_mode = sys::LinkMode::Hardlink;
+  bool requested = false;                      ///< write REQUESTED (a root of the lock)
+  std::optional<std::string> direct_url_json;  ///< written as direct_url.json when given
+};
+
+struct InstalledWheel {
+  std::filesystem::path dist_info;
+  std::size_t files = 0;             ///< rows in the new RECORD
+  std::vector<std::string> scripts;  ///< launcher names written into scripts/
+  std::size_t linked = 0;            ///< files linked from the cache (not copied)
+};
+
+/// Installs the wheel unpacked at `unpacked` (the archive's tree as it is). `wheel` names it.
+/// Existing files at the destinations are replaced (unlinked first). Errors: InvalidInput (no
+/// matching .dist-info directory, a `.data` file outside a known scheme, an entry point name
+/// that would leave the scripts directory), Io.
+[[nodiscard]] core::Result<InstalledWheel> install_unpacked_wheel(
+    const std::filesystem::path& unpacked, const core::WheelFilename& wheel,
+    const InstallScheme& scheme, const WheelInstallOptions& options);
+
+struct RemovedDistribution {
+  std::size_t files = 0;
+  std::uint64_t bytes = 0;
+};
+
+/// Removes an installed distribution: every file its RECORD lists (relative to the directory
+/// that holds `dist_info`) that lies inside `scheme.prefix`, the `__pycache__/*.pyc` of its
+/// `.py` files, the `.dist-info` directory, then the directories left empty. Errors:
+/// InvalidInput (no RECORD: pip refuses too), Io.
+[[nodiscard]] core::Result<RemovedDistribution> remove_distribution(
+    const std::filesystem::path& dist_info, const InstallScheme& scheme);
+
+}  // namespace gpulock::app

@@ -1,0 +1,508 @@
+// `gpulock install` as an exact sync (app/install_sync.h): the environment and its scheme, the
+// plan, then the fetch into the cache (every hash checked before anything changes), removals,
+// installs, and the probe.
+#include "gpulock/app/install_sync.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "gpulock/app/venv.h"
+#include "gpulock/app/wheel_cache.h"
+#include "gpulock/core/marker.h"
+#include "gpulock/core/name.h"
+#include "gpulock/core/requirement.h"
+#include "gpulock/core/tags.h"
+#include "gpulock/core/version.h"
+#include "gpulock/index/url.h"
+#include "gpulock/lock/export.h"
+#include "gpulock/lock/lockfile.h"
+#include "gpulock/probe/environment.h"
+#include "gpulock/sys/env.h"
+#include "gpulock/sys/paths.h"
+
+#include "install_internal.h"
+#include "interpreter.h"
+#include "record.h"
+
+namespace gpulock::app {
+namespace fs = std::filesystem;
+namespace {
+
+using core::ErrorCode;
+
+bool same_version(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  auto va = core::Version::parse(a);
+  auto vb = core::Version::parse(b);
+  return va && vb && *va == *vb;
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// The environment to sync: --venv, --python, $VIRTUAL_ENV, else ./.venv (created when missing).
+core::Result<std::string> environment_python(const InstallRequest& request, const lock::Lock& lk,
+                                             const SyncObserver& observer, SyncResult& result) {
+  if (!request.venv.empty() && !request.python.empty())
+    return core::fail(ErrorCode::Usage, "--venv and --python exclude each other");
+  fs::path venv;
+  if (!request.venv.empty()) {
+    venv = request.venv;
+  } else if (!request.python.empty()) {
+    return request.python;
+  } else if (auto v = sys::env_value("VIRTUAL_ENV")) {
+    return (fs::path(*v) / "bin" / "python").string();
+  } else {
+    venv = ".venv";
+  }
+  std::error_code ec;
+  if (fs::exists(venv / "bin" / "python", ec)) return (venv / "bin" / "python").string();
+  if (fs::exists(venv, ec) && !fs::is_empty(venv, ec)) {
+    return core::fail_at(ErrorCode::Usage,
+                         "this directory exists and is not a virtual environment (no bin/python)",
+                         venv.string());
+  }
+  VenvRequest vr;
+  vr.dir = sys::absolute_path(venv);
+  vr.requires_python = lk.requires_python;
+  if (lk.gpulock && lk.gpulock->target) vr.target_python = lk.gpulock->target->python;
+  if (request.dry_run) {
+    // Nothing is created: the plan is made with the interpreter that would make the venv.
+    auto chosen = choose_venv_interpreter(vr);
+    if (!chosen) return std::unexpected(chosen.error());
+    result.would_create_with = chosen->base_python;
+    result.prefix = vr.dir;
+    return chosen->base_python;
+  }
+  auto made = create_venv(vr);
+  if (!made) return std::unexpected(made.error());
+  result.created = true;
+  if (observer.info) {
+    observer.info(fmt::format("created a virtual environment at {} (Python {}, {})", venv.string(),
+                              made->version, made->base_python));
+  }
+  return made->python.string();
+}
+
+InstallScheme scheme_of(const Interpreter& in) {
+  InstallScheme s;
+  auto path = [&](const char* key, const fs::path& fallback) {
+    auto it = in.paths.find(key);
+    return it == in.paths.end() ? fallback : it->second;
+  };
+  s.prefix = in.prefix;
+  s.purelib = path("purelib", in.site_packages.front());
+  s.platlib = path("platlib", s.purelib);
+  s.scripts = path("scripts", in.prefix / "bin");
+  s.data = path("data", in.prefix);
+  s.python_xy = in.markers.python_version;
+  s.headers = in.prefix / "include" / "site" / ("python" + s.python_xy);
+  s.python = in.executable;
+  return s;
+}
+
+// The names the lock's inputs ask for (REQUESTED); empty: every package counts as asked for.
+std::set<std::string> lock_roots(const lock::Lock& lk) {
+  std::set<std::string> out;
+  if (!lk.gpulock || !lk.gpulock->inputs) return out;
+  for (const auto& text : lk.gpulock->inputs->requirements) {
+    if (auto r = core::Requirement::parse(text)) out.insert(core::normalize_name(r->name));
+  }
+  return out;
+}
+
+struct PlanInputs {
+  const lock::Lock& lock;
+  const fs::path lock_dir;
+  const probe::PythonEnvironment& env;
+  const core::Environment& markers;
+  std::optional<std::vector<core::Tag>> tags;
+  const InstallRequest& request;
+};
+
+// The locked package's file: URL, sha256, size, name.
+core::Status locked_file(const PlanInputs& in, const lock::Package& p, SyncItem& item) {
+  lock::ExportOptions options;
+  options.target_tags = in.tags;
+  auto file = lock::direct_url_file(p, options);
+  if (!file) return std::unexpected(file.error());
+  if (*file == nullptr || (!(*file)->url && !(*file)->path)) {
+    return core::fail_at(ErrorCode::InvalidLockfile,
+                         fmt::format("package '{}' has no wheel for this environment", p.name),
+                         in.request.lock);
+  }
+  const lock::FileEntry& f = **file;
+  item.filename = f.filename();
+  if (!core::is_wheel_filename(item.filename)) {
+    return std::unexpected(
+        core::make_error(ErrorCode::InvalidLockfile,
+                         fmt::format("package '{}': {} is not a wheel; the native installer "
+                                     "installs wheels only",
+                                     p.name, item.filename),
+                         in.request.lock)
+            .with_hint("build it into a wheel, or install with --installer pip"));
+  }
+  if (f.url) {
+    item.url = *f.url;
+  } else if (f.path) {
+    fs::path path = *f.path;
+    if (path.is_relative()) path = in.lock_dir / path;
+    item.url = index::path_to_file_url(sys::absolute_path(path).string());
+  }
+  auto sha = f.hashes.find("sha256");
+  if (sha == f.hashes.end()) {
+    return core::fail_at(
+        ErrorCode::InvalidLockfile,
+        fmt::format("package '{}': {} has no sha256 in the lock", p.name, item.filename),
+        in.request.lock);
+  }
+  item.sha256 = sha->second;
+  item.wheel_size = f.size;
+  item.size = f.size.value_or(0);
+  if (!p.index && f.url) {
+    item.direct_url_json = fmt::format(
+        "{{\"archive_info\": {{\"hash\": {}, \"hashes\": {{\"sha256\": {}}}}}, \"url\": {}}}",
+        json_string("sha256=" + item.sha256), json_string(item.sha256), json_string(*f.url));
+  }
+  return {};
+}
+
+// Files of an installed distribution that differ from its RECORD ("" when none).
+std::string record_problem(const probe::InstalledDistribution& d) {
+  auto rows = record::read(d.dist_info);
+  if (!rows) return "it has no RECORD";
+  for (const auto& row : *rows) {
+    if (row.path.empty() || row.hash.empty()) continue;
+    std::string problem = record::verify_file(d.site_packages / fs::path(row.path), row);
+    if (!problem.empty()) return fmt::format("{}: {}", row.path, problem);
+  }
+  return {};
+}
+
+std::uint64_t installed_bytes(const probe::InstalledDistribution& d) {
+  std::uint64_t total = 0;
+  for (const auto& row : record::read(d.dist_info).value_or(std::vector<record::Row>{})) {
+    if (!row.size.empty()) total += std::strtoull(row.size.c_str(), nullptr, 10);
+  }
+  return total;
+}
+
+// Runs `fn(i)` for i in [0, n) on up to `threads` threads.
+template <typename Fn>
+void parallel_for(std::size_t n, std::size_t threads, Fn fn) {
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < n; i = next++)
+      fn(i);
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < std::min(threads, n); ++t)
+    pool.emplace_back(work);
+  work();
+  for (auto& t : pool)
+    t.join();
+}
+
+core::Result<SyncPlan> make_plan(const PlanInputs& in) {
+  SyncPlan plan;
+  const auto roots = lock_roots(in.lock);
+  std::set<std::string> locked;
+  for (const auto& p : in.lock.packages) {
+    if (p.marker) {
+      auto m = core::Marker::parse(*p.marker);
+      if (m && !m->matches(in.markers)) continue;
+    }
+    locked.insert(p.name);
+    SyncItem item;
+    item.name = p.name;
+    item.version = p.version.value_or("");
+    item.requested = roots.empty() || roots.contains(p.name);
+    if (auto s = locked_file(in, p, item); !s) return std::unexpected(s.error());
+    if (const auto* got = in.env.find(p.name)) {
+      item.installed_version = got->version;
+      item.dist_info = got->dist_info;
+      if (!same_version(got->version, item.version)) {
+        item.action = SyncAction::Replace;
+        item.reason = fmt::format("{} -> {}", got->version, item.version);
+      } else {
+        item.action = SyncAction::Unchanged;
+      }
+    }
+    plan.items.push_back(std::move(item));
+  }
+  // Packages already at the locked version: their files against RECORD, in parallel.
+  std::vector<std::size_t> same;
+  for (std::size_t i = 0; i < plan.items.size(); ++i) {
+    if (plan.items[i].action == SyncAction::Unchanged) same.push_back(i);
+  }
+  std::vector<std::string> problems(same.size());
+  parallel_for(same.size(), 4, [&](std::size_t k) {
+    problems[k] = record_problem(*in.env.find(plan.items[same[k]].name));
+  });
+  for (std::size_t k = 0; k < same.size(); ++k) {
+    if (problems[k].empty()) continue;
+    auto& item = plan.items[same[k]];
+    item.action = SyncAction::Replace;
+    item.tampered = true;
+    item.reason = "a file differs from its RECORD (" + problems[k] + ")";
+  }
+  std::set<std::string> seen;
+  for (const auto& d : in.env.distributions) {
+    if (d.name.empty() || locked.contains(d.name) || !seen.insert(d.name).second) continue;
+    SyncItem item;
+    item.name = d.name;
+    item.installed_version = d.version;
+    item.dist_info = d.dist_info;
+    item.size = installed_bytes(d);
+    item.action = SyncAction::Remove;
+    if (in.request.system) {
+      item.action = SyncAction::Keep;
+      item.reason = "--system: nothing is removed from a system Python";
+    } else if (in.request.no_remove) {
+      item.action = SyncAction::Keep;
+      item.reason = "--no-remove";
+    } else if (is_tool_package(d.name) && !in.request.exact) {
+      item.action = SyncAction::Keep;
+      item.reason = "a tool package (--exact removes it)";
+    }
+    plan.items.push_back(std::move(item));
+  }
+  return plan;
+}
+
+// Every wheel to install, in the cache and verified. Stops at the first error.
+core::Result<std::vector<fs::path>> fetch_all(const InstallRequest& request, SyncPlan& plan,
+                                              const SyncObserver& observer, SyncResult& result) {
+  std::vector<SyncItem*> jobs;
+  std::uint64_t expected = 0;
+  for (auto& item : plan.items) {
+    if (item.action == SyncAction::Install || item.action == SyncAction::Replace) {
+      jobs.push_back(&item);
+      expected += item.size;
+    }
+  }
+  std::vector<fs::path> dirs(jobs.size());
+  if (jobs.empty()) return dirs;
+  index::IndexClient client(request.client);
+  const fs::path root = wheel_cache_root(request.client.cache_dir);
+  std::mutex mu;
+  std::optional<core::Error> error;
+  std::size_t done = 0;
+  std::uint64_t bytes = 0;
+  parallel_for(jobs.size(), std::max(1u, request.jobs), [&](std::size_t i) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (error) return;
+    }
+    SyncItem& item = *jobs[i];
+    // A file modified through a hard link is modified in the cache too: fetch it again.
+    if (item.tampered) discard_cached_wheel(root, item.sha256);
+    CachedWheelRequest cr;
+    cr.url = item.url;
+    cr.sha256 = item.sha256;
+    cr.size = item.wheel_size;
+    cr.filename = item.filename;
+    std::uint64_t last = 0;
+    cr.on_bytes = [&](std::uint64_t received) {
+      std::lock_guard<std::mutex> lock(mu);
+      bytes += received - last;
+      last = received;
+      if (observer.progress) observer.progress(done, jobs.size(), bytes, expected);
+    };
+    auto got = cached_wheel(client, root, cr);
+    std::lock_guard<std::mutex> lock(mu);
+    if (!got) {
+      if (!error) error = got.error();
+      client.cancel();
+      return;
+    }
+    dirs[i] = got->dir;
+    ++done;
+    if (got->hit) ++result.cache_hits;
+    if (got->downloaded) {
+      ++result.downloaded;
+      result.downloaded_bytes += got->bytes;
+    }
+    if (observer.progress) observer.progress(done, jobs.size(), bytes, expected);
+  });
+  if (error) return std::unexpected(*error);
+  return dirs;
+}
+
+core::Status apply_plan(const InstallRequest& request, SyncPlan& plan,
+                        const std::vector<fs::path>& dirs, const InstallScheme& scheme,
+                        SyncResult& result) {
+  for (auto& item : plan.items) {
+    if (item.action != SyncAction::Replace && item.action != SyncAction::Remove) continue;
+    std::error_code ec;
+    if (!fs::exists(item.dist_info / "RECORD", ec) && item.action == SyncAction::Replace) {
+      fs::remove_all(item.dist_info, ec);  // files stay; the new wheel's overwrite them
+      continue;
+    }
+    auto removed = remove_distribution(item.dist_info, scheme);
+    if (!removed)
+      return std::unexpected(removed.error().with_context(
+          fmt::format("while removing {} {}", item.name, item.installed_version)));
+  }
+  std::size_t k = 0;
+  for (auto& item : plan.items) {
+    if (item.action != SyncAction::Install && item.action != SyncAction::Replace) continue;
+    const fs::path& dir = dirs[k++];
+    auto wheel = core::WheelFilename::parse(item.filename);
+    if (!wheel) return std::unexpected(wheel.error());
+    WheelInstallOptions options;
+    options.link_mode = request.link_mode;
+    options.requested = item.requested;
+    options.direct_url_json = item.direct_url_json;
+    auto installed = install_unpacked_wheel(dir, *wheel, scheme, options);
+    if (!installed)
+      return std::unexpected(
+          installed.error().with_context(fmt::format("while installing {}", item.filename)));
+    result.linked_files += installed->linked;
+  }
+  return {};
+}
+
+}  // namespace
+
+bool is_tool_package(std::string_view name) {
+  return name == "pip" || name == "setuptools" || name == "wheel";
+}
+
+std::string_view sync_action_name(SyncAction action) {
+  switch (action) {
+    case SyncAction::Install:
+      return "install";
+    case SyncAction::Replace:
+      return "replace";
+    case SyncAction::Remove:
+      return "remove";
+    case SyncAction::Unchanged:
+      return "unchanged";
+    case SyncAction::Keep:
+      return "keep";
+  }
+  return "unchanged";
+}
+
+std::size_t SyncPlan::count(SyncAction a) const {
+  return static_cast<std::size_t>(
+      std::count_if(items.begin(), items.end(), [&](const SyncItem& i) { return i.action == a; }));
+}
+
+std::uint64_t SyncPlan::bytes(SyncAction a) const {
+  std::uint64_t total = 0;
+  for (const auto& i : items) {
+    if (i.action == a) total += i.size;
+  }
+  return total;
+}
+
+core::Result<SyncResult> sync_lock(const InstallRequest& request, const SyncObserver& observer) {
+  SyncResult result;
+  result.lock = request.lock;
+  result.dry_run = request.dry_run;
+  auto file = lock::read_lock_file(request.lock);
+  if (!file) return std::unexpected(file.error());
+  for (const auto& w : file->warnings)
+    result.warnings.push_back(w.message);
+  if (!request.mirror.empty() || !request.mirror_fallback.empty()) {
+    if (auto s = use_mirror(request, file->lock, result.from_mirror); !s)
+      return std::unexpected(s.error());
+  }
+  auto python = environment_python(request, file->lock, observer, result);
+  if (!python) return std::unexpected(python.error());
+  // A venv describes itself; other interpreters are asked (one process start).
+  auto described = read_venv(*python);
+  core::Result<Interpreter> in =
+      described ? core::Result<Interpreter>(std::move(*described)) : ask_interpreter(*python);
+  if (!in) return std::unexpected(in.error());
+  const bool planned_venv = !result.would_create_with.empty();
+  result.python = planned_venv ? (result.prefix / "bin" / "python").string() : *python;
+  if (!planned_venv) result.prefix = in->prefix;
+  result.python_version = in->version;
+  result.system = !planned_venv && in->prefix == in->base_prefix;
+  if (result.system && !request.system) {
+    return std::unexpected(
+        core::make_error(ErrorCode::Usage,
+                         fmt::format("{} is not a virtual environment (sys.prefix is "
+                                     "sys.base_prefix, {})",
+                                     *python, in->prefix.string()),
+                         *python)
+            .with_hint("give --system to install into it anyway (nothing is removed then), or "
+                       "--venv .venv to make a virtual environment"));
+  }
+  const InstallScheme scheme = scheme_of(*in);
+  std::vector<fs::path> sites = {scheme.purelib};
+  if (scheme.platlib != scheme.purelib) sites.push_back(scheme.platlib);
+  std::erase_if(sites, [](const fs::path& p) {
+    std::error_code ec;
+    return !fs::is_directory(p, ec);
+  });
+  probe::PythonEnvironment env;  // a venv still to be made is empty
+  if (!sites.empty() && !planned_venv) {
+    auto scanned = probe::scan_environment(sites);
+    if (!scanned) return std::unexpected(scanned.error());
+    env = std::move(*scanned);
+  }
+
+  std::optional<std::vector<core::Tag>> tags;
+  if (file->lock.gpulock && file->lock.gpulock->target) {
+    const auto& t = *file->lock.gpulock->target;
+    // The lock's wheels are chosen for its target: binary wheels of another Python do not load.
+    if (!t.python.empty() && t.python != in->markers.python_version) {
+      return std::unexpected(
+          core::make_error(ErrorCode::Usage,
+                           fmt::format("the lock is for Python {}; this environment's Python is {}",
+                                       t.python, in->version),
+                           *python)
+              .with_hint(fmt::format("install into a Python {} environment (--venv DIR makes one "
+                                     "with a python{} from PATH), or resolve for Python {}",
+                                     t.python, t.python, in->markers.python_version)));
+    }
+    auto target = core::TagTarget::from_platform_tag(t.python, t.platform);
+    if (!target) {
+      return std::unexpected(
+          target.error().located(request.lock).with_context("while reading [tool.gpulock.target]"));
+    }
+    tags = core::supported_tags(*target);
+  }
+  const fs::path lock_path(request.lock);
+  PlanInputs inputs{
+      file->lock, lock_path.has_parent_path() ? lock_path.parent_path() : fs::path("."),
+      env,        in->markers,
+      tags,       request};
+  auto plan = make_plan(inputs);
+  if (!plan) return std::unexpected(plan.error());
+  result.plan = std::move(*plan);
+  if (request.dry_run) return result;
+
+  auto dirs = fetch_all(request, result.plan, observer, result);
+  if (!dirs) return std::unexpected(dirs.error());
+  if (auto s = apply_plan(request, result.plan, *dirs, scheme, result); !s)
+    return std::unexpected(s.error());
+
+  if (!request.probe) return result;
+  ProbeRequest probe = request.probe_request;
+  probe.python = result.python;
+  probe.site_packages.clear();
+  probe.lock = request.lock;
+  auto report = probe_environment(probe);
+  if (!report) return std::unexpected(report.error());
+  result.probe = std::move(*report);
+  return result;
+}
+
+}  // namespace gpulock::app

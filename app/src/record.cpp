@@ -1,0 +1,134 @@
+#include "record.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "gpulock/index/hash.h"
+
+namespace gpulock::app::record {
+
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.push_back(std::move(cur));
+      cur.clear();
+    } else if (c != '\r') {
+      cur += c;
+    }
+  }
+  out.push_back(std::move(cur));
+  return out;
+}
+
+std::vector<Row> parse(std::string_view text) {
+  std::vector<Row> rows;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string line(text.substr(start, end - start));
+    start = end + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    auto f = csv_fields(line);
+    Row r;
+    r.path = f[0];
+    if (f.size() > 1) r.hash = f[1];
+    if (f.size() > 2) r.size = f[2];
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::optional<std::vector<Row>> read(const std::filesystem::path& dist_info) {
+  std::ifstream in(dist_info / "RECORD", std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str());
+}
+
+namespace {
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+}  // namespace
+
+std::string write(const std::vector<Row>& rows) {
+  std::string out;
+  for (const auto& r : rows)
+    out += fmt::format("{},{},{}\r\n", csv_field(r.path), csv_field(r.hash), csv_field(r.size));
+  return out;
+}
+
+std::string hex_to_urlsafe_b64(std::string_view hex) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::vector<unsigned char> bytes;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    auto nibble = [](char c) -> unsigned {
+      if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
+      if (c >= 'a' && c <= 'f') return static_cast<unsigned>(c - 'a' + 10);
+      if (c >= 'A' && c <= 'F') return static_cast<unsigned>(c - 'A' + 10);
+      return 0;
+    };
+    bytes.push_back(static_cast<unsigned char>(nibble(hex[i]) * 16 + nibble(hex[i + 1])));
+  }
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    unsigned n = (unsigned{bytes[i]} << 16) | (unsigned{bytes[i + 1]} << 8) | bytes[i + 2];
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (bytes.size() - i == 1) {
+    unsigned n = unsigned{bytes[i]} << 16;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+  } else if (bytes.size() - i == 2) {
+    unsigned n = (unsigned{bytes[i]} << 16) | (unsigned{bytes[i + 1]} << 8);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+  }
+  return out;
+}
+
+std::string verify_file(const std::filesystem::path& file, const Row& row) {
+  auto eq = row.hash.find('=');
+  if (eq == std::string::npos || row.hash.substr(0, eq) != "sha256") return {};
+  auto digest = index::sha256_file(file.string());
+  if (!digest) return "missing";
+  if (hex_to_urlsafe_b64(digest->sha256) != row.hash.substr(eq + 1))
+    return "modified (its sha256 is not the one RECORD lists)";
+  if (!row.size.empty() && row.size != std::to_string(digest->size))
+    return fmt::format("size {} is not RECORD's {}", digest->size, row.size);
+  return {};
+}
+
+}  // namespace gpulock::app::record

@@ -1,0 +1,516 @@
+// The native wheel installer (app/wheel_install.h), following pip 26's
+// operations/install/wheel.py rule by rule (tests/install compares the two environments).
+#include "gpulock/app/wheel_install.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include "gpulock/core/name.h"
+#include "gpulock/core/sha256.h"
+#include "gpulock/core/text.h"
+#include "gpulock/index/hash.h"
+
+#include "record.h"
+
+namespace gpulock::app {
+namespace fs = std::filesystem;
+namespace {
+
+using core::ErrorCode;
+
+core::Error io_error(std::string_view what, const fs::path& path, int err) {
+  return core::make_error(ErrorCode::Io, fmt::format("{}: {}", what, std::strerror(err)),
+                          path.string());
+}
+
+core::Error io_error(std::string_view what, const fs::path& path, const std::error_code& ec) {
+  return core::make_error(ErrorCode::Io, fmt::format("{}: {}", what, ec.message()), path.string());
+}
+
+// The process umask, read without changing it (/proc/self/status), else 022.
+mode_t process_umask() {
+  static const mode_t mask = [] {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.starts_with("Umask:"))
+        return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+    }
+    return static_cast<mode_t>(022);
+  }();
+  return mask;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Writes a new file (an existing one, perhaps a link into the cache, is unlinked first).
+core::Status write_new_file(const fs::path& path, std::string_view content, mode_t mode) {
+  ::unlink(path.c_str());
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return std::unexpected(io_error("cannot create", path, errno));
+  const char* p = content.data();
+  std::size_t left = content.size();
+  while (left > 0) {
+    ssize_t w = ::write(fd, p, left);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      int err = errno;
+      ::close(fd);
+      return std::unexpected(io_error("cannot write", path, err));
+    }
+    p += w;
+    left -= static_cast<std::size_t>(w);
+  }
+  if (::fchmod(fd, mode) != 0 || ::close(fd) != 0)
+    return std::unexpected(io_error("cannot write", path, errno));
+  return {};
+}
+
+// "sha256=<b64>" and the size of a text, as RECORD lists a generated file.
+record::Row generated_row(std::string path, std::string_view content) {
+  return {std::move(path), "sha256=" + record::hex_to_urlsafe_b64(core::sha256_hex(content)),
+          std::to_string(content.size())};
+}
+
+// The first `*.dist-info` directory of the unpacked root whose project part is the wheel's.
+core::Result<std::string> find_dist_info(const fs::path& root, const core::WheelFilename& wheel) {
+  std::error_code ec;
+  std::string found;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (!name.ends_with(".dist-info")) continue;
+    std::string project = name.substr(0, name.find('-'));
+    if (core::normalize_name(project) == wheel.name) return name;
+    if (found.empty()) found = name;
+  }
+  if (ec) return std::unexpected(io_error("cannot read the unpacked wheel", root, ec));
+  if (!found.empty()) return found;
+  return std::unexpected(core::make_error(
+      ErrorCode::InvalidInput, fmt::format("the wheel {} has no .dist-info directory", wheel.name),
+      root.string()));
+}
+
+// `[console_scripts]` and `[gui_scripts]` of entry_points.txt: name -> "module:attr".
+struct EntryPoints {
+  std::vector<std::pair<std::string, std::string>> console, gui;
+};
+
+EntryPoints read_entry_points(const fs::path& file) {
+  EntryPoints out;
+  std::istringstream in(read_text(file));
+  std::string line, section;
+  while (std::getline(in, line)) {
+    std::string_view t = core::trim(line, " \t\r");
+    if (t.empty() || t.front() == '#' || t.front() == ';') continue;
+    if (t.front() == '[' && t.back() == ']') {
+      section = std::string(core::trim(t.substr(1, t.size() - 2), " \t"));
+      continue;
+    }
+    auto eq = t.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string name(core::trim(t.substr(0, eq), " \t"));
+    std::string value(core::trim(t.substr(eq + 1), " \t"));
+    if (auto bracket = value.find('['); bracket != std::string::npos)
+      value = std::string(core::trim(std::string_view(value).substr(0, bracket), " \t"));
+    if (section == "console_scripts") out.console.emplace_back(name, value);
+    if (section == "gui_scripts") out.gui.emplace_back(name, value);
+  }
+  return out;
+}
+
+// pip's get_console_script_specs: pip and easy_install get versioned launchers.
+std::vector<std::pair<std::string, std::string>> console_specs(
+    std::vector<std::pair<std::string, std::string>> console, const std::string& xy) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto take = [&](const std::string& name) -> std::optional<std::string> {
+    auto it = std::find_if(console.begin(), console.end(),
+                           [&](const auto& p) { return p.first == name; });
+    if (it == console.end()) return std::nullopt;
+    std::string v = it->second;
+    console.erase(it);
+    return v;
+  };
+  auto drop_versioned = [&](std::string_view base, std::string_view sep) {
+    std::erase_if(console, [&](const auto& p) {
+      std::string_view n = p.first;
+      if (!n.starts_with(base)) return false;
+      n.remove_prefix(base.size());
+      if (n.empty()) return true;
+      if (!sep.empty()) {
+        if (!n.starts_with(sep)) return false;
+        n.remove_prefix(sep.size());
+      }
+      return std::all_of(n.begin(), n.end(),
+                         [](char c) { return (c >= '0' && c <= '9') || c == '.'; }) &&
+             !n.empty() && n.front() != '.';
+    });
+  };
+  if (auto pip = take("pip")) {
+    out.emplace_back("pip", *pip);
+    out.emplace_back("pip" + xy.substr(0, xy.find('.')), *pip);
+    out.emplace_back("pip" + xy, *pip);
+    drop_versioned("pip", "");
+  }
+  if (auto easy = take("easy_install")) {
+    out.emplace_back("easy_install", *easy);
+    out.emplace_back("easy_install-" + xy, *easy);
+    drop_versioned("easy_install", "-");
+  }
+  for (auto& p : console)
+    out.push_back(std::move(p));
+  return out;
+}
+
+// distlib's shebang: simple when short and without spaces, else the /bin/sh trampoline.
+std::string shebang(const std::string& python) {
+  if (python.find(' ') == std::string::npos && python.size() + 3 <= 127)
+    return "#!" + python + "\n";
+  return "#!/bin/sh\n'''exec' " + python + " \"$0\" \"$@\"\n' '''\n";
+}
+
+// PipScriptMaker's launcher for "module:attr.sub".
+core::Result<std::string> launcher(const std::string& name, const std::string& value,
+                                   const std::string& python) {
+  auto colon = value.find(':');
+  if (colon == std::string::npos) {
+    return std::unexpected(core::make_error(
+        ErrorCode::InvalidInput,
+        fmt::format("invalid script entry point: {} = {} - a callable suffix is required", name,
+                    value)));
+  }
+  std::string module(core::trim(std::string_view(value).substr(0, colon), " \t"));
+  std::string func(core::trim(std::string_view(value).substr(colon + 1), " \t"));
+  std::string import_name = func.substr(0, func.find('.'));
+  return shebang(python) +
+         fmt::format(
+             "import sys\nfrom {} import {}\nif __name__ == '__main__':\n"
+             "    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit({}())\n",
+             module, import_name, func);
+}
+
+bool safe_script_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+// setuptools' own wrappers in .data/scripts for an entry point pip generates itself.
+bool is_entrypoint_wrapper(std::string name, const EntryPoints& eps) {
+  auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+  };
+  std::string l = lower(name);
+  if (l.ends_with(".exe") || l.ends_with(".pya")) {
+    name.resize(name.size() - 4);
+  } else if (l.ends_with("-script.py")) {
+    name.resize(name.size() - 10);
+  }
+  auto has = [&](const auto& v) {
+    return std::any_of(v.begin(), v.end(), [&](const auto& p) { return p.first == name; });
+  };
+  return has(eps.console) || has(eps.gui);
+}
+
+std::string record_path(const fs::path& dest, const fs::path& lib_dir) {
+  return dest.lexically_relative(lib_dir).generic_string();
+}
+
+class Installer {
+ public:
+  Installer(const fs::path& unpacked, const core::WheelFilename& wheel, const InstallScheme& scheme,
+            const WheelInstallOptions& options)
+      : root_(unpacked), wheel_(wheel), scheme_(scheme), options_(options) {}
+
+  core::Result<InstalledWheel> run() {
+    auto info = find_dist_info(root_, wheel_);
+    if (!info) return std::unexpected(info.error());
+    info_dir_ = *info;
+    const std::string wheel_meta = read_text(root_ / info_dir_ / "WHEEL");
+    bool purelib = false;
+    std::istringstream in(wheel_meta);
+    for (std::string line; std::getline(in, line);) {
+      auto colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      if (core::iequals(core::trim(std::string_view(line).substr(0, colon), " \t"),
+                        "Root-Is-Purelib")) {
+        purelib =
+            core::iequals(core::trim(std::string_view(line).substr(colon + 1), " \t\r"), "true");
+      }
+    }
+    lib_dir_ = purelib ? scheme_.purelib : scheme_.platlib;
+    eps_ = read_entry_points(root_ / info_dir_ / "entry_points.txt");
+    if (auto s = install_files(); !s) return std::unexpected(s.error());
+    if (auto s = write_scripts(); !s) return std::unexpected(s.error());
+    if (auto s = write_metadata(); !s) return std::unexpected(s.error());
+    result_.dist_info = lib_dir_ / info_dir_;
+    return result_;
+  }
+
+ private:
+  core::Status ensure_dir(const fs::path& dir) {
+    if (made_.contains(dir.native())) return {};
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return std::unexpected(io_error("cannot create the directory", dir, ec));
+    made_.insert(dir.native());
+    return {};
+  }
+
+  // Where an archive path goes; empty: skipped (an entry point wrapper).
+  core::Result<fs::path> destination(const std::string& rel, bool& script) {
+    script = false;
+    const auto slash = rel.find('/');
+    const std::string top = rel.substr(0, slash);
+    if (slash == std::string::npos || !top.ends_with(".data")) return lib_dir_ / rel;
+    const auto second = rel.find('/', slash + 1);
+    if (second == std::string::npos) {
+      return std::unexpected(core::make_error(
+          ErrorCode::InvalidInput,
+          fmt::format("unexpected file in {}: '{}'; .data directory contents should be named "
+                      "like '<scheme key>/<path>'",
+                      wheel_.name, rel)));
+    }
+    const std::string key = rel.substr(slash + 1, second - slash - 1);
+    const std::string sub = rel.substr(second + 1);
+    if (key == "purelib") return scheme_.purelib / sub;
+    if (key == "platlib") return scheme_.platlib / sub;
+    if (key == "headers") return scheme_.headers / wheel_.name / sub;
+    if (key == "data") return scheme_.data / sub;
+    if (key == "scripts") {
+      if (is_entrypoint_wrapper(fs::path(sub).filename().string(), eps_)) return fs::path();
+      script = true;
+      return scheme_.scripts / sub;
+    }
+    return std::unexpected(core::make_error(
+        ErrorCode::InvalidInput,
+        fmt::format("unknown scheme key used in {}: {} (for file '{}'); valid keys are data, "
+                    "headers, platlib, purelib, scripts",
+                    wheel_.name, key, rel)));
+  }
+
+  core::Status install_files() {
+    std::error_code ec;
+    std::vector<std::string> files;
+    for (fs::recursive_directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->is_regular_file(ec))
+        files.push_back(it->path().lexically_relative(root_).generic_string());
+    }
+    if (ec) return std::unexpected(io_error("cannot read the unpacked wheel", root_, ec));
+    std::sort(files.begin(), files.end());
+    const std::string own_record = info_dir_ + "/RECORD";
+    for (const auto& rel : files) {
+      if (rel == own_record) continue;  // rewritten below
+      bool script = false;
+      auto dest = destination(rel, script);
+      if (!dest) return std::unexpected(dest.error());
+      if (dest->empty()) continue;
+      if (auto s = ensure_dir(dest->parent_path()); !s) return s;
+      const fs::path from = root_ / rel;
+      bool changed = false;
+      if (script) {
+        auto s = install_script(from, *dest, changed);
+        if (!s) return s;
+      }
+      if (!changed) {
+        ::unlink(dest->c_str());  // replaced, never written through (pip unlinks too)
+        auto mode = sys::link_file(from, *dest, options_.link_mode);
+        if (!mode) return std::unexpected(mode.error());
+        if (*mode == sys::LinkMode::Hardlink || *mode == sys::LinkMode::Clone ||
+            *mode == sys::LinkMode::Symlink)
+          ++result_.linked;
+      }
+      const std::string rp = record_path(*dest, lib_dir_);
+      installed_[rel] = rp;
+      if (changed) changed_.insert(rp);
+    }
+    return {};
+  }
+
+  // pip's fix_script: `#!python` becomes the interpreter (a new file, so never the cache's).
+  core::Status install_script(const fs::path& from, const fs::path& dest, bool& changed) {
+    std::string text = read_text(from);
+    if (!text.starts_with("#!python")) return {};
+    auto nl = text.find('\n');
+    std::string rest = nl == std::string::npos ? std::string() : text.substr(nl + 1);
+    struct stat st {};
+    ::stat(from.c_str(), &st);
+    changed = true;
+    return write_new_file(dest, "#!" + scheme_.python + "\n" + rest,
+                          (st.st_mode & 0111 ? 0777 : 0666) & ~process_umask());
+  }
+
+  core::Status write_scripts() {
+    auto make = [&](const std::vector<std::pair<std::string, std::string>>& specs) -> core::Status {
+      for (const auto& [name, value] : specs) {
+        if (!safe_script_name(name)) {
+          return std::unexpected(core::make_error(
+              ErrorCode::InvalidInput,
+              fmt::format("invalid script entry point name '{}': the script would be installed "
+                          "outside the scripts directory ({})",
+                          name, scheme_.scripts.string())));
+        }
+        auto text = launcher(name, value, scheme_.python);
+        if (!text) return std::unexpected(text.error());
+        if (auto s = ensure_dir(scheme_.scripts); !s) return s;
+        const fs::path path = scheme_.scripts / name;
+        // distlib's set_mode: the new file's mode plus r-x for everyone.
+        if (auto s = write_new_file(path, *text, ((0666 & ~process_umask()) | 0555) & 07777); !s)
+          return s;
+        generated_.push_back(generated_row(record_path(path, lib_dir_), *text));
+        result_.scripts.push_back(name);
+      }
+      return {};
+    };
+    if (auto s = make(console_specs(eps_.console, scheme_.python_xy)); !s) return s;
+    return make(eps_.gui);
+  }
+
+  core::Status write_metadata() {
+    const fs::path info = lib_dir_ / info_dir_;
+    if (auto s = ensure_dir(info); !s) return s;
+    const mode_t mode = 0666 & ~process_umask();
+    auto generate = [&](const std::string& name, std::string_view content) -> core::Status {
+      if (auto s = write_new_file(info / name, content, mode); !s) return s;
+      generated_.push_back(generated_row(info_dir_ + "/" + name, content));
+      return {};
+    };
+    if (auto s = generate("INSTALLER", "gpulock\n"); !s) return s;
+    if (options_.direct_url_json) {
+      if (auto s = generate("direct_url.json", *options_.direct_url_json); !s) return s;
+    }
+    if (options_.requested) {
+      if (auto s = generate("REQUESTED", ""); !s) return s;
+    }
+    // get_csv_rows_for_installed: the wheel's rows with their installed paths (rehashed when
+    // changed), the generated files, then installed files the wheel's RECORD did not list.
+    std::vector<record::Row> rows;
+    auto old = record::read(root_ / info_dir_);
+    for (auto& row : old.value_or(std::vector<record::Row>{})) {
+      auto it = installed_.find(row.path);
+      if (it != installed_.end()) {
+        row.path = it->second;
+        installed_.erase(it);
+      }
+      if (changed_.contains(row.path)) {
+        auto d = index::sha256_file((lib_dir_ / row.path).string());
+        if (!d) return std::unexpected(d.error());
+        row.hash = "sha256=" + record::hex_to_urlsafe_b64(d->sha256);
+        row.size = std::to_string(d->size);
+      }
+      rows.push_back(std::move(row));
+    }
+    for (auto& g : generated_)
+      rows.push_back(std::move(g));
+    for (const auto& [from, to] : installed_)
+      rows.push_back({to, "", ""});
+    std::sort(rows.begin(), rows.end(), [](const record::Row& a, const record::Row& b) {
+      return std::tie(a.path, a.hash, a.size) < std::tie(b.path, b.hash, b.size);
+    });
+    result_.files = rows.size();
+    return write_new_file(info / "RECORD", record::write(rows), mode);
+  }
+
+  fs::path root_;
+  const core::WheelFilename& wheel_;
+  const InstallScheme& scheme_;
+  const WheelInstallOptions& options_;
+  std::string info_dir_;
+  fs::path lib_dir_;
+  EntryPoints eps_;
+  std::set<std::string> made_;
+  std::map<std::string, std::string> installed_;  // archive path -> RECORD path
+  std::set<std::string> changed_;
+  std::vector<record::Row> generated_;
+  InstalledWheel result_;
+};
+
+bool inside(const fs::path& p, const fs::path& root) {
+  auto rel = p.lexically_relative(root);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+}  // namespace
+
+core::Result<InstalledWheel> install_unpacked_wheel(const fs::path& unpacked,
+                                                    const core::WheelFilename& wheel,
+                                                    const InstallScheme& scheme,
+                                                    const WheelInstallOptions& options) {
+  return Installer(unpacked, wheel, scheme, options).run();
+}
+
+core::Result<RemovedDistribution> remove_distribution(const fs::path& dist_info,
+                                                      const InstallScheme& scheme) {
+  auto rows = record::read(dist_info);
+  if (!rows) {
+    return std::unexpected(
+        core::make_error(ErrorCode::InvalidInput,
+                         "cannot remove this distribution: it has no RECORD file listing its files",
+                         dist_info.string()));
+  }
+  const fs::path site = dist_info.parent_path();
+  const fs::path prefix = scheme.prefix.lexically_normal();
+  RemovedDistribution out;
+  std::set<fs::path> dirs;
+  std::error_code ec;
+  for (const auto& row : *rows) {
+    if (row.path.empty()) continue;
+    const fs::path file = (site / row.path).lexically_normal();
+    if (!inside(file, prefix)) continue;  // never outside the environment
+    struct stat st {};
+    if (::lstat(file.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+      if (::unlink(file.c_str()) != 0 && errno != ENOENT)
+        return std::unexpected(io_error("cannot remove", file, errno));
+      ++out.files;
+      out.bytes += static_cast<std::uint64_t>(st.st_size);
+    }
+    dirs.insert(file.parent_path());
+    if (file.extension() == ".py") {
+      // pip's uninstall removes the compiled files beside each .py.
+      const fs::path cache = file.parent_path() / "__pycache__";
+      const std::string stem = file.stem().string() + ".";
+      std::vector<fs::path> doomed;
+      for (fs::directory_iterator it(cache, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string n = it->path().filename().string();
+        if (n.starts_with(stem) && n.ends_with(".pyc")) doomed.push_back(it->path());
+      }
+      for (const auto& d : doomed)
+        fs::remove(d, ec);
+      ec.clear();
+      dirs.insert(cache);
+    }
+  }
+  fs::remove_all(dist_info, ec);
+  if (ec) return std::unexpected(io_error("cannot remove", dist_info, ec));
+  // The directories left empty, deepest first, never the site-packages or the prefix itself.
+  std::vector<fs::path> order(dirs.begin(), dirs.end());
+  std::sort(order.begin(), order.end(), [](const fs::path& a, const fs::path& b) {
+    return a.native().size() > b.native().size();
+  });
+  for (auto dir : order) {
+    while (inside(dir, prefix) && dir != site && dir != scheme.scripts && dir != scheme.purelib &&
+           dir != scheme.platlib) {
+      if (::rmdir(dir.c_str()) != 0) break;
+      dir = dir.parent_path();
+    }
+  }
+  return out;
+}
+
+}  // namespace gpulock::app

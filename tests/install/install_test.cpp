@@ -1,0 +1,412 @@
+// `gpulock install` with the native installer (issue 25), end to end: sync from empty, from a
+// superset, from another CUDA variant, from a tampered file; a hash mismatch leaves the
+// environment as it was (exit 4); --venv creates a venv without pip; entry points run; the
+// result is what pip 26 makes of the same wheels (files, RECORD), `pip check` is clean and
+// `pip uninstall` works; the probe runs after.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "cli_runner.h"
+#include "test_files.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kExe = GPULOCK_EXE;
+const fs::path kMakeWheels = INSTALL_MAKE_WHEELS;
+const fs::path kWork = INSTALL_WORK_DIR;
+const fs::path kPip = INSTALL_PIP;
+
+using gpulock::test::describe;
+using gpulock::test::Env;
+using gpulock::test::read_file;
+using gpulock::test::TempDir;
+using Run = gpulock::test::RunResult;
+
+// The first executable `name` on the test's own PATH.
+fs::path on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    fs::path p = fs::path(dir) / name;
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  }
+  FAIL("no " << name << " on PATH");
+  return {};
+}
+
+// The real interpreter behind `python3` (pyenv shims resolve through PATH).
+fs::path real_python() {
+  static const fs::path python = [] {
+    Run r = gpulock::test::run_process(
+        {on_path("python3").string(), "-c", "import sys; print(sys.executable)"},
+        {{"PATH", std::getenv("PATH")}, {"HOME", std::getenv("HOME") ? std::getenv("HOME") : "/"}});
+    std::string out = r.out;
+    while (!out.empty() && out.back() == '\n')
+      out.pop_back();
+    return fs::path(out);
+  }();
+  return python;
+}
+
+struct Case {
+  TempDir tmp{(fs::create_directories(kWork), kWork)};
+  fs::path dir = tmp.path();
+  Env env;
+
+  Case() {
+    fs::create_directories(dir / "home");
+    fs::create_directories(dir / "root");
+    fs::create_directories(dir / "bin");
+    fs::create_symlink(real_python(), dir / "bin" / "python3");
+    env = {{"PATH", (dir / "bin").string() + ":/usr/bin:/bin"},
+           {"HOME", (dir / "home").string()},
+           {"TMPDIR", dir.string()},
+           {"NO_COLOR", "1"},
+           {"GPULOCK_CACHE_DIR", (dir / "cache").string()},
+           {"GPULOCK_TEST_ROOT", (dir / "root").string()},
+           {"CUDA_VISIBLE_DEVICES", ""},
+           {"PIP_CONFIG_FILE", "/dev/null"},
+           {"PIP_DISABLE_PIP_VERSION_CHECK", "1"},
+           {"PIP_NO_CACHE_DIR", "1"},
+           {"PYTHONDONTWRITEBYTECODE", "1"}};
+    Run r = run({real_python().string(), kMakeWheels.string(), dir.string()});
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+  }
+
+  Run run(const std::vector<std::string>& argv) const {
+    return gpulock::test::run_process(argv, env, {.cwd = dir, .timeout_s = 120});
+  }
+  Run gpulock(std::vector<std::string> args) const {
+    args.insert(args.begin(), kExe.string());
+    return run(args);
+  }
+  // gpulock install --lock NAME.toml --python VENV/bin/python --no-probe ARGS...
+  Run sync(const std::string& lock, const std::string& venv,
+           const std::vector<std::string>& more = {}) const {
+    std::vector<std::string> args = {
+        "install",   "--lock", (dir / (lock + ".toml")).string(), "--python", python(venv).string(),
+        "--no-probe"};
+    args.insert(args.end(), more.begin(), more.end());
+    return gpulock(args);
+  }
+  Run pip(const std::string& venv, std::vector<std::string> args) const {
+    args.insert(args.begin(),
+                {real_python().string(), kPip.string(), "--python", python(venv).string()});
+    return run(args);
+  }
+  void make_venv(const std::string& name) const {
+    Run r = run({real_python().string(), "-m", "venv", "--without-pip", (dir / name).string()});
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+  }
+  fs::path python(const std::string& venv) const { return dir / venv / "bin" / "python"; }
+  fs::path site(const std::string& venv) const {
+    Run r = run(
+        {python(venv).string(), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});
+    std::string out = r.out;
+    while (!out.empty() && out.back() == '\n')
+      out.pop_back();
+    return out;
+  }
+  // name==version of every distribution importlib.metadata finds in the venv.
+  std::string installed(const std::string& venv) const {
+    Run r = run(
+        {python(venv).string(), "-c",
+         "import importlib.metadata as m\n"
+         "print(' '.join(sorted(d.metadata['Name'].lower().replace('_', '-') + '==' + d.version "
+         "for d in m.distributions())))"});
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    return r.out;
+  }
+  // Every file and link under the venv (relative), except bin/python*, with its mode.
+  std::set<std::string> files(const std::string& venv) const {
+    std::set<std::string> out;
+    const fs::path root = dir / venv;
+    for (fs::recursive_directory_iterator it(root), end; it != end; ++it) {
+      if (it->is_directory() && !it->is_symlink()) continue;
+      std::string rel = it->path().lexically_relative(root).generic_string();
+      auto perms = fs::symlink_status(it->path()).permissions();
+      out.insert(rel + " " + std::to_string(static_cast<unsigned>(perms) & 0777));
+    }
+    return out;
+  }
+};
+
+std::string record_paths(const fs::path& record) {
+  std::string out;
+  std::istringstream in(read_file(record));
+  for (std::string line; std::getline(in, line);)
+    out += line.substr(0, line.find(',')) + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("install: sync from empty matches pip 26's install of the same wheels",
+          "[install][e2e]") {
+  Case c;
+  c.make_venv("native");
+  c.make_venv("pip");
+  Run r = c.sync("base", "native");
+  INFO(describe(r));
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("  install    demo-pkg 1.0 (") != std::string::npos);
+  CHECK(r.out.find("  install    gpuvar 1.0+cu126 (") != std::string::npos);
+  CHECK(r.out.find("2 installed, 0 replaced, 0 removed, 0 unchanged") != std::string::npos);
+  Run p = c.pip("pip", {"install", "--no-deps", "--no-compile", "--no-index", "-q",
+                        (c.dir / "wheels/demo_pkg-1.0-py3-none-any.whl").string(),
+                        (c.dir / "wheels/gpuvar-1.0+cu126-py3-none-any.whl").string()});
+  INFO(describe(p));
+  REQUIRE(p.status == 0);
+  // The same files with the same modes (RECORD, launchers, .data, INSTALLER, REQUESTED,
+  // direct_url.json; the wheel's executable bits).
+  CHECK(c.files("native") == c.files("pip"));
+  // RECORD lists the same paths; the wheel's own files with the same hashes.
+  const std::string rel = "lib/python3.11/site-packages";
+  for (const auto* info : {"demo_pkg-1.0.dist-info", "gpuvar-1.0+cu126.dist-info"}) {
+    fs::path a = c.site("native") / info / "RECORD";
+    fs::path b = c.site("pip") / info / "RECORD";
+    CHECK(record_paths(a) == record_paths(b));
+    CHECK(read_file(a).ends_with("\r\n"));
+  }
+  std::string ra = read_file(c.site("native") / "demo_pkg-1.0.dist-info/RECORD");
+  std::string rb = read_file(c.site("pip") / "demo_pkg-1.0.dist-info/RECORD");
+  auto row = [](const std::string& text, const std::string& path) {
+    auto at = text.find("\n" + path + ",");
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at + 1) - at);
+  };
+  CHECK(!row(ra, "demo_pkg/__init__.py").empty());
+  CHECK(row(ra, "demo_pkg/__init__.py") == row(rb, "demo_pkg/__init__.py"));
+  CHECK(row(ra, "../../../share/demo/readme.txt") == row(rb, "../../../share/demo/readme.txt"));
+  // Launchers: pip's text with this venv's interpreter.
+  std::string launcher = read_file(c.dir / "native/bin/demo");
+  std::string pips = read_file(c.dir / "pip/bin/demo");
+  CHECK(launcher ==
+        gpulock::test::replace_all(pips, (c.dir / "pip").string(), (c.dir / "native").string()));
+  CHECK(read_file(c.dir / "native/bin/demo-script") ==
+        "#!" + c.python("native").string() + "\nprint('script')\n");
+  CHECK(read_file(c.site("native") / "demo_pkg-1.0.dist-info/INSTALLER") == "gpulock\n");
+  // Entry points run; importlib.metadata finds everything; platlib for Root-Is-Purelib false.
+  Run demo = c.run({(c.dir / "native/bin/demo").string()});
+  CHECK(demo.status == 0);
+  CHECK(demo.out == "demo main\n");
+  CHECK(c.run({(c.dir / "native/bin/demo-script").string()}).out == "script\n");
+  CHECK(c.installed("native") == "demo-pkg==1.0 gpuvar==1.0+cu126\n");
+  CHECK(fs::exists(c.dir / "native/include/site/python3.11/demo-pkg/demo.h"));
+  // pip sees a normal install: list, check, uninstall.
+  Run list = c.pip("native", {"list", "--format=freeze"});
+  CHECK(list.out.find("demo_pkg==1.0") != std::string::npos);
+  Run check = c.pip("native", {"check"});
+  INFO(describe(check));
+  CHECK(check.status == 0);
+  Run uninstall = c.pip("native", {"uninstall", "-y", "demo_pkg"});
+  INFO(describe(uninstall));
+  CHECK(uninstall.status == 0);
+  CHECK(!fs::exists(c.dir / "native/bin/demo"));
+  CHECK(!fs::exists(c.site("native") / "demo_pkg"));
+  CHECK(c.installed("native") == "gpuvar==1.0+cu126\n");
+}
+
+TEST_CASE("install: a second sync touches nothing, a second venv comes from the cache",
+          "[install][e2e]") {
+  Case c;
+  c.make_venv("a");
+  c.make_venv("b");
+  REQUIRE(c.sync("base", "a").status == 0);
+  Run again = c.sync("base", "a");
+  INFO(describe(again));
+  CHECK(again.status == 0);
+  CHECK(again.out.find("0 installed, 0 replaced, 0 removed, 2 unchanged") != std::string::npos);
+  Run b = c.sync("base", "b");
+  INFO(describe(b));
+  CHECK(b.out.find("(2 from the cache") != std::string::npos);
+  // Hard links from the cache: the same inode.
+  const fs::path f = "demo_pkg/__init__.py";
+  CHECK(fs::hard_link_count(c.site("b") / f) >= 3);
+  Run copy = c.sync("base", "b", {"--link-mode", "copy", "--exact"});
+  CHECK(copy.status == 0);
+  // cache prune --all empties it; the environments keep working.
+  Run prune = c.gpulock({"cache", "prune", "--all"});
+  INFO(describe(prune));
+  CHECK(prune.status == 0);
+  CHECK(prune.out.starts_with("removed 2 unpacked wheels"));
+  CHECK(c.installed("a") == "demo-pkg==1.0 gpuvar==1.0+cu126\n");
+  Run bad = c.sync("base", "a", {"--link-mode", "sideways"});
+  CHECK(bad.status == 2);
+}
+
+TEST_CASE("install: sync from a superset removes extras, keeps tool packages unless --exact",
+          "[install][e2e]") {
+  Case c;
+  c.make_venv("v");
+  REQUIRE(c.sync("base", "v").status == 0);
+  Run p = c.pip("v", {"install", "--no-deps", "--no-index", "-q",
+                      (c.dir / "wheels/extra_pkg-2.0-py3-none-any.whl").string(),
+                      (c.dir / "wheels/wheel-0.0.1-py3-none-any.whl").string()});
+  REQUIRE(p.status == 0);
+  Run keep = c.sync("base", "v", {"--no-remove"});
+  CHECK(keep.out.find("  keep       extra-pkg 2.0: --no-remove") != std::string::npos);
+  CHECK(c.installed("v") == "demo-pkg==1.0 extra-pkg==2.0 gpuvar==1.0+cu126 wheel==0.0.1\n");
+  Run dry = c.sync("base", "v", {"--dry-run", "--json"});
+  INFO(describe(dry));
+  CHECK(dry.status == 0);
+  CHECK(dry.out.find("\"action\": \"remove\",\n      \"name\": \"extra-pkg\"") !=
+        std::string::npos);
+  CHECK(dry.out.find("\"unchanged\": 2") != std::string::npos);
+  CHECK(dry.out.find("\"schema\": \"gpulock.install-plan/1\"") != std::string::npos);
+  CHECK(c.installed("v") == "demo-pkg==1.0 extra-pkg==2.0 gpuvar==1.0+cu126 wheel==0.0.1\n");
+  Run sync = c.sync("base", "v");
+  INFO(describe(sync));
+  CHECK(sync.out.find("  remove     extra-pkg 2.0 (") != std::string::npos);
+  CHECK(sync.out.find("  keep       wheel 0.0.1: a tool package (--exact removes it)") !=
+        std::string::npos);
+  CHECK(c.installed("v") == "demo-pkg==1.0 gpuvar==1.0+cu126 wheel==0.0.1\n");
+  CHECK(!fs::exists(c.site("v") / "extra_pkg.py"));
+  Run exact = c.sync("base", "v", {"--exact"});
+  CHECK(exact.status == 0);
+  CHECK(c.installed("v") == "demo-pkg==1.0 gpuvar==1.0+cu126\n");
+  CHECK(!fs::exists(c.site("v") / "wheel"));
+}
+
+TEST_CASE("install: another CUDA variant is swapped in place", "[install][e2e]") {
+  Case c;
+  c.make_venv("v");
+  REQUIRE(c.sync("base", "v").status == 0);
+  CHECK(fs::exists(c.site("v") / "gpuvar/lib_cu126.so"));
+  Run r = c.sync("cu130", "v");
+  INFO(describe(r));
+  CHECK(r.status == 0);
+  CHECK(r.out.find("  replace    gpuvar 1.0+cu130 (") != std::string::npos);
+  CHECK(r.out.find("): 1.0+cu126 -> 1.0+cu130\n") != std::string::npos);
+  CHECK(r.out.find("  unchanged  demo-pkg 1.0\n") != std::string::npos);
+  CHECK(c.installed("v") == "demo-pkg==1.0 gpuvar==1.0+cu130\n");
+  CHECK(!fs::exists(c.site("v") / "gpuvar/lib_cu126.so"));
+  CHECK(!fs::exists(c.site("v") / "gpuvar-1.0+cu126.dist-info"));
+  Run variant = c.run({c.python("v").string(), "-c", "import gpuvar; print(gpuvar.VARIANT)"});
+  CHECK(variant.out == "cu130\n");
+}
+
+TEST_CASE("install: a file whose hash differs from RECORD is replaced", "[install][e2e]") {
+  Case c;
+  c.make_venv("v");
+  REQUIRE(c.sync("base", "v").status == 0);
+  // Written in place: through the hard link, the cache's copy changes too.
+  {
+    std::ofstream out(c.site("v") / "demo_pkg/data.txt", std::ios::app);
+    out << "tampered\n";
+  }
+  Run r = c.sync("base", "v");
+  INFO(describe(r));
+  CHECK(r.status == 0);
+  CHECK(r.out.find("  replace    demo-pkg 1.0 (") != std::string::npos);
+  CHECK(r.out.find("a file differs from its RECORD (demo_pkg/data.txt: modified") !=
+        std::string::npos);
+  CHECK(read_file(c.site("v") / "demo_pkg/data.txt") == "hello\n");
+  Run again = c.sync("base", "v");
+  CHECK(again.out.find("2 unchanged") != std::string::npos);
+}
+
+TEST_CASE("install: a wheel whose sha256 is not the lock's leaves the environment as it was",
+          "[install][e2e]") {
+  Case c;
+  c.make_venv("v");
+  REQUIRE(c.sync("base", "v").status == 0);
+  const auto before = c.files("v");
+  Run r = c.sync("bad", "v");
+  INFO(describe(r));
+  CHECK(r.status == 4);
+  CHECK(r.err.starts_with("error: file://"));
+  CHECK(r.err.find(": hash mismatch: the lock says sha256 ") != std::string::npos);
+  CHECK(r.err.find("gpuvar-1.0+cu130-py3-none-any.whl") != std::string::npos);
+  CHECK(r.err.find("hint: the environment was not changed") != std::string::npos);
+  CHECK(c.files("v") == before);
+  CHECK(c.installed("v") == "demo-pkg==1.0 gpuvar==1.0+cu126\n");
+  // A wheel with an entry that would leave the target directory: refused, nothing written.
+  Run evil = c.sync("evil", "v");
+  INFO(describe(evil));
+  CHECK(evil.status == 3);
+  CHECK(evil.err.find("its entry '../../evil.txt' would be written outside") != std::string::npos);
+  CHECK(c.files("v") == before);
+  CHECK(!fs::exists(c.dir / "cache/evil.txt"));
+  CHECK(!fs::exists(c.dir / "evil.txt"));
+  const fs::path partial = c.dir / "cache/wheels-v1/partial";
+  CHECK((!fs::exists(partial) || fs::is_empty(partial)));
+}
+
+TEST_CASE("install: --venv creates a standard venv without pip, ./.venv by default",
+          "[install][e2e]") {
+  Case c;
+  Run dry = c.gpulock({"install", "--lock", (c.dir / "base.toml").string(), "--venv",
+                       (c.dir / "made").string(), "--dry-run"});
+  INFO(describe(dry));
+  CHECK(dry.status == 0);
+  CHECK(dry.out.find(", a new venv made with ") != std::string::npos);
+  CHECK(dry.out.find("2 to install") != std::string::npos);
+  CHECK(!fs::exists(c.dir / "made"));
+  Run r = c.gpulock({"install", "--lock", (c.dir / "base.toml").string(), "--venv",
+                     (c.dir / "made").string(), "--no-probe"});
+  INFO(describe(r));
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("created a virtual environment at " + (c.dir / "made").string()) !=
+        std::string::npos);
+  CHECK(fs::exists(c.dir / "made/pyvenv.cfg"));
+  CHECK(fs::exists(c.dir / "made/bin/activate"));
+  CHECK(!fs::exists(c.dir / "made/bin/pip"));
+  CHECK(c.installed("made") == "demo-pkg==1.0 gpuvar==1.0+cu126\n");
+  CHECK(c.run({(c.dir / "made/bin/demo").string()}).out == "demo main\n");
+  // No --python, no $VIRTUAL_ENV: ./.venv, created.
+  fs::copy_file(c.dir / "base.toml", c.dir / "pylock.toml");
+  Run dot = c.gpulock({"install", "--no-probe"});
+  INFO(describe(dot));
+  CHECK(dot.status == 0);
+  CHECK(c.installed(".venv") == "demo-pkg==1.0 gpuvar==1.0+cu126\n");
+  // An interpreter that is not a venv is refused without --system; --system removes nothing.
+  Run system = c.gpulock({"install", "--python", real_python().string(), "--dry-run"});
+  CHECK(system.status == 2);
+  CHECK(system.err.find("is not a virtual environment") != std::string::npos);
+  Run allowed = c.gpulock({"install", "--python", real_python().string(), "--dry-run", "--system"});
+  INFO(describe(allowed));
+  CHECK(allowed.status == 0);
+  CHECK(allowed.out.find("  remove ") == std::string::npos);
+}
+
+TEST_CASE("install: the probe runs after the sync", "[install][e2e]") {
+  Case c;
+  c.make_venv("v");
+  Run r = c.gpulock(
+      {"install", "--lock", (c.dir / "base.toml").string(), "--python", c.python("v").string()});
+  INFO(describe(r));
+  CHECK(r.status == 0);
+  CHECK(r.out.find("2 installed") != std::string::npos);
+  CHECK(r.out.find("Verdict") != std::string::npos);
+  Run json = c.gpulock({"install", "--lock", (c.dir / "base.toml").string(), "--python",
+                        c.python("v").string(), "--json"});
+  CHECK(json.status == 0);
+  CHECK(json.out.starts_with("{"));
+  CHECK(json.err.find("2 unchanged") != std::string::npos);
+  // A lock for another Python is refused before anything changes.
+  gpulock::test::write_file(c.dir / "py310.toml",
+                            read_file(c.dir / "cu130.toml") +
+                                "\n[tool.gpulock]\nschema = 1\n\n[tool.gpulock.target]\n"
+                                "python = \"3.10\"\nplatform = \"manylinux_2_28_x86_64\"\n");
+  Run other = c.sync("py310", "v");
+  INFO(describe(other));
+  CHECK(other.status == 2);
+  CHECK(other.err.find("the lock is for Python 3.10; this environment's Python is 3.11") !=
+        std::string::npos);
+  CHECK(c.installed("v") == "demo-pkg==1.0 gpuvar==1.0+cu126\n");
+}
