@@ -18,6 +18,7 @@
 #include "command.h"
 #include "exit_codes.h"
 #include "json_writer.h"
+#include "lock_choice.h"
 #include "resolve_flags.h"
 
 namespace gpulock::cli {
@@ -287,19 +288,11 @@ std::optional<int> pick_target_lock(Context& ctx, app::CheckRequest& request) {
   std::error_code ec;
   auto locks = app::lock_files(".");
   if (std::filesystem::exists("pylock.toml", ec) || !locks || locks->empty()) return std::nullopt;
-  auto machine = app::probe_machine(request.machine_flags);
-  if (!machine) return report_error(ctx.term, machine.error());
-  auto python = app::make_target(app::TargetRequest{request.python, {}, {}, {}});
-  auto choice = app::choose_lock(".", *machine, python ? &*python : nullptr);
-  if (!choice) return report_error(ctx.term, choice.error());
-  if (!choice->chosen) {
-    ctx.term.error("no lock fits this machine");
-    std::string text;
-    for (const auto& f : choice->locks)
-      text += fmt::format("  {}: {}\n", f.path, f.why);
-    ctx.term.err(text);
-    return kExitFinding;
-  }
+  auto here = app::choose_lock_here(".", request.machine_flags, request.python);
+  if (!here) return report_error(ctx.term, here.error());
+  warn_python_unasked(ctx.term, *here);
+  const auto* choice = &here->choice;
+  if (!choice->chosen) return report_no_fit(ctx.term, *choice);
   request.lock = *choice->chosen;
   for (const auto& f : choice->locks) {
     if (f.path == *choice->chosen)

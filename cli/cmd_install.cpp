@@ -20,6 +20,7 @@
 #include "command.h"
 #include "exit_codes.h"
 #include "json_writer.h"
+#include "lock_choice.h"
 #include "probe_render.h"
 
 namespace gpulock::cli {
@@ -84,24 +85,19 @@ std::optional<int> pick_lock(Context& ctx, InstallArgs& args) {
     args.lock = path;
     if (!args.print_target) return std::nullopt;
   }
-  auto machine = app::probe_machine(args.machine);
-  if (!machine) return report_error(ctx.term, machine.error());
   // The Python that will run the lock (--python, else python3 on PATH): its version and tags
-  // are compared with each lock's target. One that cannot be asked leaves them uncompared.
-  auto python = app::make_target(app::TargetRequest{args.python, {}, {}, {}});
-  if (!python) {
-    ctx.term.warning(
-        fmt::format("the locks' Python and platform are not compared: {}", python.error().message));
-  }
-  auto choice = app::choose_lock(".", *machine, python ? &*python : nullptr);
-  if (!choice) return report_error(ctx.term, choice.error());
+  // are compared with each lock's target.
+  auto here = app::choose_lock_here(".", args.machine, args.python);
+  if (!here) return report_error(ctx.term, here.error());
+  warn_python_unasked(ctx.term, *here);
+  auto* choice = &here->choice;
   if (!args.target.empty()) choice->chosen = args.lock;
   if (args.print_target && args.json) {
     JsonWriter w;
     w.begin_object();
     w.key("chosen").value(choice->chosen);
     w.field("cpu_fallback", choice->cpu_fallback);
-    w.key("python").value_or_null(python ? python->python_version : std::string());
+    w.key("python").value(here->python);
     w.key("locks").begin_array();
     for (const auto& f : choice->locks) {
       w.begin_object();
@@ -128,13 +124,9 @@ std::optional<int> pick_lock(Context& ctx, InstallArgs& args) {
     return choice->chosen ? kExitSuccess : kExitFinding;
   }
   if (!choice->chosen) {
-    ctx.term.error("no lock fits this machine");
-    std::string text;
-    for (const auto& f : choice->locks)
-      text += fmt::format("  {}: {}\n", f.path, f.why);
-    ctx.term.err(text);
+    const int exit = report_no_fit(ctx.term, *choice);
     ctx.term.hint("resolve a target for this machine, or give --lock or --target");
-    return kExitFinding;
+    return exit;
   }
   if (choice->cpu_fallback) {
     for (const auto& f : choice->locks) {

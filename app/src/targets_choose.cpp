@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/app/machine.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/targets.h"
 #include "gpulock/lock/lockfile.h"
@@ -158,6 +159,24 @@ core::Result<LockChoice> choose_lock(const fs::path& dir, const probe::MachineIn
                                       [](const LockFit& f) { return f.gpu; });
   }
   return choice;
+}
+
+core::Result<HereChoice> choose_lock_here(const fs::path& dir,
+                                          const probe::OverrideFlags& machine_flags,
+                                          const std::string& python) {
+  auto machine = probe_machine(machine_flags);
+  if (!machine) return std::unexpected(machine.error());
+  HereChoice here;
+  auto interpreter = make_target(TargetRequest{python, {}, {}, {}});
+  if (interpreter) {
+    here.python = interpreter->python_version;
+  } else {
+    here.python_unasked = interpreter.error().message;
+  }
+  auto choice = choose_lock(dir, *machine, interpreter ? &*interpreter : nullptr);
+  if (!choice) return std::unexpected(choice.error());
+  here.choice = std::move(*choice);
+  return here;
 }
 
 }  // namespace gpulock::app

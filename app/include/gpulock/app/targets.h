@@ -128,4 +128,16 @@ struct LockChoice {
                                                    const probe::MachineInfo& machine,
                                                    const Target* python = nullptr);
 
+/// choose_lock for this machine: the one `machine` describes (flags, then GPULOCK_*, then
+/// detection) and the interpreter `python` (empty: python3 on PATH). An interpreter that cannot
+/// be asked leaves the locks' Python and platform uncompared, and `python_unasked` says why.
+struct HereChoice {
+  LockChoice choice;
+  std::optional<std::string> python;  ///< the interpreter's X.Y, when it could be asked
+  std::string python_unasked;
+};
+[[nodiscard]] core::Result<HereChoice> choose_lock_here(const std::filesystem::path& dir,
+                                                        const probe::OverrideFlags& machine,
+                                                        const std::string& python);
+
 }  // namespace gpulock::app
