@@ -105,9 +105,22 @@ void explain_shared_dirs(const ResolveRequest& request, const ResolvePlan& plan,
                        [](const resolver::Term& t) { return t.package().name == kCudaMajor; });
   });
   if (!majors) return;
+  // A conflict of the proof: one of its two libraries is in it, and two different packages
+  // require them (not two builds of one package that the solver tried in turn).
+  auto in_tree = [&](std::string_view name) {
+    return std::any_of(tree.nodes.begin(), tree.nodes.end(), [&](const auto& node) {
+      return std::any_of(node.terms.begin(), node.terms.end(),
+                         [&](const resolver::Term& t) { return t.package().name == name; });
+    });
+  };
+  auto base = [](std::string_view who) { return who.substr(0, who.find('[')); };
   auto conflicts = provider.shared_dir_conflicts();
-  if (conflicts.empty()) return;
-  const auto& c = conflicts.front();
+  auto it = std::find_if(conflicts.begin(), conflicts.end(), [&](const SharedDirConflict& x) {
+    return (in_tree(x.first.package) || in_tree(x.second.package)) &&
+           base(x.first.required_by) != base(x.second.required_by);
+  });
+  if (it == conflicts.end()) return;
+  const auto& c = *it;
   auto& lines = result.explanation.lines;
   lines.insert(lines.begin(), shared_dir_text(c));
   auto& brief = result.explanation.brief;

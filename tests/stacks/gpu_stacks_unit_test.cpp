@@ -7,6 +7,8 @@
 
 #include "gpulock/app/gpu_policy.h"
 #include "gpulock/app/gpu_stacks.h"
+#include "gpulock/probe/environment.h"
+#include "gpulock/probe/load_probe.h"
 
 using namespace gpulock;
 using app::GpuContext;
@@ -191,4 +193,38 @@ TEST_CASE("gpu stacks: the shared-directory sentence", "[stacks][words]") {
         "nvidia-cudnn-cu12 (CUDA 12, for jax-cuda12-plugin[with-cuda]) and nvidia-cudnn-cu13 "
         "(CUDA 13, for torch) both install nvidia/cudnn/lib: one CUDA major and one owner per "
         "library directory, so they cannot share an environment.");
+}
+
+TEST_CASE("gpu stacks: the load probe wants one CUDA major among nvidia-* libraries",
+          "[stacks][probe]") {
+  probe::PythonEnvironment env;
+  probe::InstalledDistribution cu12;
+  cu12.name = "nvidia-cudnn-cu12";
+  cu12.version = "9.10.2.21";
+  probe::InstalledDistribution cu13;
+  cu13.name = "nvidia-cudnn-cu13";
+  cu13.version = "9.19.0.56";
+  probe::InstalledDistribution cublas;  // unsuffixed: CUDA 13 by where its files go
+  cublas.name = "nvidia-cublas";
+  cublas.version = "13.1.0.3";
+  cublas.libraries = {"nvidia/cu13/lib/libcublas.so.13"};
+  auto mixed = [](const std::vector<probe::Finding>& findings) -> const probe::Finding* {
+    for (const auto& f : findings) {
+      if (f.id == "mixed-cuda-majors") return &f;
+    }
+    return nullptr;
+  };
+  probe::LoadReport report;
+  env.distributions = {cublas, cu13};
+  CHECK(mixed(probe::assess_load(env, report)) == nullptr);
+  env.distributions = {cublas, cu12, cu13};
+  auto findings = probe::assess_load(env, report);
+  const auto* f = mixed(findings);
+  REQUIRE(f != nullptr);
+  CHECK(f->severity == probe::Severity::Fail);
+  CHECK(f->subject == "nvidia-cublas");
+  CHECK(f->message ==
+        "libraries of two CUDA majors are installed: nvidia-cudnn-cu12 9.10.2.21 (CUDA 12) and "
+        "nvidia-cublas 13.1.0.3 (CUDA 13); wheels of one library from both majors overwrite "
+        "each other's nvidia/<lib>/lib files");
 }

@@ -157,10 +157,11 @@ TEST_CASE("stacks 7: a placeholder dependency", "[stacks][scenario]") {
       "error: no solution: nvidia-cuda-runtime-cu13 is a placeholder (an empty sdist); the CUDA "
       "13 package is nvidia-cuda-runtime, and tensorrt==10.13.3.9 needs "
       "nvidia-cuda-runtime-cu13\n"
-      "  Because tensorrt depends on tensorrt-cu13==10.13.3.9 and tensorrt-cu13 depends on "
-      "tensorrt-cu13-libs==10.13.3.9, tensorrt requires tensorrt-cu13-libs==10.13.3.9.\n"
-      "  And because tensorrt-cu13-libs depends on nvidia-cuda-runtime-cu13, tensorrt requires "
-      "nvidia-cuda-runtime-cu13.\n"
+      "  Because tensorrt==10.13.3.9 depends on tensorrt-cu13==10.13.3.9 and tensorrt-cu13 "
+      "depends on tensorrt-cu13-libs==10.13.3.9, tensorrt==10.13.3.9 requires "
+      "tensorrt-cu13-libs==10.13.3.9.\n"
+      "  And because tensorrt-cu13-libs depends on nvidia-cuda-runtime-cu13, "
+      "tensorrt==10.13.3.9 requires nvidia-cuda-runtime-cu13.\n"
       "  And because nvidia-cuda-runtime-cu13 is a placeholder (an empty sdist); the CUDA 13 "
       "package is nvidia-cuda-runtime and you require tensorrt==10.13.3.9, version solving "
       "failed.\n"
@@ -247,4 +248,26 @@ TEST_CASE("stacks 12: xformers' exact torch pin and its floor", "[stacks][scenar
   std::string lock = expect_lock(with({"xformers==0.0.35", "torch==2.12.0"}));
   CHECK(locked(lock, "xformers") == "0.0.35");
   CHECK(locked(lock, "torch") == "2.12.0");
+}
+
+TEST_CASE("stacks: TensorRT for CUDA 12, a stack added as data only", "[stacks][scenario]") {
+  std::string lock = expect_lock(
+      with({"tensorrt==10.8.0.43"}, {"--driver", "570.86.10", "--gpu-arch", "sm_90", "-q"}));
+  CHECK(locked(lock, "tensorrt-cu12-libs") == "10.8.0.43");
+  CHECK(locked(lock, "nvidia-cuda-runtime-cu12") == "12.8.90");
+  expect_no_solution(
+      with({"tensorrt==10.8.0.43", "torch==2.11.0"}),
+      "error: no solution: nvidia-cudnn-cu13==9.19.0.56 uses CUDA 13 libraries and "
+      "nvidia-cuda-runtime-cu12 uses CUDA 12 libraries\n"
+      "  Because torch==2.11.0 depends on nvidia-cudnn-cu13==9.19.0.56 and "
+      "nvidia-cudnn-cu13==9.19.0.56 uses CUDA 13 libraries, torch==2.11.0 requires CUDA 13 "
+      "libraries.\n"
+      "  And because tensorrt-cu12-libs depends on nvidia-cuda-runtime-cu12 and "
+      "nvidia-cuda-runtime-cu12 uses CUDA 12 libraries, torch==2.11.0 and tensorrt-cu12-libs are "
+      "incompatible.\n"
+      "  And because tensorrt==10.8.0.43 depends on tensorrt-cu12==10.8.0.43 and tensorrt-cu12 "
+      "depends on tensorrt-cu12-libs==10.8.0.43, torch==2.11.0 and tensorrt==10.8.0.43 are "
+      "incompatible.\n"
+      "  And because you require both tensorrt==10.8.0.43 and torch==2.11.0, version solving "
+      "failed.\n");
 }
