@@ -186,8 +186,13 @@ void hint_cuda12_stack(const ResolvePlan& plan, const resolver::DerivationTree& 
   for (const auto& d : plan.requirements) {
     for (const auto& fix : gpu_stacks().major_fixes) {
       if (!requirement_is(d, fix.cuda13)) continue;
-      result.explanation.hints.insert(result.explanation.hints.begin(),
-                                      fmt::format("{}; for CUDA 12 wheels: {}", why, fix.cuda12));
+      auto& hints = result.explanation.hints;
+      // The generic "a newer CUDA build needs a driver >= <next minor's>" would point at a CUDA
+      // 12 driver: this hint names CUDA 13's.
+      std::erase_if(hints, [](const std::string& h) {
+        return h.starts_with("a newer CUDA build needs a driver >= ");
+      });
+      hints.insert(hints.begin(), fmt::format("{}; for CUDA 12 wheels: {}", why, fix.cuda12));
       break;
     }
   }
