@@ -269,3 +269,40 @@ TEST_CASE("stacks: TensorRT for CUDA 12, a stack added as data only", "[stacks][
       "  And because you require both tensorrt==10.8.0.43 and torch==2.11.0, version solving "
       "failed.\n");
 }
+
+TEST_CASE("stacks 4, 5, 6 for ONNX Runtime and CuPy", "[stacks][scenario]") {
+  // ORT 1.26 is a CUDA 12 build (the table's releases by major); torch 2.11.0 is CUDA 13.
+  auto ort = with({"torch==2.11.0", "onnxruntime-gpu[cuda,cudnn]==1.26.0"});
+  expect_no_solution(
+      ort,
+      "error: no solution: nvidia-cudnn-cu12 (CUDA 12, for onnxruntime-gpu[cudnn]) and "
+      "nvidia-cudnn-cu13 (CUDA 13, for torch) both install nvidia/cudnn/lib: one CUDA major and "
+      "one owner per library directory, so they cannot share an environment\n"
+      "  Because torch==2.11.0 depends on nvidia-cudnn-cu13==9.19.0.56 and "
+      "nvidia-cudnn-cu13==9.19.0.56 uses CUDA 13 libraries, torch==2.11.0 requires CUDA 13 "
+      "libraries.\n"
+      "  And because onnxruntime-gpu[cuda]==1.26.0 depends on nvidia-cuda-nvrtc-cu12~=12.0 and "
+      "nvidia-cuda-nvrtc-cu12 uses CUDA 12 libraries, torch==2.11.0 and "
+      "onnxruntime-gpu[cuda]==1.26.0 are incompatible.\n"
+      "  And because you require both torch==2.11.0 and onnxruntime-gpu[cuda]==1.26.0, version "
+      "solving failed.\n"
+      "hint: torch from /whl/cu129: `" +
+          command_of(ort, "--torch-backend cu129") + "` locks torch 2.11.0+cu129\n");
+  expect_no_solution(
+      with({"cupy-cuda13x[ctk]"}, {"--driver", "570.86.10", "--gpu-arch", "sm_90", "-q"}),
+      "error: no solution: cupy-cuda13x needs CUDA >= 13.0 and your driver 570.86.10 supports "
+      "CUDA <= 12.8\n"
+      "  Because cupy-cuda13x needs CUDA >= 13.0 and your driver 570.86.10 supports CUDA <= "
+      "12.8, cupy-cuda13x cannot be used.\n"
+      "  And because you require cupy-cuda13x, version solving failed.\n"
+      "hint: CUDA 13 wheels need a driver >= 580.65.06 and your ceiling is 12.8; for CUDA 12 "
+      "wheels: cupy-cuda12x[ctk]\n");
+  expect_no_solution(
+      with({"cupy-cuda13x"}, {"--driver", "580.65.06", "--gpu-arch", "sm_70", "-q"}),
+      "error: no solution: cupy-cuda13x has no kernels for your GPU's sm_70 (its CUDA 13 build "
+      "carries sm_75, sm_80, sm_86, sm_89, sm_90, sm_100, sm_120+PTX)\n"
+      "  Because you require cupy-cuda13x and cupy-cuda13x has no kernels for your GPU's sm_70 "
+      "(its CUDA 13 build carries sm_75, sm_80, sm_86, sm_89, sm_90, sm_100, sm_120+PTX), "
+      "version solving failed.\n"
+      "hint: CUDA 13 wheels start at sm_75; for CUDA 12 wheels: cupy-cuda12x\n");
+}
