@@ -306,3 +306,27 @@ TEST_CASE("stacks 4, 5, 6 for ONNX Runtime and CuPy", "[stacks][scenario]") {
       "version solving failed.\n"
       "hint: CUDA 13 wheels start at sm_75; for CUDA 12 wheels: cupy-cuda12x\n");
 }
+
+TEST_CASE("stacks 10: a +cu129 vLLM never with a CUDA 13 torch", "[stacks][scenario]") {
+  std::vector<std::string> index = {
+      "--index", "vllm=" + stacks().http_url() + "/vllm/0.23.0/cu129/", "--index-for", "vllm=vllm"};
+  std::vector<std::string> args = {"vllm==0.23.0+cu129"};
+  args.insert(args.end(), index.begin(), index.end());
+  // torch 2.11.0 from PyPI is the CUDA 13 build.
+  expect_no_solution(
+      with(args),
+      "error: no solution: the CUDA 12.9 variant uses CUDA 12 libraries and "
+      "nvidia-cudnn-cu13==9.19.0.56 uses CUDA 13 libraries\n"
+      "  Because the CUDA 12.9 variant uses CUDA 12 libraries and nvidia-cudnn-cu13==9.19.0.56 "
+      "uses CUDA 13 libraries, the CUDA 12.9 variant and nvidia-cudnn-cu13==9.19.0.56 are "
+      "incompatible.\n"
+      "  And because vllm depends on torch==2.11.0 and torch==2.11.0 depends on "
+      "nvidia-cudnn-cu13==9.19.0.56, the CUDA 12.9 variant and vllm are incompatible.\n"
+      "  And because you require vllm==0.23.0+cu129 and vllm is a CUDA 12.9 build, version "
+      "solving failed.\n");
+  // From the variant indexes, the driver would run cu130, but the label asks for cu129.
+  args.insert(args.end(), {"--torch-backend", "auto"});
+  std::string lock = expect_lock(with(args));
+  CHECK(locked(lock, "torch") == "2.11.0+cu129");
+  CHECK(locked(lock, "vllm") == "0.23.0+cu129");
+}
