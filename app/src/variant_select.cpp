@@ -93,20 +93,23 @@ std::optional<CudaVersion> cuda_of_variant_label(std::string_view label) {
   return std::nullopt;
 }
 
-VariantSelection select_variant(const index::VariantsJson& metadata,
-                                const std::vector<std::string>& labels, const GpuContext& machine,
-                                VariantPolicy policy, bool gpu_asked) {
-  VariantSelection out;
-  const auto& ns_order = metadata.namespace_priorities;
-  auto values_of = [&](const std::string& ns,
-                       const std::string& feature) -> std::vector<std::string> {
+namespace {
+
+// One release's metadata judged on one machine: each label's sort keys, or why it cannot be used.
+struct Judge {
+  const index::VariantsJson& metadata;
+  const GpuContext& machine;
+  VariantPolicy policy;
+
+  std::vector<std::string> values_of(const std::string& ns, const std::string& feature) const {
     if (ns == "nvidia") return nvidia_feature_values(feature, machine);
     auto s = metadata.static_properties.find(ns);
     if (s == metadata.static_properties.end()) return {};
     auto f = s->second.find(feature);
     return f == s->second.end() ? std::vector<std::string>{} : f->second;
-  };
-  auto feature_index = [&](const std::string& ns, const std::string& feature) -> std::size_t {
+  }
+
+  std::size_t feature_index(const std::string& ns, const std::string& feature) const {
     if (ns == "nvidia") {
       for (std::size_t i = 0; i < std::size(kNvidiaFeatures); ++i) {
         if (kNvidiaFeatures[i] == feature) return i;
@@ -116,7 +119,71 @@ VariantSelection select_variant(const index::VariantsJson& metadata,
     auto s = metadata.static_properties.find(ns);
     if (s == metadata.static_properties.end()) return 0;
     return static_cast<std::size_t>(std::distance(s->second.begin(), s->second.find(feature)));
-  };
+  }
+
+  // gpulock's policy: kernels for every GPU, and the build's CUDA under the ceiling.
+  std::string policy_problem(const std::string& label,
+                             const index::VariantProperties& props) const {
+    if (policy != VariantPolicy::Gpulock) return {};
+    if (auto nv = props.find("nvidia"); nv != props.end()) {
+      if (auto sm = nv->second.find("sm_arch"); sm != nv->second.end()) {
+        for (const auto& gpu : machine.archs) {
+          if (!sm_runs_on(sm->second, gpu)) {
+            return fmt::format("has no kernels for your GPU's {} (sm_arch {})", gpu.to_string(),
+                               fmt::join(sm->second, ", "));
+          }
+        }
+      }
+    }
+    auto cuda = cuda_of_variant_label(label);
+    if (!cuda || !machine.ceiling ||
+        probe::ceiling_allows(*machine.ceiling, *cuda, machine.compat)) {
+      return {};
+    }
+    return machine.compat == probe::CudaCompat::Strict
+               ? fmt::format(
+                     "was built with CUDA {}, above your driver's CUDA {} (strict ceiling; "
+                     "--cuda-compat minor allows it)",
+                     cuda->to_string(), machine.ceiling->to_string())
+               : fmt::format("was built with CUDA {}, and your driver runs CUDA {}.x",
+                             cuda->to_string(), machine.ceiling->major);
+  }
+
+  // PEP 825: every declared feature needs a compatible value; the keys of its best values.
+  std::string keys_of(const index::VariantProperties& props, std::vector<Key>& keys) const {
+    const auto& ns_order = metadata.namespace_priorities;
+    for (const auto& [ns, features] : props) {
+      auto nsi = static_cast<std::size_t>(
+          std::distance(ns_order.begin(), std::find(ns_order.begin(), ns_order.end(), ns)));
+      for (const auto& [feature, wheel_values] : features) {
+        auto host = values_of(ns, feature);
+        std::optional<std::size_t> best;
+        for (const auto& v : wheel_values) {
+          auto at = std::find(host.begin(), host.end(), v);
+          auto i = static_cast<std::size_t>(at - host.begin());
+          if (at != host.end() && (!best || i < *best)) best = i;
+        }
+        if (!best) {
+          return host.empty()
+                     ? fmt::format("needs {} :: {}, which this machine does not have", ns, feature)
+                     : fmt::format("needs {} :: {} :: {}, which this machine does not support", ns,
+                                   feature, fmt::join(wheel_values, " | "));
+        }
+        keys.emplace_back(nsi, feature_index(ns, feature), *best);
+      }
+    }
+    std::sort(keys.begin(), keys.end());
+    return {};
+  }
+};
+
+}  // namespace
+
+VariantSelection select_variant(const index::VariantsJson& metadata,
+                                const std::vector<std::string>& labels, const GpuContext& machine,
+                                VariantPolicy policy, bool gpu_asked) {
+  VariantSelection out;
+  Judge judge{metadata, machine, policy};
   std::vector<std::pair<std::vector<Key>, std::string>> groups;
   for (const auto& label : labels) {
     if (label == "null") {
@@ -129,60 +196,12 @@ VariantSelection select_variant(const index::VariantsJson& metadata,
       continue;
     }
     std::vector<Key> keys;
-    std::string why;
-    for (const auto& [ns, features] : it->second) {
-      auto nsi = static_cast<std::size_t>(
-          std::distance(ns_order.begin(), std::find(ns_order.begin(), ns_order.end(), ns)));
-      for (const auto& [feature, wheel_values] : features) {
-        auto host = values_of(ns, feature);
-        std::optional<std::size_t> best;
-        for (const auto& v : wheel_values) {
-          auto at = std::find(host.begin(), host.end(), v);
-          if (at != host.end()) {
-            auto i = static_cast<std::size_t>(at - host.begin());
-            if (!best || i < *best) best = i;
-          }
-        }
-        if (!best) {
-          why = host.empty()
-                    ? fmt::format("needs {} :: {}, which this machine does not have", ns, feature)
-                    : fmt::format(
-                          "needs {} :: {} :: {}, which this machine does not "
-                          "support",
-                          ns, feature, fmt::join(wheel_values, " | "));
-          break;
-        }
-        keys.emplace_back(nsi, feature_index(ns, feature), *best);
-      }
-      if (!why.empty()) break;
-      if (policy == VariantPolicy::Gpulock && ns == "nvidia") {
-        if (auto sm = features.find("sm_arch"); sm != features.end()) {
-          for (const auto& gpu : machine.archs) {
-            if (sm_runs_on(sm->second, gpu)) continue;
-            why = fmt::format("has no kernels for your GPU's {} (sm_arch {})", gpu.to_string(),
-                              fmt::join(sm->second, ", "));
-            break;
-          }
-        }
-      }
-      if (!why.empty()) break;
-    }
-    auto cuda = cuda_of_variant_label(label);
-    if (why.empty() && policy == VariantPolicy::Gpulock && cuda && machine.ceiling &&
-        !probe::ceiling_allows(*machine.ceiling, *cuda, machine.compat)) {
-      why = machine.compat == probe::CudaCompat::Strict
-                ? fmt::format(
-                      "was built with CUDA {}, above your driver's CUDA {} (strict ceiling; "
-                      "--cuda-compat minor allows it)",
-                      cuda->to_string(), machine.ceiling->to_string())
-                : fmt::format("was built with CUDA {}, and your driver runs CUDA {}.x",
-                              cuda->to_string(), machine.ceiling->major);
-    }
+    std::string why = judge.keys_of(it->second, keys);
+    if (why.empty()) why = judge.policy_problem(label, it->second);
     if (!why.empty()) {
       out.rejected[label] = std::move(why);
       continue;
     }
-    std::sort(keys.begin(), keys.end());
     groups.emplace_back(std::move(keys), label);
   }
   // PEP 825: lexicographic on the sorted keys; a prefix sorts after the longer list; then label.
@@ -215,7 +234,7 @@ VariantSelection select_variant(const index::VariantsJson& metadata,
   if (!out.chosen.empty() && out.chosen != "null") {
     for (const auto& [ns, features] : metadata.variants.at(out.chosen)) {
       for (const auto& [feature, values] : features) {
-        auto host = values_of(ns, feature);
+        auto host = judge.values_of(ns, feature);
         for (const auto& v : values) {
           if (std::find(host.begin(), host.end(), v) != host.end())
             out.properties.push_back(fmt::format("{} :: {} :: {}", ns, feature, v));
