@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/app/gpu_stacks.h"
 #include "gpulock/core/name.h"
 
 namespace gpulock::app {
@@ -54,27 +55,6 @@ std::optional<CudaVersion> cuda_needed_by_runtime_package(std::string_view name,
 
 namespace {
 
-// CUDA 13's library wheels dropped the `-cuNN` suffix (gpu-stacks.md §6.5: `nvidia-cublas`,
-// `nvidia-cuda-runtime`, ...); these names are CUDA 13 builds whatever their version.
-constexpr std::array<std::string_view, 17> kCuda13UnsuffixedLibraries = {
-    "nvidia-cublas",
-    "nvidia-cuda-cupti",
-    "nvidia-cuda-nvcc",
-    "nvidia-cuda-nvrtc",
-    "nvidia-cuda-runtime",
-    "nvidia-cuda-crt",
-    "nvidia-cufft",
-    "nvidia-cufile",
-    "nvidia-curand",
-    "nvidia-cusolver",
-    "nvidia-cusparse",
-    "nvidia-nvjitlink",
-    "nvidia-nvtx",
-    "nvidia-nvvm",
-    "nvidia-npp",
-    "nvidia-nvjpeg",
-    "nvidia-cuda-sanitizer-api"};
-
 // Libraries whose version is the CUDA release they belong to (so it bounds the minor too).
 constexpr std::array<std::string_view, 4> kCudaVersionedLibraries = {
     "nvidia-cuda-runtime", "nvidia-cuda-nvrtc", "nvidia-nvjitlink", "nvidia-cuda-cupti"};
@@ -110,10 +90,9 @@ std::optional<CudaNeed> cuda_need_of_package(std::string_view name, const core::
   std::string_view base;
   std::optional<std::uint32_t> major = cu_suffix_major(name, base);
   if (!major) {
-    if (std::find(kCuda13UnsuffixedLibraries.begin(), kCuda13UnsuffixedLibraries.end(), name) ==
-        kCuda13UnsuffixedLibraries.end()) {
-      return std::nullopt;
-    }
+    // CUDA 13's library wheels dropped the `-cuNN` suffix (gpu-stacks.md §6.1; the table's
+    // `cuda13-name` rows): these names are CUDA 13 builds whatever their version.
+    if (!gpu_stacks().is_cuda13_name(name)) return std::nullopt;
     base = name;
     major = 13;
   }
@@ -271,6 +250,8 @@ constexpr ArchRow kArchRows[] = {
      "pytorch .ci/manywheel/build_cuda.sh @799d09f2"},
 };
 
+}  // namespace
+
 ArchList parse_arch_list(std::string_view text, std::string_view source) {
   ArchList list;
   list.source = std::string(source);
@@ -280,15 +261,15 @@ ArchList parse_arch_list(std::string_view text, std::string_view source) {
     text = semi == std::string_view::npos ? std::string_view{} : text.substr(semi + 1);
     bool ptx = item.ends_with("+PTX");
     if (ptx) item.remove_suffix(4);
+    bool ptx_only = item.starts_with("PTX:");
+    if (ptx_only) item.remove_prefix(4);
     auto cc = ComputeCapability::parse(item);
-    if (!cc) continue;  // the table is ours; a typo here is caught by the tests
-    list.cubins.push_back(*cc);
-    if (ptx) list.ptx = *cc;
+    if (!cc) continue;  // the tables are ours; a typo here is caught by the tests
+    if (!ptx_only) list.cubins.push_back(*cc);
+    if (ptx || ptx_only) list.ptx = *cc;
   }
   return list;
 }
-
-}  // namespace
 
 std::optional<ArchList> torch_arch_list(const core::Version& torch_version, CudaVersion cuda,
                                         std::string_view machine) {
@@ -332,6 +313,10 @@ std::string describe_arch_list(const ArchList& list) {
     out += cc.to_string();
     if (list.ptx && *list.ptx == cc) out += "+PTX";
   }
+  if (list.ptx &&
+      std::find(list.cubins.begin(), list.cubins.end(), *list.ptx) == list.cubins.end()) {
+    out += (out.empty() ? "PTX " : ", PTX ") + list.ptx->to_string();
+  }
   return out;
 }
 
@@ -372,6 +357,22 @@ ArchList archs_cuda_can_build(CudaVersion cuda) {
   }
   std::sort(list.cubins.begin(), list.cubins.end());
   return list;
+}
+
+}  // namespace gpulock::app
+
+namespace gpulock::app {
+
+std::optional<std::string> placeholder_real_name(std::string_view name,
+                                                 const core::Version& version) {
+  // gpu-stacks.md §6.1: `nvidia-cuda-runtime-cu13` is a deprecated placeholder (an empty 0.0.1
+  // sdist); CUDA 13's runtime is `nvidia-cuda-runtime`. Any `nvidia-<lib>-cu13` at 0.0.x whose
+  // unsuffixed name is a CUDA 13 library is one.
+  if (!name.ends_with("-cu13") || version.release_at(0) != 0 || version.release_at(1) != 0)
+    return std::nullopt;
+  std::string_view base = name.substr(0, name.size() - 5);
+  if (!gpu_stacks().is_cuda13_name(base)) return std::nullopt;
+  return std::string(base);
 }
 
 }  // namespace gpulock::app

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/gpu_policy.h"
+#include "gpulock/app/gpu_stacks.h"
 #include "gpulock/core/specifier.h"
 
 namespace gpulock::app {
@@ -57,12 +58,25 @@ std::optional<resolver::PackageCandidates> GpuPolicy::virtual_candidates(
     }
     return out;
   }
+  if (name.starts_with(kImportPrefix)) {
+    // One version per package that installs the import package (the table's `provides` row).
+    for (const auto& row : gpu_stacks().provides) {
+      if (row.import_name != name.substr(kImportPrefix.size())) continue;
+      for (std::uint64_t k = 1; k <= row.packages.size(); ++k) {
+        std::uint64_t parts[1] = {k};
+        out.candidates.push_back({core::Version::from_release(parts), false, std::nullopt});
+      }
+    }
+    return out;
+  }
   return std::nullopt;
 }
 
 std::optional<resolver::Dependencies> GpuPolicy::virtual_dependencies(
     std::string_view name, const core::Version& version) const {
-  if (name != kCuda && name != kCudaVariant && name != kCudaMajor) return std::nullopt;
+  if (name != kCuda && name != kCudaVariant && name != kCudaMajor &&
+      !name.starts_with(kImportPrefix))
+    return std::nullopt;
   resolver::Dependencies out;
   if (name == kCudaVariant && version.release_at(0) != 0) {
     // A CUDA X.Y variant uses CUDA X libraries: it meets `nvidia-*-cuNN` pins through
@@ -72,14 +86,56 @@ std::optional<resolver::Dependencies> GpuPolicy::virtual_dependencies(
   return out;
 }
 
+namespace {
+
+// The CUDA major of the nvidia-* wheels a wheel requires, when they agree (gpu-stacks.md §6.1:
+// `-cu11`/`-cu12`/`-cu13` suffixes, CUDA 13's unsuffixed names).
+std::optional<std::uint32_t> major_of_required_libraries(
+    std::span<const core::Requirement> requires_dist) {
+  std::optional<std::uint32_t> major;
+  for (const auto& req : requires_dist) {
+    std::string name = req.normalized_name();
+    if (!name.starts_with("nvidia-")) continue;
+    auto need = cuda_need_of_package(name, core::Version{});
+    if (!need) continue;
+    if (major && *major != need->cuda.major) return std::nullopt;
+    major = need->cuda.major;
+  }
+  return major;
+}
+
+std::optional<CoupledBuild> coupled_build(std::string_view package, const core::Version& version) {
+  const auto* row = gpu_stacks().coupled_of(package);
+  if (row == nullptr || !version.has_local()) return std::nullopt;
+  return parse_coupled_label(row->form, version);
+}
+
+}  // namespace
+
 std::optional<CudaNeed> GpuPolicy::cuda_need(std::string_view package, const core::Version& version,
                                              std::span<const core::Requirement> requires_dist) {
+  // In order (issue 23): the local label (`+cu126`; a coupled label `+cu12torch2.8...`,
+  // `+pt211cu128`), the CUDA of its runtime / cuda-toolkit pins (PyPI torch), its name
+  // (`cupy-cuda12x`, `jax-cuda13-plugin`, nvidia-*, cuda-toolkit), the CUDA major of the nvidia-*
+  // wheels it requires, the table of releases by CUDA major (onnxruntime-gpu).
   BuildLabel build = classify_build(version);
   if (build.cuda) return CudaNeed{*build.cuda, true};
+  if (auto coupled = coupled_build(package, version)) {
+    if (coupled->cuda) return CudaNeed{*coupled->cuda, true};
+    return CudaNeed{CudaVersion{coupled->cuda_major, 0}, false};
+  }
   if (build.kind == BuildKind::Unlabeled) {
     if (auto from_pins = cuda_from_dependencies(requires_dist)) return CudaNeed{*from_pins, true};
   }
-  return cuda_need_of_package(package, version);
+  const auto& stacks = gpu_stacks();
+  if (auto major = stacks.major_by_name(package)) return CudaNeed{CudaVersion{*major, 0}, false};
+  if (auto own = cuda_need_of_package(package, version)) return own;
+  if (build.kind != BuildKind::Unlabeled) return std::nullopt;
+  if (auto major = major_of_required_libraries(requires_dist))
+    return CudaNeed{CudaVersion{*major, 0}, false};
+  if (auto major = stacks.major_by_release(package, version))
+    return CudaNeed{CudaVersion{*major, 0}, false};
+  return std::nullopt;
 }
 
 GpuFacts GpuPolicy::facts(const CandidateFacts& candidate) const {
@@ -113,29 +169,76 @@ GpuFacts GpuPolicy::facts(const CandidateFacts& candidate) const {
                             : ">=" + cuda->to_string();
     out.dependencies.push_back(edge(kCuda, floor));
   }
-  // Kernels for every GPU: the arch list of this torch build (by release and CUDA).
-  if (package != "torch" || !cuda || machine_.archs.empty() || machine_.no_gpu) return out;
-  // An unknown list is bounded by what its CUDA can build: SASS for those archs, no PTX.
-  auto list = candidate.arch_list ? candidate.arch_list
-                                  : torch_arch_list(candidate.version, *cuda, platform_machine_);
-  if (!list) {
-    list = archs_cuda_can_build(*cuda);
-    out.warning = fmt::format(
-        "no GPU architecture list is known for torch {} (CUDA {}); assumed: kernels for what CUDA "
-        "{} can build, no PTX",
-        candidate.version.public_version().to_string(), cuda->to_string(), cuda->to_string());
+  // A label naming a torch build (flash-attn `+cu12torch2.8`, PyG `+pt211cu128`, vLLM `+cu129`):
+  // only that torch minor and CUDA variant (or major).
+  if (auto coupled = coupled_build(package, candidate.version)) {
+    if (coupled->torch_release) {
+      out.dependencies.push_back(
+          edge("torch", fmt::format("=={}.{}.*", coupled->torch_release->release_at(0),
+                                    coupled->torch_release->release_at(1))));
+    }
+    if (coupled->cuda) {
+      out.dependencies.push_back(edge(kCudaVariant, "==" + coupled->cuda->to_string()));
+    } else {
+      out.dependencies.push_back(edge(kCudaMajor, fmt::format("=={}", coupled->cuda_major)));
+    }
+  }
+  // One owner per import package (`cupy`): each provider is one version of `__import_cupy`.
+  if (const auto* provides = gpu_stacks().provides_of(package)) {
+    auto at = std::find(provides->packages.begin(), provides->packages.end(), package);
+    out.dependencies.push_back(
+        edge(fmt::format("{}{}", kImportPrefix, provides->import_name),
+             fmt::format("=={}", static_cast<std::size_t>(at - provides->packages.begin()) + 1)));
+  }
+  if (!cuda || machine_.archs.empty() || machine_.no_gpu) return out;
+  // Kernels for every GPU: torch's arch table (by release and CUDA), the stacks table (JAX,
+  // CuPy, flash-attn, TensorFlow, ...), else the CUDA major's floor (CUDA 13: 7.5) for a GPU
+  // package outside the torch family (those follow torch through `__cuda_variant`).
+  std::optional<ArchList> list;
+  if (package == "torch") {
+    // An unknown list is bounded by what its CUDA can build: SASS for those archs, no PTX.
+    list = candidate.arch_list ? candidate.arch_list
+                               : torch_arch_list(candidate.version, *cuda, platform_machine_);
+    if (!list) {
+      list = archs_cuda_can_build(*cuda);
+      out.warning = fmt::format(
+          "no GPU architecture list is known for torch {} (CUDA {}); assumed: kernels for what "
+          "CUDA {} can build, no PTX",
+          candidate.version.public_version().to_string(), cuda->to_string(), cuda->to_string());
+    }
+  } else if (const auto* row = gpu_stacks().archs_of(package, candidate.version, cuda->major)) {
+    list = parse_arch_list(row->list, row->source);
+  } else if (!is_torch_family(package) && !package.starts_with("nvidia-") &&
+             !package.starts_with("cuda-")) {
+    auto floor = gpu_stacks().arch_floor(cuda->major);
+    if (!floor) return out;
+    for (const auto& arch : machine_.archs) {
+      if (!(arch < *floor)) continue;
+      out.unavailable = UnavailableReason{
+          UnavailableKind::GpuArchMissing,
+          fmt::format("has no kernels for your GPU's {} (CUDA {} builds start at {})",
+                      arch.to_string(), cuda->major, floor->to_string()),
+          {{"arch", arch.to_string()}, {"cuda", cuda->to_string()}}};
+      break;
+    }
+    return out;
+  } else {
+    return out;
   }
   out.archs_assumed = list->assumed;
   for (const auto& arch : machine_.archs) {
     if (arch_list_runs_on(*list, arch)) continue;
+    std::string built_for = package == "torch" || out.need->minor_exact
+                                ? fmt::format("CUDA {}", cuda->to_string())
+                                : fmt::format("CUDA {}", cuda->major);
     std::string why =
         list->assumed
             ? fmt::format(
                   "has no kernels for your GPU's {} (no arch list is known for it, and CUDA {} "
                   "cannot build for {})",
                   arch.to_string(), cuda->to_string(), arch.to_string())
-            : fmt::format("has no kernels for your GPU's {} (its CUDA {} build carries {})",
-                          arch.to_string(), cuda->to_string(), describe_arch_list(*list));
+            : fmt::format("has no kernels for your GPU's {} (its {} build carries {})",
+                          arch.to_string(), built_for, describe_arch_list(*list));
     out.unavailable = UnavailableReason{UnavailableKind::GpuArchMissing,
                                         std::move(why),
                                         {{"arch", arch.to_string()}, {"cuda", cuda->to_string()}}};

@@ -74,6 +74,9 @@ std::optional<std::string> GpuPolicy::describe_term(const resolver::Term& term) 
     if (versions.size() == 1) return fmt::format("CUDA {} libraries", versions[0].release_at(0));
     return std::string("one CUDA major version");
   }
+  if (name.starts_with(kImportPrefix)) {
+    return fmt::format("the import package {}", name.substr(kImportPrefix.size()));
+  }
   if (!is_torch_family(name) || !term.positive) return std::nullopt;
   // A single labeled torch-family build reads as its public version: "torch==2.7.1".
   if (versions.size() == 1 && versions[0].has_local()) {
@@ -93,6 +96,11 @@ std::optional<std::string> GpuPolicy::describe_dependency(const resolver::Term& 
                                                           std::string_view depender_text,
                                                           std::string_view dependency_text) const {
   const auto& dep = dependency.package().name;
+  if (dep.starts_with(kImportPrefix)) {
+    // "cupy-cuda12x==14.2.0 installs the import package cupy".
+    return fmt::format("{} installs the import package {}", depender_text,
+                       dep.substr(kImportPrefix.size()));
+  }
   if (dep != kCuda && dep != kCudaVariant && dep != kCudaMajor) return std::nullopt;
   std::string who(depender_text);
   auto versions = depender.versions.versions();
@@ -125,6 +133,18 @@ std::optional<std::string> GpuPolicy::describe_dependency(const resolver::Term& 
                        variants[0].release_at(1));
   }
   return fmt::format("{} needs {}", depender_text, dependency_text);
+}
+
+std::string shared_dir_text(const SharedDirConflict& c) {
+  auto side = [](const SharedDirConflict::Side& s) {
+    return s.required_by.empty() || s.required_by == s.package
+               ? fmt::format("{} (CUDA {})", s.package, s.major)
+               : fmt::format("{} (CUDA {}, for {})", s.package, s.major, s.required_by);
+  };
+  return fmt::format(
+      "{} and {} both install {}: one CUDA major and one owner per library directory, so they "
+      "cannot share an environment.",
+      side(c.first), side(c.second), c.dir);
 }
 
 std::optional<std::string> GpuPolicy::describe_no_versions(const resolver::Term& term) const {

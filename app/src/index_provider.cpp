@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "gpulock/app/command_line.h"
+#include "gpulock/app/gpu_stacks.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/interrupt.h"
@@ -153,12 +154,14 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
     }
     resolver::Dependency d;
     d.name = core::normalize_name(req.name);
+    impl_->note_required_by(d.name, package, extra);
     for (const auto& x : req.extras)
       d.extras.push_back(core::normalize_extra(x));
     d.specifier = req.specifier;
     out.dependencies.push_back(std::move(d));
     included.push_back(req);
   }
+  impl_->requirements_read[candidate_key(package, extra, version)] = out.dependencies;
   if (!extra.empty()) return out;
   entry.requirements = out.dependencies;
 
@@ -178,6 +181,124 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
     out.dependencies.push_back(std::move(d));
   out.unavailable = std::move(gpu.unavailable);
   return learned();
+}
+
+void IndexProvider::Impl::note_required_by(const std::string& dependency, std::string_view depender,
+                                           std::string_view extra) {
+  std::string who = extra.empty() ? std::string(depender) : fmt::format("{}[{}]", depender, extra);
+  auto [it, inserted] = required_by.try_emplace(dependency, who);
+  if (!inserted && it->second.starts_with("nvidia-") && !depender.starts_with("nvidia-"))
+    it->second = std::move(who);
+}
+
+std::string candidate_key(std::string_view package, std::string_view extra,
+                          const core::Version& version) {
+  return extra.empty() ? fmt::format("{} {}", package, version.to_string())
+                       : fmt::format("{}[{}] {}", package, extra, version.to_string());
+}
+
+bool IndexProvider::Impl::disjoint(const resolver::Dependency& a,
+                                   const resolver::Dependency& b) const {
+  auto it = packages.find(a.name);
+  if (it != packages.end() && !it->second.entries.empty()) {
+    return std::none_of(it->second.entries.begin(), it->second.entries.end(), [&](const auto& e) {
+      return a.specifier.contains(e.version, true) && b.specifier.contains(e.version, true);
+    });
+  }
+  return false;
+}
+
+std::optional<std::string> IndexProvider::library_pin_conflict(
+    const resolver::DerivationTree& tree) const {
+  // Two packages, each one version, that require the same library with specifiers no version
+  // meets (issue 23: tensorflow[and-cuda] 2.19's cuDNN pin against torch 2.8's): every library
+  // they disagree on, the cuDNN first.
+  struct Edge {
+    std::string who;  // "tensorflow[and-cuda] 2.19.0"
+    const std::vector<resolver::Dependency>* requirements;
+    bool gpu_stack;  // neither the torch family nor an nvidia-* library
+  };
+  std::map<std::string, std::vector<Edge>, std::less<>> by_dependency;
+  for (const auto& node : tree.nodes) {
+    if (node.kind != resolver::NodeKind::Dependency || node.terms.size() != 2) continue;
+    const auto& depender = node.terms[0];
+    const auto& p = depender.package();
+    auto versions = depender.versions.versions();
+    if (p.is_root || p.is_virtual || versions.size() != 1) continue;
+    auto key = candidate_key(p.name, p.extra, versions[0]);
+    auto read = impl_->requirements_read.find(key);
+    if (read == impl_->requirements_read.end()) continue;
+    std::string who = p.extra.empty()
+                          ? fmt::format("{} {}", p.name, versions[0].to_string())
+                          : fmt::format("{}[{}] {}", p.name, p.extra, versions[0].to_string());
+    by_dependency[node.terms[1].package().name].push_back(
+        {std::move(who), &read->second,
+         !is_torch_family(p.name) && !p.name.starts_with("nvidia-")});
+  }
+  auto spec_of = [](const std::vector<resolver::Dependency>& reqs, std::string_view name) {
+    auto it = std::find_if(reqs.begin(), reqs.end(),
+                           [&](const resolver::Dependency& d) { return d.name == name; });
+    return it == reqs.end() ? nullptr : &*it;
+  };
+  for (const auto& [dep, edges] : by_dependency) {
+    if (!dep.starts_with("nvidia-") && !dep.starts_with("cuda-")) continue;
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      for (std::size_t j = i + 1; j < edges.size(); ++j) {
+        const Edge& a = edges[i];
+        const Edge& b = edges[j];
+        if (!a.gpu_stack && !b.gpu_stack) continue;
+        const auto* da = spec_of(*a.requirements, dep);
+        const auto* db = spec_of(*b.requirements, dep);
+        if (da == nullptr || db == nullptr || !impl_->disjoint(*da, *db)) continue;
+        // Every library both require with disjoint specifiers, the cuDNN first.
+        std::vector<std::pair<const resolver::Dependency*, const resolver::Dependency*>> all;
+        for (const auto& d : *a.requirements) {
+          if (!d.name.starts_with("nvidia-") && !d.name.starts_with("cuda-")) continue;
+          const auto* other = spec_of(*b.requirements, d.name);
+          if (other != nullptr && impl_->disjoint(d, *other)) all.emplace_back(&d, other);
+        }
+        std::stable_partition(all.begin(), all.end(), [](const auto& x) {
+          return x.first->name.starts_with("nvidia-cudnn-");
+        });
+        if (all.empty()) continue;
+        std::string text = fmt::format(
+            "{} and {} need different versions of the same CUDA libraries: {} {} ({}) vs {} ({})",
+            a.who, b.who, all.front().first->name,
+            resolver::specifier_text(all.front().first->specifier), a.who,
+            resolver::specifier_text(all.front().second->specifier), b.who);
+        if (all.size() > 1) {
+          std::vector<std::string> rest;
+          for (std::size_t k = 1; k < all.size(); ++k)
+            rest.push_back(all[k].first->name);
+          text += fmt::format("; they also disagree on {}", fmt::join(rest, ", "));
+        }
+        return text + ".";
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<SharedDirConflict> IndexProvider::shared_dir_conflicts() const {
+  std::vector<SharedDirConflict> out;
+  for (const auto& row : gpu_stacks().shared_dirs) {
+    std::vector<SharedDirConflict::Side> present;
+    for (const auto& name : row.packages) {
+      auto it = impl_->required_by.find(name);
+      if (it == impl_->required_by.end()) continue;
+      auto need = cuda_need_of_package(name, core::Version{});
+      if (!need) continue;
+      present.push_back({name, need->cuda.major, it->second});
+    }
+    for (std::size_t i = 0; i < present.size(); ++i) {
+      for (std::size_t j = i + 1; j < present.size(); ++j) {
+        if (present[i].major == present[j].major) continue;
+        out.push_back({row.dir, present[i], present[j]});
+        i = j = present.size();
+      }
+    }
+  }
+  return out;
 }
 
 bool IndexProvider::should_cancel() {

@@ -192,6 +192,13 @@ auto IndexProvider::Impl::build_entries(
       continue;
     }
     acc.entry.unavailable = unavailable_reason(acc, gpu, target_tag_text());
+    // A 0.0.x placeholder sdist (nvidia-cuda-runtime-cu13): never chosen, and named as one.
+    if (auto real = placeholder_real_name(name, acc.entry.version);
+        real && acc.entry.unavailable->kind == UnavailableKind::OnlySdist) {
+      acc.entry.unavailable->message =
+          fmt::format("is a placeholder (an empty sdist); the CUDA 13 package is {}", *real);
+      state.placeholder_for = *real;
+    }
   }
   state.any_wheel_for_target = any_available;
   state.only_sdists = !any_available && any_sdist && !any_wheel;

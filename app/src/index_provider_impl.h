@@ -65,12 +65,17 @@ struct PackageState {
   bool any_wheel_for_target = false;
   bool only_sdists = false;
   bool only_other_platforms = false;
-  std::size_t pin_from = 0;  // an existing lock's pin was moved to the front from here
+  std::string placeholder_for;  // a 0.0.x placeholder sdist: the real package's name
+  std::size_t pin_from = 0;     // an existing lock's pin was moved to the front from here
 };
 
 struct MetadataState {
   std::optional<core::CoreMetadata> metadata;
 };
+
+/// "torch 2.8.0", "tensorflow[and-cuda] 2.19.0" as keys of Impl::requirements_read.
+[[nodiscard]] std::string candidate_key(std::string_view package, std::string_view extra,
+                                        const core::Version& version);
 
 struct IndexProvider::Impl {
   std::unique_ptr<PageSource> owned_pages;  // the IndexClient adapter, when built over a client
@@ -89,6 +94,14 @@ struct IndexProvider::Impl {
   std::deque<SourceSpec> direct_sources;  // stable addresses: entries point at them
   // package_hints explained the CUDA ceiling (the resolve workflow then tries the fixes).
   mutable bool cuda_hinted = false;
+  // Every requirement read, by name: the first package (with its extra) that required it,
+  // preferring one that is not an nvidia-* library (issue 23: the mixed-major explanation).
+  std::map<std::string, std::string, std::less<>> required_by;
+  // The requirements read, by candidate_key ("tensorflow[and-cuda] 2.19.0"): the explanation of a
+  // library pin conflict lists every library two packages disagree on.
+  std::map<std::string, std::vector<resolver::Dependency>, std::less<>> requirements_read;
+  // No candidate of `a.name` meets both specifiers.
+  [[nodiscard]] bool disjoint(const resolver::Dependency& a, const resolver::Dependency& b) const;
   // Pages of skipped lower-priority sources, fetched by fetch_hint_pages before the explanation
   // is rendered: name -> (source, page) for each page found.
   std::map<std::string, std::vector<std::pair<const SourceSpec*, index::ProjectPagePtr>>,
@@ -110,6 +123,8 @@ struct IndexProvider::Impl {
         gpu(config.gpu, config.target.environment.platform_machine),
         ranker(config.target.supported) {}
 
+  void note_required_by(const std::string& dependency, std::string_view depender,
+                        std::string_view extra);
   void warn(std::string message) const {
     if (warned.insert(message).second) warnings.push_back(std::move(message));
   }

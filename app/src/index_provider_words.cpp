@@ -38,6 +38,8 @@ auto IndexProvider::Impl::first_index_fix(std::string_view name, std::string_vie
 auto IndexProvider::Impl::arch_fixes(std::string_view name, const PackageState& state) const
     -> std::vector<ArchFix> {
   std::vector<ArchFix> out;
+  // Which CUDA builds have kernels is known for the torch family's variants only.
+  if (!is_torch_family(name)) return out;
   std::set<std::string, std::less<>> seen;
   for (const auto& e : state.entries) {
     const auto& u = e.dependencies_unavailable;
@@ -166,7 +168,10 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
   for (const auto& fix : impl_->arch_fixes(package.name, state)) {
     hints.push_back(GpuPolicy::arch_fix_hint(fix.release, fix.arch, fix.builds));
   }
-  if (state.only_sdists) {
+  if (!state.placeholder_for.empty()) {
+    hints.push_back(fmt::format("{} is a placeholder; the CUDA 13 package is {}", package.name,
+                                state.placeholder_for));
+  } else if (state.only_sdists) {
     hints.push_back(
         fmt::format("{} has only source distributions on the index; gpulock does not build sdists",
                     package.name));

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/app/gpu_policy.h"
+#include "gpulock/app/gpu_stacks.h"
 #include "gpulock/core/name.h"
 #include "gpulock/index/url.h"
 
@@ -77,6 +79,147 @@ core::Result<UnknownProjects> unknown_projects(
   return out;
 }
 
+// "jax[cuda12]" -> {"jax", "cuda12"}.
+std::pair<std::string_view, std::string_view> form_parts(std::string_view form) {
+  auto open = form.find('[');
+  if (open == std::string_view::npos) return {form, {}};
+  return {form.substr(0, open), form.substr(open + 1, form.size() - open - 2)};
+}
+
+bool requirement_is(const resolver::Dependency& d, std::string_view form) {
+  auto [name, extra] = form_parts(form);
+  if (d.name != name) return false;
+  if (extra.empty()) return d.extras.empty();
+  return std::find(d.extras.begin(), d.extras.end(), extra) != d.extras.end();
+}
+
+// Issue 23: two CUDA majors' libraries in one directory. The fact leads the explanation, in one
+// sentence naming both packages and the directory; the fixes are the same stack for the other
+// major (the table's `major-fix` rows) and torch from a variant of the other side's major (tried
+// first, dry).
+void explain_shared_dirs(const ResolveRequest& request, const ResolvePlan& plan,
+                         const IndexProvider& provider, const resolver::DerivationTree& tree,
+                         ResolveResult& result) {
+  bool majors = std::any_of(tree.nodes.begin(), tree.nodes.end(), [](const auto& node) {
+    return std::any_of(node.terms.begin(), node.terms.end(),
+                       [](const resolver::Term& t) { return t.package().name == kCudaMajor; });
+  });
+  if (!majors) return;
+  // A conflict of the proof: one of its two libraries is in it, and two different packages
+  // require them (not two builds of one package that the solver tried in turn).
+  auto in_tree = [&](std::string_view name) {
+    return std::any_of(tree.nodes.begin(), tree.nodes.end(), [&](const auto& node) {
+      return std::any_of(node.terms.begin(), node.terms.end(),
+                         [&](const resolver::Term& t) { return t.package().name == name; });
+    });
+  };
+  auto base = [](std::string_view who) { return who.substr(0, who.find('[')); };
+  auto conflicts = provider.shared_dir_conflicts();
+  auto it = std::find_if(conflicts.begin(), conflicts.end(), [&](const SharedDirConflict& x) {
+    return (in_tree(x.first.package) || in_tree(x.second.package)) &&
+           base(x.first.required_by) != base(x.second.required_by);
+  });
+  if (it == conflicts.end()) return;
+  const auto& c = *it;
+  auto& lines = result.explanation.lines;
+  lines.insert(lines.begin(), shared_dir_text(c));
+  auto& brief = result.explanation.brief;
+  brief.insert(brief.begin(), shared_dir_text(c));
+  lead_with_first_line(result.explanation);
+  std::vector<std::string> hints;
+  for (const auto& d : plan.requirements) {
+    for (const auto& fix : gpu_stacks().major_fixes) {
+      bool is12 = requirement_is(d, fix.cuda12), is13 = requirement_is(d, fix.cuda13);
+      if (!is12 && !is13) continue;
+      std::uint32_t other = is12 ? 13 : 12;
+      if (c.first.major != other && c.second.major != other) continue;
+      hints.push_back(fmt::format("for CUDA {} libraries throughout: {}", other,
+                                  is12 ? fix.cuda13 : fix.cuda12));
+      break;
+    }
+    if (d.name != "torch" || request.dry_run) continue;
+    // torch on the other side's major: its variants of that major, newest first.
+    bool torch_first =
+        c.first.required_by.starts_with("torch") || c.first.required_by.starts_with("cuda-toolkit");
+    std::uint32_t major = torch_first ? c.second.major : c.first.major;
+    static constexpr std::string_view kVariants[] = {"cu130", "cu129", "cu128", "cu126"};
+    for (auto backend : kVariants) {
+      if (backend.substr(2, 2) != fmt::format("{}", major)) continue;
+      if (request.torch_backend && request.torch_backend->to_string() == backend) continue;
+      if (auto t = try_command(request, {{"--torch-backend", std::string(backend)}},
+                               focus_of(plan.requirements))) {
+        hints.push_back(fmt::format("torch from /whl/{}: {}", backend, tried_text(*t)));
+        break;
+      }
+    }
+  }
+  auto& h = result.explanation.hints;
+  h.insert(h.begin(), hints.begin(), hints.end());
+}
+
+// Issue 23: a CUDA 13 stack (`jax[cuda13]`, `cupy-cuda13x`) on a driver below CUDA 13 or a GPU
+// below CUDA 13's arch floor: the same stack for CUDA 12 (the table's `major-fix` rows).
+void hint_cuda12_stack(const ResolvePlan& plan, const resolver::DerivationTree& tree,
+                       ResolveResult& result) {
+  bool ceiling = false, arch = false;
+  for (const auto& node : tree.nodes) {
+    if (node.kind == resolver::NodeKind::Unavailable &&
+        node.reason.kind == resolver::UnavailableKind::GpuArchMissing) {
+      arch = true;
+    }
+    for (const auto& t : node.terms)
+      ceiling = ceiling || t.package().name == kCuda;
+  }
+  const auto& ctx = plan.gpu.context;
+  ceiling = ceiling && ctx.ceiling && ctx.ceiling->major < 13 && !ctx.no_gpu;
+  if (!ceiling && !arch) return;
+  std::string why;
+  if (ceiling) {
+    auto driver = probe::min_driver_for_cuda({13, 0}, probe::CudaCompat::Strict);
+    why = fmt::format("CUDA 13 wheels need a driver >= {} and your ceiling is {}",
+                      driver ? driver->to_string() : std::string("580"), ctx.ceiling->to_string());
+  } else {
+    auto floor = gpu_stacks().arch_floor(13);
+    why = fmt::format("CUDA 13 wheels start at {}",
+                      floor ? floor->to_string() : std::string("sm_75"));
+  }
+  for (const auto& d : plan.requirements) {
+    for (const auto& fix : gpu_stacks().major_fixes) {
+      if (!requirement_is(d, fix.cuda13)) continue;
+      auto& hints = result.explanation.hints;
+      // The generic "a newer CUDA build needs a driver >= <next minor's>" would point at a CUDA
+      // 12 driver: this hint names CUDA 13's.
+      std::erase_if(hints, [](const std::string& h) {
+        return h.starts_with("a newer CUDA build needs a driver >= ");
+      });
+      hints.insert(hints.begin(), fmt::format("{}; for CUDA 12 wheels: {}", why, fix.cuda12));
+      break;
+    }
+  }
+}
+
+// Issue 23: two packages that install one import package (`cupy-cuda12x`, `cupy-cuda13x`): one
+// sentence naming both leads the explanation.
+std::optional<std::string> import_package_conflict(const resolver::DerivationTree& tree) {
+  for (const auto& node : tree.nodes) {
+    if (node.kind != resolver::NodeKind::Derived || node.terms.size() != 2) continue;
+    // {cupy-cuda12x, cupy-cuda13x}: derived from their two `__import_cupy` edges.
+    const auto& c1 = tree.nodes[node.cause1];
+    const auto& c2 = tree.nodes[node.cause2];
+    if (c1.kind != resolver::NodeKind::Dependency || c2.kind != resolver::NodeKind::Dependency ||
+        c1.terms.size() != 2 || c2.terms.size() != 2) {
+      continue;
+    }
+    const auto& import = c1.terms[1].package().name;
+    if (!import.starts_with(kImportPrefix) || c2.terms[1].package().name != import) continue;
+    return fmt::format(
+        "{} and {} both provide the import package `{}`, and only one of them can be installed",
+        c1.terms[0].package().display_name(), c2.terms[0].package().display_name(),
+        import.substr(kImportPrefix.size()));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 core::Status explain_no_solution(const ResolveRequest& request, const ResolvePlan& plan,
@@ -93,6 +236,18 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
     }
   }
   result.explanation = resolver::report(failure, provider);
+  explain_shared_dirs(request, plan, provider, failure.tree, result);
+  hint_cuda12_stack(plan, failure.tree, result);
+  if (auto import = import_package_conflict(failure.tree)) {
+    result.explanation.lines.insert(result.explanation.lines.begin(), *import);
+    result.explanation.brief.insert(result.explanation.brief.begin(), *import);
+    lead_with_first_line(result.explanation);
+  }
+  if (auto pins = provider.library_pin_conflict(failure.tree)) {
+    result.explanation.lines.insert(result.explanation.lines.begin(), *pins);
+    result.explanation.brief.insert(result.explanation.brief.begin(), *pins);
+    lead_with_first_line(result.explanation);
+  }
   // Builds above the ceiling that the explanation names: the driver the lowest one needs.
   for (const auto& d : plan.requirements) {
     bool mentioned = std::any_of(result.explanation.lines.begin(), result.explanation.lines.end(),

@@ -2,6 +2,7 @@
 // Assessment for each kind of finding, called in the order the findings are reported.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <system_error>
 
@@ -111,7 +112,44 @@ struct Assessment {
   void mapped_outside();
   void torch_rule();
   void gpu();
+  void cuda_majors();
 };
+
+// The CUDA major of an installed nvidia-* wheel (issue 23): its `-cu11`/`-cu12`/`-cu13` suffix,
+// or 13 for an unsuffixed one whose RECORD installs into `nvidia/cu13/` (CUDA 13's toolkit
+// wheels); nullopt otherwise.
+std::optional<unsigned> installed_cuda_major(const InstalledDistribution& d) {
+  if (!d.name.starts_with("nvidia-")) return std::nullopt;
+  for (unsigned major : {11U, 12U, 13U}) {
+    if (d.name.ends_with(fmt::format("-cu{}", major))) return major;
+  }
+  for (const auto& lib : d.libraries) {
+    if (lib.starts_with("nvidia/cu13/")) return 13U;
+  }
+  return std::nullopt;
+}
+
+// One CUDA major among the nvidia-* libraries of the environment (issue 23): a CUDA 12 and a
+// CUDA 13 cuDNN (or NCCL) install the same nvidia/<lib>/lib files, and the loser's libraries
+// are overwritten; the other majors' wheels are named.
+void Assessment::cuda_majors() {
+  std::map<unsigned, const InstalledDistribution*> first_of;
+  for (const auto& d : env.distributions) {
+    if (auto major = installed_cuda_major(d)) first_of.try_emplace(*major, &d);
+  }
+  if (first_of.size() < 2) return;
+  std::string names;
+  for (const auto& [major, d] : first_of) {
+    names +=
+        fmt::format("{}{} {} (CUDA {})", names.empty() ? "" : " and ", d->name, d->version, major);
+  }
+  add("mixed-cuda-majors", Severity::Fail, first_of.rbegin()->second->name,
+      fmt::format("libraries of two CUDA majors are installed: {}; wheels of one library from "
+                  "both majors overwrite each other's nvidia/<lib>/lib files",
+                  names),
+      "lock one CUDA major for every stack (gpulock resolve refuses a mixed set) and reinstall "
+      "into a fresh environment");
+}
 
 // The probe process itself.
 void Assessment::probe_runs() {
@@ -397,6 +435,7 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
   a.mapped_outside();
   a.torch_rule();
   a.gpu();
+  a.cuda_majors();
   return std::move(a.out);
 }
 

@@ -100,6 +100,10 @@ struct ArchList {
 /// arch list is unknown. `source` says it is assumed.
 [[nodiscard]] ArchList archs_cuda_can_build(CudaVersion cuda);
 
+/// An arch list from its text: "8.0;9.0;12.0+PTX" (cubins, and PTX for 12.0), "PTX:12.0" (PTX
+/// only); `source` says where it comes from.
+[[nodiscard]] ArchList parse_arch_list(std::string_view text, std::string_view source);
+
 /// The arch list of torch `torch_version` (its release X.Y decides) built for CUDA `cuda` on
 /// `machine` ("x86_64", "aarch64"); nullopt when the table has no entry (the caller allows the
 /// build and warns).
@@ -130,6 +134,30 @@ struct ArchList {
 inline constexpr std::string_view kCuda = "__cuda";
 inline constexpr std::string_view kCudaVariant = "__cuda_variant";
 inline constexpr std::string_view kCudaMajor = "__cuda_major";
+/// `__import_<name>` (issue 23): packages that install the same import package (`cupy-cuda12x`
+/// and `cupy-cuda13x` both install `cupy`) each depend on their own version of it, so two of
+/// them cannot share an environment.
+inline constexpr std::string_view kImportPrefix = "__import_";
+
+/// A wheel that exists only as a 0.0.x placeholder sdist (`nvidia-cuda-runtime-cu13 0.0.1`): the
+/// real package's name (`nvidia-cuda-runtime`, CUDA 13's unsuffixed name), nullopt otherwise
+/// (gpu-stacks.md §6.1).
+[[nodiscard]] std::optional<std::string> placeholder_real_name(std::string_view normalized_name,
+                                                               const core::Version& version);
+
+/// Two packages of different CUDA majors that install the same library directory (issue 23):
+/// "nvidia-cudnn-cu12 (CUDA 12, for jax-cuda12-plugin) and nvidia-cudnn-cu13 (CUDA 13, for
+/// torch) both install nvidia/cudnn/lib".
+struct SharedDirConflict {
+  std::string dir;
+  struct Side {
+    std::string package;
+    std::uint32_t major = 0;
+    std::string required_by;  ///< a package that requires it ("torch"), or empty
+  };
+  Side first, second;
+};
+[[nodiscard]] std::string shared_dir_text(const SharedDirConflict& conflict);
 
 /// What the resolution knows of the GPU side of the target machine.
 struct GpuContext {

@@ -128,6 +128,16 @@ class IndexProvider final : public resolver::Provider {
   /// After a failed solve: whether the explanation gave the CUDA ceiling as a reason (the
   /// workflow then tries `--cuda-compat minor` or, without a GPU, `--torch-backend cpu`).
   [[nodiscard]] bool cuda_hinted() const;
+  /// Libraries of different CUDA majors that install the same directory (issue 23), among the
+  /// requirements read so far, with a package that requires each: the explanation of a
+  /// mixed-major failure names them.
+  [[nodiscard]] std::vector<SharedDirConflict> shared_dir_conflicts() const;
+  /// Two packages of the proof that need disjoint versions of one CUDA library, at least one of
+  /// them outside the torch family (tensorflow[and-cuda] 2.19's cuDNN pin against torch 2.8's):
+  /// one sentence naming the library, both specifiers and both packages, then every other
+  /// library they disagree on; nullopt when the proof has no such pair.
+  [[nodiscard]] std::optional<std::string> library_pin_conflict(
+      const resolver::DerivationTree& tree) const;
   /// After a failed solve, before the explanation is rendered (issue 21: no I/O while a proof
   /// is rendered): fetches the pages package_hints compares, those of the lower-priority
   /// sources first-index skipped for the packages `tree` names. A page that cannot be fetched

@@ -1,0 +1,250 @@
+// The GPU stacks table (issue 23): app/data/gpu_stacks.txt, compiled in, parsed once. Pure.
+
+#include "gpulock/app/gpu_stacks.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "gpulock/core/text.h"
+
+namespace gpulock::app {
+namespace {
+
+std::vector<std::string_view> words_of(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
+      ++i;
+    std::size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t')
+      ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+std::optional<std::uint32_t> parse_number(std::string_view s) {
+  std::uint32_t out = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) return std::nullopt;
+  return out;
+}
+
+bool contains(const std::vector<std::string>& v, std::string_view s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+core::Result<core::SpecifierSet> versions_of(std::string_view text) {
+  if (text == "*") return core::SpecifierSet{};
+  return core::SpecifierSet::parse(text);
+}
+
+}  // namespace
+
+core::Result<GpuStacks> GpuStacks::parse(std::string_view text) {
+  GpuStacks out;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    auto nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    ++line_no;
+    if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    auto w = words_of(line);
+    if (w.empty()) continue;
+    auto bad = [&](std::string_view why) {
+      return core::fail(core::ErrorCode::InvalidInput,
+                        fmt::format("gpu_stacks.txt line {}: {}", line_no, why));
+    };
+    std::string_view kind = w[0];
+    if (kind == "need-name" && w.size() >= 3) {
+      auto major = parse_number(w[2]);
+      if (!major) return bad("expected a CUDA major");
+      out.need_by_name.push_back({std::string(w[1]), *major});
+    } else if (kind == "need-release" && w.size() >= 4) {
+      auto versions = versions_of(w[2]);
+      auto major = parse_number(w[3]);
+      if (!versions || !major) return bad("expected VERSIONS CUDA_MAJOR");
+      out.need_by_release.push_back({std::string(w[1]), *versions, *major});
+    } else if (kind == "archs" && w.size() >= 5) {
+      auto versions = versions_of(w[2]);
+      if (!versions) return bad("expected VERSIONS");
+      std::optional<std::uint32_t> major;
+      if (w[3] != "*") {
+        major = parse_number(w[3]);
+        if (!major) return bad("expected a CUDA major or *");
+      }
+      out.archs.push_back({std::string(w[1]), *versions, major, std::string(w[4]),
+                           w.size() > 5 ? std::string(w[5]) : std::string()});
+    } else if (kind == "arch-floor" && w.size() >= 3) {
+      auto major = parse_number(w[1]);
+      auto arch = probe::ComputeCapability::parse(w[2]);
+      if (!major || !arch) return bad("expected CUDA_MAJOR ARCH");
+      out.arch_floors.push_back({*major, *arch, w.size() > 3 ? std::string(w[3]) : std::string()});
+    } else if ((kind == "provides" || kind == "shared-dir" || kind == "coupled") && w.size() >= 3) {
+      std::vector<std::string> packages;
+      for (std::size_t i = 2; i < w.size(); ++i)
+        packages.emplace_back(w[i]);
+      if (kind == "provides") {
+        out.provides.push_back({std::string(w[1]), std::move(packages)});
+      } else if (kind == "shared-dir") {
+        out.shared_dirs.push_back({std::string(w[1]), std::move(packages)});
+      } else {
+        out.coupled.push_back({std::string(w[1]), std::move(packages)});
+      }
+    } else if (kind == "cuda13-name" && w.size() >= 2) {
+      for (std::size_t i = 1; i < w.size(); ++i)
+        out.cuda13_names.emplace_back(w[i]);
+    } else if (kind == "major-fix" && w.size() >= 3) {
+      out.major_fixes.push_back({std::string(w[1]), std::string(w[2])});
+    } else {
+      return bad(fmt::format("cannot read '{}'", core::trim(line)));
+    }
+  }
+  return out;
+}
+
+std::optional<std::uint32_t> GpuStacks::major_by_name(std::string_view package) const {
+  for (const auto& r : need_by_name) {
+    if (r.package == package) return r.major;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint32_t> GpuStacks::major_by_release(std::string_view package,
+                                                         const core::Version& version) const {
+  for (const auto& r : need_by_release) {
+    if (r.package == package && r.versions.contains(version.public_version(), true)) return r.major;
+  }
+  return std::nullopt;
+}
+
+const GpuStacks::Archs* GpuStacks::archs_of(std::string_view package, const core::Version& version,
+                                            std::uint32_t major) const {
+  for (const auto& r : archs) {
+    if (r.package == package && (!r.major || *r.major == major) &&
+        r.versions.contains(version.public_version(), true)) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+std::optional<probe::ComputeCapability> GpuStacks::arch_floor(std::uint32_t major) const {
+  for (const auto& r : arch_floors) {
+    if (r.major == major) return r.floor;
+  }
+  return std::nullopt;
+}
+
+const GpuStacks::Provides* GpuStacks::provides_of(std::string_view package) const {
+  for (const auto& r : provides) {
+    if (contains(r.packages, package)) return &r;
+  }
+  return nullptr;
+}
+
+const GpuStacks::SharedDir* GpuStacks::shared_dir_of(std::string_view package) const {
+  for (const auto& r : shared_dirs) {
+    if (contains(r.packages, package)) return &r;
+  }
+  return nullptr;
+}
+
+bool GpuStacks::is_cuda13_name(std::string_view package) const {
+  return contains(cuda13_names, package);
+}
+
+const GpuStacks::Coupled* GpuStacks::coupled_of(std::string_view package) const {
+  for (const auto& r : coupled) {
+    if (contains(r.packages, package)) return &r;
+  }
+  return nullptr;
+}
+
+const GpuStacks& gpu_stacks() {
+  static const GpuStacks table = [] {
+    auto parsed = GpuStacks::parse(gpu_stacks_text());
+    return parsed ? std::move(*parsed) : GpuStacks{};
+  }();
+  return table;
+}
+
+namespace {
+
+// Reads digits at `s[i]...`; advances i.
+std::optional<std::uint32_t> digits_at(std::string_view s, std::size_t& i, std::size_t max_len) {
+  std::size_t start = i;
+  while (i < s.size() && i - start < max_len && s[i] >= '0' && s[i] <= '9')
+    ++i;
+  if (i == start) return std::nullopt;
+  return parse_number(s.substr(start, i - start));
+}
+
+core::Version release_of(std::uint64_t major, std::uint64_t minor) {
+  std::uint64_t parts[2] = {major, minor};
+  return core::Version::from_release(parts);
+}
+
+}  // namespace
+
+std::optional<CoupledBuild> parse_coupled_label(std::string_view form,
+                                                const core::Version& version) {
+  std::string label = version.local_string();
+  std::string_view s = label;
+  CoupledBuild out;
+  std::size_t i = 0;
+  if (form == "cu{M}torch{X.Y}") {
+    // cu12torch2.8cxx11abitrue (v2.7+: the CUDA major only; up to 2.6.3 cu123: major+minor).
+    if (!s.starts_with("cu")) return std::nullopt;
+    i = 2;
+    auto cu = digits_at(s, i, 3);
+    if (!cu || s.substr(i, 5) != "torch") return std::nullopt;
+    i += 5;
+    auto tmaj = digits_at(s, i, 2);
+    if (!tmaj || i >= s.size() || s[i] != '.') return std::nullopt;
+    ++i;
+    auto tmin = digits_at(s, i, 3);
+    if (!tmin) return std::nullopt;
+    out.torch_release = release_of(*tmaj, *tmin);
+    if (*cu >= 100) {
+      out.cuda = probe::CudaVersion{*cu / 10, *cu % 10};
+      out.cuda_major = *cu / 10;
+    } else {
+      out.cuda_major = *cu;
+    }
+    return out;
+  }
+  if (form == "pt{X}{Y}cu{NNN}") {
+    // pt211cu128: torch 2.11 (the first digit is the major), CUDA 12.8.
+    if (!s.starts_with("pt")) return std::nullopt;
+    i = 2;
+    std::size_t start = i;
+    auto t = digits_at(s, i, 4);
+    if (!t || i - start < 2 || s.substr(i, 2) != "cu") return std::nullopt;
+    auto tmaj = static_cast<std::uint32_t>(s[start] - '0');
+    std::uint32_t tmin = *parse_number(s.substr(start + 1, i - start - 1));
+    i += 2;
+    auto cu = digits_at(s, i, 4);
+    if (!cu || *cu < 100 || i != s.size()) return std::nullopt;
+    out.torch_release = release_of(tmaj, tmin);
+    out.cuda = probe::CudaVersion{*cu / 10, *cu % 10};
+    out.cuda_major = *cu / 10;
+    return out;
+  }
+  if (form == "cu{NNN}") {
+    if (!s.starts_with("cu")) return std::nullopt;
+    i = 2;
+    auto cu = digits_at(s, i, 4);
+    if (!cu || *cu < 100 || i != s.size()) return std::nullopt;
+    out.cuda = probe::CudaVersion{*cu / 10, *cu % 10};
+    out.cuda_major = *cu / 10;
+    return out;
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpulock::app
