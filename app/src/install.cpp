@@ -92,6 +92,15 @@ core::Status use_mirror(const InstallRequest& request, lock::Lock& lk,
   return {};
 }
 
+core::Result<EnvironmentReport> probe_installed(const InstallRequest& request,
+                                                const std::string& python) {
+  ProbeRequest probe = request.probe_request;
+  probe.python = python;
+  probe.site_packages.clear();
+  probe.lock = request.lock;
+  return probe_environment(probe);
+}
+
 core::Result<InstallResult> install_lock(const InstallRequest& request, const OutputFn& on_output) {
   auto file = lock::read_lock_file(request.lock);
   if (!file) return std::unexpected(file.error());
@@ -160,11 +169,7 @@ core::Result<InstallResult> install_lock(const InstallRequest& request, const Ou
   result.pip_timed_out = pip->timed_out;
   if (result.pip_exit_code != 0 || !request.probe) return result;
 
-  ProbeRequest probe = request.probe_request;
-  probe.python = result.python;
-  probe.site_packages.clear();
-  probe.lock = request.lock;
-  auto report = probe_environment(probe);
+  auto report = probe_installed(request, result.python);
   if (!report) return std::unexpected(report.error());
   result.probe = std::move(*report);
   return result;

@@ -14,4 +14,9 @@ namespace gpulock::app {
 [[nodiscard]] core::Status use_mirror(const InstallRequest& request, lock::Lock& lk,
                                       std::vector<std::string>& from_mirror);
 
+/// The probe after an install (either installer): `request`'s probe settings, run with the
+/// environment's `python` against the lock just installed.
+[[nodiscard]] core::Result<EnvironmentReport> probe_installed(const InstallRequest& request,
+                                                              const std::string& python);
+
 }  // namespace gpulock::app

@@ -495,11 +495,7 @@ core::Result<SyncResult> sync_lock(const InstallRequest& request, const SyncObse
     return std::unexpected(s.error());
 
   if (!request.probe) return result;
-  ProbeRequest probe = request.probe_request;
-  probe.python = result.python;
-  probe.site_packages.clear();
-  probe.lock = request.lock;
-  auto report = probe_environment(probe);
+  auto report = probe_installed(request, result.python);
   if (!report) return std::unexpected(report.error());
   result.probe = std::move(*report);
   return result;
