@@ -201,6 +201,14 @@ inline std::string no_arch_warning(const std::string& flag) {
          "prints its archs)\n";
 }
 
+// The lock written at `path`, read back (the test stops when it does not read).
+inline gpulock::lock::Lock lock_at(const fs::path& path) {
+  auto lock = gpulock::lock::parse_lock(read_file(path), path.string());
+  INFO(path);
+  REQUIRE(lock.has_value());
+  return lock->lock;
+}
+
 // The version of `name` in a lock's text (`-o -` output), or "" when it has none.
 inline std::string locked_version(const std::string& lock_text, const std::string& name) {
   auto lock = gpulock::lock::parse_lock(lock_text, "-");

@@ -67,13 +67,6 @@ Run resolve_in(const fs::path& dir, std::vector<std::string> args) {
   return run(argv, base_env(), dir);
 }
 
-gpulock::lock::Lock lock_at(const fs::path& path) {
-  auto lock = gpulock::lock::parse_lock(read_file(path), path.string());
-  INFO(path);
-  REQUIRE(lock.has_value());
-  return lock->lock;
-}
-
 // name -> version as locked.
 std::map<std::string, std::string> versions(const gpulock::lock::Lock& lock) {
   std::map<std::string, std::string> out;

@@ -47,13 +47,6 @@ Run resolve_targets(const fs::path& dir, const std::vector<std::string>& args) {
   return run(argv, base_env(), dir);
 }
 
-gpulock::lock::Lock lock_at(const fs::path& path) {
-  auto lock = gpulock::lock::parse_lock(read_file(path), path.string());
-  INFO(path);
-  REQUIRE(lock.has_value());
-  return lock->lock;
-}
-
 std::string version_of(const gpulock::lock::Lock& lock, const std::string& name) {
   for (const auto& p : lock.packages) {
     if (p.name == name) return p.version.value_or("");
