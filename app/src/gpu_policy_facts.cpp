@@ -8,6 +8,7 @@
 
 #include "gpulock/app/gpu_policy.h"
 #include "gpulock/app/gpu_stacks.h"
+#include "gpulock/app/variant_select.h"
 #include "gpulock/core/specifier.h"
 
 namespace gpulock::app {
@@ -141,8 +142,18 @@ std::optional<CudaNeed> GpuPolicy::cuda_need(std::string_view package, const cor
 GpuFacts GpuPolicy::facts(const CandidateFacts& candidate) const {
   GpuFacts out;
   const std::string_view package = candidate.package;
-  const BuildLabel build = classify_build(candidate.version);
+  BuildLabel build = classify_build(candidate.version);
   out.need = cuda_need(package, candidate.version, candidate.requires_dist);
+  if (!candidate.variant_label.empty()) {
+    // PEP 825: the variant's label says its build (variant wheels carry no local label).
+    if (auto cuda = cuda_of_variant_label(candidate.variant_label)) {
+      out.need = CudaNeed{*cuda, true};
+      build = BuildLabel{BuildKind::Cuda, *cuda};
+    } else if (candidate.variant_label == "null") {
+      out.need.reset();
+      build = BuildLabel{BuildKind::Cpu, std::nullopt};
+    }
+  }
   std::optional<CudaVersion> cuda;
   if (out.need) cuda = out.need->cuda;
   if (is_cuda_linked(package)) {

@@ -13,6 +13,7 @@
 
 #include "gpulock/app/command_line.h"
 #include "gpulock/app/gpu_stacks.h"
+#include "gpulock/app/variant_select.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/interrupt.h"
@@ -117,6 +118,18 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
         fmt::format("dependencies of unknown candidate {} {}", package, version.to_string()));
   }
   VersionEntry& entry = it->second.entries[index];
+  if (entry.variants) {
+    if (auto settled = impl_->settle_variant(package, entry); !settled)
+      return std::unexpected(settled.error());
+    if (entry.variants->unavailable) {
+      out.unavailable = entry.variants->unavailable;
+      if (extra.empty()) {
+        entry.dependencies_read = true;
+        entry.dependencies_unavailable = out.unavailable;
+      }
+      return out;
+    }
+  }
   if (entry.file == nullptr) {
     out.unavailable = entry.unavailable;
     return out;
@@ -138,7 +151,22 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
     return learned();
   }
   const core::CoreMetadata& meta = **md;
-  const auto& env = impl_->config.target.environment;
+  // PEP 825 variant markers: the chosen label and its properties the machine supports.
+  const core::Environment* env_ptr = &impl_->config.target.environment;
+  core::Environment variant_env;
+  if (entry.variants) {
+    variant_env = *env_ptr;
+    variant_env.variant_label = entry.variants->label;
+    for (const auto& prop : entry.variants->properties) {
+      variant_env.variant_properties.insert(prop);
+      auto last = prop.rfind(" :: ");
+      auto first = prop.find(" :: ");
+      if (last != std::string::npos) variant_env.variant_features.insert(prop.substr(0, last));
+      if (first != std::string::npos) variant_env.variant_namespaces.insert(prop.substr(0, first));
+    }
+    env_ptr = &variant_env;
+  }
+  const auto& env = *env_ptr;
   std::vector<core::Requirement> included;
   for (const auto& req : meta.requires_dist) {
     bool take = extra.empty() ? (req.marker.empty() || req.marker.matches(env, ""))
@@ -173,7 +201,16 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
   }
 
   // GPU policy (DESIGN.md §GPU model): its edges after the wheel's own requirements.
-  GpuFacts gpu = impl_->gpu.facts({package, version, included});
+  CandidateFacts candidate{package, version, included};
+  if (entry.variants && !entry.variants->label.empty()) {
+    candidate.variant_label = entry.variants->label;
+    if (entry.variants->metadata) {
+      auto props = entry.variants->metadata->variants.find(entry.variants->label);
+      if (props != entry.variants->metadata->variants.end())
+        candidate.arch_list = arch_list_of_variant(props->second);
+    }
+  }
+  GpuFacts gpu = impl_->gpu.facts(candidate);
   entry.needs_cuda = gpu.need ? std::optional<CudaVersion>(gpu.need->cuda) : std::nullopt;
   entry.archs_assumed = gpu.archs_assumed;
   if (!gpu.warning.empty()) impl_->warn(std::move(gpu.warning));
@@ -340,6 +377,18 @@ IndexProvider::Selection IndexProvider::selection(std::string_view package,
   if (auto need = GpuPolicy::cuda_need(package, e.version, requires_dist)) {
     s.cuda = need->cuda;
     s.cuda_minor_exact = need->minor_exact;
+  }
+  if (e.variants && !e.variants->label.empty()) {
+    s.variant_label = e.variants->label;
+    s.variant_properties = e.variants->properties;
+    s.variants_json = e.variants->metadata;
+    // PEP 825: the label's CUDA wins over the (un-suffixed) library names a variant requires.
+    if (auto cuda = cuda_of_variant_label(e.variants->label)) {
+      s.cuda = *cuda;
+      s.cuda_minor_exact = true;
+    } else if (e.variants->label == "null") {
+      s.cuda.reset();
+    }
   }
   s.archs_assumed = e.archs_assumed;
   return s;

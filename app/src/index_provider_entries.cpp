@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cctype>
 #include <deque>
+#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -29,6 +30,7 @@ namespace {
 // What build_entries learns of one version from its files.
 struct VersionAcc {
   VersionEntry entry;
+  std::shared_ptr<VariantChoice> variants;
   std::optional<std::size_t> best_rank;
   bool has_wheel = false, has_sdist = false, tag_ok = false, excluded_newer = false,
        undated = false;
@@ -167,6 +169,18 @@ auto IndexProvider::Impl::build_entries(
       acc.above_ceiling = true;
       continue;
     }
+    // PEP 825: a variant wheel competes only with its label's other wheels; the label is
+    // chosen later (settle_variant).
+    if (std::string label = index::variant_label_of(file->filename()); !label.empty()) {
+      if (!acc.variants) {
+        acc.variants = std::make_shared<VariantChoice>();
+        acc.variants->source = source;
+      }
+      if (acc.variants->source != source) continue;
+      auto& slot = acc.variants->by_label[label];
+      if (slot.first == nullptr || *rank < slot.second) slot = {file, *rank};
+      continue;
+    }
     // Best: a file that is not yanked, then the best tag rank.
     bool better = acc.entry.file == nullptr || (acc.entry.yanked && !file->yanked()) ||
                   (acc.entry.yanked == file->yanked() && *rank < *acc.best_rank);
@@ -176,6 +190,29 @@ auto IndexProvider::Impl::build_entries(
       acc.entry.yanked = file->yanked();
       acc.best_rank = rank;
     }
+  }
+
+  // The variant metadata files of each source's pages, by version.
+  std::map<std::pair<const SourceSpec*, core::Version>, const index::DistFile*> variants_files;
+  for (std::size_t i = 0; i < state.pages.size() && i < state.sources.size(); ++i) {
+    for (const auto& f : state.pages[i]->variants_files) {
+      auto parsed = index::variants_json_name(f.filename());
+      if (parsed && parsed->project == name)
+        variants_files.emplace(std::pair{state.sources[i], parsed->version}, &f);
+    }
+  }
+  for (auto& acc : accs) {
+    if (!acc.variants) continue;
+    auto& v = *acc.variants;
+    v.plain = acc.entry.file;
+    v.plain_source = acc.entry.source;
+    if (auto it = variants_files.find({v.source, acc.entry.version}); it != variants_files.end())
+      v.metadata_file = it->second;
+    // Until the label is settled, the first label's wheel stands for the release.
+    acc.entry.file = v.by_label.begin()->second.first;
+    acc.entry.source = v.source;
+    acc.entry.yanked = acc.entry.file->yanked();
+    acc.entry.variants = acc.variants;
   }
 
   bool any_available = false, any_wheel = false, any_sdist = false, any_tag_ok = false;

@@ -21,6 +21,7 @@
 #include "gpulock/app/index_provider.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/url.h"
+#include "gpulock/index/variants.h"
 
 #include "words.h"
 
@@ -42,6 +43,24 @@ inline std::int64_t date_micros(const NightlyDate& date) {
   return core::days_from_civil(d.year, d.month, d.day) * 86'400'000'000LL;
 }
 
+// PEP 825 (Draft): a release whose wheels for the target carry variant labels. PEP 825 selects
+// the version first, then the variant: which label the release takes is settled when the solver
+// first asks for its dependencies (IndexProvider::Impl::settle_variant).
+struct VariantChoice {
+  // The best-ranked wheel of each label (tag rank), all from `source`: variant wheels of
+  // different sources are never merged (PEP 825, multiple sources: the earliest index's).
+  std::map<std::string, std::pair<const index::DistFile*, std::size_t>, std::less<>> by_label;
+  const SourceSpec* source = nullptr;
+  const index::DistFile* metadata_file = nullptr;  // {name}-{version}-variants.json on `source`
+  const index::DistFile* plain = nullptr;          // the best wheel without a label
+  const SourceSpec* plain_source = nullptr;
+  bool settled = false;
+  std::string label;                    // chosen; "" when a wheel without a label was taken
+  std::vector<std::string> properties;  // its properties the machine supports (variant markers)
+  std::shared_ptr<const index::VariantsJson> metadata;
+  std::optional<UnavailableReason> unavailable;  // no variant fits
+};
+
 struct VersionEntry {
   core::Version version;
   const index::DistFile* file = nullptr;  // the wheel the target would install
@@ -55,6 +74,7 @@ struct VersionEntry {
   std::optional<UnavailableReason> dependencies_unavailable;
   std::vector<resolver::Dependency> requirements;  // its Requires-Dist for the target (no virtuals)
   bool archs_assumed = false;  // torch: no arch list known, bounded by its CUDA's archs
+  std::shared_ptr<VariantChoice> variants;  // null unless the release has variant wheels
 };
 
 struct PackageState {
@@ -210,6 +230,12 @@ struct IndexProvider::Impl {
 
   // Prefetch the METADATA of the candidate most likely to be chosen.
   void prefetch_first(const PackageState& state);
+
+  // PEP 825: fetches the release's variant metadata and takes the label this machine selects
+  // (select_variant, gpulock's policy): entry.file becomes that label's wheel. No label fits:
+  // a wheel without a label when no GPU was asked for, else entry.variants->unavailable.
+  // Errors: the fetch's network errors (others make the release unusable, with the reason).
+  core::Status settle_variant(std::string_view name, VersionEntry& entry);
 
   core::Result<const core::CoreMetadata*> read_metadata(const index::DistFile& file,
                                                         std::string& problem);

@@ -360,7 +360,7 @@ core::Status apply_plan(const InstallRequest& request, SyncPlan& plan,
   for (auto& item : plan.items) {
     if (item.action != SyncAction::Install && item.action != SyncAction::Replace) continue;
     const fs::path& dir = dirs[k++];
-    auto wheel = core::WheelFilename::parse(item.filename);
+    auto wheel = core::WheelFilename::parse_with_variant(item.filename);
     if (!wheel) return std::unexpected(wheel.error());
     WheelInstallOptions options;
     options.link_mode = request.link_mode;

@@ -30,6 +30,10 @@ void IndexClientPages::prefetch_project_list(const index::IndexSource& source) {
   client_.prefetch_project_list(source);
 }
 
+core::Result<std::string> IndexClientPages::fetch_variants_json(const index::DistFile& file) {
+  return client_.fetch_variants_json(file);
+}
+
 void IndexClientPages::prefetch_metadata(const index::DistFile& file) {
   client_.prefetch_metadata(file);
 }

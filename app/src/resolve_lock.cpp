@@ -43,6 +43,52 @@ fs::path lock_dir_of(const std::string& output) {
   return ec ? fs::path(output).parent_path() : p.parent_path();
 }
 
+// PEP 825 §pylock: `[packages.variants-json]` inlines the release's variant metadata in the
+// format of the index's file, keeping `$schema`; only the labels of the wheels listed are kept
+// (PEP 825 allows removing the others), and a draft dialect keeps its static properties, which
+// ordering needs.
+lock::TomlTable variants_json_table(const index::VariantsJson& meta, const std::string& label) {
+  auto strings = [](const std::vector<std::string>& v) {
+    lock::TomlArray out;
+    for (const auto& s : v)
+      out.emplace_back(s);
+    return out;
+  };
+  lock::TomlTable out;
+  out["$schema"] = meta.schema;
+  out["default-priorities"] = lock::TomlTable{{"namespace", strings(meta.namespace_priorities)}};
+  lock::TomlTable variants;
+  if (auto it = meta.variants.find(label); it != meta.variants.end()) {
+    lock::TomlTable namespaces;
+    for (const auto& [ns, features] : it->second) {
+      lock::TomlTable fs;
+      for (const auto& [feature, values] : features)
+        fs[feature] = strings(values);
+      namespaces[ns] = std::move(fs);
+    }
+    variants[label] = std::move(namespaces);
+  }
+  out["variants"] = std::move(variants);
+  if (!meta.static_properties.empty()) {
+    lock::TomlTable statics;
+    for (const auto& [ns, features] : meta.static_properties) {
+      lock::TomlTable fs;
+      for (const auto& [feature, values] : features)
+        fs[feature] = strings(values);
+      statics[ns] = std::move(fs);
+    }
+    if (meta.dialect == index::VariantDialect::WheelnextDraft) {
+      out["static-properties"] = std::move(statics);
+    } else if (meta.dialect == index::VariantDialect::Pep850) {
+      lock::TomlTable providers;
+      for (auto& [ns, fs] : statics)
+        providers[ns] = lock::TomlTable{{"static-properties", std::move(fs)}};
+      out["providers"] = std::move(providers);
+    }
+  }
+  return out;
+}
+
 // What the chosen packages say about the lock's GPU record and summary.
 struct LockedFacts {
   std::optional<CudaVersion> locked_cuda;
@@ -100,6 +146,15 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
     } else {
       p.wheels = std::vector<lock::FileEntry>{std::move(f)};
     }
+    if (!sel.variant_label.empty() && sel.variants_json) {
+      p.unknown["variants-json"] = variants_json_table(*sel.variants_json, sel.variant_label);
+      lock::TomlArray props;
+      for (const auto& prop : sel.variant_properties)
+        props.emplace_back(prop);
+      p.tool =
+          lock::TomlTable{{"gpulock", lock::TomlTable{{"variant", sel.variant_label},
+                                                      {"variant-properties", std::move(props)}}}};
+    }
     lk.packages.push_back(std::move(p));
 
     if (chosen.name == "torch") facts.torch = &chosen;
@@ -121,6 +176,8 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
     why.source = sel.source ? index::redact_url(sel.source->source.url) : "";
     why.file = sel.file->filename();
     why.required_by = chosen.required_by;
+    if (!sel.variant_label.empty())
+      why.notes.push_back(fmt::format("variant {} (PEP 825)", sel.variant_label));
     if (sel.cuda) {
       why.notes.push_back(sel.cuda_minor_exact ? fmt::format("needs CUDA {}", sel.cuda->to_string())
                                                : fmt::format("needs CUDA {}.x", sel.cuda->major));

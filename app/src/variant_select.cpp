@@ -80,6 +80,26 @@ std::vector<std::string> nvidia_feature_values(std::string_view feature,
   return out;
 }
 
+std::optional<ArchList> arch_list_of_variant(const index::VariantProperties& props) {
+  auto nv = props.find("nvidia");
+  if (nv == props.end()) return std::nullopt;
+  auto sm = nv->second.find("sm_arch");
+  if (sm == nv->second.end()) return std::nullopt;
+  ArchList list;
+  list.source = "PEP 825 variant property nvidia :: sm_arch";
+  for (const auto& value : sm->second) {
+    auto parsed = sm_value(value);
+    if (!parsed) continue;
+    if (!parsed->second) {
+      list.cubins.push_back(parsed->first);
+    } else if (!list.ptx || *list.ptx < parsed->first) {
+      list.ptx = parsed->first;
+    }
+  }
+  std::sort(list.cubins.begin(), list.cubins.end());
+  return list;
+}
+
 std::optional<CudaVersion> cuda_of_variant_label(std::string_view label) {
   if (label.starts_with("cuda")) {
     auto v = CudaVersion::parse(label.substr(4));
@@ -225,7 +245,7 @@ VariantSelection select_variant(const index::VariantsJson& metadata,
     std::vector<std::string> reasons;
     for (const auto& [label, why] : out.rejected)
       reasons.push_back(fmt::format("{} {}", label, why));
-    out.problem = fmt::format("no variant fits this machine ({}){}", fmt::join(reasons, "; "),
+    out.problem = fmt::format("no variant that fits this machine ({}){}", fmt::join(reasons, "; "),
                               out.null_available && gpu_asked
                                   ? "; the null variant (no GPU code) is not chosen silently "
                                     "when a GPU was asked for"

@@ -30,6 +30,7 @@ std::optional<std::string_view> Environment::get(std::string_view variable) cons
   if (variable == "python_full_version") return python_full_version;
   if (variable == "python_version") return python_version;
   if (variable == "sys_platform") return sys_platform;
+  if (variable == "variant_label") return variant_label;
   return std::nullopt;
 }
 

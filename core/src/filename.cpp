@@ -3,6 +3,8 @@
 // the deviations noted where they are implemented.
 #include "gpulock/core/filename.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "gpulock/core/name.h"
@@ -50,6 +52,47 @@ bool ends_with(std::string_view s, std::string_view suffix) noexcept {
 
 bool is_wheel_filename(std::string_view filename) noexcept {
   return ends_with(filename, ".whl");
+}
+
+std::optional<std::pair<std::string, std::string>> split_variant_label(std::string_view filename) {
+  if (!ends_with(filename, ".whl")) return std::nullopt;
+  std::string_view stem = filename.substr(0, filename.size() - 4);
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0;;) {
+    auto dash = stem.find('-', start);
+    parts.push_back(stem.substr(start, dash - start));
+    if (dash == std::string_view::npos) break;
+    start = dash + 1;
+  }
+  bool labeled = parts.size() == 7 || (parts.size() == 6 && !parts[2].empty() &&
+                                       !(parts[2][0] >= '0' && parts[2][0] <= '9'));
+  if (!labeled) return std::nullopt;
+  std::string_view label = parts.back();
+  return std::pair{std::string(stem.substr(0, stem.size() - label.size() - 1)) + ".whl",
+                   std::string(label)};
+}
+
+bool is_variant_label(std::string_view label) noexcept {
+  return !label.empty() && std::all_of(label.begin(), label.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '_' || c == '.';
+  });
+}
+
+Result<WheelFilename> WheelFilename::parse_with_variant(std::string_view filename) {
+  auto plain = parse(filename);
+  if (plain) return plain;
+  auto split = split_variant_label(filename);
+  if (!split) return plain;
+  if (!is_variant_label(split->second)) {
+    return fail(
+        ErrorCode::InvalidFilename,
+        fmt::format("invalid filename '{}': variant label '{}' is not [0-9a-z_.]+ (PEP 825)",
+                    filename, split->second));
+  }
+  auto base = parse(split->first);
+  if (!base) return plain;
+  base->variant_label = std::move(split->second);
+  return base;
 }
 
 Result<WheelFilename> WheelFilename::parse(std::string_view filename) {

@@ -70,12 +70,16 @@ enum class Var : std::uint8_t {
   PlatformPythonImplementation,
   ImplementationName,
   ImplementationVersion,
+  VariantLabel,  // PEP 825 (Draft)
   Extra,
-  Extras,            // PEP 751
-  DependencyGroups,  // PEP 751
+  Extras,             // PEP 751
+  DependencyGroups,   // PEP 751
+  VariantProperties,  // PEP 825 (Draft)
+  VariantFeatures,
+  VariantNamespaces,
 };
 
-constexpr std::array<std::string_view, 14> kVarNames = {
+constexpr std::array<std::string_view, 19> kVarNames = {
     "python_version",
     "python_full_version",
     "os_name",
@@ -87,16 +91,25 @@ constexpr std::array<std::string_view, 14> kVarNames = {
     "platform_python_implementation",
     "implementation_name",
     "implementation_version",
+    "variant_label",
     "extra",
     "extras",
     "dependency_groups",
+    "variant_properties",
+    "variant_features",
+    "variant_namespaces",
 };
 
 std::string_view var_name(Var v) noexcept {
   return kVarNames[static_cast<std::size_t>(v)];
 }
 bool is_set_var(Var v) noexcept {
-  return v == Var::Extras || v == Var::DependencyGroups;
+  return v == Var::Extras || v == Var::DependencyGroups || v == Var::VariantProperties ||
+         v == Var::VariantFeatures || v == Var::VariantNamespaces;
+}
+// PEP 825's sets hold `ns :: feature :: value` strings, not names: never name-normalized.
+bool is_variant_set_var(Var v) noexcept {
+  return v == Var::VariantProperties || v == Var::VariantFeatures || v == Var::VariantNamespaces;
 }
 
 enum class MOp : std::uint8_t { Lt, Le, Eq, Ne, Ge, Gt, Compatible, Arbitrary, In, NotIn };
@@ -209,6 +222,10 @@ std::optional<VarMatch> match_variable(std::string_view s, std::size_t p) noexce
       {"python_implementation", Var::PlatformPythonImplementation},
       {"implementation_name", Var::ImplementationName},
       {"implementation_version", Var::ImplementationVersion},
+      {"variant_label", Var::VariantLabel},
+      {"variant_properties", Var::VariantProperties},
+      {"variant_features", Var::VariantFeatures},
+      {"variant_namespaces", Var::VariantNamespaces},
       {"extra", Var::Extra},
       {"extras", Var::Extras},
       {"dependency_groups", Var::DependencyGroups},
@@ -482,7 +499,8 @@ void normalize_extras(Node& node) {
     if (c.lhs.is_var && c.lhs.var == Var::Extra && !c.rhs.is_var) {
       c.rhs.value = normalize_name(c.rhs.value);
     } else if (c.rhs.is_var && !c.lhs.is_var &&
-               (c.rhs.var == Var::Extra || is_set_var(c.rhs.var))) {
+               (c.rhs.var == Var::Extra ||
+                (is_set_var(c.rhs.var) && !is_variant_set_var(c.rhs.var)))) {
       c.lhs.value = normalize_name(c.lhs.value);
     }
   }
@@ -547,10 +565,15 @@ std::string_view var_value(Var v, const Environment& env, std::string_view extra
       return env.implementation_name;
     case Var::ImplementationVersion:
       return env.implementation_version;
+    case Var::VariantLabel:
+      return env.variant_label;
     case Var::Extra:
       return extra;
     case Var::Extras:
     case Var::DependencyGroups:
+    case Var::VariantProperties:
+    case Var::VariantFeatures:
+    case Var::VariantNamespaces:
       return {};
   }
   return {};
@@ -605,6 +628,44 @@ Result<bool> eval_set(const Node::Comparison& c, const std::set<std::string>& va
   return c.op == MOp::In ? found : !found;
 }
 
+// PEP 825: `ns :: feature :: value` with the whitespace around `::` ignored.
+std::string without_spaces_around_colons(std::string_view text) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    auto at = text.find("::", i);
+    if (at == std::string_view::npos) {
+      out += text.substr(i);
+      break;
+    }
+    std::string_view part = text.substr(i, at - i);
+    while (!part.empty() && (part.back() == ' ' || part.back() == '\t'))
+      part.remove_suffix(1);
+    out += part;
+    out += "::";
+    i = at + 2;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t'))
+      ++i;
+  }
+  return out;
+}
+
+Result<bool> eval_variant_set(const Node::Comparison& c, const std::set<std::string>& values) {
+  if (c.lhs.is_var || (c.op != MOp::In && c.op != MOp::NotIn)) {
+    return fail(ErrorCode::InvalidMarker, fmt::format("'{}' can only be used as: \"value\" in {}",
+                                                      var_name(c.rhs.var), var_name(c.rhs.var)));
+  }
+  std::string wanted = without_spaces_around_colons(c.lhs.value);
+  bool found = false;
+  for (const auto& v : values) {
+    if (without_spaces_around_colons(v) == wanted) {
+      found = true;
+      break;
+    }
+  }
+  return c.op == MOp::In ? found : !found;
+}
+
 Result<bool> eval_comparison(const Node::Comparison& c, const Environment& env,
                              std::string_view extra) {
   Var key;
@@ -626,6 +687,9 @@ Result<bool> eval_comparison(const Node::Comparison& c, const Environment& env,
       key = c.rhs.var;
       if (key == Var::Extras) return eval_set(c, env.extras);
       if (key == Var::DependencyGroups) return eval_set(c, env.dependency_groups);
+      if (key == Var::VariantProperties) return eval_variant_set(c, env.variant_properties);
+      if (key == Var::VariantFeatures) return eval_variant_set(c, env.variant_features);
+      if (key == Var::VariantNamespaces) return eval_variant_set(c, env.variant_namespaces);
     } else {
       auto named = string_var_by_name(c.rhs.value);
       if (!named) {

@@ -96,17 +96,24 @@ void encode_page(const ProjectPage& page, std::string& out) {
   for (const auto& w : page.warnings)
     put_str(out, w);
 
+  // The variant metadata files follow the page's files, as files of kind Other.
+  std::vector<const DistFile*> all;
+  all.reserve(page.files.size() + page.variants_files.size());
+  for (const auto& f : page.files)
+    all.push_back(&f);
+  for (const auto& f : page.variants_files)
+    all.push_back(&f);
   Interner names, versions, tag_sets;
   struct Refs {
     FileKind kind = FileKind::Other;
     std::uint32_t name = 0, version = 0, tags = 0;
   };
-  std::vector<Refs> refs(page.files.size());
+  std::vector<Refs> refs(all.size());
   std::vector<std::string> version_text;
   std::unordered_map<const core::Version*, std::uint32_t> version_of;
   std::unordered_map<const WheelTagSet*, std::uint32_t> tag_set_of;
-  for (std::size_t i = 0; i < page.files.size(); ++i) {
-    const DistFile& f = page.files[i];
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const DistFile& f = *all[i];
     Refs& r = refs[i];
     if (!f.is_wheel() && !f.is_sdist()) continue;
     r.kind = f.is_wheel() ? FileKind::Wheel : FileKind::Sdist;
@@ -149,12 +156,12 @@ void encode_page(const ProjectPage& page, std::string& out) {
   // The files: first a table of fixed-size entries (kind, table indices, where the file's record
   // starts), then the records. A filtered decode scans the table and reads only the records of
   // the files it keeps.
-  put_u32(out, static_cast<std::uint32_t>(page.files.size()));
+  put_u32(out, static_cast<std::uint32_t>(all.size()));
   std::size_t table_at = out.size();
-  out.resize(out.size() + page.files.size() * sizeof(FileEntry));
+  out.resize(out.size() + all.size() * sizeof(FileEntry));
   std::size_t records_at = out.size();
-  for (std::size_t i = 0; i < page.files.size(); ++i) {
-    const DistFile& f = page.files[i];
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const DistFile& f = *all[i];
     const Refs& r = refs[i];
     FileEntry entry{};
     entry.kind = static_cast<std::uint8_t>(r.kind);
@@ -382,7 +389,8 @@ bool decode_page(std::string_view& in, ProjectPage& page, const WheelFilter* fil
       return false;
     }
     if (e.offset > records.size()) return false;
-    DistFile& f = page.files.emplace_back();
+    DistFile& f =
+        kind == FileKind::Other ? page.variants_files.emplace_back() : page.files.emplace_back();
     if (!decode_file(records.substr(e.offset), e, tables, releases, f)) return false;
   }
   return r.ok;

@@ -183,6 +183,15 @@ struct IndexClient::Impl {
   std::shared_ptr<detail::Op<std::string>> metadata_op(const DistFile& file, bool& created,
                                                        std::string& key);
 
+  // ---- PEP 825 variant metadata (client_variants.cpp) -----------------------------------------
+
+  struct VariantsJob {
+    std::string url;    // credential-free
+    std::string shown;  // redacted
+    std::string sha256;
+  };
+  core::Result<std::string> load_variants_json(const VariantsJob& job, const std::string& key);
+
   // ---- digests (client_digest.cpp) ------------------------------------------------------------
 
   core::Result<FileDigest> load_digest(const std::string& url);

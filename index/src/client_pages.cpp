@@ -402,6 +402,7 @@ core::Result<ProjectPagePtr> IndexClient::Impl::list_directory(const std::string
     f.set_size(static_cast<std::uint64_t>(st.st_size));
     if (classifier.accept(f)) page->files.push_back(std::move(f));
   }
+  detail::FileClassifier::take_variants_files(*page);
   return ProjectPagePtr(page);
 }
 

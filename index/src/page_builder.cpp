@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/core/text.h"
+#include "gpulock/index/variants.h"
 
 namespace gpulock::index::detail {
 
@@ -194,7 +195,9 @@ const WheelNameMemo::TagSetPtr& WheelNameMemo::tag_set_for(std::string_view key,
 }
 
 bool WheelNameMemo::full_parse(std::string_view filename, DistFile& file, std::string& error) {
-  auto full = core::WheelFilename::parse(filename);
+  // PEP 825: a variant label after the platform tag; the file keeps its name, and is a wheel of
+  // the name without the label.
+  auto full = core::WheelFilename::parse_with_variant(filename);
   if (!full) {
     error = full.error().message;
     return false;
@@ -332,7 +335,7 @@ bool WheelNameMemo::classify(std::string_view filename, DistFile& file, std::str
 core::Result<core::WheelFilename> WheelNameMemo::parse(std::string_view filename) {
   DistFile file;
   std::string error;
-  if (!classify(filename, file, error)) return core::WheelFilename::parse(filename);
+  if (!classify(filename, file, error)) return core::WheelFilename::parse_with_variant(filename);
   return std::move(*file.wheel());
 }
 
@@ -383,6 +386,10 @@ bool FileClassifier::accept(DistFile& file) {
     }
   } else if (is_sdist_name(name)) {
     reason = core::SdistFilename::parse(name).error().message;  // e.g. `.tgz`, `.TAR.GZ`
+  } else if (auto variants = variants_json_name(name)) {
+    // PEP 825 variant metadata: kept (neither a wheel nor an sdist); finish() moves it aside.
+    if (filter_.project.empty() || variants->project == filter_.project) return true;
+    reason = fmt::format("variant metadata of project '{}'", variants->project);
   } else {
     reason = "not a wheel or sdist";
   }
@@ -406,7 +413,18 @@ bool FileClassifier::accept(DistFile& file) {
   return true;
 }
 
+void FileClassifier::take_variants_files(ProjectPage& page) {
+  auto other = [](const DistFile& f) { return !f.is_wheel() && !f.is_sdist(); };
+  if (std::none_of(page.files.begin(), page.files.end(), other)) return;
+  std::vector<DistFile> kept;
+  kept.reserve(page.files.size());
+  for (auto& f : page.files)
+    (other(f) ? page.variants_files : kept).push_back(std::move(f));
+  page.files = std::move(kept);
+}
+
 void FileClassifier::finish(ProjectPage& page) const {
+  take_variants_files(page);
   // File names come from the index: escaped before they can reach a terminal.
   const std::string first_unparseable = printable_index_text(first_unparseable_);
   const std::string first_unparseable_reason = printable_index_text(first_unparseable_reason_);

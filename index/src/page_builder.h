@@ -14,12 +14,13 @@
 
 namespace gpulock::index::detail {
 
-/// core::WheelFilename::parse, memoized per page: a PyPI page has thousands of wheels but only
-/// tens of distinct names, versions and tag sets, and parsing each filename from scratch is the
-/// dominant cost of reading a page. Each distinct component is parsed once, by the same core
-/// functions WheelFilename::parse uses (Version::parse, parse_tag_set, and WheelFilename::parse
-/// itself to validate a name), so the result is identical; anything unusual (a build tag, an
-/// invalid component) goes to WheelFilename::parse for its exact error.
+/// core::WheelFilename::parse_with_variant (PEP 825 labels accepted), memoized per page: a PyPI
+/// page has thousands of wheels but only tens of distinct names, versions and tag sets, and parsing
+/// each filename from scratch is the dominant cost of reading a page. Each distinct component is
+/// parsed once, by the same core functions WheelFilename::parse uses (Version::parse,
+/// parse_tag_set, and WheelFilename::parse itself to validate a name), so the result is identical;
+/// anything unusual (a build tag, an invalid component, a variant label) goes to
+/// WheelFilename::parse_with_variant for its exact error.
 class WheelNameMemo {
  public:
   /// The parsed filename (for tests: what classify() gives, rebuilt).
@@ -80,8 +81,12 @@ class FileClassifier {
   /// Parses `file.filename()` and makes `file` a wheel or an sdist; false when the file must be
   /// dropped.
   bool accept(DistFile& file);
-  /// Adds the collected warnings to the page.
+  /// Adds the collected warnings to the page and moves the variant metadata files it accepted
+  /// out of `page.files` (take_variants_files).
   void finish(ProjectPage& page) const;
+  /// Moves the accepted PEP 825 `*-variants.json` files (neither wheel nor sdist) from
+  /// `page.files` to `page.variants_files`.
+  static void take_variants_files(ProjectPage& page);
 
  private:
   const PageFilter& filter_;

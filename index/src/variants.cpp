@@ -6,20 +6,18 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include <fmt/format.h>
+
+#include "gpulock/core/filename.h"
+#include "gpulock/core/name.h"
 
 namespace gpulock::index {
 namespace {
 
 namespace dom = simdjson::dom;
-
-bool label_chars(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '_' || c == '.';
-  });
-}
 
 bool name_chars(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -90,7 +88,7 @@ core::Result<std::map<std::string, std::map<std::string, std::vector<std::string
         return bad(where,
                    fmt::format("{}: {} :: {} is not a list of strings", what, ns.key, f.key));
       for (const auto& v : values) {
-        if (check_values && !label_chars(v))
+        if (check_values && !core::is_variant_label(v))
           return bad(where, fmt::format("{}: value '{}' is not [a-z0-9_.]+", what, v));
       }
       dst[std::string(f.key)] = std::move(values);
@@ -113,29 +111,39 @@ std::string_view variant_dialect_name(VariantDialect d) noexcept {
   return "pep825";
 }
 
+std::optional<VariantsJsonName> variants_json_name(std::string_view filename) {
+  constexpr std::string_view kSuffix = "-variants.json";
+  if (!filename.ends_with(kSuffix)) return std::nullopt;
+  std::string_view stem = filename.substr(0, filename.size() - kSuffix.size());
+  auto dash = stem.rfind('-');
+  if (dash == std::string_view::npos || dash == 0) return std::nullopt;
+  std::string_view name = stem.substr(0, dash);
+  if (!std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+      })) {
+    return std::nullopt;
+  }
+  auto version = core::Version::parse(stem.substr(dash + 1));
+  if (!version) return std::nullopt;
+  return VariantsJsonName{core::normalize_name(name), std::move(*version)};
+}
+
+std::string variant_label_of(std::string_view filename) {
+  auto split = split_variant_label(filename);
+  return split && *split ? (*split)->label : std::string();
+}
+
 core::Result<std::optional<VariantFilename>> split_variant_label(std::string_view filename) {
-  if (!filename.ends_with(".whl")) return std::optional<VariantFilename>{};
-  std::string_view stem = filename.substr(0, filename.size() - 4);
-  std::vector<std::string_view> parts;
-  for (std::size_t start = 0;;) {
-    auto dash = stem.find('-', start);
-    parts.push_back(stem.substr(start, dash - start));
-    if (dash == std::string_view::npos) break;
-    start = dash + 1;
+  auto split = core::split_variant_label(filename);
+  if (!split) return std::optional<VariantFilename>{};
+  if (!core::is_variant_label(split->second)) {
+    return core::fail_at(
+        core::ErrorCode::InvalidInput,
+        fmt::format("variant label '{}' is not [0-9a-z_.]+ (PEP 825)", split->second),
+        std::string(filename));
   }
-  bool labeled = parts.size() == 7 || (parts.size() == 6 && !parts[2].empty() &&
-                                       !(parts[2][0] >= '0' && parts[2][0] <= '9'));
-  if (!labeled) return std::optional<VariantFilename>{};
-  std::string_view label = parts.back();
-  if (!label_chars(label)) {
-    return core::fail_at(core::ErrorCode::InvalidInput,
-                         fmt::format("variant label '{}' is not [0-9a-z_.]+ (PEP 825)", label),
-                         std::string(filename));
-  }
-  VariantFilename out;
-  out.base_filename = std::string(stem.substr(0, stem.size() - label.size() - 1)) + ".whl";
-  out.label = std::string(label);
-  return std::optional<VariantFilename>{std::move(out)};
+  return std::optional<VariantFilename>{
+      VariantFilename{std::move(split->first), std::move(split->second)}};
 }
 
 core::Result<VariantsJson> parse_variants_json(std::string_view text, std::string_view where) {
@@ -185,7 +193,7 @@ core::Result<VariantsJson> parse_variants_json(std::string_view text, std::strin
   dom::object variants;
   if (root["variants"].get_object().get(variants)) return bad(where, "variants is not an object");
   for (auto v : variants) {
-    if (!label_chars(v.key))
+    if (!core::is_variant_label(v.key))
       return bad(where, fmt::format("variant label '{}' is not [0-9a-z_.]+", v.key));
     auto props = properties_of(v.value, where, fmt::format("variant '{}'", v.key), true);
     if (!props) return std::unexpected(props.error());

@@ -118,7 +118,7 @@ core::Result<const FileEntry*> direct_url_file(const Package& p, const ExportOpt
     const FileEntry* best = nullptr;
     std::size_t best_rank = 0;
     for (const auto& w : wheels) {
-      auto parsed = core::WheelFilename::parse(w.filename());
+      auto parsed = core::WheelFilename::parse_with_variant(w.filename());
       if (!parsed) continue;
       auto rank = ranker.rank(parsed->tags);
       if (rank && (!best || *rank < best_rank)) {

@@ -424,14 +424,15 @@ core::Status Reader::check_specifier(const std::string& text, std::size_t line,
 }
 
 // packaging.pylock: a wheel's/sdist's file name must parse and agree with the package's name
-// and version.
+// and version. Unlike packaging 26.3, a PEP 825 (Draft) variant label is accepted in a wheel's
+// name: PEP 825's pylock section lists variant wheels.
 core::Status Reader::check_filename(const Package& p, const FileEntry& f, bool wheel,
                                     std::size_t line) {
   const std::string filename = f.filename();
   std::string name;
   std::optional<core::Version> version;
   if (wheel) {
-    auto w = core::WheelFilename::parse(filename);
+    auto w = core::WheelFilename::parse_with_variant(filename);
     if (!w) {
       return fail(line, fmt::format("wheel file name {} of package '{}' is invalid: {}",
                                     core::quote_for_message(filename), p.name, w.error().message));

@@ -345,7 +345,8 @@ TEST_CASE("Content-Type dispatch", "[parse]") {
   CHECK(page_format_for_content_type("") == PageFormat::Unknown);
 }
 
-TEST_CASE("the per-page wheel filename memo gives exactly core::WheelFilename::parse", "[parse]") {
+TEST_CASE("the per-page wheel filename memo gives exactly core::WheelFilename::parse_with_variant",
+          "[parse]") {
   std::vector<std::string> corpus = {
       "torch-2.5.1+cu124-cp311-cp311-linux_x86_64.whl",
       "torch-2.5.1+cu124-cp312-cp312-linux_x86_64.whl",
@@ -356,12 +357,16 @@ TEST_CASE("the per-page wheel filename memo gives exactly core::WheelFilename::p
       "numpy-2.0.0-cp311-cp311-macosx_11_0_arm64.whl",
       "Typing_Extensions-4.12.0-py3-none-any.whl",
       "typing.extensions-4.12.0-py2.py3-none-any.whl",
-      "foo-1.0-1build-py3-none-any.whl",      // build tag
-      "foo-1.0-x-py3-none-any.whl",           // build tag not starting with a digit
-      "foo-1.0-py3-none-any.WHL",             // wrong case
-      "foo-1.0-py3-none.whl",                 // too few parts
-      "foo-1.0-1-2-py3-none-any.whl",         // too many parts
-      "foo-not.a.version!-py3-none-any.whl",  // bad version
+      "foo-1.0-1build-py3-none-any.whl",  // build tag
+      "foo-1.0-x-py3-none-any.whl",       // PEP 825: label 'any' (the Python tag is 'x')
+      "foo-1.0-x-py3-none-any-more.whl",  // build tag not starting with a digit
+      "torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64-cuda12.8.whl",  // PEP 825 label
+      "foo-1.0-1-py3-none-any-null.whl",                              // build tag and label
+      "foo-1.0-py3-none-any-Bad.whl",                                 // label not [0-9a-z_.]
+      "foo-1.0-py3-none-any.WHL",                                     // wrong case
+      "foo-1.0-py3-none.whl",                                         // too few parts
+      "foo-1.0-1-2-py3-none-any.whl",                                 // too many parts
+      "foo-not.a.version!-py3-none-any.whl",                          // bad version
       "foo-1.0-py3-none-any.whl",
       "foo-1.0-py3--any.whl",  // empty abi
       "foo-1.0-py3-none-any.whl",
@@ -376,7 +381,7 @@ TEST_CASE("the per-page wheel filename memo gives exactly core::WheelFilename::p
   for (int round = 0; round < 2; ++round) {
     for (const auto& name : corpus) {
       INFO(name);
-      auto expected = core::WheelFilename::parse(name);
+      auto expected = core::WheelFilename::parse_with_variant(name);
       auto got = memo.parse(name);
       REQUIRE(got.has_value() == expected.has_value());
       if (!expected) {

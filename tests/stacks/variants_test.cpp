@@ -144,13 +144,14 @@ TEST_CASE("stacks 13: variant selection under the strict ceiling", "[stacks][var
     auto s = app::select_variant(meta, kLabels, machine("550.54.14", "12.4", {"9.0"}),
                                  VariantPolicy::Gpulock, true);
     CHECK(s.chosen.empty());
-    CHECK(s.problem ==
-          "no variant fits this machine (cuda12.6 was built with CUDA 12.6, above your driver's "
-          "CUDA 12.4 (strict ceiling; --cuda-compat minor allows it); cuda12.8 was built with "
-          "CUDA 12.8, above your driver's CUDA 12.4 (strict ceiling; --cuda-compat minor allows "
-          "it); cuda13.0 needs nvidia :: cuda_version_lower_bound :: 13.0, which this machine "
-          "does not support; xpu needs intel :: device_ip, which this machine does not have); "
-          "the null variant (no GPU code) is not chosen silently when a GPU was asked for");
+    CHECK(
+        s.problem ==
+        "no variant that fits this machine (cuda12.6 was built with CUDA 12.6, above your driver's "
+        "CUDA 12.4 (strict ceiling; --cuda-compat minor allows it); cuda12.8 was built with "
+        "CUDA 12.8, above your driver's CUDA 12.4 (strict ceiling; --cuda-compat minor allows "
+        "it); cuda13.0 needs nvidia :: cuda_version_lower_bound :: 13.0, which this machine "
+        "does not support; xpu needs intel :: device_ip, which this machine does not have); "
+        "the null variant (no GPU code) is not chosen silently when a GPU was asked for");
     auto cpu = app::select_variant(meta, kLabels, machine("550.54.14", "12.4", {"9.0"}),
                                    VariantPolicy::Gpulock, false);
     CHECK(cpu.chosen == "null");

@@ -179,6 +179,10 @@ struct CandidateFacts {
   std::span<const core::Requirement> requires_dist = {};
   /// torch: the arch list of this build when known from elsewhere; nullopt: torch_arch_list's.
   std::optional<ArchList> arch_list = std::nullopt;
+  /// PEP 825: the label of the variant wheel chosen ("" for none). A label naming a CUDA
+  /// (`cuda12.8`, `cu129`) is the CUDA need, before the Requires-Dist pins (a variant's
+  /// un-suffixed `nvidia-*` names do not say its CUDA); `null` is a build without CUDA.
+  std::string_view variant_label = {};
 };
 
 /// What the GPU policy adds to a candidate's dependencies.

@@ -33,6 +33,7 @@
 #include "gpulock/app/target.h"
 #include "gpulock/core/metadata.h"
 #include "gpulock/index/client.h"
+#include "gpulock/index/variants.h"
 #include "gpulock/probe/cuda_versions.h"
 #include "gpulock/resolver/provider.h"
 #include "gpulock/resolver/solver.h"
@@ -117,6 +118,11 @@ class IndexProvider final : public resolver::Provider {
     std::optional<CudaVersion> cuda;  ///< the CUDA this build needs (label, pins, or its name)
     bool cuda_minor_exact = false;    ///< false: only `cuda`'s major is needed (cuda-bindings 13.x)
     bool archs_assumed = false;       ///< torch: no arch list known, bounded by its CUDA's archs
+    /// PEP 825: the variant label of `file` ("" for a wheel without one), its properties the
+    /// machine supports, and the release's variant metadata (for `[packages.variants-json]`).
+    std::string variant_label;
+    std::vector<std::string> variant_properties;
+    std::shared_ptr<const index::VariantsJson> variants_json;
   };
   /// "torch's CUDA 12.6 builds need a driver >= 560.28.03 ...": for a package whose builds above
   /// the driver's ceiling were candidates (--torch-backend auto), the driver the lowest one needs.

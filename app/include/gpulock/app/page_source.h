@@ -35,6 +35,12 @@ class PageSource {
   [[nodiscard]] virtual core::Result<std::string> fetch_metadata(const index::DistFile& file) = 0;
   /// The sha256 and size of a wheel at `url` (a direct reference without a `#sha256=`).
   [[nodiscard]] virtual core::Result<index::FileDigest> fetch_file_digest(std::string_view url) = 0;
+  /// The text of a PEP 825 variant metadata file a page gave (ProjectPage::variants_files).
+  /// Errors make the release's variant wheels unusable (the reason names the file).
+  [[nodiscard]] virtual core::Result<std::string> fetch_variants_json(const index::DistFile& file) {
+    return core::fail_at(core::ErrorCode::NotFound, "variant metadata is not available here",
+                         std::string(file.url()));
+  }
 
   /// Hints that the matching fetch comes soon (a source may start it in the background).
   virtual void prefetch_project(const index::IndexSource& source, std::string_view name) {
@@ -55,6 +61,7 @@ class IndexClientPages final : public PageSource {
   core::Result<index::ProjectListPtr> fetch_project_list(const index::IndexSource& source) override;
   core::Result<std::string> fetch_metadata(const index::DistFile& file) override;
   core::Result<index::FileDigest> fetch_file_digest(std::string_view url) override;
+  core::Result<std::string> fetch_variants_json(const index::DistFile& file) override;
   void prefetch_project(const index::IndexSource& source, std::string_view name) override;
   void prefetch_project_list(const index::IndexSource& source) override;
   void prefetch_metadata(const index::DistFile& file) override;

@@ -33,6 +33,10 @@ enum class VariantPolicy : std::uint8_t {
 /// The CUDA a variant label names (`cuda12.8`, `cu129`), nullopt for others (`null`, `xpu`).
 [[nodiscard]] std::optional<CudaVersion> cuda_of_variant_label(std::string_view label);
 
+/// The kernels a variant's `nvidia :: sm_arch` values name (`90_real`: SASS for 9.0,
+/// `120_virtual`: PTX for 12.0), as the GPU policy's arch list; nullopt without sm_arch.
+[[nodiscard]] std::optional<ArchList> arch_list_of_variant(const index::VariantProperties& props);
+
 struct VariantSelection {
   std::vector<std::string> order;               ///< compatible labels, best first (no null)
   std::map<std::string, std::string> rejected;  ///< label -> why ("needs CUDA 12.8 ...")

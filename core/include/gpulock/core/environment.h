@@ -28,6 +28,15 @@ struct Environment {
   std::set<std::string> extras;
   std::set<std::string> dependency_groups;
 
+  /// PEP 825 (Draft) variant markers, set for the dependencies of the variant wheel chosen:
+  /// `variant_label` ("" for a wheel without a label, "null" for the null variant) and the
+  /// chosen wheel's properties narrowed to those the target supports (`ns :: feature :: value`),
+  /// their `ns :: feature` and their `ns`.
+  std::string variant_label;
+  std::set<std::string> variant_properties;
+  std::set<std::string> variant_features;
+  std::set<std::string> variant_namespaces;
+
   /// A CPython on Linux for `python_version` "X.Y" (full version "X.Y.0" unless `full` is
   /// given) and machine ("x86_64", "aarch64").
   [[nodiscard]] static Environment linux_cpython(std::string_view python_version,

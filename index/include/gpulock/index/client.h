@@ -209,6 +209,13 @@ class IndexClient {
   /// Starts fetch_metadata in the background.
   void prefetch_metadata(const DistFile& file);
 
+  /// The text of a PEP 825 variant metadata file a page lists (ProjectPage::variants_files),
+  /// once per run: at most 1 MiB, its sha256 checked when the page gives one, cached like
+  /// METADATA (revalidated after an hour unless hashed). Not parsed (parse_variants_json).
+  /// Errors: HashMismatch, IndexFormat (over the bound), NotFound/Http/Auth, Network, Timeout,
+  /// Offline, Io (a local file), each naming the (redacted) URL.
+  [[nodiscard]] core::Result<std::string> fetch_variants_json(const DistFile& file);
+
   /// Streams `url` (http(s) or file://) through SHA-256: for files the index gives no hash for
   /// (nightly wheels). Cached by URL (forever on immutable hosts, else revalidated by ETag);
   /// `refresh` re-downloads.

@@ -207,9 +207,12 @@ struct ProjectPage {
   /// False when the index does not have the project (404, or 403 with
   /// IndexSource::forbidden_means_missing): a normal answer, not an error.
   bool found = false;
-  std::string name;                   ///< PEP 503 normalized
-  std::string url;                    ///< the page URL (redacted)
-  std::vector<DistFile> files;        ///< in page order
+  std::string name;             ///< PEP 503 normalized
+  std::string url;              ///< the page URL (redacted)
+  std::vector<DistFile> files;  ///< in page order
+  /// PEP 825 variant metadata files (`{name}-{version}-variants.json`) the page lists, in page
+  /// order: neither wheels nor sdists (their version is read from the name, variants_json_name).
+  std::vector<DistFile> variants_files;
   std::vector<std::string> versions;  ///< PEP 700 `versions` (JSON only), as written
   std::string api_version;            ///< PEP 629 "1.1"; "1.0" when the page does not say
   std::vector<std::string> warnings;  ///< dropped files, a newer API minor, bad attributes

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpulock/core/error.h"
+#include "gpulock/core/version.h"
 
 namespace gpulock::index {
 
@@ -28,6 +29,18 @@ struct VariantFilename {
 /// for a label outside `^[0-9a-z_.]+$`.
 [[nodiscard]] core::Result<std::optional<VariantFilename>> split_variant_label(
     std::string_view filename);
+
+/// The project (PEP 503 normalized) and version of a variant metadata file's name
+/// (`torch-2.10.0-variants.json`, PEP 825 §metadata: name and version normalized as in wheel
+/// file names); nullopt for any other name.
+struct VariantsJsonName {
+  std::string project;
+  core::Version version;
+};
+[[nodiscard]] std::optional<VariantsJsonName> variants_json_name(std::string_view filename);
+
+/// The variant label of a wheel file name, "" for a wheel without one (or an invalid label).
+[[nodiscard]] std::string variant_label_of(std::string_view filename);
 
 enum class VariantDialect : std::uint8_t {
   WheelnextDraft,  ///< https://variants-schema.wheelnext.dev/ , .../v0.0.N.json
