@@ -231,6 +231,36 @@ TEST_CASE("PEP 751 extras and dependency_groups", "[core][marker]") {
   CHECK(m("'gpu' in extras").to_string() == "\"gpu\" in extras");
 }
 
+TEST_CASE("PEP 825 variant markers", "[core][marker]") {
+  // shared/data/gpu-stacks.md §7.6: evaluated with the chosen wheel's label and its properties
+  // narrowed to those the machine supports; a wheel without a label has "" and empty sets.
+  Environment env = linux311();
+  const std::string_view cudnn12 =
+      "platform_system == 'Linux' and (variant_label == 'cuda12.6' or variant_label == "
+      "'cuda12.8')";
+  CHECK_FALSE(eval(cudnn12, env));
+  CHECK(eval("variant_label == ''", env));
+  CHECK_FALSE(eval("'nvidia' in variant_namespaces", env));
+  env.variant_label = "cuda12.8";
+  env.variant_properties = {"nvidia :: cuda_version_lower_bound :: 12.0",
+                            "nvidia :: sm_arch :: 90_real"};
+  env.variant_features = {"nvidia :: cuda_version_lower_bound", "nvidia :: sm_arch"};
+  env.variant_namespaces = {"nvidia"};
+  CHECK(eval(cudnn12, env));
+  CHECK(eval("variant_label != 'null'", env));
+  CHECK(eval("'nvidia' in variant_namespaces", env));
+  CHECK(eval("'nvidia :: sm_arch' in variant_features", env));
+  // Whitespace around `::` is ignored; values are not name-normalized.
+  CHECK(eval("'nvidia::sm_arch::90_real' in variant_properties", env));
+  CHECK(eval("'nvidia ::cuda_version_lower_bound::  12.0' in variant_properties", env));
+  CHECK_FALSE(eval("'nvidia :: sm_arch :: 120_real' in variant_properties", env));
+  CHECK(eval("'nvidia :: sm_arch :: 120_real' not in variant_properties", env));
+  CHECK_FALSE(eval("'NVIDIA' in variant_namespaces", env));
+  CHECK(eval_fails("variant_properties == 'x'", env));
+  CHECK(m("'foo::bar::baz' in variant_properties").to_string() ==
+        "\"foo::bar::baz\" in variant_properties");
+}
+
 TEST_CASE("packaging's variable lookup for literal and variable pairs", "[core][marker]") {
   // A literal on the left: the right side's text names the variable (packaging 23.0).
   CHECK(eval("'posix' == 'os_name'"));

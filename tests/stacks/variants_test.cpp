@@ -1,7 +1,7 @@
 // PEP 825 wheel variants (issue 23; shared/data/gpu-stacks.md §7 and scenarios 13-15 of §9) as
 // pure units: labels in file names, `*-variants.json` in its dialects, and variant selection in
 // PEP 825's order with gpulock's policy on top (strict ceiling, every GPU's arch, no silent
-// null). Not yet wired into the catalog: variant wheels are still not candidates.
+// null). The same scenarios end to end, through the catalog and the lock: variants_e2e_test.cpp.
 
 #include "gpulock/index/variants.h"
 
