@@ -253,6 +253,8 @@ void summarize_gpu(const ResolvePlan& plan, IndexProvider& provider, const Locke
   {
     auto sel = provider.selection("torch", facts.torch->candidate_index);
     std::string v = facts.torch->version.to_string();
+    // PEP 825: the release's variant names the build (variant wheels carry no local label).
+    if (!sel.variant_label.empty()) v += fmt::format(" (variant {})", sel.variant_label);
     // Credit the driver only when the driver decided (issue 16 item 7): when a newer build was
     // passed over for a conflict, say that the other requirements limited it, naming the
     // requirement when one alone explains it.
