@@ -84,6 +84,10 @@ struct Domain {
   PrereleasePolicy policy = PrereleasePolicy::IfNecessary;
   int priority = 0;
   std::unordered_map<std::string, std::uint32_t> clause_cache;  // clause text -> pool_ offset
+  // Candidate indices by public version (built on the first `==X` clause): the candidates an
+  // exact pin can match, found by hash.
+  std::unique_ptr<std::unordered_map<core::Version, std::vector<std::uint32_t>, core::VersionHash>>
+      by_public;
 };
 
 struct Package {
@@ -308,6 +312,7 @@ class Solver {
   std::map<std::string, std::vector<const Dependency*>, std::less<>> constraints_;
   SolveStats stats_;
   std::vector<Word> scratch_;
+  std::vector<Word> exact_;  // build_set: the matches of an `==X` clause
   std::vector<Word> scratch2_;
 };
 
@@ -432,6 +437,30 @@ core::Result<PackageId> Solver::intern(std::string_view name, std::string_view e
 void Solver::build_set(Domain& d, const core::SpecifierSet& spec, std::vector<Word>& out) {
   out.assign(pool_.begin() + d.full, pool_.begin() + d.full + d.words);
   for (const auto& clause : spec) {
+    // `==X` without a wildcard or a local label matches only candidates whose public version
+    // equals X (PEP 440 ignores their local label; `==1.5` matches 1.5.0): those are looked up,
+    // not found by evaluating every candidate and cached. Without this, V versions each pinning
+    // another package exactly (`a 1.k` needs `c==1.k`) cost O(V) each: quadratic backtracking.
+    if (clause.op() == core::Operator::Equal && !clause.wildcard() &&
+        !clause.version().has_local()) {
+      if (!d.by_public) {
+        d.by_public = std::make_unique<
+            std::unordered_map<core::Version, std::vector<std::uint32_t>, core::VersionHash>>();
+        for (std::uint32_t i = 0; i < d.nbits; ++i)
+          (*d.by_public)[(*d.versions)[i].public_version()].push_back(i);
+      }
+      exact_.assign(d.words, 0);
+      if (auto m = d.by_public->find(clause.version()); m != d.by_public->end()) {
+        for (std::uint32_t i : m->second) {
+          if (detail::test_bit(out.data(), i) &&
+              clause.contains((*d.versions)[i], /*prereleases=*/true)) {
+            detail::set_bit(exact_.data(), i);
+          }
+        }
+      }
+      out.swap(exact_);
+      continue;
+    }
     std::string key = clause.to_string();
     std::uint32_t off = 0;
     auto it = d.clause_cache.find(key);
