@@ -65,4 +65,34 @@ auto IndexProvider::Impl::settle_variant(std::string_view name, VersionEntry& en
   return unusable(fmt::format("has {}", chosen.problem));
 }
 
+// ---- find-links pages that follow torch (issue 23, scenario 11) ----------------------------
+
+std::optional<std::string> IndexProvider::torch_build_tag(
+    const resolver::Solution* solution) const {
+  auto it = impl_->packages.find("torch");
+  if (it == impl_->packages.end()) return std::nullopt;
+  auto tag = [](const core::Version& v, const BuildLabel& build,
+                std::optional<CudaVersion> cuda) -> std::optional<std::string> {
+    std::string pub = v.public_version().to_string();
+    if (build.kind == BuildKind::Cpu) return pub + "+cpu";
+    if (build.kind == BuildKind::Cuda && build.cuda) cuda = build.cuda;
+    if (!cuda) return std::nullopt;
+    return fmt::format("{}+cu{}{}", pub, cuda->major, cuda->minor);
+  };
+  if (solution != nullptr) {
+    for (const auto& chosen : solution->packages) {
+      if (chosen.name != "torch" || chosen.is_virtual) continue;
+      auto sel = selection("torch", chosen.candidate_index);
+      return tag(chosen.version, sel.build, sel.cuda);
+    }
+    return std::nullopt;
+  }
+  for (const auto& e : it->second.entries) {
+    // Only a candidate the solver took up (its dependencies read): the requirements allowed it.
+    if (!e.dependencies_read) continue;
+    if (auto t = tag(e.version, e.build, e.needs_cuda)) return t;
+  }
+  return std::nullopt;
+}
+
 }  // namespace gpulock::app

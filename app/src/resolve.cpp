@@ -14,6 +14,7 @@
 
 #include "gpulock/core/civil_date.h"
 #include "gpulock/core/text.h"
+#include "gpulock/index/url.h"
 
 #include "resolve_steps.h"
 
@@ -147,6 +148,56 @@ index::ClientOptions client_options_for(const ResolveRequest& request,
 
 namespace {
 
+// A find-links page of wheels built for one torch (data.pyg.org's `torch-2.11.0+cu128.html`,
+// issue 23 scenario 11): the page for `torch` (`2.11.0+cu130`) instead, or nullopt when `url`
+// is not such a page or already names it.
+std::optional<std::string> follow_torch_page(std::string_view url, std::string_view torch) {
+  auto slash = url.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? url : url.substr(slash + 1);
+  if (!base.starts_with("torch-") || !base.ends_with(".html")) return std::nullopt;
+  std::string_view build = base.substr(6, base.size() - 11);
+  auto plus = build.find('+');
+  if (plus == std::string_view::npos || plus == 0 || !core::Version::parse(build)) {
+    return std::nullopt;
+  }
+  if (build == torch) return std::nullopt;
+  return fmt::format("{}torch-{}.html", url.substr(0, url.size() - base.size()), torch);
+}
+
+core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
+                                        const ResolveObserver& observer,
+                                        index::IndexClient* shared_client);
+
+// After a solve: `--find-links` pages that name another torch build than the one resolved are
+// swapped for that build's page and the resolve runs once more (the coupled wheels on them,
+// `+pt211cu128`, fit only their torch build). nullopt when no page needs it.
+core::Result<std::optional<ResolveResult>> follow_find_links(const ResolveRequest& request,
+                                                             const ResolveObserver& observer,
+                                                             index::IndexClient& client,
+                                                             const IndexProvider& provider,
+                                                             const resolver::Solution* solution) {
+  if (request.find_links_followed || request.find_links.empty()) return std::nullopt;
+  auto torch = provider.torch_build_tag(solution);
+  if (!torch) return std::nullopt;
+  ResolveRequest again = request;
+  again.find_links_followed = true;
+  std::vector<std::string> notes;
+  for (auto& url : again.find_links) {
+    auto followed = follow_torch_page(url, *torch);
+    if (!followed) continue;
+    notes.push_back(fmt::format(
+        "--find-links {} is for another torch build than torch {}: read {} instead (its wheels "
+        "are built for one torch build)",
+        index::redact_url(url), *torch, index::redact_url(*followed)));
+    url = *followed;
+  }
+  if (notes.empty()) return std::nullopt;
+  auto result = run_resolve(again, observer, &client);
+  if (!result) return std::unexpected(result.error());
+  result->warnings.insert(result->warnings.begin(), notes.begin(), notes.end());
+  return std::optional<ResolveResult>(std::move(*result));
+}
+
 // The workflow, through `shared_client` or a client of its own.
 core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
                                         const ResolveObserver& observer,
@@ -197,6 +248,12 @@ core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
   for (auto& w : provider.warnings())
     result.warnings.push_back(std::move(w));
 
+  {
+    const auto* solved = std::get_if<resolver::Solution>(&*outcome);
+    auto followed = follow_find_links(request, observer, client, provider, solved);
+    if (!followed) return std::unexpected(followed.error());
+    if (*followed) return std::move(**followed);
+  }
   if (auto* failure = std::get_if<resolver::NoSolution>(&*outcome)) {
     if (auto s = explain_no_solution(request, *plan, client, provider, *failure, result); !s) {
       return std::unexpected(s.error());

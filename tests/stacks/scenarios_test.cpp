@@ -219,18 +219,34 @@ TEST_CASE("stacks 11: PyG's find-links wheels follow torch's build", "[stacks][s
       with({"torch==2.11.0+cu128", "torch-scatter", "-f", page, "--torch-backend", "cu128"}));
   CHECK(locked(lock, "torch-scatter") == "2.1.2+pt211cu128");
   CHECK(locked(lock, "torch") == "2.11.0+cu128");
-  // torch 2.11.0 from PyPI is a CUDA 13 build: the cu128 companions do not fit it.
-  expect_no_solution(with({"torch==2.11.0", "torch-scatter", "-f", page}),
-                     "error: no solution: nvidia-cudnn-cu13==9.19.0.56 uses CUDA 13 libraries and "
-                     "the CUDA 12.8 variant uses CUDA 12 libraries\n"
-                     "  Because torch==2.11.0 depends on nvidia-cudnn-cu13==9.19.0.56 and "
-                     "nvidia-cudnn-cu13==9.19.0.56 uses CUDA 13 libraries, torch==2.11.0 "
-                     "requires CUDA 13 libraries.\n"
-                     "  And because torch-scatter is a CUDA 12.8 build and the CUDA 12.8 variant "
-                     "uses CUDA 12 libraries, torch==2.11.0 and torch-scatter are "
-                     "incompatible.\n"
-                     "  And because you require both torch==2.11.0 and torch-scatter, version "
-                     "solving failed.\n");
+  // torch 2.11.0 from PyPI is a CUDA 13 build: the cu128 page's wheels do not fit it, so the
+  // page follows torch (torch-2.11.0+cu130.html), said in one warning.
+  Run followed = resolve({"torch==2.11.0", "torch-scatter", "-f", page, "--driver", "580.65.06",
+                          "--gpu-arch", "sm_90"});
+  INFO(describe(followed));
+  REQUIRE(followed.status == 0);
+  CHECK(locked(followed.out, "torch-scatter") == "2.1.2+pt211cu130");
+  CHECK(locked(followed.out, "torch") == "2.11.0");
+  CHECK(
+      normalize(followed.err)
+          .find(
+              "warning: --find-links http://INDEX/pyg/torch-2.11.0+cu128.html is for another torch "
+              "build than torch 2.11.0+cu130: read http://INDEX/pyg/torch-2.11.0+cu130.html "
+              "instead (its wheels are built for one torch build)\n") != std::string::npos);
+  // No page for that build (PyG publishes none for CPU torch here): reported, never another
+  // build's wheels.
+  Run none = resolve(
+      {"torch==2.11.0", "torch-scatter", "-f", page, "--torch-backend", "cpu", "--driver", "none"});
+  INFO(describe(none));
+  CHECK(none.status == 1);
+  CHECK(normalize(none.err) ==
+        "warning: --find-links http://INDEX/pyg/torch-2.11.0+cu128.html is for another torch "
+        "build than torch 2.11.0+cpu: read http://INDEX/pyg/torch-2.11.0+cpu.html instead (its "
+        "wheels are built for one torch build)\n"
+        "error: no solution: 'torch-scatter' is not on http://INDEX/simple/, "
+        "http://INDEX/pyg/torch-2.11.0+cpu.html\n"
+        "  Because you require torch-scatter and there are no versions of torch-scatter, version "
+        "solving failed.\n");
   std::string cu130 = stacks().http_url() + "/pyg/torch-2.11.0+cu130.html";
   lock = expect_lock(with({"torch==2.11.0", "torch-scatter", "-f", cu130}));
   CHECK(locked(lock, "torch-scatter") == "2.1.2+pt211cu130");

@@ -150,7 +150,7 @@ TEST_CASE("stacks 14: variants on a mixed H100 + V100 host, end to end",
   }
 }
 
-TEST_CASE("stacks 15: two variant-metadata dialects, never merged; bad metadata reported",
+TEST_CASE("stacks 15: two variant-metadata dialects, never merged, bad metadata reported",
           "[stacks][variants][scenario]") {
   SECTION("PEP 825's dialect: a label missing from the metadata is never taken") {
     // Driver 575 runs CUDA 12.9: the cuda12.9 wheel would be best, but its label is not in

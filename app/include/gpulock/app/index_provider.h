@@ -127,6 +127,11 @@ class IndexProvider final : public resolver::Provider {
   /// "torch's CUDA 12.6 builds need a driver >= 560.28.03 ...": for a package whose builds above
   /// the driver's ceiling were candidates (--torch-backend auto), the driver the lowest one needs.
   [[nodiscard]] std::optional<std::string> cuda_too_new_hint(std::string_view package) const;
+  /// torch's build as a find-links page of coupled wheels names it (`2.11.0+cu130`, `2.8.0+cpu`):
+  /// the chosen torch of `solution`, or without one the first torch candidate the solver took up
+  /// whose CUDA is known (its label or its pins); nullopt when torch was not resolved.
+  [[nodiscard]] std::optional<std::string> torch_build_tag(
+      const resolver::Solution* solution) const;
   /// After a failed solve: the `--torch-backend` values that would give torch kernels for a GPU
   /// arch its candidates lacked (one per arch, as package_hints names them), for the resolve
   /// workflow to try before suggesting them.

@@ -76,6 +76,9 @@ struct ResolveRequest {
   /// `name==VERSION` constraints (public versions: any local label matches) that
   /// `resolve_targets` adds to align versions across targets. Not recorded as inputs.
   std::vector<std::pair<std::string, std::string>> align_pins;
+  /// Set on the second run of a resolve whose `--find-links` page named another torch build
+  /// (PyG's `torch-2.11.0+cu128.html`): the pages then follow torch's (find_links_followed).
+  bool find_links_followed = false;
   /// The time "now" for relative --exclude-newer and `--nightly latest` (tests pin it); 0: clock.
   std::int64_t now_micros = 0;
 };
