@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "gpulock/probe/load_probe.h"
 
@@ -113,7 +114,43 @@ struct Assessment {
   void torch_rule();
   void gpu();
   void cuda_majors();
+  void system_libraries();
 };
+
+// A stack that takes CUDA from the system (JAX's -local extras, issue 23): each library it
+// dlopens must be found by the loader; where it was found, and its version, is said once per
+// stack.
+void Assessment::system_libraries() {
+  std::map<std::string, std::vector<const LibraryReport*>> by_stack;
+  for (const auto& lib : report.system_libraries)
+    by_stack[lib.loaded_by].push_back(&lib);
+  for (const auto& [stack, libs] : by_stack) {
+    std::vector<std::string> found, missing;
+    for (const auto* lib : libs) {
+      if (!lib->path) {
+        missing.push_back(lib->soname);
+        continue;
+      }
+      found.push_back(fmt::format("{} {} ({}{})", lib->soname, lib->real_path.value_or(*lib->path),
+                                  found_via_name(lib->found_via.value_or(FoundVia::SystemDir)),
+                                  lib->version ? ", " + lib->version->text : std::string()));
+    }
+    const std::string major = stack.substr(8, stack.find('-', 8) - 8);  // "jax-cuda12-plugin"
+    if (!missing.empty()) {
+      add("system-cuda-missing", Severity::Fail, stack,
+          fmt::format("{} takes CUDA {} from the system (jax[cuda{}-local]), and the loader "
+                      "finds no {}",
+                      stack, major, major, fmt::join(missing, ", ")),
+          fmt::format("install CUDA {} and cuDNN 9 on the system (on LD_LIBRARY_PATH or in the "
+                      "ld.so cache), or use the wheels: jax[cuda{}]",
+                      major, major));
+    } else {
+      add("system-cuda", Severity::Info, stack,
+          fmt::format("{} takes CUDA {} from the system: {}", stack, major, fmt::join(found, "; ")),
+          "");
+    }
+  }
+}
 
 // The CUDA major of an installed nvidia-* wheel (issue 23): its `-cu11`/`-cu12`/`-cu13` suffix,
 // or 13 for an unsuffixed one whose RECORD installs into `nvidia/cu13/` (CUDA 13's toolkit
@@ -436,6 +473,7 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
   a.torch_rule();
   a.gpu();
   a.cuda_majors();
+  a.system_libraries();
   return std::move(a.out);
 }
 

@@ -17,6 +17,7 @@ LoadReport Probe::run() {
   setup_loader();
   plan_preloads();
   plan_sublibraries();
+  plan_system_libraries();
   if (!plan_.preloads.empty() || !plan_.sublibraries.empty()) run_children();
   fill_versions();
   return std::move(report_);

@@ -47,6 +47,8 @@ class Probe {
   std::vector<std::string> cuda_folders() const;
   void plan_preloads();
   void plan_sublibraries();
+  // load_system.cpp: stacks that take CUDA from the system (JAX's -local extras).
+  void plan_system_libraries();
 
   // load_runs.cpp: 2. the child runs.
   CudnnCall* call_named(std::vector<CudnnCall>& calls, const std::string& fn);

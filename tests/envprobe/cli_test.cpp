@@ -356,6 +356,55 @@ TEST_CASE("the real cuDNN 9 of the CUDA toolkit: versions, sub-libraries, no GPU
   check_golden("real_cudnn.json", c.normalize(json.out));
 }
 
+// JAX's `cuda13-local` / `cuda12-local` extras (issue 23): the plugin without the nvidia-* wheels
+// takes CUDA from the system, and the probe is where those libraries are verified.
+TEST_CASE("a JAX plugin on the system's CUDA: its libraries found, or the missing ones named",
+          "[envprobe][cli][stacks]") {
+  Case c;
+  auto site_with = [&](const std::string& name, const std::string& dist) {
+    fs::path site = c.scratch.path() / ("site-" + name);
+    fs::create_directories(site / (dist + "-0.7.2.dist-info"));
+    std::ofstream(site / (dist + "-0.7.2.dist-info") / "METADATA")
+        << "Metadata-Version: 2.1\nName: " << name << "\nVersion: 0.7.2\n";
+    return site;
+  };
+  // A CUDA runtime on LD_LIBRARY_PATH (a file named as the toolkit names it; nothing is loaded).
+  fs::path lib = c.scratch.path() / "cuda-lib";
+  fs::create_directories(lib);
+  std::ofstream(lib / "libcudart.so.13.0.99") << "not loaded";
+  fs::create_symlink("libcudart.so.13.0.99", lib / "libcudart.so.13");
+  fs::path site13 = site_with("jax-cuda13-plugin", "jax_cuda13_plugin");
+  Run ok =
+      c.gpulock({"probe", "--site-packages", site13.string()}, {{"LD_LIBRARY_PATH", lib.string()}});
+  INFO(ok.out << ok.err);
+  CHECK(ok.status == 0);
+  CHECK(
+      ok.out.find("info: jax-cuda13-plugin 0.7.2 takes CUDA 13 from the system: libcudart.so.13 " +
+                  (lib / "libcudart.so.13.0.99").string() + " (LD_LIBRARY_PATH, 13.0.99); ") !=
+      std::string::npos);
+
+  // The same plugin next to the CUDA 13 cuDNN wheel uses the wheels: nothing is said.
+  fs::create_directories(site13 / "nvidia_cudnn_cu13-9.13.0.50.dist-info");
+  std::ofstream(site13 / "nvidia_cudnn_cu13-9.13.0.50.dist-info" / "METADATA")
+      << "Metadata-Version: 2.1\nName: nvidia-cudnn-cu13\nVersion: 9.13.0.50\n";
+  Run wheels =
+      c.gpulock({"probe", "--site-packages", site13.string()}, {{"LD_LIBRARY_PATH", lib.string()}});
+  CHECK(wheels.out.find("from the system") == std::string::npos);
+
+  // CUDA 12 on a machine with CUDA 13 only (the toolkit here): not found anywhere.
+  fs::path site12 = site_with("jax-cuda12-plugin", "jax_cuda12_plugin");
+  fs::create_directories(c.scratch.path() / "empty-lib");
+  Run missing = c.gpulock({"probe", "--site-packages", site12.string(), "--json"},
+                          {{"LD_LIBRARY_PATH", (c.scratch.path() / "empty-lib").string()}});
+  INFO(missing.out << missing.err);
+  CHECK(missing.status == 1);
+  CHECK(missing.out.find("\"id\": \"system-cuda-missing\"") != std::string::npos);
+  CHECK(missing.out.find("jax-cuda12-plugin 0.7.2 takes CUDA 12 from the system "
+                         "(jax[cuda12-local]), and the loader finds no libcudart.so.12, "
+                         "libcublas.so.12") != std::string::npos);
+  CHECK(missing.out.find("or use the wheels: jax[cuda12]") != std::string::npos);
+}
+
 // ----- 2. gpulock install --installer pip (real pip) -----
 
 TEST_CASE("gpulock install: cu124 lock into a fresh venv, verdict OK", "[envprobe][cli][install]") {

@@ -175,6 +175,11 @@ struct LoadReport {
   std::vector<std::string> ld_preload;       ///< entries (separated by spaces or colons)
   std::string ld_cache;
   bool ld_cache_read = false;
+  /// Stacks that take CUDA from the system, not from wheels (JAX's `cuda12-local` extras:
+  /// "jax-cuda12-plugin 0.7.2" without nvidia-cudnn-cu12), and where the loader finds each
+  /// library they dlopen by soname (`loaded_by` names the stack; NotFound when nowhere).
+  std::vector<std::string> system_stacks;
+  std::vector<LibraryReport> system_libraries;
   std::vector<std::string> warnings;
 };
 
