@@ -357,37 +357,54 @@ core::Result<std::vector<fs::path>> fetch_all(const InstallRequest& request, Syn
   return dirs;
 }
 
+// Removals, then installs, through one journal: a failure anywhere puts back every file that
+// was set aside and removes every file written, so the environment is as it was; the files set
+// aside are deleted only once the last wheel is in.
 core::Status apply_plan(const InstallRequest& request, SyncPlan& plan,
                         const std::vector<fs::path>& dirs, const InstallScheme& scheme,
                         SyncResult& result) {
+  InstallJournal journal(scheme.prefix);
+  auto undo = [&](core::Error error) -> core::Status {
+    auto lost = journal.rollback();
+    if (lost.empty())
+      return std::unexpected(std::move(error).with_hint("the environment was not changed"));
+    return std::unexpected(std::move(error).with_hint(
+        fmt::format("the environment could not be put back as it was: {} not restored",
+                    fmt::join(lost, ", "))));
+  };
   for (auto& item : plan.items) {
     if (item.action != SyncAction::Replace && item.action != SyncAction::Remove) continue;
     std::error_code ec;
     if (!fs::exists(item.dist_info / "RECORD", ec) && item.action == SyncAction::Replace) {
-      fs::remove_all(item.dist_info, ec);  // files stay; the new wheel's overwrite them
+      // Files stay; the new wheel's overwrite them.
+      if (auto s = journal.set_aside(item.dist_info); !s) return undo(s.error());
       continue;
     }
-    auto removed = remove_distribution(item.dist_info, scheme);
+    auto removed = remove_distribution(item.dist_info, scheme, &journal);
     if (!removed)
-      return std::unexpected(removed.error().with_context(
+      return undo(removed.error().with_context(
           fmt::format("while removing {} {}", item.name, item.installed_version)));
   }
   std::size_t k = 0;
+  std::size_t linked = 0;
   for (auto& item : plan.items) {
     if (item.action != SyncAction::Install && item.action != SyncAction::Replace) continue;
     const fs::path& dir = dirs[k++];
     auto wheel = core::WheelFilename::parse(item.filename);
-    if (!wheel) return std::unexpected(wheel.error());
+    if (!wheel) return undo(wheel.error());
     WheelInstallOptions options;
     options.link_mode = request.link_mode;
     options.requested = item.requested;
     options.direct_url_json = item.direct_url_json;
+    options.journal = &journal;
     auto installed = install_unpacked_wheel(dir, *wheel, scheme, options);
     if (!installed)
-      return std::unexpected(
+      return undo(
           installed.error().with_context(fmt::format("while installing {}", item.filename)));
-    result.linked_files += installed->linked;
+    linked += installed->linked;
   }
+  journal.commit();
+  result.linked_files += linked;
   return {};
 }
 

@@ -542,3 +542,52 @@ TEST_CASE("install: a new venv is made with the first interpreter on PATH the ch
                       "): this lock is for Python 3.8") != std::string::npos);
   CHECK(!fs::exists(c.dir / "none"));
 }
+
+namespace {
+
+// Every regular file under the venv (relative) with its content: the environment as it is.
+std::map<std::string, std::string> contents(const Case& c, const std::string& venv) {
+  std::map<std::string, std::string> out;
+  const fs::path root = c.dir / venv;
+  for (fs::recursive_directory_iterator it(root), end; it != end; ++it) {
+    if (it->is_regular_file() && !it->is_symlink())
+      out[it->path().lexically_relative(root).generic_string()] = read_file(it->path());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("install: a wheel that fails half way leaves the environment as it was",
+          "[install][e2e]") {
+  Case c;
+  c.make_venv("v");
+  REQUIRE(c.sync("base", "v").status == 0);
+  Run p = c.pip("v", {"install", "--no-deps", "--no-index", "-q",
+                      (c.dir / "wheels/extra_pkg-2.0-py3-none-any.whl").string()});
+  REQUIRE(p.status == 0);
+  const auto files = c.files("v");
+  const auto before = contents(c, "v");
+  // gpuvar is replaced (cu126 -> cu130) and extra-pkg removed before broken-pkg, whose entry
+  // point fails after its files are linked in.
+  Run r = c.sync("broken", "v");
+  INFO(describe(r));
+  CHECK(r.status == 3);
+  CHECK(r.err.find("invalid script entry point: broken = no_callable") != std::string::npos);
+  CHECK(r.err.find("while installing broken_pkg-1.0-py3-none-any.whl") != std::string::npos);
+  CHECK(r.err.find("hint: the environment was not changed") != std::string::npos);
+  CHECK(c.files("v") == files);
+  CHECK(contents(c, "v") == before);
+  CHECK(c.installed("v") == "demo-pkg==1.0 extra-pkg==2.0 gpuvar==1.0+cu126\n");
+  Run variant = c.run({c.python("v").string(), "-c", "import gpuvar; print(gpuvar.VARIANT)"});
+  CHECK(variant.out == "cu126\n");
+  for (const auto& entry : fs::directory_iterator(c.dir / "v"))
+    CHECK(!entry.path().filename().string().starts_with(".gpulock-stash-"));
+  // The same sync without the broken wheel goes through, and leaves no stash either.
+  Run ok = c.sync("cu130", "v");
+  INFO(describe(ok));
+  CHECK(ok.status == 0);
+  CHECK(c.installed("v") == "demo-pkg==1.0 gpuvar==1.0+cu130\n");
+  for (const auto& entry : fs::directory_iterator(c.dir / "v"))
+    CHECK(!entry.path().filename().string().starts_with(".gpulock-stash-"));
+}
