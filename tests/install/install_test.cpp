@@ -591,3 +591,41 @@ TEST_CASE("install: a wheel that fails half way leaves the environment as it was
   for (const auto& entry : fs::directory_iterator(c.dir / "v"))
     CHECK(!entry.path().filename().string().starts_with(".gpulock-stash-"));
 }
+
+TEST_CASE("install: a write error half way leaves the environment as it was", "[install][e2e]") {
+  // The venv's interpreter must be one nobody may run: /usr/bin/python3, not one under /root.
+  if (::geteuid() != 0 || ::access("/usr/bin/setpriv", X_OK) != 0 ||
+      ::access("/usr/bin/python3", X_OK) != 0) {
+    WARN("needs root, setpriv and /usr/bin/python3 to sync as an unprivileged user; not run");
+    return;
+  }
+  Case c;
+  Run venv = c.run({"/usr/bin/python3", "-m", "venv", "--without-pip", (c.dir / "v").string()});
+  INFO(describe(venv));
+  REQUIRE(venv.status == 0);
+  REQUIRE(c.sync("base", "v").status == 0);
+  Run p = c.pip("v", {"install", "--no-deps", "--no-index", "-q",
+                      (c.dir / "wheels/extra_pkg-2.0-py3-none-any.whl").string()});
+  REQUIRE(p.status == 0);
+  // The sync runs as nobody, who owns everything here but the directory of the package
+  // installed last (late.toml: gpuvar is replaced and extra-pkg removed before it).
+  const fs::path locked_out = c.site("v") / "wheel";
+  fs::create_directory(locked_out);
+  REQUIRE(c.run({"/bin/chown", "-R", "65534:65534", c.dir.string()}).status == 0);
+  REQUIRE(c.run({"/bin/chown", "0:0", locked_out.string()}).status == 0);
+  fs::permissions(locked_out, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+  const auto files = c.files("v");
+  const auto before = contents(c, "v");
+  Run r = c.run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                 kExe.string(), "install", "--lock", (c.dir / "late.toml").string(), "--python",
+                 c.python("v").string(), "--no-probe"});
+  INFO(describe(r));
+  CHECK(r.status == 74);
+  CHECK(r.err.find("Permission denied") != std::string::npos);
+  CHECK(r.err.find("while installing wheel-0.0.1-py3-none-any.whl") != std::string::npos);
+  CHECK(r.err.find("hint: the environment was not changed") != std::string::npos);
+  CHECK(c.files("v") == files);
+  CHECK(contents(c, "v") == before);
+  CHECK(c.installed("v") == "demo-pkg==1.0 extra-pkg==2.0 gpuvar==1.0+cu126\n");
+}

@@ -13,7 +13,8 @@ only, independent of gpulock's code): OUT/wheels/*.whl and OUT/<name>.toml with 
 
 Locks: base.toml (demo-pkg, gpuvar+cu126), cu130.toml (demo-pkg, gpuvar+cu130), bad.toml
 (cu130.toml with gpuvar's sha256 changed), evil.toml (a wheel with an entry
-`../../evil.txt`), broken.toml (cu130.toml, then broken-pkg).
+`../../evil.txt`), broken.toml (cu130.toml, then broken-pkg), late.toml (cu130.toml, then
+wheel 0.0.1: a package installed last).
 Usage: make_wheels.py OUT
 """
 import base64
@@ -91,7 +92,7 @@ def main(out):
             f"gpuvar/lib_{label}.so": b"\x7fELF not really " + label.encode(),
         }, purelib=False)
     make_wheel(wheels, "extra_pkg", "2.0", {"extra_pkg.py": b"X = 1\n"})
-    make_wheel(wheels, "wheel", "0.0.1", {"wheel/__init__.py": b""})
+    tool = make_wheel(wheels, "wheel", "0.0.1", {"wheel/__init__.py": b""})
     write_lock(os.path.join(out, "base.toml"),
                [("demo-pkg", "1.0", demo), ("gpuvar", "1.0+cu126", variants["cu126"])])
     write_lock(os.path.join(out, "cu130.toml"),
@@ -111,6 +112,9 @@ def main(out):
     write_lock(os.path.join(out, "broken.toml"),
                [("demo-pkg", "1.0", demo), ("gpuvar", "1.0+cu130", variants["cu130"]),
                 ("broken-pkg", "1.0", broken)])
+    write_lock(os.path.join(out, "late.toml"),
+               [("demo-pkg", "1.0", demo), ("gpuvar", "1.0+cu130", variants["cu130"]),
+                ("wheel", "0.0.1", tool)])
     write_lock(os.path.join(out, "bad.toml"),
                [("demo-pkg", "1.0", demo), ("gpuvar", "1.0+cu130", variants["cu130"])],
                tamper="gpuvar")
