@@ -363,7 +363,7 @@ core::Result<std::vector<fs::path>> fetch_all(const InstallRequest& request, Syn
 core::Status apply_plan(const InstallRequest& request, SyncPlan& plan,
                         const std::vector<fs::path>& dirs, const InstallScheme& scheme,
                         SyncResult& result) {
-  InstallJournal journal(scheme.prefix);
+  InstallJournal journal({scheme.prefix, scheme.purelib});
   auto undo = [&](core::Error error) -> core::Status {
     auto lost = journal.rollback();
     if (lost.empty())

@@ -471,7 +471,7 @@ bool inside(const fs::path& p, const fs::path& root) {
 
 }  // namespace
 
-InstallJournal::InstallJournal(fs::path root) : root_(std::move(root)) {}
+InstallJournal::InstallJournal(std::vector<fs::path> roots) : roots_(std::move(roots)) {}
 
 InstallJournal::~InstallJournal() {
   if (!done_) rollback();
@@ -481,10 +481,21 @@ core::Status InstallJournal::set_aside(const fs::path& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return {};
   if (stash_.empty()) {
-    std::string name = (root_ / ".gpulock-stash-XXXXXX").string();
-    if (::mkdtemp(name.data()) == nullptr)
-      return std::unexpected(io_error("cannot make the stash directory", name, errno));
-    stash_ = name;
+    // In the first root that takes it (the prefix, else site-packages for a --system scheme
+    // whose prefix is not writable).
+    int err = ENOENT;
+    for (const auto& root : roots_) {
+      std::string name = (root / ".gpulock-stash-XXXXXX").string();
+      if (::mkdtemp(name.data()) != nullptr) {
+        stash_ = name;
+        break;
+      }
+      err = errno;
+    }
+    if (stash_.empty()) {
+      return std::unexpected(io_error("cannot make the stash directory",
+                                      roots_.empty() ? fs::path() : roots_.front(), err));
+    }
   }
   const fs::path stashed = stash_ / std::to_string(next_++);
   if (::rename(path.c_str(), stashed.c_str()) != 0) {

@@ -43,8 +43,9 @@ struct InstallScheme {
 /// neither committed nor rolled back.
 class InstallJournal {
  public:
-  /// The stash is made on first use, as `<root>/.gpulock-stash-XXXXXX`.
-  explicit InstallJournal(std::filesystem::path root);
+  /// The stash is made on first use, as `<root>/.gpulock-stash-XXXXXX` in the first of `roots`
+  /// where it can be (the prefix, then site-packages).
+  explicit InstallJournal(std::vector<std::filesystem::path> roots);
   ~InstallJournal();
   InstallJournal(const InstallJournal&) = delete;
   InstallJournal& operator=(const InstallJournal&) = delete;
@@ -67,7 +68,8 @@ class InstallJournal {
     Kind kind;
     std::filesystem::path path, stashed;
   };
-  std::filesystem::path root_, stash_;
+  std::vector<std::filesystem::path> roots_;
+  std::filesystem::path stash_;
   std::vector<Entry> log_;
   std::size_t next_ = 0;
   bool done_ = false;
