@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """`gpulock install` timings (issue 25): cold (empty cache) and warm (cached) native installs
-into a fresh venv, against pip 26 (`pip install --no-deps --require-hashes -r`, the lock
-exported by `gpulock export`) and `gpulock install --installer pip`. Venv creation is not timed.
+into a fresh venv, against pip 26 reading the lock itself (`pip install --no-deps
+--require-hashes -r pylock.toml`: pip 26.3 takes a PEP 751 lock as a requirements source, by its
+file name, experimental) and `gpulock install --installer pip` (the lock exported for pip).
+Venv creation is not timed.
 
 Usage: install_bench.py --gpulock BUILD/cli/gpulock [--pip PIP_SRC] [--work DIR]
                         [--lock NAME=pylock.toml]... [--large-mb 400] [--large-wheels 4]
@@ -13,6 +15,7 @@ Prints a Markdown table (seconds, best of --repeat).
 import argparse
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +23,7 @@ import time
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PIP_ROW = "pip 26 install -r pylock.toml (--no-deps --require-hashes)"
 
 
 def make_large(out, total_mb, count):
@@ -62,9 +66,14 @@ def bench(name, lock, args, work):
     g, pip = args.gpulock, args.pip
     os.makedirs(work, exist_ok=True)
     cache = os.path.join(work, "cache")
-    req = os.path.join(work, "requirements.txt")
-    subprocess.run([g, "export", "--lock", lock, "--format", "requirements-txt", "--all-urls",
-                    "-o", req], check=True)
+    # pip 26.3 reads a lock given to -r only when its file name is pylock.toml or
+    # pylock.<name>.toml (pip/_internal/cli/req_command.py, is_valid_pylock_filename); another
+    # name is parsed as a requirements file. Such a lock is copied to work/pylock.toml (its
+    # file:// URLs are absolute; a relative `path` entry would not be found from there).
+    name = os.path.basename(lock)
+    if not re.fullmatch(r"pylock\.([^.]+\.)?toml", name):
+        shutil.copyfile(lock, os.path.join(work, "pylock.toml"))
+        lock = os.path.join(work, "pylock.toml")
     rows = {}
 
     def best(label, prepare, argv_of):
@@ -86,9 +95,8 @@ def bench(name, lock, args, work):
     shutil.rmtree(pip_cache, ignore_errors=True)
     pip_argv = lambda py: [sys.executable, pip, "--python", py, "install", "--no-deps",  # noqa
                            "--require-hashes", "--no-input", "--disable-pip-version-check",
-                           "--cache-dir", pip_cache, "-r", req]
-    best("pip 26 install -r (--no-deps --require-hashes)", lambda: venv(os.path.join(work, "v")),
-         pip_argv)
+                           "--cache-dir", pip_cache, "-r", lock]
+    best(PIP_ROW, lambda: venv(os.path.join(work, "v")), pip_argv)
     best("gpulock --installer pip", lambda: venv(os.path.join(work, "vp"), with_pip=True),
          lambda py: [g, "install", "--installer", "pip", "--lock", lock, "--python", py,
                      "--no-probe"])
@@ -122,7 +130,7 @@ def main():
     for label in labels:
         print(f"| {label} | " + " | ".join(f"{r[label]:.2f} s" for _, r in results) + " |")
     for name, r in results:
-        pip_t = r["pip 26 install -r (--no-deps --require-hashes)"]
+        pip_t = r[PIP_ROW]
         print(f"\n{name}: warm {pip_t / r['gpulock native, warm cache']:.1f}x faster than pip, "
               f"cold {pip_t / r['gpulock native, cold cache']:.1f}x")
 

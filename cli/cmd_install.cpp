@@ -16,6 +16,8 @@
 #include "gpulock/app/install_sync.h"
 #include "gpulock/app/machine.h"
 #include "gpulock/app/targets.h"
+#include "gpulock/app/venv.h"
+#include "gpulock/sys/env.h"
 
 #include "command.h"
 #include "exit_codes.h"
@@ -69,6 +71,36 @@ bool has_target_locks(const std::filesystem::path& dir) {
          });
 }
 
+// The venv the native installer will make (--venv DIR, else ./.venv without --python and
+// $VIRTUAL_ENV) when it does not exist yet; nullopt when the environment is there or given.
+std::optional<std::filesystem::path> venv_to_make(const InstallArgs& args) {
+  if (args.installer != "native" || !args.python.empty()) return std::nullopt;
+  std::filesystem::path venv = args.venv;
+  if (venv.empty()) {
+    if (sys::env_value("VIRTUAL_ENV")) return std::nullopt;
+    venv = ".venv";
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(venv / "bin" / "python", ec)) return std::nullopt;
+  return venv;
+}
+
+// The interpreter of an existing environment (--python, --venv DIR, $VIRTUAL_ENV, ./.venv), or
+// "" (python3 on PATH).
+std::string environment_python(const InstallArgs& args) {
+  if (!args.python.empty()) return args.python;
+  std::filesystem::path venv = args.venv;
+  if (venv.empty()) {
+    if (auto v = sys::env_value("VIRTUAL_ENV"))
+      return (std::filesystem::path(*v) / "bin" / "python").string();
+    venv = ".venv";
+  }
+  std::error_code ec;
+  if (args.installer == "native" && std::filesystem::exists(venv / "bin" / "python", ec))
+    return (venv / "bin" / "python").string();
+  return {};
+}
+
 // Without --lock, where the project has pylock.<name>.toml locks (issue 22): the lock that fits
 // this machine, or --target's. Returns the exit code when the command ends here.
 std::optional<int> pick_lock(Context& ctx, InstallArgs& args) {
@@ -85,9 +117,12 @@ std::optional<int> pick_lock(Context& ctx, InstallArgs& args) {
     args.lock = path;
     if (!args.print_target) return std::nullopt;
   }
-  // The Python that will run the lock (--python, else python3 on PATH): its version and tags
-  // are compared with each lock's target.
-  auto here = app::choose_lock_here(".", args.machine, args.python);
+  // The Python that will run the lock (--python, the environment's, else python3 on PATH): its
+  // version and tags are compared with each lock's target. A venv still to be made (issue 25):
+  // every interpreter on PATH is, and the lock fits when one of them runs it.
+  const auto venv = venv_to_make(args);
+  auto here = venv ? app::choose_lock_for_new_venv(".", args.machine, app::interpreters_on_path())
+                   : app::choose_lock_here(".", args.machine, environment_python(args));
   if (!here) return report_error(ctx.term, here.error());
   warn_python_unasked(ctx.term, *here);
   auto* choice = &here->choice;
@@ -103,6 +138,7 @@ std::optional<int> pick_lock(Context& ctx, InstallArgs& args) {
       w.begin_object();
       w.field("path", f.path);
       w.field("target", f.target);
+      if (venv) w.key("venv_python").value_or_null(f.python);
       w.field("fits", f.fits);
       w.field("gpu", f.gpu);
       w.key("cuda").value_or_null(f.cuda, [](const app::CudaVersion& c) { return c.to_string(); });
@@ -134,6 +170,16 @@ std::optional<int> pick_lock(Context& ctx, InstallArgs& args) {
     }
   }
   ctx.term.info(fmt::format("{} fits this machine", *choice->chosen), 0);
+  if (venv) {
+    for (const auto& f : choice->locks) {
+      if (f.path == *choice->chosen && !f.python.empty()) {
+        ctx.term.info(fmt::format("{} will be made with {}, the first interpreter on PATH it "
+                                  "accepts",
+                                  venv->string(), f.python),
+                      0);
+      }
+    }
+  }
   args.lock = *choice->chosen;
   return std::nullopt;
 }

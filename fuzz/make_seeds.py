@@ -53,6 +53,45 @@ def small_files(root, pattern, limit, max_size=MAX_SEED):
     return [p.read_bytes() for p in files[::step][:limit]]
 
 
+RAW = re.compile(r'R"\((.*?)\)"', re.S)
+
+
+def raw_literals(path, needle):
+    """The C++ raw string literals R"(...)" of a test file that contain `needle`."""
+    return [m.group(1) for m in RAW.finditer((ROOT / path).read_text()) if needle in m.group(1)]
+
+
+def issue25_seeds(out):
+    """unpack_wheel, variants_json, gpu_stacks, targets (no fixture index needed)."""
+    with tempfile.TemporaryDirectory() as t:
+        subprocess.run(["python3", str(ROOT / "tests/install/make_wheels.py"), t], check=True,
+                       capture_output=True)
+        write(out, "unpack_wheel", small_files(Path(t) / "wheels", "*.whl", 12))
+    names = [b"torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64-cuda12.8.whl",
+             b"torch-2.10.0-1-cp312-cp312-manylinux_2_28_x86_64-null.whl",
+             b"torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl",
+             b"demo-1.0-py3-none-any-CUDA.whl"]
+    jsons = [j.encode() for j in raw_literals("tests/stacks/variants_test.cpp", "$schema")]
+    write(out, "variants_json", [b"\x00" + j for j in jsons] + [b"\x01" + n for n in names])
+    table = (ROOT / "app/data/gpu_stacks.txt").read_bytes()
+    rows = [line for line in table.splitlines() if line and not line.startswith(b"#")]
+    labels = [b"2.8.3+cu12torch2.8cxx11abiTRUE", b"2.6.0+pt28cu128", b"2.6.0+pt211cu130",
+              b"0.10.0+cu129", b"1.0+cu13torch2.10cxx11abiFALSE", b"1.0+cpu"]
+    write(out, "gpu_stacks", [b"\x00" + table] + [b"\x00" + r for r in rows[::6]] +
+          [b"\x01" + v for v in labels], max_seed=64 * 1024)
+    targets = [raw.encode() for raw in raw_literals("tests/resolve/targets_test.cpp", "[targets.")]
+    targets += [s.encode() for s in literals("tests/resolve/targets_test.cpp", max_len=400)
+                if "targets." in s]
+    pyproject = [b'[project]\nname = "demo"\n[tool.gpulock.targets.cu126]\npython-version = '
+                 b'">=3.10,<3.13"\nplatform = ["manylinux_2_28_x86_64", "manylinux_2_28_aarch64"]\n'
+                 b'cuda-ceiling = "12.6"\ngpu-arch = ["sm_90"]\ntorch-backend = "cu126"\n'
+                 b'cuda-compat = "minor"\n[tool.gpulock.targets.cpu]\npython-version = "3.13t"\n'
+                 b'platform = "manylinux_2_28_x86_64"\ndriver = "none"\n']
+    write(out, "targets", [b"\x01" + t for t in targets] + [b"\x00" + t for t in targets
+                                                            if b"tool.gpulock" in t] +
+          [b"\x00" + p for p in pyproject])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--index", type=Path, required=True)
@@ -131,6 +170,7 @@ def main():
             if r.returncode == 0:
                 libs.append(so.read_bytes())
         write(out, "elf", libs)
+    issue25_seeds(out)
 
 
 if __name__ == "__main__":

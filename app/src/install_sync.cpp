@@ -77,22 +77,38 @@ core::Result<std::string> environment_python(const InstallRequest& request, cons
   VenvRequest vr;
   vr.dir = sys::absolute_path(venv);
   vr.requires_python = lk.requires_python;
-  if (lk.gpulock && lk.gpulock->target) vr.target_python = lk.gpulock->target->python;
+  if (lk.gpulock && lk.gpulock->target) vr.target = lk.gpulock->target;
+  // Why the interpreters found before the chosen one were not taken.
+  auto passed_over = [&](const CreatedVenv& chosen) {
+    if (!observer.info) return;
+    for (const auto& line : chosen.passed_over)
+      observer.info(fmt::format("not chosen: {}", line));
+  };
   if (request.dry_run) {
     // Nothing is created: the plan is made with the interpreter that would make the venv.
     auto chosen = choose_venv_interpreter(vr);
     if (!chosen) return std::unexpected(chosen.error());
     result.would_create_with = chosen->base_python;
     result.prefix = vr.dir;
+    if (observer.info) {
+      observer.info(
+          fmt::format("would create a virtual environment at {} with {} (Python {}), "
+                      "the first interpreter on PATH the lock accepts",
+                      venv.string(), chosen->base_python, chosen->version));
+    }
+    passed_over(*chosen);
     return chosen->base_python;
   }
   auto made = create_venv(vr);
   if (!made) return std::unexpected(made.error());
   result.created = true;
   if (observer.info) {
-    observer.info(fmt::format("created a virtual environment at {} (Python {}, {})", venv.string(),
-                              made->version, made->base_python));
+    observer.info(
+        fmt::format("created a virtual environment at {} (Python {}, {}): the first "
+                    "interpreter on PATH the lock accepts",
+                    venv.string(), made->version, made->base_python));
   }
+  passed_over(*made);
   return made->python.string();
 }
 
@@ -341,37 +357,54 @@ core::Result<std::vector<fs::path>> fetch_all(const InstallRequest& request, Syn
   return dirs;
 }
 
+// Removals, then installs, through one journal: a failure anywhere puts back every file that
+// was set aside and removes every file written, so the environment is as it was; the files set
+// aside are deleted only once the last wheel is in.
 core::Status apply_plan(const InstallRequest& request, SyncPlan& plan,
                         const std::vector<fs::path>& dirs, const InstallScheme& scheme,
                         SyncResult& result) {
+  InstallJournal journal({scheme.prefix, scheme.purelib});
+  auto undo = [&](core::Error error) -> core::Status {
+    auto lost = journal.rollback();
+    if (lost.empty())
+      return std::unexpected(std::move(error).with_hint("the environment was not changed"));
+    return std::unexpected(std::move(error).with_hint(
+        fmt::format("the environment could not be put back as it was: {} not restored",
+                    fmt::join(lost, ", "))));
+  };
   for (auto& item : plan.items) {
     if (item.action != SyncAction::Replace && item.action != SyncAction::Remove) continue;
     std::error_code ec;
     if (!fs::exists(item.dist_info / "RECORD", ec) && item.action == SyncAction::Replace) {
-      fs::remove_all(item.dist_info, ec);  // files stay; the new wheel's overwrite them
+      // Files stay; the new wheel's overwrite them.
+      if (auto s = journal.set_aside(item.dist_info); !s) return undo(s.error());
       continue;
     }
-    auto removed = remove_distribution(item.dist_info, scheme);
+    auto removed = remove_distribution(item.dist_info, scheme, &journal);
     if (!removed)
-      return std::unexpected(removed.error().with_context(
+      return undo(removed.error().with_context(
           fmt::format("while removing {} {}", item.name, item.installed_version)));
   }
   std::size_t k = 0;
+  std::size_t linked = 0;
   for (auto& item : plan.items) {
     if (item.action != SyncAction::Install && item.action != SyncAction::Replace) continue;
     const fs::path& dir = dirs[k++];
     auto wheel = core::WheelFilename::parse_with_variant(item.filename);
-    if (!wheel) return std::unexpected(wheel.error());
+    if (!wheel) return undo(wheel.error());
     WheelInstallOptions options;
     options.link_mode = request.link_mode;
     options.requested = item.requested;
     options.direct_url_json = item.direct_url_json;
+    options.journal = &journal;
     auto installed = install_unpacked_wheel(dir, *wheel, scheme, options);
     if (!installed)
-      return std::unexpected(
+      return undo(
           installed.error().with_context(fmt::format("while installing {}", item.filename)));
-    result.linked_files += installed->linked;
+    linked += installed->linked;
   }
+  journal.commit();
+  result.linked_files += linked;
   return {};
 }
 
@@ -462,22 +495,39 @@ core::Result<SyncResult> sync_lock(const InstallRequest& request, const SyncObse
   if (file->lock.gpulock && file->lock.gpulock->target) {
     const auto& t = *file->lock.gpulock->target;
     // The lock's wheels are chosen for its target: binary wheels of another Python do not load.
-    if (!t.python.empty() && t.python != in->markers.python_version) {
+    // A target spanning several Pythons (issue 22) takes any of them.
+    const std::string& xy = in->markers.python_version;
+    std::string python_tag = t.python;
+    for (const auto& p : t.pythons) {
+      if (p == xy || (p.ends_with('t') && p.substr(0, p.size() - 1) == xy)) python_tag = p;
+    }
+    if (!python_tag.empty() && python_tag != xy && python_tag != xy + "t") {
+      const std::string pythons =
+          t.pythons.empty() ? t.python : fmt::format("{}", fmt::join(t.pythons, ", "));
       return std::unexpected(
           core::make_error(ErrorCode::Usage,
                            fmt::format("the lock is for Python {}; this environment's Python is {}",
-                                       t.python, in->version),
+                                       pythons, in->version),
                            *python)
               .with_hint(fmt::format("install into a Python {} environment (--venv DIR makes one "
                                      "with a python{} from PATH), or resolve for Python {}",
-                                     t.python, t.python, in->markers.python_version)));
+                                     t.python, t.python, xy)));
     }
-    auto target = core::TagTarget::from_platform_tag(t.python, t.platform);
-    if (!target) {
-      return std::unexpected(
-          target.error().located(request.lock).with_context("while reading [tool.gpulock.target]"));
+    // Every platform of the target adds its tags, the first one's first.
+    std::vector<std::string> platforms = t.platforms;
+    if (platforms.empty()) platforms.push_back(t.platform);
+    tags.emplace();
+    for (const auto& platform : platforms) {
+      auto target = core::TagTarget::from_platform_tag(python_tag, platform);
+      if (!target) {
+        return std::unexpected(target.error()
+                                   .located(request.lock)
+                                   .with_context("while reading [tool.gpulock.target]"));
+      }
+      for (auto& tag : core::supported_tags(*target)) {
+        if (std::find(tags->begin(), tags->end(), tag) == tags->end()) tags->push_back(tag);
+      }
     }
-    tags = core::supported_tags(*target);
   }
   const fs::path lock_path(request.lock);
   PlanInputs inputs{

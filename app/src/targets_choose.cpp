@@ -6,6 +6,7 @@
 #include "gpulock/app/machine.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/targets.h"
+#include "gpulock/core/specifier.h"
 #include "gpulock/lock/lockfile.h"
 
 namespace gpulock::app {
@@ -22,33 +23,10 @@ std::string arch_list(const std::vector<std::string>& archs) {
   return fmt::format("{}", fmt::join(archs, ", "));
 }
 
-// Why the lock's Python or platform is not this Python's; empty when they are.
-std::string python_mismatch(const lock::GpulockTarget& t, const Target& here) {
-  std::vector<std::string> pythons = t.pythons;
-  if (pythons.empty() && !t.python.empty()) pythons.push_back(t.python);
-  auto same_minor = [&](const std::string& p) {
-    return p == here.python_version || p.starts_with(here.python_version + ".") ||
-           (p.ends_with('t') && p.substr(0, p.size() - 1) == here.python_version);
-  };
-  if (!pythons.empty() && std::none_of(pythons.begin(), pythons.end(), same_minor)) {
-    return fmt::format("this lock is for Python {}, this environment's is {}",
-                       fmt::join(pythons, ", "), here.python_version);
-  }
-  std::vector<std::string> platforms = t.platforms;
-  if (platforms.empty() && !t.platform.empty()) platforms.push_back(t.platform);
-  auto accepted = [&](const std::string& platform) {
-    return std::any_of(here.supported.begin(), here.supported.end(),
-                       [&](const core::Tag& tag) { return tag.platform == platform; });
-  };
-  if (!platforms.empty() && std::none_of(platforms.begin(), platforms.end(), accepted)) {
-    return fmt::format("this lock is for {}, which this machine's Python ({}) cannot install",
-                       fmt::join(platforms, ", "), here.platform);
-  }
-  return {};
-}
-
-// One lock against the machine.
-LockFit judge(const fs::path& path, const probe::MachineInfo& machine, const Target* python) {
+// One lock against the machine. `python_refused` is set when it is the interpreter that does not
+// fit (the lock's Python, platform or requires-python).
+LockFit judge(const fs::path& path, const probe::MachineInfo& machine, const Target* python,
+              bool* python_refused = nullptr) {
   LockFit fit;
   fit.path = path.string();
   fit.target = path.filename().string();
@@ -67,10 +45,12 @@ LockFit judge(const fs::path& path, const probe::MachineInfo& machine, const Tar
   const lock::GpulockGpu* gpu = tool && tool->gpu ? &*tool->gpu : nullptr;
   const bool cpu_lock =
       gpu == nullptr || gpu->driver == std::optional<std::string>("none") || !gpu->cuda;
-  if (python != nullptr && tool && tool->target) {
-    if (auto why = python_mismatch(*tool->target, *python); !why.empty()) {
+  if (python != nullptr) {
+    const lock::GpulockTarget* target = tool && tool->target ? &*tool->target : nullptr;
+    if (auto why = python_refusal(parsed->lock.requires_python, target, *python); !why.empty()) {
       fit.gpu = !cpu_lock;
       fit.why = std::move(why);
+      if (python_refused != nullptr) *python_refused = true;
       return fit;
     }
   }
@@ -116,7 +96,62 @@ LockFit judge(const fs::path& path, const probe::MachineInfo& machine, const Tar
   return fit;
 }
 
+// The best fit: the CUDA lock with the highest CUDA, else the first CPU lock.
+void pick(LockChoice& choice) {
+  const LockFit* best = nullptr;
+  const LockFit* cpu = nullptr;
+  for (const auto& f : choice.locks) {
+    if (!f.fits) continue;
+    if (!f.gpu) {
+      if (cpu == nullptr) cpu = &f;
+    } else if (best == nullptr || *best->cuda < *f.cuda) {
+      best = &f;
+    }
+  }
+  if (best != nullptr) {
+    choice.chosen = best->path;
+  } else if (cpu != nullptr) {
+    choice.chosen = cpu->path;
+    choice.cpu_fallback = std::any_of(choice.locks.begin(), choice.locks.end(),
+                                      [](const LockFit& f) { return f.gpu; });
+  }
+}
+
 }  // namespace
+
+std::string python_refusal(const std::optional<std::string>& requires_python,
+                           const lock::GpulockTarget* target, const Target& here) {
+  if (target != nullptr) {
+    std::vector<std::string> pythons = target->pythons;
+    if (pythons.empty() && !target->python.empty()) pythons.push_back(target->python);
+    auto same_minor = [&](const std::string& p) {
+      return p == here.python_version || p.starts_with(here.python_version + ".") ||
+             (p.ends_with('t') && p.substr(0, p.size() - 1) == here.python_version);
+    };
+    if (!pythons.empty() && std::none_of(pythons.begin(), pythons.end(), same_minor)) {
+      return fmt::format("this lock is for Python {}, this environment's is {}",
+                         fmt::join(pythons, ", "), here.python_version);
+    }
+    std::vector<std::string> platforms = target->platforms;
+    if (platforms.empty() && !target->platform.empty()) platforms.push_back(target->platform);
+    auto accepted = [&](const std::string& platform) {
+      return std::any_of(here.supported.begin(), here.supported.end(),
+                         [&](const core::Tag& tag) { return tag.platform == platform; });
+    };
+    if (!platforms.empty() && std::none_of(platforms.begin(), platforms.end(), accepted)) {
+      return fmt::format("this lock is for {}, which this machine's Python ({}) cannot install",
+                         fmt::join(platforms, ", "), here.platform);
+    }
+  }
+  if (requires_python) {
+    auto spec = core::SpecifierSet::parse(*requires_python);
+    if (spec && !spec->contains(here.python_full, true)) {
+      return fmt::format("this lock's requires-python is {}, this environment's Python is {}",
+                         *requires_python, here.python_full.to_string());
+    }
+  }
+  return {};
+}
 
 core::Result<std::vector<fs::path>> lock_files(const fs::path& dir) {
   std::error_code ec;
@@ -139,25 +174,9 @@ core::Result<LockChoice> choose_lock(const fs::path& dir, const probe::MachineIn
   auto paths = lock_files(dir);
   if (!paths) return std::unexpected(paths.error());
   LockChoice choice;
-  const LockFit* best = nullptr;
-  const LockFit* cpu = nullptr;
   for (const auto& p : *paths)
     choice.locks.push_back(judge(p, machine, python));
-  for (const auto& f : choice.locks) {
-    if (!f.fits) continue;
-    if (!f.gpu) {
-      if (cpu == nullptr) cpu = &f;
-    } else if (best == nullptr || *best->cuda < *f.cuda) {
-      best = &f;
-    }
-  }
-  if (best != nullptr) {
-    choice.chosen = best->path;
-  } else if (cpu != nullptr) {
-    choice.chosen = cpu->path;
-    choice.cpu_fallback = std::any_of(choice.locks.begin(), choice.locks.end(),
-                                      [](const LockFit& f) { return f.gpu; });
-  }
+  pick(choice);
   return choice;
 }
 
@@ -176,6 +195,69 @@ core::Result<HereChoice> choose_lock_here(const fs::path& dir,
   auto choice = choose_lock(dir, *machine, interpreter ? &*interpreter : nullptr);
   if (!choice) return std::unexpected(choice.error());
   here.choice = std::move(*choice);
+  return here;
+}
+
+core::Result<HereChoice> choose_lock_for_new_venv(const fs::path& dir,
+                                                  const probe::OverrideFlags& machine_flags,
+                                                  const std::vector<PathPython>& pythons) {
+  auto machine = probe_machine(machine_flags);
+  if (!machine) return std::unexpected(machine.error());
+  auto paths = lock_files(dir);
+  if (!paths) return std::unexpected(paths.error());
+  std::vector<const PathPython*> asked;
+  for (const auto& p : pythons) {
+    if (p.target) asked.push_back(&p);
+  }
+  HereChoice here;
+  if (asked.empty()) {
+    here.python_unasked =
+        pythons.empty()
+            ? std::string("no Python interpreter on PATH")
+            : fmt::format("no interpreter on PATH could be asked ({})", pythons.front().error);
+  }
+  for (const auto& path : *paths) {
+    if (asked.empty()) {
+      here.choice.locks.push_back(judge(path, *machine, nullptr));
+      continue;
+    }
+    std::optional<LockFit> machine_refusal;
+    std::vector<std::string> refused;
+    std::optional<LockFit> fit;
+    for (const auto* p : asked) {
+      bool python_refused = false;
+      LockFit f = judge(path, *machine, &*p->target, &python_refused);
+      if (f.fits) {
+        f.python = p->path;
+        f.why += fmt::format(", with {}", describe_python(*p));
+        fit = std::move(f);
+        break;
+      }
+      if (python_refused) {
+        refused.push_back(fmt::format("{}: {}", describe_python(*p), f.why));
+        if (!fit) fit = std::move(f);  // kept for its path, target and CUDA
+      } else if (!machine_refusal) {
+        machine_refusal = std::move(f);
+      }
+    }
+    if (fit && fit->fits) {
+      here.choice.locks.push_back(std::move(*fit));
+    } else if (machine_refusal) {
+      here.choice.locks.push_back(std::move(*machine_refusal));  // the machine is the reason
+    } else {
+      fit->why = fmt::format("no interpreter on PATH runs it: {}", fmt::join(refused, "; "));
+      here.choice.locks.push_back(std::move(*fit));
+    }
+  }
+  pick(here.choice);
+  if (here.choice.chosen) {
+    for (const auto& f : here.choice.locks) {
+      if (f.path != *here.choice.chosen || f.python.empty()) continue;
+      for (const auto* p : asked) {
+        if (p->path == f.python) here.python = p->target->python_version;
+      }
+    }
+  }
   return here;
 }
 

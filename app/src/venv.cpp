@@ -1,16 +1,21 @@
 #include "gpulock/app/venv.h"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "gpulock/core/specifier.h"
-#include "gpulock/core/version.h"
+#include "gpulock/app/targets.h"
+#include "gpulock/sys/env.h"
 #include "gpulock/sys/process.h"
 
 namespace gpulock::app {
 namespace {
+
+namespace fs = std::filesystem;
 
 std::string last_line(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
@@ -19,49 +24,71 @@ std::string last_line(std::string text) {
   return text;
 }
 
-// Why the lock refuses this version ("" when it accepts it).
-std::string refusal(const std::string& version, const VenvRequest& request) {
-  auto v = core::Version::parse(version);
-  if (!v) return fmt::format("version '{}' does not parse", version);
-  if (request.target_python) {
-    const std::string& xy = *request.target_python;
-    if (version != xy && !version.starts_with(xy + "."))
-      return fmt::format("Python {}, the lock's target is {}", version, xy);
+std::vector<fs::path> path_dirs() {
+  std::vector<fs::path> dirs;
+  auto path = sys::env_value("PATH");
+  if (!path) return dirs;
+  std::string_view rest = *path;
+  while (!rest.empty()) {
+    const auto colon = rest.find(':');
+    const std::string_view d = rest.substr(0, colon);
+    if (!d.empty()) dirs.emplace_back(d);
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
   }
-  if (request.requires_python) {
-    auto spec = core::SpecifierSet::parse(*request.requires_python);
-    if (spec && !spec->contains(*v, true))
-      return fmt::format("Python {} is outside requires-python {}", version,
-                         *request.requires_python);
-  }
-  return {};
+  return dirs;
 }
 
 }  // namespace
 
-core::Result<CreatedVenv> choose_venv_interpreter(const VenvRequest& request) {
+std::vector<PathPython> interpreters_on_path() {
   std::vector<std::string> names = {"python3"};
-  for (int minor = 14; minor >= 8; --minor)
+  for (int minor = 15; minor >= 6; --minor)
     names.push_back(fmt::format("python3.{}", minor));
   names.push_back("python");
-  std::vector<std::string> tried;
-  sys::ProgramOptions quick;
-  quick.timeout = std::chrono::milliseconds(30'000);
+  const auto dirs = path_dirs();
+  std::vector<PathPython> out;
+  std::set<fs::path> seen;
   for (const auto& name : names) {
-    auto path = sys::find_on_path(name);
-    if (!path) continue;
-    auto r =
-        sys::run_program({*path, "-c", "import platform; print(platform.python_version())"}, quick);
-    if (!r || r->exit_code != 0) {
-      tried.push_back(fmt::format("{}: does not run", *path));
+    for (const auto& dir : dirs) {
+      const fs::path candidate = dir / name;
+      std::error_code ec;
+      if (::access(candidate.c_str(), X_OK) != 0 || fs::is_directory(candidate, ec)) continue;
+      fs::path real = fs::canonical(candidate, ec);
+      if (ec) real = candidate;
+      if (!seen.insert(real).second) continue;
+      PathPython p;
+      p.path = candidate.string();
+      auto target = make_target(TargetRequest{p.path, {}, {}, {}});
+      if (target) {
+        p.target = std::move(*target);
+      } else {
+        p.error = target.error().message;
+      }
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+std::string describe_python(const PathPython& p) {
+  return p.target ? fmt::format("{} (Python {})", p.path, p.target->python_full.to_string())
+                  : p.path;
+}
+
+core::Result<CreatedVenv> choose_venv_interpreter(const VenvRequest& request) {
+  std::vector<std::string> tried;
+  const lock::GpulockTarget* target = request.target ? &*request.target : nullptr;
+  for (const auto& p : interpreters_on_path()) {
+    if (!p.target) {
+      tried.push_back(fmt::format("{}: does not run ({})", p.path, p.error));
       continue;
     }
-    const std::string version = last_line(r->out);
-    if (auto why = refusal(version, request); !why.empty()) {
-      tried.push_back(fmt::format("{}: {}", *path, why));
+    if (auto why = python_refusal(request.requires_python, target, *p.target); !why.empty()) {
+      tried.push_back(fmt::format("{}: {}", describe_python(p), why));
       continue;
     }
-    return CreatedVenv{request.dir / "bin" / "python", *path, version};
+    return CreatedVenv{request.dir / "bin" / "python", p.path, p.target->python_full.to_string(),
+                       std::move(tried)};
   }
   std::string list;
   for (const auto& t : tried)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -60,11 +61,25 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-// Writes a new file (an existing one, perhaps a link into the cache, is unlinked first).
-core::Status write_new_file(const fs::path& path, std::string_view content, mode_t mode) {
+// Makes room for a new file at `path`: an existing one (perhaps a link into the cache) is set
+// aside in the journal, else unlinked. A directory there is an error.
+core::Status clear_for_file(const fs::path& path, InstallJournal* journal) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return {};
+  if (S_ISDIR(st.st_mode))
+    return std::unexpected(io_error("cannot replace a directory with a file", path, EISDIR));
+  if (journal != nullptr) return journal->set_aside(path);
   ::unlink(path.c_str());
+  return {};
+}
+
+// Writes a new file (an existing one is set aside or unlinked first: clear_for_file).
+core::Status write_new_file(const fs::path& path, std::string_view content, mode_t mode,
+                            InstallJournal* journal) {
+  if (auto s = clear_for_file(path, journal); !s) return s;
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) return std::unexpected(io_error("cannot create", path, errno));
+  if (journal != nullptr) journal->created(path);
   const char* p = content.data();
   std::size_t left = content.size();
   while (left > 0) {
@@ -266,9 +281,13 @@ class Installer {
  private:
   core::Status ensure_dir(const fs::path& dir) {
     if (made_.contains(dir.native())) return {};
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return std::unexpected(io_error("cannot create the directory", dir, ec));
+    if (options_.journal != nullptr) {
+      if (auto s = options_.journal->make_dirs(dir); !s) return s;
+    } else {
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      if (ec) return std::unexpected(io_error("cannot create the directory", dir, ec));
+    }
     made_.insert(dir.native());
     return {};
   }
@@ -329,9 +348,11 @@ class Installer {
         if (!s) return s;
       }
       if (!changed) {
-        ::unlink(dest->c_str());  // replaced, never written through (pip unlinks too)
+        // Replaced, never written through (pip unlinks too).
+        if (auto s = clear_for_file(*dest, options_.journal); !s) return s;
         auto mode = sys::link_file(from, *dest, options_.link_mode);
         if (!mode) return std::unexpected(mode.error());
+        if (options_.journal != nullptr) options_.journal->created(*dest);
         if (*mode == sys::LinkMode::Hardlink || *mode == sys::LinkMode::Clone ||
             *mode == sys::LinkMode::Symlink)
           ++result_.linked;
@@ -353,7 +374,7 @@ class Installer {
     ::stat(from.c_str(), &st);
     changed = true;
     return write_new_file(dest, "#!" + scheme_.python + "\n" + rest,
-                          (st.st_mode & 0111 ? 0777 : 0666) & ~process_umask());
+                          (st.st_mode & 0111 ? 0777 : 0666) & ~process_umask(), options_.journal);
   }
 
   core::Status write_scripts() {
@@ -371,7 +392,9 @@ class Installer {
         if (auto s = ensure_dir(scheme_.scripts); !s) return s;
         const fs::path path = scheme_.scripts / name;
         // distlib's set_mode: the new file's mode plus r-x for everyone.
-        if (auto s = write_new_file(path, *text, ((0666 & ~process_umask()) | 0555) & 07777); !s)
+        if (auto s = write_new_file(path, *text, ((0666 & ~process_umask()) | 0555) & 07777,
+                                    options_.journal);
+            !s)
           return s;
         generated_.push_back(generated_row(record_path(path, lib_dir_), *text));
         result_.scripts.push_back(name);
@@ -387,7 +410,7 @@ class Installer {
     if (auto s = ensure_dir(info); !s) return s;
     const mode_t mode = 0666 & ~process_umask();
     auto generate = [&](const std::string& name, std::string_view content) -> core::Status {
-      if (auto s = write_new_file(info / name, content, mode); !s) return s;
+      if (auto s = write_new_file(info / name, content, mode, options_.journal); !s) return s;
       generated_.push_back(generated_row(info_dir_ + "/" + name, content));
       return {};
     };
@@ -424,7 +447,7 @@ class Installer {
       return std::tie(a.path, a.hash, a.size) < std::tie(b.path, b.hash, b.size);
     });
     result_.files = rows.size();
-    return write_new_file(info / "RECORD", record::write(rows), mode);
+    return write_new_file(info / "RECORD", record::write(rows), mode, options_.journal);
   }
 
   fs::path root_;
@@ -448,6 +471,98 @@ bool inside(const fs::path& p, const fs::path& root) {
 
 }  // namespace
 
+InstallJournal::InstallJournal(std::vector<fs::path> roots) : roots_(std::move(roots)) {}
+
+InstallJournal::~InstallJournal() {
+  if (!done_) rollback();
+}
+
+core::Status InstallJournal::set_aside(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return {};
+  if (stash_.empty()) {
+    // In the first root that takes it (the prefix, else site-packages for a --system scheme
+    // whose prefix is not writable).
+    int err = ENOENT;
+    for (const auto& root : roots_) {
+      std::string name = (root / ".gpulock-stash-XXXXXX").string();
+      if (::mkdtemp(name.data()) != nullptr) {
+        stash_ = name;
+        break;
+      }
+      err = errno;
+    }
+    if (stash_.empty()) {
+      return std::unexpected(io_error("cannot make the stash directory",
+                                      roots_.empty() ? fs::path() : roots_.front(), err));
+    }
+  }
+  const fs::path stashed = stash_ / std::to_string(next_++);
+  if (::rename(path.c_str(), stashed.c_str()) != 0) {
+    const int err = errno;
+    // Another file system (a --system scheme): a regular file is copied, then unlinked.
+    if (err != EXDEV || !S_ISREG(st.st_mode))
+      return std::unexpected(io_error("cannot set aside", path, err));
+    if (auto s = sys::copy_file(path, stashed); !s) return s;
+    if (::unlink(path.c_str()) != 0)
+      return std::unexpected(io_error("cannot set aside", path, errno));
+  }
+  log_.push_back({Kind::Aside, path, stashed});
+  return {};
+}
+
+void InstallJournal::created(const fs::path& path) {
+  log_.push_back({Kind::File, path, {}});
+}
+
+core::Status InstallJournal::make_dirs(const fs::path& dir) {
+  std::vector<fs::path> missing;
+  std::error_code ec;
+  for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  fs::create_directories(dir, ec);
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (fs::is_directory(*it, ec)) log_.push_back({Kind::Dir, *it, {}});
+  }
+  if (ec) return std::unexpected(io_error("cannot create the directory", dir, ec));
+  return {};
+}
+
+std::vector<std::string> InstallJournal::rollback() {
+  std::vector<std::string> lost;
+  std::error_code ec;
+  for (auto it = log_.rbegin(); it != log_.rend(); ++it) {
+    switch (it->kind) {
+      case Kind::File:
+        ::unlink(it->path.c_str());
+        break;
+      case Kind::Dir:
+        ::rmdir(it->path.c_str());
+        break;
+      case Kind::Aside:
+        fs::create_directories(it->path.parent_path(), ec);
+        if (::rename(it->stashed.c_str(), it->path.c_str()) != 0 &&
+            !(errno == EXDEV && sys::copy_file(it->stashed, it->path))) {
+          lost.push_back(it->path.string());
+        }
+        break;
+    }
+  }
+  log_.clear();
+  if (!stash_.empty() && lost.empty()) fs::remove_all(stash_, ec);
+  done_ = true;
+  return lost;
+}
+
+void InstallJournal::commit() {
+  std::error_code ec;
+  if (!stash_.empty()) fs::remove_all(stash_, ec);
+  log_.clear();
+  done_ = true;
+}
+
 core::Result<InstalledWheel> install_unpacked_wheel(const fs::path& unpacked,
                                                     const core::WheelFilename& wheel,
                                                     const InstallScheme& scheme,
@@ -456,7 +571,8 @@ core::Result<InstalledWheel> install_unpacked_wheel(const fs::path& unpacked,
 }
 
 core::Result<RemovedDistribution> remove_distribution(const fs::path& dist_info,
-                                                      const InstallScheme& scheme) {
+                                                      const InstallScheme& scheme,
+                                                      InstallJournal* journal) {
   auto rows = record::read(dist_info);
   if (!rows) {
     return std::unexpected(
@@ -475,8 +591,11 @@ core::Result<RemovedDistribution> remove_distribution(const fs::path& dist_info,
     if (!inside(file, prefix)) continue;  // never outside the environment
     struct stat st {};
     if (::lstat(file.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
-      if (::unlink(file.c_str()) != 0 && errno != ENOENT)
+      if (journal != nullptr) {
+        if (auto s = journal->set_aside(file); !s) return std::unexpected(s.error());
+      } else if (::unlink(file.c_str()) != 0 && errno != ENOENT) {
         return std::unexpected(io_error("cannot remove", file, errno));
+      }
       ++out.files;
       out.bytes += static_cast<std::uint64_t>(st.st_size);
     }
@@ -490,14 +609,23 @@ core::Result<RemovedDistribution> remove_distribution(const fs::path& dist_info,
         const std::string n = it->path().filename().string();
         if (n.starts_with(stem) && n.ends_with(".pyc")) doomed.push_back(it->path());
       }
-      for (const auto& d : doomed)
-        fs::remove(d, ec);
+      for (const auto& d : doomed) {
+        if (journal != nullptr) {
+          if (auto s = journal->set_aside(d); !s) return std::unexpected(s.error());
+        } else {
+          fs::remove(d, ec);
+        }
+      }
       ec.clear();
       dirs.insert(cache);
     }
   }
-  fs::remove_all(dist_info, ec);
-  if (ec) return std::unexpected(io_error("cannot remove", dist_info, ec));
+  if (journal != nullptr) {
+    if (auto s = journal->set_aside(dist_info); !s) return std::unexpected(s.error());
+  } else {
+    fs::remove_all(dist_info, ec);
+    if (ec) return std::unexpected(io_error("cannot remove", dist_info, ec));
+  }
   // The directories left empty, deepest first, never the site-packages or the prefix itself.
   std::vector<fs::path> order(dirs.begin(), dirs.end());
   std::sort(order.begin(), order.end(), [](const fs::path& a, const fs::path& b) {

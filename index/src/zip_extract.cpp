@@ -55,10 +55,11 @@ core::Status make_dirs(const std::string& dir, std::set<std::string>& made) {
   return {};
 }
 
-// Writes one entry to `target`, bounded by its declared size.
+// Writes one entry to `target`, bounded by its declared size; `written` is what it wrote (a
+// stream may end before the size the central directory declares: the file is what it holds).
 core::Status extract_entry(zip_t* archive, zip_uint64_t index, const zip_stat_t& st,
                            const std::string& target, mode_t mode, std::string_view display,
-                           std::vector<char>& buffer) {
+                           std::vector<char>& buffer, std::uint64_t& written) {
   ::unlink(target.c_str());  // a name twice in the archive: the last wins, with its mode
   int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return std::unexpected(io("cannot create the file", target, errno));
@@ -68,7 +69,7 @@ core::Status extract_entry(zip_t* archive, zip_uint64_t index, const zip_stat_t&
     return std::unexpected(bad(
         fmt::format("cannot open {} in the wheel: {}", st.name, zip_strerror(archive)), display));
   }
-  std::uint64_t written = 0;
+  written = 0;
   core::Status status;
   while (true) {
     zip_int64_t n = zip_fread(file, buffer.data(), buffer.size());
@@ -177,9 +178,11 @@ core::Result<std::vector<UnpackedFile>> unpack_archive(const std::string& path,
       const mode_t mode = static_cast<mode_t>(attributes >> 16);
       executable = mode != 0 && S_ISREG(mode) && (mode & 0111) != 0;
     }
-    status = extract_entry(archive, index, st, target, executable ? 0777 : 0666, display, buffer);
+    std::uint64_t written = 0;
+    status = extract_entry(archive, index, st, target, executable ? 0777 : 0666, display, buffer,
+                           written);
     if (!status) break;
-    out.push_back({std::string(name), (st.valid & ZIP_STAT_SIZE) ? st.size : 0, executable});
+    out.push_back({std::string(name), written, executable});
   }
   zip_discard(archive);
   if (!status) return std::unexpected(status.error());

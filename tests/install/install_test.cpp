@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -409,4 +410,222 @@ TEST_CASE("install: the probe runs after the sync", "[install][e2e]") {
   CHECK(other.err.find("the lock is for Python 3.10; this environment's Python is 3.11") !=
         std::string::npos);
   CHECK(c.installed("v") == "demo-pkg==1.0 gpuvar==1.0+cu126\n");
+}
+
+namespace {
+
+// X.Y.Z of an interpreter.
+std::string version_of(const Case& c, const fs::path& python) {
+  Run r = c.run({python.string(), "-c", "import platform; print(platform.python_version())"});
+  std::string out = r.out;
+  while (!out.empty() && out.back() == '\n')
+    out.pop_back();
+  return out;
+}
+
+// A PATH directory of interpreters (issue 25): `python3` is a fake that says it is Python 3.9.99
+// (a script run by the real interpreter that changes what the query reads), then a `python3.N`
+// link to each real interpreter found here: the test's own, and pyenv's 3.10 to 3.13 where they
+// exist. Returns the X.Y of each real one, newest first (the order gpulock asks them in).
+std::vector<std::string> make_python_bin(const Case& c, const fs::path& bin) {
+  fs::create_directories(bin);
+  gpulock::test::write_file(bin / "python3",
+                            "#!" + real_python().string() +
+                                "\n"
+                                "import platform, sys\n"
+                                "args = [a for a in sys.argv[1:] if a not in ('-I', '-s', '-E')]\n"
+                                "if args[:1] != ['-c']:\n"
+                                "    sys.exit('the fake 3.9 only answers -c')\n"
+                                "platform.python_version = lambda: '3.9.99'\n"
+                                "sys.version_info = (3, 9, 99, 'final', 0)\n"
+                                "exec(args[1], {'__name__': '__main__'})\n");
+  fs::permissions(bin / "python3", fs::perms::owner_all | fs::perms::group_read |
+                                       fs::perms::group_exec | fs::perms::others_read |
+                                       fs::perms::others_exec);
+  std::vector<fs::path> reals = {real_python()};
+  for (int minor = 10; minor <= 13; ++minor) {
+    std::error_code ec;
+    for (fs::directory_iterator it("/root/.pyenv/versions", ec), end; !ec && it != end;
+         it.increment(ec)) {
+      fs::path p = it->path() / "bin" / ("python3." + std::to_string(minor));
+      if (::access(p.c_str(), X_OK) == 0) reals.push_back(p);
+    }
+  }
+  std::vector<std::string> xys;
+  for (const auto& p : reals) {
+    const std::string v = version_of(c, p);
+    const std::string xy = v.substr(0, v.rfind('.'));
+    if (v.empty() || std::find(xys.begin(), xys.end(), xy) != xys.end()) continue;
+    fs::create_symlink(p, bin / ("python" + xy));
+    xys.push_back(xy);
+  }
+  std::sort(xys.begin(), xys.end(), [](const std::string& a, const std::string& b) {
+    return std::stoi(a.substr(2)) > std::stoi(b.substr(2));
+  });
+  return xys;
+}
+
+}  // namespace
+
+TEST_CASE("install: a new venv is made with the first interpreter on PATH the chosen lock accepts",
+          "[install][e2e]") {
+  Case c;
+  const fs::path bin = c.dir / "pybin";
+  const auto xys = make_python_bin(c, bin);
+  REQUIRE(!xys.empty());
+  const std::string want = version_of(c, real_python());
+  const std::string xy = want.substr(0, want.rfind('.'));
+  // Two locks: one for Python 3.8 (no interpreter here runs it), one for the test's Python.
+  const std::string target = "\n[tool.gpulock]\nschema = 1\n\n[tool.gpulock.target]\npython = \"";
+  const std::string platform = "\"\nplatform = \"manylinux_2_17_x86_64\"\n";
+  gpulock::test::write_file(c.dir / "pylock.old.toml",
+                            read_file(c.dir / "base.toml") + target + "3.8" + platform);
+  gpulock::test::write_file(c.dir / "pylock.here.toml",
+                            read_file(c.dir / "base.toml") + target + xy + platform);
+  c.env["PATH"] = bin.string();  // only the interpreters above
+
+  Run print = c.gpulock({"install", "--print-target"});
+  INFO(describe(print));
+  CHECK(print.status == 0);
+  CHECK(
+      print.out.find("pylock.old.toml (target pylock.old.toml): no interpreter on PATH runs it: " +
+                     (bin / "python3").string() +
+                     " (Python 3.9.99): this lock is for Python 3.8, this environment's is "
+                     "3.9") != std::string::npos);
+  CHECK(print.out.find("pylock.here.toml (target pylock.here.toml): fits: CPU builds run on any "
+                       "machine, with " +
+                       (bin / ("python" + xy)).string() + " (Python " + want + ")") !=
+        std::string::npos);
+  CHECK(print.out.find("install would use ./pylock.here.toml") != std::string::npos);
+  CHECK(!fs::exists(c.dir / ".venv"));
+
+  Run r = c.gpulock({"install", "--no-probe"});
+  INFO(describe(r));
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("./pylock.here.toml fits this machine") != std::string::npos);
+  CHECK(r.err.find("created a virtual environment at .venv (Python " + want + ", " +
+                   (bin / ("python" + xy)).string() +
+                   "): the first interpreter on PATH the lock accepts") != std::string::npos);
+  // Why the ones asked before it were not taken: the fake python3, and newer real ones.
+  CHECK(r.err.find("not chosen: " + (bin / "python3").string() +
+                   " (Python 3.9.99): this lock is for Python " + xy +
+                   ", this environment's is 3.9") != std::string::npos);
+  for (const auto& other : xys) {
+    if (std::stoi(other.substr(2)) <= std::stoi(xy.substr(2))) continue;
+    CHECK(r.err.find("not chosen: " + (bin / ("python" + other)).string() + " (Python " + other) !=
+          std::string::npos);
+  }
+  CHECK(version_of(c, c.python(".venv")) == want);
+  CHECK(c.installed(".venv") == "demo-pkg==1.0 gpuvar==1.0+cu126\n");
+
+  // The lock's requires-python decides too: only interpreters it admits are taken.
+  gpulock::test::write_file(
+      c.dir / "req.toml",
+      gpulock::test::replace_all(read_file(c.dir / "base.toml"), "requires-python = \">=3.8\"",
+                                 "requires-python = \"==" + xy + ".*\""));
+  Run req = c.gpulock({"install", "--lock", (c.dir / "req.toml").string(), "--venv",
+                       (c.dir / "req").string(), "--dry-run"});
+  INFO(describe(req));
+  CHECK(req.status == 0);
+  CHECK(req.out.find("a new venv made with " + (bin / ("python" + xy)).string()) !=
+        std::string::npos);
+  CHECK(req.err.find("not chosen: " + (bin / "python3").string() +
+                     " (Python 3.9.99): this lock's requires-python is ==" + xy +
+                     ".*, this environment's Python is 3.9.99") != std::string::npos);
+  // No interpreter fits: each one is named with why.
+  Run none = c.gpulock({"install", "--lock", (c.dir / "pylock.old.toml").string(), "--venv",
+                        (c.dir / "none").string(), "--no-probe"});
+  INFO(describe(none));
+  CHECK(none.status != 0);
+  CHECK(none.err.find("no interpreter on PATH fits the lock:") != std::string::npos);
+  CHECK(none.err.find((bin / ("python" + xy)).string() + " (Python " + want +
+                      "): this lock is for Python 3.8") != std::string::npos);
+  CHECK(!fs::exists(c.dir / "none"));
+}
+
+namespace {
+
+// Every regular file under the venv (relative) with its content: the environment as it is.
+std::map<std::string, std::string> contents(const Case& c, const std::string& venv) {
+  std::map<std::string, std::string> out;
+  const fs::path root = c.dir / venv;
+  for (fs::recursive_directory_iterator it(root), end; it != end; ++it) {
+    if (it->is_regular_file() && !it->is_symlink())
+      out[it->path().lexically_relative(root).generic_string()] = read_file(it->path());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("install: a wheel that fails half way leaves the environment as it was",
+          "[install][e2e]") {
+  Case c;
+  c.make_venv("v");
+  REQUIRE(c.sync("base", "v").status == 0);
+  Run p = c.pip("v", {"install", "--no-deps", "--no-index", "-q",
+                      (c.dir / "wheels/extra_pkg-2.0-py3-none-any.whl").string()});
+  REQUIRE(p.status == 0);
+  const auto files = c.files("v");
+  const auto before = contents(c, "v");
+  // gpuvar is replaced (cu126 -> cu130) and extra-pkg removed before broken-pkg, whose entry
+  // point fails after its files are linked in.
+  Run r = c.sync("broken", "v");
+  INFO(describe(r));
+  CHECK(r.status == 3);
+  CHECK(r.err.find("invalid script entry point: broken = no_callable") != std::string::npos);
+  CHECK(r.err.find("while installing broken_pkg-1.0-py3-none-any.whl") != std::string::npos);
+  CHECK(r.err.find("hint: the environment was not changed") != std::string::npos);
+  CHECK(c.files("v") == files);
+  CHECK(contents(c, "v") == before);
+  CHECK(c.installed("v") == "demo-pkg==1.0 extra-pkg==2.0 gpuvar==1.0+cu126\n");
+  Run variant = c.run({c.python("v").string(), "-c", "import gpuvar; print(gpuvar.VARIANT)"});
+  CHECK(variant.out == "cu126\n");
+  for (const auto& entry : fs::directory_iterator(c.dir / "v"))
+    CHECK(!entry.path().filename().string().starts_with(".gpulock-stash-"));
+  // The same sync without the broken wheel goes through, and leaves no stash either.
+  Run ok = c.sync("cu130", "v");
+  INFO(describe(ok));
+  CHECK(ok.status == 0);
+  CHECK(c.installed("v") == "demo-pkg==1.0 gpuvar==1.0+cu130\n");
+  for (const auto& entry : fs::directory_iterator(c.dir / "v"))
+    CHECK(!entry.path().filename().string().starts_with(".gpulock-stash-"));
+}
+
+TEST_CASE("install: a write error half way leaves the environment as it was", "[install][e2e]") {
+  // The venv's interpreter must be one nobody may run: /usr/bin/python3, not one under /root.
+  if (::geteuid() != 0 || ::access("/usr/bin/setpriv", X_OK) != 0 ||
+      ::access("/usr/bin/python3", X_OK) != 0) {
+    WARN("needs root, setpriv and /usr/bin/python3 to sync as an unprivileged user; not run");
+    return;
+  }
+  Case c;
+  Run venv = c.run({"/usr/bin/python3", "-m", "venv", "--without-pip", (c.dir / "v").string()});
+  INFO(describe(venv));
+  REQUIRE(venv.status == 0);
+  REQUIRE(c.sync("base", "v").status == 0);
+  Run p = c.pip("v", {"install", "--no-deps", "--no-index", "-q",
+                      (c.dir / "wheels/extra_pkg-2.0-py3-none-any.whl").string()});
+  REQUIRE(p.status == 0);
+  // The sync runs as nobody, who owns everything here but the directory of the package
+  // installed last (late.toml: gpuvar is replaced and extra-pkg removed before it).
+  const fs::path locked_out = c.site("v") / "wheel";
+  fs::create_directory(locked_out);
+  REQUIRE(c.run({"/bin/chown", "-R", "65534:65534", c.dir.string()}).status == 0);
+  REQUIRE(c.run({"/bin/chown", "0:0", locked_out.string()}).status == 0);
+  fs::permissions(locked_out, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+  const auto files = c.files("v");
+  const auto before = contents(c, "v");
+  Run r = c.run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                 kExe.string(), "install", "--lock", (c.dir / "late.toml").string(), "--python",
+                 c.python("v").string(), "--no-probe"});
+  INFO(describe(r));
+  CHECK(r.status == 74);
+  CHECK(r.err.find("Permission denied") != std::string::npos);
+  CHECK(r.err.find("while installing wheel-0.0.1-py3-none-any.whl") != std::string::npos);
+  CHECK(r.err.find("hint: the environment was not changed") != std::string::npos);
+  CHECK(c.files("v") == files);
+  CHECK(contents(c, "v") == before);
+  CHECK(c.installed("v") == "demo-pkg==1.0 extra-pkg==2.0 gpuvar==1.0+cu126\n");
 }

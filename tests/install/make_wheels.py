@@ -8,9 +8,13 @@ only, independent of gpulock's code): OUT/wheels/*.whl and OUT/<name>.toml with 
   extra_pkg 2.0     a package no lock names
   wheel 0.0.1       a (fake) tool package
 
+  broken_pkg 1.0    an entry point without a callable suffix: the install fails half way,
+                    after its files are in
+
 Locks: base.toml (demo-pkg, gpuvar+cu126), cu130.toml (demo-pkg, gpuvar+cu130), bad.toml
 (cu130.toml with gpuvar's sha256 changed), evil.toml (a wheel with an entry
-`../../evil.txt`).
+`../../evil.txt`), broken.toml (cu130.toml, then broken-pkg), late.toml (cu130.toml, then
+wheel 0.0.1: a package installed last).
 Usage: make_wheels.py OUT
 """
 import base64
@@ -88,7 +92,7 @@ def main(out):
             f"gpuvar/lib_{label}.so": b"\x7fELF not really " + label.encode(),
         }, purelib=False)
     make_wheel(wheels, "extra_pkg", "2.0", {"extra_pkg.py": b"X = 1\n"})
-    make_wheel(wheels, "wheel", "0.0.1", {"wheel/__init__.py": b""})
+    tool = make_wheel(wheels, "wheel", "0.0.1", {"wheel/__init__.py": b""})
     write_lock(os.path.join(out, "base.toml"),
                [("demo-pkg", "1.0", demo), ("gpuvar", "1.0+cu126", variants["cu126"])])
     write_lock(os.path.join(out, "cu130.toml"),
@@ -101,6 +105,16 @@ def main(out):
         z.writestr("evil-1.0.dist-info/WHEEL", b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\n")
         z.writestr("evil-1.0.dist-info/RECORD", b"")
     write_lock(os.path.join(out, "evil.toml"), [("evil", "1.0", evil)])
+    broken = make_wheel(wheels, "broken_pkg", "1.0", {
+        "broken_pkg/__init__.py": b"",
+        "broken_pkg-1.0.dist-info/entry_points.txt": b"[console_scripts]\nbroken = no_callable\n",
+    })
+    write_lock(os.path.join(out, "broken.toml"),
+               [("demo-pkg", "1.0", demo), ("gpuvar", "1.0+cu130", variants["cu130"]),
+                ("broken-pkg", "1.0", broken)])
+    write_lock(os.path.join(out, "late.toml"),
+               [("demo-pkg", "1.0", demo), ("gpuvar", "1.0+cu130", variants["cu130"]),
+                ("wheel", "0.0.1", tool)])
     write_lock(os.path.join(out, "bad.toml"),
                [("demo-pkg", "1.0", demo), ("gpuvar", "1.0+cu130", variants["cu130"])],
                tamper="gpuvar")

@@ -14,6 +14,7 @@
 
 #include "gpulock/app/resolve.h"
 #include "gpulock/app/target.h"
+#include "gpulock/app/venv.h"
 #include "gpulock/core/error.h"
 #include "gpulock/lock/lock.h"
 #include "gpulock/probe/machine.h"
@@ -104,6 +105,8 @@ struct LockFit {
   bool gpu = false;                 ///< a CUDA build (else CPU)
   std::optional<CudaVersion> cuda;  ///< the CUDA it needs
   std::string why;                  ///< "fits: ...", or why not
+  /// Over several interpreters (choose_lock_for_new_venv): the first one it fits with.
+  std::string python;
 };
 
 struct LockChoice {
@@ -139,5 +142,21 @@ struct HereChoice {
 [[nodiscard]] core::Result<HereChoice> choose_lock_here(const std::filesystem::path& dir,
                                                         const probe::OverrideFlags& machine,
                                                         const std::string& python);
+
+/// Why `python` cannot run a lock with this `requires_python` and `[tool.gpulock.target]`
+/// (nullptr: none): not one of the target's Pythons (`pythons`, else `python`; a free-threaded
+/// "3.13t" counts as 3.13), none of its platforms one this interpreter's tags accept, or its
+/// full version outside `requires-python`. Empty when it can.
+[[nodiscard]] std::string python_refusal(const std::optional<std::string>& requires_python,
+                                         const lock::GpulockTarget* target, const Target& python);
+
+/// choose_lock for a venv still to be made (issue 25): each lock is judged against the machine
+/// and every interpreter of `pythons` that could be asked, and fits with the first one it
+/// accepts (LockFit::python); a lock no interpreter runs says why for each. With no interpreter
+/// asked, the locks' Python is not compared (`python_unasked`). `HereChoice::python` is the
+/// chosen lock's interpreter's X.Y. Errors: as choose_lock_here.
+[[nodiscard]] core::Result<HereChoice> choose_lock_for_new_venv(
+    const std::filesystem::path& dir, const probe::OverrideFlags& machine,
+    const std::vector<PathPython>& pythons);
 
 }  // namespace gpulock::app

@@ -35,10 +35,52 @@ struct InstallScheme {
   std::string python_xy;  ///< "3.11": pip's versioned pip3.11 launcher
 };
 
+/// What a sync changed in an environment, so that a failure half way puts it back as it was
+/// (issue 25: all or nothing). A file to be replaced or removed is first set aside (renamed into
+/// a stash directory inside the environment, so on the same file system); every file and
+/// directory written is noted. `rollback` removes what was written and renames the set-aside
+/// files back, newest first; `commit` deletes the stash. The destructor rolls back what was
+/// neither committed nor rolled back.
+class InstallJournal {
+ public:
+  /// The stash is made on first use, as `<root>/.gpulock-stash-XXXXXX` in the first of `roots`
+  /// where it can be (the prefix, then site-packages).
+  explicit InstallJournal(std::vector<std::filesystem::path> roots);
+  ~InstallJournal();
+  InstallJournal(const InstallJournal&) = delete;
+  InstallJournal& operator=(const InstallJournal&) = delete;
+
+  /// Moves the file, link or directory at `path` into the stash (nothing when there is none).
+  /// Errors: Io.
+  [[nodiscard]] core::Status set_aside(const std::filesystem::path& path);
+  /// A file or link this sync created at `path`.
+  void created(const std::filesystem::path& path);
+  /// Creates `dir` and its missing parents, each noted. Errors: Io.
+  [[nodiscard]] core::Status make_dirs(const std::filesystem::path& dir);
+  /// Puts everything back. Returns the paths it could not restore (empty: all restored).
+  std::vector<std::string> rollback();
+  /// Keeps the changes: the stash is deleted.
+  void commit();
+
+ private:
+  enum class Kind { File, Dir, Aside };
+  struct Entry {
+    Kind kind;
+    std::filesystem::path path, stashed;
+  };
+  std::vector<std::filesystem::path> roots_;
+  std::filesystem::path stash_;
+  std::vector<Entry> log_;
+  std::size_t next_ = 0;
+  bool done_ = false;
+};
+
 struct WheelInstallOptions {
   sys::LinkMode link_mode = sys::LinkMode::Hardlink;
   bool requested = false;                      ///< write REQUESTED (a root of the lock)
   std::optional<std::string> direct_url_json;  ///< written as direct_url.json when given
+  /// Where replaced files are set aside and written ones noted (nullptr: replaced in place).
+  InstallJournal* journal = nullptr;
 };
 
 struct InstalledWheel {
@@ -64,8 +106,10 @@ struct RemovedDistribution {
 /// Removes an installed distribution: every file its RECORD lists (relative to the directory
 /// that holds `dist_info`) that lies inside `scheme.prefix`, the `__pycache__/*.pyc` of its
 /// `.py` files, the `.dist-info` directory, then the directories left empty. Errors:
-/// InvalidInput (no RECORD: pip refuses too), Io.
+/// InvalidInput (no RECORD: pip refuses too), Io. With a `journal` every file is set aside
+/// instead of deleted (InstallJournal::commit deletes them).
 [[nodiscard]] core::Result<RemovedDistribution> remove_distribution(
-    const std::filesystem::path& dist_info, const InstallScheme& scheme);
+    const std::filesystem::path& dist_info, const InstallScheme& scheme,
+    InstallJournal* journal = nullptr);
 
 }  // namespace gpulock::app

@@ -28,8 +28,8 @@ inline constexpr std::uint64_t kMaxMetadataBytes = 10u * 1024u * 1024u;
 
 /// One file unpacked from a wheel (unpack_wheel).
 struct UnpackedFile {
-  std::string path;  ///< the archive name, '/'-separated, relative to the destination
-  std::uint64_t size = 0;
+  std::string path;         ///< the archive name, '/'-separated, relative to the destination
+  std::uint64_t size = 0;   ///< the bytes written (not the size the zip declares)
   bool executable = false;  ///< the entry's Unix mode has an execute bit (pip gives it +x)
 };
 
