@@ -313,7 +313,6 @@ std::vector<std::string> uv_pins(const TomlTable& uv, std::string_view prefix,
   const std::string table = joined(prefix, "sources");
   for (const auto& [package, value] : *sources) {
     std::size_t line = toml_line(file.text, table, 0, package);
-    if (first_line == 0) first_line = line != 0 ? line : toml_line(file.text, table, 0, "");
     std::vector<const TomlTable*> entries;
     if (const auto* t = value.get_if<TomlTable>()) entries.push_back(t);
     if (const auto* a = value.get_if<TomlArray>()) {
@@ -356,6 +355,7 @@ std::vector<std::string> uv_pins(const TomlTable& uv, std::string_view prefix,
       }
       used.insert(*index_name);
       pins.push_back(std::move(pin));
+      if (first_line == 0) first_line = line != 0 ? line : toml_line(file.text, table, 0, "");
     }
   }
   return pins;

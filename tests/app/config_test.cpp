@@ -123,7 +123,7 @@ TEST_CASE("config: each source, highest first, for torch-backend", "[config]") {
     CHECK(over[0].second.to_string() == "env GPULOCK_TORCH_BACKEND");
     CHECK(over[1].second.to_string() == "env UV_TORCH_BACKEND");
     CHECK(over[2].second.to_string() == "pyproject.toml [tool.gpulock] line 5");
-    CHECK(over[3].second.to_string() == "pyproject.toml [tool.uv.pip] line 9");
+    CHECK(over[3].second.to_string() == "pyproject.toml [tool.uv.pip] line 8");
   }
   // Defaults are shown as such.
   CHECK(origin_of(box.load(), "index-strategy") == "default");
@@ -186,7 +186,7 @@ authenticate = "always"
   CHECK(origin_of(c, "exclude-newer") == "pyproject.toml [tool.uv] line 7");
   CHECK(origin_of(c, "index-strategy") == "pyproject.toml [tool.uv] line 6");
   CHECK(c.warnings == std::vector<std::string>{
-                          "pyproject.toml line 26: [[tool.uv.index]] authenticate is not "
+                          "pyproject.toml line 27: [[tool.uv.index]] authenticate is not "
                           "honoured by gpulock",
                           "pyproject.toml line 16: [tool.uv.sources] numpy: a source that is not "
                           "an index (git, url, path or workspace) is not honoured by gpulock; "
@@ -277,7 +277,7 @@ TEST_CASE("config: pip.conf, PIP_CONFIG_FILE and the torch-family warning", "[co
         "https://download.pytorch.org/whl/cu126 https://other.example/simple");
   CHECK(origin_of(c, "extra-index-url") == box.system.string() + "/etc/pip.conf [global] line 3");
   CHECK(value_of(c, "find-links") == "/opt/wheels");
-  CHECK(origin_of(c, "find-links") == box.system.string() + "/etc/pip.conf [install] line 7");
+  CHECK(origin_of(c, "find-links") == box.system.string() + "/etc/pip.conf [install] line 8");
   REQUIRE(c.warnings.size() == 1);
   CHECK(c.warnings[0] ==
         box.system.string() +
