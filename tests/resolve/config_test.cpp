@@ -83,7 +83,7 @@ TEST_CASE("a uv project resolves unchanged: torch from its explicit index by mar
     INFO(describe(r));
     REQUIRE(r.status == 0);
     auto lock = read_lock(dir / "pylock.toml");
-    CHECK(normalize(locked(lock, "torch").index.value_or("")) == base + "/cu126");
+    CHECK(normalize(locked(lock, "torch").index.value_or("")) == base + "/cu126/");
     CHECK(locked(lock, "torch").version->ends_with("+cu126"));
     CHECK(locked(lock, "jinja2").index == servers().pypi_url());
     CHECK(locked(lock, "markupsafe").index == servers().pypi_url());
@@ -105,7 +105,7 @@ TEST_CASE("a uv project resolves unchanged: torch from its explicit index by mar
     INFO(describe(r));
     REQUIRE(r.status == 0);
     auto lock = read_lock(dir / "pylock.toml");
-    CHECK(normalize(locked(lock, "torch").index.value_or("")) == base + "/cpu");
+    CHECK(normalize(locked(lock, "torch").index.value_or("")) == base + "/cpu/");
     CHECK(locked(lock, "jinja2").index == servers().pypi_url());
   }
   SECTION("resolve -v prints the indexes in first-index order with their origin") {
@@ -115,9 +115,9 @@ TEST_CASE("a uv project resolves unchanged: torch from its explicit index by mar
     REQUIRE(r.status == 0);
     std::string err = normalize(r.err);
     CHECK(err.find("index pytorch-cu126 (pinned): " + base +
-                   "/cu126/  # pyproject.toml [[tool.uv.index]] line 16\n") != std::string::npos);
+                   "/cu126/  # pyproject.toml [[tool.uv.index]] line 18\n") != std::string::npos);
     CHECK(err.find("index default (default): http://INDEX/simple/  # pyproject.toml "
-                   "[[tool.uv.index]] line 11\n") != std::string::npos);
+                   "[[tool.uv.index]] line 13\n") != std::string::npos);
   }
 }
 
