@@ -538,7 +538,7 @@ core::Status apply_config(const Config& config, ResolveRequest& request) {
     };
     core::Status st;
     if (s.key == "index-url") {
-      request.index_url = v;
+      request.configured_index_url = v;
     } else if (s.key == "extra-index-url") {
       request.extra_index_urls = s.values;
     } else if (s.key == "find-links") {

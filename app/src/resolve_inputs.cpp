@@ -219,8 +219,8 @@ std::vector<GeneralIndex> general_indexes(const ResolveRequest& request,
                                           const RequirementsInput& req) {
   std::vector<GeneralIndex> out;
   if (!req.no_index) {
-    std::string url =
-        request.index_url.value_or(req.index_url.value_or(std::string(kDefaultIndexUrl)));
+    std::string url = request.index_url.value_or(req.index_url.value_or(
+        request.configured_index_url.value_or(std::string(kDefaultIndexUrl))));
     out.push_back({"default", index::url_from_user_input(url)});
   }
   for (const auto* list : {&request.extra_index_urls, &req.extra_index_urls}) {

@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "gpulock/app/targets.h"
+
 #include "test_files.h"
 
 namespace {
@@ -410,4 +412,46 @@ prerelease = "if-necessary"  # default
 cuda-compat = "strict"  # default
 python-version = "3.12"  # command line --python-version
 )");
+}
+
+TEST_CASE("config: a declared target's own keys win over every source", "[config]") {
+  Sandbox box("targets");
+  write_file(box.project / "pyproject.toml", R"([tool.gpulock]
+torch-backend = "cu126"
+cuda-compat = "minor"
+python-version = "3.12"
+
+[tool.gpulock.targets.old]
+python-version = "3.10"
+platform = "manylinux_2_28_x86_64"
+torch-backend = "cpu"
+)");
+  box.variables["GPULOCK_MIRROR"] = "/srv/mirror";
+  auto c = box.load();
+  CHECK(value_of(c, "mirror") == "/srv/mirror");
+  gpulock::app::ResolveRequest shared;
+  REQUIRE(gpulock::app::apply_config(c, shared));
+  REQUIRE(shared.torch_backend);
+  CHECK(shared.torch_backend->to_string() == "cu126");
+  CHECK(shared.target.python_version == "3.12");
+  auto declared =
+      gpulock::app::read_targets((box.project / "pyproject.toml").string(), box.project);
+  REQUIRE(declared);
+  REQUIRE(declared->targets.size() == 1);
+  auto r = gpulock::app::request_for_target(shared, declared->targets[0], box.project);
+  REQUIRE(r.torch_backend);
+  CHECK(r.torch_backend->to_string() == "cpu");
+  CHECK(r.target.python_version == "3.10");
+  // What the target does not declare comes from the configuration.
+  CHECK(r.cuda_compat == gpulock::probe::CudaCompat::Minor);
+}
+
+TEST_CASE("config: a requirements file's --index-url wins over a configured one", "[config]") {
+  Sandbox box("requirements-index");
+  box.variables["PIP_INDEX_URL"] = "https://pip.example/simple";
+  auto c = box.load();
+  gpulock::app::ResolveRequest request;
+  REQUIRE(gpulock::app::apply_config(c, request));
+  CHECK(!request.index_url);
+  CHECK(request.configured_index_url == "https://pip.example/simple");
 }

@@ -45,7 +45,9 @@ struct ResolveRequest {
   std::string output = "pylock.toml";          ///< -o FILE ("-": stdout)
   bool force = false;                          ///< --force: replace an -o file that is not a lock
 
-  std::optional<std::string> index_url;          ///< --index-url (default https://pypi.org/simple/)
+  std::optional<std::string> index_url;  ///< --index-url (default https://pypi.org/simple/)
+  /// The configured default index (app/config.h): below a requirements file's --index-url line.
+  std::optional<std::string> configured_index_url;
   std::vector<std::string> extra_index_urls;     ///< --extra-index-url
   std::vector<index::NamedIndex> named_indexes;  ///< --index NAME=URL
   std::vector<index::IndexPin> index_for;        ///< --index-for GLOB=NAME
