@@ -16,6 +16,7 @@
 
 #include "cache_flags.h"
 #include "command.h"
+#include "config_flags.h"
 #include "exit_codes.h"
 #include "json_writer.h"
 #include "lock_choice.h"
@@ -348,6 +349,11 @@ RunFn setup(CLI::App& sub) {
   return [a, &sub](Context& ctx) -> int {
     auto& term = ctx.term;
     app::CheckRequest request = a->request;
+    if (request.index && request.mirror.empty()) {
+      auto mirror = configured_mirror();  // GPULOCK_MIRROR, a `mirror` key (issue 26)
+      if (!mirror) return report_error(term, mirror.error());
+      request.mirror = *mirror;
+    }
     const bool lock_given = sub.get_option("--lock")->count() > 0 || !a->output.empty();
     if (!a->output.empty()) {
       if (request.lock != "pylock.toml" && request.lock != a->output) {
@@ -381,6 +387,9 @@ RunFn setup(CLI::App& sub) {
       any_input = any_input || o->count() > 0;
     if (any_input) {
       if (auto s = a->given.finish(); !s) return report_error(term, s.error());
+      // Compared as resolve would run: the configuration beneath the flags (issue 26).
+      auto config = apply_project_config(sub, a->given);
+      if (!config) return report_error(term, config.error());
       request.given = a->given.request;
       // The machine flags describe this machine; with --inputs they are also compared with the
       // machine the lock was resolved for, when it was given by flags (issue 16).

@@ -20,6 +20,7 @@
 #include "gpulock/sys/env.h"
 
 #include "command.h"
+#include "config_flags.h"
 #include "exit_codes.h"
 #include "json_writer.h"
 #include "lock_choice.h"
@@ -392,6 +393,11 @@ int run_install(Context& ctx, InstallArgs& args) {
   request.probe_request.require_gpu = args.require_gpu;
   request.mirror = args.mirror;
   request.mirror_fallback = args.mirror_fallback;
+  if (request.mirror.empty() && request.mirror_fallback.empty()) {
+    auto mirror = configured_mirror();  // GPULOCK_MIRROR, a `mirror` key (issue 26)
+    if (!mirror) return report_error(ctx.term, mirror.error());
+    request.mirror = args.mirror = *mirror;
+  }
   if (args.installer != "native" && args.installer != "pip") {
     return report_error(
         ctx.term, core::make_error(core::ErrorCode::Usage, fmt::format("invalid --installer '{}': "

@@ -17,6 +17,7 @@
 
 #include "cache_flags.h"
 #include "command.h"
+#include "config_flags.h"
 #include "exit_codes.h"
 #include "json_writer.h"
 #include "resolve_flags.h"
@@ -143,6 +144,20 @@ std::string explain_text(const app::ResolveResult& result) {
   return out;
 }
 
+// Where an index of the lock came from: the setting of its role.
+std::string index_origin(const app::Config& config, std::string_view role) {
+  std::string_view key = role == "default"      ? "index-url"
+                         : role == "extra"      ? "extra-index-url"
+                         : role == "find-links" ? "find-links"
+                         : role == "pinned"     ? "index"
+                         : role == "torch"      ? "torch-backend"
+                                                : "";
+  const app::Setting* s = key.empty() ? nullptr : config.find(key);
+  if (s == nullptr && role == "torch") s = config.find("nightly");
+  if (s == nullptr) return "default";
+  return s->origin.to_string();
+}
+
 // `resolve --all-targets` / `--target NAME` (issue 22): every declared target's lock, written as
 // a set only when every target solved.
 int run_targets(Context& ctx, const ResolveArgs& a, app::ResolveRequest request,
@@ -258,6 +273,11 @@ RunFn setup(CLI::App& sub) {
   return [a, &sub](Context& ctx) -> int {
     auto& term = ctx.term;
     if (auto s = a->flags.finish(); !s) return report_error(term, s.error());
+    // Beneath the flags: GPULOCK_*, uv's and pip's variables and files (issue 26).
+    auto config = apply_project_config(sub, a->flags);
+    if (!config) return report_error(term, config.error());
+    for (const auto& w : config->warnings)
+      term.warning(w);
     auto request = a->flags.request;
     if (a->all_targets || !a->targets.empty()) return run_targets(ctx, *a, std::move(request), sub);
     if (a->report == "-" && request.output == "-") {
@@ -340,8 +360,11 @@ RunFn setup(CLI::App& sub) {
     for (const auto& w : result->warnings)
       term.warning(w);
     if (result->solved && result->lock.gpulock) {
+      // In first-index order, each with the setting it came from.
       for (const auto& ix : result->lock.gpulock->indexes) {
-        term.info(fmt::format("index {} ({}): {}", ix.name, ix.role, ix.url), 1);
+        term.info(fmt::format("index {} ({}): {}  # {}", ix.name, ix.role, ix.url,
+                              index_origin(*config, ix.role)),
+                  1);
       }
     }
     if (a->report == "-") {

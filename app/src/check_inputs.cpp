@@ -17,6 +17,7 @@
 #include "gpulock/core/version.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/url.h"
+#include "gpulock/sys/env.h"
 
 #include "check_internal.h"
 #include "resolve_inputs.h"
@@ -88,6 +89,7 @@ std::vector<std::string> explain_change(const Context& ctx, const lock::InputFil
   const auto* rec = recorded_inputs(ctx.lock);
   std::vector<RequirementEntry> entries;
   bool constraints = f.kind == "constraints";
+  if (f.kind == "config") return {"a configuration file the lock's options came from"};
   if (f.kind == "project") {
     auto reqs =
         read_project_requirements(content, abs_path, rec ? rec->extras : std::vector<std::string>{},
@@ -269,6 +271,8 @@ void compare_options(const GivenInputs& given, const lock::GpulockInputs& rec,
     if (r != rec.options.end()) rv = r->second;
     if (g != given.record.options.end()) gv = g->second;
     if (rv == gv) continue;
+    // Variables the options came from are compared with the environment (compare_variables).
+    if (k.starts_with("env ")) continue;
     // The machine a lock was made for (--driver, --cuda-ceiling, --gpu-arch) is compared only
     // when check is given it: without those flags, check describes this machine by detection.
     if (!gv && (k == "driver" || k == "cuda-ceiling" || k == "gpu-arch")) continue;
@@ -348,6 +352,29 @@ void compare_given(const Context& ctx, const GivenInputs& given, const lock::Gpu
   compare_target(ctx, add);
 }
 
+// The variables the lock's options came from (issue 26), against this environment.
+void compare_variables(const Context& ctx, const lock::GpulockInputs& rec,
+                       std::vector<Drift>& drifts) {
+  for (const auto& [key, recorded] : rec.options) {
+    if (!key.starts_with("env ")) continue;
+    std::string name = key.substr(4);
+    auto now = sys::env_value(name.c_str());
+    std::string value = now ? index::redact_text(*now) : std::string();
+    if (value == recorded) continue;
+    std::string message =
+        now ? fmt::format("{} is {} but the lock was resolved with {}", name,
+                          core::quote_for_message(value), core::quote_for_message(recorded))
+            : fmt::format("{} is not set but the lock was resolved with {}={}", name, name,
+                          core::quote_for_message(recorded));
+    Drift d =
+        make_drift(CheckLayer::Inputs, "option-changed", name, std::move(message), rec.line.line);
+    d.expected = recorded;
+    if (now) d.actual = value;
+    d.hint = update_hint(ctx.lock);
+    drifts.push_back(std::move(d));
+  }
+}
+
 }  // namespace
 
 core::Status check_inputs(const Context& ctx, LayerResult& layer, std::vector<Drift>& drifts) {
@@ -409,6 +436,8 @@ core::Status check_inputs(const Context& ctx, LayerResult& layer, std::vector<Dr
     d.hint = update_hint(ctx.lock);
     drifts.push_back(std::move(d));
   }
+
+  compare_variables(ctx, *rec, drifts);
 
   layer.summary =
       fmt::format("{}, {}, {} recorded", plural(rec->files.size(), "input file", "input files"),

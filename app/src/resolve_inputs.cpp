@@ -1,5 +1,7 @@
 #include "resolve_inputs.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "gpulock/app/project_file.h"
@@ -98,6 +100,28 @@ lock::GpulockInputs make_inputs_record(const ResolveRequest& request, const Reso
       pins += (pins.empty() ? "" : ",") + p.to_string();
     rec.options["index-for"] = pins;
   }
+  // Configured pins with a marker ([tool.uv.sources]), "GLOB=NAME; MARKER" joined by " | ".
+  if (!request.index_for_when.empty()) {
+    std::string pins;
+    for (const auto& p : request.index_for_when)
+      pins += fmt::format("{}{}; {}", pins.empty() ? "" : " | ", p.pin.to_string(), p.marker);
+    rec.options["index-for-when"] = pins;
+  }
+  // Where configured options came from (issue 26): each variable, credentials redacted, and
+  // each configuration file with its sha256, so that `check --inputs` names a changed source.
+  for (const auto& [name, value] : request.config_variables)
+    rec.options["env " + name] = value;
+  for (const auto& path : request.config_files) {
+    bool recorded = std::any_of(
+        inputs.project_files.begin(), inputs.project_files.end(),
+        [&](const auto& f) { return sys::absolute_path(f.first) == sys::absolute_path(path); });
+    if (recorded) continue;
+    auto content = read_text_file(path);
+    rec.files.push_back({path_relative_to(lock_dir, path),
+                         "config",
+                         core::sha256_hex(content ? *content : std::string()),
+                         {}});
+  }
   rec.sha256 = core::sha256_hex(lock::canonical_inputs_text(rec));
   return rec;
 }
@@ -145,6 +169,24 @@ core::Status read_recorded_options(const lock::GpulockInputs& record, const lock
       pins = comma == std::string_view::npos ? std::string_view() : pins.substr(comma + 1);
     }
   }
+  if (auto it = record.options.find("index-for-when"); it != record.options.end()) {
+    std::string_view all = it->second;
+    for (std::size_t pos = 0; pos <= all.size();) {
+      std::size_t bar = all.find(" | ", pos);
+      std::string_view one = all.substr(pos, bar == std::string_view::npos ? bar : bar - pos);
+      auto semi = one.find("; ");
+      auto pin = index::IndexPin::parse(one.substr(0, semi));
+      if (!pin || semi == std::string_view::npos) {
+        return recorded_error(
+            "[tool.gpulock.inputs.options] index-for-when",
+            pin ? core::make_error(core::ErrorCode::Usage, "expected GLOB=NAME; MARKER")
+                : pin.error());
+      }
+      request.index_for_when.push_back({std::move(*pin), std::string(one.substr(semi + 2))});
+      if (bar == std::string_view::npos) break;
+      pos = bar + 3;
+    }
+  }
   if (!s) return s;
   // The same snapshot: the instant the lock recorded, not "7d before now" again.
   if (tool.snapshot && tool.snapshot->exclude_newer) {
@@ -177,8 +219,8 @@ std::vector<GeneralIndex> general_indexes(const ResolveRequest& request,
                                           const RequirementsInput& req) {
   std::vector<GeneralIndex> out;
   if (!req.no_index) {
-    std::string url =
-        request.index_url.value_or(req.index_url.value_or(std::string(kDefaultIndexUrl)));
+    std::string url = request.index_url.value_or(req.index_url.value_or(
+        request.configured_index_url.value_or(std::string(kDefaultIndexUrl))));
     out.push_back({"default", index::url_from_user_input(url)});
   }
   for (const auto* list : {&request.extra_index_urls, &req.extra_index_urls}) {

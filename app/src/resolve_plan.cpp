@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/machine.h"
+#include "gpulock/core/marker.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/text.h"
 #include "gpulock/index/url.h"
@@ -240,6 +241,23 @@ core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
     // The glob was normalized like a name when it was parsed (IndexPin), so `Torch*` matches
     // `torch` (issue 21).
     config.pinned.emplace_back(pin.glob, *it);
+  }
+  // Configured pins with a marker ([tool.uv.sources], issue 26): those whose marker matches the
+  // target, as uv picks a source per platform.
+  for (const auto& marked : request.index_for_when) {
+    auto marker = core::Marker::parse(marked.marker);
+    if (!marker) return std::unexpected(marker.error());
+    if (!marker->matches(config.target.environment, "")) continue;
+    auto it = std::find_if(named.begin(), named.end(),
+                           [&](const SourceSpec& s) { return s.source.name == marked.pin.index; });
+    if (it == named.end()) {
+      return usage(
+          fmt::format("the configured index-for {} names the index {}, which no index "
+                      "NAME=URL defines",
+                      core::quote_for_message(marked.pin.to_string()),
+                      core::quote_for_message(marked.pin.index)));
+    }
+    config.pinned.emplace_back(marked.pin.glob, *it);
   }
   plan.torch_requested = request.torch_backend || request.nightly;
   if (plan.torch_requested) {

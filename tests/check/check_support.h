@@ -47,16 +47,28 @@ class Workdir {
   const fs::path& dir() const { return dir_; }
   fs::path operator/(const std::string& rel) const { return dir_ / rel; }
 
+  // No configuration from the machine running the tests (issue 26): pip's, uv's and gpulock's
+  // variables unset, no user or pip files.
+  static constexpr const char* kNoConfiguration =
+      "-u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL -u PIP_FIND_LINKS -u PIP_PRE -u UV_DEFAULT_INDEX "
+      "-u UV_INDEX_URL -u UV_INDEX -u UV_EXTRA_INDEX_URL -u UV_FIND_LINKS -u UV_INDEX_STRATEGY "
+      "-u UV_TORCH_BACKEND -u UV_EXCLUDE_NEWER -u UV_PRERELEASE -u GPULOCK_INDEX_URL "
+      "-u GPULOCK_EXTRA_INDEX_URL -u GPULOCK_FIND_LINKS -u GPULOCK_INDEX -u GPULOCK_INDEX_FOR "
+      "-u GPULOCK_INDEX_STRATEGY -u GPULOCK_TORCH_BACKEND -u GPULOCK_TORCH_INDEX_BASE "
+      "-u GPULOCK_NIGHTLY -u GPULOCK_EXCLUDE_NEWER -u GPULOCK_PRERELEASE -u GPULOCK_CUDA_COMPAT "
+      "-u GPULOCK_PYTHON_VERSION -u GPULOCK_PLATFORM -u GPULOCK_MIRROR PIP_CONFIG_FILE=/dev/null "
+      "XDG_CONFIG_HOME=/nonexistent";
   // gpulock run in this directory with a clean environment: no virtualenv, no colour, its own
   // cache, and the machine described by `machine_env` ("GPULOCK_DRIVER=550.54.14 ..."), never
   // detected (so a GPU on the test machine cannot change a result).
   Run gpulock(const std::string& args,
               const std::string& machine_env = "GPULOCK_DRIVER=none") const {
-    std::string cmd =
-        "cd " + shell_quote(dir_.string()) + " && env -u VIRTUAL_ENV -u GPULOCK_CUDA_CEILING -u " +
-        "GPULOCK_GPU_ARCH -u GPULOCK_DRIVER NO_COLOR=1 GPULOCK_HTTP_RETRIES=0 GPULOCK_CACHE_DIR=" +
-        shell_quote((dir_ / "cache").string()) + " " + machine_env + " " +
-        shell_quote(GPULOCK_EXE) + " " + args;
+    std::string cmd = "cd " + shell_quote(dir_.string()) +
+                      " && env -u VIRTUAL_ENV -u GPULOCK_CUDA_CEILING -u " +
+                      "GPULOCK_GPU_ARCH -u GPULOCK_DRIVER " + kNoConfiguration +
+                      " NO_COLOR=1 GPULOCK_HTTP_RETRIES=0 GPULOCK_CACHE_DIR=" +
+                      shell_quote((dir_ / "cache").string()) + " " + machine_env + " " +
+                      shell_quote(GPULOCK_EXE) + " " + args;
     return run_shell(cmd);
   }
   Run shell(const std::string& command) const {

@@ -618,7 +618,9 @@ TEST_CASE("resolve -v names every index page asked for, every cache hit, and the
   const std::string pypi = servers().pypi_url();
   CHECK(cold.err.find("fetch page " + pypi + "jinja2/ (HTTP 200, ") != std::string::npos);
   CHECK(cold.err.find("fetch page " + pypi + "markupsafe/ (HTTP 200, ") != std::string::npos);
-  CHECK(cold.err.find("index default (default): " + pypi + "\n") != std::string::npos);
+  // With the setting it came from (issue 26).
+  CHECK(cold.err.find("index default (default): " + pypi + "  # command line --index-url\n") !=
+        std::string::npos);
   Run warm = run_v();
   INFO(describe(warm));
   REQUIRE(warm.status == 0);

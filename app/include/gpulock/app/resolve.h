@@ -5,6 +5,7 @@
 /// `[tool.gpulock]`. Returns results; never prints.
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,6 +24,14 @@
 
 namespace gpulock::app {
 
+/// A `--index-for` pin that applies when a PEP 508 marker matches the target: how uv's
+/// `[tool.uv.sources]` entries with a `marker` are honoured (issue 26).
+struct MarkedIndexPin {
+  index::IndexPin pin;
+  std::string marker;  ///< PEP 508 marker text, checked when the configuration was read
+  friend bool operator==(const MarkedIndexPin&, const MarkedIndexPin&) = default;
+};
+
 /// Everything `gpulock resolve` takes (flag names in comments). Option values are typed, parsed
 /// once by their own parsers (resolve_options.h and the types it names); the CLI declares the
 /// flags once for `resolve` and `check`.
@@ -36,10 +45,13 @@ struct ResolveRequest {
   std::string output = "pylock.toml";          ///< -o FILE ("-": stdout)
   bool force = false;                          ///< --force: replace an -o file that is not a lock
 
-  std::optional<std::string> index_url;          ///< --index-url (default https://pypi.org/simple/)
+  std::optional<std::string> index_url;  ///< --index-url (default https://pypi.org/simple/)
+  /// The configured default index (app/config.h): below a requirements file's --index-url line.
+  std::optional<std::string> configured_index_url;
   std::vector<std::string> extra_index_urls;     ///< --extra-index-url
   std::vector<index::NamedIndex> named_indexes;  ///< --index NAME=URL
   std::vector<index::IndexPin> index_for;        ///< --index-for GLOB=NAME
+  std::vector<MarkedIndexPin> index_for_when;    ///< configured pins with a marker
   std::vector<std::string> find_links;           ///< --find-links
   std::optional<TorchBackend> torch_backend;  ///< --torch-backend auto|cpu|cuXYZ (none: not given)
   std::string torch_index_base = "https://download.pytorch.org/whl";  ///< --torch-index-base
@@ -79,6 +91,11 @@ struct ResolveRequest {
   /// Set on the second run of a resolve whose `--find-links` page named another torch build
   /// (PyG's `torch-2.11.0+cu128.html`): the pages then follow torch's (find_links_followed).
   bool find_links_followed = false;
+  /// Configuration files the options came from (app/config.h), recorded in the lock with their
+  /// sha256 so that `check --inputs` sees them change.
+  std::vector<std::string> config_files;
+  /// Variables the options came from (name -> value, credentials redacted), recorded likewise.
+  std::map<std::string, std::string> config_variables;
   /// The time "now" for relative --exclude-newer and `--nightly latest` (tests pin it); 0: clock.
   std::int64_t now_micros = 0;
 };
