@@ -14,6 +14,7 @@
 
 #include "gpulock/app/command_line.h"
 #include "gpulock/app/version.h"
+#include "gpulock/core/text.h"
 
 #include "command.h"
 #include "exit_codes.h"
@@ -28,30 +29,13 @@ std::vector<CommandInfo>& command_table() {
   return table;
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
-      std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // The closest command name, if one is close enough to be a likely typo (ninja's
 // SpellcheckString rule: at most a third of the word wrong, and at least one edit allowed).
 std::string closest_command(std::string_view typed, const std::vector<std::string>& names) {
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(2, typed.size() / 3) + 1;
   for (const auto& name : names) {
-    std::size_t d = edit_distance(typed, name);
+    std::size_t d = core::edit_distance(typed, name);
     if (d < best_distance || (name.starts_with(typed) && !typed.empty() && best.empty())) {
       best_distance = std::min(d, best_distance);
       best = name;

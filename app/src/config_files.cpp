@@ -27,23 +27,6 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
-      std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // The closest key to a typo (at most a third of it wrong), or "".
 std::string closest_key(std::string_view typed, bool targets_allowed) {
   std::string best;
@@ -53,7 +36,7 @@ std::string closest_key(std::string_view typed, bool targets_allowed) {
     names.push_back(k.key);
   if (targets_allowed) names.push_back("targets");
   for (auto name : names) {
-    std::size_t d = edit_distance(typed, name);
+    std::size_t d = core::edit_distance(typed, name);
     if (d < best_distance) {
       best_distance = d;
       best = std::string(name);

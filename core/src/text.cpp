@@ -1,5 +1,8 @@
 #include "gpulock/core/text.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace gpulock::core {
 
 bool iequals(std::string_view a, std::string_view b) noexcept {
@@ -71,6 +74,23 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i, std::uint32_t& cp) 
   }
   if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
   return len;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t up = row[j];
+      std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
 }
 
 }  // namespace gpulock::core

@@ -54,6 +54,14 @@ std::string status_text(long status);
 
 }  // namespace detail
 
+namespace detail {
+/// A local file's bytes into `out`: pages and variant metadata read from file:// sources.
+/// `max_bytes` (0: none) bounds it: more is IndexFormat with the message `too_large`. Errors: Io
+/// naming the path.
+core::Status read_local_file(const std::string& path, std::string& out, std::uint64_t max_bytes = 0,
+                             std::string_view too_large = {});
+}  // namespace detail
+
 struct IndexClient::Impl {
   explicit Impl(ClientOptions o);
   ~Impl();

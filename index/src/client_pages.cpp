@@ -94,14 +94,20 @@ core::Status refuse_local_links(const ProjectPage& page, std::string_view shown)
   return {};
 }
 
-core::Status read_local_file(const std::string& path, std::string& out) {
+}  // namespace
+
+namespace detail {
+
+core::Status read_local_file(const std::string& path, std::string& out, std::uint64_t max_bytes,
+                             std::string_view too_large) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return core::fail_at(ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)), path);
   struct stat st {};
   ::fstat(fd, &st);
   out.clear();
-  out.reserve(static_cast<std::size_t>(st.st_size) + 64);
+  if (max_bytes == 0 || static_cast<std::uint64_t>(st.st_size) <= max_bytes)
+    out.reserve(static_cast<std::size_t>(st.st_size) + 64);
   char buffer[1 << 16];
   while (true) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);
@@ -113,12 +119,16 @@ core::Status read_local_file(const std::string& path, std::string& out) {
     }
     if (n == 0) break;
     out.append(buffer, static_cast<std::size_t>(n));
+    if (max_bytes != 0 && out.size() > max_bytes) {
+      ::close(fd);
+      return core::fail_at(ErrorCode::IndexFormat, std::string(too_large), path);
+    }
   }
   ::close(fd);
   return {};
 }
 
-}  // namespace
+}  // namespace detail
 
 // ---- IndexClient::Impl: project pages ------------------------------------------------------
 
@@ -309,7 +319,7 @@ core::Result<ProjectPagePtr> IndexClient::Impl::local_page(const std::string& pa
     return std::make_shared<const ProjectPage>(std::move(entry->page));
   }
   std::string body;
-  if (auto read = read_local_file(path, body); !read) return std::unexpected(read.error());
+  if (auto read = detail::read_local_file(path, body); !read) return std::unexpected(read.error());
   ++counters.pages_parsed;
   std::string file_url = path_to_file_url(path);
   auto parsed = json ? parse_json_page_padded(body, file_url, filter)
@@ -354,7 +364,8 @@ core::Result<ProjectPagePtr> IndexClient::Impl::load_links(const IndexSource& so
     }
     if (S_ISDIR(st.st_mode)) return list_directory(*path, source.url);
     std::string body;
-    if (auto read = read_local_file(*path, body); !read) return std::unexpected(read.error());
+    if (auto read = detail::read_local_file(*path, body); !read)
+      return std::unexpected(read.error());
     ++counters.pages_parsed;
     auto parsed = parse_html_page(body, source.url, filter);
     if (!parsed) return std::unexpected(parsed.error());

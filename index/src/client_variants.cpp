@@ -2,16 +2,11 @@
 // page lists beside variant wheels. Fetched once per run, bounded, checked against the page's
 // sha256 when it gives one, and cached like METADATA (PEP 825: "SHOULD NOT be considered
 // immutable", so without a hash it is revalidated after kMutableMetadataMaxAge).
-#include <fcntl.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <mutex>
 #include <string>
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include "gpulock/index/hash.h"
 #include "gpulock/index/url.h"
@@ -38,31 +33,6 @@ std::string too_large_message() {
                      format_byte_size(kMaxVariantsJsonBytes));
 }
 
-core::Result<std::string> read_local(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return core::fail_at(ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)), path);
-  std::string out;
-  char buffer[1 << 14];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return core::fail_at(ErrorCode::Io, fmt::format("cannot read: {}", std::strerror(err)), path);
-    }
-    if (n == 0) break;
-    out.append(buffer, static_cast<std::size_t>(n));
-    if (out.size() > kMaxVariantsJsonBytes) {
-      ::close(fd);
-      return core::fail_at(ErrorCode::IndexFormat, too_large_message(), path);
-    }
-  }
-  ::close(fd);
-  return out;
-}
-
 }  // namespace
 
 core::Result<std::string> IndexClient::Impl::load_variants_json(const VariantsJob& job,
@@ -71,9 +41,11 @@ core::Result<std::string> IndexClient::Impl::load_variants_json(const VariantsJo
   if (is_file_url(job.url)) {
     auto path = file_url_to_path(job.url);
     if (!path) return std::unexpected(path.error());
-    auto local = read_local(*path);
-    if (!local) return local;
-    text = std::move(*local);
+    if (auto read =
+            detail::read_local_file(*path, text, kMaxVariantsJsonBytes, too_large_message());
+        !read) {
+      return std::unexpected(read.error());
+    }
   } else {
     if (auto hit = cache.load_metadata(key)) {
       if (!job.sha256.empty() || options.offline ||

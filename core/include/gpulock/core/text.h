@@ -21,6 +21,9 @@ inline constexpr std::string_view kAsciiSpace = " \t\n\v\f\r";
 
 /// Equal ignoring ASCII case ("Content-Type" and "content-type"); other bytes compare exactly.
 [[nodiscard]] bool iequals(std::string_view a, std::string_view b) noexcept;
+/// Levenshtein distance (insertions, deletions, substitutions of bytes): did-you-mean
+/// suggestions for commands and configuration keys.
+[[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
 
 /// `s` without leading bytes found in `chars`.
 [[nodiscard]] std::string_view trim_left(std::string_view s,
