@@ -179,6 +179,12 @@ struct IndexClient::Impl {
   };
 
   static bool cached_metadata_fits(const std::string& text, const core::WheelFilename& wheel);
+  // A cached METADATA or variant metadata stored at `stored_at` is used: always when immutable
+  // (hashed) or offline, else until kMutableMetadataMaxAge unless --refresh.
+  bool cached_text_fresh(std::int64_t stored_at, bool immutable) const {
+    return immutable || options.offline ||
+           (!options.refresh && detail::now_seconds() - stored_at < detail::kMutableMetadataMaxAge);
+  }
   bool immutable_url(std::string_view url) const;
   core::Result<std::string> load_metadata(const MetadataJob& job, const std::string& key);
   core::Result<std::string> remote_metadata(const MetadataJob& job);

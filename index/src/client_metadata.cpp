@@ -24,7 +24,6 @@ namespace gpulock::index {
 using core::ErrorCode;
 using detail::HttpRequest;
 using detail::HttpResponse;
-using detail::kMutableMetadataMaxAge;
 using detail::now_seconds;
 using detail::status_text;
 using detail::strip_userinfo;
@@ -83,8 +82,7 @@ core::Result<std::string> IndexClient::Impl::load_metadata(const MetadataJob& jo
   }
   const bool immutable = !job.sha256.empty() || immutable_url(job.url);
   if (auto hit = cache.load_metadata(key); hit && cached_metadata_fits(hit->text, *job.wheel)) {
-    if (immutable || options.offline ||
-        (!options.refresh && now_seconds() - hit->stored_at < kMutableMetadataMaxAge)) {
+    if (cached_text_fresh(hit->stored_at, immutable)) {
       ++counters.metadata_hits;
       emit(ClientEvent::Type::CacheHit, RequestKind::Metadata, job.url);
       return std::move(hit->text);

@@ -17,7 +17,6 @@ namespace gpulock::index {
 
 using core::ErrorCode;
 using detail::HttpRequest;
-using detail::kMutableMetadataMaxAge;
 using detail::now_seconds;
 using detail::strip_userinfo;
 using detail::TransportError;
@@ -48,8 +47,7 @@ core::Result<std::string> IndexClient::Impl::load_variants_json(const VariantsJo
     }
   } else {
     if (auto hit = cache.load_metadata(key)) {
-      if (!job.sha256.empty() || options.offline ||
-          (!options.refresh && now_seconds() - hit->stored_at < kMutableMetadataMaxAge)) {
+      if (cached_text_fresh(hit->stored_at, !job.sha256.empty())) {
         ++counters.metadata_hits;
         emit(ClientEvent::Type::CacheHit, RequestKind::Metadata, job.url);
         return std::move(hit->text);
