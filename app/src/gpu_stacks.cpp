@@ -3,7 +3,9 @@
 #include "gpulock/app/gpu_stacks.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -31,6 +33,12 @@ std::optional<std::uint32_t> parse_number(std::string_view s) {
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) return std::nullopt;
   return out;
+}
+
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
 }
 
 bool contains(const std::vector<std::string>& v, std::string_view s) {
@@ -68,7 +76,7 @@ core::Result<GpuStacks> GpuStacks::parse(std::string_view text) {
       auto versions = versions_of(w[2]);
       auto major = parse_number(w[3]);
       if (!versions || !major) return bad("expected VERSIONS CUDA_MAJOR");
-      out.need_by_release.push_back({std::string(w[1]), *versions, *major});
+      out.need_by_release.push_back({std::string(w[1]), *versions, *major, std::string(w[2])});
     } else if (kind == "archs" && w.size() >= 5) {
       auto versions = versions_of(w[2]);
       if (!versions) return bad("expected VERSIONS");
@@ -100,6 +108,9 @@ core::Result<GpuStacks> GpuStacks::parse(std::string_view text) {
         out.cuda13_names.emplace_back(w[i]);
     } else if (kind == "major-fix" && w.size() >= 3) {
       out.major_fixes.push_back({std::string(w[1]), std::string(w[2])});
+    } else if (kind == "find-links" && w.size() >= 2) {
+      if (w[1].find("{L}") == std::string_view::npos) return bad("a find-links form needs {L}");
+      out.find_links.push_back({std::string(w[1]), w.size() > 2 ? std::string(w[2]) : ""});
     } else {
       return bad(fmt::format("cannot read '{}'", core::trim(line)));
     }
@@ -163,6 +174,57 @@ const GpuStacks::Coupled* GpuStacks::coupled_of(std::string_view package) const 
     if (contains(r.packages, package)) return &r;
   }
   return nullptr;
+}
+
+std::optional<std::string> GpuStacks::follow_find_links(std::string_view url,
+                                                        std::string_view torch) const {
+  auto plus = torch.find('+');
+  if (plus == std::string_view::npos) return std::nullopt;
+  std::string version(torch.substr(0, plus)), label(torch.substr(plus + 1));
+  auto second_dot = version.find('.', version.find('.') + 1);
+  std::string xy = version.substr(0, second_dot);
+  const std::string text(url);
+  for (const auto& row : find_links) {
+    // The form as a pattern anchored at the URL's end, one group per placeholder.
+    std::string pattern = "(?:^|/)";
+    std::vector<std::string> slots;
+    for (std::size_t i = 0; i < row.form.size();) {
+      std::string_view rest = std::string_view(row.form).substr(i);
+      if (rest.starts_with("{V}")) {
+        pattern += "([0-9]+\\.[0-9]+\\.[0-9]+)";
+        slots.emplace_back("V");
+        i += 3;
+      } else if (rest.starts_with("{XY}")) {
+        pattern += "([0-9]+\\.[0-9]+)";
+        slots.emplace_back("XY");
+        i += 4;
+      } else if (rest.starts_with("{L}")) {
+        pattern += "(cpu|cu[0-9]+)";
+        slots.emplace_back("L");
+        i += 3;
+      } else if (row.form[i] == '+') {
+        pattern += "(?:\\+|%2[Bb])";
+        ++i;
+      } else {
+        char c = row.form[i++];
+        if (std::isalnum(static_cast<unsigned char>(c)) == 0) pattern += '\\';
+        pattern += c;
+      }
+    }
+    std::smatch m;
+    if (!std::regex_search(text, m, std::regex(pattern + "$"))) continue;
+    bool same = true;
+    for (std::size_t k = 0; k < slots.size(); ++k) {
+      const std::string& want = slots[k] == "V" ? version : slots[k] == "XY" ? xy : label;
+      same = same && m[k + 1].str() == want;
+    }
+    if (same) return std::nullopt;
+    std::string tail =
+        replace_all(replace_all(replace_all(row.form, "{V}", version), "{XY}", xy), "{L}", label);
+    auto start = static_cast<std::size_t>(m.position(0)) + (m.str(0).starts_with("/") ? 1 : 0);
+    return text.substr(0, start) + tail;
+  }
+  return std::nullopt;
 }
 
 const GpuStacks& gpu_stacks() {

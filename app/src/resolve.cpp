@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/app/gpu_stacks.h"
 #include "gpulock/core/civil_date.h"
 #include "gpulock/core/text.h"
 #include "gpulock/index/url.h"
@@ -148,22 +149,6 @@ index::ClientOptions client_options_for(const ResolveRequest& request,
 
 namespace {
 
-// A find-links page of wheels built for one torch (data.pyg.org's `torch-2.11.0+cu128.html`,
-// issue 23 scenario 11): the page for `torch` (`2.11.0+cu130`) instead, or nullopt when `url`
-// is not such a page or already names it.
-std::optional<std::string> follow_torch_page(std::string_view url, std::string_view torch) {
-  auto slash = url.rfind('/');
-  std::string_view base = slash == std::string_view::npos ? url : url.substr(slash + 1);
-  if (!base.starts_with("torch-") || !base.ends_with(".html")) return std::nullopt;
-  std::string_view build = base.substr(6, base.size() - 11);
-  auto plus = build.find('+');
-  if (plus == std::string_view::npos || plus == 0 || !core::Version::parse(build)) {
-    return std::nullopt;
-  }
-  if (build == torch) return std::nullopt;
-  return fmt::format("{}torch-{}.html", url.substr(0, url.size() - base.size()), torch);
-}
-
 core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
                                         const ResolveObserver& observer,
                                         index::IndexClient* shared_client);
@@ -183,7 +168,7 @@ core::Result<std::optional<ResolveResult>> follow_find_links(const ResolveReques
   again.find_links_followed = true;
   std::vector<std::string> notes;
   for (auto& url : again.find_links) {
-    auto followed = follow_torch_page(url, *torch);
+    auto followed = gpu_stacks().follow_find_links(url, *torch);
     if (!followed) continue;
     notes.push_back(fmt::format(
         "--find-links {} is for another torch build than torch {}: read {} instead (its wheels "

@@ -162,6 +162,8 @@ void explain_shared_dirs(const ResolveRequest& request, const ResolvePlan& plan,
 void hint_cuda12_stack(const ResolvePlan& plan, const resolver::DerivationTree& tree,
                        ResolveResult& result) {
   bool ceiling = false, arch = false;
+  // The lowest CUDA version that a package of the proof asks for (`X needs CUDA >= 13.0`).
+  std::optional<core::Version> needed;
   for (const auto& node : tree.nodes) {
     if (node.kind == resolver::NodeKind::Unavailable &&
         node.reason.kind == resolver::UnavailableKind::GpuArchMissing) {
@@ -169,6 +171,15 @@ void hint_cuda12_stack(const ResolvePlan& plan, const resolver::DerivationTree& 
     }
     for (const auto& t : node.terms)
       ceiling = ceiling || t.package().name == kCuda;
+    if (node.kind == resolver::NodeKind::Dependency && node.terms.size() == 2 &&
+        node.terms[1].package().name == kCuda) {
+      // The edge's specifier is `>=X.Y` (gpu_policy_facts.cpp); the set itself holds only the
+      // ceiling, the one version the machine offers.
+      const auto& spec = node.terms[1].specifier;
+      if (!spec || !spec->starts_with(">=")) continue;
+      auto floor = core::Version::parse(std::string_view(*spec).substr(2));
+      if (floor && (!needed || *floor < *needed)) needed = *floor;
+    }
   }
   const auto& ctx = plan.gpu.context;
   ceiling = ceiling && ctx.ceiling && ctx.ceiling->major < 13 && !ctx.no_gpu;
@@ -183,19 +194,33 @@ void hint_cuda12_stack(const ResolvePlan& plan, const resolver::DerivationTree& 
     why = fmt::format("CUDA 13 wheels start at {}",
                       floor ? floor->to_string() : std::string("sm_75"));
   }
+  auto& hints = result.explanation.hints;
+  auto lead = [&](std::string hint) {
+    // The generic "a newer CUDA build needs a driver >= <next minor's>" would point at a CUDA
+    // 12 driver: this hint names CUDA 13's.
+    std::erase_if(hints, [](const std::string& h) {
+      return h.starts_with("a newer CUDA build needs a driver >= ");
+    });
+    hints.insert(hints.begin(), std::move(hint));
+  };
   for (const auto& d : plan.requirements) {
     for (const auto& fix : gpu_stacks().major_fixes) {
       if (!requirement_is(d, fix.cuda13)) continue;
-      auto& hints = result.explanation.hints;
-      // The generic "a newer CUDA build needs a driver >= <next minor's>" would point at a CUDA
-      // 12 driver: this hint names CUDA 13's.
-      std::erase_if(hints, [](const std::string& h) {
-        return h.starts_with("a newer CUDA build needs a driver >= ");
-      });
-      hints.insert(hints.begin(), fmt::format("{}; for CUDA 12 wheels: {}", why, fix.cuda12));
-      break;
+      lead(fmt::format("{}; for CUDA 12 wheels: {}", why, fix.cuda12));
+      return;
     }
   }
+  if (!ceiling || !needed || needed->release_at(0) < 13) return;
+  // A project whose releases change CUDA major (onnxruntime-gpu 1.29+ is CUDA 13): its CUDA 12
+  // releases, from the table's `need-release` rows.
+  for (const auto& d : plan.requirements) {
+    for (const auto& row : gpu_stacks().need_by_release) {
+      if (row.package != d.name || row.major != 12) continue;
+      lead(fmt::format("{}; for CUDA 12 wheels: {}{}", why, d.name, row.versions_text));
+      return;
+    }
+  }
+  lead(why);
 }
 
 // Issue 23: two packages that install one import package (`cupy-cuda12x`, `cupy-cuda13x`): one

@@ -185,6 +185,38 @@ TEST_CASE("gpu stacks: placeholders and coupled labels", "[stacks][labels]") {
   CHECK(old->cuda_major == 12);
 }
 
+TEST_CASE("gpu stacks: find-links pages follow the resolved torch build", "[stacks][find-links]") {
+  const auto& t = app::gpu_stacks();
+  // PyG: the page's file name names the build.
+  CHECK(t.follow_find_links("https://data.pyg.org/whl/torch-2.11.0+cu128.html", "2.11.0+cu130") ==
+        "https://data.pyg.org/whl/torch-2.11.0+cu130.html");
+  CHECK(t.follow_find_links("https://data.pyg.org/whl/torch-2.11.0%2Bcu128.html",
+                            "2.10.0+cpu") == "https://data.pyg.org/whl/torch-2.10.0+cpu.html");
+  CHECK_FALSE(t.follow_find_links("https://data.pyg.org/whl/torch-2.11.0+cu130.html",
+                                  "2.11.0+cu130"));
+  // OpenMMLab: the label and torch's version (or X.Y) are directories.
+  CHECK(t.follow_find_links("https://download.openmmlab.com/mmcv/dist/cu121/torch2.1.0/index.html",
+                            "2.4.1+cu124") ==
+        "https://download.openmmlab.com/mmcv/dist/cu124/torch2.4.1/index.html");
+  CHECK(t.follow_find_links("https://download.openmmlab.com/mmcv/dist/cpu/torch2.1/index.html",
+                            "2.4.1+cu124") ==
+        "https://download.openmmlab.com/mmcv/dist/cu124/torch2.4/index.html");
+  CHECK_FALSE(t.follow_find_links(
+      "https://download.openmmlab.com/mmcv/dist/cu124/torch2.4/index.html", "2.4.1+cu124"));
+  // Not a page of one torch build, or no build to follow.
+  CHECK_FALSE(t.follow_find_links("https://example.org/wheels/index.html", "2.4.1+cu124"));
+  CHECK_FALSE(t.follow_find_links("/opt/wheels", "2.4.1+cu124"));
+  CHECK_FALSE(t.follow_find_links("https://data.pyg.org/whl/torch-2.11.0+cu128.html", "2.11.0"));
+  // Adding a form is adding a row; a form without the label is refused.
+  auto own = app::GpuStacks::parse("find-links wheels/{L}/pt{XY}/\n");
+  REQUIRE(own.has_value());
+  CHECK(own->follow_find_links("file:///srv/wheels/cu118/pt2.0/", "2.5.1+cu121") ==
+        "file:///srv/wheels/cu121/pt2.5/");
+  auto bad = app::GpuStacks::parse("find-links torch-{V}.html\n");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().message == "gpu_stacks.txt line 1: a find-links form needs {L}");
+}
+
 TEST_CASE("gpu stacks: the shared-directory sentence", "[stacks][words]") {
   app::SharedDirConflict c{"nvidia/cudnn/lib",
                            {"nvidia-cudnn-cu12", 12, "jax-cuda12-plugin[with-cuda]"},

@@ -210,7 +210,8 @@ TEST_CASE("stacks 10: vLLM's torch from the cu129 variant", "[stacks][scenario]"
                      "  Because torch==2.11.0 needs CUDA >= 13.0 and your driver 575.51.03 "
                      "supports CUDA <= 12.9, torch==2.11.0 cannot be used.\n"
                      "  And because you require vllm==0.23.0 and vllm depends on torch==2.11.0, "
-                     "version solving failed.\n");
+                     "version solving failed.\n"
+                     "hint: CUDA 13 wheels need a driver >= 580.65.06 and your ceiling is 12.9\n");
 }
 
 TEST_CASE("stacks 11: PyG's find-links wheels follow torch's build", "[stacks][scenario]") {
@@ -313,6 +314,18 @@ TEST_CASE("stacks 4, 5, 6 for ONNX Runtime and CuPy", "[stacks][scenario]") {
       "  And because you require cupy-cuda13x, version solving failed.\n"
       "hint: CUDA 13 wheels need a driver >= 580.65.06 and your ceiling is 12.8; for CUDA 12 "
       "wheels: cupy-cuda12x[ctk]\n");
+  // ORT 1.29+ is CUDA 13 (the table's releases): the fix is the CUDA 12 releases, and the driver
+  // named is CUDA 13's, not the next CUDA 12 minor's.
+  expect_no_solution(
+      with({"onnxruntime-gpu[cuda,cudnn]>=1.29"},
+           {"--driver", "570.86.10", "--gpu-arch", "sm_90", "-q"}),
+      "error: no solution: onnxruntime-gpu==1.30.0 needs CUDA >= 13.0 and your driver 570.86.10 "
+      "supports CUDA <= 12.8\n"
+      "  Because onnxruntime-gpu==1.30.0 needs CUDA >= 13.0 and your driver 570.86.10 supports "
+      "CUDA <= 12.8, onnxruntime-gpu==1.30.0 cannot be used.\n"
+      "  And because you require onnxruntime-gpu>=1.29, version solving failed.\n"
+      "hint: CUDA 13 wheels need a driver >= 580.65.06 and your ceiling is 12.8; for CUDA 12 "
+      "wheels: onnxruntime-gpu>=1.19,<1.27\n");
   expect_no_solution(
       with({"cupy-cuda13x"}, {"--driver", "580.65.06", "--gpu-arch", "sm_70", "-q"}),
       "error: no solution: cupy-cuda13x has no kernels for your GPU's sm_70 (its CUDA 13 build "

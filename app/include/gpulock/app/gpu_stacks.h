@@ -27,6 +27,7 @@ struct GpuStacks {
     std::string package;
     core::SpecifierSet versions;
     std::uint32_t major = 0;
+    std::string versions_text;  ///< as the row writes it (">=1.19,<1.27")
   };
   struct Archs {
     std::string package;
@@ -55,6 +56,12 @@ struct GpuStacks {
   struct MajorFix {
     std::string cuda12, cuda13;  ///< requirement forms: "jax[cuda12]", "cupy-cuda12x"
   };
+  /// A find-links page of wheels built for one torch build: the end of its URL, with `{V}`
+  /// torch's public version (2.11.0), `{XY}` its X.Y and `{L}` its label (cu128, cpu).
+  struct FindLinks {
+    std::string form;  ///< "torch-{V}+{L}.html", "{L}/torch{XY}/index.html"
+    std::string source;
+  };
   std::vector<NeedByName> need_by_name;
   std::vector<NeedByRelease> need_by_release;
   std::vector<Archs> archs;
@@ -64,6 +71,7 @@ struct GpuStacks {
   std::vector<std::string> cuda13_names;
   std::vector<Coupled> coupled;
   std::vector<MajorFix> major_fixes;
+  std::vector<FindLinks> find_links;
 
   /// Parses the table's text (the format of app/data/gpu_stacks.txt). Errors: InvalidInput,
   /// naming the line.
@@ -87,6 +95,11 @@ struct GpuStacks {
   [[nodiscard]] bool is_cuda13_name(std::string_view package) const;
   /// The coupled-label form of `package`, or nullptr.
   [[nodiscard]] const Coupled* coupled_of(std::string_view package) const;
+  /// A find-links URL of a `find-links` row's form built for another torch build than `torch`
+  /// (`2.11.0+cu130`): the same URL for `torch`'s build. nullopt when no form matches the URL
+  /// or it already names that build.
+  [[nodiscard]] std::optional<std::string> follow_find_links(std::string_view url,
+                                                             std::string_view torch) const;
 };
 
 /// The compiled-in table (app/data/gpu_stacks.txt), parsed once. A table that does not parse is
