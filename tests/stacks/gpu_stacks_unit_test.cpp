@@ -190,10 +190,10 @@ TEST_CASE("gpu stacks: find-links pages follow the resolved torch build", "[stac
   // PyG: the page's file name names the build.
   CHECK(t.follow_find_links("https://data.pyg.org/whl/torch-2.11.0+cu128.html", "2.11.0+cu130") ==
         "https://data.pyg.org/whl/torch-2.11.0+cu130.html");
-  CHECK(t.follow_find_links("https://data.pyg.org/whl/torch-2.11.0%2Bcu128.html",
-                            "2.10.0+cpu") == "https://data.pyg.org/whl/torch-2.10.0+cpu.html");
-  CHECK_FALSE(t.follow_find_links("https://data.pyg.org/whl/torch-2.11.0+cu130.html",
-                                  "2.11.0+cu130"));
+  CHECK(t.follow_find_links("https://data.pyg.org/whl/torch-2.11.0%2Bcu128.html", "2.10.0+cpu") ==
+        "https://data.pyg.org/whl/torch-2.10.0+cpu.html");
+  CHECK_FALSE(
+      t.follow_find_links("https://data.pyg.org/whl/torch-2.11.0+cu130.html", "2.11.0+cu130"));
   // OpenMMLab: the label and torch's version (or X.Y) are directories.
   CHECK(t.follow_find_links("https://download.openmmlab.com/mmcv/dist/cu121/torch2.1.0/index.html",
                             "2.4.1+cu124") ==
