@@ -44,6 +44,10 @@ std::optional<std::string> preloaded_by(const LoadReport& report, const std::str
   return std::nullopt;
 }
 
+std::string join_path(const std::string& dir, const std::string& file) {
+  return dir.empty() ? file : dir + "/" + file;
+}
+
 std::string version_suffix(const std::optional<VersionRead>& v) {
   return v ? fmt::format(" ({})", v->text) : " (version unknown)";
 }
@@ -115,7 +119,84 @@ struct Assessment {
   void gpu();
   void cuda_majors();
   void system_libraries();
+  void stack_libraries();
 };
+
+// Where the other stacks' shared objects find the CUDA libraries they link or reach into the
+// environment for (issue 23): from the environment (one info line per stack), shadowed by a file
+// outside it, or nowhere.
+void Assessment::stack_libraries() {
+  std::map<std::string, std::vector<std::string>> inside;  // stack -> sonames
+  for (const auto& lib : report.stack_libraries) {
+    const std::string stack = lib.loaded_by.substr(0, lib.loaded_by.find(" ("));
+    const std::string object = lib.loaded_by.substr(stack.size());  // " (cupy/x.so)"
+    if (!lib.path) {
+      add("stack-library-missing", Severity::Fail, lib.soname,
+          fmt::format("{}{} {} {}, and the loader finds it nowhere{}", stack, object,
+                      lib.required ? "links" : "loads", lib.soname,
+                      lib.owner.empty() ? std::string()
+                                        : fmt::format(" ({} lists it in {}, but the file is gone)",
+                                                      lib.owner, lib.wheel_dir)),
+          lib.owner.empty()
+              ? fmt::format("install the nvidia-* wheel that ships {} (the CUDA extra of {}), or "
+                            "lock the stack with gpulock so that the lock names it",
+                            lib.soname, stack.substr(0, stack.find(' ')))
+              : fmt::format("reinstall {} (`gpulock install`)", lib.owner));
+      continue;
+    }
+    if (lib.inside_environment) {
+      inside[stack].push_back(lib.soname);
+      continue;
+    }
+    const std::string via =
+        std::string(found_via_name(lib.found_via.value_or(FoundVia::SystemDir)));
+    const std::string where =
+        lib.search_entry.empty() ? via : fmt::format("{} {}", via, lib.search_entry);
+    if (lib.owner.empty()) {
+      add("stack-library-system", Severity::Warn, lib.soname,
+          fmt::format("{}{} links {}, which no wheel of the environment ships: the loader takes "
+                      "{}{} ({})",
+                      stack, object, lib.soname, lib.real_path.value_or(*lib.path),
+                      version_suffix(lib.version), where),
+          fmt::format("its version is not in the lock: add the CUDA extra of {} so that a wheel "
+                      "ships {}",
+                      stack.substr(0, stack.find(' ')), lib.soname));
+      continue;
+    }
+    std::string hint;
+    switch (lib.found_via.value_or(FoundVia::SystemDir)) {
+      case FoundVia::LdLibraryPath:
+        hint = fmt::format(
+            "LD_LIBRARY_PATH lists {}, which the loader searches before the RUNPATH that leads "
+            "to the wheel's {}: remove it from LD_LIBRARY_PATH",
+            lib.search_entry, lib.wheel_dir);
+        break;
+      case FoundVia::Rpath:
+      case FoundVia::Runpath:
+        hint = fmt::format("its {} entry {} leads outside the environment first: reinstall {}", via,
+                           lib.search_entry, stack.substr(0, stack.find(' ')));
+        break;
+      default:
+        hint = fmt::format(
+            "nothing leads the loader from {} to the wheel's {}: it takes the system's copy "
+            "unless another import loads the wheel's first; import torch (or the stack's own "
+            "preload) first, or remove the system copy from the loader's path",
+            stack.substr(0, stack.find(' ')), lib.wheel_dir);
+    }
+    // With an RPATH/RUNPATH entry to the wheel's directory the object means the wheel's copy:
+    // another file wins, a fail. Without one, which copy it gets depends on what loaded first.
+    add("stack-library-outside", lib.in_wheel_dir ? Severity::Fail : Severity::Warn, lib.soname,
+        fmt::format("{}{} {} {} from {}{} through {}, not the environment's {} ({})", stack, object,
+                    lib.required ? "links" : "loads", lib.soname, lib.real_path.value_or(*lib.path),
+                    version_suffix(lib.version), where, join_path(lib.wheel_dir, lib.soname),
+                    lib.owner),
+        hint);
+  }
+  for (const auto& [stack, sonames] : inside) {
+    add("stack-libraries", Severity::Info, stack,
+        fmt::format("{} finds {} in the environment", stack, fmt::join(sonames, ", ")), "");
+  }
+}
 
 // A stack that takes CUDA from the system (JAX's -local extras, issue 23): each library it
 // dlopens must be found by the loader; where it was found, and its version, is said once per
@@ -474,6 +555,7 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
   a.gpu();
   a.cuda_majors();
   a.system_libraries();
+  a.stack_libraries();
   return std::move(a.out);
 }
 

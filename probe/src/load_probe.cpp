@@ -18,6 +18,7 @@ LoadReport Probe::run() {
   plan_preloads();
   plan_sublibraries();
   plan_system_libraries();
+  plan_stack_libraries();
   if (!plan_.preloads.empty() || !plan_.sublibraries.empty()) run_children();
   fill_versions();
   return std::move(report_);

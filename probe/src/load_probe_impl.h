@@ -47,8 +47,10 @@ class Probe {
   std::vector<std::string> cuda_folders() const;
   void plan_preloads();
   void plan_sublibraries();
-  // load_system.cpp: stacks that take CUDA from the system (JAX's -local extras).
+  // load_system.cpp: stacks that take CUDA from the system (JAX's -local extras), and where the
+  // other stacks' shared objects find the environment's CUDA libraries.
   void plan_system_libraries();
+  void plan_stack_libraries();
 
   // load_runs.cpp: 2. the child runs.
   CudnnCall* call_named(std::vector<CudnnCall>& calls, const std::string& fn);

@@ -405,6 +405,73 @@ TEST_CASE("a JAX plugin on the system's CUDA: its libraries found, or the missin
   CHECK(missing.out.find("or use the wheels: jax[cuda12]") != std::string::npos);
 }
 
+// Another stack's shared objects (issue 23): a CuPy-like extension module that links
+// libcudart.so.12 with a RUNPATH into the environment's nvidia/cuda_runtime/lib. From the
+// environment: one info line; shadowed through LD_LIBRARY_PATH: a fail naming both files; the
+// wheel's file gone: a fail naming the wheel.
+TEST_CASE("another stack's CUDA libraries: from the environment, shadowed, or missing",
+          "[envprobe][cli][stacks]") {
+  Case c;
+  const fs::path site = c.scratch.path() / "site-stack";
+  auto dist = [&](const std::string& dir, const std::string& name, const std::string& version,
+                  const std::string& file) {
+    fs::create_directories(site / dir);
+    std::ofstream(site / dir / "METADATA")
+        << "Metadata-Version: 2.1\nName: " << name << "\nVersion: " << version << "\n";
+    std::ofstream(site / dir / "RECORD") << file << ",,\n" << dir << "/METADATA,,\n";
+  };
+  fs::create_directories(site / "nvidia/cuda_runtime/lib");
+  fs::copy_file(kVariants / "gpu/libcudart.so.12",
+                site / "nvidia/cuda_runtime/lib/libcudart.so.12");
+  dist("nvidia_cuda_runtime_cu12-12.8.90.dist-info", "nvidia-cuda-runtime-cu12", "12.8.90",
+       "nvidia/cuda_runtime/lib/libcudart.so.12");
+  fs::create_directories(site / "cupy_backends/cuda");
+  fs::copy_file(kVariants / "stack/libfake_stack.so.1", site / "cupy_backends/cuda/runtime.so");
+  dist("cupy_cuda12x-13.6.0.dist-info", "cupy-cuda12x", "13.6.0", "cupy_backends/cuda/runtime.so");
+  fs::create_directories(c.scratch.path() / "empty-lib");
+  const std::string empty = (c.scratch.path() / "empty-lib").string();
+
+  Run ok = c.gpulock({"probe", "--site-packages", site.string()}, {{"LD_LIBRARY_PATH", empty}});
+  INFO(ok.out << ok.err);
+  CHECK(ok.out.find("info: cupy-cuda12x 13.6.0 finds libcudart.so.12 in the environment") !=
+        std::string::npos);
+  CHECK(ok.out.find("stack-library") == std::string::npos);
+  CHECK(ok.out.find("fail:") == std::string::npos);
+
+  // A CUDA runtime on LD_LIBRARY_PATH: searched before the module's RUNPATH.
+  const fs::path other = c.scratch.path() / "system-cuda";
+  fs::create_directories(other);
+  fs::copy_file(kVariants / "gpu/libcudart.so.12", other / "libcudart.so.12");
+  Run shadowed = c.gpulock({"probe", "--site-packages", site.string(), "--json"},
+                           {{"LD_LIBRARY_PATH", other.string()}});
+  INFO(shadowed.out << shadowed.err);
+  CHECK(shadowed.status == 1);
+  CHECK(c.normalize(shadowed.out).find("\"id\": \"stack-library-outside\"") != std::string::npos);
+  CHECK(shadowed.out.find(
+            "cupy-cuda12x 13.6.0 (cupy_backends/cuda/runtime.so) links libcudart.so.12 from " +
+            (other / "libcudart.so.12").string() + " (version unknown) through LD_LIBRARY_PATH " +
+            other.string() + ", not the environment's " +
+            (site / "nvidia/cuda_runtime/lib/libcudart.so.12").string() +
+            " (nvidia-cuda-runtime-cu12 12.8.90)") != std::string::npos);
+  CHECK(shadowed.out.find("LD_LIBRARY_PATH lists " + other.string() +
+                          ", which the loader searches before the RUNPATH that leads to the "
+                          "wheel's " +
+                          (site / "nvidia/cuda_runtime/lib").string() +
+                          ": remove it from LD_LIBRARY_PATH") != std::string::npos);
+
+  // The wheel's file gone (its RECORD still lists it), nothing else on the loader's path.
+  fs::remove(site / "nvidia/cuda_runtime/lib/libcudart.so.12");
+  Run missing =
+      c.gpulock({"probe", "--site-packages", site.string()}, {{"LD_LIBRARY_PATH", empty}});
+  INFO(missing.out << missing.err);
+  CHECK(missing.status == 1);
+  CHECK(missing.out.find("fail: cupy-cuda12x 13.6.0 (cupy_backends/cuda/runtime.so) links "
+                         "libcudart.so.12, and the loader finds it nowhere "
+                         "(nvidia-cuda-runtime-cu12 12.8.90 lists it in " +
+                         (site / "nvidia/cuda_runtime/lib").string() + ", but the file is gone)") !=
+        std::string::npos);
+}
+
 // ----- 2. gpulock install --installer pip (real pip) -----
 
 TEST_CASE("gpulock install: cu124 lock into a fresh venv, verdict OK", "[envprobe][cli][install]") {

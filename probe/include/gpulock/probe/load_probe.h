@@ -180,6 +180,13 @@ struct LoadReport {
   /// library they dlopen by soname (`loaded_by` names the stack; NotFound when nowhere).
   std::vector<std::string> system_stacks;
   std::vector<LibraryReport> system_libraries;
+  /// Every other stack's shared objects (CuPy, JAX's plugin with the wheels, TensorFlow, ONNX
+  /// Runtime, ...; issue 23): for each CUDA library one of them links (DT_NEEDED) or reaches
+  /// through an RPATH/RUNPATH entry into an environment's `nvidia/<lib>/lib`, where the loader
+  /// finds it from that object. `loaded_by` is "cupy-cuda12x 13.6.0 (cupy/_core/x.so)", `owner`
+  /// the environment's wheel that ships the soname, `wheel_dir` its directory, `required` true
+  /// for DT_NEEDED, `in_wheel_dir` whether an RPATH/RUNPATH entry leads to that directory.
+  std::vector<LibraryReport> stack_libraries;
   std::vector<std::string> warnings;
 };
 
