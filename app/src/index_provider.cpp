@@ -88,7 +88,7 @@ core::Result<resolver::PackageCandidates> IndexProvider::candidates(std::string_
       return std::unexpected(status.error());
     }
   }
-  impl_->prefetch_first(state);
+  impl_->prefetch_first(package, state);
 
   resolver::PackageCandidates out;
   out.candidates.reserve(state.entries.size());
@@ -349,6 +349,7 @@ void IndexProvider::on_version_chosen(std::string_view, const core::Version&,
   // the depth of the graph, not its size.
   for (const auto& d : dependencies) {
     if (d.name.starts_with("__") || impl_->packages.contains(d.name)) continue;
+    impl_->wanted[d.name].push_back(d.specifier);
     auto groups = impl_->groups_for(d.name);
     if (groups.empty()) continue;
     std::size_t n = impl_->config.strategy == IndexStrategy::UnsafeBestMatch ? groups.size() : 1;

@@ -229,7 +229,12 @@ struct IndexProvider::Impl {
       const std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>>& omitted);
 
   // Prefetch the METADATA of the candidate most likely to be chosen.
-  void prefetch_first(const PackageState& state);
+  // The metadata of the candidate the solver will most likely take first: the newest entry that
+  // every requirement seen for `name` so far admits (`wanted`), a final release unless only
+  // pre-releases fit (issue 27: a speculative fetch of a pre-release the solver then skips costs
+  // a round trip).
+  void prefetch_first(std::string_view name, const PackageState& state);
+  std::map<std::string, std::vector<core::SpecifierSet>, std::less<>> wanted;
 
   // PEP 825: fetches the release's variant metadata and takes the label this machine selects
   // (select_variant, gpulock's policy): entry.file becomes that label's wheel. No label fits:

@@ -231,11 +231,23 @@ auto IndexProvider::Impl::borrow_upload_times(
   return {};
 }
 
-auto IndexProvider::Impl::prefetch_first(const PackageState& state) -> void {
-  for (const auto& e : state.entries) {
-    if (e.file != nullptr && !e.unavailable) {
-      pages.prefetch_metadata(*e.file);
-      return;
+auto IndexProvider::Impl::prefetch_first(std::string_view name, const PackageState& state)
+    -> void {
+  auto specs = wanted.find(name);
+  auto fits = [&](const VersionEntry& e, bool final_only) {
+    if (e.file == nullptr || e.unavailable || (final_only && e.version.is_prerelease())) {
+      return false;
+    }
+    if (specs == wanted.end()) return true;
+    return std::all_of(specs->second.begin(), specs->second.end(),
+                       [&](const core::SpecifierSet& s) { return s.contains(e.version, true); });
+  };
+  for (bool final_only : {true, false}) {
+    for (const auto& e : state.entries) {
+      if (fits(e, final_only)) {
+        pages.prefetch_metadata(*e.file);
+        return;
+      }
     }
   }
 }
