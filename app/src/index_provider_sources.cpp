@@ -231,8 +231,7 @@ auto IndexProvider::Impl::borrow_upload_times(
   return {};
 }
 
-auto IndexProvider::Impl::prefetch_first(std::string_view name, const PackageState& state)
-    -> void {
+auto IndexProvider::Impl::prefetch_first(std::string_view name, const PackageState& state) -> void {
   auto specs = wanted.find(name);
   auto fits = [&](const VersionEntry& e, bool final_only) {
     if (e.file == nullptr || e.unavailable || (final_only && e.version.is_prerelease())) {
