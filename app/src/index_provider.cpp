@@ -79,6 +79,7 @@ core::Result<resolver::PackageCandidates> IndexProvider::candidates(std::string_
     if (v) return *v;
     return resolver::PackageCandidates{};
   }
+  impl_->chain_speculation();
   auto [it, inserted] = impl_->packages.try_emplace(std::string(package));
   PackageState& state = it->second;
   if (inserted) {
@@ -111,6 +112,7 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
   resolver::Dependencies out;
   if (package.starts_with("__"))
     return impl_->gpu.virtual_dependencies(package, version).value_or(out);
+  impl_->chain_speculation();
   auto it = impl_->packages.find(package);
   if (it == impl_->packages.end() || index >= it->second.entries.size()) {
     return core::fail(
@@ -350,14 +352,9 @@ void IndexProvider::on_version_chosen(std::string_view, const core::Version&,
   for (const auto& d : dependencies) {
     if (d.name.starts_with("__") || impl_->packages.contains(d.name)) continue;
     impl_->wanted[d.name].push_back(d.specifier);
-    auto groups = impl_->groups_for(d.name);
-    if (groups.empty()) continue;
-    std::size_t n = impl_->config.strategy == IndexStrategy::UnsafeBestMatch ? groups.size() : 1;
-    for (std::size_t g = 0; g < n; ++g) {
-      for (const auto* s : groups[g])
-        impl_->pages.prefetch_project(s->source, d.name);
-    }
+    impl_->prefetch_pages(d.name);
   }
+  impl_->chain_speculation();
 }
 
 IndexProvider::Selection IndexProvider::selection(std::string_view package,

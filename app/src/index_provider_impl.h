@@ -235,6 +235,13 @@ struct IndexProvider::Impl {
   // a round trip).
   void prefetch_first(std::string_view name, const PackageState& state);
   std::map<std::string, std::vector<core::SpecifierSet>, std::less<>> wanted;
+  // Speculation one level deeper (issue 27: waves bound by depth): the files prefetch_first
+  // started, and, once a file's METADATA is in, the pages of its dependencies (markers of the
+  // target, no extras), before the solver gets to take that version.
+  std::vector<const index::DistFile*> speculated;
+  void chain_speculation();
+  // Starts `name`'s first-priority pages (every group's under unsafe-best-match).
+  void prefetch_pages(std::string_view name);
 
   // PEP 825: fetches the release's variant metadata and takes the label this machine selects
   // (select_variant, gpulock's policy): entry.file becomes that label's wheel. No label fits:

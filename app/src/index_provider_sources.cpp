@@ -231,6 +231,42 @@ auto IndexProvider::Impl::borrow_upload_times(
   return {};
 }
 
+auto IndexProvider::Impl::prefetch_pages(std::string_view name) -> void {
+  auto groups = groups_for(name);
+  if (groups.empty()) return;
+  std::size_t n = config.strategy == IndexStrategy::UnsafeBestMatch ? groups.size() : 1;
+  for (std::size_t g = 0; g < n; ++g) {
+    for (const auto* s : groups[g])
+      pages.prefetch_project(s->source, name);
+  }
+}
+
+auto IndexProvider::Impl::chain_speculation() -> void {
+  for (std::size_t i = 0; i < speculated.size();) {
+    const index::DistFile* file = speculated[i];
+    if (!pages.metadata_done(*file)) {
+      ++i;
+      continue;
+    }
+    speculated.erase(speculated.begin() + static_cast<std::ptrdiff_t>(i));
+    std::string problem;
+    auto md = read_metadata(*file, problem);
+    if (!md || *md == nullptr) continue;  // the solver's own read reports it
+    for (const auto& req : (*md)->requires_dist) {
+      if (!req.url.empty() ||
+          !(req.marker.empty() || req.marker.matches(config.target.environment, ""))) {
+        continue;
+      }
+      std::string name = core::normalize_name(req.name);
+      if (packages.contains(name)) continue;
+      auto& specs = wanted[name];
+      bool first = specs.empty();
+      specs.push_back(req.specifier);
+      if (first) prefetch_pages(name);
+    }
+  }
+}
+
 auto IndexProvider::Impl::prefetch_first(std::string_view name, const PackageState& state) -> void {
   auto specs = wanted.find(name);
   auto fits = [&](const VersionEntry& e, bool final_only) {
@@ -245,6 +281,7 @@ auto IndexProvider::Impl::prefetch_first(std::string_view name, const PackageSta
     for (const auto& e : state.entries) {
       if (fits(e, final_only)) {
         pages.prefetch_metadata(*e.file);
+        speculated.push_back(e.file);
         return;
       }
     }

@@ -34,6 +34,10 @@ core::Result<std::string> IndexClientPages::fetch_variants_json(const index::Dis
   return client_.fetch_variants_json(file);
 }
 
+bool IndexClientPages::metadata_done(const index::DistFile& file) {
+  return client_.metadata_done(file);
+}
+
 void IndexClientPages::prefetch_metadata(const index::DistFile& file) {
   client_.prefetch_metadata(file);
 }

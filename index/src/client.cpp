@@ -173,6 +173,10 @@ core::Result<std::string> IndexClient::fetch_metadata(const DistFile& file) {
   return op->get();
 }
 
+bool IndexClient::metadata_done(const DistFile& file) {
+  return impl_->metadata_done(file);
+}
+
 void IndexClient::prefetch_metadata(const DistFile& file) {
   bool created = false;
   std::string key;

@@ -196,6 +196,7 @@ struct IndexClient::Impl {
   core::Result<std::string> download_metadata(const MetadataJob& job);
   std::shared_ptr<detail::Op<std::string>> metadata_op(const DistFile& file, bool& created,
                                                        std::string& key);
+  bool metadata_done(const DistFile& file);
 
   // ---- PEP 825 variant metadata (client_variants.cpp) -----------------------------------------
 

@@ -314,6 +314,13 @@ core::Result<std::string> IndexClient::Impl::download_metadata(const MetadataJob
   return text;
 }
 
+bool IndexClient::Impl::metadata_done(const DistFile& file) {
+  const std::string key = metadata_key(file);
+  std::lock_guard<std::mutex> lock(memo_mu);
+  auto it = metadata.find(key);
+  return it != metadata.end() && it->second && it->second->done();
+}
+
 std::shared_ptr<detail::Op<std::string>> IndexClient::Impl::metadata_op(const DistFile& file,
                                                                         bool& created,
                                                                         std::string& key) {

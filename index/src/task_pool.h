@@ -46,6 +46,12 @@ class Op {
     cv_.notify_all();
   }
 
+  /// Whether the result is there (get() would not wait).
+  bool done() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return state_ == State::Done;
+  }
+
   bool claim() {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ != State::Queued) return false;

@@ -49,6 +49,11 @@ class PageSource {
   }
   virtual void prefetch_project_list(const index::IndexSource& source) { (void)source; }
   virtual void prefetch_metadata(const index::DistFile& file) { (void)file; }
+  /// Whether fetch_metadata(file) would answer at once (a prefetch finished); never blocks.
+  [[nodiscard]] virtual bool metadata_done(const index::DistFile& file) {
+    (void)file;
+    return false;
+  }
 };
 
 /// The production PageSource: an index::IndexClient's pages, with its background prefetches.
@@ -65,6 +70,7 @@ class IndexClientPages final : public PageSource {
   void prefetch_project(const index::IndexSource& source, std::string_view name) override;
   void prefetch_project_list(const index::IndexSource& source) override;
   void prefetch_metadata(const index::DistFile& file) override;
+  bool metadata_done(const index::DistFile& file) override;
 
  private:
   index::IndexClient& client_;

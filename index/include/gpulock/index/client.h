@@ -208,6 +208,9 @@ class IndexClient {
   [[nodiscard]] core::Result<std::string> fetch_metadata(const DistFile& file);
   /// Starts fetch_metadata in the background.
   void prefetch_metadata(const DistFile& file);
+  /// Whether fetch_metadata(file) would answer without waiting: a prefetch of it has finished
+  /// (or it was fetched). Never starts anything.
+  [[nodiscard]] bool metadata_done(const DistFile& file);
 
   /// The text of a PEP 825 variant metadata file a page lists (ProjectPage::variants_files),
   /// once per run: at most 1 MiB, its sha256 checked when the page gives one, cached like
