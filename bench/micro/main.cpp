@@ -581,20 +581,13 @@ int main(int argc, char** argv) {
   }
   tree->ArgNames({"P", "V"})->Unit(gb::kMillisecond);
   auto* walk = gb::RegisterBenchmark("resolve/backtrack", bm_resolve_backtrack);
-  for (auto v : version_counts) {
-    if (v < 10000) walk->Arg(v);
-  }
-  if (!smoke) walk->Arg(3000);
-  walk->ArgNames({"V"})->Unit(gb::kMillisecond);
+  for (auto v : version_counts)
+    walk->Arg(v);
   if (!smoke) {
-    // Seconds per solve today (superlinear in V): one run is enough.
-    gb::RegisterBenchmark("resolve/backtrack", bm_resolve_backtrack)
-        ->Arg(10000)
-        ->ArgNames({"V"})
-        ->Unit(gb::kMillisecond)
-        ->Iterations(1)
-        ->Repetitions(1);
+    walk->Arg(3000);
+    walk->Arg(30000);
   }
+  walk->ArgNames({"V"})->Unit(gb::kMillisecond);
   auto* mem = gb::RegisterBenchmark("resolve/in_memory", bm_resolve_in_memory);
   mem->Args({smoke ? 10 : 100, smoke ? 10 : 100})->ArgNames({"P", "V"})->Unit(gb::kMillisecond);
   auto* chain = gb::RegisterBenchmark("resolve/hard/chain", bm_hard_chain);

@@ -104,6 +104,10 @@ struct Package {
   std::shared_ptr<PackageInfo> info;
   std::vector<std::uint32_t> assigned;  // indices into asg_, oldest first
   std::vector<IncompatId> incompats;    // incompatibilities that mention this package
+  // incompats[0, settled) are all contradicted now: unit propagation need not look at them
+  // again (see settle). `settled_ver` changes whenever that prefix is reset.
+  std::uint32_t settled = 0;
+  std::uint32_t settled_ver = 0;
   bool direct = false;
   bool in_changed = false;
   bool affected = false;
@@ -278,6 +282,11 @@ class Solver {
   std::uint32_t satisfier(PackageId p, bool tpos, Set t) const;
   void backtrack(std::uint32_t level);
   void mark_contradicted(IncompatId id);
+  void settle(PackageId p);
+  void unsettle(PackageId p) {
+    pkgs_[p].settled = 0;
+    ++pkgs_[p].settled_ver;
+  }
 
   // ---- the algorithm
   IncompatId unit_propagation(PackageId start);
@@ -326,6 +335,13 @@ class Solver {
   std::uint32_t level_ = 0;
   std::vector<std::uint32_t> contradicted_;  // per incompatibility: level + 1 when contradicted
   std::vector<std::pair<IncompatId, std::uint32_t>> contradicted_stack_;  // (id, level)
+  struct SettledUndo {
+    PackageId pkg;
+    std::uint32_t old;    // the prefix before it grew
+    std::uint32_t level;  // the level it grew at
+    std::uint32_t ver;    // the package's settled_ver then
+  };
+  std::vector<SettledUndo> settled_stack_;
   std::vector<PackageId> changed_;
   std::vector<PackageId> affected_;
   std::priority_queue<HeapEntry> heap_;
@@ -567,9 +583,12 @@ void Solver::remove_from_lists(IncompatId id) {
   if (!inc.listed) return;
   inc.listed = false;
   for (std::uint32_t i = 0; i < inc.count; ++i) {
-    auto& list = pkgs_[terms_[inc.first + i].pkg].incompats;
+    PackageId pkg = terms_[inc.first + i].pkg;
+    auto& list = pkgs_[pkg].incompats;
     auto it = std::find(list.begin(), list.end(), id);
-    if (it != list.end()) list.erase(it);
+    if (it == list.end()) continue;
+    if (static_cast<std::uint32_t>(it - list.begin()) < pkgs_[pkg].settled) unsettle(pkg);
+    list.erase(it);
   }
 }
 
@@ -607,6 +626,11 @@ IncompatId Solver::add_dependency(PackageId p, Set depender, PackageId q, Set se
         own.off = store(wider);
       }
       own.len = static_cast<std::uint32_t>(wider.size());
+      if (contradicted_[past] != 0) {
+        // It may lie in a settled prefix: those are recomputed.
+        unsettle(p);
+        unsettle(q);
+      }
       contradicted_[past] = 0;
       return past;
     }
@@ -744,6 +768,23 @@ void Solver::mark_contradicted(IncompatId id) {
   contradicted_stack_.emplace_back(id, level_);
 }
 
+// Grows the prefix of p's incompatibilities that are all contradicted, so unit propagation
+// skips them: without it, a package tried down V versions rescans its O(V) contradicted
+// dependency facts after every step (quadratic). Every mark in the prefix was set at a level
+// <= level_, so the growth is undone when backtracking below level_ (backtrack), which is when
+// a mark in it can be cleared; the other ways a mark or a position changes (an in-place merge,
+// an incompatibility removed from the lists) reset the prefix (unsettle).
+void Solver::settle(PackageId p) {
+  Package& pk = pkgs_[p];
+  std::uint32_t s = pk.settled;
+  const auto n = static_cast<std::uint32_t>(pk.incompats.size());
+  while (s < n && contradicted_[pk.incompats[s]] != 0)
+    ++s;
+  if (s == pk.settled) return;
+  settled_stack_.push_back(SettledUndo{p, pk.settled, level_, pk.settled_ver});
+  pk.settled = s;
+}
+
 // doc/solver.md §Conflict Resolution: "Backtrack by removing all assignments whose decision
 // level is greater than previousSatisfierLevel from the partial solution."
 void Solver::backtrack(std::uint32_t level) {
@@ -785,6 +826,11 @@ void Solver::backtrack(std::uint32_t level) {
     IncompatId id = contradicted_stack_.back().first;
     if (contradicted_[id] > level + 1) contradicted_[id] = 0;
     contradicted_stack_.pop_back();
+  }
+  while (!settled_stack_.empty() && settled_stack_.back().level > level) {
+    const SettledUndo& u = settled_stack_.back();
+    if (pkgs_[u.pkg].settled_ver == u.ver) pkgs_[u.pkg].settled = u.old;
+    settled_stack_.pop_back();
   }
   for (PackageId p : affected_) {
     pkgs_[p].affected = false;
@@ -843,7 +889,8 @@ IncompatId Solver::unit_propagation(PackageId start) {
     // later on. The list does not change while we scan it (derivations add no
     // incompatibilities).
     const auto& list = pkgs_[p].incompats;
-    for (std::size_t k = list.size(); k-- > 0;) {
+    const std::size_t settled = pkgs_[p].settled;
+    for (std::size_t k = list.size(); k-- > settled;) {
       IncompatId id = list[k];
       if (contradicted_[id] != 0) continue;
       IRel r = relation(id);
@@ -860,6 +907,7 @@ IncompatId Solver::unit_propagation(PackageId start) {
         mark_contradicted(id);
       }
     }
+    settle(p);
     if (conflict == kNone) continue;
 
     ++stats_.conflicts;
