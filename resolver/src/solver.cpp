@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "ordered_clause.h"
 #include "ranges.h"
 
 namespace gpulock::resolver {
@@ -76,6 +77,9 @@ struct Domain {
   std::shared_ptr<std::vector<std::uint32_t>> ascending;
   std::vector<Candidate> candidates;
   std::uint32_t nbits = 0;
+  // Preference order is strictly descending PEP 440 order (newest first, no ties, nothing
+  // moved to the front): ordered clauses are then found by binary search (ordered_clause.h).
+  bool descending = false;
   OwnedSet full;
   OwnedSet available;  // candidate.unavailable not set
   OwnedSet finals;     // not a pre-release
@@ -410,6 +414,9 @@ core::Result<std::uint32_t> Solver::load_domain(std::string_view name) {
   const auto& vs = *d.versions;
   std::stable_sort(d.ascending->begin(), d.ascending->end(),
                    [&](std::uint32_t a, std::uint32_t b) { return vs[a] < vs[b]; });
+  d.descending = true;
+  for (std::uint32_t j = 0; j < d.nbits && d.descending; ++j)
+    d.descending = (*d.ascending)[j] == d.nbits - 1 - j;
   d.full = detail::interval(0, d.nbits);
   for (std::uint32_t i = 0; i < d.nbits; ++i) {
     const auto& c = d.candidates[i];
@@ -497,7 +504,15 @@ void Solver::build_set(Domain& d, const core::SpecifierSet& spec, OwnedSet& out)
     auto it = d.clause_cache.find(key);
     if (it == d.clause_cache.end()) {
       OwnedSet members;
-      // Exact PEP 440 semantics: evaluate every candidate (version_set.h).
+      // Exact PEP 440 semantics: evaluate every candidate (version_set.h), unless the clause
+      // is ordered and the domain newest first: then O(log V) (a package whose V versions
+      // each name another bound, `botocore>=1.k,<1.(k+1)`, would cost O(V) per version).
+      if (d.descending && detail::ordered_clause_members(*d.versions, clause, members)) {
+        it = d.clause_cache.emplace(std::move(key), std::move(members)).first;
+      }
+    }
+    if (it == d.clause_cache.end()) {
+      OwnedSet members;
       for (std::uint32_t i = 0; i < d.nbits; ++i) {
         if (clause.contains((*d.versions)[i], /*prereleases=*/true)) detail::push_index(members, i);
       }
