@@ -906,6 +906,7 @@ IncompatId Solver::unit_propagation(PackageId start) {
     const auto& list = pkgs_[p].incompats;
     const std::size_t settled = pkgs_[p].settled;
     for (std::size_t k = list.size(); k-- > settled;) {
+      ++stats_.visits;
       IncompatId id = list[k];
       if (contradicted_[id] != 0) continue;
       IRel r = relation(id);
