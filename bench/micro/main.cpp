@@ -7,6 +7,12 @@
 //   resolve/backtrack/V         the solver walking down V versions of one package to the only
 //                               one that fits
 //   resolve/in_memory/P/V       resolve/packages through resolver::InMemoryProvider
+//   resolve/hard/chain/D/V      a deep conflict chain: p0..p{D-1} pinned version to version,
+//                               the last one's pin fails, for every version of p0 but the oldest
+//   resolve/hard/boto/V         boto3/botocore-style: V co-versioned pairs, only old pairs fit
+//   resolve/hard/torch/A        a torch family (torch, torchvision, torchaudio, nvidia-*) over A
+//                               minor releases; the user's nvidia-cudnn pin sends the solver
+//                               back through torch's releases
 // Own flags (before Google Benchmark's): --smoke (tiny sizes, for ctest), --page-mb N (size of
 // the synthetic pages, default 5), --json-page FILE, --html-page FILE.
 // bench/run turns the JSON output (--benchmark_format=json) into tables.
@@ -391,6 +397,116 @@ void bm_resolve_in_memory(gb::State& state) {
   report_solve(state, *last, packages * versions);
 }
 
+// Solves once per iteration through an InMemoryProvider; skips with an error unless the
+// solution picks `expect_version` for `expect_name`.
+void solve_in_memory(gb::State& state, resolver::InMemoryProvider& provider,
+                     const std::vector<std::string>& requirements, std::size_t versions,
+                     const std::string& expect_name, const std::string& expect_version) {
+  resolver::SolveRequest request;
+  for (const auto& r : requirements) {
+    auto d = resolver::parse_dependency(r);
+    if (!d) die(d.error().message);
+    request.requirements.push_back(std::move(*d));
+  }
+  auto last = solve_each_iteration(state, provider, request);
+  if (!last) return;
+  report_solve(state, *last, versions);
+  const auto* solution = std::get_if<resolver::Solution>(&*last);
+  if (solution == nullptr) return;
+  const auto* chosen = solution->find(expect_name);
+  if (chosen == nullptr || chosen->version.to_string() != expect_version) {
+    state.SkipWithError(("expected " + expect_name + " " + expect_version).c_str());
+  }
+}
+
+void add_or_die(resolver::InMemoryProvider& provider, const std::string& name,
+                const std::string& version, const std::vector<std::string>& deps) {
+  auto s = provider.add(name, version, deps);
+  if (!s) die(s.error().message);
+}
+
+/// A deep conflict chain: the root requires p0; p_i 1.k depends on p_{i+1}==1.k (i < D-1), and
+/// p0 1.k also on z; z's only version needs p_{D-1}==1.1. Every p0 1.k with k > 1 fails only at
+/// the end of a D-long chain of pins, so each is refuted by D resolution steps.
+void bm_hard_chain(gb::State& state) {
+  auto depth = static_cast<std::size_t>(state.range(0));
+  auto versions = static_cast<std::size_t>(state.range(1));
+  resolver::InMemoryProvider provider;
+  for (std::size_t i = 0; i < depth; ++i) {
+    for (std::size_t k = 1; k <= versions; ++k) {
+      std::vector<std::string> deps;
+      if (i + 1 < depth) deps.push_back(fmt::format("p{}==1.{}", i + 1, k));
+      if (i == 0) deps.emplace_back("z");
+      add_or_die(provider, fmt::format("p{}", i), fmt::format("1.{}", k), deps);
+    }
+  }
+  add_or_die(provider, "z", "1.0", {fmt::format("p{}==1.1", depth - 1)});
+  solve_in_memory(state, provider, {"p0"}, depth * versions + 1, "p0", "1.1");
+}
+
+/// boto3/botocore: boto3 1.k depends on botocore>=1.k,<1.(k+1) (and s3transfer); botocore 1.k
+/// depends on urllib3>=2 from 1.(V/10+1) on, and the user requires urllib3<2: the solver walks
+/// both packages down to the newest pair that still takes urllib3 1.x.
+void bm_hard_boto(gb::State& state) {
+  auto versions = static_cast<std::size_t>(state.range(0));
+  std::size_t fits = versions / 10;
+  resolver::InMemoryProvider provider;
+  for (std::size_t k = 1; k <= versions; ++k) {
+    add_or_die(provider, "boto3", fmt::format("1.{}", k),
+               {fmt::format("botocore>=1.{},<1.{}", k, k + 1),
+                fmt::format("s3transfer>=0.{}", k / 100), "jmespath>=0.7.1,<2"});
+    std::vector<std::string> core_deps = {"jmespath>=0.7.1,<2", "python-dateutil>=2.1,<3"};
+    core_deps.emplace_back(k > fits ? "urllib3>=2,<3" : "urllib3>=1.25.4,<2");
+    add_or_die(provider, "botocore", fmt::format("1.{}", k), core_deps);
+  }
+  for (std::size_t k = 0; k <= versions / 100; ++k)
+    add_or_die(provider, "s3transfer", fmt::format("0.{}", k), {"botocore>=1.1,<2"});
+  for (const char* v : {"0.9.0", "0.10.0", "1.0.0", "1.0.1"})
+    add_or_die(provider, "jmespath", v, {});
+  for (const char* v : {"2.8.2", "2.9.0"})
+    add_or_die(provider, "python-dateutil", v, {});
+  for (const char* v : {"1.25.4", "1.26.18", "1.26.20", "2.0.0", "2.2.3", "2.5.0"})
+    add_or_die(provider, "urllib3", v, {});
+  solve_in_memory(state, provider, {"boto3", "urllib3<2"}, 2 * versions, "boto3",
+                  fmt::format("1.{}", fits));
+}
+
+/// A torch family over A minor releases (2.a.0 .. 2.a.2): torch pins nvidia-cudnn-cu12,
+/// nvidia-cublas-cu12, nvidia-nccl-cu12 and triton per minor; torchvision 0.(15+a).b and
+/// torchaudio 2.a.b pin their torch. Only torch 2.0.x and 2.1.x pin cuDNN 8.9.2.26, which the
+/// user pins: the solver goes back through every newer torch release.
+void bm_hard_torch(gb::State& state) {
+  auto minors = static_cast<std::size_t>(state.range(0));
+  resolver::InMemoryProvider provider;
+  for (std::size_t a = 0; a < minors; ++a) {
+    std::string cudnn = a < 2 ? "8.9.2.26" : fmt::format("9.{}.0.{}", a, 50 + a);
+    add_or_die(provider, "nvidia-cudnn-cu12", cudnn, {"nvidia-cublas-cu12"});
+    add_or_die(provider, "nvidia-cublas-cu12", fmt::format("12.{}.3.1", a), {});
+    add_or_die(provider, "nvidia-nccl-cu12", fmt::format("2.{}.3", 18 + a), {});
+    add_or_die(provider, "triton", fmt::format("{}.{}.0", 2 + a / 4, a), {"filelock"});
+    for (std::size_t b = 0; b < 3; ++b) {
+      std::string torch = fmt::format("2.{}.{}", a, b);
+      add_or_die(provider, "torch", torch,
+                 {"filelock", "typing-extensions>=4.8.0", "sympy", "networkx", "jinja2", "fsspec",
+                  fmt::format("nvidia-cudnn-cu12=={}", cudnn),
+                  fmt::format("nvidia-cublas-cu12==12.{}.3.1", a),
+                  fmt::format("nvidia-nccl-cu12==2.{}.3", 18 + a),
+                  fmt::format("triton=={}.{}.0", 2 + a / 4, a)});
+      add_or_die(provider, "torchvision", fmt::format("0.{}.{}", 15 + a, b),
+                 {"numpy", fmt::format("torch=={}", torch), "pillow>=5.3.0,!=8.3.*"});
+      add_or_die(provider, "torchaudio", torch, {fmt::format("torch=={}", torch)});
+    }
+  }
+  for (const char* p : {"filelock", "sympy", "networkx", "jinja2", "fsspec", "numpy", "pillow",
+                        "typing-extensions"}) {
+    for (const char* v : {"4.8.0", "4.12.2", "5.3.0", "10.4.0"})
+      add_or_die(provider, p, v, {});
+  }
+  solve_in_memory(state, provider,
+                  {"torch", "torchvision", "torchaudio", "nvidia-cudnn-cu12==8.9.2.26"}, 9 * minors,
+                  "torch", "2.1.2");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -465,22 +581,23 @@ int main(int argc, char** argv) {
   }
   tree->ArgNames({"P", "V"})->Unit(gb::kMillisecond);
   auto* walk = gb::RegisterBenchmark("resolve/backtrack", bm_resolve_backtrack);
-  for (auto v : version_counts) {
-    if (v < 10000) walk->Arg(v);
-  }
-  if (!smoke) walk->Arg(3000);
-  walk->ArgNames({"V"})->Unit(gb::kMillisecond);
+  for (auto v : version_counts)
+    walk->Arg(v);
   if (!smoke) {
-    // Seconds per solve today (superlinear in V): one run is enough.
-    gb::RegisterBenchmark("resolve/backtrack", bm_resolve_backtrack)
-        ->Arg(10000)
-        ->ArgNames({"V"})
-        ->Unit(gb::kMillisecond)
-        ->Iterations(1)
-        ->Repetitions(1);
+    walk->Arg(3000);
+    walk->Arg(30000);
   }
+  walk->ArgNames({"V"})->Unit(gb::kMillisecond);
   auto* mem = gb::RegisterBenchmark("resolve/in_memory", bm_resolve_in_memory);
   mem->Args({smoke ? 10 : 100, smoke ? 10 : 100})->ArgNames({"P", "V"})->Unit(gb::kMillisecond);
+  auto* chain = gb::RegisterBenchmark("resolve/hard/chain", bm_hard_chain);
+  chain->Args({smoke ? 5 : 50, smoke ? 5 : 100})->ArgNames({"D", "V"})->Unit(gb::kMillisecond);
+  if (!smoke) chain->Args({200, 200});
+  auto* boto = gb::RegisterBenchmark("resolve/hard/boto", bm_hard_boto);
+  boto->Arg(smoke ? 20 : 2000)->ArgName("V")->Unit(gb::kMillisecond);
+  auto* torch = gb::RegisterBenchmark("resolve/hard/torch", bm_hard_torch);
+  torch->Arg(smoke ? 3 : 12)->ArgName("A")->Unit(gb::kMillisecond);
+  if (!smoke) torch->Arg(100);
 
   int gb_argc = static_cast<int>(rest.size());
   gb::Initialize(&gb_argc, rest.data());

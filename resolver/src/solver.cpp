@@ -1,11 +1,13 @@
 // PubGrub, after dart pub doc/solver.md (cited by section below) and pubgrub-rs.
 //
 // Representation (see version_set.h): every package has a finite domain, its candidates in
-// preference order; a term's set is a bitset over that domain stored in `pool_` (append-only,
-// for incompatibilities) or `apool_` (a stack, for the partial solution). Each assignment
-// stores the intersection of all assignments of its package up to and including itself, so
-// the current term of a package is its last assignment's set, and satisfier searches are
-// binary searches over a package's assignments.
+// preference order; a term's set is a sorted list of index intervals over that domain
+// (ranges.h), its boundaries stored in `pool_` (append-only, for incompatibilities) or `apool_`
+// (a stack, for the partial solution). Each assignment stores the intersection of all
+// assignments of its package up to and including itself, so the current term of a package is
+// its last assignment's set, and satisfier searches are binary searches over a package's
+// assignments. Set operations cost O(intervals), so a package with V versions costs O(1) per
+// term in the usual case (one or two intervals), not O(V).
 
 #include "gpulock/resolver/solver.h"
 
@@ -20,12 +22,15 @@
 #include <utility>
 #include <vector>
 
-#include "bits.h"
+#include "ordered_clause.h"
+#include "ranges.h"
 
 namespace gpulock::resolver {
 namespace {
 
-using detail::Word;
+using detail::Bound;
+using detail::OwnedSet;
+using detail::Set;
 using PackageId = std::uint32_t;
 using IncompatId = std::uint32_t;
 
@@ -39,7 +44,8 @@ enum class Rel : std::uint8_t { Satisfied, Contradicted, Inconclusive };
 struct ITerm {
   PackageId pkg = 0;
   bool positive = true;
-  std::uint32_t off = 0;       // set in pool_
+  std::uint32_t off = 0;       // set in pool_: its boundaries
+  std::uint32_t len = 0;       // how many boundaries
   std::uint32_t text = kNone;  // strings_ index of the requirement text, kNone if computed
 };
 
@@ -47,7 +53,7 @@ struct ITerm {
 struct TmpTerm {
   PackageId pkg = 0;
   bool positive = true;
-  std::vector<Word> bits;
+  OwnedSet bits;
   std::uint32_t text = kNone;
 };
 
@@ -71,19 +77,21 @@ struct Domain {
   std::shared_ptr<std::vector<std::uint32_t>> ascending;
   std::vector<Candidate> candidates;
   std::uint32_t nbits = 0;
-  std::uint32_t words = 0;
-  std::uint32_t full = 0;       // pool_ offsets of masks
-  std::uint32_t available = 0;  // candidate.unavailable not set
-  std::uint32_t finals = 0;     // not a pre-release
-  std::uint32_t yanked = 0;
+  // Preference order is strictly descending PEP 440 order (newest first, no ties, nothing
+  // moved to the front): ordered clauses are then found by binary search (ordered_clause.h).
+  bool descending = false;
+  OwnedSet full;
+  OwnedSet available;  // candidate.unavailable not set
+  OwnedSet finals;     // not a pre-release
+  OwnedSet yanked;
   // Permissions granted by the dependencies of the decided versions (grants_, undone with the
   // decision): yanked candidates unlocked by an exact pin, and pre-releases admitted because a
   // specifier names one.
-  std::vector<Word> pinned;
+  OwnedSet pinned;
   std::uint32_t names_prerelease = 0;  // how many active grants name a pre-release
   PrereleasePolicy policy = PrereleasePolicy::IfNecessary;
   int priority = 0;
-  std::unordered_map<std::string, std::uint32_t> clause_cache;  // clause text -> pool_ offset
+  std::unordered_map<std::string, OwnedSet> clause_cache;  // clause text -> its set
   // Candidate indices by public version (built on the first `==X` clause): the candidates an
   // exact pin can match, found by hash.
   std::unique_ptr<std::unordered_map<core::Version, std::vector<std::uint32_t>, core::VersionHash>>
@@ -100,6 +108,10 @@ struct Package {
   std::shared_ptr<PackageInfo> info;
   std::vector<std::uint32_t> assigned;  // indices into asg_, oldest first
   std::vector<IncompatId> incompats;    // incompatibilities that mention this package
+  // incompats[0, settled) are all contradicted now: unit propagation need not look at them
+  // again (see settle). `settled_ver` changes whenever that prefix is reset.
+  std::uint32_t settled = 0;
+  std::uint32_t settled_ver = 0;
   bool direct = false;
   bool in_changed = false;
   bool affected = false;
@@ -113,7 +125,7 @@ struct Package {
 struct Grant {
   std::uint32_t domain = 0;
   bool names_prerelease = false;
-  std::vector<Word> pins;  // empty: none
+  OwnedSet pins;  // empty: none
 };
 
 struct Assignment {
@@ -123,6 +135,7 @@ struct Assignment {
   std::uint32_t bit = detail::kNoBit;
   bool acc_positive = true;   // the accumulated intersection of the package's assignments
   std::uint32_t acc_off = 0;  // in apool_
+  std::uint32_t acc_len = 0;
 };
 
 struct HeapEntry {
@@ -153,46 +166,58 @@ std::uint64_t pair_key(std::uint32_t a, std::uint32_t b) {
 }
 
 // Intersection of two terms' sets with polarity (doc/solver.md §Term; a negative term also
-// admits "not selected"). Returns the polarity of the result, written to `out`.
-bool intersect_into(bool apos, const Word* a, bool bpos, const Word* b, Word* out,
-                    std::uint32_t n) {
+// admits "not selected"). Returns the polarity of the result, written to `out` (which must not
+// be the storage of `a` or `b`).
+bool intersect_into(bool apos, Set a, bool bpos, Set b, OwnedSet& out) {
   if (apos && bpos) {
-    for (std::uint32_t i = 0; i < n; ++i)
-      out[i] = a[i] & b[i];
+    detail::combine(a, b, detail::And{}, out);
     return true;
   }
   if (apos) {
-    for (std::uint32_t i = 0; i < n; ++i)
-      out[i] = a[i] & ~b[i];
+    detail::combine(a, b, detail::AndNot{}, out);
     return true;
   }
   if (bpos) {
-    for (std::uint32_t i = 0; i < n; ++i)
-      out[i] = b[i] & ~a[i];
+    detail::combine(b, a, detail::AndNot{}, out);
     return true;
   }
-  for (std::uint32_t i = 0; i < n; ++i)
-    out[i] = a[i] | b[i];
+  detail::combine(a, b, detail::Or{}, out);
   return false;
 }
 
 // Relation of an accumulated assignment term `a` to a term `t` (doc/solver.md §Term:
 // satisfies = subset, contradicts = disjoint).
-Rel sets_relation(bool apos, const Word* a, bool tpos, const Word* t, std::uint32_t n) {
+Rel sets_relation(bool apos, Set a, bool tpos, Set t) {
   if (apos) {
     if (tpos) {
-      if (detail::subset(a, t, n)) return Rel::Satisfied;
-      if (detail::disjoint(a, t, n)) return Rel::Contradicted;
+      if (detail::subset(a, t)) return Rel::Satisfied;
+      if (detail::disjoint(a, t)) return Rel::Contradicted;
       return Rel::Inconclusive;
     }
-    if (detail::disjoint(a, t, n)) return Rel::Satisfied;
-    if (detail::subset(a, t, n)) return Rel::Contradicted;
+    if (detail::disjoint(a, t)) return Rel::Satisfied;
+    if (detail::subset(a, t)) return Rel::Contradicted;
     return Rel::Inconclusive;
   }
   // `a` admits "not selected", which no positive term does.
-  if (tpos) return detail::subset(t, a, n) ? Rel::Contradicted : Rel::Inconclusive;
-  return detail::subset(t, a, n) ? Rel::Satisfied : Rel::Inconclusive;
+  if (tpos) return detail::subset(t, a) ? Rel::Contradicted : Rel::Inconclusive;
+  return detail::subset(t, a) ? Rel::Satisfied : Rel::Inconclusive;
 }
+
+// Key of the dependency facts that may merge: (depender, dependency, requirement text).
+struct DepKey {
+  PackageId p = 0;
+  PackageId q = 0;
+  std::uint32_t text = 0;
+  friend bool operator==(const DepKey&, const DepKey&) = default;
+};
+struct DepKeyHash {
+  std::size_t operator()(const DepKey& k) const noexcept {
+    std::uint64_t h = (static_cast<std::uint64_t>(k.p) << 32U) | k.q;
+    h ^= static_cast<std::uint64_t>(k.text) * 0x9E3779B97F4A7C15ULL;
+    h ^= h >> 29U;
+    return static_cast<std::size_t>(h * 0xBF58476D1CE4E5B9ULL);
+  }
+};
 
 class Solver {
  public:
@@ -206,29 +231,38 @@ class Solver {
   core::Result<PackageId> intern(std::string_view name, std::string_view extra);
   core::Result<std::uint32_t> load_domain(std::string_view name);
   void make_root();
-  std::uint32_t alloc_pool(std::uint32_t words) {
+  // Appends a set's boundaries to pool_; returns the offset. `s` may point into pool_.
+  std::uint32_t store(Set s) {
     auto off = static_cast<std::uint32_t>(pool_.size());
-    pool_.resize(pool_.size() + words, 0);
+    if (!s.empty() && s.data() >= pool_.data() && s.data() < pool_.data() + pool_.size()) {
+      OwnedSet copy(s.begin(), s.end());
+      pool_.insert(pool_.end(), copy.begin(), copy.end());
+    } else {
+      pool_.insert(pool_.end(), s.begin(), s.end());
+    }
     return off;
   }
-  std::uint32_t words_of(PackageId p) const { return domains_[pkgs_[p].domain].words; }
+  Set tset(const ITerm& t) const { return {pool_.data() + t.off, t.len}; }
+  Set aset(const Assignment& a) const { return {apool_.data() + a.acc_off, a.acc_len}; }
+  ITerm make_term(PackageId p, bool positive, Set s, std::uint32_t text) {
+    std::uint32_t off = store(s);
+    return ITerm{p, positive, off, static_cast<std::uint32_t>(s.size()), text};
+  }
   Domain& domain_of(PackageId p) { return domains_[pkgs_[p].domain]; }
-  void build_set(Domain& d, const core::SpecifierSet& spec, std::vector<Word>& out);
+  void build_set(Domain& d, const core::SpecifierSet& spec, OwnedSet& out);
   std::uint32_t intern_string(const std::string& s);
   void apply_constraints(PackageId p);
 
   // ---- incompatibilities
   IncompatId make_incompat(NodeKind kind, std::span<const TmpTerm> terms, IncompatId c1 = kNone,
                            IncompatId c2 = kNone);
-  IncompatId make_two(NodeKind kind, PackageId p, bool ppos, const std::vector<Word>& pbits,
-                      std::uint32_t ptext, PackageId q, bool qpos, const std::vector<Word>& qbits,
-                      std::uint32_t qtext);
-  IncompatId make_one(NodeKind kind, PackageId p, bool pos, const std::vector<Word>& bits,
-                      std::uint32_t text);
+  IncompatId make_two(NodeKind kind, PackageId p, bool ppos, Set pbits, std::uint32_t ptext,
+                      PackageId q, bool qpos, Set qbits, std::uint32_t qtext);
+  IncompatId make_one(NodeKind kind, PackageId p, bool pos, Set bits, std::uint32_t text);
+  IncompatId push_incompat(NodeKind kind, std::uint32_t first, std::uint32_t count);
   void add_incompatibility(IncompatId id);
   void remove_from_lists(IncompatId id);
-  IncompatId add_dependency(PackageId p, const std::vector<Word>& depender, PackageId q,
-                            const std::vector<Word>& set, std::uint32_t text);
+  IncompatId add_dependency(PackageId p, Set depender, PackageId q, Set set, std::uint32_t text);
   const ITerm& term(IncompatId id, std::uint32_t i) const {
     return terms_[incompats_[id].first + i];
   }
@@ -249,9 +283,14 @@ class Solver {
     const auto& a = pkgs_[p].assigned;
     return !a.empty() && asg_[a.back()].cause != kNone && asg_[a.back()].acc_positive;
   }
-  std::uint32_t satisfier(PackageId p, bool tpos, const Word* t) const;
+  std::uint32_t satisfier(PackageId p, bool tpos, Set t) const;
   void backtrack(std::uint32_t level);
   void mark_contradicted(IncompatId id);
+  void settle(PackageId p);
+  void unsettle(PackageId p) {
+    pkgs_[p].settled = 0;
+    ++pkgs_[p].settled_ver;
+  }
 
   // ---- the algorithm
   IncompatId unit_propagation(PackageId start);
@@ -259,7 +298,7 @@ class Solver {
   core::Status decision_making(PackageId p, bool& made);
   core::Result<std::vector<IncompatId>> add_incompatibilities_from_dependencies(
       PackageId p, std::uint32_t bit, const std::vector<Dependency>& deps);
-  void add_unavailable(PackageId p, const std::vector<Word>& set);
+  void add_unavailable(PackageId p, Set set);
   std::uint32_t note_rejection(PackageId p, IncompatId id);
 
   // ---- priority
@@ -289,8 +328,8 @@ class Solver {
   std::vector<Package> pkgs_;
   std::unordered_map<std::string, PackageId> ids_;
   std::vector<Domain> domains_;
-  std::vector<Word> pool_;
-  std::vector<Word> apool_;
+  std::vector<Bound> pool_;
+  std::vector<Bound> apool_;
   std::vector<ITerm> terms_;
   std::vector<Incompat> incompats_;
   std::vector<UnavailableReason> reasons_;
@@ -300,10 +339,17 @@ class Solver {
   std::uint32_t level_ = 0;
   std::vector<std::uint32_t> contradicted_;  // per incompatibility: level + 1 when contradicted
   std::vector<std::pair<IncompatId, std::uint32_t>> contradicted_stack_;  // (id, level)
+  struct SettledUndo {
+    PackageId pkg;
+    std::uint32_t old;    // the prefix before it grew
+    std::uint32_t level;  // the level it grew at
+    std::uint32_t ver;    // the package's settled_ver then
+  };
+  std::vector<SettledUndo> settled_stack_;
   std::vector<PackageId> changed_;
   std::vector<PackageId> affected_;
   std::priority_queue<HeapEntry> heap_;
-  std::unordered_map<std::uint64_t, std::vector<IncompatId>> merged_;
+  std::unordered_map<DepKey, std::vector<IncompatId>, DepKeyHash> merged_;
   std::unordered_map<std::uint64_t, IncompatId> empty_merged_;  // (p, q) -> latest {p in A}
   std::unordered_map<std::uint64_t, std::vector<Edge>> deps_of_;
   std::unordered_map<std::uint64_t, std::vector<Grant>> grants_of_;  // (p, bit) -> its grants
@@ -311,9 +357,10 @@ class Solver {
   PackageId backjump_ = kNone;  // set by decision_making: the package to decide first now
   std::map<std::string, std::vector<const Dependency*>, std::less<>> constraints_;
   SolveStats stats_;
-  std::vector<Word> scratch_;
-  std::vector<Word> exact_;  // build_set: the matches of an `==X` clause
-  std::vector<Word> scratch2_;
+  OwnedSet scratch_;
+  OwnedSet exact_;  // build_set: the matches of an `==X` clause
+  OwnedSet scratch2_;
+  OwnedSet scratch3_;
 };
 
 // ------------------------------------------------------------------------------------------
@@ -334,12 +381,8 @@ void Solver::make_root() {
   d.ascending = std::make_shared<std::vector<std::uint32_t>>(1, 0);
   d.candidates.resize(1);
   d.nbits = 1;
-  d.words = 1;
-  d.full = alloc_pool(1);
-  pool_[d.full] = 1;
+  d.full = detail::single(0);
   d.available = d.finals = d.full;
-  d.yanked = alloc_pool(1);
-  d.pinned.assign(1, 0);
   domains_.push_back(std::move(d));
 
   Package p;
@@ -361,7 +404,6 @@ core::Result<std::uint32_t> Solver::load_domain(std::string_view name) {
   Domain d;
   d.candidates = std::move(r->candidates);
   d.nbits = static_cast<std::uint32_t>(d.candidates.size());
-  d.words = detail::words_for(d.nbits);
   d.versions = std::make_shared<std::vector<core::Version>>();
   d.versions->reserve(d.nbits);
   for (const auto& c : d.candidates)
@@ -372,18 +414,16 @@ core::Result<std::uint32_t> Solver::load_domain(std::string_view name) {
   const auto& vs = *d.versions;
   std::stable_sort(d.ascending->begin(), d.ascending->end(),
                    [&](std::uint32_t a, std::uint32_t b) { return vs[a] < vs[b]; });
-  d.full = alloc_pool(d.words);
-  d.available = alloc_pool(d.words);
-  d.finals = alloc_pool(d.words);
-  d.yanked = alloc_pool(d.words);
+  d.descending = true;
+  for (std::uint32_t j = 0; j < d.nbits && d.descending; ++j)
+    d.descending = (*d.ascending)[j] == d.nbits - 1 - j;
+  d.full = detail::interval(0, d.nbits);
   for (std::uint32_t i = 0; i < d.nbits; ++i) {
-    detail::set_bit(pool_.data() + d.full, i);
     const auto& c = d.candidates[i];
-    if (!c.unavailable) detail::set_bit(pool_.data() + d.available, i);
-    if (!c.version.is_prerelease()) detail::set_bit(pool_.data() + d.finals, i);
-    if (c.yanked) detail::set_bit(pool_.data() + d.yanked, i);
+    if (!c.unavailable) detail::push_index(d.available, i);
+    if (!c.version.is_prerelease()) detail::push_index(d.finals, i);
+    if (c.yanked) detail::push_index(d.yanked, i);
   }
-  d.pinned.assign(d.words, 0);
   if (r->prerelease) {
     d.policy = *r->prerelease;
   } else if (auto it = options_.prerelease_overrides.find(name);
@@ -434,8 +474,8 @@ core::Result<PackageId> Solver::intern(std::string_view name, std::string_view e
   return id;
 }
 
-void Solver::build_set(Domain& d, const core::SpecifierSet& spec, std::vector<Word>& out) {
-  out.assign(pool_.begin() + d.full, pool_.begin() + d.full + d.words);
+void Solver::build_set(Domain& d, const core::SpecifierSet& spec, OwnedSet& out) {
+  out = d.full;
   for (const auto& clause : spec) {
     // `==X` without a wildcard or a local label matches only candidates whose public version
     // equals X (PEP 440 ignores their local label; `==1.5` matches 1.5.0): those are looked up,
@@ -449,12 +489,11 @@ void Solver::build_set(Domain& d, const core::SpecifierSet& spec, std::vector<Wo
         for (std::uint32_t i = 0; i < d.nbits; ++i)
           (*d.by_public)[(*d.versions)[i].public_version()].push_back(i);
       }
-      exact_.assign(d.words, 0);
+      exact_.clear();
       if (auto m = d.by_public->find(clause.version()); m != d.by_public->end()) {
-        for (std::uint32_t i : m->second) {
-          if (detail::test_bit(out.data(), i) &&
-              clause.contains((*d.versions)[i], /*prereleases=*/true)) {
-            detail::set_bit(exact_.data(), i);
+        for (std::uint32_t i : m->second) {  // ascending
+          if (detail::contains(out, i) && clause.contains((*d.versions)[i], /*prereleases=*/true)) {
+            detail::push_index(exact_, i);
           }
         }
       }
@@ -462,22 +501,25 @@ void Solver::build_set(Domain& d, const core::SpecifierSet& spec, std::vector<Wo
       continue;
     }
     std::string key = clause.to_string();
-    std::uint32_t off = 0;
     auto it = d.clause_cache.find(key);
     if (it == d.clause_cache.end()) {
-      off = alloc_pool(d.words);
-      // Exact PEP 440 semantics: evaluate every candidate (version_set.h).
-      for (std::uint32_t i = 0; i < d.nbits; ++i) {
-        if (clause.contains((*d.versions)[i], /*prereleases=*/true)) {
-          detail::set_bit(pool_.data() + off, i);
-        }
+      OwnedSet members;
+      // Exact PEP 440 semantics: evaluate every candidate (version_set.h), unless the clause
+      // is ordered and the domain newest first: then O(log V) (a package whose V versions
+      // each name another bound, `botocore>=1.k,<1.(k+1)`, would cost O(V) per version).
+      if (d.descending && detail::ordered_clause_members(*d.versions, clause, members)) {
+        it = d.clause_cache.emplace(std::move(key), std::move(members)).first;
       }
-      d.clause_cache.emplace(std::move(key), off);
-    } else {
-      off = it->second;
     }
-    for (std::uint32_t i = 0; i < d.words; ++i)
-      out[i] &= pool_[off + i];
+    if (it == d.clause_cache.end()) {
+      OwnedSet members;
+      for (std::uint32_t i = 0; i < d.nbits; ++i) {
+        if (clause.contains((*d.versions)[i], /*prereleases=*/true)) detail::push_index(members, i);
+      }
+      it = d.clause_cache.emplace(std::move(key), std::move(members)).first;
+    }
+    detail::combine(out, it->second, detail::And{}, exact_);
+    out.swap(exact_);
   }
 }
 
@@ -489,11 +531,9 @@ void Solver::apply_constraints(PackageId p) {
   for (const Dependency* c : it->second) {
     Domain& d = domain_of(p);
     build_set(d, c->specifier, scratch_);
-    std::vector<Word> outside(d.words);
-    for (std::uint32_t i = 0; i < d.words; ++i)
-      outside[i] = pool_[d.full + i] & ~scratch_[i];
-    if (!detail::any_bit(outside.data(), d.words)) continue;
-    std::vector<Word> root_bits(1, 1);
+    OwnedSet outside = detail::combined(d.full, scratch_, detail::AndNot{});
+    if (outside.empty()) continue;
+    OwnedSet root_bits = detail::single(0);
     IncompatId id =
         make_two(NodeKind::Constraint, kRoot, true, root_bits, kNone, p, true, outside, kNone);
     incompats_[id].text = intern_string(specifier_text(c->specifier));
@@ -506,20 +546,22 @@ void Solver::apply_constraints(PackageId p) {
 
 IncompatId Solver::make_incompat(NodeKind kind, std::span<const TmpTerm> terms, IncompatId c1,
                                  IncompatId c2) {
-  Incompat inc;
-  inc.first = static_cast<std::uint32_t>(terms_.size());
-  inc.count = static_cast<std::uint32_t>(terms.size());
-  inc.kind = kind;
-  inc.cause1 = c1;
-  inc.cause2 = c2;
+  auto first = static_cast<std::uint32_t>(terms_.size());
+  for (const auto& t : terms)
+    terms_.push_back(make_term(t.pkg, t.positive, t.bits, t.text));
+  IncompatId id = push_incompat(kind, first, static_cast<std::uint32_t>(terms.size()));
+  incompats_[id].cause1 = c1;
+  incompats_[id].cause2 = c2;
   if (c1 != kNone) incompats_[c1].referenced = true;
   if (c2 != kNone) incompats_[c2].referenced = true;
-  for (const auto& t : terms) {
-    std::uint32_t n = words_of(t.pkg);
-    std::uint32_t off = alloc_pool(n);
-    std::copy(t.bits.begin(), t.bits.begin() + n, pool_.begin() + off);
-    terms_.push_back(ITerm{t.pkg, t.positive, off, t.text});
-  }
+  return id;
+}
+
+IncompatId Solver::push_incompat(NodeKind kind, std::uint32_t first, std::uint32_t count) {
+  Incompat inc;
+  inc.first = first;
+  inc.count = count;
+  inc.kind = kind;
   auto id = static_cast<IncompatId>(incompats_.size());
   incompats_.push_back(inc);
   contradicted_.push_back(0);
@@ -527,43 +569,18 @@ IncompatId Solver::make_incompat(NodeKind kind, std::span<const TmpTerm> terms, 
   return id;
 }
 
-IncompatId Solver::make_two(NodeKind kind, PackageId p, bool ppos, const std::vector<Word>& pbits,
-                            std::uint32_t ptext, PackageId q, bool qpos,
-                            const std::vector<Word>& qbits, std::uint32_t qtext) {
-  Incompat inc;
-  inc.first = static_cast<std::uint32_t>(terms_.size());
-  inc.count = 2;
-  inc.kind = kind;
-  std::uint32_t np = words_of(p);
-  std::uint32_t op = alloc_pool(np);
-  std::copy(pbits.begin(), pbits.begin() + np, pool_.begin() + op);
-  terms_.push_back(ITerm{p, ppos, op, ptext});
-  std::uint32_t nq = words_of(q);
-  std::uint32_t oq = alloc_pool(nq);
-  std::copy(qbits.begin(), qbits.begin() + nq, pool_.begin() + oq);
-  terms_.push_back(ITerm{q, qpos, oq, qtext});
-  auto id = static_cast<IncompatId>(incompats_.size());
-  incompats_.push_back(inc);
-  contradicted_.push_back(0);
-  ++stats_.incompatibilities;
-  return id;
+IncompatId Solver::make_two(NodeKind kind, PackageId p, bool ppos, Set pbits, std::uint32_t ptext,
+                            PackageId q, bool qpos, Set qbits, std::uint32_t qtext) {
+  auto first = static_cast<std::uint32_t>(terms_.size());
+  terms_.push_back(make_term(p, ppos, pbits, ptext));
+  terms_.push_back(make_term(q, qpos, qbits, qtext));
+  return push_incompat(kind, first, 2);
 }
 
-IncompatId Solver::make_one(NodeKind kind, PackageId p, bool pos, const std::vector<Word>& bits,
-                            std::uint32_t text) {
-  Incompat inc;
-  inc.first = static_cast<std::uint32_t>(terms_.size());
-  inc.count = 1;
-  inc.kind = kind;
-  std::uint32_t n = words_of(p);
-  std::uint32_t off = alloc_pool(n);
-  std::copy(bits.begin(), bits.begin() + n, pool_.begin() + off);
-  terms_.push_back(ITerm{p, pos, off, text});
-  auto id = static_cast<IncompatId>(incompats_.size());
-  incompats_.push_back(inc);
-  contradicted_.push_back(0);
-  ++stats_.incompatibilities;
-  return id;
+IncompatId Solver::make_one(NodeKind kind, PackageId p, bool pos, Set bits, std::uint32_t text) {
+  auto first = static_cast<std::uint32_t>(terms_.size());
+  terms_.push_back(make_term(p, pos, bits, text));
+  return push_incompat(kind, first, 1);
 }
 
 // "Add incompatibility to the solver's incompatibility set": index it by the packages it
@@ -581,9 +598,12 @@ void Solver::remove_from_lists(IncompatId id) {
   if (!inc.listed) return;
   inc.listed = false;
   for (std::uint32_t i = 0; i < inc.count; ++i) {
-    auto& list = pkgs_[terms_[inc.first + i].pkg].incompats;
+    PackageId pkg = terms_[inc.first + i].pkg;
+    auto& list = pkgs_[pkg].incompats;
     auto it = std::find(list.begin(), list.end(), id);
-    if (it != list.end()) list.erase(it);
+    if (it == list.end()) continue;
+    if (static_cast<std::uint32_t>(it - list.begin()) < pkgs_[pkg].settled) unsettle(pkg);
+    list.erase(it);
   }
 }
 
@@ -601,26 +621,34 @@ const ITerm* Solver::term_for(IncompatId id, PackageId p) const {
 // dependencies written alike merge: two specifiers can select the same known versions (none
 // of a virtual package's one version: `__cuda>=12.6` and `__cuda>=12.9` on a 12.4 driver), and
 // the merged fact keeps one text, which must be true of every version it covers.
-IncompatId Solver::add_dependency(PackageId p, const std::vector<Word>& depender, PackageId q,
-                                  const std::vector<Word>& set, std::uint32_t text) {
-  const std::uint32_t np = words_of(p);
-  const std::uint32_t nq = words_of(q);
-  auto& past_ids = merged_[pair_key(p, q)];
+IncompatId Solver::add_dependency(PackageId p, Set depender, PackageId q, Set set,
+                                  std::uint32_t text) {
+  // Only facts with the same text can merge, so they are kept by (p, q, text): a package
+  // with V versions each pinning q differently costs O(1) here, not O(V).
+  auto& past_ids = merged_[DepKey{p, q, text}];
   for (auto& past : past_ids) {
     const ITerm pq = term(past, 1);
-    if (pq.text != text || !detail::equal(pool_.data() + pq.off, set.data(), nq)) continue;
+    if (pq.text != text || !detail::equal(tset(pq), set)) continue;
     const ITerm pp = term(past, 0);
+    OwnedSet wider = detail::combined(tset(pp), depender, detail::Or{});
     if (!incompats_[past].referenced) {
       // Nothing derives from `past` yet: widen it in place (and forget that it was
       // contradicted, since the new versions may not be).
-      for (std::uint32_t i = 0; i < np; ++i)
-        pool_[pp.off + i] |= depender[i];
+      ITerm& own = terms_[incompats_[past].first];
+      if (wider.size() <= own.len) {
+        std::copy(wider.begin(), wider.end(), pool_.begin() + own.off);
+      } else {
+        own.off = store(wider);
+      }
+      own.len = static_cast<std::uint32_t>(wider.size());
+      if (contradicted_[past] != 0) {
+        // It may lie in a settled prefix: those are recomputed.
+        unsettle(p);
+        unsettle(q);
+      }
       contradicted_[past] = 0;
       return past;
     }
-    std::vector<Word> wider(np);
-    for (std::uint32_t i = 0; i < np; ++i)
-      wider[i] = pool_[pp.off + i] | depender[i];
     IncompatId merged =
         make_two(NodeKind::Dependency, p, true, wider, kNone, q, false, set, pq.text);
     remove_from_lists(past);
@@ -645,15 +673,13 @@ bool Solver::is_terminal(IncompatId id) const {
 
 Rel Solver::term_relation(const ITerm& t) const {
   const Package& pk = pkgs_[t.pkg];
-  std::uint32_t n = domains_[pk.domain].words;
-  const Word* s = pool_.data() + t.off;
   if (pk.assigned.empty()) {
     // Nothing known about the package: only "any" is satisfied and only "none" contradicted.
-    if (!detail::any_bit(s, n)) return t.positive ? Rel::Contradicted : Rel::Satisfied;
+    if (t.len == 0) return t.positive ? Rel::Contradicted : Rel::Satisfied;
     return Rel::Inconclusive;
   }
   const Assignment& a = asg_[pk.assigned.back()];
-  return sets_relation(a.acc_positive, apool_.data() + a.acc_off, t.positive, s, n);
+  return sets_relation(a.acc_positive, aset(a), t.positive, tset(t));
 }
 
 IRel Solver::relation(IncompatId id) {
@@ -679,7 +705,7 @@ Rel Solver::relation_if_decided(IncompatId id, PackageId p, std::uint32_t bit) c
     const ITerm& t = terms_[inc.first + i];
     Rel r;
     if (t.pkg == p) {
-      bool in = detail::test_bit(pool_.data() + t.off, bit);
+      bool in = detail::contains(tset(t), bit);
       r = (in == t.positive) ? Rel::Satisfied : Rel::Contradicted;
     } else {
       r = term_relation(t);
@@ -692,22 +718,22 @@ Rel Solver::relation_if_decided(IncompatId id, PackageId p, std::uint32_t bit) c
 
 void Solver::add_derivation(PackageId p, IncompatId cause) {
   const ITerm* t = term_for(cause, p);
-  std::uint32_t n = words_of(p);
-  auto off = static_cast<std::uint32_t>(apool_.size());
-  apool_.resize(apool_.size() + n);
-  Word* out = apool_.data() + off;
-  const Word* own = pool_.data() + t->off;
+  Set own = tset(*t);
   bool own_pos = !t->positive;
   bool pos = own_pos;
   Package& pk = pkgs_[p];
+  OwnedSet& acc = scratch3_;
   if (pk.assigned.empty()) {
-    std::copy(own, own + n, out);
+    acc.assign(own.begin(), own.end());
   } else {
     const Assignment& prev = asg_[pk.assigned.back()];
-    pos = intersect_into(prev.acc_positive, apool_.data() + prev.acc_off, own_pos, own, out, n);
+    pos = intersect_into(prev.acc_positive, aset(prev), own_pos, own, acc);
   }
+  auto off = static_cast<std::uint32_t>(apool_.size());
+  apool_.insert(apool_.end(), acc.begin(), acc.end());
   pk.assigned.push_back(static_cast<std::uint32_t>(asg_.size()));
-  asg_.push_back(Assignment{p, level_, cause, detail::kNoBit, pos, off});
+  asg_.push_back(Assignment{p, level_, cause, detail::kNoBit, pos, off,
+                            static_cast<std::uint32_t>(acc.size())});
   incompats_[cause].referenced = true;
   if (pos) push_priority(p);
 }
@@ -715,34 +741,34 @@ void Solver::add_derivation(PackageId p, IncompatId cause) {
 void Solver::add_decision(PackageId p, std::uint32_t bit) {
   ++level_;
   ++stats_.decisions;
-  std::uint32_t n = words_of(p);
   auto off = static_cast<std::uint32_t>(apool_.size());
-  apool_.resize(apool_.size() + n, 0);
-  detail::set_bit(apool_.data() + off, bit);
+  apool_.push_back(bit);
+  apool_.push_back(bit + 1);
   pkgs_[p].assigned.push_back(static_cast<std::uint32_t>(asg_.size()));
-  asg_.push_back(Assignment{p, level_, kNone, bit, true, off});
+  asg_.push_back(Assignment{p, level_, kNone, bit, true, off, 2});
   if (auto it = grants_of_.find(pair_key(p, bit)); it != grants_of_.end()) {
     for (const Grant& g : it->second) {
       grants_.emplace_back(level_, &g);
       Domain& d = domains_[g.domain];
       if (g.names_prerelease) ++d.names_prerelease;
-      for (std::size_t i = 0; i < g.pins.size(); ++i)
-        d.pinned[i] |= g.pins[i];
+      if (!g.pins.empty()) {
+        detail::combine(d.pinned, g.pins, detail::Or{}, scratch3_);
+        d.pinned.swap(scratch3_);
+      }
     }
   }
 }
 
 // The earliest assignment of `p` whose accumulated term satisfies the term (tpos, t)
 // (pub's PartialSolution.satisfier); the accumulated terms only shrink, so binary search.
-std::uint32_t Solver::satisfier(PackageId p, bool tpos, const Word* t) const {
+std::uint32_t Solver::satisfier(PackageId p, bool tpos, Set t) const {
   const auto& list = pkgs_[p].assigned;
-  std::uint32_t n = words_of(p);
   std::size_t lo = 0;
   std::size_t hi = list.size();
   while (lo < hi) {
     std::size_t mid = (lo + hi) / 2;
     const Assignment& a = asg_[list[mid]];
-    if (sets_relation(a.acc_positive, apool_.data() + a.acc_off, tpos, t, n) == Rel::Satisfied) {
+    if (sets_relation(a.acc_positive, aset(a), tpos, t) == Rel::Satisfied) {
       hi = mid;
     } else {
       lo = mid + 1;
@@ -755,6 +781,23 @@ void Solver::mark_contradicted(IncompatId id) {
   if (contradicted_[id] != 0) return;
   contradicted_[id] = level_ + 1;
   contradicted_stack_.emplace_back(id, level_);
+}
+
+// Grows the prefix of p's incompatibilities that are all contradicted, so unit propagation
+// skips them: without it, a package tried down V versions rescans its O(V) contradicted
+// dependency facts after every step (quadratic). Every mark in the prefix was set at a level
+// <= level_, so the growth is undone when backtracking below level_ (backtrack), which is when
+// a mark in it can be cleared; the other ways a mark or a position changes (an in-place merge,
+// an incompatibility removed from the lists) reset the prefix (unsettle).
+void Solver::settle(PackageId p) {
+  Package& pk = pkgs_[p];
+  std::uint32_t s = pk.settled;
+  const auto n = static_cast<std::uint32_t>(pk.incompats.size());
+  while (s < n && contradicted_[pk.incompats[s]] != 0)
+    ++s;
+  if (s == pk.settled) return;
+  settled_stack_.push_back(SettledUndo{p, pk.settled, level_, pk.settled_ver});
+  pk.settled = s;
 }
 
 // doc/solver.md §Conflict Resolution: "Backtrack by removing all assignments whose decision
@@ -784,11 +827,11 @@ void Solver::backtrack(std::uint32_t level) {
   }
   for (std::uint32_t dom : touched) {
     Domain& d = domains_[dom];
-    std::fill(d.pinned.begin(), d.pinned.end(), Word{0});
+    d.pinned.clear();
     for (const auto& [lvl, g] : grants_) {
-      if (g->domain != dom) continue;
-      for (std::size_t i = 0; i < g->pins.size(); ++i)
-        d.pinned[i] |= g->pins[i];
+      if (g->domain != dom || g->pins.empty()) continue;
+      detail::combine(d.pinned, g->pins, detail::Or{}, scratch3_);
+      d.pinned.swap(scratch3_);
     }
   }
   // Marks are pushed with non-decreasing levels between backtracks, so they form a stack.
@@ -798,6 +841,11 @@ void Solver::backtrack(std::uint32_t level) {
     IncompatId id = contradicted_stack_.back().first;
     if (contradicted_[id] > level + 1) contradicted_[id] = 0;
     contradicted_stack_.pop_back();
+  }
+  while (!settled_stack_.empty() && settled_stack_.back().level > level) {
+    const SettledUndo& u = settled_stack_.back();
+    if (pkgs_[u.pkg].settled_ver == u.ver) pkgs_[u.pkg].settled = u.old;
+    settled_stack_.pop_back();
   }
   for (PackageId p : affected_) {
     pkgs_[p].affected = false;
@@ -821,7 +869,7 @@ void Solver::push_priority(PackageId p) {
     cls = 4;
   } else {
     const Assignment& a = asg_[pk.assigned.back()];
-    if (a.acc_positive && detail::count(apool_.data() + a.acc_off, words_of(p)) == 1) {
+    if (a.acc_positive && detail::is_single(aset(a))) {
       cls = 3;
     } else if (pk.conflicts >= kConflictThreshold) {
       cls = 2;
@@ -856,7 +904,9 @@ IncompatId Solver::unit_propagation(PackageId start) {
     // later on. The list does not change while we scan it (derivations add no
     // incompatibilities).
     const auto& list = pkgs_[p].incompats;
-    for (std::size_t k = list.size(); k-- > 0;) {
+    const std::size_t settled = pkgs_[p].settled;
+    for (std::size_t k = list.size(); k-- > settled;) {
+      ++stats_.visits;
       IncompatId id = list[k];
       if (contradicted_[id] != 0) continue;
       IRel r = relation(id);
@@ -873,6 +923,7 @@ IncompatId Solver::unit_propagation(PackageId start) {
         mark_contradicted(id);
       }
     }
+    settle(p);
     if (conflict == kNone) continue;
 
     ++stats_.conflicts;
@@ -900,7 +951,7 @@ IncompatId Solver::unit_propagation(PackageId start) {
 // {false, root cause} after backtracking.
 std::pair<bool, IncompatId> Solver::conflict_resolution(IncompatId incompat) {
   bool changed = false;
-  std::vector<Word>& diff = scratch2_;
+  OwnedSet& diff = scratch2_;
   std::vector<TmpTerm> prior;
   for (;;) {
     if (is_terminal(incompat)) return {true, incompat};
@@ -915,7 +966,7 @@ std::pair<bool, IncompatId> Solver::conflict_resolution(IncompatId incompat) {
     const std::uint32_t count = incompats_[incompat].count;
     for (std::uint32_t i = 0; i < count; ++i) {
       const ITerm t = term(incompat, i);
-      std::uint32_t s = satisfier(t.pkg, t.positive, pool_.data() + t.off);
+      std::uint32_t s = satisfier(t.pkg, t.positive, tset(t));
       if (s == kNone) return {true, incompat};  // not satisfied: cannot happen
       if (most_recent == kNone) {
         most_recent = s;
@@ -931,20 +982,16 @@ std::pair<bool, IncompatId> Solver::conflict_resolution(IncompatId incompat) {
       if (most_recent_term == i) {
         // "satisfier may not satisfy term on its own": difference = satisfier \ term.
         const Assignment& a = asg_[most_recent];
-        std::uint32_t n = words_of(t.pkg);
-        diff.assign(n, 0);
         if (a.cause == kNone) {
-          detail::set_bit(diff.data(), a.bit);
-          diff_pos =
-              intersect_into(true, diff.data(), !t.positive, pool_.data() + t.off, diff.data(), n);
+          const Bound one[2] = {a.bit, a.bit + 1};
+          diff_pos = intersect_into(true, one, !t.positive, tset(t), diff);
         } else {
           const ITerm* ct = term_for(a.cause, t.pkg);
-          diff_pos = intersect_into(!ct->positive, pool_.data() + ct->off, !t.positive,
-                                    pool_.data() + t.off, diff.data(), n);
+          diff_pos = intersect_into(!ct->positive, tset(*ct), !t.positive, tset(t), diff);
         }
-        has_diff = !diff_pos || detail::any_bit(diff.data(), n);
+        has_diff = !diff_pos || !diff.empty();
         if (has_diff) {
-          std::uint32_t ps = satisfier(t.pkg, !diff_pos, diff.data());
+          std::uint32_t ps = satisfier(t.pkg, !diff_pos, diff);
           if (ps != kNone) previous_level = std::max(previous_level, asg_[ps].level);
         }
       }
@@ -960,16 +1007,15 @@ std::pair<bool, IncompatId> Solver::conflict_resolution(IncompatId incompat) {
     // priorCause = incompatibility ∪ satisfier's cause, minus the satisfier's package, plus
     // not(satisfier \ term) when the satisfier did not satisfy the term alone.
     prior.clear();
-    auto add_term = [&](PackageId pkg, bool pos, const Word* bits, std::uint32_t text) {
-      std::uint32_t n = words_of(pkg);
+    auto add_term = [&](PackageId pkg, bool pos, Set bits, std::uint32_t text) {
       for (auto& e : prior) {
         if (e.pkg != pkg) continue;
-        std::vector<Word> out(n);
-        bool opos = intersect_into(e.positive, e.bits.data(), pos, bits, out.data(), n);
+        OwnedSet out;
+        bool opos = intersect_into(e.positive, e.bits, pos, bits, out);
         std::uint32_t otext = kNone;
-        if (detail::equal(out.data(), e.bits.data(), n)) {
+        if (detail::equal(out, e.bits)) {
           otext = e.text;
-        } else if (detail::equal(out.data(), bits, n)) {
+        } else if (detail::equal(out, bits)) {
           otext = text;
         }
         e.positive = opos;
@@ -977,28 +1023,26 @@ std::pair<bool, IncompatId> Solver::conflict_resolution(IncompatId incompat) {
         e.text = otext;
         return;
       }
-      prior.push_back(TmpTerm{pkg, pos, std::vector<Word>(bits, bits + n), text});
+      prior.push_back(TmpTerm{pkg, pos, OwnedSet(bits.begin(), bits.end()), text});
     };
     for (std::uint32_t i = 0; i < count; ++i) {
       if (i == most_recent_term) continue;
       const ITerm t = term(incompat, i);
-      add_term(t.pkg, t.positive, pool_.data() + t.off, t.text);
+      add_term(t.pkg, t.positive, tset(t), t.text);
     }
     const Incompat& cause = incompats_[sat.cause];
     for (std::uint32_t i = 0; i < cause.count; ++i) {
       const ITerm t = terms_[cause.first + i];
       if (t.pkg == sat.pkg) continue;
-      add_term(t.pkg, t.positive, pool_.data() + t.off, t.text);
+      add_term(t.pkg, t.positive, tset(t), t.text);
     }
     if (has_diff) {
-      std::vector<Word> inv(diff);
-      add_term(sat.pkg, !diff_pos, inv.data(), kNone);
+      OwnedSet inv(diff);
+      add_term(sat.pkg, !diff_pos, inv, kNone);
     }
     // Normalization (doc/solver.md §Incompatibility): drop terms that are always true, and
     // positive root terms of a derived incompatibility with more than one term.
-    std::erase_if(prior, [&](const TmpTerm& t) {
-      return !t.positive && !detail::any_bit(t.bits.data(), words_of(t.pkg));
-    });
+    std::erase_if(prior, [&](const TmpTerm& t) { return !t.positive && t.bits.empty(); });
     if (prior.size() != 1) {
       std::erase_if(prior, [](const TmpTerm& t) { return t.pkg == kRoot && t.positive; });
     }
@@ -1015,24 +1059,24 @@ core::Status Solver::decision_making(PackageId p, bool& made) {
   made = false;
   Package& pk = pkgs_[p];
   Domain& d = domains_[pk.domain];
-  const std::uint32_t n = d.words;
   const Assignment& a = asg_[pk.assigned.back()];
-  std::vector<Word> allowed(apool_.begin() + a.acc_off, apool_.begin() + a.acc_off + n);
+  const OwnedSet allowed(apool_.begin() + a.acc_off, apool_.begin() + a.acc_off + a.acc_len);
 
   // Candidates that may be chosen: available, not yanked unless pinned, and not a pre-release
   // under Disallow. These rules do not depend on the partial solution (except pins, which only
   // grow), so "none left" is a fact we can record as an incompatibility.
-  std::vector<Word>& eligible = scratch_;
-  eligible.assign(n, 0);
-  const Word* avail = pool_.data() + d.available;
-  const Word* yanked = pool_.data() + d.yanked;
-  const Word* finals = pool_.data() + d.finals;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    Word e = allowed[i] & avail[i] & ~(yanked[i] & ~d.pinned[i]);
-    if (d.policy == PrereleasePolicy::Disallow) e &= finals[i];
-    eligible[i] = e;
+  OwnedSet& eligible = scratch_;
+  detail::combine(allowed, d.available, detail::And{}, eligible);
+  if (!d.yanked.empty()) {
+    OwnedSet unpinned = detail::combined(d.yanked, d.pinned, detail::AndNot{});
+    detail::combine(eligible, unpinned, detail::AndNot{}, scratch2_);
+    eligible.swap(scratch2_);
   }
-  if (!detail::any_bit(eligible.data(), n)) {
+  if (d.policy == PrereleasePolicy::Disallow) {
+    detail::combine(eligible, d.finals, detail::And{}, scratch2_);
+    eligible.swap(scratch2_);
+  }
+  if (eligible.empty()) {
     add_unavailable(p, allowed);
     return {};
   }
@@ -1041,13 +1085,13 @@ core::Status Solver::decision_making(PackageId p, bool& made) {
   if (pk.base != p && decided(pk.base)) {
     // A proxy follows its base when the base is already decided.
     std::uint32_t b = asg_[pkgs_[pk.base].assigned.back()].bit;
-    if (detail::test_bit(eligible.data(), b)) bit = b;
+    if (detail::contains(eligible, b)) bit = b;
   }
   if (bit == detail::kNoBit) {
     bool any_pre = d.policy == PrereleasePolicy::Allow ||
                    (d.policy == PrereleasePolicy::IfNecessary && d.names_prerelease);
-    if (!any_pre) bit = detail::lowest_and(eligible.data(), finals, n);
-    if (bit == detail::kNoBit) bit = detail::lowest(eligible.data(), n);
+    if (!any_pre) bit = detail::lowest_and(eligible, d.finals);
+    if (bit == detail::kNoBit) bit = detail::lowest(eligible);
   }
 
   auto key = pair_key(p, bit);
@@ -1067,9 +1111,7 @@ core::Status Solver::decision_making(PackageId p, bool& made) {
       deps = std::move(*r);
     }
     if (deps.unavailable) {
-      std::vector<Word> one(n, 0);
-      detail::set_bit(one.data(), bit);
-      IncompatId id = make_one(NodeKind::Unavailable, p, true, one, kNone);
+      IncompatId id = make_one(NodeKind::Unavailable, p, true, detail::single(bit), kNone);
       incompats_[id].reason = static_cast<std::uint32_t>(reasons_.size());
       reasons_.push_back(*deps.unavailable);
       add_incompatibility(id);
@@ -1127,15 +1169,13 @@ core::Result<std::vector<IncompatId>> Solver::add_incompatibilities_from_depende
     PackageId p, std::uint32_t bit, const std::vector<Dependency>& deps) {
   std::vector<IncompatId> out;
   std::vector<Edge> edges;
-  const std::uint32_t np = words_of(p);
-  std::vector<Word> depender(np, 0);
-  detail::set_bit(depender.data(), bit);
-  std::vector<Word> set;
+  const OwnedSet depender = detail::single(bit);
+  OwnedSet set;
 
   auto add_edge = [&](PackageId q, std::uint32_t text) {
     if (q == p) {
       // A version that depends on itself: harmless if it matches, else it cannot be used.
-      if (detail::test_bit(set.data(), bit)) return;
+      if (detail::contains(set, bit)) return;
       IncompatId id = make_one(NodeKind::Unavailable, p, true, depender, kNone);
       incompats_[id].reason = static_cast<std::uint32_t>(reasons_.size());
       reasons_.push_back({UnavailableKind::Other, "depends on another version of itself", {}});
@@ -1150,7 +1190,7 @@ core::Result<std::vector<IncompatId>> Solver::add_incompatibilities_from_depende
   // dependencies irrelevant: record {p in A} (A: every version seen with that dependency),
   // derived from "p depends on q<spec>" and "there is no version of q<spec>".
   auto add_empty = [&](PackageId q, std::uint32_t text) {
-    std::vector<Word> versions = depender;
+    OwnedSet versions = depender;
     std::uint64_t key = pair_key(p, q);
     auto it = empty_merged_.find(key);
     // Same dependency, written alike, and no candidate either way: one fact for all versions.
@@ -1158,9 +1198,7 @@ core::Result<std::vector<IncompatId>> Solver::add_incompatibilities_from_depende
     // must be true of every version, e.g. `__cuda>=12.6` vs `__cuda>=12.9` on a 12.4 driver.)
     if (it != empty_merged_.end() && incompats_[it->second].text == text) {
       const Incompat& old = incompats_[it->second];
-      const ITerm& ot = terms_[old.first];
-      for (std::uint32_t i = 0; i < np; ++i)
-        versions[i] |= pool_[ot.off + i];
+      versions = detail::combined(versions, tset(terms_[old.first]), detail::Or{});
       text = old.text;
       remove_from_lists(it->second);
     }
@@ -1175,14 +1213,13 @@ core::Result<std::vector<IncompatId>> Solver::add_incompatibilities_from_depende
   if (pkgs_[p].base != p) {
     // doc: extras are proxies pinned to the same candidate of their base.
     PackageId base = pkgs_[p].base;
-    set.assign(np, 0);
-    detail::set_bit(set.data(), bit);
+    set = detail::single(bit);
     add_edge(base, intern_string("==" + (*domain_of(p).versions)[bit].to_string()));
   }
   // Resolve every edge to (package, set) first, so an unsatisfiable one can short-circuit.
   struct Resolved {
     PackageId q;
-    std::vector<Word> set;
+    OwnedSet set;
     std::uint32_t text;
   };
   std::vector<Resolved> resolved;
@@ -1216,9 +1253,8 @@ core::Result<std::vector<IncompatId>> Solver::add_incompatibilities_from_depende
       resolved.push_back(Resolved{*proxy, set, text});
     }
   }
-  auto empty = std::find_if(resolved.begin(), resolved.end(), [&](const Resolved& r) {
-    return r.q != p && !detail::any_bit(r.set.data(), words_of(r.q));
-  });
+  auto empty = std::find_if(resolved.begin(), resolved.end(),
+                            [&](const Resolved& r) { return r.q != p && r.set.empty(); });
   if (empty != resolved.end()) {
     add_empty(empty->q, empty->text);
   } else {
@@ -1233,15 +1269,14 @@ core::Result<std::vector<IncompatId>> Solver::add_incompatibilities_from_depende
 
 // The allowed set of `p` holds no eligible candidate: record why, one incompatibility per
 // reason (kind and message), each an external fact for the explanation.
-void Solver::add_unavailable(PackageId p, const std::vector<Word>& set) {
+void Solver::add_unavailable(PackageId p, Set set) {
   Domain& d = domain_of(p);
   struct Group {
     UnavailableReason reason;
-    std::vector<Word> bits;
+    OwnedSet bits;
   };
   std::vector<Group> groups;
-  for (std::uint32_t i = 0; i < d.nbits; ++i) {
-    if (!detail::test_bit(set.data(), i)) continue;
+  detail::for_each_index(set, [&](std::uint32_t i) {
     const Candidate& c = d.candidates[i];
     UnavailableReason reason;
     if (c.unavailable) {
@@ -1255,11 +1290,11 @@ void Solver::add_unavailable(PackageId p, const std::vector<Word>& set) {
       return g.reason.kind == reason.kind && g.reason.message == reason.message;
     });
     if (it == groups.end()) {
-      groups.push_back(Group{std::move(reason), std::vector<Word>(d.words, 0)});
+      groups.push_back(Group{std::move(reason), {}});
       it = groups.end() - 1;
     }
-    detail::set_bit(it->bits.data(), i);
-  }
+    detail::push_index(it->bits, i);
+  });
   for (auto& g : groups) {
     IncompatId id = make_one(NodeKind::Unavailable, p, true, g.bits, kNone);
     incompats_[id].reason = static_cast<std::uint32_t>(reasons_.size());
@@ -1277,8 +1312,7 @@ core::Result<Outcome> Solver::run() {
     constraints_[c.name].push_back(&c);
   {
     // {not root}: the root must be selected.
-    std::vector<Word> root_bits(1, 1);
-    IncompatId id = make_one(NodeKind::Root, kRoot, false, root_bits, kNone);
+    IncompatId id = make_one(NodeKind::Root, kRoot, false, detail::single(0), kNone);
     add_incompatibility(id);
   }
   PackageId next = kRoot;
@@ -1303,12 +1337,11 @@ core::Result<Outcome> Solver::run() {
 // Results
 
 Term Solver::export_term(const ITerm& t) const {
-  std::uint32_t n = words_of(t.pkg);
   Term out;
   out.positive = t.positive;
+  Set s = tset(t);
   out.versions =
-      VersionSet(pkgs_[t.pkg].info,
-                 std::vector<std::uint64_t>(pool_.begin() + t.off, pool_.begin() + t.off + n));
+      VersionSet::from_bounds(pkgs_[t.pkg].info, std::vector<std::uint32_t>(s.begin(), s.end()));
   if (t.text != kNone) out.specifier = strings_[t.text];
   return out;
 }
@@ -1352,7 +1385,7 @@ NoSolution Solver::build_no_solution(IncompatId terminal) const {
   auto empty_term = [&](PackageId q, bool positive, std::uint32_t text) {
     Term t;
     t.positive = positive;
-    t.versions = VersionSet(pkgs_[q].info, std::vector<std::uint64_t>(words_of(q), 0));
+    t.versions = VersionSet::from_bounds(pkgs_[q].info, {});
     t.specifier = strings_[text];
     return t;
   };

@@ -1,7 +1,6 @@
 #include "gpulock/resolver/version_set.h"
 
 #include <algorithm>
-#include <bit>
 
 #include "gpulock/resolver/derivation_tree.h"
 #include "gpulock/resolver/provider.h"
@@ -15,19 +14,40 @@ std::string PackageInfo::display_name() const {
   return name + "[" + extra + "]";
 }
 
-VersionSet::VersionSet(std::shared_ptr<const PackageInfo> package, std::vector<std::uint64_t> words)
-    : package_(std::move(package)), words_(std::move(words)) {}
+VersionSet::VersionSet(std::shared_ptr<const PackageInfo> package,
+                       const std::vector<std::uint64_t>& words)
+    : package_(std::move(package)) {
+  for (std::size_t w = 0; w < words.size(); ++w) {
+    for (std::size_t b = 0; b < 64; ++b) {
+      if (((words[w] >> b) & 1U) == 0) continue;
+      auto i = static_cast<std::uint32_t>(w * 64 + b);
+      if (!bounds_.empty() && bounds_.back() == i) {
+        bounds_.back() = i + 1;
+      } else {
+        bounds_.push_back(i);
+        bounds_.push_back(i + 1);
+      }
+    }
+  }
+}
+
+VersionSet VersionSet::from_bounds(std::shared_ptr<const PackageInfo> package,
+                                   std::vector<std::uint32_t> bounds) {
+  VersionSet out;
+  out.package_ = std::move(package);
+  out.bounds_ = std::move(bounds);
+  return out;
+}
 
 bool VersionSet::contains(std::size_t index) const noexcept {
-  std::size_t w = index / 64;
-  if (w >= words_.size()) return false;
-  return ((words_[w] >> (index % 64)) & 1U) != 0;
+  auto pos = std::upper_bound(bounds_.begin(), bounds_.end(), index) - bounds_.begin();
+  return (pos & 1) != 0;
 }
 
 std::size_t VersionSet::count() const noexcept {
   std::size_t c = 0;
-  for (auto w : words_)
-    c += static_cast<std::size_t>(std::popcount(w));
+  for (std::size_t k = 0; k + 1 < bounds_.size(); k += 2)
+    c += bounds_[k + 1] - bounds_[k];
   return c;
 }
 
@@ -37,9 +57,9 @@ bool VersionSet::full() const noexcept {
 
 std::vector<std::size_t> VersionSet::indices() const {
   std::vector<std::size_t> out;
-  std::size_t n = package_ ? package_->size() : 0;
-  for (std::size_t i = 0; i < n; ++i)
-    if (contains(i)) out.push_back(i);
+  for (std::size_t k = 0; k + 1 < bounds_.size(); k += 2)
+    for (std::size_t i = bounds_[k]; i < bounds_[k + 1]; ++i)
+      out.push_back(i);
   return out;
 }
 

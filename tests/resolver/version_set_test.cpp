@@ -51,6 +51,25 @@ TEST_CASE("version sets render as runs of known versions", "[resolver][version-s
   CHECK(s.versions()[0].to_string() == "2.5.1");
 }
 
+TEST_CASE("version sets are index intervals, whichever way they are built",
+          "[resolver][version-set]") {
+  auto p = package({"2.7", "2.6", "2.5.1", "2.5"});
+  VersionSet from_bits(p, {0b1101});
+  CHECK(from_bits.bounds() == std::vector<std::uint32_t>{0, 1, 2, 4});
+  VersionSet from_bounds = VersionSet::from_bounds(p, {0, 1, 2, 4});
+  CHECK(from_bounds == from_bits);
+  CHECK(from_bounds.to_string() == "<2.6 | ==2.7");
+  CHECK(from_bounds.count() == 3);
+  CHECK(from_bounds.contains(0));
+  CHECK_FALSE(from_bounds.contains(1));
+  CHECK(from_bounds.contains(3));
+  CHECK_FALSE(from_bounds.contains(4));
+  CHECK(from_bounds.indices() == std::vector<std::size_t>{0, 2, 3});
+  CHECK(VersionSet::from_bounds(p, {0, 4}).full());
+  CHECK(VersionSet::from_bounds(p, {}).empty());
+  CHECK(VersionSet::from_bounds(p, {}).to_string() == "(none)");
+}
+
 TEST_CASE("local versions and pre-releases render in PEP 440 order", "[resolver][version-set]") {
   auto p = package({"2.5.1+cu124", "2.5.1", "2.5.1rc1", "2.4"});
   // Ascending: 2.4, 2.5.1rc1, 2.5.1, 2.5.1+cu124.

@@ -76,7 +76,9 @@ struct SolveStats {
   std::size_t learned = 0;            ///< incompatibilities derived by conflict resolution
   std::size_t incompatibilities = 0;  ///< incompatibilities created in all
   std::size_t propagations = 0;       ///< incompatibility relations evaluated
-  std::size_t packages = 0;           ///< packages mentioned (including proxies and virtuals)
+  /// Incompatibilities unit propagation looked at, the ones it skipped as contradicted included.
+  std::size_t visits = 0;
+  std::size_t packages = 0;  ///< packages mentioned (including proxies and virtuals)
   std::size_t candidate_requests = 0;
   std::size_t dependency_requests = 0;
 };

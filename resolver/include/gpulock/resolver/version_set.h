@@ -3,9 +3,10 @@
 /// Packages and version sets as the solver's results show them.
 ///
 /// The solver works on finite domains: when a package is first mentioned it asks the provider
-/// for the package's full candidate list, and every set of versions of that package is a bitset
-/// over those candidates (bit i = the i-th candidate in the provider's preference order). A set
-/// is built by evaluating `core::SpecifierSet::contains(v, /*prereleases=*/true)` on each
+/// for the package's full candidate list, and every set of versions of that package is a set of
+/// those candidates (index i = the i-th candidate in the provider's preference order), held as
+/// sorted half-open index intervals, so a range costs O(1) whatever the number of versions. A
+/// set is built by evaluating `core::SpecifierSet::contains(v, /*prereleases=*/true)` on each
 /// candidate, so set operations are exact for PEP 440 semantics (local labels, pre-releases,
 /// `!=`, `===`, wildcards), which intervals over an infinite version line are not (`>1.7rc1`
 /// excludes 1.7.post1 and 1.7+local but includes 1.7). Versions the provider did not list do
@@ -43,12 +44,18 @@ struct PackageInfo {
   [[nodiscard]] std::size_t size() const noexcept { return versions ? versions->size() : 0; }
 };
 
-/// A set of candidates of one package (a bitset over `PackageInfo::versions`).
+/// A set of candidates of one package: indices into `PackageInfo::versions`, held as sorted,
+/// disjoint, non-adjacent half-open intervals [b0, b1) ∪ [b2, b3) ∪ ... (canonical, so equal
+/// sets have equal boundaries).
 class VersionSet {
  public:
   VersionSet() = default;
-  /// `words` holds ceil(size/64) words; bits past the package's size must be zero.
-  VersionSet(std::shared_ptr<const PackageInfo> package, std::vector<std::uint64_t> words);
+  /// From a bitset: `words` holds ceil(size/64) words (bit i = index i); bits past the
+  /// package's size must be zero.
+  VersionSet(std::shared_ptr<const PackageInfo> package, const std::vector<std::uint64_t>& words);
+  /// From interval boundaries b0 < b1 < b2 < ... (an even count; [b0, b1) ∪ [b2, b3) ∪ ...).
+  [[nodiscard]] static VersionSet from_bounds(std::shared_ptr<const PackageInfo> package,
+                                              std::vector<std::uint32_t> bounds);
 
   [[nodiscard]] const std::shared_ptr<const PackageInfo>& package() const noexcept {
     return package_;
@@ -63,7 +70,8 @@ class VersionSet {
   [[nodiscard]] std::vector<std::size_t> indices() const;
   /// Member versions in ascending PEP 440 order.
   [[nodiscard]] std::vector<core::Version> versions() const;
-  [[nodiscard]] const std::vector<std::uint64_t>& words() const noexcept { return words_; }
+  /// The interval boundaries (see the class comment).
+  [[nodiscard]] const std::vector<std::uint32_t>& bounds() const noexcept { return bounds_; }
 
   /// The set rendered over the package's known versions, in PEP 440 order, as runs of
   /// consecutive known versions: "" when full, "==2.6.0" for one version, ">=2.5" for a run up
@@ -73,12 +81,12 @@ class VersionSet {
   [[nodiscard]] std::string to_string() const;
 
   friend bool operator==(const VersionSet& a, const VersionSet& b) {
-    return a.package_ == b.package_ && a.words_ == b.words_;
+    return a.package_ == b.package_ && a.bounds_ == b.bounds_;
   }
 
  private:
   std::shared_ptr<const PackageInfo> package_;
-  std::vector<std::uint64_t> words_;
+  std::vector<std::uint32_t> bounds_;
 };
 
 /// A PubGrub term: "package in set" (positive) or "not package in set" (negative; also true
