@@ -20,7 +20,8 @@ const gpulock::lock::Package& locked(const gpulock::lock::Lock& lock, const std:
 }
 
 // A uv project: the fixture PyPI as uv's default index, the torch variants as explicit
-// indexes, torch pinned by marker: cu126 on x86_64, CPU builds on aarch64.
+// indexes, torch pinned by marker as uv's documentation writes it: cu126 on Linux, CPU builds
+// elsewhere.
 std::string uv_pyproject() {
   const std::string base = servers().torch_index_base();
   return R"([project]
@@ -31,8 +32,8 @@ dependencies = ["torch", "jinja2"]
 
 [tool.uv.sources]
 torch = [
-  { index = "pytorch-cu126", marker = "platform_machine == 'x86_64'" },
-  { index = "pytorch-cpu", marker = "platform_machine == 'aarch64'" },
+  { index = "pytorch-cu126", marker = "sys_platform == 'linux'" },
+  { index = "pytorch-cpu", marker = "sys_platform != 'linux'" },
 ]
 
 [[tool.uv.index]]
@@ -95,18 +96,26 @@ TEST_CASE("a uv project resolves unchanged: torch from its explicit index by mar
     REQUIRE(lock.gpulock);
     REQUIRE(lock.gpulock->inputs);
     CHECK(lock.gpulock->inputs->options.at("index-for-when") ==
-          "torch=pytorch-cu126; platform_machine == 'x86_64' | "
-          "torch=pytorch-cpu; platform_machine == 'aarch64'");
+          "torch=pytorch-cu126; sys_platform == 'linux' | "
+          "torch=pytorch-cpu; sys_platform != 'linux'");
     CHECK(lock.gpulock->inputs->options.at("env GPULOCK_PYTHON_VERSION") == "3.11");
   }
-  SECTION("aarch64: torch from pytorch-cpu") {
+  SECTION("aarch64 Linux: sys_platform is still linux, torch from pytorch-cu126") {
     Run r = run({kExe, "resolve", "--project", "pyproject.toml"},
                 machine_env("manylinux_2_28_aarch64"), dir);
     INFO(describe(r));
     REQUIRE(r.status == 0);
     auto lock = read_lock(dir / "pylock.toml");
-    CHECK(normalize(locked(lock, "torch").index.value_or("")) == base + "/cpu/");
+    CHECK(normalize(locked(lock, "torch").index.value_or("")) == base + "/cu126/");
     CHECK(locked(lock, "jinja2").index == servers().pypi_url());
+  }
+  SECTION("macOS: sys_platform != 'linux' selects pytorch-cpu") {
+    Run r = run({kExe, "resolve", "--project", "pyproject.toml"}, machine_env("macosx_11_0_arm64"),
+                dir);
+    INFO(describe(r));
+    CHECK(r.status == 99);
+    CHECK(r.err == "");
+    CHECK(r.out == "");
   }
   SECTION("resolve -v prints the indexes in first-index order with their origin") {
     Run r = run({kExe, "resolve", "--project", "pyproject.toml", "-v", "-o", "-"},
@@ -219,5 +228,14 @@ TEST_CASE("configuration reaches resolve and check --inputs names a changed sour
     CHECK(c.status == 1);
     CHECK(c.out.find("GPULOCK_PYTHON_VERSION is '3.12' but the lock was resolved with '3.11'") !=
           std::string::npos);
+  }
+  SECTION("a variable that was not set when the lock was made is set now") {
+    env["UV_INDEX_URL"] = "https://user:secret@uv.example/simple";
+    env["GPULOCK_TORCH_BACKEND"] = "cu126";
+    Run c = run({kExe, "check", "--inputs"}, env, dir);
+    INFO(describe(c));
+    CHECK(c.status == 1);
+    CHECK(c.out == "");
+    CHECK(c.err == "");
   }
 }
