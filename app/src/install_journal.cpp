@@ -74,7 +74,7 @@ void note_undone(int fd, std::size_t index) {
   if (fd >= 0) write_all(fd, fmt::format("U\t{}\n", index));
 }
 
-bool exists(const fs::path& p) {
+bool path_exists(const fs::path& p) {
   struct stat st {};
   return ::lstat(p.c_str(), &st) == 0;
 }
@@ -93,7 +93,7 @@ bool undo(const InstallJournal::Entry& e) {
       break;
   }
   // Noted before the rename: a file that never reached the stash is still in place.
-  if (!exists(e.stashed)) return true;
+  if (!path_exists(e.stashed)) return true;
   std::error_code ec;
   fs::create_directories(e.path.parent_path(), ec);
   if (::rename(e.stashed.c_str(), e.path.c_str()) == 0) return true;
@@ -300,7 +300,7 @@ InterruptedSync roll_back_interrupted(const fs::path& stash) {
     if (undone[i]) continue;
     const auto& e = entries[i];
     const bool was_there =
-        e.kind == InstallJournal::Kind::Aside ? exists(e.stashed) : exists(e.path);
+        e.kind == InstallJournal::Kind::Aside ? path_exists(e.stashed) : path_exists(e.path);
     if (!undo(e)) {
       result.lost.push_back(e.path.string());
       continue;

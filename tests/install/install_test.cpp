@@ -670,7 +670,7 @@ TEST_CASE("install: a sync killed half way is rolled back by the next install", 
   INFO(describe(r));
   CHECK(r.status == 0);
   CHECK(r.err ==
-        "warning: an interrupted gpulock install was rolled back first: 7 files put "
+        "warning: an interrupted gpulock install was rolled back first: 9 files put "
         "back, 1 file removed in " +
             (c.dir / "v").string() + "\n");
   CHECK(r.out.find("2 unchanged") != std::string::npos);
