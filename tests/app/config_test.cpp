@@ -456,7 +456,7 @@ TEST_CASE("config: a requirements file's --index-url wins over a configured one"
   CHECK(request.configured_index_url == "https://pip.example/simple");
 }
 
-TEST_CASE("config: gpulock's variable wins over another tool's; a disagreeing pair is a conflict",
+TEST_CASE("config: gpulock's variable wins over another tool's, a disagreeing pair is a conflict",
           "[config]") {
   Sandbox box("conflicts");
   box.variables = {{"GPULOCK_INDEX_URL", "https://gpulock.example/simple"},
