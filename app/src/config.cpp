@@ -402,8 +402,8 @@ void warn_pip_torch_index(const Config& config, std::vector<std::string>& warnin
   }
 }
 
-// One value as its key's parser understands it, so that `CU126` agrees with `cu126` and a URL
-// with a trailing slash with one without.
+// One value in its parser's spelling (a URL without its trailing slash), so that two spellings
+// of one setting are no conflict.
 std::string canonical_value(std::string_view key, std::string_view value) {
   if (key == "torch-backend") {
     if (auto b = TorchBackend::parse(value)) return b->to_string();
