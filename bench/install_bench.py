@@ -10,13 +10,14 @@ Usage: install_bench.py --gpulock BUILD/cli/gpulock [--pip PIP_SRC] [--work DIR]
 
 Without --lock only the generated set runs: --large-wheels wheels of --large-mb MB in total
 (incompressible "libraries" plus 1500 small modules each), locked with file:// URLs.
-Prints a Markdown table (seconds, best of --repeat).
+Prints a Markdown table (seconds, the median of --repeat runs).
 """
 import argparse
 import hashlib
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -81,7 +82,7 @@ def bench(name, lock, args, work):
         for _ in range(args.repeat):
             argv = argv_of(prepare())
             times.append(timed(argv))
-        rows[label] = min(times)
+        rows[label] = statistics.median(times)
 
     def native_cold():
         shutil.rmtree(cache, ignore_errors=True)

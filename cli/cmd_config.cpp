@@ -76,13 +76,36 @@ std::string config_json(const app::Config& config) {
       std::vector<std::string> hidden;
       for (const auto& v : values)
         hidden.push_back(index::redact_text(v));
+      bool conflict = false;
+      for (const auto& c : config.conflicts)
+        conflict = conflict || (c.key == s.key && c.overridden == origin.name);
       w.begin_object();
       w.field("value", hidden);
       w.key("origin");
       origin_json(w, origin);
+      w.field("conflict", conflict);
       w.end_object();
     }
     w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  // Variables that set one key to different values: which wins (issue 26).
+  w.key("conflicts").begin_array();
+  for (const auto& c : config.conflicts) {
+    auto redacted = [](const std::vector<std::string>& values) {
+      std::vector<std::string> out;
+      for (const auto& v : values)
+        out.push_back(index::redact_text(v));
+      return out;
+    };
+    w.begin_object();
+    w.field("key", c.key);
+    w.field("winner", c.winner);
+    w.field("winner_value", redacted(c.winner_values));
+    w.field("overridden", c.overridden);
+    w.field("overridden_value", redacted(c.overridden_values));
+    w.field("text", c.to_string());
     w.end_object();
   }
   w.end_array();

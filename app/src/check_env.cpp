@@ -11,6 +11,7 @@
 #include "gpulock/app/gpu_policy.h"
 #include "gpulock/app/install_sync.h"
 #include "gpulock/app/probe_env.h"
+#include "gpulock/app/wheel_install.h"
 #include "gpulock/core/marker.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/version.h"
@@ -161,6 +162,23 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
   const std::string install_hint =
       fmt::format("`gpulock install --lock {} --python {}` installs the locked versions",
                   ctx.lock_path, pr.python);
+  // A sync killed half way (issue 25): its stash and journal are still in the environment.
+  std::vector<fs::path> roots;
+  for (const auto& site : env.site_packages) {
+    roots.push_back(site);
+    roots.push_back(site.parent_path().parent_path().parent_path());  // the prefix
+  }
+  for (const auto& stash : find_interrupted_syncs(roots)) {
+    Drift d = make_drift(
+        CheckLayer::Env, "interrupted-install", stash.string(),
+        fmt::format("an interrupted gpulock install left {}: the environment may be half "
+                    "swapped",
+                    stash.string()));
+    d.severity = DriftSeverity::Warning;
+    d.hint = fmt::format("`gpulock install --lock {} --python {}` rolls it back first",
+                         ctx.lock_path, pr.python);
+    drifts.push_back(std::move(d));
+  }
   std::set<std::string> locked;
   std::size_t applicable = 0;
   for (const auto& p : ctx.lock.packages) {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/app/config.h"
 #include "gpulock/app/project_file.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/core/name.h"
@@ -370,6 +371,20 @@ void compare_variables(const Context& ctx, const lock::GpulockInputs& rec,
         make_drift(CheckLayer::Inputs, "option-changed", name, std::move(message), rec.line.line);
     d.expected = recorded;
     if (now) d.actual = value;
+    d.hint = update_hint(ctx.lock);
+    drifts.push_back(std::move(d));
+  }
+  // A configuration variable set since: the lock records every one that was set.
+  for (std::string_view name : config_variables()) {
+    if (rec.options.contains(fmt::format("env {}", name))) continue;
+    auto now = sys::env_value(std::string(name).c_str());
+    if (!now) continue;
+    std::string value = index::redact_text(*now);
+    Drift d = make_drift(CheckLayer::Inputs, "option-changed", std::string(name),
+                         fmt::format("{} is {} but the lock was resolved without it", name,
+                                     core::quote_for_message(value)),
+                         rec.line.line);
+    d.actual = value;
     d.hint = update_hint(ctx.lock);
     drifts.push_back(std::move(d));
   }

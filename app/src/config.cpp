@@ -51,6 +51,36 @@ constexpr std::array<ConfigKey, 15> kKeys{{
     {"mirror", "--mirror", "GPULOCK_MIRROR", false, "a mirror URL or directory"},
 }};
 
+constexpr std::array<std::string_view, 27> kVariables{{
+    "GPULOCK_INDEX_URL",
+    "GPULOCK_EXTRA_INDEX_URL",
+    "GPULOCK_FIND_LINKS",
+    "GPULOCK_INDEX",
+    "GPULOCK_INDEX_FOR",
+    "GPULOCK_INDEX_STRATEGY",
+    "GPULOCK_TORCH_BACKEND",
+    "GPULOCK_TORCH_INDEX_BASE",
+    "GPULOCK_NIGHTLY",
+    "GPULOCK_EXCLUDE_NEWER",
+    "GPULOCK_PRERELEASE",
+    "GPULOCK_CUDA_COMPAT",
+    "GPULOCK_PYTHON_VERSION",
+    "GPULOCK_PLATFORM",
+    "UV_DEFAULT_INDEX",
+    "UV_INDEX_URL",
+    "UV_INDEX",
+    "UV_EXTRA_INDEX_URL",
+    "UV_FIND_LINKS",
+    "UV_INDEX_STRATEGY",
+    "UV_TORCH_BACKEND",
+    "UV_EXCLUDE_NEWER",
+    "UV_PRERELEASE",
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_FIND_LINKS",
+    "PIP_PRE",
+}};
+
 // gpulock's defaults, shown by `gpulock config`.
 std::optional<std::string_view> default_value(std::string_view key) {
   if (key == "index-url") return detail::kDefaultIndexUrl;
@@ -372,6 +402,46 @@ void warn_pip_torch_index(const Config& config, std::vector<std::string>& warnin
   }
 }
 
+// One value in its parser's spelling (a URL without its trailing slash), so that two spellings
+// of one setting are no conflict.
+std::string canonical_value(std::string_view key, std::string_view value) {
+  if (key == "torch-backend") {
+    if (auto b = TorchBackend::parse(value)) return b->to_string();
+  } else if (key == "prerelease") {
+    if (auto p = resolver::parse_prerelease_policy(value)) {
+      return std::string(resolver::prerelease_policy_name(*p));
+    }
+  } else if (key == "index-strategy") {
+    if (auto st = parse_index_strategy(value)) return std::string(index_strategy_name(*st));
+  } else if (key == "index-url" || key == "extra-index-url" || key == "find-links" ||
+             key == "torch-index-base") {
+    return std::string(core::trim_slash(value));
+  }
+  return std::string(value);
+}
+
+bool same_values(std::string_view key, const std::vector<std::string>& a,
+                 const std::vector<std::string>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (canonical_value(key, a[i]) != canonical_value(key, b[i])) return false;
+  }
+  return true;
+}
+
+// A variable that wins over another variable with a different value (issue 26).
+std::vector<ConfigConflict> find_conflicts(const std::vector<Setting>& settings) {
+  std::vector<ConfigConflict> out;
+  for (const auto& s : settings) {
+    if (s.origin.kind != SettingOrigin::Kind::Env) continue;
+    for (const auto& [values, origin] : s.overridden) {
+      if (origin.kind != SettingOrigin::Kind::Env || same_values(s.key, s.values, values)) continue;
+      out.push_back({s.key, s.origin.name, s.values, origin.name, values});
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 namespace config_detail {
@@ -430,6 +500,21 @@ core::Status check_value(std::string_view key, std::string_view value) {
 
 std::span<const ConfigKey> config_keys() noexcept {
   return kKeys;
+}
+
+std::span<const std::string_view> config_variables() noexcept {
+  return kVariables;
+}
+
+std::string ConfigConflict::to_string() const {
+  auto text = [](const std::vector<std::string>& values) {
+    std::string joined;
+    for (const auto& v : values)
+      joined += (joined.empty() ? "" : " ") + index::redact_text(v);
+    return core::quote_for_message(joined);
+  };
+  return fmt::format("{}={} wins over {}={}", winner, text(winner_values), overridden,
+                     text(overridden_values));
 }
 
 std::string SettingOrigin::to_string() const {
@@ -512,6 +597,12 @@ core::Result<Config> load_config(const ConfigEnvironment& environment) {
     }
     config.settings.push_back(std::move(*setting));
   }
+  config.conflicts = find_conflicts(config.settings);
+  for (std::string_view name : kVariables) {
+    if (auto value = lookup(environment, name)) {
+      config.variables[std::string(name)] = index::redact_text(*value);
+    }
+  }
   config.warnings = std::move(loaded.warnings);
   warn_pip_torch_index(config, config.warnings);
   for (auto& [shown, path] : loaded.files) {
@@ -585,13 +676,10 @@ core::Status apply_config(const Config& config, ResolveRequest& request) {
       request.target.more_platforms.assign(s.values.begin() + 1, s.values.end());
     }
     if (!st) return st;
-    if (s.origin.kind == Kind::Env) {
-      std::string value;
-      for (const auto& x : s.values)
-        value += (value.empty() ? "" : " ") + index::redact_text(x);
-      request.config_variables[s.origin.name] = value;
-    }
   }
+  // Every configuration variable that is set, used or not: one set after the lock was made is
+  // then a change `check --inputs` sees (issue 26). Values as given, credentials redacted.
+  request.config_variables = config.variables;
   request.config_files = config.file_paths;
   return {};
 }
@@ -609,11 +697,16 @@ std::string config_text(const Config& config) {
     const ConfigKey* key = config_detail::key_info(s.key);
     out += fmt::format("{} = {}  # {}\n", s.key, value_text(key, s.values), s.origin.to_string());
     for (const auto& [values, origin] : s.overridden) {
-      bool conflict = s.origin.kind == SettingOrigin::Kind::Env &&
-                      origin.kind == SettingOrigin::Kind::Env && values != s.values;
-      out += fmt::format("  # {} {} = {}\n",
-                         conflict ? "conflict, overridden:" : "overridden:", origin.to_string(),
-                         value_text(key, values));
+      bool conflict = std::any_of(
+          config.conflicts.begin(), config.conflicts.end(),
+          [&](const ConfigConflict& c) { return c.key == s.key && c.overridden == origin.name; });
+      if (conflict) {
+        out += fmt::format("  # conflict: {} = {}; {} wins\n", origin.to_string(),
+                           value_text(key, values), s.origin.to_string());
+      } else {
+        out +=
+            fmt::format("  # overridden: {} = {}\n", origin.to_string(), value_text(key, values));
+      }
     }
   }
   for (const auto& w : config.warnings)

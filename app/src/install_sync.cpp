@@ -408,6 +408,35 @@ core::Status apply_plan(const InstallRequest& request, SyncPlan& plan,
   return {};
 }
 
+// A sync killed half way (issue 25) left its stash and journal in the environment: before
+// anything else, its rollback is finished (a dry run only says so), in one line.
+core::Status finish_interrupted_syncs(const InstallRequest& request, const InstallScheme& scheme,
+                                      SyncResult& result) {
+  for (const auto& stash : find_interrupted_syncs({scheme.prefix, scheme.purelib})) {
+    if (request.dry_run) {
+      result.warnings.push_back(fmt::format(
+          "an interrupted gpulock install left {}; the next install rolls it back first",
+          stash.string()));
+      continue;
+    }
+    auto undone = roll_back_interrupted(stash);
+    if (!undone.lost.empty()) {
+      return core::fail(ErrorCode::Io,
+                        fmt::format("an interrupted gpulock install could not be rolled back: "
+                                    "{} not restored (they are in {})",
+                                    fmt::join(undone.lost, ", "), stash.string()));
+    }
+    if (!undone.journal) continue;  // a finished sync's stash, deleted
+    result.warnings.push_back(
+        fmt::format("an interrupted gpulock install was rolled back first: {} put back, {} "
+                    "removed in {}",
+                    undone.restored == 1 ? "1 file" : fmt::format("{} files", undone.restored),
+                    undone.removed == 1 ? "1 file" : fmt::format("{} files", undone.removed),
+                    stash.parent_path().string()));
+  }
+  return {};
+}
+
 }  // namespace
 
 bool is_tool_package(std::string_view name) {
@@ -478,6 +507,10 @@ core::Result<SyncResult> sync_lock(const InstallRequest& request, const SyncObse
                        "--venv .venv to make a virtual environment"));
   }
   const InstallScheme scheme = scheme_of(*in);
+  if (!planned_venv) {
+    if (auto s = finish_interrupted_syncs(request, scheme, result); !s)
+      return std::unexpected(s.error());
+  }
   std::vector<fs::path> sites = {scheme.purelib};
   if (scheme.platlib != scheme.purelib) sites.push_back(scheme.platlib);
   std::erase_if(sites, [](const fs::path& p) {

@@ -77,9 +77,10 @@ core::Status clear_for_file(const fs::path& path, InstallJournal* journal) {
 core::Status write_new_file(const fs::path& path, std::string_view content, mode_t mode,
                             InstallJournal* journal) {
   if (auto s = clear_for_file(path, journal); !s) return s;
+  // Noted before it is made: a sync killed right after is still undone (install_journal.cpp).
+  if (journal != nullptr) journal->created(path);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) return std::unexpected(io_error("cannot create", path, errno));
-  if (journal != nullptr) journal->created(path);
   const char* p = content.data();
   std::size_t left = content.size();
   while (left > 0) {
@@ -350,9 +351,9 @@ class Installer {
       if (!changed) {
         // Replaced, never written through (pip unlinks too).
         if (auto s = clear_for_file(*dest, options_.journal); !s) return s;
+        if (options_.journal != nullptr) options_.journal->created(*dest);
         auto mode = sys::link_file(from, *dest, options_.link_mode);
         if (!mode) return std::unexpected(mode.error());
-        if (options_.journal != nullptr) options_.journal->created(*dest);
         if (*mode == sys::LinkMode::Hardlink || *mode == sys::LinkMode::Clone ||
             *mode == sys::LinkMode::Symlink)
           ++result_.linked;
@@ -470,98 +471,6 @@ bool inside(const fs::path& p, const fs::path& root) {
 }
 
 }  // namespace
-
-InstallJournal::InstallJournal(std::vector<fs::path> roots) : roots_(std::move(roots)) {}
-
-InstallJournal::~InstallJournal() {
-  if (!done_) rollback();
-}
-
-core::Status InstallJournal::set_aside(const fs::path& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return {};
-  if (stash_.empty()) {
-    // In the first root that takes it (the prefix, else site-packages for a --system scheme
-    // whose prefix is not writable).
-    int err = ENOENT;
-    for (const auto& root : roots_) {
-      std::string name = (root / ".gpulock-stash-XXXXXX").string();
-      if (::mkdtemp(name.data()) != nullptr) {
-        stash_ = name;
-        break;
-      }
-      err = errno;
-    }
-    if (stash_.empty()) {
-      return std::unexpected(io_error("cannot make the stash directory",
-                                      roots_.empty() ? fs::path() : roots_.front(), err));
-    }
-  }
-  const fs::path stashed = stash_ / std::to_string(next_++);
-  if (::rename(path.c_str(), stashed.c_str()) != 0) {
-    const int err = errno;
-    // Another file system (a --system scheme): a regular file is copied, then unlinked.
-    if (err != EXDEV || !S_ISREG(st.st_mode))
-      return std::unexpected(io_error("cannot set aside", path, err));
-    if (auto s = sys::copy_file(path, stashed); !s) return s;
-    if (::unlink(path.c_str()) != 0)
-      return std::unexpected(io_error("cannot set aside", path, errno));
-  }
-  log_.push_back({Kind::Aside, path, stashed});
-  return {};
-}
-
-void InstallJournal::created(const fs::path& path) {
-  log_.push_back({Kind::File, path, {}});
-}
-
-core::Status InstallJournal::make_dirs(const fs::path& dir) {
-  std::vector<fs::path> missing;
-  std::error_code ec;
-  for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
-    missing.push_back(p);
-    if (p == p.parent_path()) break;
-  }
-  fs::create_directories(dir, ec);
-  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-    if (fs::is_directory(*it, ec)) log_.push_back({Kind::Dir, *it, {}});
-  }
-  if (ec) return std::unexpected(io_error("cannot create the directory", dir, ec));
-  return {};
-}
-
-std::vector<std::string> InstallJournal::rollback() {
-  std::vector<std::string> lost;
-  std::error_code ec;
-  for (auto it = log_.rbegin(); it != log_.rend(); ++it) {
-    switch (it->kind) {
-      case Kind::File:
-        ::unlink(it->path.c_str());
-        break;
-      case Kind::Dir:
-        ::rmdir(it->path.c_str());
-        break;
-      case Kind::Aside:
-        fs::create_directories(it->path.parent_path(), ec);
-        if (::rename(it->stashed.c_str(), it->path.c_str()) != 0 &&
-            !(errno == EXDEV && sys::copy_file(it->stashed, it->path))) {
-          lost.push_back(it->path.string());
-        }
-        break;
-    }
-  }
-  log_.clear();
-  if (!stash_.empty() && lost.empty()) fs::remove_all(stash_, ec);
-  done_ = true;
-  return lost;
-}
-
-void InstallJournal::commit() {
-  std::error_code ec;
-  if (!stash_.empty()) fs::remove_all(stash_, ec);
-  log_.clear();
-  done_ = true;
-}
 
 core::Result<InstalledWheel> install_unpacked_wheel(const fs::path& unpacked,
                                                     const core::WheelFilename& wheel,

@@ -404,7 +404,7 @@ exclude-newer = "2026-01-01"
 extra-index-url = ["https://user:****@private.example/simple"]  # env PIP_EXTRA_INDEX_URL
 index-strategy = "first-index"  # default
 torch-backend = "cu126"  # env GPULOCK_TORCH_BACKEND
-  # conflict, overridden: env UV_TORCH_BACKEND = "cu128"
+  # conflict: env UV_TORCH_BACKEND = "cu128"; env GPULOCK_TORCH_BACKEND wins
   # overridden: pyproject.toml [tool.uv.pip] line 2 = "cu124"
 torch-index-base = "https://download.pytorch.org/whl"  # default
 exclude-newer = "2026-01-01"  # pyproject.toml [tool.uv] line 5
@@ -454,4 +454,54 @@ TEST_CASE("config: a requirements file's --index-url wins over a configured one"
   REQUIRE(gpulock::app::apply_config(c, request));
   CHECK(!request.index_url);
   CHECK(request.configured_index_url == "https://pip.example/simple");
+}
+
+TEST_CASE("config: gpulock's variable wins over another tool's, a disagreeing pair is a conflict",
+          "[config]") {
+  Sandbox box("conflicts");
+  box.variables = {{"GPULOCK_INDEX_URL", "https://gpulock.example/simple"},
+                   {"UV_INDEX_URL", "https://uv.example/simple"},
+                   {"PIP_INDEX_URL", "https://gpulock.example/simple/"},
+                   {"GPULOCK_TORCH_BACKEND", "cu126"},
+                   {"UV_TORCH_BACKEND", "cu126"},
+                   {"UV_EXTRA_INDEX_URL", "https://user:secret@uv.example/extra"},
+                   {"PIP_EXTRA_INDEX_URL", "https://pip.example/extra"}};
+  auto c = box.load();
+  CHECK(value_of(c, "index-url") == "https://gpulock.example/simple");
+  CHECK(origin_of(c, "index-url") == "env GPULOCK_INDEX_URL");
+  CHECK(value_of(c, "torch-backend") == "cu126");
+  REQUIRE(c.conflicts.size() == 2);
+  // PIP_INDEX_URL names the same index (a trailing slash apart) and UV_TORCH_BACKEND the same
+  // backend: an agreeing pair is no conflict.
+  CHECK(c.conflicts[0].to_string() ==
+        "GPULOCK_INDEX_URL='https://gpulock.example/simple' wins over "
+        "UV_INDEX_URL='https://uv.example/simple'");
+  CHECK(c.conflicts[1].to_string() ==
+        "UV_EXTRA_INDEX_URL='https://user:****@uv.example/extra' wins over "
+        "PIP_EXTRA_INDEX_URL='https://pip.example/extra'");
+  CHECK(gpulock::app::config_text(c) ==
+        R"(index-url = "https://gpulock.example/simple"  # env GPULOCK_INDEX_URL
+  # conflict: env UV_INDEX_URL = "https://uv.example/simple"; env GPULOCK_INDEX_URL wins
+  # overridden: env PIP_INDEX_URL = "https://gpulock.example/simple/"
+extra-index-url = ["https://user:****@uv.example/extra"]  # env UV_EXTRA_INDEX_URL
+  # conflict: env PIP_EXTRA_INDEX_URL = ["https://pip.example/extra"]; env UV_EXTRA_INDEX_URL wins
+index-strategy = "first-index"  # default
+torch-backend = "cu126"  # env GPULOCK_TORCH_BACKEND
+  # overridden: env UV_TORCH_BACKEND = "cu126"
+torch-index-base = "https://download.pytorch.org/whl"  # default
+prerelease = "if-necessary"  # default
+cuda-compat = "strict"  # default
+)");
+  // Every variable that is set is an input, the overridden ones too (credentials redacted).
+  gpulock::app::ResolveRequest request;
+  REQUIRE(gpulock::app::apply_config(c, request));
+  CHECK(request.config_variables ==
+        std::map<std::string, std::string>{
+            {"GPULOCK_INDEX_URL", "https://gpulock.example/simple"},
+            {"GPULOCK_TORCH_BACKEND", "cu126"},
+            {"PIP_EXTRA_INDEX_URL", "https://pip.example/extra"},
+            {"PIP_INDEX_URL", "https://gpulock.example/simple/"},
+            {"UV_EXTRA_INDEX_URL", "https://user:****@uv.example/extra"},
+            {"UV_INDEX_URL", "https://uv.example/simple"},
+            {"UV_TORCH_BACKEND", "cu126"}});
 }

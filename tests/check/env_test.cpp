@@ -78,7 +78,8 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
                          " of the lock's " + std::to_string(lock.packages.size()) +
                          " packages apply to it") != std::string::npos);
     // An active virtualenv is checked without --python.
-    auto active = w.shell("VIRTUAL_ENV=" + shell_quote((w / "venv").string()) +
+    auto active = w.shell("env " + std::string(Workdir::kNoConfiguration) +
+                          " VIRTUAL_ENV=" + shell_quote((w / "venv").string()) +
                           " GPULOCK_DRIVER=none NO_COLOR=1 " + shell_quote(GPULOCK_EXE) + " check");
     CHECK(active.status == 0);
     CHECK(starting_with(active.out, "env: ") == std::vector<std::string>{"env: ok"});

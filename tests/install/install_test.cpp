@@ -629,3 +629,80 @@ TEST_CASE("install: a write error half way leaves the environment as it was", "[
   CHECK(contents(c, "v") == before);
   CHECK(c.installed("v") == "demo-pkg==1.0 extra-pkg==2.0 gpuvar==1.0+cu126\n");
 }
+
+TEST_CASE("install: a sync killed half way is rolled back by the next install", "[install][e2e]") {
+  Case c;
+  c.make_venv("v");
+  REQUIRE(c.sync("base", "v").status == 0);
+  const auto files = c.files("v");
+  const auto before = contents(c, "v");
+  // gpuvar 1.0+cu126 -> 1.0+cu130, killed (SIGKILL, by the test hook) just before the journal
+  // notes the second file the sync writes: the old gpuvar is in the stash, the new one's
+  // directories are made and its first file is in.
+  Env env = c.env;
+  env["GPULOCK_TEST_INSTALL_KILL"] = "file 2";
+  Run k = gpulock::test::run_process(
+      {kExe.string(), "install", "--lock", (c.dir / "cu130.toml").string(), "--python",
+       c.python("v").string(), "--no-probe"},
+      env, {.cwd = c.dir, .timeout_s = 120});
+  INFO(describe(k));
+  REQUIRE(k.status == 128 + 9);
+  std::vector<fs::path> stashes;
+  for (const auto& entry : fs::directory_iterator(c.dir / "v")) {
+    if (entry.path().filename().string().starts_with(".gpulock-stash-"))
+      stashes.push_back(entry.path());
+  }
+  REQUIRE(stashes.size() == 1);
+  CHECK(fs::exists(stashes[0] / "journal"));
+  CHECK(c.files("v") != files);
+  CHECK(!fs::exists(c.site("v") / "gpuvar/lib_cu126.so"));
+
+  // check --env sees it.
+  Run chk = c.gpulock({"check", "--env", "--lock", (c.dir / "base.toml").string(), "--python",
+                       c.python("v").string()});
+  INFO(describe(chk));
+  CHECK(chk.out.find("an interrupted gpulock install left " + stashes[0].string() +
+                     ": the environment may be half swapped") != std::string::npos);
+
+  // The next install finishes the rollback before anything else, in one line; the environment
+  // is then exactly as it was, so syncing the old lock changes nothing.
+  Run r = c.sync("base", "v");
+  INFO(describe(r));
+  CHECK(r.status == 0);
+  CHECK(r.err ==
+        "warning: an interrupted gpulock install was rolled back first: 9 files put "
+        "back, 1 file removed in " +
+            (c.dir / "v").string() + "\n");
+  CHECK(r.out.find("2 unchanged") != std::string::npos);
+  CHECK(c.files("v") == files);
+  CHECK(contents(c, "v") == before);
+  CHECK(!fs::exists(stashes[0]));
+  Run variant = c.run({c.python("v").string(), "-c", "import gpuvar; print(gpuvar.VARIANT)"});
+  CHECK(variant.out == "cu126\n");
+}
+
+TEST_CASE("install: a sync killed while it sets files aside is rolled back too", "[install][e2e]") {
+  Case c;
+  c.make_venv("v");
+  REQUIRE(c.sync("base", "v").status == 0);
+  const auto files = c.files("v");
+  const auto before = contents(c, "v");
+  Env env = c.env;
+  env["GPULOCK_TEST_INSTALL_KILL"] = "aside 2";
+  Run k = gpulock::test::run_process(
+      {kExe.string(), "install", "--lock", (c.dir / "cu130.toml").string(), "--python",
+       c.python("v").string(), "--no-probe"},
+      env, {.cwd = c.dir, .timeout_s = 120});
+  INFO(describe(k));
+  REQUIRE(k.status == 128 + 9);
+  CHECK(c.files("v") != files);
+  Run r = c.sync("base", "v");
+  INFO(describe(r));
+  CHECK(r.status == 0);
+  CHECK(r.err ==
+        "warning: an interrupted gpulock install was rolled back first: 1 file put "
+        "back, 0 files removed in " +
+            (c.dir / "v").string() + "\n");
+  CHECK(c.files("v") == files);
+  CHECK(contents(c, "v") == before);
+}

@@ -20,9 +20,10 @@ const gpulock::lock::Package& locked(const gpulock::lock::Lock& lock, const std:
 }
 
 // A uv project: the fixture PyPI as uv's default index, the torch variants as explicit
-// indexes, torch pinned by marker: cu126 on x86_64, CPU builds on aarch64.
-std::string uv_pyproject() {
-  const std::string base = servers().torch_index_base();
+// indexes, torch pinned by marker as uv's documentation writes it: cu126 on Linux, CPU builds
+// elsewhere.
+std::string uv_pyproject(const gpulock::test::ServersEnv& srv = servers()) {
+  const std::string base = srv.torch_index_base();
   return R"([project]
 name = "demo"
 version = "0.1.0"
@@ -31,14 +32,14 @@ dependencies = ["torch", "jinja2"]
 
 [tool.uv.sources]
 torch = [
-  { index = "pytorch-cu126", marker = "platform_machine == 'x86_64'" },
-  { index = "pytorch-cpu", marker = "platform_machine == 'aarch64'" },
+  { index = "pytorch-cu126", marker = "sys_platform == 'linux'" },
+  { index = "pytorch-cpu", marker = "sys_platform != 'linux'" },
 ]
 
 [[tool.uv.index]]
 name = "pypi-fixture"
 url = ")" +
-         servers().pypi_url() +
+         srv.pypi_url() +
          R"("
 default = true
 
@@ -95,18 +96,27 @@ TEST_CASE("a uv project resolves unchanged: torch from its explicit index by mar
     REQUIRE(lock.gpulock);
     REQUIRE(lock.gpulock->inputs);
     CHECK(lock.gpulock->inputs->options.at("index-for-when") ==
-          "torch=pytorch-cu126; platform_machine == 'x86_64' | "
-          "torch=pytorch-cpu; platform_machine == 'aarch64'");
+          "torch=pytorch-cu126; sys_platform == 'linux' | "
+          "torch=pytorch-cpu; sys_platform != 'linux'");
     CHECK(lock.gpulock->inputs->options.at("env GPULOCK_PYTHON_VERSION") == "3.11");
   }
-  SECTION("aarch64: torch from pytorch-cpu") {
+  SECTION("aarch64 Linux: sys_platform is still linux, torch from pytorch-cu126") {
     Run r = run({kExe, "resolve", "--project", "pyproject.toml"},
                 machine_env("manylinux_2_28_aarch64"), dir);
     INFO(describe(r));
     REQUIRE(r.status == 0);
     auto lock = read_lock(dir / "pylock.toml");
-    CHECK(normalize(locked(lock, "torch").index.value_or("")) == base + "/cpu/");
+    CHECK(normalize(locked(lock, "torch").index.value_or("")) == base + "/cu126/");
     CHECK(locked(lock, "jinja2").index == servers().pypi_url());
+  }
+  SECTION("macOS: the shared fixture has no macOS torch (the private test below adds one)") {
+    Run r = run({kExe, "resolve", "--project", "pyproject.toml"}, machine_env("macosx_11_0_arm64"),
+                dir);
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    CHECK(r.err.starts_with(
+        "error: no solution: torch has no wheel for cp311-macosx_11_0_arm64 (wheels exist only "
+        "for other platforms or Pythons)\n"));
   }
   SECTION("resolve -v prints the indexes in first-index order with their origin") {
     Run r = run({kExe, "resolve", "--project", "pyproject.toml", "-v", "-o", "-"},
@@ -119,6 +129,51 @@ TEST_CASE("a uv project resolves unchanged: torch from its explicit index by mar
     CHECK(err.find("index default (default): http://INDEX/simple/  # pyproject.toml "
                    "[[tool.uv.index]] line 13\n") != std::string::npos);
   }
+}
+
+TEST_CASE("a uv project resolved for macOS takes torch from the index its marker selects",
+          "[resolve][config][private]") {
+  // A copy of the fixture index with what a macOS CPU torch needs (illustrative releases): torch
+  // 2.13.0 on /whl/cpu (download.pytorch.org serves macOS wheels without a local label) and a
+  // MarkupSafe with a macOS wheel. The shared tree is unchanged.
+  gpulock::test::PrivateServers srv;
+  srv.regenerate(R"({"releases": [
+    {"name": "torch", "version": "2.13.0", "family": "torch", "indexes": ["whl/cpu"],
+     "cuda_variant": "cpu", "requires_python": ">=3.10",
+     "requires_dist": ["filelock", "typing-extensions>=4.10.0", "setuptools>=77.0.3",
+                       "sympy>=1.13.3", "networkx>=2.5.1", "jinja2", "fsspec>=0.8.5"],
+     "wheels": ["cp311-none-macosx_11_0_arm64"], "upload_time": "2026-07-08T16:00:00Z",
+     "metadata": {"pytorch": true}, "verification": "illustrative"},
+    {"name": "MarkupSafe", "version": "3.0.3", "family": "deps", "indexes": ["pypi"],
+     "requires_python": ">=3.9", "wheels": ["cp311-cp311-macosx_11_0_arm64"],
+     "upload_time": "2026-07-08T16:00:00Z", "verification": "illustrative"}]})");
+  fs::path dir = fresh_dir("config-uv-macos");
+  write_file(dir / "pyproject.toml", uv_pyproject(srv.env()));
+  const std::string base = srv.env().torch_index_base();
+  Env env = machine_env("macosx_11_0_arm64");
+  env["GPULOCK_DRIVER"] = "none";
+  env["GPULOCK_CACHE_DIR"] = (dir / "cache").string();
+  Run r = run({kExe, "resolve", "--project", "pyproject.toml", "-v"}, env, dir);
+  INFO(describe(r));
+  REQUIRE(r.status == 0);
+  auto lock = read_lock(dir / "pylock.toml");
+  CHECK(locked(lock, "torch").index == base + "/cpu/");
+  CHECK(locked(lock, "torch").version == "2.13.0");
+  CHECK(locked(lock, "jinja2").index == srv.env().pypi_url());
+  CHECK(locked(lock, "markupsafe").version == "3.0.3");
+  CHECK(r.err.find("index pytorch-cpu (pinned): " + base +
+                   "/cpu/  # pyproject.toml [[tool.uv.index]] line 18\n") != std::string::npos);
+  CHECK(r.err.find("pytorch-cu126") == std::string::npos);
+  // The same project for Linux, from the same index copy: the other marker, the other index.
+  env["GPULOCK_PLATFORM"] = "manylinux_2_28_x86_64";
+  env["GPULOCK_DRIVER"] = "560.35.03";
+  Run linux = run({kExe, "resolve", "--project", "pyproject.toml", "-o", "linux.toml"}, env, dir);
+  INFO(describe(linux));
+  REQUIRE(linux.status == 0);
+  auto linux_lock = read_lock(dir / "linux.toml");
+  CHECK(locked(linux_lock, "torch").index == base + "/cu126/");
+  CHECK(locked(linux_lock, "torch").version->ends_with("+cu126"));
+  CHECK(locked(linux_lock, "markupsafe").version == "3.0.2");
 }
 
 TEST_CASE("gpulock config prints every setting with its origin (golden)", "[resolve][config]") {
@@ -219,5 +274,22 @@ TEST_CASE("configuration reaches resolve and check --inputs names a changed sour
     CHECK(c.status == 1);
     CHECK(c.out.find("GPULOCK_PYTHON_VERSION is '3.12' but the lock was resolved with '3.11'") !=
           std::string::npos);
+  }
+  SECTION("a variable that was not set when the lock was made is set now") {
+    env["UV_INDEX_URL"] = "https://user:secret@uv.example/simple";
+    env["GPULOCK_TORCH_BACKEND"] = "cu126";
+    Run c = run({kExe, "check", "--inputs"}, env, dir);
+    INFO(describe(c));
+    CHECK(c.status == 1);
+    // Each by name, credentials redacted, with the hint of every input drift.
+    CHECK(
+        c.out.starts_with("inputs: drift (2 errors)\n"
+                          "  1 input file, 1 requirement argument, 5 options recorded\n"
+                          "  error: pylock.toml:33: GPULOCK_TORCH_BACKEND is 'cu126' but the lock "
+                          "was resolved without it\n"
+                          "  error: pylock.toml:33: UV_INDEX_URL is 'https://user:****@uv.example/"
+                          "simple' but the lock was resolved without it\n"
+                          "    hint: update the lock: gpulock resolve jinja2\n"));
+    CHECK(c.err == "");
   }
 }

@@ -38,6 +38,11 @@ struct ConfigKey {
 /// Every key, in the order `gpulock config` prints them.
 [[nodiscard]] std::span<const ConfigKey> config_keys() noexcept;
 
+/// Every variable whose value is a resolve input: the keys' GPULOCK_* variables (not
+/// GPULOCK_MIRROR: a mirror serves the same files), then uv's and pip's that gpulock reads. The
+/// lock records each one that is set, so that `check --inputs` sees one set since (issue 26).
+[[nodiscard]] std::span<const std::string_view> config_variables() noexcept;
+
 /// Where a setting's value came from.
 struct SettingOrigin {
   enum class Kind : std::uint8_t { Default, Flag, Env, File };
@@ -76,8 +81,26 @@ struct ConfigEnvironment {
 [[nodiscard]] ConfigEnvironment process_config_environment(
     std::string project, std::map<std::string, std::vector<std::string>> flags);
 
+/// Two variables that set one key to different values (issue 26): the one that wins (gpulock's
+/// before uv's before pip's) and the one it overrides.
+struct ConfigConflict {
+  std::string key;
+  std::string winner;  ///< "GPULOCK_TORCH_BACKEND"
+  std::vector<std::string> winner_values;
+  std::string overridden;  ///< "UV_TORCH_BACKEND"
+  std::vector<std::string> overridden_values;
+  /// "GPULOCK_TORCH_BACKEND='cu124' wins over UV_TORCH_BACKEND='cu128'" (credentials redacted).
+  [[nodiscard]] std::string to_string() const;
+};
+
 struct Config {
   std::vector<Setting> settings;  ///< effective, in config_keys() order (defaults included)
+  /// Pairs of variables that disagree about a key, in config_keys() order. Variables that agree
+  /// are not a conflict.
+  std::vector<ConfigConflict> conflicts;
+  /// Every variable of config_variables() that is set, with its value (credentials redacted),
+  /// whether it won, was overridden or could not be used.
+  std::map<std::string, std::string> variables;
   /// Another tool's value that cannot be used, a uv setting gpulock cannot honour, a pip extra
   /// index that serves the torch family.
   std::vector<std::string> warnings;
@@ -101,7 +124,8 @@ struct Config {
 [[nodiscard]] core::Status apply_config(const Config& config, ResolveRequest& request);
 
 /// `gpulock config`'s text: one `key = value  # origin` line per setting, overridden values
-/// below it, then `warning:` lines.
+/// below it (`# conflict: ...` for a variable another variable overrides with a different
+/// value), then `warning:` lines.
 [[nodiscard]] std::string config_text(const Config& config);
 
 }  // namespace gpulock::app

@@ -59,21 +59,50 @@ class InstallJournal {
   [[nodiscard]] core::Status make_dirs(const std::filesystem::path& dir);
   /// Puts everything back. Returns the paths it could not restore (empty: all restored).
   std::vector<std::string> rollback();
-  /// Keeps the changes: the stash is deleted.
+  /// Keeps the changes: the journal, then the stash, is deleted.
   void commit();
 
- private:
-  enum class Kind { File, Dir, Aside };
+  enum class Kind : char { File = 'F', Dir = 'D', Aside = 'A' };
   struct Entry {
     Kind kind;
     std::filesystem::path path, stashed;
   };
+
+ private:
+  core::Status note(Entry entry);
+  core::Status make_stash();
   std::vector<std::filesystem::path> roots_;
   std::filesystem::path stash_;
+  int journal_fd_ = -1;
   std::vector<Entry> log_;
   std::size_t next_ = 0;
   bool done_ = false;
+  /// GPULOCK_TEST_INSTALL_KILL="KIND N" (file, dir or aside): the process kills itself with
+  /// SIGKILL before noting the N-th entry of that kind, for the tests of an interrupted sync.
+  Kind kill_kind_ = Kind::File;
+  std::size_t kill_at_ = 0;
+  std::size_t kill_count_ = 0;
 };
+
+/// The journal on disk (issue 25): `<stash>/journal` holds one line per entry, written before
+/// the change it describes, and one per entry undone; `commit` deletes it before the stash. A
+/// sync killed half way leaves the stash with its journal, which the next one undoes first.
+struct InterruptedSync {
+  std::filesystem::path stash;
+  std::size_t restored = 0;       ///< files put back from the stash
+  std::size_t removed = 0;        ///< files the killed sync had written, removed
+  bool journal = true;            ///< false: a stash with no journal (a commit cut short)
+  std::vector<std::string> lost;  ///< set-aside files that could not be put back
+};
+
+/// The stashes (`.gpulock-stash-*`) in `roots` (an environment's prefix and site-packages).
+[[nodiscard]] std::vector<std::filesystem::path> find_interrupted_syncs(
+    const std::vector<std::filesystem::path>& roots);
+
+/// Finishes the rollback of the sync that left `stash`: every file it wrote is removed and
+/// every file it set aside put back, newest first; the stash is deleted when nothing is lost.
+/// A stash with no journal is what a commit killed half way leaves: it is deleted.
+[[nodiscard]] InterruptedSync roll_back_interrupted(const std::filesystem::path& stash);
 
 struct WheelInstallOptions {
   sys::LinkMode link_mode = sys::LinkMode::Hardlink;
