@@ -630,6 +630,22 @@ TEST_CASE("install: a write error half way leaves the environment as it was", "[
   CHECK(c.installed("v") == "demo-pkg==1.0 extra-pkg==2.0 gpuvar==1.0+cu126\n");
 }
 
+namespace {
+
+// `gpulock install` of cu130.toml into venv "v", killed (SIGKILL) by the test hook at `when`
+// ("file 2": before the journal notes the second file written; "aside 2": the second file set
+// aside).
+Run killed_sync(Case& c, const std::string& when) {
+  Env env = c.env;
+  env["GPULOCK_TEST_INSTALL_KILL"] = when;
+  return gpulock::test::run_process(
+      {kExe.string(), "install", "--lock", (c.dir / "cu130.toml").string(), "--python",
+       c.python("v").string(), "--no-probe"},
+      env, {.cwd = c.dir, .timeout_s = 120});
+}
+
+}  // namespace
+
 TEST_CASE("install: a sync killed half way is rolled back by the next install", "[install][e2e]") {
   Case c;
   c.make_venv("v");
@@ -639,12 +655,7 @@ TEST_CASE("install: a sync killed half way is rolled back by the next install", 
   // gpuvar 1.0+cu126 -> 1.0+cu130, killed (SIGKILL, by the test hook) just before the journal
   // notes the second file the sync writes: the old gpuvar is in the stash, the new one's
   // directories are made and its first file is in.
-  Env env = c.env;
-  env["GPULOCK_TEST_INSTALL_KILL"] = "file 2";
-  Run k = gpulock::test::run_process(
-      {kExe.string(), "install", "--lock", (c.dir / "cu130.toml").string(), "--python",
-       c.python("v").string(), "--no-probe"},
-      env, {.cwd = c.dir, .timeout_s = 120});
+  Run k = killed_sync(c, "file 2");
   INFO(describe(k));
   REQUIRE(k.status == 128 + 9);
   std::vector<fs::path> stashes;
@@ -687,12 +698,7 @@ TEST_CASE("install: a sync killed while it sets files aside is rolled back too",
   REQUIRE(c.sync("base", "v").status == 0);
   const auto files = c.files("v");
   const auto before = contents(c, "v");
-  Env env = c.env;
-  env["GPULOCK_TEST_INSTALL_KILL"] = "aside 2";
-  Run k = gpulock::test::run_process(
-      {kExe.string(), "install", "--lock", (c.dir / "cu130.toml").string(), "--python",
-       c.python("v").string(), "--no-probe"},
-      env, {.cwd = c.dir, .timeout_s = 120});
+  Run k = killed_sync(c, "aside 2");
   INFO(describe(k));
   REQUIRE(k.status == 128 + 9);
   CHECK(c.files("v") != files);
