@@ -90,10 +90,12 @@ void Probe::plan_stack_libraries() {
       for (const auto& n : elf->needed) {
         if (is_cuda_library(n) || shipped.contains(n)) wanted.emplace_back(n, true);
       }
-      for (const auto& [name, file] : shipped) {
+      for (const auto& entry : shipped) {
+        // (Not a structured binding: clang 14 cannot capture one in a lambda.)
+        const std::string& name = entry.first;
         bool linked = std::any_of(wanted.begin(), wanted.end(),
                                   [&](const auto& w) { return w.first == name; });
-        if (!linked && route.contains(canonical(dirname_of(file.path))))
+        if (!linked && route.contains(canonical(dirname_of(entry.second.path))))
           wanted.emplace_back(name, false);
       }
       for (const auto& [soname, needed] : wanted) {
