@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -176,6 +175,74 @@ const GpuStacks::Coupled* GpuStacks::coupled_of(std::string_view package) const 
   return nullptr;
 }
 
+namespace {
+
+// Digits at `text[at...]`: how many (0 when none).
+std::size_t digits_at(std::string_view text, std::size_t at) {
+  std::size_t n = 0;
+  while (at + n < text.size() && std::isdigit(static_cast<unsigned char>(text[at + n])) != 0)
+    ++n;
+  return n;
+}
+
+// `parts` dot-separated digit runs at `text[at...]` ("2.11.0" for 3): its length, or 0.
+std::size_t release_at(std::string_view text, std::size_t at, int parts) {
+  std::size_t pos = at;
+  for (int p = 0; p < parts; ++p) {
+    if (p > 0) {
+      if (pos >= text.size() || text[pos] != '.') return 0;
+      ++pos;
+    }
+    std::size_t n = digits_at(text, pos);
+    if (n == 0) return 0;
+    pos += n;
+  }
+  return pos - at;
+}
+
+// Whether `text` (from `at` to its end) is `form` exactly: {V} is X.Y.Z, {XY} is X.Y, {L} is
+// `cpu` or `cu` and digits, `+` is also `%2B`. The placeholders' text goes to `slots`
+// (V, XY, L), in order. Without backtracking: each placeholder takes the longest run of its
+// characters, and the forms follow each one with a character it cannot take.
+bool matches_form(std::string_view text, std::size_t at, std::string_view form,
+                  std::vector<std::pair<std::string, std::string>>& slots) {
+  std::size_t i = 0;
+  while (i < form.size()) {
+    std::string_view rest = form.substr(i);
+    std::size_t n = 0;
+    std::string slot;
+    if (rest.starts_with("{V}")) {
+      n = release_at(text, at, 3), slot = "V", i += 3;
+    } else if (rest.starts_with("{XY}")) {
+      n = release_at(text, at, 2), slot = "XY", i += 4;
+    } else if (rest.starts_with("{L}")) {
+      if (text.substr(at).starts_with("cpu")) {
+        n = 3;
+      } else if (text.substr(at).starts_with("cu")) {
+        n = digits_at(text, at + 2) > 0 ? 2 + digits_at(text, at + 2) : 0;
+      }
+      slot = "L", i += 3;
+    } else {
+      char c = form[i++];
+      if (at < text.size() && text[at] == c) {
+        ++at;
+        continue;
+      }
+      if (c == '+' && (text.substr(at).starts_with("%2B") || text.substr(at).starts_with("%2b"))) {
+        at += 3;
+        continue;
+      }
+      return false;
+    }
+    if (n == 0) return false;
+    slots.emplace_back(slot, std::string(text.substr(at, n)));
+    at += n;
+  }
+  return at == text.size();
+}
+
+}  // namespace
+
 std::optional<std::string> GpuStacks::follow_find_links(std::string_view url,
                                                         std::string_view torch) const {
   auto plus = torch.find('+');
@@ -183,46 +250,20 @@ std::optional<std::string> GpuStacks::follow_find_links(std::string_view url,
   std::string version(torch.substr(0, plus)), label(torch.substr(plus + 1));
   auto second_dot = version.find('.', version.find('.') + 1);
   std::string xy = version.substr(0, second_dot);
-  const std::string text(url);
   for (const auto& row : find_links) {
-    // The form as a pattern anchored at the URL's end, one group per placeholder.
-    std::string pattern = "(?:^|/)";
-    std::vector<std::string> slots;
-    for (std::size_t i = 0; i < row.form.size();) {
-      std::string_view rest = std::string_view(row.form).substr(i);
-      if (rest.starts_with("{V}")) {
-        pattern += "([0-9]+\\.[0-9]+\\.[0-9]+)";
-        slots.emplace_back("V");
-        i += 3;
-      } else if (rest.starts_with("{XY}")) {
-        pattern += "([0-9]+\\.[0-9]+)";
-        slots.emplace_back("XY");
-        i += 4;
-      } else if (rest.starts_with("{L}")) {
-        pattern += "(cpu|cu[0-9]+)";
-        slots.emplace_back("L");
-        i += 3;
-      } else if (row.form[i] == '+') {
-        pattern += "(?:\\+|%2[Bb])";
-        ++i;
-      } else {
-        char c = row.form[i++];
-        if (std::isalnum(static_cast<unsigned char>(c)) == 0) pattern += '\\';
-        pattern += c;
-      }
+    // The form matches the URL's end, from its start or just after a '/'.
+    for (std::size_t start = 0; start < url.size(); ++start) {
+      if (start > 0 && url[start - 1] != '/') continue;
+      std::vector<std::pair<std::string, std::string>> slots;
+      if (!matches_form(url, start, row.form, slots)) continue;
+      bool same = std::all_of(slots.begin(), slots.end(), [&](const auto& s) {
+        return s.second == (s.first == "V" ? version : s.first == "XY" ? xy : label);
+      });
+      if (same) return std::nullopt;
+      return std::string(url.substr(0, start)) +
+             replace_all(replace_all(replace_all(row.form, "{V}", version), "{XY}", xy), "{L}",
+                         label);
     }
-    std::smatch m;
-    if (!std::regex_search(text, m, std::regex(pattern + "$"))) continue;
-    bool same = true;
-    for (std::size_t k = 0; k < slots.size(); ++k) {
-      const std::string& want = slots[k] == "V" ? version : slots[k] == "XY" ? xy : label;
-      same = same && m[k + 1].str() == want;
-    }
-    if (same) return std::nullopt;
-    std::string tail =
-        replace_all(replace_all(replace_all(row.form, "{V}", version), "{XY}", xy), "{L}", label);
-    auto start = static_cast<std::size_t>(m.position(0)) + (m.str(0).starts_with("/") ? 1 : 0);
-    return text.substr(0, start) + tail;
   }
   return std::nullopt;
 }
