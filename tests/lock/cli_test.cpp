@@ -298,3 +298,16 @@ TEST_CASE("a newer minor lock-version is read with a warning naming file and lin
   CHECK(d.err == warnings);
   CHECK(d.out == "fact          old  new\nlock-version  1.0  1.1\n\n1 fact changed\n");
 }
+
+TEST_CASE("gpulock export refuses a lock missing a hash: exit 3 with file and line",
+          "[lock][cli][bad]") {
+  for (const auto& c : lock_test::missing_hash_cases()) {
+    INFO(c.text);
+    TempDir dir;
+    write_file(dir / "pylock.toml", c.text);
+    auto cli = lock_test::run_shell("cd " + shell_quote(dir.path().string()) + " && " +
+                                    shell_quote(GPULOCK_EXE) + " export");
+    CHECK(cli.status == 3);
+    CHECK(cli.err.starts_with("error: pylock.toml:" + std::to_string(c.line) + ": "));
+  }
+}

@@ -2,6 +2,7 @@
 // Helpers for the lock/ tests: fixture paths, fixture locks and packages, and the independent
 // tomllib check every written lock goes through. Files, scratch directories and running
 // commands come from tests/support (test_files.h, cli_runner.h).
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -67,6 +68,31 @@ inline void check_text_with_tomllib(const std::string& text) {
   TempDir dir;
   write_file(dir / "pylock.toml", text);
   check_with_tomllib(dir / "pylock.toml");
+}
+
+/// Locks that miss a hash where PEP 751 requires one: an archive and a wheel without the key, and
+/// a wheel whose table is empty, with the line and message the reader gives
+/// (reader_errors_test.cpp for the library, cli_test.cpp for `gpulock export`).
+struct MissingHashCase {
+  std::string text;
+  std::size_t line;
+  std::string message;
+};
+inline std::vector<MissingHashCase> missing_hash_cases() {
+  const std::string head = "lock-version = \"1.0\"\ncreated-by = \"test\"\n\n[[packages]]\n";
+  return {
+
+      {head +
+           "name = \"a\"\nversion = \"1.0\"\narchive = { url = \"https://example.org/a-1.0.zip\" "
+           "}\n",
+       7, "in the archive of package 'a' has no 'hashes' (PEP 751 requires at least one hash)"},
+      {head + "name = \"a\"\nversion = \"1.0\"\nwheels = [\n  { url = "
+              "\"https://example.org/a-1.0-py3-none-any.whl\", size = 1 },\n]\n",
+       8, "in wheel 1 of package 'a' has no 'hashes' (PEP 751 requires at least one hash)"},
+      {head + "name = \"a\"\nversion = \"1.0\"\n\n[[packages.wheels]]\nurl = "
+              "\"https://example.org/a-1.0-py3-none-any.whl\"\n\n[packages.wheels.hashes]\n",
+       11, "in wheel 1 of package 'a' has an empty 'hashes' table"},
+  };
 }
 
 }  // namespace lock_test
