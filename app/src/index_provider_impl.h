@@ -11,6 +11,7 @@
 //                               facts.
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <span>
@@ -240,6 +241,23 @@ struct IndexProvider::Impl {
   // target, no extras), before the solver gets to take that version.
   std::vector<const index::DistFile*> speculated;
   void chain_speculation();
+  // Issue 27: work while the solver waits for a fetch (the client's wait hook, run on this
+  // thread): chain_speculation, then, for every wanted name the solver has not asked for yet
+  // whose pages are in, the METADATA of its likely candidate (prefetch_first over entries built
+  // aside, with no warning kept), so that each level of the graph costs a page and a METADATA
+  // round trip, not one more for the solver to get there. Never changes what is resolved: it
+  // only starts prefetches; `packages` is untouched.
+  void speculate();
+  // False while `name`'s pages are not all in.
+  bool speculate_name(std::string_view name);
+  void chain_dependencies();
+  static constexpr std::size_t kMaxSpeculative = 256;  // speculative prefetches per resolve
+  std::size_t speculative = 0;
+  std::set<std::string, std::less<>> speculated_names;
+  std::vector<index::ProjectPagePtr> speculative_pages;  // keeps the speculated files alive
+  bool speculating = false;
+  std::function<void()> previous_hook;  // the client's wait hook before this provider's
+  ~Impl() { pages.set_wait_hook(std::move(previous_hook)); }
   // Starts `name`'s first-priority pages (every group's under unsafe-best-match).
   void prefetch_pages(std::string_view name);
 

@@ -242,6 +242,13 @@ auto IndexProvider::Impl::prefetch_pages(std::string_view name) -> void {
 }
 
 auto IndexProvider::Impl::chain_speculation() -> void {
+  if (speculating) return;
+  speculating = true;
+  chain_dependencies();
+  speculating = false;
+}
+
+auto IndexProvider::Impl::chain_dependencies() -> void {
   for (std::size_t i = 0; i < speculated.size();) {
     const index::DistFile* file = speculated[i];
     if (!pages.metadata_done(*file)) {
@@ -262,24 +269,87 @@ auto IndexProvider::Impl::chain_speculation() -> void {
       auto& specs = wanted[name];
       bool first = specs.empty();
       specs.push_back(req.specifier);
-      if (first) prefetch_pages(name);
+      if (first && speculative < kMaxSpeculative) {
+        ++speculative;
+        prefetch_pages(name);
+      }
     }
   }
 }
 
+auto IndexProvider::Impl::speculate() -> void {
+  if (speculating) return;
+  speculating = true;
+  chain_dependencies();
+  for (const auto& entry : wanted) {
+    const std::string& name = entry.first;
+    if (speculative >= kMaxSpeculative) break;
+    if (packages.contains(name) || speculated_names.contains(name) || config.direct.contains(name))
+      continue;
+    if (speculate_name(name)) speculated_names.insert(name);
+  }
+  speculating = false;
+}
+
+auto IndexProvider::Impl::speculate_name(std::string_view name) -> bool {
+  for (const auto& s : config.torch) {
+    if (!s.above_ceiling && !pages.project_list_done(s.source)) return false;
+  }
+  auto groups = groups_for(name);
+  PackageState state;
+  std::vector<std::pair<const index::DistFile*, const SourceSpec*>> files;
+  std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>> omitted;
+  for (const auto& group : groups) {
+    bool group_found = false;
+    for (const auto* s : group) {
+      pages.prefetch_project(s->source, name);
+      if (!pages.project_done(s->source, name)) return false;
+    }
+    for (const auto* s : group) {
+      auto page = pages.fetch_project(s->source, name);
+      if (!page) return true;  // the solver's own fetch reports it
+      if (!(*page)->found || ((*page)->files.empty() && (*page)->omitted.empty())) continue;
+      group_found = true;
+      state.pages.push_back(*page);
+      state.sources.push_back(s);
+      for (const auto& f : (*page)->files)
+        files.emplace_back(&f, s);
+      for (const auto& o : (*page)->omitted)
+        omitted.emplace_back(&o, s);
+    }
+    if (group_found && config.strategy == IndexStrategy::FirstIndex) break;
+  }
+  // Built aside: no warning of it is kept (the solver's own load gives them, in its order).
+  auto saved_warnings = warnings;
+  auto saved_warned = warned;
+  auto saved_requires_python = requires_python_cache;
+  build_entries(name, state, files, omitted);
+  warnings = std::move(saved_warnings);
+  warned = std::move(saved_warned);
+  requires_python_cache = std::move(saved_requires_python);
+  ++speculative;
+  prefetch_first(name, state);
+  speculative_pages.insert(speculative_pages.end(), state.pages.begin(), state.pages.end());
+  return true;
+}
+
 auto IndexProvider::Impl::prefetch_first(std::string_view name, const PackageState& state) -> void {
   auto specs = wanted.find(name);
-  auto fits = [&](const VersionEntry& e, bool final_only) {
-    if (e.file == nullptr || e.unavailable || (final_only && e.version.is_prerelease())) {
+  // The solver takes a yanked release only when nothing else fits (PEP 592), a pre-release only
+  // when no final release does.
+  auto fits = [&](const VersionEntry& e, bool final_only, bool unyanked_only) {
+    if (e.file == nullptr || e.unavailable || (final_only && e.version.is_prerelease()) ||
+        (unyanked_only && e.yanked)) {
       return false;
     }
     if (specs == wanted.end()) return true;
     return std::all_of(specs->second.begin(), specs->second.end(),
                        [&](const core::SpecifierSet& s) { return s.contains(e.version, true); });
   };
-  for (bool final_only : {true, false}) {
+  for (auto [final_only, unyanked_only] : {std::pair{true, true}, std::pair{false, true},
+                                           std::pair{true, false}, std::pair{false, false}}) {
     for (const auto& e : state.entries) {
-      if (fits(e, final_only)) {
+      if (fits(e, final_only, unyanked_only)) {
         pages.prefetch_metadata(*e.file);
         speculated.push_back(e.file);
         return;
@@ -305,6 +375,8 @@ auto IndexProvider::Impl::read_metadata(const index::DistFile& file, std::string
     }
     return std::unexpected(text.error());
   }
+  // The wait hook may have read it while this fetch waited (chain_speculation).
+  if (slot.metadata) return &*slot.metadata;
   auto parsed = core::CoreMetadata::parse(*text);
   if (!parsed) {
     problem = parsed.error().to_string();

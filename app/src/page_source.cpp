@@ -38,6 +38,18 @@ bool IndexClientPages::metadata_done(const index::DistFile& file) {
   return client_.metadata_done(file);
 }
 
+bool IndexClientPages::project_done(const index::IndexSource& source, std::string_view name) {
+  return client_.project_done(source, name);
+}
+
+bool IndexClientPages::project_list_done(const index::IndexSource& source) {
+  return client_.project_list_done(source);
+}
+
+std::function<void()> IndexClientPages::set_wait_hook(std::function<void()> hook) {
+  return client_.set_wait_hook(std::move(hook));
+}
+
 void IndexClientPages::prefetch_metadata(const index::DistFile& file) {
   client_.prefetch_metadata(file);
 }

@@ -182,6 +182,9 @@ std::optional<TorchSourceProblem> check_torch_sources(
     usable.push_back(&s);
     for (const auto& name : wanted)
       client.prefetch_project(s.source, name);
+    // The provider reads the root listing before any other name's page (first-index): in the
+    // same round trip as the torch pages (issue 27).
+    client.prefetch_project_list(s.source);
   }
   // Which wanted names no usable torch source has.
   std::vector<std::string> missing;

@@ -72,7 +72,7 @@ std::string default_cache_dir() {
 IndexClient::Impl::Impl(ClientOptions o)
     : options(std::move(o)),
       cache(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir, !options.no_cache),
-      pool(std::max(1u, options.max_parallel)) {
+      pool(std::max(1u, options.max_parallel), [this] { note_progress(); }) {
   immutable_hosts = {"files.pythonhosted.org", "download.pytorch.org", "download-r2.pytorch.org",
                      "pypi.nvidia.com"};
   for (const auto& h : options.immutable_hosts)
@@ -86,6 +86,27 @@ IndexClient::Impl::~Impl() {
   detail::unregister_client(this);
   cancel_transfers_for_shutdown();
   pool.stop();
+}
+
+void IndexClient::Impl::note_progress() {
+  {
+    std::lock_guard<std::mutex> lock(progress_mu);
+    ++progress;
+  }
+  progress_cv.notify_all();
+}
+
+std::function<void()> IndexClient::Impl::hook_for_this_thread() {
+  std::lock_guard<std::mutex> lock(progress_mu);
+  if (!wait_hook || wait_hook_thread != std::this_thread::get_id()) return {};
+  return wait_hook;
+}
+
+void IndexClient::Impl::wait_progress(std::uint64_t seen) {
+  std::unique_lock<std::mutex> lock(progress_mu);
+  // Bounded: a task that ends without a pool thread (a prefetch dropped at shutdown) is still
+  // noticed.
+  progress_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return progress != seen; });
 }
 
 void IndexClient::Impl::emit(ClientEvent::Type type, RequestKind kind, std::string_view url,
@@ -132,7 +153,26 @@ core::Result<ProjectPagePtr> IndexClient::fetch_project(const IndexSource& sourc
                                                         std::string_view name) {
   bool created = false;
   auto op = impl_->project_op(source, core::normalize_name(name), created);
-  return op->get();
+  return impl_->await(op);
+}
+
+bool IndexClient::project_done(const IndexSource& source, std::string_view name) {
+  auto op = impl_->find_project_op(source, core::normalize_name(name));
+  return op && op->done();
+}
+
+bool IndexClient::project_list_done(const IndexSource& source) {
+  std::lock_guard<std::mutex> lock(impl_->memo_mu);
+  auto it = impl_->project_lists.find(source.url);
+  return it != impl_->project_lists.end() && it->second && it->second->done();
+}
+
+std::function<void()> IndexClient::set_wait_hook(std::function<void()> hook) {
+  std::lock_guard<std::mutex> lock(impl_->progress_mu);
+  std::function<void()> previous = std::move(impl_->wait_hook);
+  impl_->wait_hook = std::move(hook);
+  impl_->wait_hook_thread = std::this_thread::get_id();
+  return previous;
 }
 
 void IndexClient::prefetch_project(const IndexSource& source, std::string_view name) {
@@ -156,7 +196,7 @@ void IndexClient::prefetch_project(const IndexSource& source, std::string_view n
 
 core::Result<ProjectListPtr> IndexClient::fetch_project_list(const IndexSource& source) {
   bool created = false;
-  return impl_->project_list_op(source, created)->get();
+  return impl_->await(impl_->project_list_op(source, created));
 }
 
 void IndexClient::prefetch_project_list(const IndexSource& source) {
@@ -170,7 +210,7 @@ core::Result<std::string> IndexClient::fetch_metadata(const DistFile& file) {
   bool created = false;
   std::string key;
   auto op = impl_->metadata_op(file, created, key);
-  return op->get();
+  return impl_->await(op);
 }
 
 bool IndexClient::metadata_done(const DistFile& file) {

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -55,6 +56,13 @@ std::string status_text(long status);
 }  // namespace detail
 
 namespace detail {
+// Whether this thread is running a wait hook (IndexClient::set_wait_hook): one flag for every
+// kind of operation, so a hook's own fetches wait plainly.
+inline bool& in_wait_hook() {
+  thread_local bool running = false;
+  return running;
+}
+
 /// A local file's bytes into `out`: pages and variant metadata read from file:// sources.
 /// `max_bytes` (0: none) bounds it: more is IndexFormat with the message `too_large`. Errors: Io
 /// naming the path.
@@ -105,9 +113,25 @@ struct IndexClient::Impl {
   std::unordered_map<std::string, bool> range_support;
   std::unordered_map<std::string, std::string> credentials;
 
+  // Background progress: a count of finished pool tasks, and the waiting thread's hook
+  // (IndexClient::set_wait_hook).
+  std::mutex progress_mu;
+  std::condition_variable progress_cv;
+  std::uint64_t progress = 0;
+  std::function<void()> wait_hook;
+  std::thread::id wait_hook_thread;
+
   detail::TaskPool pool;  // last: stopped first
 
   // ---- events and counters (client.cpp) -------------------------------------------------------
+
+  void note_progress();
+  // The result of `op`, running the wait hook while another thread runs it.
+  template <class T>
+  core::Result<T> await(const std::shared_ptr<detail::Op<T>>& op);
+  // The hook to run while this thread waits, or empty (not this thread's, or already in it).
+  std::function<void()> hook_for_this_thread();
+  void wait_progress(std::uint64_t seen);
 
   void emit(ClientEvent::Type type, RequestKind kind, std::string_view url, long status = 0,
             std::uint64_t bytes = 0, std::string message = {}) const;
@@ -158,6 +182,9 @@ struct IndexClient::Impl {
                                                             const std::string& name);
   std::shared_ptr<detail::Op<ProjectPagePtr>> project_op(const IndexSource& source,
                                                          const std::string& name, bool& created);
+  // The memoized page operation, or null when nothing asked for it yet.
+  std::shared_ptr<detail::Op<ProjectPagePtr>> find_project_op(const IndexSource& source,
+                                                              const std::string& name);
 
   // ---- index roots (client_project_list.cpp) --------------------------------------------------
 
@@ -216,5 +243,30 @@ struct IndexClient::Impl {
   core::Result<FileDigest> download_into(const DownloadRequest& request);
   core::Result<long> probe_status(const std::string& url);
 };
+
+template <class T>
+core::Result<T> IndexClient::Impl::await(const std::shared_ptr<detail::Op<T>>& op) {
+  if (op->running()) {
+    if (auto hook = hook_for_this_thread()) {
+      bool& in_hook = detail::in_wait_hook();
+      if (!in_hook) {
+        // Still running: run the hook now and after each background transfer that finishes.
+        while (op->running()) {
+          std::uint64_t seen = 0;
+          {
+            std::lock_guard<std::mutex> lock(progress_mu);
+            seen = progress;
+          }
+          in_hook = true;
+          hook();
+          in_hook = false;
+          if (!op->running()) break;
+          wait_progress(seen);
+        }
+      }
+    }
+  }
+  return op->get();
+}
 
 }  // namespace gpulock::index

@@ -472,11 +472,27 @@ std::optional<core::Result<ProjectPagePtr>> IndexClient::Impl::quick_project(
   return page_from_cache(lookup, entry);
 }
 
+namespace {
+
+std::string project_key(const IndexSource& source, const std::string& name) {
+  return fmt::format("{}{}\n{}\n{}", static_cast<int>(source.kind),
+                     source.forbidden_means_missing ? "f" : "", source.url, name);
+}
+
+}  // namespace
+
+std::shared_ptr<detail::Op<ProjectPagePtr>> IndexClient::Impl::find_project_op(
+    const IndexSource& source, const std::string& name) {
+  std::string key = project_key(source, name);
+  std::lock_guard<std::mutex> lock(memo_mu);
+  auto it = projects.find(key);
+  return it == projects.end() ? nullptr : it->second;
+}
+
 std::shared_ptr<detail::Op<ProjectPagePtr>> IndexClient::Impl::project_op(const IndexSource& source,
                                                                           const std::string& name,
                                                                           bool& created) {
-  std::string key = fmt::format("{}{}\n{}\n{}", static_cast<int>(source.kind),
-                                source.forbidden_means_missing ? "f" : "", source.url, name);
+  std::string key = project_key(source, name);
   std::lock_guard<std::mutex> lock(memo_mu);
   auto& slot = projects[key];
   created = !slot;

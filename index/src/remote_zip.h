@@ -17,7 +17,10 @@ namespace gpulock::index::detail {
 /// Bytes [start, end] (inclusive) of the remote file.
 using RangeFetch = std::function<core::Result<std::string>(std::uint64_t start, std::uint64_t end)>;
 
-inline constexpr std::uint64_t kTailBytes = 64 * 1024;
+// The first range read: libzip searches the last 65,578 bytes for the end of central directory
+// record (a 64 KiB comment, the record, the ZIP64 locator), so a shorter tail always cost a
+// second request (issue 27).
+inline constexpr std::uint64_t kTailBytes = 72 * 1024;
 inline constexpr std::uint64_t kMinChunk = 64 * 1024;
 /// All range reads of one wheel together (its central directory, the METADATA entry's local
 /// header and data) stop at this many bytes: a central directory that lies about its size or

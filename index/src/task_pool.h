@@ -52,6 +52,12 @@ class Op {
     return state_ == State::Done;
   }
 
+  /// Whether another thread is running the work (get() would wait for it).
+  bool running() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return state_ == State::Running;
+  }
+
   bool claim() {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ != State::Queued) return false;
@@ -76,7 +82,9 @@ class Op {
 
 class TaskPool {
  public:
-  explicit TaskPool(unsigned max_threads) : max_threads_(max_threads == 0 ? 1 : max_threads) {}
+  /// `on_done` (may be empty) runs on the pool thread after each task.
+  explicit TaskPool(unsigned max_threads, std::function<void()> on_done = {})
+      : max_threads_(max_threads == 0 ? 1 : max_threads), on_done_(std::move(on_done)) {}
   ~TaskPool() { stop(); }
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
@@ -120,11 +128,13 @@ class TaskPool {
       queue_.pop_front();
       lock.unlock();
       task();
+      if (on_done_) on_done_();
       lock.lock();
     }
   }
 
   unsigned max_threads_;
+  std::function<void()> on_done_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;

@@ -4,6 +4,7 @@
 // It counts what it is asked, so that a test can say that rendering an explanation fetches
 // nothing.
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -67,6 +68,7 @@ class FakePageSource final : public gl::app::PageSource {
 
   gl::core::Result<gl::index::ProjectPagePtr> fetch_project(const gl::index::IndexSource& source,
                                                             std::string_view name) override {
+    wait();
     ++page_fetches;
     fetched.push_back(fmt::format("{}{}/", source.url, name));
     auto it = pages_.find({source.url, std::string(name)});
@@ -86,6 +88,7 @@ class FakePageSource final : public gl::app::PageSource {
   }
 
   gl::core::Result<std::string> fetch_metadata(const gl::index::DistFile& file) override {
+    wait();
     ++metadata_fetches;
     auto it = metadata_.find(std::string(file.url()));
     if (it == metadata_.end())
@@ -98,9 +101,30 @@ class FakePageSource final : public gl::app::PageSource {
                           fmt::format("no download of {} in this fake", url));
   }
 
+  // With `waits` (issue 27), the fake behaves as a client whose prefetches are all in: every
+  // page and METADATA is done, and each fetch first runs the wait hook, as a real fetch that
+  // waits does.
+  void prefetch_metadata(const gl::index::DistFile& file) override {
+    prefetched_metadata.emplace_back(file.url());
+  }
+  bool metadata_done(const gl::index::DistFile&) override { return waits; }
+  bool project_done(const gl::index::IndexSource&, std::string_view) override { return waits; }
+  bool project_list_done(const gl::index::IndexSource&) override { return waits; }
+  std::function<void()> set_wait_hook(std::function<void()> hook) override {
+    std::swap(hook, hook_);
+    return hook;
+  }
+
+  /// What a fetch that waits for a prefetch does first: runs the wait hook.
+  void simulate_wait() {
+    if (hook_) hook_();
+  }
+
   std::size_t page_fetches = 0;
   std::size_t metadata_fetches = 0;
   std::vector<std::string> fetched;  ///< page URLs asked for, in order
+  bool waits = false;
+  std::vector<std::string> prefetched_metadata;  ///< wheel URLs, in order
 
  private:
   gl::index::ProjectPage& page_of(std::string_view base, const std::string& name) {
@@ -117,6 +141,11 @@ class FakePageSource final : public gl::app::PageSource {
   std::map<std::string, gl::index::ProjectListPtr> listings_;
   std::map<std::string, std::string> metadata_;
   unsigned serial_ = 0;
+  std::function<void()> hook_;
+
+  void wait() {
+    if (waits && hook_) hook_();
+  }
 };
 
 /// A Simple API source of role `role` ("default", "extra", "pinned", "torch").

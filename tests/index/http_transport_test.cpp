@@ -263,3 +263,45 @@ TEST_CASE("'not on this index' is cached for the response's max-age, else 10 min
     CHECK(client.stats().page_requests == 1);
   }
 }
+
+TEST_CASE("the wait hook runs on the waiting thread while a prefetch is in flight",
+          "[http][parallel]") {
+  // /barrier2/ answers only once two requests wait together: the page asked for here arrives
+  // only because the hook, run while fetch_project waits for its prefetch, starts the second
+  // request (issue 27: the next prefetches start while the caller would otherwise sleep).
+  gpulock::test::PrivateServerOptions po;
+  po.fault = true;
+  po.copy = false;
+  gpulock::test::PrivateServers priv(po);
+  ClientOptions o = test_options(index_test::scratch_dir("http-wait-hook"), unique_agent("hook"));
+  o.retries = 0;
+  o.low_speed_time = std::chrono::milliseconds(15'000);
+  IndexClient client(o);
+  auto names = some_projects(2);
+  REQUIRE(names.size() == 2);
+  auto held = IndexSource::simple(priv.env().fault_url() + "/barrier2/simple/");
+  const std::thread::id me = std::this_thread::get_id();
+  int calls = 0;
+  bool elsewhere = false;
+  auto previous = client.set_wait_hook([&] {
+    ++calls;
+    if (std::this_thread::get_id() != me) elsewhere = true;
+    client.prefetch_project(held, names[1]);
+  });
+  CHECK_FALSE(previous);
+  CHECK_FALSE(client.project_done(held, names[0]));
+  client.prefetch_project(held, names[0]);
+  auto page = client.fetch_project(held, names[0]);
+  INFO((page ? std::string() : page.error().to_string()));
+  REQUIRE(page);
+  CHECK((*page)->found);
+  CHECK(client.project_done(held, names[0]));
+  CHECK(calls >= 1);
+  CHECK_FALSE(elsewhere);
+  auto second = client.fetch_project(held, names[1]);
+  REQUIRE(second);
+  CHECK((*second)->found);
+  CHECK(client.stats().page_requests == 2);
+  // Removed: the previous (empty) hook is back.
+  CHECK(client.set_wait_hook(std::move(previous)));
+}

@@ -78,6 +78,10 @@ def main():
     many.append(("big_pkg/blob.bin", rng.randbytes(300_000)))
     write_wheel(f"{wheels}/big_pkg-2.0-py3-none-any.whl", "big_pkg", "2.0", many,
                 metadata("big-pkg", "2.0", "Provides-Extra: fast\n"))
+    # 200 KB of incompressible data first, then METADATA and a small central directory: both in
+    # the last 64 KiB, as in most wheels (issue 27: one range request, not two).
+    write_wheel(f"{wheels}/tail_pkg-1.0-py3-none-any.whl", "tail_pkg", "1.0",
+                [("tail_pkg/blob.bin", random.Random(27).randbytes(200_000))], metadata("tail-pkg", "1.0"))
     write_wheel(f"{wheels}/nometa-1.0-py3-none-any.whl", "nometa", "1.0", code, None)
     huge = base64.b64encode(rng.randbytes(9 * 1024 * 1024)).decode()  # 12 MiB, incompressible
     write_wheel(f"{wheels}/bigmeta-1.0-py3-none-any.whl", "bigmeta", "1.0", code,

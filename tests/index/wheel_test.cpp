@@ -165,6 +165,28 @@ TEST_CASE("range reads fetch the tail, then one coalesced range", "[wheel][range
   }
 }
 
+TEST_CASE("range reads: METADATA near the end takes the tail alone", "[wheel][range]") {
+  // libzip looks for the end of central directory record in the last 65,578 bytes (the
+  // longest comment and the ZIP64 locator): the tail covers that window, so a wheel whose
+  // METADATA and central directory are near its end costs one request (issue 27).
+  const char* filename = "tail_pkg-1.0-py3-none-any.whl";
+  std::string bytes = index_test::read_text(wheel_path(filename));
+  std::uint64_t total = bytes.size();
+  REQUIRE(total > detail::kTailBytes);
+  std::uint64_t tail_start = total - detail::kTailBytes;
+  int requests = 0;
+  detail::RangeFetch fetch = [&](std::uint64_t a, std::uint64_t b) -> core::Result<std::string> {
+    ++requests;
+    return bytes.substr(a, b - a + 1);
+  };
+  auto name = wheel_name(filename);
+  auto text =
+      detail::metadata_via_ranges(total, tail_start, bytes.substr(tail_start), fetch, &name, "r");
+  REQUIRE(text);
+  CHECK(text->find("Name: tail-pkg") != std::string::npos);
+  CHECK(requests == 0);
+}
+
 TEST_CASE("range read failures surface as the fetch's error", "[wheel][range]") {
   std::string bytes = index_test::read_text(wheel_path("big_pkg-2.0-py3-none-any.whl"));
   std::uint64_t total = bytes.size();

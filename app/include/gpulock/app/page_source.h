@@ -6,6 +6,7 @@
 /// index::IndexClient (HTTP, cache); tests give a fake that builds pages in memory
 /// (tests/app/fake_page_source.h), so the catalog and the GPU policy are tested without a server.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -54,6 +55,23 @@ class PageSource {
     (void)file;
     return false;
   }
+  /// Whether fetch_project / fetch_project_list would answer at once; never blocks.
+  [[nodiscard]] virtual bool project_done(const index::IndexSource& source, std::string_view name) {
+    (void)source;
+    (void)name;
+    return false;
+  }
+  [[nodiscard]] virtual bool project_list_done(const index::IndexSource& source) {
+    (void)source;
+    return false;
+  }
+  /// Work to run on this thread while it waits for a fetch in progress
+  /// (index::IndexClient::set_wait_hook); returns the hook it replaces. A source that never
+  /// waits ignores it.
+  virtual std::function<void()> set_wait_hook(std::function<void()> hook) {
+    (void)hook;
+    return {};
+  }
 };
 
 /// The production PageSource: an index::IndexClient's pages, with its background prefetches.
@@ -71,6 +89,9 @@ class IndexClientPages final : public PageSource {
   void prefetch_project_list(const index::IndexSource& source) override;
   void prefetch_metadata(const index::DistFile& file) override;
   bool metadata_done(const index::DistFile& file) override;
+  bool project_done(const index::IndexSource& source, std::string_view name) override;
+  bool project_list_done(const index::IndexSource& source) override;
+  std::function<void()> set_wait_hook(std::function<void()> hook) override;
 
  private:
   index::IndexClient& client_;

@@ -189,6 +189,9 @@ class IndexClient {
                                                            std::string_view name);
   /// Starts fetch_project in the background and returns at once.
   void prefetch_project(const IndexSource& source, std::string_view name);
+  /// Whether fetch_project(source, name) would answer without waiting: a prefetch of it has
+  /// finished (or it was fetched). Never starts anything.
+  [[nodiscard]] bool project_done(const IndexSource& source, std::string_view name);
 
   /// Which projects `source` serves, from its root listing (`<source.url>`, PEP 503/691), for
   /// first-index over a small index such as the torch source's (never call it for PyPI). Null
@@ -197,6 +200,8 @@ class IndexClient {
   [[nodiscard]] core::Result<ProjectListPtr> fetch_project_list(const IndexSource& source);
   /// Starts fetch_project_list in the background.
   void prefetch_project_list(const IndexSource& source);
+  /// Whether fetch_project_list(source) would answer without waiting. Never starts anything.
+  [[nodiscard]] bool project_list_done(const IndexSource& source);
 
   /// The METADATA text of a wheel: the PEP 658/714 `.metadata` file when the index offers one
   /// (its hash verified when given), else HTTP range reads of the zip's tail and METADATA entry,
@@ -238,6 +243,16 @@ class IndexClient {
   /// 404/410: whether a file is still there (`install --mirror-fallback`). file:// URLs answer
   /// 200 or 404. Errors: Network, Timeout, Offline, Cancelled.
   [[nodiscard]] core::Result<long> probe_url(std::string_view url);
+
+  /// Work for the waiting thread (issue 27: a cold resolve bound by round trips). While the
+  /// thread that calls this waits in fetch_project, fetch_project_list or fetch_metadata for a
+  /// transfer a background thread runs (a prefetch), `hook` is called on it once
+  /// as the wait begins and again each time a background transfer finishes, so a caller can
+  /// start the next prefetches (say, the METADATA of a page that just arrived) while it would
+  /// otherwise sleep. Never on another thread, never reentrantly (a fetch the hook makes waits
+  /// plainly); the hook must not throw and should only start work, not wait for it. Empty:
+  /// none. Returns the hook it replaces (to restore).
+  std::function<void()> set_wait_hook(std::function<void()> hook);
 
   [[nodiscard]] ClientStats stats() const;
   /// Aborts transfers in flight and makes later calls fail with Cancelled: `mirror add` stops
