@@ -2,7 +2,7 @@
 """Peak RSS of gpulock reading one huge PEP 691 page (issue 18: at most 8 bytes of RSS per byte).
 
     bench/huge_page.py --gpulock build/release/cli/gpulock [--files 1000000] [--work DIR]
-                       [--lean] [--resolve]
+                       [--lean] [--resolve [--warm]] [--json FILE]
 
 Writes a PyPI-shaped PEP 691 JSON page of N files (sdist + 12 wheels per version, sha256,
 core-metadata, size, upload-time, requires-python, files.pythonhosted.org-style URLs; ~510 bytes
@@ -13,12 +13,16 @@ peak RSS (getrusage of the child) and RSS per page byte.
 --resolve runs `gpulock resolve huge` for CPython 3.11 on manylinux_2_28_x86_64 instead, with an
 empty cache (the page is parsed, stored in the cache, filtered to the target's wheels, and the
 newest wheel's METADATA read): the page's URLs are then root-relative (/packages/...) and
-core-metadata is `true`, so the server can answer each `.metadata` request.
+core-metadata is `true`, so the server can answer each `.metadata` request. --warm (with
+--resolve) runs it twice with the same cache and measures the second run (the page from the
+cache, within its max-age). Time, CPU time and peak RSS are the measured run's own (wait4);
+--json FILE also writes them as JSON (bench/run's `scale` section).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import resource
@@ -104,6 +108,8 @@ def serve(page: Path) -> tuple[ThreadingHTTPServer, str]:
             size = data_path.stat().st_size
             self.send_response(200)
             self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+            # As PyPI's CDN: a page is fresh for 10 minutes (a --warm run reads it from the cache).
+            self.send_header("Cache-Control", "max-age=600")
             self.send_header("Content-Length", str(size))
             self.end_headers()
             with open(data_path, "rb") as f:
@@ -122,6 +128,9 @@ def main() -> int:
     ap.add_argument("--work", type=Path)
     ap.add_argument("--resolve", action="store_true",
                     help="measure `gpulock resolve huge` (empty cache) instead of `index show`")
+    ap.add_argument("--warm", action="store_true",
+                    help="with --resolve: measure a second run with the first one's cache")
+    ap.add_argument("--json", type=Path, help="also write the measurement to this file as JSON")
     ap.add_argument("--lean", action="store_true",
                     help="~300-byte entries (filename, sha256, URL) instead of ~510")
     args = ap.parse_args()
@@ -134,7 +143,7 @@ def main() -> int:
     size = page.stat().st_size
     srv, url = serve(page)
     env = dict(os.environ, GPULOCK_MAX_PAGE_SIZE="4G", GPULOCK_HTTP_DEADLINE="600")
-    start = time.monotonic()
+    cache = None
     if args.resolve:
         cache = Path(tempfile.mkdtemp(prefix="cache-", dir=work))
         argv = [args.gpulock, "resolve", "huge", "--index-url", url, "--python-version", "3.11",
@@ -142,18 +151,38 @@ def main() -> int:
                 str(cache), "-o", str(cache / "pylock.toml")]
     else:
         argv = [args.gpulock, "index", "show", "huge", "--no-cache", "--index-url", url]
-    r = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    took = time.monotonic() - start
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+
+    def measure() -> tuple[int, float, float, int, str]:
+        """(exit status, wall s, CPU s, peak RSS bytes, stderr) of one run of argv."""
+        start = time.monotonic()
+        with tempfile.TemporaryFile() as err:
+            p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err)
+            _, status, usage = os.wait4(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            took = time.monotonic() - start
+            err.seek(0)
+            text = err.read().decode(errors="replace")
+        return p.returncode, took, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, text
+
+    rc, took, cpu, peak, err = measure()
+    if args.warm and args.resolve and rc == 0:
+        (cache / "pylock.toml").unlink(missing_ok=True)
+        rc, took, cpu, peak, err = measure()
     srv.shutdown()
     print(f"files: {args.files}  page: {size} bytes ({size / args.files:.0f} bytes/file)")
-    print(f"exit: {r.returncode}  time: {took:.1f} s  peak RSS: {peak_kib * 1024} bytes "
-          f"({peak_kib * 1024 / size:.2f} bytes of RSS per page byte)")
-    if args.resolve:
+    print(f"exit: {rc}  time: {took:.1f} s  CPU: {cpu:.1f} s  peak RSS: {peak} bytes "
+          f"({peak / size:.2f} bytes of RSS per page byte)")
+    if args.json:
+        args.json.write_text(json.dumps({
+            "files": args.files, "page_bytes": size, "exit": rc, "wall_s": took, "cpu_s": cpu,
+            "peak_rss_bytes": peak, "rss_per_page_byte": peak / size,
+            "command": "resolve" if args.resolve else "index show",
+            "warm": bool(args.warm and args.resolve)}) + "\n")
+    if cache:
         shutil.rmtree(cache, ignore_errors=True)
-    if r.returncode != 0:
-        print(r.stderr, file=sys.stderr)
-    return 0 if r.returncode == 0 else 1
+    if rc != 0:
+        print(err, file=sys.stderr)
+    return 0 if rc == 0 else 1
 
 
 if __name__ == "__main__":

@@ -290,8 +290,7 @@ class HtmlPageParser {
     std::string full = resolve_url(base_url_, href_text);
     UrlParts parts = split_url(full);
     if (parts.has_fragment && !parts.fragment.empty()) {
-      Hash h;
-      if (detail::parse_hash_pair(parts.fragment, h)) file.add_hash(h);
+      detail::add_hash_pair(parts.fragment, file, false);
     }
     std::string_view url = strip_fragment(full);
     std::string filename = url_basename(url);
@@ -346,10 +345,8 @@ class HtmlPageParser {
       file.set_core_metadata(false);
       return;
     }
-    Hash h;
-    if (detail::parse_hash_pair(value, h)) {
+    if (detail::add_hash_pair(value, file, true)) {
       file.set_core_metadata(true);
-      file.add_core_metadata_hash(h);
       return;
     }
     file.set_core_metadata(true);  // advertised, with a hash we cannot read: fetch, do not verify

@@ -73,21 +73,33 @@ std::string IndexSource::project_url(std::string_view project) const {
 
 namespace {
 
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
+// A lowercase hex digit's value, or 0xff (uppercase digits are kept as text, as given).
+constexpr auto kLowerHexValue = [] {
+  std::array<std::uint8_t, 256> t{};
+  t.fill(0xff);
+  for (int c = '0'; c <= '9'; ++c)
+    t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c - '0');
+  for (int c = 'a'; c <= 'f'; ++c)
+    t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c - 'a' + 10);
+  return t;
+}();
 
 // 64 lowercase hex digits -> 32 bytes; false otherwise (the digest is then kept as text).
+// Branch-free per digit: a digest's digits are random, and a branch on "digit or letter"
+// mispredicts half the time.
 bool decode_sha256(std::string_view hex, std::array<std::uint8_t, 32>& out) noexcept {
   if (hex.size() != 64) return false;
+  const auto* p = reinterpret_cast<const unsigned char*>(hex.data());
+  std::array<std::uint8_t, 32> raw;
+  std::uint8_t bad = 0;
   for (std::size_t i = 0; i < 32; ++i) {
-    int hi = hex_value(hex[2 * i]);
-    int lo = hex_value(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+    std::uint8_t hi = kLowerHexValue[p[2 * i]];
+    std::uint8_t lo = kLowerHexValue[p[2 * i + 1]];
+    bad |= hi | lo;
+    raw[i] = static_cast<std::uint8_t>(hi << 4 | (lo & 15));
   }
+  if (bad & 0xf0) return false;
+  out = raw;
   return true;
 }
 
@@ -235,6 +247,15 @@ void DistFile::add_hash(std::string_view algorithm, std::string_view hex) {
   add_to(extra_ ? &extra_->hashes : nullptr, sha256_, kSha256, algorithm, hex, false);
 }
 
+void DistFile::add_sha256(const std::array<std::uint8_t, 32>& digest) {
+  if (!(flags_ & kSha256) && (!extra_ || extra_->hashes.empty())) {
+    sha256_ = digest;
+    flags_ |= kSha256;
+    return;
+  }
+  add_hash("sha256", encode_hex(digest));
+}
+
 void DistFile::clear_hashes() noexcept {
   flags_ = static_cast<std::uint8_t>(flags_ & ~kSha256);
   sha256_ = {};
@@ -248,6 +269,15 @@ void DistFile::set_core_metadata(bool advertised) noexcept {
 void DistFile::add_core_metadata_hash(std::string_view algorithm, std::string_view hex) {
   add_to(extra_ ? &extra_->core_metadata_hashes : nullptr, core_metadata_sha256_,
          kCoreMetadataSha256, algorithm, hex, true);
+}
+
+void DistFile::add_core_metadata_sha256(const std::array<std::uint8_t, 32>& digest) {
+  if (!(flags_ & kCoreMetadataSha256) && (!extra_ || extra_->core_metadata_hashes.empty())) {
+    core_metadata_sha256_ = digest;
+    flags_ |= kCoreMetadataSha256;
+    return;
+  }
+  add_core_metadata_hash("sha256", encode_hex(digest));
 }
 
 void DistFile::clear_core_metadata_hashes() noexcept {

@@ -124,6 +124,43 @@ constexpr auto kHexLower = [] {
 
 }  // namespace
 
+namespace {
+
+// A hex digit's value, or 0xff.
+constexpr auto kHexValue = [] {
+  std::array<std::uint8_t, 256> t{};
+  t.fill(0xff);
+  for (int c = '0'; c <= '9'; ++c)
+    t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c - '0');
+  for (int c = 'a'; c <= 'f'; ++c)
+    t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c - 'a' + 10);
+  for (int c = 'A'; c <= 'F'; ++c)
+    t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c - 'A' + 10);
+  return t;
+}();
+
+}  // namespace
+
+bool decode_hex32(std::string_view hex, std::array<std::uint8_t, 32>& out) noexcept {
+  if (hex.size() != 64) return false;
+  const auto* p = reinterpret_cast<const unsigned char*>(hex.data());
+  std::uint8_t bad = 0;
+  for (std::size_t i = 0; i < 32; ++i) {
+    std::uint8_t hi = kHexValue[p[2 * i]];
+    std::uint8_t lo = kHexValue[p[2 * i + 1]];
+    bad |= hi | lo;
+    out[i] = static_cast<std::uint8_t>(hi << 4 | (lo & 15));
+  }
+  return (bad & 0xf0) == 0;
+}
+
+bool all_hex(std::string_view text) noexcept {
+  std::uint8_t bad = 0;
+  for (char c : text)
+    bad |= kHexValue[static_cast<unsigned char>(c)];
+  return (bad & 0xf0) == 0;
+}
+
 bool parse_hash_pair(std::string_view text, Hash& out) {
   auto eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0 || eq + 1 >= text.size()) return false;
@@ -142,6 +179,27 @@ bool parse_hash_pair(std::string_view text, Hash& out) {
   }
   out.algorithm.assign(algo);
   ascii_lower(out.algorithm);
+  return true;
+}
+
+bool add_hash_pair(std::string_view text, DistFile& file, bool core_metadata) {
+  constexpr std::string_view kPrefix = "sha256=";
+  std::array<std::uint8_t, 32> digest;
+  if (text.starts_with(kPrefix) && decode_hex32(text.substr(kPrefix.size()), digest)) {
+    if (core_metadata) {
+      file.add_core_metadata_sha256(digest);
+    } else {
+      file.add_sha256(digest);
+    }
+    return true;
+  }
+  Hash h;
+  if (!parse_hash_pair(text, h)) return false;
+  if (core_metadata) {
+    file.add_core_metadata_hash(h);
+  } else {
+    file.add_hash(h);
+  }
   return true;
 }
 

@@ -2,6 +2,8 @@
 // Shared by the HTML and JSON parsers: turns a filename into a wheel/sdist DistFile, filters
 // by project and collects the warnings for dropped files (one warning per kind, not per file).
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -100,6 +102,18 @@ class FileClassifier {
 
 /// `algo=hex` (a PEP 503 fragment or a `data-core-metadata` value) -> Hash, both lowercase.
 bool parse_hash_pair(std::string_view text, Hash& out);
+
+/// `algo=hex` added to `file`'s hashes (or its core-metadata hashes) as parse_hash_pair reads
+/// it; a `sha256=` digest goes straight to its 32 bytes. False (nothing added) when unreadable.
+bool add_hash_pair(std::string_view text, DistFile& file, bool core_metadata);
+
+/// Exactly 64 hex digits, either case -> the 32 bytes of a sha256 digest; false otherwise
+/// (`out` is then unspecified). Branch-free per digit: the digits of a digest are random, and a
+/// branch on "digit or letter" mispredicts half the time (it was most of a page's parse time).
+bool decode_hex32(std::string_view hex, std::array<std::uint8_t, 32>& out) noexcept;
+
+/// True when every byte of `text` is a hex digit (either case); true for "".
+bool all_hex(std::string_view text) noexcept;
 
 /// ASCII lowercase in place.
 void ascii_lower(std::string& s) noexcept;

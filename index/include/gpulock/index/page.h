@@ -142,10 +142,15 @@ class DistFile {
   /// Appends a hash; `hex` is kept as given (the parsers lowercase it).
   void add_hash(std::string_view algorithm, std::string_view hex);
   void add_hash(const Hash& h) { add_hash(h.algorithm, h.hex); }
+  /// Appends a sha256 digest given as its 32 bytes: what `add_hash("sha256", hex)` keeps for
+  /// its lowercase hex, without the text (the parsers decode a digest straight from the page).
+  void add_sha256(const std::array<std::uint8_t, 32>& digest);
   void clear_hashes() noexcept;
   void set_core_metadata(bool advertised) noexcept;
   void add_core_metadata_hash(std::string_view algorithm, std::string_view hex);
   void add_core_metadata_hash(const Hash& h) { add_core_metadata_hash(h.algorithm, h.hex); }
+  /// As add_sha256, for the `.metadata` file.
+  void add_core_metadata_sha256(const std::array<std::uint8_t, 32>& digest);
   void clear_core_metadata_hashes() noexcept;
   void set_size(std::optional<std::uint64_t> size) noexcept;
   void set_upload_time(std::optional<std::int64_t> micros) noexcept;
