@@ -24,6 +24,28 @@ namespace gpulock::app {
 using resolver::UnavailableKind;
 using resolver::UnavailableReason;
 
+namespace {
+
+using FileRefs = std::vector<std::pair<const index::DistFile*, const SourceSpec*>>;
+using OmittedRefs = std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>>;
+
+// Keeps a page that lists anything in `state` and adds its files and omitted versions to the
+// candidates; false when it lists nothing (not found, or empty). The solver's load and the
+// speculation build their candidates alike.
+bool take_page(const index::ProjectPagePtr& page, const SourceSpec* s, PackageState& state,
+               FileRefs& files, OmittedRefs& omitted) {
+  if (!page->found || (page->files.empty() && page->omitted.empty())) return false;
+  state.pages.push_back(page);
+  state.sources.push_back(s);
+  for (const auto& f : page->files)
+    files.emplace_back(&f, s);
+  for (const auto& o : page->omitted)
+    omitted.emplace_back(&o, s);
+  return true;
+}
+
+}  // namespace
+
 auto IndexProvider::Impl::torch_sources_serving(std::string_view name, bool* unsure) const
     -> std::vector<const SourceSpec*> {
   std::vector<const SourceSpec*> out;
@@ -161,8 +183,8 @@ auto IndexProvider::Impl::load(std::string_view name, PackageState& state) -> co
     for (const auto* s : groups[g])
       pages.prefetch_project(s->source, name);
   }
-  std::vector<std::pair<const index::DistFile*, const SourceSpec*>> files;
-  std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>> omitted;
+  FileRefs files;
+  OmittedRefs omitted;
   bool found_any = false;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (found_any && config.strategy == IndexStrategy::FirstIndex) {
@@ -176,14 +198,7 @@ auto IndexProvider::Impl::load(std::string_view name, PackageState& state) -> co
     for (const auto* s : groups[g]) {
       auto page = pages.fetch_project(s->source, name);
       if (!page) return std::unexpected(page.error());
-      if (!(*page)->found || ((*page)->files.empty() && (*page)->omitted.empty())) continue;
-      group_found = true;
-      state.pages.push_back(*page);
-      state.sources.push_back(s);
-      for (const auto& f : (*page)->files)
-        files.emplace_back(&f, s);
-      for (const auto& o : (*page)->omitted)
-        omitted.emplace_back(&o, s);
+      if (take_page(*page, s, state, files, omitted)) group_found = true;
     }
     found_any = found_any || group_found;
   }
@@ -297,8 +312,8 @@ auto IndexProvider::Impl::speculate_name(std::string_view name) -> bool {
   }
   auto groups = groups_for(name);
   PackageState state;
-  std::vector<std::pair<const index::DistFile*, const SourceSpec*>> files;
-  std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>> omitted;
+  FileRefs files;
+  OmittedRefs omitted;
   for (const auto& group : groups) {
     bool group_found = false;
     for (const auto* s : group) {
@@ -308,14 +323,7 @@ auto IndexProvider::Impl::speculate_name(std::string_view name) -> bool {
     for (const auto* s : group) {
       auto page = pages.fetch_project(s->source, name);
       if (!page) return true;  // the solver's own fetch reports it
-      if (!(*page)->found || ((*page)->files.empty() && (*page)->omitted.empty())) continue;
-      group_found = true;
-      state.pages.push_back(*page);
-      state.sources.push_back(s);
-      for (const auto& f : (*page)->files)
-        files.emplace_back(&f, s);
-      for (const auto& o : (*page)->omitted)
-        omitted.emplace_back(&o, s);
+      if (take_page(*page, s, state, files, omitted)) group_found = true;
     }
     if (group_found && config.strategy == IndexStrategy::FirstIndex) break;
   }

@@ -9,6 +9,8 @@
 #include "gpulock/core/name.h"
 #include "gpulock/index/url.h"
 
+#include "page_builder.h"
+
 namespace gpulock::index {
 namespace {
 
@@ -73,34 +75,11 @@ std::string IndexSource::project_url(std::string_view project) const {
 
 namespace {
 
-// A lowercase hex digit's value, or 0xff (uppercase digits are kept as text, as given).
-constexpr auto kLowerHexValue = [] {
-  std::array<std::uint8_t, 256> t{};
-  t.fill(0xff);
-  for (int c = '0'; c <= '9'; ++c)
-    t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c - '0');
-  for (int c = 'a'; c <= 'f'; ++c)
-    t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c - 'a' + 10);
-  return t;
-}();
-
-// 64 lowercase hex digits -> 32 bytes; false otherwise (the digest is then kept as text).
-// Branch-free per digit: a digest's digits are random, and a branch on "digit or letter"
-// mispredicts half the time.
+// 64 lowercase hex digits -> 32 bytes; false otherwise (the digest is then kept as text, and
+// so are uppercase digits, as given). The decoding is page_builder's, branch-free per digit.
 bool decode_sha256(std::string_view hex, std::array<std::uint8_t, 32>& out) noexcept {
-  if (hex.size() != 64) return false;
-  const auto* p = reinterpret_cast<const unsigned char*>(hex.data());
-  std::array<std::uint8_t, 32> raw;
-  std::uint8_t bad = 0;
-  for (std::size_t i = 0; i < 32; ++i) {
-    std::uint8_t hi = kLowerHexValue[p[2 * i]];
-    std::uint8_t lo = kLowerHexValue[p[2 * i + 1]];
-    bad |= hi | lo;
-    raw[i] = static_cast<std::uint8_t>(hi << 4 | (lo & 15));
-  }
-  if (bad & 0xf0) return false;
-  out = raw;
-  return true;
+  return std::ranges::none_of(hex, [](char c) { return c >= 'A' && c <= 'F'; }) &&
+         detail::decode_hex32(hex, out);
 }
 
 std::string encode_hex(const std::array<std::uint8_t, 32>& raw) {
