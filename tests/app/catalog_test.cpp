@@ -37,11 +37,7 @@ std::string wheel(std::string_view name, std::string_view version,
 }
 
 app::ProviderConfig config() {
-  app::ProviderConfig c;
-  c.general.push_back(app_test::source(kPypi, "default"));
-  c.target = app_test::target_312();
-  c.command_line = "gpulock lock -r requirements.txt";
-  return c;
+  return app_test::one_index_config(kPypi);
 }
 
 app::GpuContext gpu(std::string_view driver, std::string_view ceiling,

@@ -177,4 +177,14 @@ inline gl::app::Target target_312() {
   return *t;
 }
 
+/// One general index `url` ("default") for CPython 3.12 on manylinux_2_28_x86_64, as `gpulock
+/// lock -r requirements.txt` would configure it.
+inline gl::app::ProviderConfig one_index_config(std::string_view url) {
+  gl::app::ProviderConfig c;
+  c.general.push_back(source(url, "default"));
+  c.target = target_312();
+  c.command_line = "gpulock lock -r requirements.txt";
+  return c;
+}
+
 }  // namespace app_test

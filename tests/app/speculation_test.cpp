@@ -34,11 +34,7 @@ void add(FakePageSource& pages, std::string_view name, std::string_view version,
 }
 
 app::ProviderConfig config() {
-  app::ProviderConfig c;
-  c.general.push_back(app_test::source(kPypi, "default"));
-  c.target = app_test::target_312();
-  c.command_line = "gpulock lock -r requirements.txt";
-  return c;
+  return app_test::one_index_config(kPypi);
 }
 
 // a 1.0 -> b<3 (3.0 too new, 2.0 yanked: 1.0) -> c (1.0), and d, which nothing needs.
