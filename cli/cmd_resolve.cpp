@@ -279,6 +279,11 @@ RunFn setup(CLI::App& sub) {
     for (const auto& w : config->warnings)
       term.warning(w);
     auto request = a->flags.request;
+    // The cache flags (--cache-dir, --offline, --refresh, --no-cache, --allow-insecure-host)
+    // apply to a set of targets too.
+    auto client = cache_client_options(a->cache);
+    if (!client) return report_error(term, client.error());
+    request.client = std::move(*client);
     if (a->all_targets || !a->targets.empty()) return run_targets(ctx, *a, std::move(request), sub);
     if (a->report == "-" && request.output == "-") {
       return report_error(
@@ -286,9 +291,6 @@ RunFn setup(CLI::App& sub) {
           core::make_error(core::ErrorCode::Usage,
                            "--report - and -o - both write to stdout; give one of them a file"));
     }
-    auto client = cache_client_options(a->cache);
-    if (!client) return report_error(term, client.error());
-    request.client = std::move(*client);
     request.command_line = index::redact_text(ctx.command_line);
 
     // Progress: one line on a TTY, metadata fetched / requested (and pages). Cache hits count

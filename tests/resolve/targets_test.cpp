@@ -28,7 +28,8 @@ torch-backend = "auto"
 )";
 
 // `gpulock resolve torch ARGS` in `dir` against the shared servers: no target flags.
-Run resolve_targets(const fs::path& dir, const std::vector<std::string>& args) {
+Run resolve_targets(const fs::path& dir, const std::vector<std::string>& args,
+                    const fs::path& cache = shared_cache()) {
   std::string index = servers().pypi_url();
   std::vector<std::string> argv = {kExe,
                                    "resolve",
@@ -42,7 +43,7 @@ Run resolve_targets(const fs::path& dir, const std::vector<std::string>& args) {
                                    "--torch-index-base",
                                    servers().torch_index_base(),
                                    "--cache-dir",
-                                   shared_cache().string()};
+                                   cache.string()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, base_env(), dir);
 }
@@ -127,6 +128,24 @@ TEST_CASE("resolve --all-targets writes one lock per declared target", "[resolve
     CHECK(flag.status == 2);
     CHECK(flag.err == "error: --driver with --all-targets: each target declares its own machine\n");
   }
+}
+
+TEST_CASE("resolve --all-targets takes the cache flags: --cache-dir and --offline",
+          "[resolve][targets]") {
+  // The flags once stopped at the single-target path: a set of targets used the default cache
+  // and went to the network under --offline.
+  fs::path dir = fresh_dir("targets-cache");
+  write_file(dir / "gpulock.toml", kTargets);
+  fs::path cache = dir / "own-cache";
+  Run offline = resolve_targets(dir, {"--all-targets", "--offline"}, cache);
+  INFO(describe(offline));
+  CHECK(offline.status == 4);
+  CHECK(offline.err.find("offline") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "pylock.cpu.toml"));
+  Run online = resolve_targets(dir, {"--all-targets"}, cache);
+  INFO(describe(online));
+  REQUIRE(online.status == 0);
+  CHECK(fs::exists(cache / "pages-v3"));
 }
 
 TEST_CASE("declared targets are checked like flags, naming the file, table and key",
