@@ -226,13 +226,19 @@ void DistFile::add_hash(std::string_view algorithm, std::string_view hex) {
   add_to(extra_ ? &extra_->hashes : nullptr, sha256_, kSha256, algorithm, hex, false);
 }
 
-void DistFile::add_sha256(const std::array<std::uint8_t, 32>& digest) {
-  if (!(flags_ & kSha256) && (!extra_ || extra_->hashes.empty())) {
-    sha256_ = digest;
-    flags_ |= kSha256;
+void DistFile::add_raw_sha256(std::vector<Hash>* list, std::array<std::uint8_t, 32>& raw,
+                              std::uint8_t flag, const std::array<std::uint8_t, 32>& digest,
+                              bool core_metadata) {
+  if (!(flags_ & flag) && (!list || list->empty())) {
+    raw = digest;
+    flags_ |= flag;
     return;
   }
-  add_hash("sha256", encode_hex(digest));
+  add_to(list, raw, flag, "sha256", encode_hex(digest), core_metadata);
+}
+
+void DistFile::add_sha256(const std::array<std::uint8_t, 32>& digest) {
+  add_raw_sha256(extra_ ? &extra_->hashes : nullptr, sha256_, kSha256, digest, false);
 }
 
 void DistFile::clear_hashes() noexcept {
@@ -251,12 +257,8 @@ void DistFile::add_core_metadata_hash(std::string_view algorithm, std::string_vi
 }
 
 void DistFile::add_core_metadata_sha256(const std::array<std::uint8_t, 32>& digest) {
-  if (!(flags_ & kCoreMetadataSha256) && (!extra_ || extra_->core_metadata_hashes.empty())) {
-    core_metadata_sha256_ = digest;
-    flags_ |= kCoreMetadataSha256;
-    return;
-  }
-  add_core_metadata_hash("sha256", encode_hex(digest));
+  add_raw_sha256(extra_ ? &extra_->core_metadata_hashes : nullptr, core_metadata_sha256_,
+                 kCoreMetadataSha256, digest, true);
 }
 
 void DistFile::clear_core_metadata_hashes() noexcept {

@@ -183,6 +183,9 @@ class DistFile {
   Extra& extra();
   void add_to(std::vector<Hash>* list, std::array<std::uint8_t, 32>& raw, std::uint8_t flag,
               std::string_view algorithm, std::string_view hex, bool core_metadata);
+  // add_sha256 and add_core_metadata_sha256: a first sha256 kept as its bytes, else as add_to.
+  void add_raw_sha256(std::vector<Hash>* list, std::array<std::uint8_t, 32>& raw, std::uint8_t flag,
+                      const std::array<std::uint8_t, 32>& digest, bool core_metadata);
 
   // text_: url, filename (unless kFilenameInUrl), requires_python, yanked_reason.
   std::unique_ptr<char[]> text_;
