@@ -15,6 +15,7 @@
 #include "gpulock/app/command_line.h"
 #include "gpulock/app/version.h"
 #include "gpulock/core/text.h"
+#include "gpulock/sys/huge_pages.h"
 
 #include "command.h"
 #include "exit_codes.h"
@@ -258,6 +259,8 @@ int run(int argc, char** argv) {
 }  // namespace gpulock::cli
 
 int main(int argc, char** argv) {
+  // Before any thread starts (allocation.cpp, sys/huge_pages.h).
+  gpulock::sys::use_huge_page_heap();
   // A broken pipe (`gpulock ... | head`) ends output quietly instead of killing the process.
   std::signal(SIGPIPE, SIG_IGN);
   gpulock::cli::install_interrupt_handler();
