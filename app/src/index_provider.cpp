@@ -51,6 +51,7 @@ bool glob_match(std::string_view pattern, std::string_view name) {
 IndexProvider::IndexProvider(PageSource& pages, ProviderConfig config)
     : impl_(std::make_unique<Impl>(pages, nullptr, std::move(config))) {
   impl_->prefetch_torch_listings();
+  impl_->seed_from_preferences();
   impl_->previous_hook = impl_->pages.set_wait_hook([impl = impl_.get()] { impl->speculate(); });
 }
 
@@ -59,6 +60,7 @@ IndexProvider::IndexProvider(index::IndexClient& client, ProviderConfig config) 
   PageSource& ref = *pages;
   impl_ = std::make_unique<Impl>(ref, std::move(pages), std::move(config));
   impl_->prefetch_torch_listings();
+  impl_->seed_from_preferences();
   impl_->previous_hook = impl_->pages.set_wait_hook([impl = impl_.get()] { impl->speculate(); });
 }
 

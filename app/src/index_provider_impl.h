@@ -175,6 +175,11 @@ struct IndexProvider::Impl {
                                              const resolver::Solution* solution,
                                              std::string* hint = nullptr) const;
 
+  // An existing lock's names (config.preferences): their pages start now, as the roots' do, and
+  // the pinned release's METADATA as soon as a page is in (speculate), so a re-lock with a cold
+  // cache reads every locked name in the first waves instead of one level of the graph a wave.
+  void seed_from_preferences();
+
   // First-index for every name (issue 17): a name the torch source serves comes only from
   // there, whether or not gpulock has heard of it (torchtriton in 2022; numpy, which
   // download.pytorch.org mirrors). Which names a torch variant serves is learned from its root

@@ -256,6 +256,21 @@ auto IndexProvider::Impl::prefetch_pages(std::string_view name) -> void {
   }
 }
 
+auto IndexProvider::Impl::seed_from_preferences() -> void {
+  // Which source serves a name outside the torch family is known only once the torch roots are
+  // read: those names' pages wait for speculate, which starts them when the roots are in.
+  bool roots_first = std::any_of(config.torch.begin(), config.torch.end(),
+                                 [](const SourceSpec& s) { return !s.above_ceiling; });
+  for (const auto& entry : config.preferences) {
+    const std::string& name = entry.first;
+    if (speculative >= kMaxSpeculative) break;
+    if (config.direct.contains(name) || !wanted.try_emplace(name).second) continue;
+    if (roots_first && !is_torch_family(name)) continue;
+    ++speculative;
+    prefetch_pages(name);
+  }
+}
+
 auto IndexProvider::Impl::chain_speculation() -> void {
   if (speculating) return;
   speculating = true;

@@ -246,11 +246,15 @@ struct IndexClient::Impl {
 
 template <class T>
 core::Result<T> IndexClient::Impl::await(const std::shared_ptr<detail::Op<T>>& op) {
-  if (op->running()) {
+  if (!op->done()) {
     if (auto hook = hook_for_this_thread()) {
       bool& in_hook = detail::in_wait_hook();
       if (!in_hook) {
-        // Still running: run the hook now and after each background transfer that finishes.
+        // Not started (never prefetched, or a prefetch still queued): a pool thread runs it,
+        // ahead of the queue, so that this thread runs the hook meanwhile instead of waiting a
+        // round trip with nothing started (the pages that land during it start their METADATA).
+        if (op->claim() && !pool.submit([op] { op->run_claimed(); }, true)) op->run_claimed();
+        // Running: run the hook now and after each background transfer that finishes.
         while (op->running()) {
           std::uint64_t seen = 0;
           {

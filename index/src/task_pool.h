@@ -65,13 +65,14 @@ class Op {
     return true;
   }
 
- private:
-  enum class State { Queued, Running, Done };
-
+  /// Runs the work of an op this caller claimed (claim() returned true), on any thread.
   void run_claimed() {
     core::Result<T> r = work_();
     finish(std::move(r));
   }
+
+ private:
+  enum class State { Queued, Running, Done };
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -89,10 +90,16 @@ class TaskPool {
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
 
-  void submit(std::function<void()> task) {
+  /// Queues a task; false (and the task dropped) once the pool is stopping. An urgent task goes
+  /// before the queued ones: a fetch somebody waits for, ahead of speculative prefetches.
+  bool submit(std::function<void()> task, bool urgent = false) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;
-    queue_.push_back(std::move(task));
+    if (stopping_) return false;
+    if (urgent) {
+      queue_.push_front(std::move(task));
+    } else {
+      queue_.push_back(std::move(task));
+    }
     // An idle thread may already be about to take an earlier task: a new one is needed whenever
     // more tasks wait than threads are idle, or queued prefetches would run one after another.
     if (queue_.size() > idle_ && threads_.size() < max_threads_) {
@@ -100,6 +107,7 @@ class TaskPool {
     } else {
       cv_.notify_one();
     }
+    return true;
   }
 
   /// Drops queued tasks and joins the threads (running tasks finish first).

@@ -107,6 +107,9 @@ class FakePageSource final : public gl::app::PageSource {
   void prefetch_metadata(const gl::index::DistFile& file) override {
     prefetched_metadata.emplace_back(file.url());
   }
+  void prefetch_project(const gl::index::IndexSource&, std::string_view name) override {
+    prefetched_pages.emplace_back(name);
+  }
   bool metadata_done(const gl::index::DistFile&) override { return waits; }
   bool project_done(const gl::index::IndexSource&, std::string_view) override { return waits; }
   bool project_list_done(const gl::index::IndexSource&) override { return waits; }
@@ -125,6 +128,7 @@ class FakePageSource final : public gl::app::PageSource {
   std::vector<std::string> fetched;  ///< page URLs asked for, in order
   bool waits = false;
   std::vector<std::string> prefetched_metadata;  ///< wheel URLs, in order
+  std::vector<std::string> prefetched_pages;     ///< project names, in order (with repeats)
 
  private:
   gl::index::ProjectPage& page_of(std::string_view base, const std::string& name) {

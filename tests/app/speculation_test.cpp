@@ -111,3 +111,34 @@ TEST_CASE("speculation never changes what is resolved", "[app][speculation]") {
     CHECK(has(waiting.prefetched_metadata, url_of(name, version)));
   CHECK_FALSE(has(waiting.prefetched_metadata, url_of("d", "1.0")));
 }
+
+TEST_CASE("speculation: an existing lock's names are read before the solver reaches them",
+          "[app][speculation]") {
+  FakePageSource pages;
+  pages.waits = true;
+  graph(pages);
+  add(pages, "c", "2.0");
+  auto cfg = config();
+  // The old lock pinned c 1.0 (c 2.0 is newer) and d, which nothing needs any more.
+  cfg.preferences.emplace("c", *core::Version::parse("1.0"));
+  cfg.preferences.emplace("d", *core::Version::parse("1.0"));
+  app::IndexProvider provider(pages, cfg);
+  // Their pages start with the provider, before any question (without the lock: only when a
+  // dependency names them, one level of the graph per round trip).
+  CHECK(has(pages.prefetched_pages, "c"));
+  CHECK(has(pages.prefetched_pages, "d"));
+  CHECK_FALSE(has(pages.prefetched_pages, "b"));
+  // At the first wait, the pinned releases' METADATA starts: c 1.0, not the newer 2.0.
+  pages.simulate_wait();
+  CHECK(has(pages.prefetched_metadata, url_of("c", "1.0")));
+  CHECK_FALSE(has(pages.prefetched_metadata, url_of("c", "2.0")));
+  CHECK(has(pages.prefetched_metadata, url_of("d", "1.0")));
+  // What is resolved is what it would be without the prefetches: d is not needed.
+  FakePageSource plain;
+  graph(plain);
+  add(plain, "c", "2.0");
+  app::IndexProvider unhurried(plain, cfg);
+  auto expected = std::map<std::string, std::string>{{"a", "1.0"}, {"b", "1.0"}, {"c", "1.0"}};
+  CHECK(solve(provider, "a") == expected);
+  CHECK(solve(unhurried, "a") == expected);
+}
