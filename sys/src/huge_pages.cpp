@@ -5,8 +5,9 @@
 
 #if defined(__linux__)
 #include <malloc.h>
-#include <sys/mman.h>
 #include <unistd.h>
+
+#include <sys/mman.h>
 #endif
 
 namespace gpulock::sys {

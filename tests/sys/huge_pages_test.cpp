@@ -2,11 +2,10 @@
 // (The heap policy and the executable's operator new: tests/cli/huge_page_heap_test.cpp.)
 #include "gpulock/sys/huge_pages.h"
 
-#include <sys/mman.h>
-
 #include <cstdint>
 
 #include <catch2/catch.hpp>
+#include <sys/mman.h>
 
 #include "../support/smaps.h"
 
