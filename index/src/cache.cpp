@@ -140,6 +140,8 @@ std::string key_hex(std::string_view key) {
 bool write_file_atomic(const std::string& path, std::string_view data) {
   sys::AtomicWriteOptions o;
   o.create_directories = true;
+  // Every entry is checksummed (unframe): one torn by a crash reads as a miss.
+  o.durable = false;
   o.on_temp_file = [](const std::string& temp, bool exists) {
     if (exists) {
       register_temp_path(temp);

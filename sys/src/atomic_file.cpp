@@ -87,7 +87,7 @@ core::Status write_file_atomically(const std::filesystem::path& path, std::strin
     }
     written += static_cast<std::size_t>(n);
   }
-  if (::fsync(tmp.fd) != 0) return io_error(path, "cannot flush to disk", errno);
+  if (options.durable && ::fsync(tmp.fd) != 0) return io_error(path, "cannot flush to disk", errno);
   const int fd = tmp.fd;
   tmp.fd = -1;
   if (::close(fd) != 0) return io_error(path, "cannot close", errno);
@@ -95,6 +95,7 @@ core::Status write_file_atomically(const std::filesystem::path& path, std::strin
     return io_error(path, "cannot replace the file", errno);
   }
   tmp.armed = false;
+  if (!options.durable) return {};
   // Make the rename itself durable.
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {

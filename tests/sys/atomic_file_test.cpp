@@ -73,3 +73,20 @@ TEST_CASE("write_file_atomically reports its temporary file while it exists", "[
   CHECK_FALSE(fs::exists(events[0].first));
   fs::remove_all(dir);
 }
+
+TEST_CASE("write_file_atomically without durable still replaces the file whole",
+          "[sys][atomic]") {
+  fs::path dir = scratch("not-durable");
+  fs::path path = dir / "entry";
+  AtomicWriteOptions o;
+  o.durable = false;
+  REQUIRE(write_file_atomically(path, "old", o).has_value());
+  REQUIRE(write_file_atomically(path, "new content", o).has_value());
+  CHECK(read(path) == "new content");
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    (void)e;
+    ++files;
+  }
+  CHECK(files == 1);  // no temporary file left
+}
