@@ -36,8 +36,7 @@ TEST_CASE("a cold resolve flushes the lock to disk, not the cache entries", "[re
     at = end == std::string::npos ? text.size() : end + 1;
     if (line.find(cache.string()) != std::string::npos) {
       ++cache_flushes;
-    } else if (line.find("pylock.toml") != std::string::npos ||
-               line == "fsync " + dir.string()) {
+    } else if (line.find("pylock.toml") != std::string::npos || line == "fsync " + dir.string()) {
       ++lock_flushes;
     }
   }

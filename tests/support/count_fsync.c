@@ -1,6 +1,7 @@
 /* An LD_PRELOAD shim for tests: counts fsync and fdatasync calls, appending one line per call
    ("fsync <path of the descriptor>") to the file named by GPULOCK_TEST_FSYNC_LOG, then calls the
-   real function. Used to show which writes gpulock makes durable (tests/resolve/durable_test.cpp). */
+   real function. Used to show which writes gpulock makes durable (tests/resolve/durable_test.cpp).
+ */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -74,8 +74,7 @@ TEST_CASE("write_file_atomically reports its temporary file while it exists", "[
   fs::remove_all(dir);
 }
 
-TEST_CASE("write_file_atomically without durable still replaces the file whole",
-          "[sys][atomic]") {
+TEST_CASE("write_file_atomically without durable still replaces the file whole", "[sys][atomic]") {
   fs::path dir = scratch("not-durable");
   fs::path path = dir / "entry";
   AtomicWriteOptions o;
