@@ -22,7 +22,9 @@ namespace gpulock::index::detail {
 namespace {
 
 // Bump a bucket's version when its payload layout changes: old entries are then ignored.
-constexpr std::string_view kPagesBucket = "pages-v3";  // v2: tables; v3: PEP 825 variants files
+// v2: tables; v3: PEP 825 variants files; v4: records without the filename the URL ends with,
+// lone sha256 digests as 32 bytes.
+constexpr std::string_view kPagesBucket = "pages-v4";
 constexpr std::string_view kMetadataBucket = "metadata-v1";
 constexpr std::string_view kDigestBucket = "digests-v1";
 constexpr std::string_view kHostsBucket = "hosts-v2";

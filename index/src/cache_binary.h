@@ -42,6 +42,16 @@ struct Reader {
     in.remove_prefix(sizeof(T));
     return v;
   }
+  /// The next `n` bytes.
+  std::string_view bytes(std::size_t n) {
+    if (!ok || in.size() < n) {
+      ok = false;
+      return {};
+    }
+    std::string_view s = in.substr(0, n);
+    in.remove_prefix(n);
+    return s;
+  }
   std::string_view str() {
     auto n = get<std::uint32_t>();
     if (!ok || in.size() < n) {

@@ -1,6 +1,7 @@
 // The cache's binary form of a ProjectPage (encode_page, decode_page) and the wheel filter that
 // decoding and freshly parsed pages share (filter_page).
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -62,6 +63,22 @@ std::string_view sdist_extension_of(std::string_view filename) noexcept {
     if (filename.ends_with(ext)) return ext;
   }
   return {};
+}
+
+// A file record's layout flags (its first byte).
+constexpr std::uint8_t kNameInUrl = 1;          // the filename ends the URL: its length only
+constexpr std::uint8_t kRawSha256 = 2;          // the file's lone sha256: 32 bytes
+constexpr std::uint8_t kRawMetadataSha256 = 4;  // the .metadata file's lone sha256: 32 bytes
+
+void put_digest(std::string& out, const std::array<std::uint8_t, 32>& digest) {
+  out.append(reinterpret_cast<const char*>(digest.data()), digest.size());
+}
+
+std::array<std::uint8_t, 32> get_digest(Reader& r) {
+  std::array<std::uint8_t, 32> digest{};
+  std::string_view raw = r.bytes(digest.size());
+  if (r.ok) std::memcpy(digest.data(), raw.data(), digest.size());
+  return digest;
 }
 
 void put_hashes(std::string& out, const std::vector<Hash>& hashes) {
@@ -170,16 +187,36 @@ void encode_page(const ProjectPage& page, std::string& out) {
     entry.tags = r.tags;
     entry.offset = static_cast<std::uint32_t>(out.size() - records_at);
     std::memcpy(out.data() + table_at + i * sizeof(FileEntry), &entry, sizeof entry);
-    put_str(out, f.filename());
+    // What the record leaves out: a filename that ends the URL (its length instead), a lone
+    // sha256 as its 32 bytes instead of ("sha256", 64 hex digits).
+    const bool name_in_url = !f.filename().empty() && f.url().ends_with(f.filename());
+    const auto* sha256 = f.sha256_digest();
+    const auto* metadata_sha256 = f.core_metadata() ? f.core_metadata_sha256_digest() : nullptr;
+    put_u8(out, static_cast<std::uint8_t>((name_in_url ? kNameInUrl : 0) |
+                                          (sha256 ? kRawSha256 : 0) |
+                                          (metadata_sha256 ? kRawMetadataSha256 : 0)));
+    if (name_in_url) {
+      put_u32(out, static_cast<std::uint32_t>(f.filename().size()));
+    } else {
+      put_str(out, f.filename());
+    }
     put_str(out, f.url());
-    put_hashes(out, f.hashes());
+    if (sha256) {
+      put_digest(out, *sha256);
+    } else {
+      put_hashes(out, f.hashes());
+    }
     put_str(out, f.requires_python());
     const auto& build = f.build();
     std::uint8_t flags = (f.yanked() ? 1 : 0) | (f.core_metadata() ? 2 : 0) | (f.size() ? 4 : 0) |
                          (f.upload_time() ? 8 : 0) | (f.is_wheel() && build ? 16 : 0);
     put_u8(out, flags);
     if (f.yanked()) put_str(out, f.yanked_reason());
-    if (f.core_metadata()) put_hashes(out, f.core_metadata_hashes());
+    if (metadata_sha256) {
+      put_digest(out, *metadata_sha256);
+    } else if (f.core_metadata()) {
+      put_hashes(out, f.core_metadata_hashes());
+    }
     if (f.size()) put_u64(out, *f.size());
     if (f.upload_time()) put_i64(out, *f.upload_time());
     if (r.kind == FileKind::Wheel && build) {
@@ -321,16 +358,33 @@ bool decode_file(std::string_view record, const FileEntry& e, const PageTables& 
                  Releases& releases, DistFile& f) {
   auto kind = static_cast<FileKind>(e.kind);
   Reader f_in{record};
-  std::string_view filename = f_in.str();
+  auto layout = f_in.get<std::uint8_t>();
+  std::string_view filename;
+  std::uint32_t name_size = 0;
+  if (layout & kNameInUrl) {
+    name_size = f_in.get<std::uint32_t>();
+  } else {
+    filename = f_in.str();
+  }
   std::string_view url = f_in.str();
-  get_hashes(f_in, [&](std::string_view a, std::string_view h) { f.add_hash(a, h); });
+  if (layout & kNameInUrl) {
+    if (name_size == 0 || name_size > url.size()) return false;
+    filename = url.substr(url.size() - name_size);
+  }
+  if (layout & kRawSha256) {
+    f.add_sha256(get_digest(f_in));
+  } else {
+    get_hashes(f_in, [&](std::string_view a, std::string_view h) { f.add_hash(a, h); });
+  }
   std::string_view requires_python = f_in.str();
   auto flags = f_in.get<std::uint8_t>();
   std::string_view yanked_reason;
   f.set_yanked(flags & 1);
   f.set_core_metadata(flags & 2);
   if (flags & 1) yanked_reason = f_in.str();
-  if (flags & 2) {
+  if ((flags & 2) && (layout & kRawMetadataSha256)) {
+    f.add_core_metadata_sha256(get_digest(f_in));
+  } else if (flags & 2) {
     get_hashes(f_in,
                [&](std::string_view a, std::string_view h) { f.add_core_metadata_hash(a, h); });
   }

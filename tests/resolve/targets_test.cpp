@@ -145,7 +145,7 @@ TEST_CASE("resolve --all-targets takes the cache flags: --cache-dir and --offlin
   Run online = resolve_targets(dir, {"--all-targets"}, cache);
   INFO(describe(online));
   REQUIRE(online.status == 0);
-  CHECK(fs::exists(cache / "pages-v3"));
+  CHECK(fs::exists(cache / "pages-v4"));
 }
 
 TEST_CASE("declared targets are checked like flags, naming the file, table and key",

@@ -106,6 +106,14 @@ class DistFile {
   [[nodiscard]] std::vector<Hash> core_metadata_hashes() const;
   /// The sha256 of the `.metadata` file, or "".
   [[nodiscard]] std::string core_metadata_sha256() const;
+  /// The file's sha256 as its 32 bytes when that is its only hash (what nearly every index
+  /// gives), else null; the same for the `.metadata` file. The cache stores them so.
+  [[nodiscard]] const std::array<std::uint8_t, 32>* sha256_digest() const noexcept {
+    return (flags_ & kSha256) ? &sha256_ : nullptr;
+  }
+  [[nodiscard]] const std::array<std::uint8_t, 32>* core_metadata_sha256_digest() const noexcept {
+    return (flags_ & kCoreMetadataSha256) ? &core_metadata_sha256_ : nullptr;
+  }
   /// PEP 700 `size` (JSON), `data-size` (HTML).
   [[nodiscard]] std::optional<std::uint64_t> size() const noexcept;
   /// PEP 700 `upload-time` (JSON) or PyTorch's non-standard `data-upload-time` (HTML), in
