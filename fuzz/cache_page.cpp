@@ -32,9 +32,9 @@ void check_same(const ProjectPage& a, const ProjectPage& b) {
       }
       return true;
     };
-    FUZZ_CHECK(x.filename() == y.filename() && x.url() == y.url(),
-               fmt::format("'{}' at '{}' -> '{}' at '{}'", x.filename(), x.url(), y.filename(),
-                           y.url()));
+    FUZZ_CHECK(
+        x.filename() == y.filename() && x.url() == y.url(),
+        fmt::format("'{}' at '{}' -> '{}' at '{}'", x.filename(), x.url(), y.filename(), y.url()));
     FUZZ_CHECK(same_hashes(x.hashes(), y.hashes()), fmt::format("hashes of '{}'", x.filename()));
     FUZZ_CHECK(x.core_metadata() == y.core_metadata() &&
                    same_hashes(x.core_metadata_hashes(), y.core_metadata_hashes()),

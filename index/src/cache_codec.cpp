@@ -192,9 +192,9 @@ void encode_page(const ProjectPage& page, std::string& out) {
     const bool name_in_url = !f.filename().empty() && f.url().ends_with(f.filename());
     const auto* sha256 = f.sha256_digest();
     const auto* metadata_sha256 = f.core_metadata() ? f.core_metadata_sha256_digest() : nullptr;
-    put_u8(out, static_cast<std::uint8_t>((name_in_url ? kNameInUrl : 0) |
-                                          (sha256 ? kRawSha256 : 0) |
-                                          (metadata_sha256 ? kRawMetadataSha256 : 0)));
+    put_u8(out,
+           static_cast<std::uint8_t>((name_in_url ? kNameInUrl : 0) | (sha256 ? kRawSha256 : 0) |
+                                     (metadata_sha256 ? kRawMetadataSha256 : 0)));
     if (name_in_url) {
       put_u32(out, static_cast<std::uint32_t>(f.filename().size()));
     } else {
