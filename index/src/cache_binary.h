@@ -54,13 +54,7 @@ struct Reader {
   }
   std::string_view str() {
     auto n = get<std::uint32_t>();
-    if (!ok || in.size() < n) {
-      ok = false;
-      return {};
-    }
-    std::string_view s = in.substr(0, n);
-    in.remove_prefix(n);
-    return s;
+    return bytes(n);
   }
 };
 

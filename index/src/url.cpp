@@ -29,7 +29,9 @@ bool iequals_prefix(std::string_view text, std::string_view prefix) noexcept {
 
 // RFC 3986 §5.2.4.
 std::string remove_dot_segments(std::string_view path) {
-  if (path.find('.') == std::string_view::npos) return std::string(path);
+  // A dot segment starts the path or follows a '/': a path with neither (a file name's dots
+  // are inside a segment) has none.
+  if (!path.starts_with('.') && path.find("/.") == std::string_view::npos) return std::string(path);
   std::string out;
   out.reserve(path.size());
   std::string_view in = path;

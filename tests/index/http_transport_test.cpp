@@ -264,18 +264,30 @@ TEST_CASE("'not on this index' is cached for the response's max-age, else 10 min
   }
 }
 
-TEST_CASE("the wait hook runs on the waiting thread while a prefetch is in flight",
+TEST_CASE("the wait hook runs on the waiting thread while a fetch is in flight",
           "[http][parallel]") {
   // /barrier2/ answers only once two requests wait together: the page asked for here arrives
-  // only because the hook, run while fetch_project waits for its prefetch, starts the second
-  // request (issue 27: the next prefetches start while the caller would otherwise sleep).
+  // only because the hook, run while fetch_project waits, starts the second request (issue 27:
+  // the next prefetches start while the caller would otherwise sleep).
+  bool prefetched = false;
+  std::string scratch;
+  SECTION("a prefetch in flight") {
+    prefetched = true;
+    scratch = "http-wait-hook";
+  }
+  SECTION("the caller's own fetch, never prefetched") {
+    // It runs on a pool thread (ahead of the queued prefetches), so that the hook still runs.
+    // Before, the caller ran it itself, the hook never ran, and /barrier2/ held the request
+    // until its deadline.
+    scratch = "http-wait-hook-own";
+  }
   gpulock::test::PrivateServerOptions po;
   po.fault = true;
   po.copy = false;
   gpulock::test::PrivateServers priv(po);
-  ClientOptions o = test_options(index_test::scratch_dir("http-wait-hook"), unique_agent("hook"));
+  ClientOptions o = test_options(index_test::scratch_dir(scratch), unique_agent(scratch));
   o.retries = 0;
-  o.low_speed_time = std::chrono::milliseconds(15'000);
+  o.low_speed_time = std::chrono::milliseconds(prefetched ? 15'000 : 5'000);
   IndexClient client(o);
   auto names = some_projects(2);
   REQUIRE(names.size() == 2);
@@ -290,7 +302,7 @@ TEST_CASE("the wait hook runs on the waiting thread while a prefetch is in fligh
   });
   CHECK_FALSE(previous);
   CHECK_FALSE(client.project_done(held, names[0]));
-  client.prefetch_project(held, names[0]);
+  if (prefetched) client.prefetch_project(held, names[0]);
   auto page = client.fetch_project(held, names[0]);
   INFO((page ? std::string() : page.error().to_string()));
   REQUIRE(page);
@@ -304,41 +316,4 @@ TEST_CASE("the wait hook runs on the waiting thread while a prefetch is in fligh
   CHECK(client.stats().page_requests == 2);
   // Removed: the previous (empty) hook is back.
   CHECK(client.set_wait_hook(std::move(previous)));
-}
-
-TEST_CASE("the wait hook runs while the caller's own fetch is in flight, never prefetched",
-          "[http][parallel]") {
-  // As above without the prefetch: a fetch nobody started runs on a pool thread (ahead of the
-  // queued prefetches), so that the hook still runs while it is in flight. Before, the caller
-  // ran it itself, the hook never ran, and /barrier2/ held the request until its deadline.
-  gpulock::test::PrivateServerOptions po;
-  po.fault = true;
-  po.copy = false;
-  gpulock::test::PrivateServers priv(po);
-  ClientOptions o =
-      test_options(index_test::scratch_dir("http-wait-hook-own"), unique_agent("hook-own"));
-  o.retries = 0;
-  o.low_speed_time = std::chrono::milliseconds(5'000);
-  IndexClient client(o);
-  auto names = some_projects(2);
-  REQUIRE(names.size() == 2);
-  auto held = IndexSource::simple(priv.env().fault_url() + "/barrier2/simple/");
-  const std::thread::id me = std::this_thread::get_id();
-  int calls = 0;
-  bool elsewhere = false;
-  client.set_wait_hook([&] {
-    ++calls;
-    if (std::this_thread::get_id() != me) elsewhere = true;
-    client.prefetch_project(held, names[1]);
-  });
-  auto page = client.fetch_project(held, names[0]);
-  INFO((page ? std::string() : page.error().to_string()));
-  REQUIRE(page);
-  CHECK((*page)->found);
-  CHECK(calls >= 1);
-  CHECK_FALSE(elsewhere);
-  auto second = client.fetch_project(held, names[1]);
-  REQUIRE(second);
-  CHECK((*second)->found);
-  CHECK(client.stats().page_requests == 2);
 }
