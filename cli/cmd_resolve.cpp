@@ -158,6 +158,75 @@ std::string index_origin(const app::Config& config, std::string_view role) {
   return s->origin.to_string();
 }
 
+// What a resolve shows while it runs (one command or a set of targets): -v, every index page
+// asked for and every cache hit (-vv: metadata too); else on a TTY one progress line, metadata
+// fetched / requested (and pages), cache hits counted as fetched so a warm run shows its totals.
+// Nothing when stderr is not a terminal.
+app::ResolveObserver resolve_observer(Terminal& term) {
+  struct Counts {
+    std::atomic<std::uint64_t> meta_done{0}, meta_total{0}, pages_done{0}, pages_total{0};
+  };
+  auto counts = std::make_shared<Counts>();
+  auto mutex = std::make_shared<std::mutex>();
+  app::ResolveObserver observer;
+  if (term.verbosity() >= 1 && !term.quiet()) {
+    // -v: every index page asked for and every cache hit, one line each (-vv: metadata too).
+    observer.on_index_event = [&term, mutex](const index::ClientEvent& e) {
+      using Kind = index::RequestKind;
+      using Type = index::ClientEvent::Type;
+      const int level = e.kind == Kind::Page ? 1 : 2;
+      std::string line;
+      if (e.type == Type::CacheHit) {
+        line = fmt::format("cache {} {}", index::request_kind_name(e.kind), e.url);
+      } else if (e.type == Type::RequestFinished) {
+        line = fmt::format(
+            "fetch {} {} ({}, {})", index::request_kind_name(e.kind), e.url,
+            e.status == 0 ? std::string("no response") : fmt::format("HTTP {}", e.status),
+            index::format_byte_size(e.bytes));
+      } else if (e.type == Type::Retry) {
+        line = fmt::format("retry {} {}: {}", index::request_kind_name(e.kind), e.url, e.message);
+      } else {
+        return;
+      }
+      // No control byte from a server reaches the terminal (issue 17).
+      for (char& c : line) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+      }
+      std::lock_guard lock(*mutex);
+      term.info(line, level);
+    };
+  } else if (term.stderr_is_tty() && !term.quiet()) {
+    observer.on_index_event = [&term, counts, mutex](const index::ClientEvent& e) {
+      using Kind = index::RequestKind;
+      using Type = index::ClientEvent::Type;
+      bool meta = e.kind == Kind::Metadata || e.kind == Kind::Range || e.kind == Kind::Download;
+      bool page = e.kind == Kind::Page;
+      if (!meta && !page) return;
+      auto& done = meta ? counts->meta_done : counts->pages_done;
+      auto& total = meta ? counts->meta_total : counts->pages_total;
+      if (e.type == Type::RequestStarted) {
+        ++total;
+      } else if (e.type == Type::RequestFinished) {
+        ++done;
+      } else if (e.type == Type::CacheHit) {
+        ++total;
+        ++done;
+      } else {
+        return;
+      }
+      std::lock_guard lock(*mutex);
+      term.progress(fmt::format("Resolving  {}/{} metadata fetched, {}/{} pages",
+                                counts->meta_done.load(), counts->meta_total.load(),
+                                counts->pages_done.load(), counts->pages_total.load()));
+    };
+    observer.on_phase = [&term, mutex](std::string_view what) {
+      std::lock_guard lock(*mutex);
+      term.progress(std::string(what));
+    };
+  }
+  return observer;
+}
+
 // `resolve --all-targets` / `--target NAME` (issue 22): every declared target's lock, written as
 // a set only when every target solved.
 int run_targets(Context& ctx, const ResolveArgs& a, app::ResolveRequest request,
@@ -202,8 +271,10 @@ int run_targets(Context& ctx, const ResolveArgs& a, app::ResolveRequest request,
     dir = request.output;
   }
   request.command_line = index::redact_text(ctx.command_line);
-  auto outcomes =
-      app::resolve_targets(request, chosen, dir, {}, app::TargetsOptions{a.independent_targets});
+  app::ResolveObserver observer = resolve_observer(term);
+  auto outcomes = app::resolve_targets(request, chosen, dir, observer,
+                                       app::TargetsOptions{a.independent_targets});
+  term.progress("");
   if (!outcomes) return report_error(term, outcomes.error());
   bool all = std::all_of(outcomes->targets.begin(), outcomes->targets.end(),
                          [](const app::TargetOutcome& o) { return o.result.solved; });
@@ -293,69 +364,7 @@ RunFn setup(CLI::App& sub) {
     }
     request.command_line = index::redact_text(ctx.command_line);
 
-    // Progress: one line on a TTY, metadata fetched / requested (and pages). Cache hits count
-    // as fetched, so a warm run shows its totals too. Nothing when stderr is not a terminal.
-    struct Counts {
-      std::atomic<std::uint64_t> meta_done{0}, meta_total{0}, pages_done{0}, pages_total{0};
-    };
-    auto counts = std::make_shared<Counts>();
-    auto mutex = std::make_shared<std::mutex>();
-    app::ResolveObserver observer;
-    if (term.verbosity() >= 1 && !term.quiet()) {
-      // -v: every index page asked for and every cache hit, one line each (-vv: metadata too).
-      observer.on_index_event = [&term, mutex](const index::ClientEvent& e) {
-        using Kind = index::RequestKind;
-        using Type = index::ClientEvent::Type;
-        const int level = e.kind == Kind::Page ? 1 : 2;
-        std::string line;
-        if (e.type == Type::CacheHit) {
-          line = fmt::format("cache {} {}", index::request_kind_name(e.kind), e.url);
-        } else if (e.type == Type::RequestFinished) {
-          line = fmt::format(
-              "fetch {} {} ({}, {})", index::request_kind_name(e.kind), e.url,
-              e.status == 0 ? std::string("no response") : fmt::format("HTTP {}", e.status),
-              index::format_byte_size(e.bytes));
-        } else if (e.type == Type::Retry) {
-          line = fmt::format("retry {} {}: {}", index::request_kind_name(e.kind), e.url, e.message);
-        } else {
-          return;
-        }
-        // No control byte from a server reaches the terminal (issue 17).
-        for (char& c : line) {
-          if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-        }
-        std::lock_guard lock(*mutex);
-        term.info(line, level);
-      };
-    } else if (term.stderr_is_tty() && !term.quiet()) {
-      observer.on_index_event = [&term, counts, mutex](const index::ClientEvent& e) {
-        using Kind = index::RequestKind;
-        using Type = index::ClientEvent::Type;
-        bool meta = e.kind == Kind::Metadata || e.kind == Kind::Range || e.kind == Kind::Download;
-        bool page = e.kind == Kind::Page;
-        if (!meta && !page) return;
-        auto& done = meta ? counts->meta_done : counts->pages_done;
-        auto& total = meta ? counts->meta_total : counts->pages_total;
-        if (e.type == Type::RequestStarted) {
-          ++total;
-        } else if (e.type == Type::RequestFinished) {
-          ++done;
-        } else if (e.type == Type::CacheHit) {
-          ++total;
-          ++done;
-        } else {
-          return;
-        }
-        std::lock_guard lock(*mutex);
-        term.progress(fmt::format("Resolving  {}/{} metadata fetched, {}/{} pages",
-                                  counts->meta_done.load(), counts->meta_total.load(),
-                                  counts->pages_done.load(), counts->pages_total.load()));
-      };
-      observer.on_phase = [&term, mutex](std::string_view what) {
-        std::lock_guard lock(*mutex);
-        term.progress(std::string(what));
-      };
-    }
+    app::ResolveObserver observer = resolve_observer(term);
     auto result = app::resolve(request, observer);
     term.progress("");
     if (!result) return report_error(term, result.error());

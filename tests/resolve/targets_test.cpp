@@ -148,6 +148,24 @@ TEST_CASE("resolve --all-targets takes the cache flags: --cache-dir and --offlin
   CHECK(fs::exists(cache / "pages-v4"));
 }
 
+TEST_CASE("resolve --all-targets -v shows the index requests, as one resolve does",
+          "[resolve][targets]") {
+  // The CLI once gave a set of targets no observer: -v printed nothing and a terminal got no
+  // progress line.
+  fs::path dir = fresh_dir("targets-verbose");
+  write_file(dir / "gpulock.toml", kTargets);
+  fs::path cache = dir / "own-cache";
+  Run cold = resolve_targets(dir, {"--all-targets", "-v"}, cache);
+  INFO(describe(cold));
+  REQUIRE(cold.status == 0);
+  CHECK(cold.err.find("fetch page " + servers().torch_index_base()) != std::string::npos);
+  CHECK(cold.err.find("(HTTP 200, ") != std::string::npos);
+  Run warm = resolve_targets(dir, {"--all-targets", "-v"}, cache);
+  INFO(describe(warm));
+  REQUIRE(warm.status == 0);
+  CHECK(warm.err.find("cache page " + servers().torch_index_base()) != std::string::npos);
+}
+
 TEST_CASE("declared targets are checked like flags, naming the file, table and key",
           "[resolve][targets]") {
   fs::path dir = fresh_dir("targets-bad");
