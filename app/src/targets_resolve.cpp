@@ -12,8 +12,12 @@
 // the shared client, so a trial costs a warm resolve: no page is fetched twice.
 
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <optional>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -88,6 +92,9 @@ core::Result<std::vector<std::vector<std::string>>> machines_of(const TargetSpec
   return groups;
 }
 
+// Units solved at once by TargetSet::run_all.
+constexpr std::size_t kParallelUnits = 8;
+
 class TargetSet {
  public:
   TargetSet(const std::vector<TargetSpec>& targets, index::IndexClient& client,
@@ -108,6 +115,36 @@ class TargetSet {
           fmt::format("while resolving target '{}'", targets_[u.target].name)));
     }
     return result;
+  }
+
+  // Every unit's first solve, at once: each on its own thread with its own provider, all through
+  // the one client, so that a target's round trips overlap the others' instead of adding up (five
+  // targets at 50 ms of RTT: 2.6 s one after another). Results in unit order, so what is printed
+  // and which error is reported do not depend on timing.
+  std::vector<core::Result<ResolveResult>> run_all() {
+    std::vector<std::optional<core::Result<ResolveResult>>> results(units.size());
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t i = next++; i < units.size(); i = next++)
+        results[i] = run(units[i], {}, false);
+    };
+    std::vector<std::thread> threads;
+    const std::size_t wanted = std::min<std::size_t>(units.size(), kParallelUnits);
+    for (std::size_t t = 1; t < wanted; ++t) {
+      try {
+        threads.emplace_back(work);
+      } catch (const std::system_error&) {
+        break;  // no thread to be had: the others (and this one) take its units
+      }
+    }
+    work();
+    for (auto& t : threads)
+      t.join();
+    std::vector<core::Result<ResolveResult>> out;
+    out.reserve(units.size());
+    for (auto& r : results)
+      out.push_back(std::move(*r));
+    return out;
   }
 
   std::vector<Unit*> units_of(std::size_t target) {
@@ -423,11 +460,12 @@ core::Result<TargetsOutcome> resolve_targets(const ResolveRequest& shared,
 
   TargetsOutcome out;
   bool all_solved = true;
-  for (auto& u : set.units) {
-    auto r = set.run(u, {}, false);
+  auto first = set.run_all();
+  for (std::size_t i = 0; i < set.units.size(); ++i) {
+    auto& r = first[i];
     if (!r) return std::unexpected(r.error());
-    u.result = std::move(*r);
-    all_solved = all_solved && u.result.solved;
+    set.units[i].result = std::move(*r);
+    all_solved = all_solved && set.units[i].result.solved;
   }
   std::vector<bool> target_solved(targets.size(), true);
   for (const auto& u : set.units)

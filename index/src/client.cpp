@@ -98,8 +98,8 @@ void IndexClient::Impl::note_progress() {
 
 std::function<void()> IndexClient::Impl::hook_for_this_thread() {
   std::lock_guard<std::mutex> lock(progress_mu);
-  if (!wait_hook || wait_hook_thread != std::this_thread::get_id()) return {};
-  return wait_hook;
+  auto it = wait_hooks.find(std::this_thread::get_id());
+  return it == wait_hooks.end() ? std::function<void()>() : it->second;
 }
 
 void IndexClient::Impl::wait_progress(std::uint64_t seen) {
@@ -169,9 +169,14 @@ bool IndexClient::project_list_done(const IndexSource& source) {
 
 std::function<void()> IndexClient::set_wait_hook(std::function<void()> hook) {
   std::lock_guard<std::mutex> lock(impl_->progress_mu);
-  std::function<void()> previous = std::move(impl_->wait_hook);
-  impl_->wait_hook = std::move(hook);
-  impl_->wait_hook_thread = std::this_thread::get_id();
+  auto& hooks = impl_->wait_hooks;
+  std::function<void()> previous;
+  auto it = hooks.find(std::this_thread::get_id());
+  if (it != hooks.end()) {
+    previous = std::move(it->second);
+    hooks.erase(it);
+  }
+  if (hook) hooks.emplace(std::this_thread::get_id(), std::move(hook));
   return previous;
 }
 

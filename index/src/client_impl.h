@@ -113,13 +113,12 @@ struct IndexClient::Impl {
   std::unordered_map<std::string, bool> range_support;
   std::unordered_map<std::string, std::string> credentials;
 
-  // Background progress: a count of finished pool tasks, and the waiting thread's hook
-  // (IndexClient::set_wait_hook).
+  // Background progress: a count of finished pool tasks, and each waiting thread's hook
+  // (IndexClient::set_wait_hook; several threads resolve at once for a set of targets).
   std::mutex progress_mu;
   std::condition_variable progress_cv;
   std::uint64_t progress = 0;
-  std::function<void()> wait_hook;
-  std::thread::id wait_hook_thread;
+  std::unordered_map<std::thread::id, std::function<void()>> wait_hooks;
 
   detail::TaskPool pool;  // last: stopped first
 

@@ -2,6 +2,7 @@
 // parsed local pages. No network: the transport is never created.
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <thread>
 
@@ -206,4 +207,25 @@ TEST_CASE("HTTP defaults of issue 3, and SSL_CERT_FILE / SSL_CERT_DIR picked up"
   given.ca_file = "/given.pem";
   IndexClient explicit_client(given);  // an explicit bundle wins over the environment
   CHECK(explicit_client.options().ca_file == "/given.pem");
+}
+
+TEST_CASE("each thread has its own wait hook", "[client][hook]") {
+  // Several targets resolve at once through one client (app::resolve_targets), each provider
+  // setting a hook for its own thread: one thread's hook never replaces or runs for another's.
+  IndexClient client(options_for(index_test::scratch_dir("hook-threads")));
+  int a_calls = 0;
+  CHECK_FALSE(client.set_wait_hook([&] { ++a_calls; }));
+  std::function<void()> seen_by_b;
+  std::function<void()> back_from_b;
+  std::thread([&] {
+    seen_by_b = client.set_wait_hook([] {});
+    back_from_b = client.set_wait_hook({});
+  }).join();
+  CHECK_FALSE(seen_by_b);  // B had none: A's is A's
+  CHECK(back_from_b);      // B got its own back
+  auto mine = client.set_wait_hook({});
+  REQUIRE(mine);  // A's is still there
+  mine();
+  CHECK(a_calls == 1);
+  CHECK_FALSE(client.set_wait_hook({}));
 }

@@ -251,7 +251,8 @@ class IndexClient {
   /// start the next prefetches (say, the METADATA of a page that just arrived) while it would
   /// otherwise sleep. Never on another thread, never reentrantly (a fetch the hook makes waits
   /// plainly); the hook must not throw and should only start work, not wait for it. Empty:
-  /// none. Returns the hook it replaces (to restore).
+  /// none. Returns the hook it replaces (to restore). Each thread has its own: several threads
+  /// may resolve through one client at once.
   std::function<void()> set_wait_hook(std::function<void()> hook);
 
   [[nodiscard]] ClientStats stats() const;
