@@ -121,7 +121,7 @@ class TargetSet {
   // the one client, so that a target's round trips overlap the others' instead of adding up (five
   // targets at 50 ms of RTT: 2.6 s one after another). Results in unit order, so what is printed
   // and which error is reported do not depend on timing.
-  std::vector<core::Result<ResolveResult>> run_all() {
+  std::vector<std::optional<core::Result<ResolveResult>>> run_all() {
     std::vector<std::optional<core::Result<ResolveResult>>> results(units.size());
     std::atomic<std::size_t> next{0};
     auto work = [&] {
@@ -140,11 +140,7 @@ class TargetSet {
     work();
     for (auto& t : threads)
       t.join();
-    std::vector<core::Result<ResolveResult>> out;
-    out.reserve(units.size());
-    for (auto& r : results)
-      out.push_back(std::move(*r));
-    return out;
+    return results;  // every one filled: the workers took each index once
   }
 
   std::vector<Unit*> units_of(std::size_t target) {
@@ -462,7 +458,7 @@ core::Result<TargetsOutcome> resolve_targets(const ResolveRequest& shared,
   bool all_solved = true;
   auto first = set.run_all();
   for (std::size_t i = 0; i < set.units.size(); ++i) {
-    auto& r = first[i];
+    auto& r = *first[i];
     if (!r) return std::unexpected(r.error());
     set.units[i].result = std::move(*r);
     all_solved = all_solved && set.units[i].result.solved;

@@ -48,6 +48,13 @@ Run resolve_targets(const fs::path& dir, const std::vector<std::string>& args,
   return run(argv, base_env(), dir);
 }
 
+// A fresh directory whose gpulock.toml declares kTargets.
+fs::path declaring_targets(const std::string& name) {
+  fs::path dir = fresh_dir(name);
+  write_file(dir / "gpulock.toml", kTargets);
+  return dir;
+}
+
 std::string version_of(const gpulock::lock::Lock& lock, const std::string& name) {
   for (const auto& p : lock.packages) {
     if (p.name == name) return p.version.value_or("");
@@ -58,8 +65,7 @@ std::string version_of(const gpulock::lock::Lock& lock, const std::string& name)
 }  // namespace
 
 TEST_CASE("resolve --all-targets writes one lock per declared target", "[resolve][targets]") {
-  fs::path dir = fresh_dir("targets");
-  write_file(dir / "gpulock.toml", kTargets);
+  fs::path dir = declaring_targets("targets");
   Run r = resolve_targets(dir, {"--all-targets"});
   INFO(describe(r));
   REQUIRE(r.status == 0);
@@ -134,8 +140,7 @@ TEST_CASE("resolve --all-targets takes the cache flags: --cache-dir and --offlin
           "[resolve][targets]") {
   // The flags once stopped at the single-target path: a set of targets used the default cache
   // and went to the network under --offline.
-  fs::path dir = fresh_dir("targets-cache");
-  write_file(dir / "gpulock.toml", kTargets);
+  fs::path dir = declaring_targets("targets-cache");
   fs::path cache = dir / "own-cache";
   Run offline = resolve_targets(dir, {"--all-targets", "--offline"}, cache);
   INFO(describe(offline));
@@ -152,8 +157,7 @@ TEST_CASE("resolve --all-targets -v shows the index requests, as one resolve doe
           "[resolve][targets]") {
   // The CLI once gave a set of targets no observer: -v printed nothing and a terminal got no
   // progress line.
-  fs::path dir = fresh_dir("targets-verbose");
-  write_file(dir / "gpulock.toml", kTargets);
+  fs::path dir = declaring_targets("targets-verbose");
   fs::path cache = dir / "own-cache";
   Run cold = resolve_targets(dir, {"--all-targets", "-v"}, cache);
   INFO(describe(cold));
@@ -206,8 +210,7 @@ TEST_CASE("declared targets are checked like flags, naming the file, table and k
 
 TEST_CASE("install picks the target lock that fits the machine, and says why",
           "[resolve][targets]") {
-  fs::path dir = fresh_dir("targets-install");
-  write_file(dir / "gpulock.toml", kTargets);
+  fs::path dir = declaring_targets("targets-install");
   Run locked = resolve_targets(dir, {"--all-targets"});
   INFO(describe(locked));
   REQUIRE(locked.status == 0);
