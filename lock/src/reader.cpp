@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -20,6 +21,7 @@
 #include "gpulock/core/marker.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
+#include "gpulock/core/text.h"
 #include "gpulock/core/version.h"
 #include "gpulock/lock/lockfile.h"
 
@@ -68,6 +70,79 @@ std::string_view node_type_name(const toml::node& n) {
 
 std::size_t line_of(const toml::node& n) {
   return n.source().begin.line;
+}
+
+// ---- field checks ---------------------------------------------------------------------------
+// A lock is input: its hashes become path components (the install cache's
+// <cache>/wheels-v1/<sha256>, the mirror's store), its URLs are fetched and its paths opened.
+// Every such field is checked when read, so no later step sees a hostile value.
+
+// Sizes above this (1 PiB) are refused: no wheel is that large, and sums stay far from overflow.
+constexpr std::int64_t kMaxFileSize = std::int64_t{1} << 50;
+
+bool is_control(char c) noexcept {
+  return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+}
+
+bool has_control(std::string_view s) noexcept {
+  return std::any_of(s.begin(), s.end(), is_control);
+}
+
+bool is_lower_hex(std::string_view s) noexcept {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// A hash algorithm's name as hashlib spells it: lowercase letters, digits, '_' and '-'.
+bool is_algorithm_name(std::string_view s) noexcept {
+  return !s.empty() && s.size() <= 32 && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+// Empty when `digest` is a plausible digest for `algorithm`, else what is wrong with it: sha256
+// exactly 64 lowercase hex digits, others 32 to 128 (md5 to sha512).
+std::string digest_problem(std::string_view algorithm, std::string_view digest) {
+  if (algorithm == "sha256") {
+    if (digest.size() == 64 && is_lower_hex(digest)) return {};
+    return "must be 64 lowercase hex digits";
+  }
+  if (digest.size() >= 32 && digest.size() <= 128 && digest.size() % 2 == 0 &&
+      is_lower_hex(digest)) {
+    return {};
+  }
+  return "must be an even number (32 to 128) of lowercase hex digits";
+}
+
+// Empty when `url` is a URL gpulock may fetch a file from, else what is wrong with it.
+std::string url_problem(std::string_view url) {
+  if (url.empty()) return "is empty";
+  if (std::any_of(url.begin(), url.end(), [](char c) { return c == ' ' || is_control(c); })) {
+    return "contains whitespace or a control character";
+  }
+  const auto colon = url.find(':');
+  std::string scheme;
+  if (colon != std::string_view::npos) {
+    for (char c : url.substr(0, colon))
+      scheme.push_back(core::ascii_lower(c));
+  }
+  const std::string_view rest = colon == std::string_view::npos ? url : url.substr(colon + 1);
+  if (scheme == "http" || scheme == "https") {
+    if (rest.starts_with("//") && rest.size() > 2) return {};
+    return fmt::format("is not an absolute {} URL ({}://host/...)", scheme, scheme);
+  }
+  if (scheme == "file") {
+    if (rest.starts_with("/")) return {};
+    return "is not a file URL with an absolute path (file:///...)";
+  }
+  return "must be an http, https or file URL";
+}
+
+// Empty when `path` may name a local file, else what is wrong with it.
+std::string path_problem(std::string_view path) {
+  if (path.empty()) return "is empty";
+  if (has_control(path)) return "contains a control character";
+  return {};
 }
 
 class Reader {
@@ -160,6 +235,16 @@ class Reader {
       }
     }
     return n->as_array();
+  }
+
+  // Fails at the line of `t[key]` when `problem` (what is wrong with its value) is not empty.
+  core::Status check_field(const toml::table& t, std::string_view key, std::string_view in,
+                           const std::string& problem) const {
+    if (problem.empty()) return {};
+    const toml::node* n = get(t, key);
+    const std::string value = n && n->is_string() ? n->as_string()->get() : std::string();
+    return fail(n ? line_of(*n) : line_of(t),
+                fmt::format("'{}' {} {}: {}", key, in, problem, core::quote_for_message(value)));
   }
 
   // Keys of `t` not in `known`, kept as generic values, with a warning each.
@@ -280,9 +365,11 @@ core::Result<FileEntry> Reader::read_file(const toml::table& t, std::string_view
   auto url = opt_string(t, "url", in);
   if (!url) return std::unexpected(url.error());
   f.url = std::move(*url);
+  if (f.url) GPULOCK_TRY(check_field(t, "url", in, url_problem(*f.url)));
   auto path = opt_string(t, "path", in);
   if (!path) return std::unexpected(path.error());
   f.path = std::move(*path);
+  if (f.path) GPULOCK_TRY(check_field(t, "path", in, path_problem(*f.path)));
   if (!f.url && !f.path) return fail(f.line.line, fmt::format("{} needs a 'url' or a 'path'", in));
   if (const toml::node* s = get(t, "size")) {
     // A boolean is not an integer (packaging.pylock checks this too; TOML keeps them apart).
@@ -293,6 +380,11 @@ core::Result<FileEntry> Reader::read_file(const toml::table& t, std::string_view
     const std::int64_t size = s->as_integer()->get();
     if (size < 0) {
       return fail(line_of(*s), fmt::format("'size' {} must not be negative ({})", in, size));
+    }
+    if (size > kMaxFileSize) {
+      return fail(line_of(*s), fmt::format("'size' {} is {} bytes, over the {} bytes (1 PiB) a "
+                                           "file may have",
+                                           in, size, kMaxFileSize));
     }
     f.size = static_cast<std::uint64_t>(size);
   }
@@ -313,7 +405,18 @@ core::Result<FileEntry> Reader::read_file(const toml::table& t, std::string_view
                   fmt::format("hash '{}' {} must be a non-empty string, not {}", algo.str(), in,
                               digest.is_string() ? "an empty string" : node_type_name(digest)));
     }
-    f.hashes.emplace(std::string(algo.str()), std::string(digest.as_string()->get()));
+    const std::string_view value = digest.as_string()->get();
+    if (!is_algorithm_name(algo.str())) {
+      return fail(line_of(digest),
+                  fmt::format("hash algorithm {} {} is not a hash algorithm's name (lowercase "
+                              "letters, digits, '_' and '-')",
+                              core::quote_for_message(algo.str()), in));
+    }
+    if (auto problem = digest_problem(algo.str(), value); !problem.empty()) {
+      return fail(line_of(digest), fmt::format("hash '{}' {} {}, not {}", algo.str(), in, problem,
+                                               core::quote_for_message(value)));
+    }
+    f.hashes.emplace(std::string(algo.str()), std::string(value));
   }
   if (f.hashes.empty()) {
     return std::unexpected(
@@ -345,9 +448,12 @@ core::Result<VcsSource> Reader::read_vcs(const toml::table& t, std::string_view 
   auto url = opt_string(t, "url", in);
   if (!url) return std::unexpected(url.error());
   v.url = std::move(*url);
+  // A VCS URL may have any scheme its tool knows (git+ssh, ...); still one line of text.
+  if (v.url) GPULOCK_TRY(check_field(t, "url", in, path_problem(*v.url)));
   auto path = opt_string(t, "path", in);
   if (!path) return std::unexpected(path.error());
   v.path = std::move(*path);
+  if (v.path) GPULOCK_TRY(check_field(t, "path", in, path_problem(*v.path)));
   if (!v.url && !v.path) return fail(v.line.line, fmt::format("{} needs a 'url' or a 'path'", in));
   auto rev = opt_string(t, "requested-revision", in);
   if (!rev) return std::unexpected(rev.error());
@@ -369,6 +475,7 @@ core::Result<DirectorySource> Reader::read_directory(const toml::table& t, std::
   auto path = req_string(t, "path", in);
   if (!path) return std::unexpected(path.error());
   d.path = std::move(*path);
+  GPULOCK_TRY(check_field(t, "path", in, path_problem(d.path)));
   if (const toml::node* e = get(t, "editable")) {
     if (!e->is_boolean()) {
       return fail(line_of(*e),
@@ -514,6 +621,7 @@ core::Result<Package> Reader::read_package(const toml::table& t, std::size_t ind
   auto index_url = opt_string(t, "index", in);
   if (!index_url) return std::unexpected(index_url.error());
   p.index = std::move(*index_url);
+  if (p.index) GPULOCK_TRY(check_field(t, "index", in, path_problem(*p.index)));
   auto att = read_tables(t, "attestation-identities", in, true);
   if (!att) return std::unexpected(att.error());
   p.attestation_identities = std::move(*att);

@@ -176,3 +176,120 @@ TEST_CASE("every kind of file needs a hash: archive, sdist and wheel", "[lock][r
     CHECK(py.status == 0);
   }
 }
+
+namespace {
+
+// A lock of one wheel whose table holds `fields` (line 9 on).
+std::string one_wheel_lock(const std::string& fields) {
+  return "lock-version = \"1.0\"\ncreated-by = \"test\"\n\n[[packages]]\nname = \"a\"\n"
+         "version = \"1.0\"\n\n[[packages.wheels]]\nname = \"a-1.0-py3-none-any.whl\"\n" +
+         fields;
+}
+
+const std::string kSha = std::string(64, 'a');
+
+}  // namespace
+
+TEST_CASE("fields that become paths, URLs and sizes are checked when read (issue 40)",
+          "[lock][reader][bad]") {
+  struct Case {
+    std::string fields;
+    std::size_t line;
+    std::string message;
+  };
+  const std::string url = "url = \"https://x.org/a-1.0-py3-none-any.whl\"\n";
+  const Case cases[] = {
+      {url + "hashes = { sha256 = \"../../victim\" }\n", 11,
+       "hash 'sha256' in wheel 1 of package 'a' must be 64 lowercase hex digits, not "
+       "'../../victim'"},
+      {url + "hashes = { sha256 = \"/abs/path\" }\n", 11, "must be 64 lowercase hex digits"},
+      {url + "hashes = { sha256 = \"" + std::string(64, 'A') + "\" }\n", 11,
+       "must be 64 lowercase hex digits"},
+      {url + "hashes = { sha256 = \"" + std::string(63, 'a') + "\" }\n", 11,
+       "must be 64 lowercase hex digits"},
+      {url + "hashes = { sha256 = \"" + std::string(63, 'a') + "\\u0000\" }\n", 11,
+       "must be 64 lowercase hex digits, not '" + std::string(63, 'a') + "\\x00'"},
+      {url + "hashes = { sha256 = \"" + kSha + "\", sha512 = \"../" + std::string(60, 'a') +
+           "\" }\n",
+       11, "hash 'sha512' in wheel 1 of package 'a' must be an even number"},
+      {url + "hashes = { sha256 = \"" + kSha + "\", md5 = \"ab\" }\n", 11,
+       "hash 'md5' in wheel 1 of package 'a' must be an even number (32 to 128)"},
+      {url + "hashes = { \"SHA/256\" = \"" + kSha + "\" }\n", 11,
+       "hash algorithm 'SHA/256' in wheel 1 of package 'a' is not a hash algorithm's name"},
+      {"url = \"ftp://x.org/a-1.0-py3-none-any.whl\"\nhashes = { sha256 = \"" + kSha + "\" }\n", 10,
+       "'url' in wheel 1 of package 'a' must be an http, https or file URL: 'ftp://"},
+      {"url = \"gopher:a-1.0-py3-none-any.whl\"\nhashes = { sha256 = \"" + kSha + "\" }\n", 10,
+       "must be an http, https or file URL"},
+      {"url = \"https://x.org/\\na-1.0-py3-none-any.whl\"\nhashes = { sha256 = \"" + kSha +
+           "\" }\n",
+       10, "'url' in wheel 1 of package 'a' contains whitespace or a control character"},
+      {"url = \"https:a-1.0-py3-none-any.whl\"\nhashes = { sha256 = \"" + kSha + "\" }\n", 10,
+       "is not an absolute https URL"},
+      {"url = \"file:a-1.0-py3-none-any.whl\"\nhashes = { sha256 = \"" + kSha + "\" }\n", 10,
+       "is not a file URL with an absolute path"},
+      {"path = \"w/a\\u0007-1.0-py3-none-any.whl\"\nhashes = { sha256 = \"" + kSha + "\" }\n", 10,
+       "'path' in wheel 1 of package 'a' contains a control character"},
+      {url + "size = 1125899906842625\nhashes = { sha256 = \"" + kSha + "\" }\n", 11,
+       "'size' in wheel 1 of package 'a' is 1125899906842625 bytes, over the"},
+  };
+  for (const auto& c : cases) {
+    const std::string text = one_wheel_lock(c.fields);
+    INFO(text);
+    auto r = parse_lock(text, "pylock.toml");
+    REQUIRE_FALSE(r.has_value());
+    INFO(r.error().to_string());
+    CHECK(r.error().code == ErrorCode::InvalidLockfile);
+    CHECK(r.error().line == c.line);
+    CHECK(r.error().message.find(c.message) != std::string::npos);
+    CHECK(r.error().to_string().starts_with("pylock.toml:" + std::to_string(c.line) + ": "));
+  }
+}
+
+TEST_CASE("well-formed file fields are accepted: schemes in any case, paths, other hashes",
+          "[lock][reader]") {
+  for (const std::string fields : {
+           "url = \"HTTPS://x.org/a-1.0-py3-none-any.whl\"\n",
+           "url = \"http://x.org/a-1.0-py3-none-any.whl\"\n",
+           "url = \"file:///srv/w/a-1.0-py3-none-any.whl\"\n",
+           "url = \"File:/srv/w/a-1.0-py3-none-any.whl\"\n",
+           "path = \"../w/a-1.0-py3-none-any.whl\"\n",
+           "path = \"/srv/w/a-1.0-py3-none-any.whl\"\nsize = 1125899906842624\n",
+       }) {
+    const std::string text =
+        one_wheel_lock(fields + "hashes = { sha256 = \"" + kSha + "\", md5 = \"" +
+                       std::string(32, '0') + "\", sha512 = \"" + std::string(128, 'f') +
+                       "\", blake2b = \"" + std::string(128, '1') + "\" }\n");
+    INFO(text);
+    auto r = parse_lock(text, "pylock.toml");
+    INFO((r ? "" : r.error().to_string()));
+    CHECK(r.has_value());
+  }
+}
+
+TEST_CASE("vcs and directory paths and an index URL are one line of text", "[lock][reader][bad]") {
+  const std::string head =
+      "lock-version = \"1.0\"\ncreated-by = \"test\"\n\n[[packages]]\nname = \"a\"\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {head + "[packages.directory]\npath = \"src\\u001b[2J\"\n",
+       "'path' in the directory source of package 'a' contains a control character"},
+      {head +
+           "[packages.vcs]\ntype = \"git\"\nurl = \"https://x.org/r\\r\\n\"\ncommit-id = \"ab\"\n",
+       "'url' in the vcs source of package 'a' contains a control character"},
+      {head + "index = \"https://x.org/\\u0000\"\n[packages.directory]\npath = \"src\"\n",
+       "'index' in package 'a' contains a control character"},
+  };
+  for (const auto& [text, message] : cases) {
+    INFO(text);
+    auto r = parse_lock(text, "pylock.toml");
+    REQUIRE_FALSE(r.has_value());
+    INFO(r.error().to_string());
+    CHECK(r.error().code == ErrorCode::InvalidLockfile);
+    CHECK(r.error().message.find(message) != std::string::npos);
+  }
+  auto ok = parse_lock(head +
+                           "[packages.vcs]\ntype = \"git\"\nurl = \"git+ssh://git@x.org/r\"\n"
+                           "commit-id = \"ab\"\n",
+                       "pylock.toml");
+  INFO((ok ? "" : ok.error().to_string()));
+  CHECK(ok.has_value());
+}
