@@ -2,6 +2,8 @@
 // cached with its validators and revalidated unless its host is immutable.
 #include <string>
 
+#include <fmt/format.h>
+
 #include "gpulock/index/hash.h"
 #include "gpulock/index/url.h"
 
@@ -19,7 +21,9 @@ core::Result<FileDigest> IndexClient::Impl::load_digest(const std::string& url) 
   if (is_file_url(url)) {
     auto path = file_url_to_path(url);
     if (!path) return std::unexpected(path.error());
-    return sha256_file(*path);
+    return sha256_file(*path, options.max_download_bytes,
+                       fmt::format("the file is larger than {} (GPULOCK_MAX_DOWNLOAD_SIZE)",
+                                   format_byte_size(options.max_download_bytes)));
   }
   std::string clean = strip_userinfo(url);
   std::string key = redact_url(clean);

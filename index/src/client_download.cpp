@@ -5,14 +5,18 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 
 #include "gpulock/index/hash.h"
+#include "gpulock/index/interrupt.h"
 #include "gpulock/index/url.h"
 
 #include "client_impl.h"
@@ -29,23 +33,42 @@ core::Error io_error(std::string_view what, const std::string& path) {
   return core::make_error(ErrorCode::Io, fmt::format("{}: {}", what, std::strerror(errno)), path);
 }
 
+// How long a download waits for another run downloading the same file into the same cache.
+constexpr auto kMaxLockWait = std::chrono::minutes(10);
+
 // An open partial file; closed on destruction.
 class PartialFile {
  public:
   ~PartialFile() {
     if (fd_ >= 0) ::close(fd_);
   }
-  core::Status open(const std::string& path) {
+  // `stop` says when to give up waiting for another run's hold (a cancel, an interrupt).
+  core::Status open(const std::string& path, const std::function<bool()>& stop) {
     path_ = path;
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) return std::unexpected(io_error("cannot open the partial download", path));
-    // Two runs sharing a cache never write one partial file at once.
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      return std::unexpected(core::make_error(
-          ErrorCode::Io, "another gpulock is downloading this file into the same cache", path));
-    }
+    // Two runs sharing a cache never write one partial file at once: the second waits for the
+    // first (bounded), then continues the file, or opens it afresh when the first moved it away.
+    const auto deadline = std::chrono::steady_clock::now() + kMaxLockWait;
     struct stat st {};
-    if (::fstat(fd_, &st) != 0) return std::unexpected(io_error("cannot stat", path));
+    while (true) {
+      fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+      if (fd_ < 0) return std::unexpected(io_error("cannot open the partial download", path));
+      while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        if ((errno != EWOULDBLOCK && errno != EINTR) || stop() ||
+            std::chrono::steady_clock::now() >= deadline) {
+          return std::unexpected(core::make_error(
+              ErrorCode::Io, "another gpulock is downloading this file into the same cache", path));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      if (::fstat(fd_, &st) != 0) return std::unexpected(io_error("cannot stat", path));
+      struct stat named {};
+      if (::stat(path.c_str(), &named) == 0 && named.st_dev == st.st_dev &&
+          named.st_ino == st.st_ino) {
+        break;
+      }
+      ::close(fd_);  // renamed or removed while this run waited: not ours to write
+      fd_ = -1;
+    }
     size_ = static_cast<std::uint64_t>(st.st_size);
     return {};
   }
@@ -86,14 +109,21 @@ core::Result<FileDigest> IndexClient::Impl::download_into(const DownloadRequest&
   if (is_file_url(job.url)) {
     auto path = file_url_to_path(job.url);
     if (!path) return std::unexpected(path.error());
-    return sha256_file(*path);  // the caller copies it (a local file needs no partial)
+    // The caller copies it (a local file needs no partial). Regular files only, read no further
+    // than a download would be.
+    const std::uint64_t bound = job.size ? *job.size : options.max_download_bytes;
+    return sha256_file(
+        *path, bound,
+        fmt::format("the file is larger than {} ({})", format_byte_size(bound),
+                    job.size ? "the size the lock records" : "GPULOCK_MAX_DOWNLOAD_SIZE"));
   }
   if (options.offline) {
     return std::unexpected(
         core::make_error(ErrorCode::Offline, "--offline forbids downloading the file", shown));
   }
   PartialFile file;
-  if (auto s = file.open(job.partial_path); !s) return std::unexpected(s.error());
+  auto stop = [this] { return cancelled.load() || interrupted(); };
+  if (auto s = file.open(job.partial_path, stop); !s) return std::unexpected(s.error());
   const std::uint64_t bound = job.size ? *job.size : options.max_download_bytes;
   if (file.size() > bound) {
     if (auto s = file.truncate(0); !s) return std::unexpected(s.error());

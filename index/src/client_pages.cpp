@@ -21,6 +21,7 @@
 #include "gpulock/index/url.h"
 
 #include "client_impl.h"
+#include "local_file.h"
 #include "page_builder.h"
 
 namespace gpulock::index {
@@ -100,31 +101,23 @@ namespace detail {
 
 core::Status read_local_file(const std::string& path, std::string& out, std::uint64_t max_bytes,
                              std::string_view too_large) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return core::fail_at(ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)), path);
-  struct stat st {};
-  ::fstat(fd, &st);
+  LocalFile file;
+  if (auto s = file.open(path); !s) return s;
   out.clear();
-  if (max_bytes == 0 || static_cast<std::uint64_t>(st.st_size) <= max_bytes)
-    out.reserve(static_cast<std::size_t>(st.st_size) + 64);
+  if (max_bytes == 0 || file.size() <= max_bytes)
+    out.reserve(static_cast<std::size_t>(file.size()) + 64);
   char buffer[1 << 16];
   while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    ssize_t n = ::read(file.fd(), buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return core::fail_at(ErrorCode::Io, fmt::format("cannot read: {}", std::strerror(err)), path);
-    }
+    if (n < 0)
+      return core::fail_at(ErrorCode::Io, fmt::format("cannot read: {}", std::strerror(errno)),
+                           path);
     if (n == 0) break;
     out.append(buffer, static_cast<std::size_t>(n));
-    if (max_bytes != 0 && out.size() > max_bytes) {
-      ::close(fd);
+    if (max_bytes != 0 && out.size() > max_bytes)
       return core::fail_at(ErrorCode::IndexFormat, std::string(too_large), path);
-    }
   }
-  ::close(fd);
   return {};
 }
 

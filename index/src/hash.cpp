@@ -8,9 +8,11 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "gpulock/core/sha256.h"
 
+#include "local_file.h"
 #include "net_plugin.h"
 
 namespace gpulock::index {
@@ -73,27 +75,85 @@ std::string sha256_hex(std::string_view data) {
   return h.finish_hex();
 }
 
-core::Result<FileDigest> sha256_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+namespace detail {
+namespace {
+
+std::string file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+core::Status check_mode(const struct stat& st, const std::string& path) {
+  if (S_ISREG(st.st_mode)) return {};
+  return core::fail_at(core::ErrorCode::Io,
+                       fmt::format("not a regular file ({}): gpulock reads only regular files",
+                                   file_kind(st.st_mode)),
+                       path);
+}
+
+}  // namespace
+
+LocalFile::~LocalFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+core::Status LocalFile::open(const std::string& path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd_ < 0) {
     return core::fail_at(core::ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)),
                          path);
   }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    return core::fail_at(core::ErrorCode::Io, fmt::format("cannot stat: {}", std::strerror(errno)),
+                         path);
+  }
+  if (auto s = check_mode(st, path); !s) return s;
+  size_ = static_cast<std::uint64_t>(st.st_size);
+  return {};
+}
+
+core::Status require_regular_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return core::fail_at(core::ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)),
+                         path);
+  }
+  return check_mode(st, path);
+}
+
+}  // namespace detail
+
+core::Result<FileDigest> sha256_file(const std::string& path, std::uint64_t max_bytes,
+                                     std::string_view too_large) {
+  detail::LocalFile file;
+  if (auto s = file.open(path); !s) return std::unexpected(s.error());
+  auto over = [&] {
+    return core::fail_at(core::ErrorCode::IndexFormat,
+                         too_large.empty()
+                             ? fmt::format("the file is larger than {} bytes", max_bytes)
+                             : std::string(too_large),
+                         path);
+  };
+  if (max_bytes != 0 && file.size() > max_bytes) return over();
   Sha256 h;
   std::vector<char> buffer(1 << 20);
   while (true) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    ssize_t n = ::read(file.fd(), buffer.data(), buffer.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return core::fail_at(core::ErrorCode::Io, fmt::format("cannot read: {}", std::strerror(err)),
-                           path);
+      return core::fail_at(core::ErrorCode::Io,
+                           fmt::format("cannot read: {}", std::strerror(errno)), path);
     }
     if (n == 0) break;
     h.update(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+    // A file that grows while read (or lies in fstat) is bounded all the same.
+    if (max_bytes != 0 && h.size() > max_bytes) return over();
   }
-  ::close(fd);
   FileDigest d;
   d.size = h.size();
   d.sha256 = h.finish_hex();

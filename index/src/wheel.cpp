@@ -11,6 +11,7 @@
 #include "gpulock/core/text.h"
 #include "gpulock/core/version.h"
 
+#include "local_file.h"
 #include "net_plugin.h"
 
 namespace gpulock::index {
@@ -24,6 +25,8 @@ core::Result<std::string> read_wheel_metadata(const std::string& path,
     return core::fail_at(core::ErrorCode::Io,
                          fmt::format("cannot open the wheel: {}", std::strerror(errno)), where);
   }
+  // libzip opens the path itself: a FIFO or a device would block it or never end.
+  if (auto s = detail::require_regular_file(path); !s) return std::unexpected(s.error());
   auto plugin = detail::load_net_plugin();
   if (!plugin) return std::unexpected(plugin.error());
   auto text = (*plugin)->metadata_from_file(path, expected, where);
@@ -39,6 +42,7 @@ core::Result<std::vector<UnpackedFile>> unpack_wheel(const std::string& path,
                                                      const std::string& dest,
                                                      std::string_view display) {
   std::string where = display.empty() ? path : std::string(display);
+  if (auto s = detail::require_regular_file(path); !s) return std::unexpected(s.error());
   auto plugin = detail::load_net_plugin();
   if (!plugin) return std::unexpected(plugin.error());
   return (*plugin)->unpack_archive(path, dest, where);

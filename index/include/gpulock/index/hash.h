@@ -45,7 +45,12 @@ struct FileDigest {
   std::uint64_t size = 0;
 };
 
-/// Streams a local file through SHA-256. Errors: Io naming the path.
-[[nodiscard]] core::Result<FileDigest> sha256_file(const std::string& path);
+/// Streams a local file through SHA-256: regular files only (a FIFO, a device such as
+/// /dev/zero or a directory is refused without blocking). `max_bytes` (0: none) bounds what is
+/// read: a larger file is IndexFormat with the message `too_large` (or a generic one).
+/// Errors: Io naming the path.
+[[nodiscard]] core::Result<FileDigest> sha256_file(const std::string& path,
+                                                   std::uint64_t max_bytes = 0,
+                                                   std::string_view too_large = {});
 
 }  // namespace gpulock::index
