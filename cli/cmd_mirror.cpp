@@ -61,12 +61,22 @@ int run_add(Context& ctx, const MirrorArgs& args) {
           fmt::format("Mirroring  {}/{} files  {}", p.files_done, p.files_total, mib(p.bytes)));
     };
   }
+  request.on_wait = [&ctx](const std::string& lock_file) {
+    ctx.term.progress("");
+    ctx.term.err(fmt::format("waiting for another gpulock using the mirror ({})\n", lock_file));
+  };
   const auto started = std::chrono::steady_clock::now();
   auto result = app::mirror_add(request);
   ctx.term.progress("");
   if (!result) return report_error(ctx.term, result.error());
   for (const auto& s : result->skipped)
     ctx.term.warning(fmt::format("not mirrored: {}", s));
+  if (result->replaced > 0) {
+    ctx.term.warning(
+        fmt::format("{} files in the store were not the bytes the locks name; "
+                    "fetched them again",
+                    result->replaced));
+  }
   if (!result->missing.empty()) {
     ctx.term.error(fmt::format("{} of {} files are not in the mirror {} (--offline)",
                                result->missing.size(), result->files, args.to));
@@ -93,10 +103,17 @@ int run_verify(Context& ctx, const MirrorArgs& args) {
     ctx.term.out(fmt::format("corrupt: {}\n", c));
   for (const auto& m : result->missing)
     ctx.term.out(fmt::format("missing: {}\n", m));
-  if (!result->corrupt.empty() || !result->missing.empty()) {
-    ctx.term.error(fmt::format("{}: {} corrupt, {} missing of {} files", args.dir,
-                               result->corrupt.size(), result->missing.size(), result->checked));
-    ctx.term.hint("remove the corrupt files and run gpulock mirror add again to fetch them");
+  for (const auto& l : result->leftovers)
+    ctx.term.out(fmt::format("leftover: {}\n", l));
+  if (!result->corrupt.empty() || !result->missing.empty() || !result->leftovers.empty()) {
+    ctx.term.error(
+        fmt::format("{}: {} corrupt, {} missing of {} files, {} leftover partial "
+                    "writes",
+                    args.dir, result->corrupt.size(), result->missing.size(), result->checked,
+                    result->leftovers.size()));
+    ctx.term.hint(
+        "run gpulock mirror add again: it fetches what is corrupt or missing and "
+        "removes leftovers");
     return kExitFinding;
   }
   summary(ctx, fmt::format("{}: {} files, all intact", args.dir, result->checked));
@@ -104,7 +121,9 @@ int run_verify(Context& ctx, const MirrorArgs& args) {
 }
 
 int run_gc(Context& ctx, const MirrorArgs& args) {
-  auto result = app::mirror_gc(args.dir, args.keep);
+  auto result = app::mirror_gc(args.dir, args.keep, [&ctx](const std::string& lock_file) {
+    ctx.term.err(fmt::format("waiting for another gpulock using the mirror ({})\n", lock_file));
+  });
   if (!result) return report_error(ctx.term, result.error());
   for (const auto& r : result->removed)
     ctx.term.out(fmt::format("removed: {}\n", r));

@@ -25,7 +25,6 @@
 #include "gpulock/index/hash.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
-#include "gpulock/sys/atomic_file.h"
 
 #include "mirror_internal.h"
 
@@ -185,21 +184,18 @@ class Downloader {
   std::optional<core::Error> error_;
 };
 
-// The `.metadata` file beside a stored wheel (PEP 658): written once, hashed on every run.
+// The `.metadata` file beside a stored wheel (PEP 658), derived from the wheel on every run (the
+// wheel's bytes were checked against the lock just before): a `.metadata` found in the store is
+// never trusted, and its hash never goes into the manifest. Returns the sha256 of the METADATA,
+// empty for a file that is not a wheel.
 core::Result<std::string> ensure_metadata(const std::string& wheel_path,
                                           const std::string& filename) {
-  const std::string path = wheel_path + ".metadata";
-  std::error_code ec;
-  if (fs::exists(path, ec)) {
-    auto d = index::sha256_file(path);
-    if (!d) return std::unexpected(d.error());
-    return d->sha256;
-  }
   auto wheel = core::WheelFilename::parse(filename);
   if (!wheel) return std::string();  // not a wheel: no METADATA to offer
   auto text = index::read_wheel_metadata(wheel_path, &*wheel);
   if (!text) return std::unexpected(text.error());
-  if (auto s = sys::write_file_atomically(path, *text); !s) return std::unexpected(s.error());
+  if (auto s = mirror_detail::write_if_changed(wheel_path + ".metadata", *text); !s)
+    return std::unexpected(s.error());
   return core::sha256_hex(*text);
 }
 
@@ -238,6 +234,13 @@ core::Result<MirrorAddResult> mirror_add(const MirrorAddRequest& request) {
     for (auto& e : *entries)
       fresh.push_back(std::move(e));
   }
+  // Every lock read and checked before the mirror is touched; then one run at a time.
+  mirror_detail::MirrorLock hold;
+  if (auto s = hold.acquire(request.dir, request.on_wait); !s) return std::unexpected(s.error());
+  for (const auto& p : mirror_detail::store_leftovers(request.dir)) {
+    std::error_code ec;
+    if (fs::remove(p, ec)) ++result.leftovers;
+  }
   auto manifest = read_mirror_manifest(request.dir);
   if (!manifest) return std::unexpected(manifest.error());
 
@@ -250,11 +253,22 @@ core::Result<MirrorAddResult> mirror_add(const MirrorAddRequest& request) {
   for (const auto& [sha, e] : files) {
     const std::string dest = (fs::path(request.dir) / mirror_store_path(sha, e->filename)).string();
     std::error_code ec;
+    // A stored file is re-hashed: the store is a directory anyone with access could edit, and
+    // its bytes must be the lock's before its pages and METADATA are derived from them.
+    bool corrupt = false;
     if (fs::is_regular_file(dest, ec)) {
-      ++result.present;
-    } else if (request.client.offline) {
-      result.missing.push_back(fmt::format("{} ({})", e->filename, e->lock));
+      auto d = index::sha256_file(dest);
+      if (d && d->sha256 == sha) {
+        ++result.present;
+        continue;
+      }
+      corrupt = true;
+    }
+    if (request.client.offline) {
+      result.missing.push_back(fmt::format("{} ({}){}", e->filename, e->lock,
+                                           corrupt ? ", in the store with other bytes" : ""));
     } else {
+      if (corrupt) ++result.replaced;
       jobs.push_back({e, dest});
     }
   }

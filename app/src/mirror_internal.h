@@ -2,6 +2,7 @@
 // What the mirror's files share (app/src/mirror_*.cpp): name checks, the tree a lock's package
 // index maps to, and the files a lock names.
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,30 @@ namespace gpulock::app::mirror_detail {
                                             const std::string& text);
 /// The current time, RFC 3339 UTC (`2026-12-02T13:45:52Z`).
 [[nodiscard]] std::string now_rfc3339();
+
+/// An exclusive hold on a mirror: flock on DIR/.gpulock-mirror.lock, released on destruction.
+class MirrorLock {
+ public:
+  MirrorLock() = default;
+  ~MirrorLock();
+  MirrorLock(MirrorLock&& other) noexcept;
+  MirrorLock& operator=(MirrorLock&&) = delete;
+  MirrorLock(const MirrorLock&) = delete;
+  MirrorLock& operator=(const MirrorLock&) = delete;
+  /// Creates DIR when needed and takes the lock; while another gpulock holds it, calls
+  /// `on_wait` once and waits, up to ten minutes (then Io naming the lock file).
+  [[nodiscard]] core::Status acquire(const std::string& dir,
+                                     const std::function<void(const std::string&)>& on_wait);
+
+ private:
+  int fd_ = -1;
+};
+
+/// A partial write's name in the store: `<file>.part` (a copy in progress) or
+/// `.<file>.tmp-...` (an atomic write in progress).
+[[nodiscard]] bool is_leftover(std::string_view name) noexcept;
+/// The partial writes left in DIR's store.
+[[nodiscard]] std::vector<std::filesystem::path> store_leftovers(const std::string& dir);
 
 /// The files a lock names, as manifest entries (`mirrored` left empty). Files without a URL or
 /// a sha256 go to `skipped`. Errors: the lock reader's.

@@ -1,6 +1,8 @@
 // Keeping a mirror: `mirror verify` (re-hash the store), `mirror gc` (drop what no kept lock
 // names) and `mirror rewrite-lock` (point a lock's file URLs at the mirror).
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <system_error>
@@ -42,7 +44,7 @@ std::vector<StoredFile> stored_files(const fs::path& dir, std::vector<fs::path>*
       std::error_code ec3;
       for (fs::directory_iterator f(h->path(), ec3); !ec3 && f != end; f.increment(ec3)) {
         const std::string name = f->path().filename().string();
-        if (name.ends_with(".metadata") || name.ends_with(".part")) continue;
+        if (name.ends_with(".metadata") || mirror_detail::is_leftover(name)) continue;
         out.push_back({h->path().filename().string(), f->path(), rel_path(f->path(), dir)});
       }
     }
@@ -104,6 +106,9 @@ core::Result<MirrorVerifyResult> mirror_verify(const std::string& dir) {
     if (!d) return std::unexpected(d.error());
     if (d->sha256 != f.sha256) result.corrupt.push_back(f.relative);
   }
+  for (const auto& p : mirror_detail::store_leftovers(dir))
+    result.leftovers.push_back(rel_path(p, dir));
+  std::sort(result.leftovers.begin(), result.leftovers.end());
   std::set<std::string> named;
   for (const auto& e : manifest->entries) {
     const std::string rel = mirror_store_path(e.sha256, e.filename);
@@ -119,8 +124,8 @@ core::Result<MirrorVerifyResult> mirror_verify(const std::string& dir) {
   return result;
 }
 
-core::Result<MirrorGcResult> mirror_gc(const std::string& dir,
-                                       const std::vector<std::string>& keep) {
+core::Result<MirrorGcResult> mirror_gc(const std::string& dir, const std::vector<std::string>& keep,
+                                       const std::function<void(const std::string&)>& on_wait) {
   std::set<std::string> kept;
   std::vector<std::string> skipped;
   std::vector<MirrorEntry> fresh;
@@ -132,9 +137,20 @@ core::Result<MirrorGcResult> mirror_gc(const std::string& dir,
       fresh.push_back(std::move(e));
     }
   }
+  mirror_detail::MirrorLock hold;
+  if (auto s = hold.acquire(dir, on_wait); !s) return std::unexpected(s.error());
   auto manifest = read_mirror_manifest(dir);
   if (!manifest) return std::unexpected(manifest.error());
   MirrorGcResult result;
+  for (const auto& p : mirror_detail::store_leftovers(dir)) {
+    std::error_code ec;
+    const auto size = fs::file_size(p, ec);
+    const std::uint64_t bytes = ec ? 0 : size;
+    if (fs::remove(p, ec)) {
+      result.bytes_freed += bytes;
+      result.removed.push_back(rel_path(p, dir));
+    }
+  }
   std::vector<fs::path> hash_dirs;
   (void)stored_files(dir, &hash_dirs);
   std::error_code ec;

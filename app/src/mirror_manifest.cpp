@@ -1,16 +1,23 @@
 // The mirror's store paths and URLs, and its manifest (DIR/manifest.toml): one [[entries]]
 // table per (lock, file), written atomically, read back with the lock module's TOML reader.
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <sys/file.h>
 
 #include "gpulock/app/mirror.h"
 #include "gpulock/index/url.h"
@@ -88,6 +95,62 @@ std::string now_rfc3339() {
   ::gmtime_r(&t, &tm);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1,
                      tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+MirrorLock::~MirrorLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the flock
+}
+
+MirrorLock::MirrorLock(MirrorLock&& other) noexcept : fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+core::Status MirrorLock::acquire(const std::string& dir,
+                                 const std::function<void(const std::string&)>& on_wait) {
+  constexpr auto kMaxWait = std::chrono::minutes(10);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return std::unexpected(core::make_error(core::ErrorCode::Io, ec.message(), dir));
+  const std::string path = (fs::path(dir) / ".gpulock-mirror.lock").string();
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd_ < 0) {
+    return std::unexpected(
+        core::make_error(core::ErrorCode::Io,
+                         fmt::format("cannot open the lock file: {}", std::strerror(errno)), path));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kMaxWait;
+  bool told = false;
+  while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      return std::unexpected(
+          core::make_error(core::ErrorCode::Io,
+                           fmt::format("cannot lock the mirror: {}", std::strerror(errno)), path));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return std::unexpected(
+          core::make_error(core::ErrorCode::Io,
+                           "another gpulock has held the mirror for ten minutes; gave up", path));
+    }
+    if (!told && on_wait) on_wait(path);
+    told = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return {};
+}
+
+bool is_leftover(std::string_view name) noexcept {
+  return name.ends_with(".part") ||
+         (name.starts_with(".") && name.find(".tmp-") != std::string_view::npos);
+}
+
+std::vector<fs::path> store_leftovers(const std::string& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  const fs::path store = fs::path(dir) / "files" / "sha256";
+  for (fs::recursive_directory_iterator it(store, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it.depth() == 2 && is_leftover(it->path().filename().string())) out.push_back(it->path());
+  }
+  return out;
 }
 
 core::Result<std::vector<MirrorEntry>> lock_entries(const std::string& lock_path,

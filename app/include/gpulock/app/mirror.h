@@ -12,6 +12,9 @@
 /// Every link is relative, so the tree can be moved or uploaded unchanged. A file enters the
 /// store only after its sha256 matched the lock's, by an atomic rename; pages and the manifest
 /// are written atomically. The manifest is the tree's source: the pages are rewritten from it.
+/// The store is never trusted: `mirror add` re-hashes what it finds there and fetches again what
+/// is not the lock's bytes, and derives each `.metadata` from its wheel. Runs that change a
+/// mirror (add, gc) take DIR/.gpulock-mirror.lock (flock), so two of them wait for each other.
 
 #include <cstdint>
 #include <functional>
@@ -90,6 +93,8 @@ struct MirrorAddRequest {
   unsigned jobs = 8;               ///< downloads in parallel
   /// Called from worker threads (serialized) as files finish and bytes arrive. May be empty.
   std::function<void(const MirrorProgress&)> on_progress;
+  /// Called once when another gpulock holds the mirror and this run waits for it. May be empty.
+  std::function<void(const std::string& lock_file)> on_wait;
 };
 
 struct MirrorAddResult {
@@ -97,32 +102,39 @@ struct MirrorAddResult {
   std::size_t present = 0;     ///< already in the store
   std::size_t downloaded = 0;  ///< fetched in this run
   std::size_t resumed = 0;     ///< of those, continued from a partial file
+  std::size_t replaced = 0;    ///< stored files that were not the lock's bytes, fetched again
+  std::size_t leftovers = 0;   ///< partial writes removed from the store
   std::uint64_t bytes_received = 0;
-  std::vector<std::string> missing;  ///< --offline: "<file> (<lock>)" not in the store
+  /// --offline: "<file> (<lock>)" not in the store (or there with other bytes than the lock's)
+  std::vector<std::string> missing;
   std::vector<std::string> skipped;  ///< entries without a URL or sha256 (local paths, ...)
 };
 
 /// `gpulock mirror add`. Errors: InvalidLockfile / Io (a lock), HashMismatch naming the URL
-/// (nothing enters the store), the download's errors (NotFound, Http, Network, ...), Io.
+/// (nothing enters the store), the download's errors (NotFound, Http, Network, ...), Io (also:
+/// another gpulock held the mirror for longer than the wait allows).
 [[nodiscard]] core::Result<MirrorAddResult> mirror_add(const MirrorAddRequest& request);
 
 struct MirrorVerifyResult {
   std::size_t checked = 0;
   std::vector<std::string> corrupt;  ///< store paths whose bytes do not hash to their name
   std::vector<std::string> missing;  ///< store paths the manifest names that are not there
+  /// Partial writes left in the store (`*.part`, temporary files): mirror add and gc remove them.
+  std::vector<std::string> leftovers;
 };
 /// `gpulock mirror verify`: re-hashes every file of the store. Errors: Io, the manifest's.
 [[nodiscard]] core::Result<MirrorVerifyResult> mirror_verify(const std::string& dir);
 
 struct MirrorGcResult {
   std::size_t kept = 0;
-  std::vector<std::string> removed;  ///< store paths removed
+  std::vector<std::string> removed;  ///< store paths removed (leftover partial writes too)
   std::uint64_t bytes_freed = 0;
 };
 /// `gpulock mirror gc`: keeps the files the `keep` locks name, removes every other file of
 /// the store (and its manifest entries), rewrites the trees. Errors: a lock's, Io.
-[[nodiscard]] core::Result<MirrorGcResult> mirror_gc(const std::string& dir,
-                                                     const std::vector<std::string>& keep);
+[[nodiscard]] core::Result<MirrorGcResult> mirror_gc(
+    const std::string& dir, const std::vector<std::string>& keep,
+    const std::function<void(const std::string& lock_file)>& on_wait = {});
 
 /// `gpulock mirror rewrite-lock`: every file URL of the lock pointed at the mirror at
 /// `base_url` (hashes unchanged), written atomically. Returns the number of URLs changed.
