@@ -45,6 +45,9 @@ RunFn setup(CLI::App& sub) {
     if (!r) return report_error(ctx.term, r.error());
     ctx.term.out(fmt::format("removed {} unpacked wheels and {} leftovers ({} bytes) from {}\n",
                              r->entries, r->leftovers, r->bytes, root.string()));
+    if (r->in_use > 0) {
+      ctx.term.out(fmt::format("kept {} in use by a running gpulock install\n", r->in_use));
+    }
     return kExitSuccess;
   };
 }

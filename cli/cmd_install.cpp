@@ -49,6 +49,8 @@ struct InstallArgs {
   bool exact = false;
   bool no_remove = false;
   bool dry_run = false;
+  double lock_timeout = 600;  ///< seconds
+  bool no_wait = false;
   std::string link_mode = "hardlink";
   std::string cache_dir;
   unsigned jobs = 8;
@@ -333,6 +335,9 @@ int run_native_install(Context& ctx, InstallArgs& args, app::InstallRequest& req
   request.exact = args.exact;
   request.no_remove = args.no_remove;
   request.dry_run = args.dry_run;
+  request.lock_timeout =
+      args.no_wait ? std::chrono::milliseconds(0)
+                   : std::chrono::milliseconds(static_cast<std::int64_t>(args.lock_timeout * 1000));
   request.jobs = args.jobs;
   if (!args.cache_dir.empty()) request.client.cache_dir = args.cache_dir;
   app::SyncObserver observer;
@@ -368,7 +373,9 @@ int run_native_install(Context& ctx, InstallArgs& args, app::InstallRequest& req
       p.count(app::SyncAction::Install), p.count(app::SyncAction::Replace),
       p.count(app::SyncAction::Remove), p.count(app::SyncAction::Unchanged), seconds,
       result->cache_hits, result->downloaded, human_size(result->downloaded_bytes));
-  if (args.json) {
+  if (ctx.term.quiet()) {
+    // -q: the plan and the summary are progress, not results (errors and warnings still show).
+  } else if (args.json) {
     ctx.term.err(plan_text(*result) + summary + "\n");
   } else {
     ctx.term.out(plan_text(*result) + summary + "\n");
@@ -460,6 +467,14 @@ RunFn setup(CLI::App& sub) {
                  "The cache directory (default: $GPULOCK_CACHE_DIR, else "
                  "$XDG_CACHE_HOME/gpulock)");
   sub.add_option("--jobs", args->jobs, "Parallel downloads (default 8)");
+  auto* lock_timeout =
+      sub.add_option("--lock-timeout", args->lock_timeout,
+                     "Seconds to wait for another sync of the same environment (default 600); "
+                     "then exit 74")
+          ->check(CLI::Range(0.0, 1e7));
+  sub.add_flag("--no-wait", args->no_wait,
+               "Exit 74 at once when another sync of the environment is running")
+      ->excludes(lock_timeout);
   sub.add_flag("--no-probe", args->no_probe, "Do not probe the environment after installing");
   sub.add_flag("--json", args->json,
                "Print the probe report (--dry-run, --no-probe: the plan) as JSON; other output "

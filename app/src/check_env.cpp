@@ -44,8 +44,22 @@ struct RecordCheck {
   std::vector<std::string> problems;  // "path: modified", "path: missing"
 };
 
-RecordCheck verify_record(const probe::InstalledDistribution& d) {
+// --deep: every file against its RECORD hash; else, for what gpulock installed, every file's
+// size and mtime against those recorded at install (record.h's kStatFile).
+RecordCheck verify_record(const probe::InstalledDistribution& d, bool deep) {
   RecordCheck out;
+  const fs::path prefix = record::prefix_of_site(d.site_packages);
+  if (!deep) {
+    auto stats = record::read_stats(d.dist_info);
+    if (!stats) return out;
+    out.has_record = true;
+    for (const auto& row : *stats) {
+      ++out.files;
+      std::string problem = record::check_stat(prefix, d.site_packages, row);
+      if (!problem.empty()) out.problems.push_back(fmt::format("{}: {}", row.path, problem));
+    }
+    return out;
+  }
   auto rows = record::read(d.dist_info);
   if (!rows) return out;
   out.has_record = true;
@@ -54,7 +68,7 @@ RecordCheck verify_record(const probe::InstalledDistribution& d) {
     auto eq = row.hash.find('=');
     if (eq == std::string::npos || row.hash.substr(0, eq) != "sha256") continue;
     ++out.files;
-    std::string problem = record::verify_file(d.site_packages / fs::path(row.path), row);
+    std::string problem = record::verify_file(prefix, d.site_packages, row);
     if (!problem.empty()) out.problems.push_back(fmt::format("{}: {}", row.path, problem));
   }
   return out;
@@ -79,13 +93,15 @@ std::string python_xy(const std::string& full) {
   return second == std::string::npos ? full : full.substr(0, second);
 }
 
-// --deep: the installed files of `p` against its RECORD.
+// The installed files of `p`: against its RECORD (--deep), else against their size and mtime
+// at install.
 void check_record(const Context& ctx, const std::string& python, const lock::Package& p,
                   const probe::InstalledDistribution& installed, const std::string& install_hint,
                   LayerResult& layer, std::vector<Drift>& drifts) {
   const auto* got = &installed;
   const std::size_t line = p.line.line;
-  auto rc = verify_record(*got);
+  auto rc = verify_record(*got, ctx.request.deep);
+  if (!rc.has_record && !ctx.request.deep) return;  // not installed by gpulock: --deep hashes
   if (!rc.has_record) {
     Drift d = make_drift(
         CheckLayer::Env, "record-unverifiable", p.name,
@@ -96,8 +112,10 @@ void check_record(const Context& ctx, const std::string& python, const lock::Pac
     drifts.push_back(std::move(d));
   } else if (!rc.problems.empty()) {
     Drift d = make_drift(CheckLayer::Env, "record-mismatch", p.name,
-                         fmt::format("{} {}: {} of {} installed files differ from its RECORD",
-                                     p.name, got->version, rc.problems.size(), rc.files),
+                         fmt::format("{} {}: {} of {} installed files {}", p.name, got->version,
+                                     rc.problems.size(), rc.files,
+                                     ctx.request.deep ? "differ from its RECORD"
+                                                      : "changed since gpulock installed them"),
                          line);
     constexpr std::size_t kMaxShown = 20;
     for (std::size_t i = 0; i < rc.problems.size() && i < kMaxShown; ++i)
@@ -110,7 +128,7 @@ void check_record(const Context& ctx, const std::string& python, const lock::Pac
         "{}`",
         python, p.name, ctx.lock_path, python);
     drifts.push_back(std::move(d));
-  } else {
+  } else if (ctx.request.deep) {
     layer.notes.push_back(
         fmt::format("{} {}: {} files match RECORD", p.name, got->version, rc.files));
   }
@@ -200,9 +218,7 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
       continue;
     }
     if (!p.version || same_version(got->version, want)) {
-      if (ctx.request.deep && (p.name == "torch" || p.name.starts_with("nvidia-"))) {
-        check_record(ctx, python, p, *got, install_hint, layer, drifts);
-      }
+      check_record(ctx, python, p, *got, install_hint, layer, drifts);
       continue;
     }
     auto iv = core::Version::parse(got->version);

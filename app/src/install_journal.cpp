@@ -10,13 +10,17 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "gpulock/app/wheel_install.h"
+#include "gpulock/core/sha256.h"
+#include "gpulock/sys/atomic_file.h"
 #include "gpulock/sys/env.h"
 
 namespace gpulock::app {
@@ -25,6 +29,33 @@ namespace {
 
 constexpr std::string_view kJournal = "journal";
 constexpr std::string_view kStashPrefix = ".gpulock-stash-";
+constexpr std::string_view kHeader = "gpulock-install-journal 2 ";
+
+// A random token (32 hex digits) that ties a journal to its record in the registry.
+std::string random_token() {
+  thread_local std::random_device rd;
+  std::string out;
+  for (int i = 0; i < 4; ++i)
+    out += fmt::format("{:08x}", static_cast<std::uint32_t>(rd()));
+  return out;
+}
+
+// The registry file of a stash: named by the sha256 of its real path.
+fs::path registry_file(const fs::path& registry, const fs::path& stash) {
+  std::error_code ec;
+  fs::path real = fs::weakly_canonical(stash, ec);
+  if (ec) real = stash.lexically_normal();
+  return registry / core::sha256_hex(real.string());
+}
+
+std::string read_small(const fs::path& p, std::size_t max) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return {};
+  std::string out(max, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(max));
+  out.resize(static_cast<std::size_t>(in.gcount()));
+  return out;
+}
 
 core::Error io_error(std::string_view what, const fs::path& path, int err) {
   return core::make_error(core::ErrorCode::Io, fmt::format("{}: {}", what, std::strerror(err)),
@@ -122,7 +153,8 @@ std::pair<InstallJournal::Kind, std::size_t> kill_point() {
 
 }  // namespace
 
-InstallJournal::InstallJournal(std::vector<fs::path> roots) : roots_(std::move(roots)) {
+InstallJournal::InstallJournal(std::vector<fs::path> roots, fs::path registry)
+    : roots_(std::move(roots)), registry_(std::move(registry)) {
   std::tie(kill_kind_, kill_at_) = kill_point();
 }
 
@@ -151,7 +183,21 @@ core::Status InstallJournal::make_stash() {
   const fs::path journal = stash_ / kJournal;
   journal_fd_ = ::open(journal.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
   if (journal_fd_ < 0) return std::unexpected(io_error("cannot create", journal, errno));
-  write_all(journal_fd_, "gpulock-install-journal 1\n");
+  // Held until this process ends: a journal whose lock can be taken is a dead run's.
+  ::flock(journal_fd_, LOCK_EX);
+  const std::string token = random_token();
+  // The record first (outside the environment, where no wheel writes): a journal without one
+  // is never replayed.
+  if (!registry_.empty()) {
+    std::error_code ec;
+    fs::create_directories(registry_, ec);
+    record_ = registry_file(registry_, stash_);
+    sys::AtomicWriteOptions options;
+    auto written =
+        sys::write_file_atomically(record_, token + "\n" + stash_.string() + "\n", options);
+    if (!written) return std::unexpected(written.error());
+  }
+  write_all(journal_fd_, std::string(kHeader) + token + "\n");
   return {};
 }
 
@@ -225,6 +271,7 @@ std::vector<std::string> InstallJournal::rollback() {
   if (!stash_.empty() && lost.empty()) {
     std::error_code ec;
     fs::remove_all(stash_, ec);
+    if (!record_.empty()) ::unlink(record_.c_str());
   }
   done_ = true;
   return lost;
@@ -235,6 +282,7 @@ void InstallJournal::commit() {
   if (!stash_.empty()) ::unlink((stash_ / kJournal).c_str());
   std::error_code ec;
   if (!stash_.empty()) fs::remove_all(stash_, ec);
+  if (!record_.empty()) ::unlink(record_.c_str());
   log_.clear();
   done_ = true;
 }
@@ -253,21 +301,77 @@ std::vector<fs::path> find_interrupted_syncs(const std::vector<fs::path>& roots)
   return out;
 }
 
-InterruptedSync roll_back_interrupted(const fs::path& stash) {
+namespace {
+
+// `path` lies under one of `roots`, named without `.` or `..`, and no directory between the root
+// and it is a symbolic link (so an undo cannot be steered outside through a planted link).
+bool beneath(const fs::path& path, const std::vector<fs::path>& roots) {
+  if (!path.is_absolute() || path.lexically_normal() != path) return false;
+  for (const auto& root : roots) {
+    const fs::path r = root.lexically_normal();
+    const fs::path rel = path.lexically_relative(r);
+    if (rel.empty() || rel == "." || *rel.begin() == "..") continue;
+    fs::path at = r;
+    bool ok = true;
+    auto last = std::prev(rel.end());
+    for (auto it = rel.begin(); ok && it != last; ++it) {
+      at /= *it;
+      struct stat st {};
+      if (::lstat(at.c_str(), &st) != 0) break;  // missing: nothing beyond it exists either
+      ok = S_ISDIR(st.st_mode);
+    }
+    if (ok) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+InterruptedSync roll_back_interrupted(const fs::path& stash, const fs::path& registry,
+                                      const std::vector<fs::path>& roots) {
   InterruptedSync result;
   result.stash = stash;
   std::error_code ec;
   const fs::path journal = stash / kJournal;
-  std::ifstream in(journal, std::ios::binary);
-  if (!in) {
-    result.journal = false;
-    fs::remove_all(stash, ec);
+  const int fd = ::open(journal.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    // No journal: a finished sync's stash (its commit deletes the journal first), when the
+    // registry still names it; anything else is not ours to delete.
+    const fs::path record = registry_file(registry, stash);
+    if (read_small(record, 4096).find(stash.string()) != std::string::npos) {
+      result.journal = false;
+      fs::remove_all(stash, ec);
+      ::unlink(record.c_str());
+    } else {
+      result.foreign = true;
+    }
     return result;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  in.close();
-  std::string all = text.str();
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat jst {};
+  if (::fstat(fd, &jst) != 0 || !S_ISREG(jst.st_mode) || jst.st_size > (64 << 20)) {
+    result.foreign = true;
+    return result;
+  }
+  // Written by gpulock: its token is in the registry, outside the environment.
+  std::string all = read_small(journal, static_cast<std::size_t>(jst.st_size));
+  const auto first_nl = all.find('\n');
+  const std::string header = all.substr(0, first_nl);
+  const fs::path record = registry_file(registry, stash);
+  const std::string recorded = read_small(record, 4096);
+  if (!header.starts_with(kHeader) || header.size() <= kHeader.size() ||
+      recorded.substr(0, recorded.find('\n')) != header.substr(kHeader.size())) {
+    result.foreign = true;
+    return result;
+  }
+  // The run that writes it holds its lock: a live sync's journal is not touched.
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    result.live = true;
+    return result;
+  }
   // A last line with no newline was cut short by the kill: the change it announced never began.
   all.erase(all.rfind('\n') == std::string::npos ? 0 : all.rfind('\n') + 1);
   std::istringstream lines(all);
@@ -295,10 +399,18 @@ InterruptedSync roll_back_interrupted(const fs::path& stash) {
                        fs::path(unescape(fields[2]))});
     undone.push_back(false);
   }
-  const int fd = ::open(journal.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   for (std::size_t i = entries.size(); i-- > 0;) {
     if (undone[i]) continue;
     const auto& e = entries[i];
+    // Every path must be the environment's (and a set-aside file the stash's own).
+    const bool valid = beneath(e.path, roots) &&
+                       (e.kind != InstallJournal::Kind::Aside ||
+                        (e.stashed.parent_path() == stash && beneath(e.stashed, {stash})));
+    if (!valid) {
+      result.skipped.push_back(e.path.string());
+      note_undone(fd, i);
+      continue;
+    }
     const bool was_there =
         e.kind == InstallJournal::Kind::Aside ? path_exists(e.stashed) : path_exists(e.path);
     if (!undo(e)) {
@@ -309,8 +421,10 @@ InterruptedSync roll_back_interrupted(const fs::path& stash) {
     if (was_there && e.kind == InstallJournal::Kind::Aside) ++result.restored;
     if (was_there && e.kind == InstallJournal::Kind::File) ++result.removed;
   }
-  if (fd >= 0) ::close(fd);
-  if (result.lost.empty()) fs::remove_all(stash, ec);
+  if (result.lost.empty()) {
+    fs::remove_all(stash, ec);
+    ::unlink(record.c_str());
+  }
   return result;
 }
 

@@ -26,6 +26,7 @@
 #include "gpulock/sys/env.h"
 #include "gpulock/sys/paths.h"
 
+#include "env_lock.h"
 #include "install_internal.h"
 #include "interpreter.h"
 #include "record.h"
@@ -195,14 +196,26 @@ core::Status locked_file(const PlanInputs& in, const lock::Package& p, SyncItem&
   return {};
 }
 
-// Files of an installed distribution that differ from its RECORD ("" when none).
+// A file of an installed distribution that changed since gpulock installed it (its size and
+// mtime then, record.h's kStatFile), or, for one another tool installed, that differs from its
+// RECORD; "" when none.
 std::string record_problem(const probe::InstalledDistribution& d) {
+  const fs::path prefix = record::prefix_of_site(d.site_packages);
+  if (auto stats = record::read_stats(d.dist_info)) {
+    for (const auto& row : *stats) {
+      std::string problem = record::check_stat(prefix, d.site_packages, row);
+      if (!problem.empty())
+        return fmt::format("a file changed since it was installed ({}: {})", row.path, problem);
+    }
+    return {};
+  }
   auto rows = record::read(d.dist_info);
-  if (!rows) return "it has no RECORD";
+  if (!rows) return "a file differs from its RECORD (it has no RECORD)";
   for (const auto& row : *rows) {
     if (row.path.empty() || row.hash.empty()) continue;
-    std::string problem = record::verify_file(d.site_packages / fs::path(row.path), row);
-    if (!problem.empty()) return fmt::format("{}: {}", row.path, problem);
+    std::string problem = record::verify_file(prefix, d.site_packages, row);
+    if (!problem.empty())
+      return fmt::format("a file differs from its RECORD ({}: {})", row.path, problem);
   }
   return {};
 }
@@ -272,7 +285,7 @@ core::Result<SyncPlan> make_plan(const PlanInputs& in) {
     auto& item = plan.items[same[k]];
     item.action = SyncAction::Replace;
     item.tampered = true;
-    item.reason = "a file differs from its RECORD (" + problems[k] + ")";
+    item.reason = problems[k];
   }
   std::set<std::string> seen;
   for (const auto& d : in.env.distributions) {
@@ -300,7 +313,8 @@ core::Result<SyncPlan> make_plan(const PlanInputs& in) {
 
 // Every wheel to install, in the cache and verified. Stops at the first error.
 core::Result<std::vector<fs::path>> fetch_all(const InstallRequest& request, SyncPlan& plan,
-                                              const SyncObserver& observer, SyncResult& result) {
+                                              const SyncObserver& observer, SyncResult& result,
+                                              std::vector<std::shared_ptr<void>>& holds) {
   std::vector<SyncItem*> jobs;
   std::uint64_t expected = 0;
   for (auto& item : plan.items) {
@@ -345,6 +359,12 @@ core::Result<std::vector<fs::path>> fetch_all(const InstallRequest& request, Syn
       return;
     }
     dirs[i] = got->dir;
+    holds.push_back(got->hold);
+    if (!got->stale.empty()) {
+      result.warnings.push_back(
+          fmt::format("the cache's unpacked {} did not match its manifest ({}): unpacked again",
+                      item.filename, got->stale));
+    }
     ++done;
     if (got->hit) ++result.cache_hits;
     if (got->downloaded) {
@@ -363,7 +383,18 @@ core::Result<std::vector<fs::path>> fetch_all(const InstallRequest& request, Syn
 core::Status apply_plan(const InstallRequest& request, SyncPlan& plan,
                         const std::vector<fs::path>& dirs, const InstallScheme& scheme,
                         SyncResult& result) {
-  InstallJournal journal({scheme.prefix, scheme.purelib});
+  InstallJournal journal({scheme.prefix, scheme.purelib}, sync_registry(request.client.cache_dir));
+  // The files of the distributions that stay: a wheel may not overwrite them with other bytes,
+  // and a removal keeps those it shares with one of them.
+  FileOwners owners;
+  for (const auto& item : plan.items) {
+    if (item.action != SyncAction::Unchanged && item.action != SyncAction::Keep) continue;
+    const fs::path site = item.dist_info.parent_path();
+    for (const auto& row : record::read(item.dist_info).value_or(std::vector<record::Row>{})) {
+      if (row.path.empty()) continue;
+      owners.emplace((site / row.path).lexically_normal().string(), item.name);
+    }
+  }
   auto undo = [&](core::Error error) -> core::Status {
     auto lost = journal.rollback();
     if (lost.empty())
@@ -380,7 +411,7 @@ core::Status apply_plan(const InstallRequest& request, SyncPlan& plan,
       if (auto s = journal.set_aside(item.dist_info); !s) return undo(s.error());
       continue;
     }
-    auto removed = remove_distribution(item.dist_info, scheme, &journal);
+    auto removed = remove_distribution(item.dist_info, scheme, &journal, &owners);
     if (!removed)
       return undo(removed.error().with_context(
           fmt::format("while removing {} {}", item.name, item.installed_version)));
@@ -397,6 +428,7 @@ core::Status apply_plan(const InstallRequest& request, SyncPlan& plan,
     options.requested = item.requested;
     options.direct_url_json = item.direct_url_json;
     options.journal = &journal;
+    options.owners = &owners;
     auto installed = install_unpacked_wheel(dir, *wheel, scheme, options);
     if (!installed)
       return undo(
@@ -419,7 +451,27 @@ core::Status finish_interrupted_syncs(const InstallRequest& request, const Insta
           stash.string()));
       continue;
     }
-    auto undone = roll_back_interrupted(stash);
+    const fs::path registry = sync_registry(request.client.cache_dir);
+    auto undone = roll_back_interrupted(
+        stash, registry,
+        {scheme.purelib, scheme.platlib, scheme.scripts, scheme.headers, scheme.data});
+    if (undone.foreign) {
+      result.warnings.push_back(fmt::format(
+          "{} was not written by gpulock with this cache (no record of it in {}): left as it "
+          "is, not replayed; remove it if nobody is installing with another cache",
+          stash.string(), registry.string()));
+      continue;
+    }
+    if (undone.live) {
+      result.warnings.push_back(fmt::format(
+          "{} belongs to a gpulock run that is still going; left as it is", stash.string()));
+      continue;
+    }
+    for (const auto& path : undone.skipped) {
+      result.warnings.push_back(fmt::format(
+          "the interrupted install's journal names {}, outside the environment: not followed",
+          path));
+    }
     if (!undone.lost.empty()) {
       return core::fail(ErrorCode::Io,
                         fmt::format("an interrupted gpulock install could not be rolled back: "
@@ -507,6 +559,20 @@ core::Result<SyncResult> sync_lock(const InstallRequest& request, const SyncObse
                        "--venv .venv to make a virtual environment"));
   }
   const InstallScheme scheme = scheme_of(*in);
+  // One sync of an environment at a time, held to the end (a dry run reads: shared).
+  EnvLock env_lock;
+  if (!planned_venv) {
+    auto on_wait = [&](const std::string& line) {
+      if (observer.info) observer.info(line);
+    };
+    auto held = EnvLock::acquire(scheme.prefix, !request.dry_run, request.lock_timeout, on_wait);
+    if (!held && scheme.purelib != scheme.prefix && request.system) {
+      // A --system prefix that is not writable: its site-packages.
+      held = EnvLock::acquire(scheme.purelib, !request.dry_run, request.lock_timeout, on_wait);
+    }
+    if (!held) return std::unexpected(held.error());
+    env_lock = std::move(*held);
+  }
   if (!planned_venv) {
     if (auto s = finish_interrupted_syncs(request, scheme, result); !s)
       return std::unexpected(s.error());
@@ -572,11 +638,14 @@ core::Result<SyncResult> sync_lock(const InstallRequest& request, const SyncObse
   result.plan = std::move(*plan);
   if (request.dry_run) return result;
 
-  auto dirs = fetch_all(request, result.plan, observer, result);
+  std::vector<std::shared_ptr<void>> holds;  // the cache entries, locked until the sync ends
+  auto dirs = fetch_all(request, result.plan, observer, result, holds);
   if (!dirs) return std::unexpected(dirs.error());
   if (auto s = apply_plan(request, result.plan, *dirs, scheme, result); !s)
     return std::unexpected(s.error());
 
+  // The sync is done: the probe reads the environment as any reader does (shared).
+  env_lock = EnvLock();
   if (!request.probe) return result;
   auto report = probe_installed(request, result.python);
   if (!report) return std::unexpected(report.error());

@@ -17,6 +17,7 @@
 #include "gpulock/lock/lockfile.h"
 #include "gpulock/sys/process.h"
 
+#include "env_lock.h"
 #include "interpreter.h"
 
 namespace gpulock::app {
@@ -222,6 +223,7 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
 
   EnvironmentReport report;
   core::Environment markers;
+  EnvLock sync_guard;
   if (!request.site_packages.empty()) {
     std::error_code ec;
     fs::path site = fs::absolute(request.site_packages, ec);
@@ -238,6 +240,17 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
     const std::string python = default_python(request.python);
     auto in = ask_interpreter(python);
     if (!in) return std::unexpected(in.error());
+    // Held (shared) while the environment is read: a sync running now would show half its
+    // work as drift.
+    auto held = EnvLock::acquire(in->prefix, false, std::chrono::milliseconds(0));
+    if (!held) {
+      return std::unexpected(
+          core::make_error(core::ErrorCode::Io,
+                           fmt::format("a sync is in progress: {}", held.error().message),
+                           held.error().where)
+              .with_hint("run this again when the sync has ended; nothing was checked"));
+    }
+    sync_guard = std::move(*held);
     auto env = probe::scan_environment(in->site_packages);
     if (!env) return std::unexpected(env.error());
     report.environment = std::move(*env);

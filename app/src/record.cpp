@@ -1,9 +1,11 @@
 #include "record.h"
 
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "gpulock/index/hash.h"
 
@@ -119,15 +121,87 @@ std::string hex_to_urlsafe_b64(std::string_view hex) {
   return out;
 }
 
-std::string verify_file(const std::filesystem::path& file, const Row& row) {
+namespace {
+
+// The file a row names, when it is inside the environment; else empty.
+std::filesystem::path inside_file(const std::filesystem::path& prefix,
+                                  const std::filesystem::path& site, const std::string& path) {
+  if (path.empty() || path.front() == '/' || path.find('\0') != std::string::npos) return {};
+  const auto file = (site / path).lexically_normal();
+  const auto rel = file.lexically_relative(prefix.lexically_normal());
+  if (rel.empty() || *rel.begin() == "..") return {};
+  return file;
+}
+
+}  // namespace
+
+std::filesystem::path prefix_of_site(const std::filesystem::path& site) {
+  // <prefix>/lib/pythonX.Y/site-packages
+  return site.lexically_normal().parent_path().parent_path().parent_path();
+}
+
+std::string verify_file(const std::filesystem::path& prefix, const std::filesystem::path& site,
+                        const Row& row) {
   auto eq = row.hash.find('=');
   if (eq == std::string::npos || row.hash.substr(0, eq) != "sha256") return {};
+  const auto file = inside_file(prefix, site, row.path);
+  if (file.empty()) return "outside the environment (not read)";
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return "missing";
+  if (!S_ISREG(st.st_mode)) return "not a regular file (not read)";
+  // Another size than RECORD's is another content than the one RECORD hashed: not read (the
+  // hash is only ever computed over a regular file of the recorded size).
+  if (!row.size.empty() && row.size != std::to_string(st.st_size))
+    return "modified (its sha256 is not the one RECORD lists)";
   auto digest = index::sha256_file(file.string());
   if (!digest) return "missing";
   if (hex_to_urlsafe_b64(digest->sha256) != row.hash.substr(eq + 1))
     return "modified (its sha256 is not the one RECORD lists)";
   if (!row.size.empty() && row.size != std::to_string(digest->size))
     return fmt::format("size {} is not RECORD's {}", digest->size, row.size);
+  return {};
+}
+
+std::string write_stats(const std::vector<StatRow>& rows) {
+  std::string out;
+  for (const auto& r : rows) {
+    if (r.path.find_first_of("\t\n") != std::string::npos) continue;
+    out += fmt::format("{}\t{}\t{}\n", r.path, r.size, r.mtime_ns);
+  }
+  return out;
+}
+
+std::optional<std::vector<StatRow>> read_stats(const std::filesystem::path& dist_info) {
+  std::ifstream in(dist_info / std::string(kStatFile), std::ios::binary);
+  if (!in) return std::nullopt;
+  std::vector<StatRow> rows;
+  for (std::string line; std::getline(in, line);) {
+    const auto t1 = line.find('\t');
+    const auto t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
+    if (t2 == std::string::npos) continue;
+    StatRow r;
+    r.path = line.substr(0, t1);
+    const std::string size = line.substr(t1 + 1, t2 - t1 - 1);
+    const std::string mtime = line.substr(t2 + 1);
+    auto [p1, e1] = std::from_chars(size.data(), size.data() + size.size(), r.size);
+    auto [p2, e2] = std::from_chars(mtime.data(), mtime.data() + mtime.size(), r.mtime_ns);
+    if (e1 != std::errc() || e2 != std::errc()) continue;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::string check_stat(const std::filesystem::path& prefix, const std::filesystem::path& site,
+                       const StatRow& row) {
+  const auto file = inside_file(prefix, site, row.path);
+  if (file.empty()) return "outside the environment (not read)";
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0) return "missing";
+  if (static_cast<std::uint64_t>(st.st_size) != row.size)
+    return fmt::format("modified (size {}, {} when installed)", st.st_size, row.size);
+  const std::int64_t mtime =
+      static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  if (mtime != row.mtime_ns) return "modified (its mtime is not the one recorded at install)";
   return {};
 }
 

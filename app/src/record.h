@@ -33,8 +33,31 @@ struct Row {
 /// Hex sha256 as RECORD's "sha256=..." value, without the prefix.
 [[nodiscard]] std::string hex_to_urlsafe_b64(std::string_view hex);
 
-/// One installed file against its row. Empty: it matches (or the row has no hash);
-/// else "missing", or "modified (...)".
-[[nodiscard]] std::string verify_file(const std::filesystem::path& file, const Row& row);
+/// One installed file against its row: `row.path` taken relative to `site` (the directory that
+/// holds the dist-info). Empty: it matches (or the row has no hash); else "missing", "modified
+/// (...)", a size that differs (found without reading the file), or, never opened: a path
+/// outside `prefix` (the environment) or something other than a regular file.
+[[nodiscard]] std::string verify_file(const std::filesystem::path& prefix,
+                                      const std::filesystem::path& site, const Row& row);
+
+/// gpulock's own record of an installed file (kStatFile in the dist-info, written at install):
+/// its size and mtime then, compared on later syncs and by `check --env` without hashing.
+struct StatRow {
+  std::string path;  ///< as in RECORD
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+};
+inline constexpr std::string_view kStatFile = ".gpulock-files";
+
+/// "path\tsize\tmtime_ns" lines (a path with a tab or newline is left out).
+[[nodiscard]] std::string write_stats(const std::vector<StatRow>& rows);
+/// `dist_info/<kStatFile>`; nullopt when there is none (installed by another tool).
+[[nodiscard]] std::optional<std::vector<StatRow>> read_stats(
+    const std::filesystem::path& dist_info);
+/// One installed file against its StatRow, as verify_file (same path rules); empty: unchanged.
+[[nodiscard]] std::string check_stat(const std::filesystem::path& prefix,
+                                     const std::filesystem::path& site, const StatRow& row);
+/// The prefix of an environment whose site-packages is `site` (lib/pythonX.Y/site-packages).
+[[nodiscard]] std::filesystem::path prefix_of_site(const std::filesystem::path& site);
 
 }  // namespace gpulock::app::record

@@ -4,16 +4,24 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <memory>
+#include <unordered_map>
 
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
+#include "gpulock/app/wheel_install.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
+#include "gpulock/sys/atomic_file.h"
 
 namespace gpulock::app {
 namespace fs = std::filesystem;
@@ -44,15 +52,125 @@ fs::path wheel_cache_root(const std::string& cache_dir) {
   return fs::path(cache_dir.empty() ? index::default_cache_dir() : cache_dir) / "wheels-v1";
 }
 
+fs::path sync_registry(const std::string& cache_dir) {
+  return fs::path(cache_dir.empty() ? index::default_cache_dir() : cache_dir) / "syncs-v1";
+}
+
+namespace {
+
+// An open directory with a flock on it, closed (and so unlocked) when the last copy goes.
+std::shared_ptr<void> lock_dir(const fs::path& dir, int op) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return nullptr;
+  while (::flock(fd, op) != 0) {
+    if (errno == EINTR) continue;
+    ::close(fd);
+    return nullptr;
+  }
+  return std::shared_ptr<void>(new int(fd), [](void* p) {
+    auto* f = static_cast<int*>(p);
+    ::close(*f);
+    delete f;
+  });
+}
+
+std::int64_t mtime_ns(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+// The entry's manifest (kEntryManifest): one "path\tsize\tmtime_ns" line per file, written at
+// publish time after the files were made read-only.
+core::Status write_manifest(const fs::path& dir, const std::vector<index::UnpackedFile>& files) {
+  std::string text;
+  for (const auto& f : files) {
+    struct stat st {};
+    const fs::path p = dir / f.path;
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    // Read-only: an edit through a hard link needs a deliberate chmod first.
+    const mode_t mode = (st.st_mode & 0111) != 0 ? 0555 : 0444;
+    if (::chmod(p.c_str(), mode) != 0 || ::lstat(p.c_str(), &st) != 0) {
+      return std::unexpected(core::make_error(
+          core::ErrorCode::Io, fmt::format("cannot make read-only: {}", std::strerror(errno)),
+          p.string()));
+    }
+    if (f.path.find_first_of("\t\n") != std::string::npos) continue;
+    text += fmt::format("{}\t{}\t{}\n", f.path, st.st_size, mtime_ns(st));
+  }
+  sys::AtomicWriteOptions options;
+  options.durable = false;  // checked on every use: a torn one is a miss
+  return sys::write_file_atomically(dir / std::string(kEntryManifest), text, options);
+}
+
+}  // namespace
+
+std::string verify_cache_entry(const fs::path& dir) {
+  std::ifstream in(dir / std::string(kEntryManifest), std::ios::binary);
+  if (!in) return "it has no manifest";
+  std::unordered_map<std::string, std::pair<std::uint64_t, std::int64_t>> want;
+  for (std::string line; std::getline(in, line);) {
+    const auto t1 = line.find('\t');
+    const auto t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
+    if (t2 == std::string::npos) return "its manifest is damaged";
+    std::uint64_t size = 0;
+    std::int64_t mtime = 0;
+    const char* a = line.data() + t1 + 1;
+    const char* b = line.data() + t2 + 1;
+    if (std::from_chars(a, line.data() + t2, size).ec != std::errc() ||
+        std::from_chars(b, line.data() + line.size(), mtime).ec != std::errc())
+      return "its manifest is damaged";
+    want.emplace(line.substr(0, t1), std::make_pair(size, mtime));
+  }
+  std::size_t seen = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string rel = it->path().lexically_relative(dir).generic_string();
+    if (rel == kEntryManifest) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0) return fmt::format("{}: cannot be read", rel);
+    if (S_ISDIR(st.st_mode)) continue;
+    auto w = want.find(rel);
+    if (!S_ISREG(st.st_mode) || w == want.end())
+      return fmt::format("{}: not one of the wheel's files", rel);
+    if (static_cast<std::uint64_t>(st.st_size) != w->second.first ||
+        mtime_ns(st) != w->second.second)
+      return fmt::format("{}: modified since it was unpacked", rel);
+    ++seen;
+  }
+  if (ec) return fmt::format("cannot be read: {}", ec.message());
+  if (seen != want.size())
+    return fmt::format("{} of its {} files are missing", want.size() - seen, want.size());
+  return {};
+}
+
 core::Result<CachedWheel> cached_wheel(index::IndexClient& client, const fs::path& root,
                                        const CachedWheelRequest& request) {
   CachedWheel out;
+  // The key is a path component: only a sha256 (the lock reader checks it too).
+  const bool hex = request.sha256.size() == 64 &&
+                   std::all_of(request.sha256.begin(), request.sha256.end(), [](char c) {
+                     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                   });
+  if (!hex) {
+    return std::unexpected(core::make_error(
+        core::ErrorCode::InvalidLockfile,
+        fmt::format("'{}' is not a sha256 (64 lowercase hex digits)", request.sha256),
+        request.filename));
+  }
   out.dir = root / request.sha256;
   std::error_code ec;
   if (fs::is_directory(out.dir, ec)) {
-    out.hit = true;
-    touch(out.dir);
-    return out;
+    // Shared while environments link from it: prune and discard leave it alone meanwhile.
+    auto hold = lock_dir(out.dir, LOCK_SH);
+    std::string problem = hold ? verify_cache_entry(out.dir) : "it cannot be locked";
+    if (problem.empty()) {
+      out.hit = true;
+      out.hold = std::move(hold);
+      touch(out.dir);
+      return out;
+    }
+    hold.reset();
+    out.stale = problem;
+    discard_cached_wheel(root, request.sha256);
   }
   fs::create_directories(root / "partial", ec);
   if (ec) return std::unexpected(io_error("cannot create the wheel cache", root, ec));
@@ -75,7 +193,7 @@ core::Result<CachedWheel> cached_wheel(index::IndexClient& client, const fs::pat
   auto digest = client.download_file(d);
   if (!digest) return std::unexpected(digest.error());
   if (digest->sha256 != request.sha256) {
-    fs::remove(partial, ec);  // bad bytes never stay, not even as a partial file
+    if (out.downloaded) fs::remove(partial, ec);  // bad bytes never stay, not even partly
     return std::unexpected(core::make_error(
         core::ErrorCode::HashMismatch,
         fmt::format("hash mismatch: the lock says sha256 {}, the file has {} ({}); nothing "
@@ -85,31 +203,62 @@ core::Result<CachedWheel> cached_wheel(index::IndexClient& client, const fs::pat
   }
   if (out.downloaded) out.bytes = digest->size;
 
-  const fs::path tmp = root / fmt::format(".tmp-{}-{}", request.sha256, ::getpid());
-  fs::remove_all(tmp, ec);
+  // A unique directory of our own, locked while we fill it (prune skips it), published whole
+  // by one rename.
+  std::string tmpl = (root / ".tmp-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    return std::unexpected(core::make_error(
+        core::ErrorCode::Io,
+        fmt::format("cannot create a directory in the cache: {}", std::strerror(errno)),
+        root.string()));
+  }
+  const fs::path tmp = tmpl;
+  auto hold = lock_dir(tmp, LOCK_EX);
   auto files = index::unpack_wheel(archive, tmp.string(), request.filename);
-  if (!files) {
+  core::Status written =
+      files ? write_manifest(tmp, *files) : core::Status(std::unexpected(files.error()));
+  if (!written) {
     fs::remove_all(tmp, ec);
-    return std::unexpected(files.error());
+    return std::unexpected(written.error());
   }
   if (::rename(tmp.c_str(), out.dir.c_str()) != 0) {
     const int err = errno;
-    fs::remove_all(tmp, ec);
-    // Another run unpacked the same wheel meanwhile: theirs is as good.
-    if (!fs::is_directory(out.dir, ec)) {
+    // Another run published the same wheel meanwhile: theirs is used when it checks out.
+    auto theirs = lock_dir(out.dir, LOCK_SH);
+    if (theirs && verify_cache_entry(out.dir).empty()) {
+      fs::remove_all(tmp, ec);
+      out.hold = std::move(theirs);
+      if (out.downloaded) fs::remove(partial, ec);
+      return out;
+    }
+    theirs.reset();
+    discard_cached_wheel(root, request.sha256);
+    if (::rename(tmp.c_str(), out.dir.c_str()) != 0) {
+      fs::remove_all(tmp, ec);
       return std::unexpected(core::make_error(
           core::ErrorCode::Io, fmt::format("cannot rename into the cache: {}", std::strerror(err)),
           out.dir.string()));
     }
   }
+  // Ours, published: shared from now on, as any user's.
+  if (hold) ::flock(*static_cast<int*>(hold.get()), LOCK_SH);
+  out.hold = std::move(hold);
   if (out.downloaded) fs::remove(partial, ec);
   return out;
 }
 
 void discard_cached_wheel(const fs::path& root, const std::string& sha256) {
   std::error_code ec;
-  const fs::path doomed = root / fmt::format(".tmp-discard-{}-{}", sha256, ::getpid());
-  if (::rename((root / sha256).c_str(), doomed.c_str()) == 0) fs::remove_all(doomed, ec);
+  std::string tmpl = (root / ".tmp-discard-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) return;
+  const fs::path doomed = fs::path(tmpl) / "entry";
+  if (::rename((root / sha256).c_str(), doomed.c_str()) != 0) {
+    fs::remove_all(tmpl, ec);
+    return;
+  }
+  // A run still linking from it keeps it (prune removes it once nobody holds it).
+  auto held = lock_dir(doomed, LOCK_EX | LOCK_NB);
+  if (held) fs::remove_all(tmpl, ec);
 }
 
 core::Result<PruneResult> prune_wheel_cache(const fs::path& root, unsigned unused_days, bool all) {
@@ -140,6 +289,19 @@ core::Result<PruneResult> prune_wheel_cache(const fs::path& root, unsigned unuse
     if (::stat(p.c_str(), &st) != 0) continue;
     const bool leftover = name.starts_with(".tmp-");
     if (!leftover && !all && now - st.st_mtime < max_age) continue;
+    // An unpacking in progress, or an entry an install is linking from: a live run's.
+    auto held = lock_dir(p, LOCK_EX | LOCK_NB);
+    if (!held && S_ISDIR(st.st_mode)) {
+      ++out.in_use;
+      continue;
+    }
+    if (name.starts_with(".tmp-discard-")) {
+      // The entry inside is what a run may still hold.
+      if (!lock_dir(p / "entry", LOCK_EX | LOCK_NB) && fs::is_directory(p / "entry", ec)) {
+        ++out.in_use;
+        continue;
+      }
+    }
     out.bytes += tree_size(p);
     fs::remove_all(p, ec);
     if (ec) return std::unexpected(io_error("cannot remove", p, ec));

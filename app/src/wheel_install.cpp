@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "gpulock/app/wheel_cache.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/sha256.h"
 #include "gpulock/core/text.h"
@@ -105,22 +106,48 @@ record::Row generated_row(std::string path, std::string_view content) {
           std::to_string(content.size())};
 }
 
-// The first `*.dist-info` directory of the unpacked root whose project part is the wheel's.
+// The wheel's one `*.dist-info` directory, which must name the wheel's project and version (PEP
+// 427; pip refuses a wheel with several, or one for another project: a second dist-info would
+// register files under another distribution's name and shadow it).
 core::Result<std::string> find_dist_info(const fs::path& root, const core::WheelFilename& wheel) {
   std::error_code ec;
-  std::string found;
+  std::vector<std::string> found;
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
-    if (!name.ends_with(".dist-info")) continue;
-    std::string project = name.substr(0, name.find('-'));
-    if (core::normalize_name(project) == wheel.name) return name;
-    if (found.empty()) found = name;
+    if (name.ends_with(".dist-info")) found.push_back(std::move(name));
   }
   if (ec) return std::unexpected(io_error("cannot read the unpacked wheel", root, ec));
-  if (!found.empty()) return found;
-  return std::unexpected(core::make_error(
-      ErrorCode::InvalidInput, fmt::format("the wheel {} has no .dist-info directory", wheel.name),
-      root.string()));
+  std::sort(found.begin(), found.end());
+  const std::string wheel_id = fmt::format("{} {}", wheel.name, wheel.version.to_string());
+  if (found.empty()) {
+    return std::unexpected(core::make_error(
+        ErrorCode::InvalidInput, fmt::format("the wheel {} has no .dist-info directory", wheel_id),
+        root.string()));
+  }
+  if (found.size() > 1) {
+    return std::unexpected(core::make_error(
+        ErrorCode::InvalidInput,
+        fmt::format("the wheel {} has {} .dist-info directories ({}); a wheel has exactly one, "
+                    "and another would register files under another distribution's name",
+                    wheel_id, found.size(), fmt::join(found, ", ")),
+        root.string()));
+  }
+  const std::string& info = found.front();
+  const std::string stem = info.substr(0, info.size() - std::string_view(".dist-info").size());
+  const auto dash = stem.find('-');
+  const std::string project = stem.substr(0, dash);
+  auto version = dash == std::string::npos
+                     ? core::Result<core::Version>(
+                           std::unexpected(core::make_error(ErrorCode::InvalidInput, "no version")))
+                     : core::Version::parse(stem.substr(dash + 1));
+  if (core::normalize_name(project) != wheel.name || !version || !(*version == wheel.version)) {
+    return std::unexpected(core::make_error(
+        ErrorCode::InvalidInput,
+        fmt::format("the wheel {} has the directory {}, which is not its own project and version",
+                    wheel_id, info),
+        root.string()));
+  }
+  return info;
 }
 
 // `[console_scripts]` and `[gui_scripts]` of entry_points.txt: name -> "module:attr".
@@ -336,13 +363,16 @@ class Installer {
     std::sort(files.begin(), files.end());
     const std::string own_record = info_dir_ + "/RECORD";
     for (const auto& rel : files) {
-      if (rel == own_record) continue;  // rewritten below
+      if (rel == own_record || rel == kEntryManifest) continue;  // rewritten below; the cache's
+      if (auto s = check_reserved(rel); !s) return s;
       bool script = false;
       auto dest = destination(rel, script);
       if (!dest) return std::unexpected(dest.error());
       if (dest->empty()) continue;
       if (auto s = ensure_dir(dest->parent_path()); !s) return s;
+      if (auto s = check_shadowing(*dest, rel); !s) return s;
       const fs::path from = root_ / rel;
+      if (auto s = check_owner(from, *dest, rel); !s) return s;
       bool changed = false;
       if (script) {
         auto s = install_script(from, *dest, changed);
@@ -354,6 +384,14 @@ class Installer {
         if (options_.journal != nullptr) options_.journal->created(*dest);
         auto mode = sys::link_file(from, *dest, options_.link_mode);
         if (!mode) return std::unexpected(mode.error());
+        if (*mode == sys::LinkMode::Copy || *mode == sys::LinkMode::Clone) {
+          // The cache's files are read-only; a copy is the environment's own, as pip makes it.
+          struct stat st {};
+          if (::stat(dest->c_str(), &st) == 0) {
+            ::chmod(dest->c_str(),
+                    ((st.st_mode & 0111) != 0 ? 0777 : 0666) & ~process_umask() & 07777);
+          }
+        }
         if (*mode == sys::LinkMode::Hardlink || *mode == sys::LinkMode::Clone ||
             *mode == sys::LinkMode::Symlink)
           ++result_.linked;
@@ -392,6 +430,9 @@ class Installer {
         if (!text) return std::unexpected(text.error());
         if (auto s = ensure_dir(scheme_.scripts); !s) return s;
         const fs::path path = scheme_.scripts / name;
+        if (auto s = check_reserved(name); !s) return s;
+        if (auto s = check_shadowing(path, "entry point " + name); !s) return s;
+        if (auto s = check_owner({}, path, "entry point " + name); !s) return s;
         // distlib's set_mode: the new file's mode plus r-x for everyone.
         if (auto s = write_new_file(path, *text, ((0666 & ~process_umask()) | 0555) & 07777,
                                     options_.journal);
@@ -442,13 +483,93 @@ class Installer {
     }
     for (auto& g : generated_)
       rows.push_back(std::move(g));
+    // gpulock's own record, listed like RECORD itself (no hash) so that `pip uninstall` removes
+    // it with the rest.
+    const std::string stat_row = info_dir_ + "/" + std::string(record::kStatFile);
+    rows.push_back({stat_row, "", ""});
     for (const auto& [from, to] : installed_)
       rows.push_back({to, "", ""});
     std::sort(rows.begin(), rows.end(), [](const record::Row& a, const record::Row& b) {
       return std::tie(a.path, a.hash, a.size) < std::tie(b.path, b.hash, b.size);
     });
     result_.files = rows.size();
-    return write_new_file(info / "RECORD", record::write(rows), mode, options_.journal);
+    if (auto s = write_new_file(info / "RECORD", record::write(rows), mode, options_.journal); !s)
+      return s;
+    // Each installed file's size and mtime as they are now (record.h, kStatFile): what the
+    // next sync and `check --env` compare with, without hashing.
+    std::vector<record::StatRow> stats;
+    for (const auto& row : rows) {
+      if (row.path == stat_row) continue;
+      const fs::path file = (lib_dir_ / row.path).lexically_normal();
+      struct stat st {};
+      if (::lstat(file.c_str(), &st) != 0) continue;
+      stats.push_back(
+          {row.path, static_cast<std::uint64_t>(st.st_size),
+           static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec});
+      if (options_.owners != nullptr) (*options_.owners)[file.string()] = wheel_.name;
+    }
+    return write_new_file(info / std::string(record::kStatFile), record::write_stats(stats), mode,
+                          options_.journal);
+  }
+
+  // `.gpulock-*` names are gpulock's own (the sync's stash and journal, the stat record): a
+  // wheel that ships one anywhere could plant an "interrupted sync" for the next run to replay.
+  core::Status check_reserved(const std::string& rel) const {
+    for (const auto& part : fs::path(rel)) {
+      if (part.native().starts_with(".gpulock-")) {
+        return std::unexpected(core::make_error(
+            ErrorCode::InvalidInput,
+            fmt::format("the wheel {} ships '{}': names starting with .gpulock- are reserved for "
+                        "gpulock's own files",
+                        wheel_.name, rel)));
+      }
+    }
+    return {};
+  }
+
+  // The environment's own files: its interpreter links and pyvenv.cfg.
+  core::Status check_shadowing(const fs::path& dest, const std::string& what) const {
+    const std::string name = dest.filename().string();
+    bool own = dest.lexically_normal() == (scheme_.prefix / "pyvenv.cfg").lexically_normal();
+    if (dest.parent_path().lexically_normal() == scheme_.scripts.lexically_normal()) {
+      std::string_view n = name;
+      if (n.starts_with("python")) {
+        n.remove_prefix(6);
+        if (n.ends_with('t') || n.ends_with('w')) n.remove_suffix(1);
+        own = own || std::all_of(n.begin(), n.end(),
+                                 [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+      }
+      own = own || name == "activate" || name.starts_with("activate.") || name == "Activate.ps1";
+    }
+    if (!own) return {};
+    return std::unexpected(
+        core::make_error(ErrorCode::InvalidInput,
+                         fmt::format("the wheel {} would replace the environment's own {} ({})",
+                                     wheel_.name, dest.string(), what)));
+  }
+
+  // A file another installed distribution owns is not overwritten with other bytes (pip
+  // overwrites silently; a wheel could replace another package's module).
+  core::Status check_owner(const fs::path& from, const fs::path& dest, const std::string& what) {
+    if (options_.owners == nullptr) return {};
+    auto it = options_.owners->find(dest.lexically_normal().string());
+    if (it == options_.owners->end() || it->second == wheel_.name) return {};
+    if (!from.empty() && same_bytes(from, dest)) return {};
+    return std::unexpected(core::make_error(
+        ErrorCode::InvalidInput,
+        fmt::format("the wheel {} would overwrite {} ({}), a file of {}, with other bytes",
+                    wheel_.name, dest.string(), what, it->second)));
+  }
+
+  static bool same_bytes(const fs::path& a, const fs::path& b) {
+    struct stat sa {
+    }, sb{};
+    if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+    if (!S_ISREG(sa.st_mode) || !S_ISREG(sb.st_mode) || sa.st_size != sb.st_size) return false;
+    if (sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino) return true;
+    auto da = index::sha256_file(a.string());
+    auto db = index::sha256_file(b.string());
+    return da && db && da->sha256 == db->sha256;
   }
 
   fs::path root_;
@@ -481,7 +602,8 @@ core::Result<InstalledWheel> install_unpacked_wheel(const fs::path& unpacked,
 
 core::Result<RemovedDistribution> remove_distribution(const fs::path& dist_info,
                                                       const InstallScheme& scheme,
-                                                      InstallJournal* journal) {
+                                                      InstallJournal* journal,
+                                                      const FileOwners* others) {
   auto rows = record::read(dist_info);
   if (!rows) {
     return std::unexpected(
@@ -498,6 +620,12 @@ core::Result<RemovedDistribution> remove_distribution(const fs::path& dist_info,
     if (row.path.empty()) continue;
     const fs::path file = (site / row.path).lexically_normal();
     if (!inside(file, prefix)) continue;  // never outside the environment
+    // A file another installed distribution also owns (byte-identical, as every nvidia-*-cu12
+    // wheel's empty nvidia/__init__.py) goes with its last owner.
+    if (others != nullptr && others->contains(file.string())) continue;
+    // gpulock's own record goes with the dist-info directory (set aside whole below).
+    if (file.filename() == record::kStatFile && file.parent_path() == dist_info.lexically_normal())
+      continue;
     struct stat st {};
     if (::lstat(file.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
       if (journal != nullptr) {

@@ -133,15 +133,18 @@ struct Case {
     REQUIRE(r.status == 0);
     return r.out;
   }
-  // Every file and link under the venv (relative), except bin/python*, with its mode.
+  // Every file and link under the venv (relative), except bin/python*, with its mode less the
+  // write bits (files hard-linked from gpulock's cache are read-only, issue 40), and except
+  // gpulock's own records (`.gpulock-*`: the environment's lock, each dist-info's file record).
   std::set<std::string> files(const std::string& venv) const {
     std::set<std::string> out;
     const fs::path root = dir / venv;
     for (fs::recursive_directory_iterator it(root), end; it != end; ++it) {
       if (it->is_directory() && !it->is_symlink()) continue;
+      if (it->path().filename().string().starts_with(".gpulock-")) continue;
       std::string rel = it->path().lexically_relative(root).generic_string();
       auto perms = fs::symlink_status(it->path()).permissions();
-      out.insert(rel + " " + std::to_string(static_cast<unsigned>(perms) & 0777));
+      out.insert(rel + " " + std::to_string(static_cast<unsigned>(perms) & 0555));
     }
     return out;
   }
@@ -150,8 +153,12 @@ struct Case {
 std::string record_paths(const fs::path& record) {
   std::string out;
   std::istringstream in(read_file(record));
-  for (std::string line; std::getline(in, line);)
-    out += line.substr(0, line.find(',')) + "\n";
+  for (std::string line; std::getline(in, line);) {
+    const std::string path = line.substr(0, line.find(','));
+    // gpulock's own file record (listed so that pip uninstall removes it): not pip's.
+    if (path.ends_with("/.gpulock-files")) continue;
+    out += path + "\n";
+  }
   return out;
 }
 
@@ -314,7 +321,7 @@ TEST_CASE("install: a file whose hash differs from RECORD is replaced", "[instal
   INFO(describe(r));
   CHECK(r.status == 0);
   CHECK(r.out.find("  replace    demo-pkg 1.0 (") != std::string::npos);
-  CHECK(r.out.find("a file differs from its RECORD (demo_pkg/data.txt: modified") !=
+  CHECK(r.out.find("a file changed since it was installed (demo_pkg/data.txt: modified") !=
         std::string::npos);
   CHECK(read_file(c.site("v") / "demo_pkg/data.txt") == "hello\n");
   Run again = c.sync("base", "v");
@@ -545,11 +552,13 @@ TEST_CASE("install: a new venv is made with the first interpreter on PATH the ch
 
 namespace {
 
-// Every regular file under the venv (relative) with its content: the environment as it is.
+// Every regular file under the venv (relative) with its content: the environment as it is
+// (but the environment's lock file, which names the last sync's PID).
 std::map<std::string, std::string> contents(const Case& c, const std::string& venv) {
   std::map<std::string, std::string> out;
   const fs::path root = c.dir / venv;
   for (fs::recursive_directory_iterator it(root), end; it != end; ++it) {
+    if (it->path().filename() == ".gpulock-lock") continue;
     if (it->is_regular_file() && !it->is_symlink())
       out[it->path().lexically_relative(root).generic_string()] = read_file(it->path());
   }

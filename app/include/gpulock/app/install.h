@@ -6,6 +6,7 @@
 /// configuration and re-resolves nothing; then `PYTHON -m pip install --no-deps
 /// --require-hashes -r FILE` (argv, never a shell), its output streamed; then the probe.
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -32,6 +33,9 @@ struct InstallRequest {
   bool exact = false;      ///< --exact: remove tool packages (pip, setuptools, wheel) too
   bool no_remove = false;  ///< --no-remove: keep what the lock does not name
   bool dry_run = false;    ///< --dry-run: the plan only
+  /// --lock-timeout / --no-wait (zero): how long a sync waits for another one of the same
+  /// environment to finish (app/src/env_lock.h) before it fails (Io, exit 74).
+  std::chrono::milliseconds lock_timeout{std::chrono::minutes(10)};
   sys::LinkMode link_mode = sys::LinkMode::Hardlink;  ///< --link-mode
   unsigned jobs = 8;                                  ///< parallel downloads
   std::string python;                                 ///< --python; empty: default_python("")

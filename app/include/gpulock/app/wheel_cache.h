@@ -3,12 +3,15 @@
 /// The shared cache of unpacked wheels (issue 25): `<cache dir>/wheels-v1/<sha256>/`, the
 /// archive's tree as it is, keyed by the wheel's sha256 (the lock's). A wheel is downloaded
 /// (resumably, index::IndexClient::download_file) or read from a file:// URL, its sha256
-/// compared with the lock's before anything of it is unpacked, unpacked into a temporary
-/// directory beside the entry and renamed into place: an entry that exists is complete.
+/// compared with the lock's before anything of it is unpacked, unpacked into a unique
+/// temporary directory beside the entry (locked while it is filled) and renamed into place.
+/// Every use checks the entry against its manifest (kEntryManifest) first: an entry that was
+/// pruned half way, torn, or edited through a hard link is unpacked again.
 /// Environments link their files from here (app/wheel_install.h).
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -28,11 +31,23 @@ struct CachedWheelRequest {
   std::function<void(std::uint64_t)> on_bytes;  ///< bytes received so far (any thread)
 };
 
+/// Each entry's own record, written when it is published: one "path\tsize\tmtime_ns" line per
+/// file (its files are made read-only first: 0444, 0555 when executable).
+inline constexpr std::string_view kEntryManifest = ".gpulock-entry";
+
+/// An entry against its manifest: every file there, regular, with the recorded size and mtime,
+/// and no other file. Empty: it checks out; else what differs.
+[[nodiscard]] std::string verify_cache_entry(const std::filesystem::path& dir);
+
 struct CachedWheel {
   std::filesystem::path dir;  ///< the unpacked tree
-  bool hit = false;           ///< it was there already
-  bool downloaded = false;    ///< fetched over the network (not a file:// URL)
-  std::uint64_t bytes = 0;    ///< downloaded bytes
+  bool hit = false;           ///< it was there already, and checked out
+  /// Non-empty: an entry was there but did not check out (verify_cache_entry): unpacked again.
+  std::string stale;
+  /// A shared lock on the entry while this is alive: prune and discard leave it alone.
+  std::shared_ptr<void> hold;
+  bool downloaded = false;  ///< fetched over the network (not a file:// URL)
+  std::uint64_t bytes = 0;  ///< downloaded bytes
 };
 
 /// The unpacked tree of the wheel, fetching and unpacking it when the cache lacks it. Errors:
@@ -48,6 +63,7 @@ void discard_cached_wheel(const std::filesystem::path& root, const std::string& 
 struct PruneResult {
   std::size_t entries = 0;    ///< unpacked wheels removed
   std::size_t leftovers = 0;  ///< temporary directories and partial downloads removed
+  std::size_t in_use = 0;     ///< left alone: a live run holds them
   std::uint64_t bytes = 0;
 };
 

@@ -12,6 +12,7 @@
 /// distribution's RECORD, as `pip uninstall` does.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,7 +46,11 @@ class InstallJournal {
  public:
   /// The stash is made on first use, as `<root>/.gpulock-stash-XXXXXX` in the first of `roots`
   /// where it can be (the prefix, then site-packages).
-  explicit InstallJournal(std::vector<std::filesystem::path> roots);
+  /// `registry` (a directory outside the environment, under the cache: sync_registry()) gets a
+  /// record of the stash with the journal's random token when the stash is made; only a
+  /// journal with such a record is ever replayed (roll_back_interrupted). Empty: no record.
+  explicit InstallJournal(std::vector<std::filesystem::path> roots,
+                          std::filesystem::path registry = {});
   ~InstallJournal();
   InstallJournal(const InstallJournal&) = delete;
   InstallJournal& operator=(const InstallJournal&) = delete;
@@ -72,6 +77,8 @@ class InstallJournal {
   core::Status note(Entry entry);
   core::Status make_stash();
   std::vector<std::filesystem::path> roots_;
+  std::filesystem::path registry_;
+  std::filesystem::path record_;  ///< this stash's file in the registry
   std::filesystem::path stash_;
   int journal_fd_ = -1;
   std::vector<Entry> log_;
@@ -89,10 +96,14 @@ class InstallJournal {
 /// sync killed half way leaves the stash with its journal, which the next one undoes first.
 struct InterruptedSync {
   std::filesystem::path stash;
-  std::size_t restored = 0;       ///< files put back from the stash
-  std::size_t removed = 0;        ///< files the killed sync had written, removed
-  bool journal = true;            ///< false: a stash with no journal (a commit cut short)
-  std::vector<std::string> lost;  ///< set-aside files that could not be put back
+  std::size_t restored = 0;  ///< files put back from the stash
+  std::size_t removed = 0;   ///< files the killed sync had written, removed
+  bool journal = true;       ///< false: a stash with no journal (a commit cut short)
+  /// Not written by gpulock with this registry (no record, or another token): left alone.
+  bool foreign = false;
+  bool live = false;                 ///< its run still holds the journal's lock: left alone
+  std::vector<std::string> lost;     ///< set-aside files that could not be put back
+  std::vector<std::string> skipped;  ///< entries naming a path outside `roots`: not followed
 };
 
 /// The stashes (`.gpulock-stash-*`) in `roots` (an environment's prefix and site-packages).
@@ -101,8 +112,20 @@ struct InterruptedSync {
 
 /// Finishes the rollback of the sync that left `stash`: every file it wrote is removed and
 /// every file it set aside put back, newest first; the stash is deleted when nothing is lost.
-/// A stash with no journal is what a commit killed half way leaves: it is deleted.
-[[nodiscard]] InterruptedSync roll_back_interrupted(const std::filesystem::path& stash);
+/// A stash with no journal is what a commit killed half way leaves: it is deleted. Acted on only
+/// when `registry` records the stash with the journal's token (else `foreign`), when no live
+/// process holds the journal's lock (else `live`), and only for entries whose paths lie under
+/// `roots` (the scheme's directories) with no symbolic link among their parents (else
+/// `skipped`).
+[[nodiscard]] InterruptedSync roll_back_interrupted(
+    const std::filesystem::path& stash, const std::filesystem::path& registry,
+    const std::vector<std::filesystem::path>& roots);
+
+/// `<cache_dir>/syncs-v1`: the records of live journals (cache_dir empty: the default cache).
+[[nodiscard]] std::filesystem::path sync_registry(const std::string& cache_dir);
+
+/// Installed files (absolute, lexically normal path) -> the project that owns them.
+using FileOwners = std::map<std::string, std::string>;
 
 struct WheelInstallOptions {
   sys::LinkMode link_mode = sys::LinkMode::Hardlink;
@@ -110,6 +133,10 @@ struct WheelInstallOptions {
   std::optional<std::string> direct_url_json;  ///< written as direct_url.json when given
   /// Where replaced files are set aside and written ones noted (nullptr: replaced in place).
   InstallJournal* journal = nullptr;
+  /// Files the environment's other distributions own: a member that would overwrite one with
+  /// other bytes is refused (InvalidInput); byte-identical ones are shared. The wheel's files
+  /// are added. nullptr: no check.
+  FileOwners* owners = nullptr;
 };
 
 struct InstalledWheel {
@@ -136,9 +163,10 @@ struct RemovedDistribution {
 /// that holds `dist_info`) that lies inside `scheme.prefix`, the `__pycache__/*.pyc` of its
 /// `.py` files, the `.dist-info` directory, then the directories left empty. Errors:
 /// InvalidInput (no RECORD: pip refuses too), Io. With a `journal` every file is set aside
-/// instead of deleted (InstallJournal::commit deletes them).
+/// instead of deleted (InstallJournal::commit deletes them). Files in `others` (owned by a
+/// distribution that stays) are kept.
 [[nodiscard]] core::Result<RemovedDistribution> remove_distribution(
     const std::filesystem::path& dist_info, const InstallScheme& scheme,
-    InstallJournal* journal = nullptr);
+    InstallJournal* journal = nullptr, const FileOwners* others = nullptr);
 
 }  // namespace gpulock::app
