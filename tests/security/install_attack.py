@@ -97,7 +97,7 @@ def site_packages(venv: Path) -> Path:
 
 class Gpulock:
     def __init__(self, exe: str, work: Path):
-        self.exe, self.work = exe, work
+        self.exe, self.work = os.path.abspath(exe), work
         self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work),
                     "NO_COLOR": "1", "GPULOCK_PROBE_TIMEOUT_MS": "2000"}
 
@@ -294,6 +294,38 @@ def attack_cache(g: Gpulock, work: Path) -> None:
     os.close(fd)
 
 
+def attack_pidns(g: Gpulock, work: Path) -> None:
+    """Two containers sharing a cache volume, both PID 1 (a PID namespace each), unpack the same
+    wheel at once: neither may publish an entry missing a file."""
+    wheels = work / "wheels"
+    big = big_wheel(wheels, "nspkg", 6000)
+    lock = write_lock(work / "ns.toml", [("nspkg", "1.0", big)])
+    cache = work / "cache"
+    venvs = [make_venv(work / f"v{i}") for i in range(2)]
+    runs = []
+    for v in venvs:
+        argv = ["unshare", "--pid", "--fork", "--mount-proc", g.exe, "install", "--lock",
+                str(lock), "--venv", str(v), "--cache-dir", str(cache), "--no-probe"]
+        runs.append(subprocess.Popen(argv, env=dict(g.env), cwd=work, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE))
+    outs = [r.communicate(timeout=240) for r in runs]
+    for i, (r, (out, err)) in enumerate(zip(runs, outs)):
+        print(f"run {i} -> {r.returncode}\n{(out + err).decode(errors='replace')[:2000]}")
+        check(r.returncode == 0, f"install {i} in its own PID namespace (PID 1) exits 0")
+    for v in venvs:
+        n = len(list((site_packages(v) / "nspkg").glob("m*.py")))
+        check(n == 6000, f"{v.name}: every file is installed ({n} of 6000)")
+    entry = cache_entry(cache, big)
+    n = len(list((entry / "nspkg").glob("m*.py"))) if entry.exists() else -1
+    check(n == 6000, f"the published cache entry is complete ({n} of 6000)")
+    left = [p.name for p in (cache / "wheels-v1").iterdir() if p.name.startswith(".tmp-")]
+    check(not left, f"no temporary directory is left in the cache ({left})")
+    v3 = make_venv(work / "v3")
+    p = g.install(lock, v3, cache)
+    check(p.returncode == 0 and "unpacked again" not in p.out + p.err,
+          "a third install takes the entry from the cache as it is")
+
+
 # ---- 6: a second dist-info, overwriting another package's files --------------------------------
 
 def attack_dist_info(g: Gpulock, work: Path) -> None:
@@ -405,6 +437,7 @@ ATTACKS = {
     "journal": attack_journal,
     "concurrent": attack_concurrent,
     "cache": attack_cache,
+    "pidns": attack_pidns,
     "dist-info": attack_dist_info,
     "record": attack_record,
     "shadow": attack_shadow,
