@@ -303,26 +303,122 @@ std::vector<fs::path> find_interrupted_syncs(const std::vector<fs::path>& roots)
 
 namespace {
 
-// `path` lies under one of `roots`, named without `.` or `..`, and no directory between the root
-// and it is a symbolic link (so an undo cannot be steered outside through a planted link).
-bool beneath(const fs::path& path, const std::vector<fs::path>& roots) {
-  if (!path.is_absolute() || path.lexically_normal() != path) return false;
-  for (const auto& root : roots) {
-    const fs::path r = root.lexically_normal();
-    const fs::path rel = path.lexically_relative(r);
-    if (rel.empty() || rel == "." || *rel.begin() == "..") continue;
-    fs::path at = r;
-    bool ok = true;
-    auto last = std::prev(rel.end());
-    for (auto it = rel.begin(); ok && it != last; ++it) {
-      at /= *it;
-      struct stat st {};
-      if (::lstat(at.c_str(), &st) != 0) break;  // missing: nothing beyond it exists either
-      ok = S_ISDIR(st.st_mode);
-    }
-    if (ok) return true;
+// An open directory, closed with the object.
+struct Dir {
+  int fd = -1;
+  Dir() = default;
+  explicit Dir(int f) : fd(f) {}
+  Dir(Dir&& o) noexcept : fd(o.fd) { o.fd = -1; }
+  Dir& operator=(Dir&& o) noexcept {
+    std::swap(fd, o.fd);
+    return *this;
   }
-  return false;
+  ~Dir() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// The directory that holds `path`, opened from the one of `roots` it lies under by walking one
+// component at a time with O_NOFOLLOW (a symbolic link anywhere on the way, planted before or
+// during the walk, fails it), and the leaf name. `path` must be absolute and normal. `create`:
+// missing directories on the way are made. An fd of -1: not under any root, or not reachable.
+Dir open_parent_beneath(const fs::path& path, const std::vector<fs::path>& roots, bool create,
+                        std::string& leaf) {
+  if (!path.is_absolute() || path.lexically_normal() != path || !path.has_filename()) return {};
+  for (const auto& root : roots) {
+    const fs::path rel = path.lexically_relative(root.lexically_normal());
+    if (rel.empty() || rel == "." || *rel.begin() == "..") continue;
+    Dir dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.fd < 0) return {};
+    const auto last = std::prev(rel.end());
+    for (auto it = rel.begin(); it != last; ++it) {
+      const std::string part = it->string();
+      if (part.empty() || part == "." || part == "..") return {};
+      int next = ::openat(dir.fd, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (next < 0 && errno == ENOENT && create) {
+        if (::mkdirat(dir.fd, part.c_str(), 0777) != 0 && errno != EEXIST) return {};
+        next = ::openat(dir.fd, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      }
+      if (next < 0) return {};
+      dir = Dir(next);
+    }
+    leaf = last->string();
+    if (leaf == "." || leaf == "..") return {};
+    return dir;
+  }
+  return {};
+}
+
+enum class Undo { Done, Outside, Failed };
+
+// undo(), for a journal read back from disk: every path resolved beneath `roots` (the set-aside
+// copy beneath the stash) without following a symbolic link.
+Undo undo_beneath(const InstallJournal::Entry& e, const std::vector<fs::path>& roots,
+                  const fs::path& stash, bool& was_there) {
+  using Kind = InstallJournal::Kind;
+  std::string leaf;
+  was_there = false;
+  if (e.kind == Kind::File || e.kind == Kind::Dir) {
+    Dir parent = open_parent_beneath(e.path, roots, false, leaf);
+    if (parent.fd < 0) {
+      // A parent that is missing is fine (nothing to undo); one that is a link or outside is not.
+      if (e.path.is_absolute() && e.path.lexically_normal() == e.path) {
+        for (const auto& root : roots) {
+          const fs::path rel = e.path.lexically_relative(root.lexically_normal());
+          if (rel.empty() || *rel.begin() == "..") continue;
+          struct stat st {};
+          if (::lstat(e.path.parent_path().c_str(), &st) != 0 && errno == ENOENT) return Undo::Done;
+        }
+      }
+      return Undo::Outside;
+    }
+    struct stat st {};
+    was_there = ::fstatat(parent.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    ::unlinkat(parent.fd, leaf.c_str(), e.kind == Kind::Dir ? AT_REMOVEDIR : 0);
+    return Undo::Done;
+  }
+  // Aside: the stash's own entry, renamed back into place.
+  if (e.stashed.parent_path() != stash) return Undo::Outside;
+  std::string from_leaf;
+  Dir from = open_parent_beneath(e.stashed, {stash}, false, from_leaf);
+  if (from.fd < 0) return Undo::Outside;
+  struct stat st {};
+  if (::fstatat(from.fd, from_leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    // Noted before the rename: a file that never reached the stash is still in place.
+    return Undo::Done;
+  }
+  was_there = true;
+  Dir to = open_parent_beneath(e.path, roots, true, leaf);
+  if (to.fd < 0) return Undo::Outside;
+  if (::renameat(from.fd, from_leaf.c_str(), to.fd, leaf.c_str()) == 0) return Undo::Done;
+  if (errno != EXDEV || !S_ISREG(st.st_mode)) return Undo::Failed;
+  // Another file system (a --system scheme's stash): copied back, then unlinked.
+  ::unlinkat(to.fd, leaf.c_str(), 0);
+  const int in = ::openat(from.fd, from_leaf.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const int out =
+      ::openat(to.fd, leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+               st.st_mode & 07777);
+  bool ok = in >= 0 && out >= 0;
+  char buf[1 << 16];
+  while (ok) {
+    const ssize_t n = ::read(in, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = n == 0;
+      break;
+    }
+    std::string_view chunk(buf, static_cast<std::size_t>(n));
+    while (ok && !chunk.empty()) {
+      const ssize_t w = ::write(out, chunk.data(), chunk.size());
+      if (w < 0 && errno == EINTR) continue;
+      ok = w > 0;
+      if (ok) chunk.remove_prefix(static_cast<std::size_t>(w));
+    }
+  }
+  if (in >= 0) ::close(in);
+  if (out >= 0 && ::close(out) != 0) ok = false;
+  if (ok) ::unlinkat(from.fd, from_leaf.c_str(), 0);
+  return ok ? Undo::Done : Undo::Failed;
 }
 
 }  // namespace
@@ -403,17 +499,16 @@ InterruptedSync roll_back_interrupted(const fs::path& stash, const fs::path& reg
     if (undone[i]) continue;
     const auto& e = entries[i];
     // Every path must be the environment's (and a set-aside file the stash's own).
-    const bool valid = beneath(e.path, roots) &&
-                       (e.kind != InstallJournal::Kind::Aside ||
-                        (e.stashed.parent_path() == stash && beneath(e.stashed, {stash})));
-    if (!valid) {
+    // Every path must be the environment's (and a set-aside file the stash's own), reached
+    // without following a link.
+    bool was_there = false;
+    const Undo undone_now = undo_beneath(e, roots, stash, was_there);
+    if (undone_now == Undo::Outside) {
       result.skipped.push_back(e.path.string());
       note_undone(fd, i);
       continue;
     }
-    const bool was_there =
-        e.kind == InstallJournal::Kind::Aside ? path_exists(e.stashed) : path_exists(e.path);
-    if (!undo(e)) {
+    if (undone_now == Undo::Failed) {
       result.lost.push_back(e.path.string());
       continue;
     }

@@ -469,7 +469,8 @@ core::Status finish_interrupted_syncs(const InstallRequest& request, const Insta
     }
     for (const auto& path : undone.skipped) {
       result.warnings.push_back(fmt::format(
-          "the interrupted install's journal names {}, outside the environment: not followed",
+          "the interrupted install's journal names {}, outside the environment or behind a "
+          "symbolic link: not followed",
           path));
     }
     if (!undone.lost.empty()) {

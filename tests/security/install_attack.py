@@ -189,11 +189,18 @@ def attack_journal(g: Gpulock, work: Path) -> None:
         text = j.read_text()
         lines = text.splitlines()
         header = [line for line in lines if not line.startswith(("F\t", "D\t", "A\t", "U\t"))]
+        # A symbolic link planted in the environment leads outside: not followed either.
+        sneaky = site_packages(venv2) / "sneaky"
+        sneaky.symlink_to(victim)
+        (victim / "linked.txt").write_text("keep me too\n")
         j.write_text("\n".join(header + [f"F\t{victim}/precious.txt\t",
-                                         f"D\t{victim}\t"]) + "\n")
+                                         f"D\t{victim}\t",
+                                         f"F\t{sneaky}/linked.txt\t"]) + "\n")
         p = g.install(lock, venv2, cache)
         check((victim / "precious.txt").exists(),
               "an edited journal naming a path outside the scheme removes nothing there")
+        check((victim / "linked.txt").exists(),
+              "nor through a symbolic link planted in the environment")
         check(p.returncode != 0 or "outside" in p.out + p.err,
               "install says the journal names a path outside the environment")
 
