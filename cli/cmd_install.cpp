@@ -107,8 +107,25 @@ std::string environment_python(const InstallArgs& args) {
 // Without --lock, where the project has pylock.<name>.toml locks (issue 22): the lock that fits
 // this machine, or --target's. Returns the exit code when the command ends here.
 std::optional<int> pick_lock(Context& ctx, InstallArgs& args) {
-  if (args.lock_given || (args.target.empty() && !args.print_target && !has_target_locks(".")))
+  // --print-target with --lock L: L's verdict alone; nothing is ever installed.
+  if (args.lock_given && !args.print_target) return std::nullopt;
+  if (!args.lock_given && args.target.empty() && !args.print_target && !has_target_locks("."))
     return std::nullopt;
+  if (args.lock_given && !args.target.empty()) {
+    return report_error(ctx.term, core::make_error(core::ErrorCode::Usage,
+                                                   "--lock and --target name the lock twice; "
+                                                   "give one"));
+  }
+  std::vector<std::filesystem::path> only;
+  if (args.lock_given) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(args.lock, ec)) {
+      return report_error(
+          ctx.term,
+          core::make_error(core::ErrorCode::Io, "cannot read the lock: no such file", args.lock));
+    }
+    only.push_back(args.lock);
+  }
   if (!args.target.empty()) {
     std::string path = fmt::format("pylock.{}.toml", args.target);
     std::error_code ec;
@@ -124,8 +141,9 @@ std::optional<int> pick_lock(Context& ctx, InstallArgs& args) {
   // version and tags are compared with each lock's target. A venv still to be made (issue 25):
   // every interpreter on PATH is, and the lock fits when one of them runs it.
   const auto venv = venv_to_make(args);
-  auto here = venv ? app::choose_lock_for_new_venv(".", args.machine, app::interpreters_on_path())
-                   : app::choose_lock_here(".", args.machine, environment_python(args));
+  auto here =
+      venv ? app::choose_lock_for_new_venv(".", args.machine, app::interpreters_on_path(), only)
+           : app::choose_lock_here(".", args.machine, environment_python(args), only);
   if (!here) return report_error(ctx.term, here.error());
   warn_python_unasked(ctx.term, *here);
   auto* choice = &here->choice;
@@ -398,6 +416,8 @@ int run_install(Context& ctx, InstallArgs& args) {
   request.probe = !args.no_probe;
   request.probe_request.run_kernels = args.run_kernels;
   request.probe_request.require_gpu = args.require_gpu;
+  // The machine described by --driver/--cuda-ceiling/--gpu-arch is the one the probe reports.
+  request.probe_request.machine = args.machine;
   request.mirror = args.mirror;
   request.mirror_fallback = args.mirror_fallback;
   if (request.mirror.empty() && request.mirror_fallback.empty()) {

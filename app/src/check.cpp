@@ -120,7 +120,9 @@ core::Result<CheckResult> check(const CheckRequest& request) {
   const char* venv = std::getenv("VIRTUAL_ENV");
   const bool venv_active = venv != nullptr && *venv != '\0';
   const bool run_inputs = any ? request.inputs : true;
-  const bool run_env = any ? request.env : (!request.python.empty() || venv_active);
+  std::error_code venv_ec;
+  const bool dot_venv = fs::exists(fs::path(".venv") / "bin" / "python", venv_ec);
+  const bool run_env = any ? request.env : (!request.python.empty() || venv_active || dot_venv);
   const bool run_machine = any ? request.machine : true;
   const bool run_index = request.index;
 
@@ -143,7 +145,7 @@ core::Result<CheckResult> check(const CheckRequest& request) {
     machine = std::move(*m);
   } else {
     layers[1].summary = any ? "not checked (--env checks an environment)"
-                            : "not checked (no --python and no active virtualenv)";
+                            : "not checked (no --python, no active virtualenv, no ./.venv)";
   }
 
   if (run_machine) {

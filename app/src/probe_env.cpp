@@ -191,6 +191,9 @@ std::string default_python(const std::string& requested) {
   if (const char* venv = std::getenv("VIRTUAL_ENV"); venv != nullptr && *venv != '\0') {
     return (fs::path(venv) / "bin" / "python").string();
   }
+  // The environment `gpulock install` makes by default (issue 41: one default everywhere).
+  std::error_code ec;
+  if (fs::exists(fs::path(".venv") / "bin" / "python", ec)) return ".venv/bin/python";
   return "python3";
 }
 

@@ -169,6 +169,25 @@ core::Result<std::vector<fs::path>> lock_files(const fs::path& dir) {
   return paths;
 }
 
+namespace {
+
+core::Result<std::vector<fs::path>> locks_to_judge(const fs::path& dir,
+                                                   const std::vector<fs::path>& only) {
+  if (!only.empty()) return only;
+  return lock_files(dir);
+}
+
+LockChoice choose_among(const std::vector<fs::path>& paths, const probe::MachineInfo& machine,
+                        const Target* python) {
+  LockChoice choice;
+  for (const auto& p : paths)
+    choice.locks.push_back(judge(p, machine, python));
+  pick(choice);
+  return choice;
+}
+
+}  // namespace
+
 core::Result<LockChoice> choose_lock(const fs::path& dir, const probe::MachineInfo& machine,
                                      const Target* python) {
   auto paths = lock_files(dir);
@@ -182,7 +201,8 @@ core::Result<LockChoice> choose_lock(const fs::path& dir, const probe::MachineIn
 
 core::Result<HereChoice> choose_lock_here(const fs::path& dir,
                                           const probe::OverrideFlags& machine_flags,
-                                          const std::string& python) {
+                                          const std::string& python,
+                                          const std::vector<fs::path>& only) {
   auto machine = probe_machine(machine_flags);
   if (!machine) return std::unexpected(machine.error());
   HereChoice here;
@@ -192,18 +212,19 @@ core::Result<HereChoice> choose_lock_here(const fs::path& dir,
   } else {
     here.python_unasked = interpreter.error().message;
   }
-  auto choice = choose_lock(dir, *machine, interpreter ? &*interpreter : nullptr);
-  if (!choice) return std::unexpected(choice.error());
-  here.choice = std::move(*choice);
+  auto paths = locks_to_judge(dir, only);
+  if (!paths) return std::unexpected(paths.error());
+  here.choice = choose_among(*paths, *machine, interpreter ? &*interpreter : nullptr);
   return here;
 }
 
 core::Result<HereChoice> choose_lock_for_new_venv(const fs::path& dir,
                                                   const probe::OverrideFlags& machine_flags,
-                                                  const std::vector<PathPython>& pythons) {
+                                                  const std::vector<PathPython>& pythons,
+                                                  const std::vector<fs::path>& only) {
   auto machine = probe_machine(machine_flags);
   if (!machine) return std::unexpected(machine.error());
-  auto paths = lock_files(dir);
+  auto paths = locks_to_judge(dir, only);
   if (!paths) return std::unexpected(paths.error());
   std::vector<const PathPython*> asked;
   for (const auto& p : pythons) {

@@ -257,4 +257,29 @@ TEST_CASE("install picks the target lock that fits the machine, and says why",
   CHECK(install.err.starts_with(
       "error: no lock fits this machine\n  ./pylock.cu118.toml: driver 450.51.05 supports "
       "CUDA <= 11.0, this lock needs 11.8\n"));
+
+  // --lock L --print-target (issue 41): L's verdict alone, and nothing is installed, not even
+  // the ./.venv an install would make.
+  auto lock_verdict = [&](std::vector<std::string> more) {
+    std::vector<std::string> argv = {kExe, "install", "--lock", "pylock.cu130.toml",
+                                     "--print-target"};
+    argv.insert(argv.end(), more.begin(), more.end());
+    return run(argv, base_env(), dir);
+  };
+  Run fits = lock_verdict({"--driver", "580.65.06", "--gpu-arch", "sm_90"});
+  INFO(describe(fits));
+  CHECK(fits.status == 0);
+  CHECK(fits.out.ends_with("install would use pylock.cu130.toml\n"));
+  CHECK(fits.out.find("pylock.cu118.toml") == std::string::npos);
+  Run too_old = lock_verdict({"--driver", "550.54.14", "--gpu-arch", "sm_80"});
+  INFO(describe(too_old));
+  CHECK(too_old.status == 1);
+  CHECK(too_old.out.find("pylock.cu130.toml (target cu130): driver 550.54.14 supports CUDA <= "
+                         "12.4, this lock needs 13.0\n") != std::string::npos);
+  CHECK(too_old.out.ends_with("no lock fits this machine\n"));
+  Run dry = lock_verdict({"--driver", "580.65.06", "--gpu-arch", "sm_90", "--dry-run", "--json"});
+  CHECK(dry.status == 0);
+  CHECK(!fs::exists(dir / ".venv"));
+  Run twice = lock_verdict({"--target", "cu118"});
+  CHECK(twice.status == 2);
 }

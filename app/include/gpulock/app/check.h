@@ -94,10 +94,10 @@ struct LayerResult {
 struct CheckRequest {
   std::string lock = "pylock.toml";  ///< --lock
   /// Layers asked for (--inputs --env --machine --index). None: the offline defaults (inputs;
-  /// env when `python` is given or VIRTUAL_ENV is set; machine).
+  /// env when `python` is given, VIRTUAL_ENV is set or ./.venv exists; machine).
   bool inputs = false, env = false, machine = false, index = false;
-  /// --python: the environment's interpreter; empty: `$VIRTUAL_ENV/bin/python` (app/probe_env.h
-  /// default_python).
+  /// --python: the environment's interpreter; empty: `$VIRTUAL_ENV/bin/python`, else
+  /// `./.venv/bin/python` (app/probe_env.h default_python).
   std::string python;
   bool strict = false;  ///< --strict: warnings fail; pip/setuptools/wheel count as extra
   bool deep = false;    ///< --deep: RECORD hashes; hashes of index files the page gives none for

@@ -62,7 +62,7 @@ struct EnvironmentReport {
 };
 
 /// The interpreter `probe_environment` asks: the request's, else `$VIRTUAL_ENV/bin/python`,
-/// else `python3`.
+/// else `./.venv/bin/python` when it exists (what `gpulock install` makes), else `python3`.
 [[nodiscard]] std::string default_python(const std::string& requested);
 
 /// Runs the workflow. Errors: Usage (bad overrides, --python with --site-packages), Io (the

@@ -139,9 +139,10 @@ struct HereChoice {
   std::optional<std::string> python;  ///< the interpreter's X.Y, when it could be asked
   std::string python_unasked;
 };
-[[nodiscard]] core::Result<HereChoice> choose_lock_here(const std::filesystem::path& dir,
-                                                        const probe::OverrideFlags& machine,
-                                                        const std::string& python);
+/// `only`, when not empty, replaces the directory's locks (`install --lock L --print-target`).
+[[nodiscard]] core::Result<HereChoice> choose_lock_here(
+    const std::filesystem::path& dir, const probe::OverrideFlags& machine,
+    const std::string& python, const std::vector<std::filesystem::path>& only = {});
 
 /// Why `python` cannot run a lock with this `requires_python` and `[tool.gpulock.target]`
 /// (nullptr: none): not one of the target's Pythons (`pythons`, else `python`; a free-threaded
@@ -157,6 +158,6 @@ struct HereChoice {
 /// chosen lock's interpreter's X.Y. Errors: as choose_lock_here.
 [[nodiscard]] core::Result<HereChoice> choose_lock_for_new_venv(
     const std::filesystem::path& dir, const probe::OverrideFlags& machine,
-    const std::vector<PathPython>& pythons);
+    const std::vector<PathPython>& pythons, const std::vector<std::filesystem::path>& only = {});
 
 }  // namespace gpulock::app

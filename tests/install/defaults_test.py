@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""`install`, `check` and `probe` find the same environment (issue 41 item 5): with no --python
+and no $VIRTUAL_ENV, `gpulock install` makes ./.venv, and `check` (its env layer) and `probe`
+then read that ./.venv, not python3 on PATH; `install --driver` passes the described machine to
+its probe.
+
+    defaults_test.py --gpulock EXE --work DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "security"))
+from install_attack import FAILURES, Gpulock, check, make_wheel, write_lock  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpulock", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    work = Path(a.work).resolve()
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    os.environ.pop("VIRTUAL_ENV", None)
+    g = Gpulock(a.gpulock, work)
+    wheel = make_wheel(work / "wheels", "defpkg", "1.0", {"defpkg/__init__.py": b"X = 1\n"})
+    write_lock(work / "pylock.toml", [("defpkg", "1.0", wheel)])
+
+    p = g.run("install", "--cache-dir", str(work / "cache"), "--driver", "550.54.14")
+    check(p.returncode == 0 and (work / ".venv" / "bin" / "python").exists(),
+          "install with no --python and no $VIRTUAL_ENV makes ./.venv")
+    check("driver        550.54.14" in p.out and "no NVIDIA driver found" not in p.out,
+          "install --driver: its probe reports the described machine")
+
+    p = g.run("check")
+    check(p.returncode == 0 and "env: ok" in p.out and "(.venv/bin/python)" in p.out,
+          "check reads ./.venv's environment without --python")
+    p = g.run("probe")
+    check(".venv/bin/python" in p.out and "defpkg  lock 1.0  installed 1.0  ok" in p.out,
+          "probe reads ./.venv's environment without --python")
+
+    # A file edited in place after install: check --env finds it for any package (issue 40).
+    init = next((work / ".venv" / "lib").glob("python3*/site-packages")) / "defpkg" / "__init__.py"
+    os.chmod(init, 0o644)
+    init.write_bytes(b"X = 2  # edited\n")
+    p = g.run("check", "--env")
+    check(p.returncode == 1 and "defpkg 1.0: 1 of" in p.out and "defpkg/__init__.py" in p.out,
+          "check --env reports the edited file of an ordinary package")
+
+    if FAILURES:
+        print(f"\n{len(FAILURES)} check(s) failed")
+        return 1
+    print("\nall checks hold")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
