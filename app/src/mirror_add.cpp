@@ -278,14 +278,23 @@ core::Result<MirrorAddResult> mirror_add(const MirrorAddRequest& request) {
     if (auto s = downloader.run(std::move(jobs)); !s) return std::unexpected(s.error());
   }
   std::map<std::string, std::string> metadata;  // sha256 -> metadata sha256
+  std::map<std::string, std::uint64_t> sizes;   // sha256 -> the stored (checked) file's size
   for (const auto& [sha, e] : files) {
-    auto m = ensure_metadata((fs::path(request.dir) / mirror_store_path(sha, e->filename)).string(),
-                             e->filename);
+    const std::string stored =
+        (fs::path(request.dir) / mirror_store_path(sha, e->filename)).string();
+    auto m = ensure_metadata(stored, e->filename);
     if (!m) return std::unexpected(m.error());
     metadata[sha] = *m;
+    std::error_code ec;
+    const auto size = fs::file_size(stored, ec);
+    if (!ec) sizes[sha] = size;
   }
-  for (auto& e : fresh)
+  for (auto& e : fresh) {
     e.metadata_sha256 = metadata[e.sha256];
+    // The mirror holds the bytes, so its pages declare every size (PEP 700), also where the
+    // source page and the lock had none (the PyTorch index declares none).
+    if (e.size == 0) e.size = sizes[e.sha256];
+  }
   merge_entries(*manifest, std::move(fresh), lock_names);
   if (auto s = write_mirror_manifest(request.dir, *manifest); !s) return std::unexpected(s.error());
   if (auto s = write_mirror_tree(request.dir, *manifest); !s) return std::unexpected(s.error());
