@@ -269,6 +269,13 @@ std::string json_report(const lock::LockDiff& diff, const DiffArgs& args) {
 }
 
 int run_diff(Context& ctx, const DiffArgs& args) {
+  if (args.old_path.empty() || args.new_path.empty()) {
+    ctx.term.error(args.old_path.empty() ? "diff needs OLD and NEW (two lock files); none given"
+                                         : "diff needs OLD and NEW (two lock files); only one "
+                                           "given");
+    ctx.term.hint("gpulock diff OLD.toml NEW.toml (e.g. git show HEAD:pylock.toml > old.toml)");
+    return kExitUsage;
+  }
   auto old_file = lock::read_lock_file(args.old_path);
   if (!old_file) return report_error(ctx.term, old_file.error());
   auto new_file = lock::read_lock_file(args.new_path);
@@ -288,8 +295,9 @@ int run_diff(Context& ctx, const DiffArgs& args) {
 
 RunFn setup(CLI::App& sub) {
   auto args = std::make_shared<DiffArgs>();
-  sub.add_option("old", args->old_path, "The old lock file")->required();
-  sub.add_option("new", args->new_path, "The new lock file")->required();
+  // Checked in run_diff, which names both (CLI11's "new is required" names a parser field).
+  sub.add_option("old", args->old_path, "The old lock file");
+  sub.add_option("new", args->new_path, "The new lock file");
   sub.add_flag("--json", args->json, "Print stable JSON (schema in README.md)");
   sub.footer("Exit status: 0 when the locks are identical, 1 when they differ.");
   return [args](Context& ctx) { return run_diff(ctx, *args); };

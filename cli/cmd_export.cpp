@@ -6,6 +6,7 @@
 
 #include "gpulock/app/export.h"
 #include "gpulock/core/tags.h"
+#include "gpulock/core/text.h"
 #include "gpulock/lock/export.h"
 #include "gpulock/lock/lockfile.h"
 #include "gpulock/sys/atomic_file.h"
@@ -93,7 +94,17 @@ RunFn setup(CLI::App& sub) {
   auto args = std::make_shared<ExportArgs>();
   sub.add_option("--lock", args->lock, "The lock file to export")->capture_default_str();
   sub.add_option("--format", args->format, "Output format")
-      ->check(CLI::IsMember({"requirements-txt"}))
+      ->check(CLI::Validator(
+          [](const std::string& v) -> std::string {
+            if (v == "requirements-txt") return {};
+            // The one format there is; a likely typo of it gets a did-you-mean.
+            const bool close = core::edit_distance(v, "requirements-txt") <= 5 ||
+                               std::string_view("requirements-txt").starts_with(v) ||
+                               v.starts_with("req");
+            return fmt::format("'{}' is not a format (the format is requirements-txt){}", v,
+                               close ? "; did you mean 'requirements-txt'?" : "");
+          },
+          "requirements-txt", ""))
       ->capture_default_str();
   sub.add_option("-o,--output", args->output,
                  "Write to FILE (atomically) instead of standard output");

@@ -144,6 +144,16 @@ TEST_CASE("usage errors: an unknown flag, a bad value, no command", "[cli][bad]"
         "error: unknown flag '--torch-bakend'\n"
         "hint: did you mean '--torch-backend'?\n"
         "hint: run 'gpulock resolve --help' for usage\n");
+
+  // Words a user reads, not a parser's field names (issue 41 item 8).
+  auto one = gpulock_run({"diff", "a.toml"});
+  CHECK(one.status == 2);
+  CHECK(one.err.starts_with("error: diff needs OLD and NEW (two lock files); only one given\n"));
+  CHECK(one.err.find("new is required") == std::string::npos);
+  auto format = gpulock_run({"export", "--format", "requirements"});
+  CHECK(format.status == 2);
+  CHECK(format.err.starts_with("error: --format: 'requirements' is not a format (the format is "
+                               "requirements-txt); did you mean 'requirements-txt'?\n"));
 }
 
 TEST_CASE("help of a nested command", "[cli][help]") {
