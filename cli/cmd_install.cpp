@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/app/check.h"
 #include "gpulock/app/install.h"
 #include "gpulock/app/install_sync.h"
 #include "gpulock/app/machine.h"
@@ -49,6 +50,7 @@ struct InstallArgs {
   bool exact = false;
   bool no_remove = false;
   bool dry_run = false;
+  bool locked = false;        ///< --locked: a stale lock is a finding (exit 1), nothing installed
   double lock_timeout = 600;  ///< seconds
   bool no_wait = false;
   std::string link_mode = "hardlink";
@@ -408,8 +410,43 @@ int run_native_install(Context& ctx, InstallArgs& args, app::InstallRequest& req
   return result->probe->ok() ? kExitSuccess : kExitFinding;
 }
 
+// The lock's recorded inputs against the files and flags they name now (check --inputs): the
+// changes, one line each; empty when none (or the lock records no inputs).
+std::vector<std::string> stale_inputs(const std::string& lock) {
+  app::CheckRequest cr;
+  cr.lock = lock;
+  cr.inputs = true;
+  auto r = app::check(cr);
+  std::vector<std::string> out;
+  if (!r) return out;  // a lock that cannot be read is the install's own error
+  for (const auto& d : r->drifts) {
+    if (d.layer == app::CheckLayer::Inputs && d.severity == app::DriftSeverity::Error)
+      out.push_back(d.message);
+  }
+  return out;
+}
+
 int run_install(Context& ctx, InstallArgs& args) {
   if (auto ended = pick_lock(ctx, args)) return *ended;
+  // A stale lock (issue 41): its inputs changed since it was made. Said before the sync;
+  // --locked refuses to install it (uv sync --locked).
+  if (auto changes = stale_inputs(args.lock); !changes.empty()) {
+    const std::string what = fmt::format(
+        "{} is stale: {}{}", args.lock, changes.front(),
+        changes.size() > 1 ? fmt::format(" (and {} more changes)", changes.size() - 1) : "");
+    if (args.locked) {
+      ctx.term.error(fmt::format("--locked: {}", what));
+      ctx.term.hint(
+          fmt::format("`gpulock check --inputs --lock {}` lists the changes; `gpulock "
+                      "resolve` locks again; nothing was installed",
+                      args.lock));
+      return kExitFinding;
+    }
+    ctx.term.warning(
+        fmt::format("{}; installing it as it is (`gpulock check --inputs --lock {}` "
+                    "lists the changes, --locked refuses a stale lock)",
+                    what, args.lock));
+  }
   app::InstallRequest request;
   request.lock = args.lock;
   request.python = args.python;
@@ -479,6 +516,9 @@ RunFn setup(CLI::App& sub) {
                "Remove the tool packages (pip, setuptools, wheel) too when the lock does not "
                "name them");
   sub.add_flag("--no-remove", args->no_remove, "Keep packages the lock does not name");
+  sub.add_flag("--locked", args->locked,
+               "Exit 1, installing nothing, when the lock's recorded inputs changed since it was "
+               "made");
   sub.add_flag("--dry-run", args->dry_run,
                "Print the plan (install, replace, remove, unchanged) and change nothing");
   sub.add_option("--link-mode", args->link_mode,

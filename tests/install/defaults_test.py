@@ -2,7 +2,7 @@
 """`install`, `check` and `probe` find the same environment (issue 41 item 5): with no --python
 and no $VIRTUAL_ENV, `gpulock install` makes ./.venv, and `check` (its env layer) and `probe`
 then read that ./.venv, not python3 on PATH; `install --driver` passes the described machine to
-its probe.
+its probe; a stale lock is said before the sync, and `--locked` refuses it (item 8).
 
     defaults_test.py --gpulock EXE --work DIR
 """
@@ -52,6 +52,29 @@ def main() -> int:
     p = g.run("check", "--env")
     check(p.returncode == 1 and "defpkg 1.0: 1 of" in p.out and "defpkg/__init__.py" in p.out,
           "check --env reports the edited file of an ordinary package")
+
+    # A stale lock (item 8): its recorded inputs changed since it was resolved.
+    stale = work / "stale"
+    stale.mkdir()
+    for v in ("1.0", "2.0"):
+        make_wheel(stale / "wheels", "stpkg", v, {"stpkg/__init__.py": f"V = '{v}'\n".encode()})
+    (stale / "requirements.txt").write_text("stpkg==1.0\n")
+    (stale / "simple").mkdir()  # an empty index: the wheels come from --find-links
+    g.work = stale
+    p = g.run("resolve", "-r", "requirements.txt", "--index-url", (stale / "simple").as_uri(),
+              "--find-links", "wheels", "--driver", "none", "-o", "pylock.toml")
+    check(p.returncode == 0, "a lock with recorded inputs")
+    p = g.run("install", "--no-probe", "--cache-dir", str(work / "cache"))
+    check(p.returncode == 0 and "is stale" not in p.err, "a fresh lock installs without a word")
+    (stale / "requirements.txt").write_text("stpkg==2.0\n")
+    p = g.run("install", "--no-probe", "--cache-dir", str(work / "cache"))
+    check(p.returncode == 0 and "warning: pylock.toml is stale: requirements.txt changed" in p.err,
+          "install of a stale lock says so before syncing")
+    shutil.rmtree(stale / ".venv")
+    p = g.run("install", "--no-probe", "--cache-dir", str(work / "cache"), "--locked")
+    check(p.returncode == 1 and "error: --locked: pylock.toml is stale" in p.err
+          and not (stale / ".venv").exists(),
+          "install --locked refuses a stale lock (exit 1) and installs nothing")
 
     if FAILURES:
         print(f"\n{len(FAILURES)} check(s) failed")
