@@ -140,6 +140,12 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
     out.unavailable = entry.unavailable;
     return out;
   }
+  if (entry.needs_pin) {
+    if (auto refused = impl_->pin_admits(package, entry)) {
+      out.unavailable = std::move(refused);
+      return out;
+    }
+  }
   // Remember what was learned about the package itself (not an extra's proxy).
   auto learned = [&]() -> resolver::Dependencies& {
     if (extra.empty()) {
@@ -223,7 +229,41 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
   for (auto& d : gpu.dependencies)
     out.dependencies.push_back(std::move(d));
   out.unavailable = std::move(gpu.unavailable);
+  if (!out.unavailable && entry.source != nullptr)
+    impl_->note_nightly_pins(package, version, *entry.source, entry.requirements);
   return learned();
+}
+
+void IndexProvider::Impl::note_nightly_pins(std::string_view package, const core::Version& version,
+                                            const SourceSpec& source,
+                                            const std::vector<resolver::Dependency>& deps) {
+  if (!source.nightly || !config.nightly_date) return;
+  auto built = nightly_date_of(version);
+  if (!built || built->build_tag() != config.nightly_date->build_tag()) return;
+  for (const auto& d : deps) {
+    for (const auto& spec : d.specifier) {
+      if (spec.op() != core::Operator::Equal || spec.wildcard()) continue;
+      nightly_pins[d.name].try_emplace(spec.version(),
+                                       fmt::format("{} {}", package, version.to_string()));
+    }
+  }
+}
+
+std::optional<UnavailableReason> IndexProvider::Impl::pin_admits(std::string_view package,
+                                                                 const VersionEntry& entry) {
+  if (auto by = nightly_pins.find(package); by != nightly_pins.end()) {
+    if (auto pin = by->second.find(entry.version); pin != by->second.end()) {
+      warn(fmt::format(
+          "{} has neither an upload time nor a dated version; kept under --exclude-newer because "
+          "the nightly {} pins {}=={}",
+          entry.file->filename(), pin->second, package, entry.version.to_string()));
+      return std::nullopt;
+    }
+  }
+  return UnavailableReason{UnavailableKind::ExcludedNewer,
+                           "has neither an upload time nor a dated version, and no admitted "
+                           "nightly pins it, so --exclude-newer leaves it out",
+                           {}};
 }
 
 void IndexProvider::Impl::note_required_by(const std::string& dependency, std::string_view depender,

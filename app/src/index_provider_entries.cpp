@@ -34,6 +34,7 @@ struct VersionAcc {
   std::optional<std::size_t> best_rank;
   bool has_wheel = false, has_sdist = false, tag_ok = false, excluded_newer = false,
        undated = false;
+
   bool above_ceiling = false;  // from a torch variant above the driver's ceiling
   std::string requires_python_fail;
   std::optional<NightlyDate> other_date;
@@ -141,6 +142,7 @@ auto IndexProvider::Impl::build_entries(
     Acc* acc_ptr = acc_for(file->version(), source);
     if (acc_ptr == nullptr) continue;
     Acc& acc = *acc_ptr;
+    bool pin_only = false;
     if (file->is_sdist()) {
       acc.has_sdist = true;
       continue;
@@ -149,7 +151,15 @@ auto IndexProvider::Impl::build_entries(
     auto rank = ranker.rank(file->tags());
     if (!rank) continue;
     acc.tag_ok = true;
-    if (config.exclude_newer) {
+    if (config.exclude_newer && on_nightly_snapshot(*file, *source)) {
+      // On the nightly source the build date is the snapshot (issue 41 item 3).
+      auto built = nightly_date_of(file->version());
+      if (built && built->build_tag() > config.nightly_date->build_tag()) {
+        acc.excluded_newer = true;
+        continue;
+      }
+      if (!built) pin_only = true;
+    } else if (config.exclude_newer) {
       auto when = publish_time(*file);
       if (!when) {
         acc.undated = true;
@@ -188,6 +198,7 @@ auto IndexProvider::Impl::build_entries(
       acc.entry.file = file;
       acc.entry.source = source;
       acc.entry.yanked = file->yanked();
+      acc.entry.needs_pin = pin_only;
       acc.best_rank = rank;
     }
   }

@@ -76,6 +76,10 @@ struct VersionEntry {
   std::vector<resolver::Dependency> requirements;  // its Requires-Dist for the target (no virtuals)
   bool archs_assumed = false;  // torch: no arch list known, bounded by its CUDA's archs
   std::shared_ptr<VariantChoice> variants;  // null unless the release has variant wheels
+  // --exclude-newer with --nightly: the wheel is on the nightly source with neither an upload
+  // time nor a dated version (pytorch-triton); usable only when an admitted nightly pins exactly
+  // this version (Impl::nightly_pins), checked when its dependencies are read.
+  bool needs_pin = false;
 };
 
 struct PackageState {
@@ -154,6 +158,17 @@ struct IndexProvider::Impl {
   // run's, with the flags added.
   std::string first_index_fix(std::string_view name, std::string_view other) const;
 
+  // Issue 41 item 4: `name` is a torch-family name the torch source owns and lacks (no page on
+  // any source searched for it, no --index-for pin).
+  bool missing_from_torch(std::string_view name) const;
+  // "the PyTorch index URL has no triton; torch 2.13.0+cu130 needs triton==3.7.1" (`needer`:
+  // the candidate that required it, when known) and the way out: `--index-for NAME=INDEX` with a
+  // named index.
+  std::string missing_from_torch_text(std::string_view name, const VersionEntry* needer,
+                                      std::string_view needer_name,
+                                      const resolver::Dependency* need) const;
+  std::string missing_from_torch_fix(std::string_view name) const;
+
   // Per GPU arch a candidate of `state` lacked kernels for: the release and the CUDA builds of
   // it that have them (the first such candidate tried, in preference order, speaks for its
   // release).
@@ -206,6 +221,24 @@ struct IndexProvider::Impl {
   // When the file was published, for --exclude-newer: its upload time, else the date of a
   // nightly version; nullopt when neither is known.
   std::optional<std::int64_t> publish_time(const index::DistFile& file) const;
+
+  // --exclude-newer with --nightly (issue 41 item 3): a file of the nightly source with no upload
+  // time (none borrowed either) is judged by the nightly date, not the cutoff: the build date of
+  // its `.devYYYYMMDD` version at or before it, else (no dated version) an exact pin of an
+  // admitted nightly.
+  bool on_nightly_snapshot(const index::DistFile& file, const SourceSpec& source) const {
+    return source.nightly && config.nightly_date && !config.nightly_date->is_latest() &&
+           !file.upload_time() && !borrowed_upload_time.contains(&file);
+  }
+  // The exact pins (`name==V`) read from the dependencies of admitted nightlies: name -> version
+  // -> the nightly that pins it ("torch 2.15.0.dev20260815+cu130").
+  std::map<std::string, std::map<core::Version, std::string>, std::less<>> nightly_pins;
+  // Records `deps`' exact pins when `package` `version` is an admitted nightly.
+  void note_nightly_pins(std::string_view package, const core::Version& version,
+                         const SourceSpec& source, const std::vector<resolver::Dependency>& deps);
+  // For an entry that needs_pin: nullopt when an admitted nightly pins it (with a warning naming
+  // the file), else why --exclude-newer leaves it out.
+  std::optional<UnavailableReason> pin_admits(std::string_view package, const VersionEntry& entry);
 
   std::string target_tag_text() const {
     return fmt::format("{}-{}", config.target.tags.interpreter_tag(), config.target.platform);

@@ -29,10 +29,94 @@ auto IndexProvider::Impl::first_index_fix(std::string_view name, std::string_vie
     -> std::string {
   std::vector<FlagEdit> edits{{"--index", fmt::format("other={}", other), FlagEdit::Op::Add},
                               {"--index-for", fmt::format("{}=other", name), FlagEdit::Op::Add}};
-  return fmt::format(
-      "to take {} from {}: `{}` (or, trusting every index equally, `--index-strategy "
-      "unsafe-best-match` instead of those two flags)",
-      name, other, command_with(config.command_line, edits));
+  std::string fix = fmt::format("to take {} from {}: `{}`", name, other,
+                                command_with(config.command_line, edits));
+  // --nightly refuses unsafe-best-match (issue 41 item 3).
+  bool nightly = std::any_of(config.torch.begin(), config.torch.end(),
+                             [](const SourceSpec& s) { return s.nightly; });
+  if (nightly) return fix;
+  return fix +
+         " (or, trusting every index equally, `--index-strategy unsafe-best-match` instead of "
+         "those two flags)";
+}
+
+auto IndexProvider::Impl::missing_from_torch(std::string_view name) const -> bool {
+  if (config.torch.empty() || !is_torch_family(name)) return false;
+  if (std::any_of(config.pinned.begin(), config.pinned.end(),
+                  [&](const auto& pin) { return glob_match(pin.first, name); })) {
+    return false;
+  }
+  auto it = packages.find(name);
+  return it != packages.end() && it->second.sources.empty();
+}
+
+auto IndexProvider::Impl::missing_from_torch_text(std::string_view name, const VersionEntry* needer,
+                                                  std::string_view needer_name,
+                                                  const resolver::Dependency* need) const
+    -> std::string {
+  std::vector<const SourceSpec*> where;
+  if (needer != nullptr && needer->source != nullptr && needer->source->role == "torch") {
+    where.push_back(needer->source);
+  } else {
+    for (const auto& s : config.torch) {
+      if (!s.above_ceiling) where.push_back(&s);
+    }
+  }
+  std::string text = fmt::format("the PyTorch index {} has no {}", sources_text(where), name);
+  if (needer != nullptr && need != nullptr) {
+    text += fmt::format("; {} {} needs {}", needer_name, needer->version.to_string(),
+                        need->to_string());
+  }
+  return text;
+}
+
+auto IndexProvider::Impl::missing_from_torch_fix(std::string_view name) const -> std::string {
+  auto general = std::find_if(config.general.begin(), config.general.end(), [](const auto& s) {
+    return s.role == "default" || s.role == "extra";
+  });
+  std::string why = fmt::format(
+      "{} is a torch-family name, which comes only from the PyTorch index unless --index-for "
+      "names another",
+      name);
+  if (general == config.general.end()) {
+    return fmt::format("{}: add `--index NAME=URL --index-for {}=NAME`", why, name);
+  }
+  std::string url = index::redact_url(general->source.url);
+  std::vector<FlagEdit> edits{{"--index", fmt::format("other={}", url), FlagEdit::Op::Add},
+                              {"--index-for", fmt::format("{}=other", name), FlagEdit::Op::Add}};
+  return fmt::format("{}; to take {} from {}: `{}`", why, name, url,
+                     command_with(config.command_line, edits));
+}
+
+std::vector<IndexProvider::MissingFromTorch> IndexProvider::missing_from_torch_source() const {
+  std::vector<MissingFromTorch> out;
+  const Impl& impl = *impl_;
+  for (const auto& [name, state] : impl.packages) {
+    if (!impl.missing_from_torch(name)) continue;
+    // The first candidate, in its package's preference order, that required it.
+    const VersionEntry* needer = nullptr;
+    const resolver::Dependency* need = nullptr;
+    std::string needer_name;
+    if (auto by = impl.required_by.find(name); by != impl.required_by.end()) {
+      needer_name = by->second.substr(0, by->second.find('['));
+      if (auto p = impl.packages.find(needer_name); p != impl.packages.end()) {
+        for (const auto& e : p->second.entries) {
+          auto d = std::find_if(e.requirements.begin(), e.requirements.end(),
+                                [&](const resolver::Dependency& x) { return x.name == name; });
+          if (e.dependencies_read && d != e.requirements.end()) {
+            needer = &e;
+            need = &*d;
+            break;
+          }
+        }
+      }
+    }
+    out.push_back(
+        {name,
+         fmt::format("{}: {}", name, impl.missing_from_torch_text(name, needer, needer_name, need)),
+         impl.missing_from_torch_fix(name)});
+  }
+  return out;
 }
 
 auto IndexProvider::Impl::arch_fixes(std::string_view name, const PackageState& state) const
@@ -65,6 +149,14 @@ auto IndexProvider::Impl::sources_text(const std::vector<const SourceSpec*>& sou
 
 auto IndexProvider::Impl::conflict_reason(const VersionEntry& e, const resolver::Solution* solution,
                                           std::string* hint) const -> std::optional<std::string> {
+  // A name the torch source owns and lacks says it first (issue 41 item 4): not the other
+  // requirement the solution then had to bend.
+  for (const auto& d : e.requirements) {
+    if (!missing_from_torch(d.name)) continue;
+    if (hint != nullptr) *hint = missing_from_torch_fix(d.name);
+    return fmt::format("needs {}, and {}", d.to_string(),
+                       missing_from_torch_text(d.name, &e, "", nullptr));
+  }
   for (const auto& d : e.requirements) {
     auto pit = packages.find(d.name);
     if (pit == packages.end()) continue;

@@ -248,6 +248,12 @@ core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
   const auto& solution = std::get<resolver::Solution>(*outcome);
   for (auto& line : provider.kept_pins_beaten(solution, request.output))
     result.warnings.push_back(std::move(line));
+  // Issue 41 item 4: a build passed over because the torch source lacks a name it owns is said,
+  // never silent.
+  for (const auto& m : provider.missing_from_torch_source()) {
+    if (solution.find(m.name) != nullptr) continue;
+    result.warnings.push_back(fmt::format("{} (that build was passed over); {}", m.line, m.hint));
+  }
   result.solved = true;
   result.solve_stats = solution.stats;
   if (auto s = write_lock(request, *plan, sources, client, provider, solution, result, phase); !s) {

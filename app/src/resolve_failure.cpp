@@ -319,6 +319,28 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
     auto& hints = result.explanation.hints;
     hints.insert(hints.begin(), unknown->hints.begin(), unknown->hints.end());
   }
+  // Issue 41 item 4: a name the torch source owns and lacks leads, with its way out before any
+  // driver hint.
+  std::vector<std::string> missing_lines, missing_hints;
+  for (const auto& m : provider.missing_from_torch_source()) {
+    bool in_proof =
+        std::any_of(failure.tree.nodes.begin(), failure.tree.nodes.end(), [&](const auto& node) {
+          return std::any_of(node.terms.begin(), node.terms.end(),
+                             [&](const auto& t) { return t.package().name == m.name; });
+        });
+    if (!in_proof) continue;
+    missing_lines.push_back(m.line);
+    missing_hints.push_back(m.hint);
+  }
+  if (!missing_lines.empty()) {
+    auto& lines = result.explanation.lines;
+    lines.insert(lines.begin(), missing_lines.begin(), missing_lines.end());
+    auto& brief = result.explanation.brief;
+    brief.insert(brief.begin(), missing_lines.begin(), missing_lines.end());
+    lead_with_first_line(result.explanation);
+    auto& hints = result.explanation.hints;
+    hints.insert(hints.begin(), missing_hints.begin(), missing_hints.end());
+  }
   result.solve_stats = failure.stats;
   return {};
 }

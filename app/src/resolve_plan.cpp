@@ -319,6 +319,16 @@ SourceSpec make_source(std::string_view url, std::string name, std::string role)
 core::Result<ResolvePlan> make_plan(const ResolveRequest& request, std::int64_t now_micros,
                                     ResolveResult& result, const Phase& phase) {
   ResolvePlan plan;
+  // Issue 41 item 3: --nightly never yields a non-nightly torch-family build, and
+  // unsafe-best-match would merge the stable builds of every other index into the family's.
+  if (request.nightly && request.index_strategy == IndexStrategy::UnsafeBestMatch) {
+    return usage(
+        "--nightly cannot be combined with --index-strategy unsafe-best-match: the torch family "
+        "comes only from the nightly index, and unsafe-best-match would merge stable builds from "
+        "the other indexes",
+        {"drop --index-strategy unsafe-best-match (or --nightly for a stable build); to take one "
+         "name from another index, use --index NAME=URL --index-for PACKAGE=NAME"});
+  }
   apply_flag_values(request, now_micros, plan);
   auto t_inputs = std::chrono::steady_clock::now();
   if (auto s = read_inputs(request, plan); !s) return std::unexpected(s.error());

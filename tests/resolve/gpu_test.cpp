@@ -327,8 +327,10 @@ TEST_CASE(
                       "--index-strategy", "unsafe-best-match", "-o", "best.toml"},
                      o);
   INFO(describe(best));
-  REQUIRE(best.status == 0);
-  CHECK(lock_versions(dir / "best.toml").at("pytorch-triton") == "4.0.0");
+  // Issue 41 item 3: unsafe-best-match would merge the PyPI-like index's 4.0.0 into the nightly
+  // family; with --nightly it is a usage error.
+  CHECK(best.status == 2);
+  CHECK_FALSE(fs::exists(dir / "best.toml"));
 }
 
 TEST_CASE("resolve --nightly puts the torch family on one build date", "[resolve][gpu][nightly]") {
@@ -468,24 +470,37 @@ TEST_CASE("resolve --exclude-newer with and without upload times", "[resolve][gp
     REQUIRE(lock.gpulock->snapshot);
     CHECK(lock.gpulock->snapshot->nightly == "2026-08-15");
   }
-  SECTION("a CUDA nightly needs pytorch-triton, which has neither an upload time nor a date") {
-    expect_resolve_error(
-        {"torch", "--nightly", "latest", "--driver", "580.65.06", "--exclude-newer", "2026-08-16"},
-        o, 1,
-        no_arch_warning("--driver 580.65.06") +
-            "warning: pytorch_triton-3.8.0+git1a2b3c4d-cp311-cp311-linux_x86_64.whl has no upload "
-            "time; "
-            "--exclude-newer leaves it out\n"
-            "warning: pytorch_triton-3.8.0+git5e6f7a8b-cp311-cp311-linux_x86_64.whl has no upload "
-            "time; "
-            "--exclude-newer leaves it out\n"
-            "error: no solution: pytorch-triton==3.8.0+git1a2b3c4d has no upload time, so "
-            "--exclude-newer leaves it "
-            "out, and torch needs pytorch-triton\n"
-            "  Because torch depends on pytorch-triton==3.8.0+git1a2b3c4d and "
-            "pytorch-triton==3.8.0+git1a2b3c4d has no "
-            "upload time, so --exclude-newer leaves it out, torch cannot be used.\n"
-            "  And because you require torch, version solving failed.\n");
+  // Issue 41 item 3: on the nightly source the build date is the snapshot. pytorch-triton has
+  // neither an upload time nor a dated version: the nightly's exact pin admits it, with a
+  // warning naming the file; the other pytorch-triton build is not taken.
+  SECTION("a CUDA nightly's exact pytorch-triton pin is kept, with a warning naming the file") {
+    Run r = resolve({"torch", "--nightly", "2026-08-15", "--driver", "580.65.06", "--exclude-newer",
+                     "2026-08-16", "-o", "pylock.toml"},
+                    o);
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    auto versions = lock_versions(dir / "pylock.toml");
+    CHECK(versions.at("torch") == "2.15.0.dev20260815+cu130");
+    CHECK(versions.at("pytorch-triton") == "3.8.0+git1a2b3c4d");
+    CHECK(r.err.find("warning: pytorch_triton-3.8.0+git1a2b3c4d-cp311-cp311-linux_x86_64.whl has "
+                     "neither an upload time nor a dated version; kept under --exclude-newer "
+                     "because the nightly torch 2.15.0.dev20260815+cu130 pins "
+                     "pytorch-triton==3.8.0+git1a2b3c4d\n") != std::string::npos);
+    CHECK(r.err.find("git5e6f7a8b") == std::string::npos);
+    CHECK(r.err.find("leaves it out") == std::string::npos);
+    auto lock = read_lock(dir / "pylock.toml");
+    REQUIRE(lock.gpulock);
+    REQUIRE(lock.gpulock->snapshot);
+    CHECK(lock.gpulock->snapshot->nightly == "2026-08-15");
+  }
+  SECTION("pytorch-triton asked for alone under --exclude-newer: no nightly pins it") {
+    Run r = resolve({"pytorch-triton", "--nightly", "2026-08-15", "--driver", "580.65.06",
+                     "--exclude-newer", "2026-08-16", "-o", "-"},
+                    o);
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    CHECK(r.err.find("error: no solution: pytorch-triton has no upload time, so --exclude-newer "
+                     "leaves it out\n") != std::string::npos);
   }
 }
 

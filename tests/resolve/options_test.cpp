@@ -498,6 +498,26 @@ TEST_CASE("resolve uses the detected driver and GPUs when no --driver is given",
         "build for sm_61)\n");
 }
 
+// Issue 41 item 3: --nightly never yields a non-nightly torch-family build; before, with
+// unsafe-best-match, stable torch 2.13.0 came from the default index with exit 0.
+TEST_CASE("resolve --nightly with --index-strategy unsafe-best-match is a usage error",
+          "[resolve][gpu][nightly]") {
+  Options o;
+  o.cwd = fresh_dir("nightly-unsafe-best-match");
+  o.setuptools_from_pypi = true;
+  Run r = resolve({"torch", "--nightly", "2026-08-15", "--index-strategy", "unsafe-best-match",
+                   "--driver", "580.65.06", "-o", "pylock.toml"},
+                  o);
+  INFO(describe(r));
+  CHECK(r.status == 2);
+  CHECK_FALSE(fs::exists(o.cwd / "pylock.toml"));
+  CHECK(r.err.starts_with(
+      "error: --nightly cannot be combined with --index-strategy unsafe-best-match: the torch "
+      "family comes only from the nightly index, and unsafe-best-match would merge stable builds "
+      "from the other indexes\n"));
+  CHECK(r.err.find("hint: drop --index-strategy unsafe-best-match") != std::string::npos);
+}
+
 TEST_CASE("resolve --nightly allows pre-releases for the torch family only",
           "[resolve][gpu][nightly]") {
   // numpy 2.4.0rc1, sympy 1.15.0rc1 and mpmath 1.4.0a1 exist; only torch takes a .dev build.

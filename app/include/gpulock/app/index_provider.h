@@ -162,6 +162,18 @@ class IndexProvider final : public resolver::Provider {
   /// The sources a project is looked up on, in priority order.
   [[nodiscard]] std::vector<const SourceSpec*> sources_for(std::string_view name) const;
 
+  /// Issue 41 item 4: a name the torch source owns (the torch family, never taken from a lower
+  /// index) that the torch source lacks, and the candidate that needed it.
+  struct MissingFromTorch {
+    std::string name;
+    /// "triton: the PyTorch index URL has no triton; torch 2.13.0+cu130 needs triton==3.7.1"
+    std::string line;
+    /// "to take triton from another index: `gpulock resolve ... --index other=URL --index-for
+    /// triton=other`"
+    std::string hint;
+  };
+  [[nodiscard]] std::vector<MissingFromTorch> missing_from_torch_source() const;
+
   /// Existing-lock pins kept although a newer candidate this machine can use exists (CUDA-bound
   /// packages only), one line each: "kept torch 2.11.0+cu130 from pylock.toml; 2.13.0+cu130 is
   /// newer for this machine (--upgrade-package torch)".
