@@ -35,7 +35,8 @@ TEST_CASE("check inputs: a lock that matches its input files is clean (exit 0)",
   // Default layers without a virtualenv: inputs and machine.
   auto d = l.w.gpulock("check");
   CHECK(d.status == 0);
-  CHECK(lines_of(d.out).at(2) == "env: not checked (no --python, no active virtualenv, no ./.venv)");
+  CHECK(lines_of(d.out).at(2) ==
+        "env: not checked (no --python, no active virtualenv, no ./.venv)");
 }
 
 TEST_CASE("check inputs: an edited requirements file is drift, with what it now asks",

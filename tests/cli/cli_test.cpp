@@ -152,8 +152,9 @@ TEST_CASE("usage errors: an unknown flag, a bad value, no command", "[cli][bad]"
   CHECK(one.err.find("new is required") == std::string::npos);
   auto format = gpulock_run({"export", "--format", "requirements"});
   CHECK(format.status == 2);
-  CHECK(format.err.starts_with("error: --format: 'requirements' is not a format (the format is "
-                               "requirements-txt); did you mean 'requirements-txt'?\n"));
+  CHECK(
+      format.err.starts_with("error: --format: 'requirements' is not a format (the format is "
+                             "requirements-txt); did you mean 'requirements-txt'?\n"));
 }
 
 TEST_CASE("help of a nested command", "[cli][help]") {
