@@ -402,7 +402,8 @@ auto IndexProvider::Impl::read_metadata(const index::DistFile& file, std::string
   if (slot.metadata) return &*slot.metadata;
   auto parsed = core::CoreMetadata::parse(*text);
   if (!parsed) {
-    problem = parsed.error().to_string();
+    // Named by its wheel: the explanation names only the package.
+    problem = fmt::format("{}: {}", file.filename(), parsed.error().to_string());
     return nullptr;
   }
   slot.metadata = std::move(*parsed);

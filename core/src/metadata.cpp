@@ -166,6 +166,9 @@ Result<CoreMetadata> CoreMetadata::parse(std::string_view text) {
   CoreMetadata out;
   std::optional<RawValue> metadata_version, name, version, requires_python;
   std::vector<RawValue> requires_dist, provides_extra;
+  // Requires-Dist fields past kMaxRequiresDist are counted, not kept: the file is refused.
+  std::size_t requires_dist_count = 0;
+  std::size_t first_over = 0;  // the line of the first one over
 
   RawValue* current = nullptr;  // the kept field that continuation lines extend, if any
   bool in_field = false;        // a field (kept or not) is open for continuation lines
@@ -221,6 +224,10 @@ Result<CoreMetadata> CoreMetadata::parse(std::string_view text) {
         st = single(requires_python);
         break;
       case Field::RequiresDist:
+        if (++requires_dist_count > kMaxRequiresDist) {
+          if (first_over == 0) first_over = h.line;
+          break;
+        }
         requires_dist.push_back(raw());
         current = &requires_dist.back();
         break;
@@ -232,6 +239,12 @@ Result<CoreMetadata> CoreMetadata::parse(std::string_view text) {
     return st.has_value();
   });
   if (!st) return std::unexpected(st.error());
+  if (requires_dist_count > kMaxRequiresDist) {
+    return metadata_error(fmt::format("{} Requires-Dist fields, over the limit of {} a "
+                                      "distribution may have",
+                                      requires_dist_count, kMaxRequiresDist),
+                          first_over);
+  }
 
   // Metadata-Version first: a file of an unknown major version may mean anything.
   if (!metadata_version) return metadata_error("missing the required field Metadata-Version", 1);

@@ -207,6 +207,19 @@ TEST_CASE("missing required fields are errors", "[core][metadata]") {
         std::string::npos);
 }
 
+TEST_CASE("more than kMaxRequiresDist Requires-Dist fields are refused, naming the count",
+          "[core][metadata]") {
+  std::string text = "Metadata-Version: 2.1\nName: flood\nVersion: 1\n";
+  for (std::size_t i = 0; i < kMaxRequiresDist; ++i)
+    text += "Requires-Dist: dep-" + std::to_string(i) + "\n";
+  CHECK(parse_ok(text).requires_dist.size() == kMaxRequiresDist);
+  for (std::size_t i = 0; i < 5; ++i)
+    text += "Requires-Dist: more-" + std::to_string(i) + "\n";
+  const auto e = parse_error(text);
+  CHECK(e.message == "10005 Requires-Dist fields, over the limit of 10000 a distribution may have");
+  CHECK(e.line == 3 + kMaxRequiresDist + 1);  // the first one over
+}
+
 TEST_CASE("an invalid Requires-Dist is an error at its line, keeping the nested message",
           "[core][metadata]") {
   const std::string bad_req = "torch >=";
@@ -281,20 +294,24 @@ TEST_CASE("hostile METADATA never crashes", "[core][metadata]") {
   CHECK(parse_ok(base + "Summary: \xc3\x28 \xff\n").name == "a");
   CHECK(parse_ok(base + std::string("Summary: a\0b\n", 13)).name == "a");
 
-  // Big inputs stay linear: a 10 MB description, a 10 MB folded header, 100k Requires-Dist.
+  // Big inputs stay linear: a 10 MB description, a 10 MB folded header, 10k Requires-Dist (the
+  // limit: more are refused, counted but not kept), 100k Provides-Extra.
   CHECK(parse_ok(base + "\n" + std::string(10'000'000, 'd')).name == "a");
   std::string folded = base + "License: x\n";
   for (int i = 0; i < 1'000'000; ++i)
     folded += "        |\n";
   CHECK(parse_ok(folded).name == "a");
   std::string many = base;
-  for (int i = 0; i < 100'000; ++i)
+  for (std::size_t i = 0; i < kMaxRequiresDist; ++i)
     many += "Requires-Dist: dep" + std::to_string(i) + ">=1.0\n";
   for (int i = 0; i < 100'000; ++i)
     many += "Provides-Extra: e" + std::to_string(i) + "\n";
   const auto m = parse_ok(many);
-  CHECK(m.requires_dist.size() == 100'000);
+  CHECK(m.requires_dist.size() == kMaxRequiresDist);
   CHECK(m.provides_extra.size() == 100'000);
+  for (int i = 0; i < 100'000; ++i)
+    many += "Requires-Dist: more" + std::to_string(i) + ">=1.0\n";
+  CHECK(parse_error(many).message.starts_with("110000 Requires-Dist fields"));
 }
 
 TEST_CASE("scan_metadata_headers splits fields, folded lines and the end of the headers",

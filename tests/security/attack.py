@@ -23,6 +23,7 @@ import ssl
 import subprocess
 import sys
 import threading
+import time
 import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -485,6 +486,39 @@ def attack_direct_reference(g: Gpulock, work: Path) -> None:
     check(not tree_contains(work / "cache-cred", SECRET.encode()), "the secret is not in the cache")
 
 
+def attack_requires_flood(g: Gpulock, work: Path) -> None:
+    """Issue 40: one METADATA with 200,000 Requires-Dist fields (distinct names) is refused as
+    invalid (the count named); no page is fetched for its requirements, speculatively or not."""
+    flood = [f"dep-{i}" for i in range(200_000)]
+    for case, versions in (("alone", ["2.0"]), ("older", ["2.0", "1.0"])):
+        server = Hostile()
+        wheels = [make_wheel("flood", v, requires=flood if v == "2.0" else ()) for v in versions]
+        for w in wheels:
+            server.file(f"/files/{w[0]}", w[1])
+            server.file(f"/files/{w[0]}.metadata", w[2].encode())
+        server.html("/simple/flood/", page([link(f"/files/{w[0]}#sha256={sha(w[1])}", w[0],
+                                                 sha(w[2])) for w in wheels]))
+        start = time.monotonic()
+        # A deadline under the subprocess's timeout: a gpulock that fetches every page ends too.
+        r = g.resolve(work / f"cache-{case}", "flood", "--index-url", f"{server.url}/simple/",
+                      env={"GPULOCK_HTTP_DEADLINE": "40"})
+        took = time.monotonic() - start
+        requests = len(server.log)
+        print(f"  {case}: {took:.1f} s, {requests} requests")
+        check(took < 20, f"{case}: the resolve ends within 20 s ({took:.1f} s)")
+        check(requests < 50, f"{case}: few requests ({requests})")
+        check(not server.saw("/simple/dep-"), f"{case}: no page of a flooded requirement is fetched")
+        if case == "alone":
+            check(r.returncode in (1, 3), f"{case}: exit 1 or 3 ({r.returncode})")
+            check("200000 Requires-Dist fields" in r.err and "over the limit of 10000" in r.err,
+                  f"{case}: the message names the count and the limit")
+            check("flood-2.0-py3-none-any.whl" in r.err, f"{case}: the message names the file")
+        else:
+            check(r.returncode == 0 and 'version = "1.0"' in r.out,
+                  f"{case}: the older release without the flood is locked")
+        server.close()
+
+
 ATTACKS = {
     "direct-reference": attack_direct_reference,
     "dependency-confusion": attack_dependency_confusion,
@@ -492,6 +526,7 @@ ATTACKS = {
     "credentials": attack_credentials,
     "local-files": attack_local_files,
     "hash-exit": attack_hash_exit,
+    "requires-flood": attack_requires_flood,
 }
 
 

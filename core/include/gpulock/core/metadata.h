@@ -5,6 +5,7 @@
 /// headers with continuation lines and repeated fields; the body after the first blank line
 /// is the description and is ignored.
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -40,6 +41,10 @@ struct MetadataHeaderLine {
 void scan_metadata_headers(std::string_view text,
                            const std::function<bool(const MetadataHeaderLine&)>& visit);
 
+/// The most Requires-Dist fields one distribution's METADATA may have (issue 40: 200,000 of them
+/// cost a resolve one page request each). The largest on PyPI have a few hundred.
+inline constexpr std::size_t kMaxRequiresDist = 10'000;
+
 struct CoreMetadata {
   std::string metadata_version;  ///< "2.1"; 1.0 to 2.5 accepted (higher minor: warning)
   std::string name;              ///< as written
@@ -51,7 +56,8 @@ struct CoreMetadata {
 
   /// Errors: InvalidMetadata with `line` set (1-based): missing/unknown-major
   /// Metadata-Version, missing Name or Version, an invalid Version, Requires-Python or
-  /// Requires-Dist (the nested error's message is kept).
+  /// Requires-Dist (the nested error's message is kept), more than kMaxRequiresDist
+  /// Requires-Dist fields (the count named, `line` the first one over).
   [[nodiscard]] static Result<CoreMetadata> parse(std::string_view text);
 };
 
