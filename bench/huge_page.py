@@ -142,6 +142,7 @@ def main() -> int:
         write_page(page, args.files, args.lean, args.resolve)
     size = page.stat().st_size
     srv, url = serve(page)
+    # The pages here (~510 MB for 1,000,000 files) are over the default page limit (256 MiB).
     env = dict(os.environ, GPULOCK_MAX_PAGE_SIZE="4G", GPULOCK_HTTP_DEADLINE="600")
     cache = None
     if args.resolve:

@@ -34,7 +34,7 @@ void add_limit_options(CLI::App& app, CacheFlags& flags) {
           },
           "SECONDS"));
   app.add_option("--max-page-size", flags.max_page_size,
-                 "Largest index page accepted, decompressed, e.g. 1G or 512M (default 1G; "
+                 "Largest index page accepted, decompressed, e.g. 1G or 512M (default 256M; "
                  "$GPULOCK_MAX_PAGE_SIZE)")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {

@@ -20,7 +20,7 @@ struct CacheFlags {
   bool no_cache = false;
   /// --timeout SECONDS (the read timeout); 0: the environment's or the default (30 s).
   double timeout = 0;
-  /// --max-page-size SIZE (index::parse_byte_size); empty: the environment's or 1 GiB.
+  /// --max-page-size SIZE (index::parse_byte_size); empty: the environment's or 256 MiB.
   std::string max_page_size;
   /// --allow-insecure-host HOST (repeatable): an https -> http redirect to HOST is followed.
   std::vector<std::string> insecure_hosts;

@@ -192,6 +192,14 @@ class CurlTransport final : public Transport {
         r.body.reserve(static_cast<std::size_t>(length) + 128);
       }
     }
+    if (success && req.max_body != 0 && r.body.size() + n > r.body.capacity()) {
+      // A body of unknown size (a coded one: a gzip bomb) would grow by doubling, and the last
+      // copy would hold half the limit beside the whole (2x the limit at the peak). Past an
+      // eighth of the limit, room for the whole limit is reserved at once instead: its pages
+      // cost memory only as they are written, and the peak stays under 1.125x the limit.
+      std::size_t grown = std::max(r.body.size() + n, 2 * r.body.capacity());
+      if (grown > req.max_body / 8) r.body.reserve(static_cast<std::size_t>(req.max_body) + 128);
+    }
     r.body.append(data, n);
     return n;
   }

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -53,6 +54,10 @@ FAILURES = {
     # No floor: the server may take a moment to make the bomb, and size is the point here.
     "gzip_bomb": ("gzip-bomb", 4, 10, "larger than the 1 MiB limit",
                   {"GPULOCK_HTTP_LOW_SPEED_LIMIT": "0"}),
+    # The default limit (None unsets FAST_ENV's): 320 MiB of zeros from ~330 KiB of gzip. The
+    # inflating stops at the limit, and the memory it costs stays near it (MAX_RSS_MIB).
+    "gzip_bomb_default": ("gzip-bomb-big", 4, 15, "larger than the 256 MiB limit",
+                          {"GPULOCK_HTTP_LOW_SPEED_LIMIT": "0", "GPULOCK_MAX_PAGE_SIZE": None}),
     "long_body": ("long-body", 4, 10, "invalid PEP 691 page", {}),
     "short_body": ("short-body", 4, 10, "truncated response body", {}),
     "reset": ("reset", 4, 10, "Connection reset by peer", {}),
@@ -65,6 +70,10 @@ FAILURES = {
     # The wheel downloaded to read its METADATA is not the one the page's sha256 names.
     "wrong_hash": ("wrong-hash", 4, 10, "hash mismatch", {}),
 }
+# The peak resident memory (MiB) a failing case may cost the gpulock process. The bomb: the 256 MiB
+# limit, at most an eighth more for the last copy of the growing body, and gpulock itself (~30 MiB
+# in a Debug build); growing by doubling to the limit would be ~380 MiB, the 1 GiB limit ~2 GiB.
+MAX_RSS_MIB = {"gzip_bomb_default": 360}
 SUCCESSES = {
     "html_as_json": ("html-as-json", 10),
     "retry_after_short": ("retry-after", 10),
@@ -123,12 +132,16 @@ class World:
                 "manylinux_2_28_x86_64", "--driver", "none", "--cache-dir",
                 str(cache or self.cache)]
 
-    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+    def env(self, extra: dict[str, str | None] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("GPULOCK_", "UV_", "PIP_")) and k != "SSL_CERT_FILE"}
         env.update(FAST_ENV)
         env.update({"NO_COLOR": "1", "HOME": str(self.tmp), "GPULOCK_TEST_ROOT": str(self.tmp / "root")})
-        env.update(extra or {})
+        for k, v in (extra or {}).items():
+            if v is None:
+                env.pop(k, None)
+            else:
+                env[k] = v
         return env
 
     def run(self, mode: str, cache: Path | None = None, timeout: float = 60,
@@ -170,12 +183,19 @@ def failure_case(w: World, name: str) -> None:
     start = time.monotonic()
     r = w.run(mode, timeout=seconds + 30, env=env, flags=flags[0] if flags else [])
     took = time.monotonic() - start
-    print(f"{name}: exit {r.returncode} in {took:.2f} s\n{r.stderr}", end="")
+    # The largest peak of the children waited for: this run's, unless the reference run (small)
+    # had a larger one. ru_maxrss is in KiB on Linux.
+    rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"{name}: exit {r.returncode} in {took:.2f} s, peak RSS {rss_mib:.0f} MiB\n{r.stderr}",
+          end="")
     check(r.returncode == code, f"exit {r.returncode}, expected {code}")
     line = one_error_line(r.stderr)
     check(f"{w.base}/{mode}/" in line, f"the error line does not name the URL: {line}")
     check(says in line, f"the error line does not say {says!r}: {line}")
     check(took < seconds, f"took {took:.1f} s, over the {seconds} s bound")
+    if name in MAX_RSS_MIB:
+        check(rss_mib < MAX_RSS_MIB[name],
+              f"peak RSS {rss_mib:.0f} MiB, over the {MAX_RSS_MIB[name]} MiB bound")
     w.check_untouched()
 
 

@@ -13,6 +13,8 @@ mode, so a page's files are served under the same mode):
   hang             reads the request, never answers
   endless          a 200 JSON page without Content-Length that never ends
   gzip-bomb        Content-Encoding: gzip, 64 KiB that inflate to 64 MiB of spaces
+  gzip-bomb-big    Content-Encoding: gzip, ~330 KiB that inflate to 320 MiB of zeros (over the
+                   default page limit)
   long-body        a Content-Length shorter than the body it sends
   short-body       a Content-Length longer than the body, then the connection closes
   reset            half the page, then a TCP reset
@@ -48,6 +50,7 @@ import sys
 import threading
 import time
 import zipfile
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
@@ -122,6 +125,19 @@ def bomb() -> bytes:
 
 
 BOMB: bytes | None = None
+
+
+def big_bomb() -> bytes:
+    """~330 KiB of gzip that inflate to 320 MiB of zeros, compressed 1 MiB at a time."""
+    global BIG_BOMB
+    if BIG_BOMB is None:
+        z = zlib.compressobj(9, zlib.DEFLATED, 31)  # wbits 31: a gzip header and trailer
+        zeros = bytes(1 << 20)
+        BIG_BOMB = b"".join(z.compress(zeros) for _ in range(320)) + z.flush()
+    return BIG_BOMB
+
+
+BIG_BOMB: bytes | None = None
 
 
 def wheel_for(mode: str) -> bytes:
@@ -305,6 +321,8 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         elif mode == "gzip-bomb":
             self.body(200, bomb(), JSON_TYPE, {"Content-Encoding": "gzip"})
+        elif mode == "gzip-bomb-big":
+            self.body(200, big_bomb(), JSON_TYPE, {"Content-Encoding": "gzip"})
         elif mode == "long-body":
             self.head(200, JSON_TYPE, len(data) // 2)
             self.wfile.write(data + b" " * 4096)

@@ -69,7 +69,7 @@ TEST_CASE("the environment sets the time and size limits", "[limits]") {
   CHECK(defaults.floor_bytes == 1024);
   CHECK(defaults.floor_window == std::chrono::seconds(30));
   CHECK(defaults.deadline == std::chrono::seconds(120));
-  CHECK(defaults.max_page_bytes == std::uint64_t{1} << 30);
+  CHECK(defaults.max_page_bytes == std::uint64_t{256} << 20);
 
   SECTION("pip's and uv's timeouts, gpulock's first") {
     EnvVar pip("PIP_DEFAULT_TIMEOUT", "7");

@@ -111,8 +111,9 @@ struct ClientOptions {
   std::chrono::milliseconds max_retry_delay{10'000};
   /// Per-request limit, 0 for none.
   std::chrono::milliseconds request_timeout{0};
-  /// A project page's decompressed size limit (`--max-page-size`, GPULOCK_MAX_PAGE_SIZE).
-  std::uint64_t max_page_bytes = std::uint64_t{1} << 30;
+  /// A project page's decompressed size limit (`--max-page-size`, GPULOCK_MAX_PAGE_SIZE). A page
+  /// is held whole until parsed, so a gzip bomb costs about this much memory (issue 40).
+  std::uint64_t max_page_bytes = std::uint64_t{256} << 20;
   /// A whole-wheel download whose index declares no size (PEP 700) is bounded by this
   /// (GPULOCK_MAX_DOWNLOAD_SIZE); one with a declared size by that size.
   std::uint64_t max_download_bytes = std::uint64_t{16} << 30;
