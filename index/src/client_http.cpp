@@ -278,6 +278,7 @@ core::Result<HttpResponse> IndexClient::Impl::request(HttpRequest req, RequestKi
       return std::unexpected(cancelled_error(req.url));
     case TransportError::InsecureRedirect:
       return insecure_redirect(req, kind, reset, r.redirect_url, shown);
+    case TransportError::HeaderTooLarge:  // not retried: the server would send it again
     case TransportError::Other:
       break;
   }

@@ -42,6 +42,10 @@ bool header_is(std::string_view line, std::string_view name, std::string_view& v
 
 // An error body is kept only to this size (enough for a message; bodies of 5xx pages can be big).
 constexpr std::size_t kMaxErrorBody = 64 * 1024;
+// One response's header lines, all together (libcurl's own limit, 300 KiB in 7.88, is reported
+// as a receive error, which would be retried; a single line over CURL_MAX_HTTP_HEADER is
+// CURLE_OUT_OF_MEMORY, "Out of memory").
+constexpr std::size_t kMaxResponseHeaders = 256 * 1024;
 
 class CurlTransport final : public Transport {
  public:
@@ -104,7 +108,9 @@ class CurlTransport final : public Transport {
     curl_slist* headers = nullptr;
     char error[CURL_ERROR_SIZE] = {};
     long current_status = 0;
+    std::size_t header_bytes = 0;  // of the current response
     bool too_large = false;
+    bool header_too_large = false;
     bool aborted = false;
     bool too_slow = false;
     // The low-speed floor: body bytes and the time when the current window began.
@@ -118,6 +124,12 @@ class CurlTransport final : public Transport {
     std::size_t n = size * count;
     std::string_view line(data, n);
     HttpResponse& r = t->response;
+    if (line.starts_with("HTTP/")) t->header_bytes = 0;
+    t->header_bytes += n;
+    if (t->header_bytes > kMaxResponseHeaders) {
+      t->header_too_large = true;
+      return 0;  // CURLE_WRITE_ERROR
+    }
     if (line.starts_with("HTTP/")) {
       // A new response (after a redirect or a 100 Continue): forget the previous headers.
       r.etag.clear();
@@ -325,9 +337,27 @@ class CurlTransport final : public Transport {
         r.error = TransportError::TooManyRedirects;
         break;
       case CURLE_WRITE_ERROR:
-        r.error = t->too_large ? TransportError::TooLarge
-                  : t->aborted ? TransportError::Aborted
-                               : TransportError::Other;
+        r.error = t->header_too_large ? TransportError::HeaderTooLarge
+                  : t->too_large      ? TransportError::TooLarge
+                  : t->aborted        ? TransportError::Aborted
+                                      : TransportError::Other;
+        if (t->header_too_large) {
+          snprintf(t->error, sizeof t->error, "the server sent over %zu KiB of response headers",
+                   kMaxResponseHeaders / 1024);
+        }
+        break;
+      case CURLE_OUT_OF_MEMORY:
+#if LIBCURL_VERSION_NUM >= 0x080600
+      case CURLE_TOO_LARGE:
+#endif
+        // Before the body, libcurl says so of a header line over its limit (a real shortage of
+        // memory would not leave the process running long enough to matter).
+        r.error = TransportError::Other;
+        if (r.body_bytes == 0) {
+          r.error = TransportError::HeaderTooLarge;
+          snprintf(t->error, sizeof t->error, "the server sent a response header line over %d KiB",
+                   CURL_MAX_HTTP_HEADER / 1024);
+        }
         break;
       case CURLE_ABORTED_BY_CALLBACK:
         r.error = t->too_slow ? TransportError::TooSlow : TransportError::Cancelled;

@@ -62,6 +62,7 @@ enum class TransportError : std::uint8_t {
   Aborted,           ///< the sink returned false
   Cancelled,         ///< cancel() was called
   InsecureRedirect,  ///< an https:// request redirected to http:// (see `redirect_url`)
+  HeaderTooLarge,    ///< a response header line or all of them over the limits (`error_text`)
   Other,
 };
 

@@ -58,6 +58,12 @@ FAILURES = {
     # inflating stops at the limit, and the memory it costs stays near it (MAX_RSS_MIB).
     "gzip_bomb_default": ("gzip-bomb-big", 4, 15, "larger than the 256 MiB limit",
                           {"GPULOCK_HTTP_LOW_SPEED_LIMIT": "0", "GPULOCK_MAX_PAGE_SIZE": None}),
+    # libcurl refuses a header line over 100 KiB (its own words: "Out of memory"); gpulock refuses
+    # response headers over 256 KiB in all.
+    "huge_header": ("huge-header", 4, 10, "the server sent a response header line over 100 KiB",
+                    {}),
+    "many_headers": ("many-headers", 4, 10, "the server sent over 256 KiB of response headers",
+                     {}),
     "long_body": ("long-body", 4, 10, "invalid PEP 691 page", {}),
     "short_body": ("short-body", 4, 10, "truncated response body", {}),
     "reset": ("reset", 4, 10, "Connection reset by peer", {}),
@@ -192,6 +198,7 @@ def failure_case(w: World, name: str) -> None:
     line = one_error_line(r.stderr)
     check(f"{w.base}/{mode}/" in line, f"the error line does not name the URL: {line}")
     check(says in line, f"the error line does not say {says!r}: {line}")
+    check("Out of memory" not in r.stderr, "stderr says 'Out of memory'")
     check(took < seconds, f"took {took:.1f} s, over the {seconds} s bound")
     if name in MAX_RSS_MIB:
         check(rss_mib < MAX_RSS_MIB[name],

@@ -13,6 +13,8 @@ mode, so a page's files are served under the same mode):
   hang             reads the request, never answers
   endless          a 200 JSON page without Content-Length that never ends
   gzip-bomb        Content-Encoding: gzip, 64 KiB that inflate to 64 MiB of spaces
+  huge-header      the page with a 2 MiB response header line (X-Filler: xxx...)
+  many-headers     the page with 64 header lines of 16 KiB each (1 MiB of headers)
   gzip-bomb-big    Content-Encoding: gzip, ~330 KiB that inflate to 320 MiB of zeros (over the
                    default page limit)
   long-body        a Content-Length shorter than the body it sends
@@ -321,6 +323,10 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         elif mode == "gzip-bomb":
             self.body(200, bomb(), JSON_TYPE, {"Content-Encoding": "gzip"})
+        elif mode == "huge-header":
+            self.body(200, data, JSON_TYPE, {"X-Filler": "x" * (2 << 20)})
+        elif mode == "many-headers":
+            self.body(200, data, JSON_TYPE, {f"X-Filler-{i}": "x" * (16 << 10) for i in range(64)})
         elif mode == "gzip-bomb-big":
             self.body(200, big_bomb(), JSON_TYPE, {"Content-Encoding": "gzip"})
         elif mode == "long-body":
