@@ -63,8 +63,12 @@ core::Result<std::optional<std::string>> check_output(const std::string& output,
 core::Status write_output(const std::string& path, std::string_view content) {
   std::error_code ec;
   auto st = fs::status(path, ec);
-  if (ec || !fs::exists(st) || fs::is_regular_file(st))
-    return sys::write_file_atomically(path, content);
+  if (ec || !fs::exists(st) || fs::is_regular_file(st)) {
+    // A run killed while writing (kill -9) left its temporary beside the lock: gone now.
+    sys::AtomicWriteOptions options;
+    options.remove_stale_temporaries = true;
+    return sys::write_file_atomically(path, content, options);
+  }
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
     return std::unexpected(output_error(

@@ -1,10 +1,15 @@
 #include "gpulock/sys/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
@@ -19,6 +24,58 @@ std::unexpected<core::Error> io_error(const std::filesystem::path& path, std::st
                                       int err) {
   return core::fail_at(core::ErrorCode::Io, fmt::format("{}: {}", what, std::strerror(err)),
                        path.string());
+}
+
+// Near enough this process's start (static initialization): a stale temporary is older.
+const std::chrono::system_clock::time_point kProcessStart = std::chrono::system_clock::now();
+
+// The PID of a temporary name `.{base}.tmp-{pid}-{counter}-{8 hex digits}`, or 0.
+pid_t temporary_pid(std::string_view name, std::string_view base) {
+  const std::string prefix = fmt::format(".{}.tmp-", base);
+  if (!name.starts_with(prefix)) return 0;
+  name.remove_prefix(prefix.size());
+  auto digits = [&](std::size_t max) -> std::string_view {
+    std::size_t n = 0;
+    while (n < name.size() && n < max && name[n] >= '0' && name[n] <= '9')
+      ++n;
+    std::string_view out = name.substr(0, n);
+    name.remove_prefix(n);
+    return out;
+  };
+  const std::string_view pid = digits(9);
+  if (pid.empty() || pid.front() == '0' || !name.starts_with('-')) return 0;
+  name.remove_prefix(1);
+  if (digits(10).empty() || !name.starts_with('-')) return 0;
+  name.remove_prefix(1);
+  if (name.size() != 8 || name.find_first_not_of("0123456789abcdef") != std::string_view::npos)
+    return 0;
+  pid_t out = 0;
+  std::from_chars(pid.data(), pid.data() + pid.size(), out);  // at most 9 digits: fits
+  return out;
+}
+
+void remove_stale_temporaries(const std::filesystem::path& dir, std::string_view base) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  const int dfd = ::dirfd(d);
+  const std::int64_t start_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(kProcessStart.time_since_epoch())
+          .count();
+  while (const dirent* e = ::readdir(d)) {
+    const pid_t pid = temporary_pid(e->d_name, base);
+    if (pid <= 0 || pid == ::getpid()) continue;
+    struct stat st {};
+    if (::fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != ::geteuid()) {
+      continue;
+    }
+    const std::int64_t mtime_ns =
+        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    if (mtime_ns >= start_ns) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge (EPERM)
+    ::unlinkat(dfd, e->d_name, 0);
+  }
+  ::closedir(d);
 }
 
 // Removes the temporary file unless released (after a successful rename).
@@ -50,6 +107,8 @@ core::Status write_file_atomically(const std::filesystem::path& path, std::strin
     std::filesystem::create_directories(dir, ec);
     if (ec) return io_error(path, "cannot create its directory", ec.value());
   }
+
+  if (options.remove_stale_temporaries) remove_stale_temporaries(dir, base);
 
   // A name no other writer picks: pid, a process-wide counter and a random number; O_EXCL
   // refuses to reuse an existing file, and mode 0666 lets the umask decide, like a plain create.

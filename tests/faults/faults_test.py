@@ -84,7 +84,8 @@ SUCCESSES = {
     "html_as_json": ("html-as-json", 10),
     "retry_after_short": ("retry-after", 10),
 }
-OTHER = ["sigint_page", "sigterm_download", "partial_stale", "special_files"]
+OTHER = ["sigint_page", "sigterm_download", "partial_stale", "special_files",
+         "stale_lock_temporaries"]
 
 
 class Fail(Exception):
@@ -290,6 +291,24 @@ def partial_stale(w: World) -> None:
     held.close()
 
 
+def stale_lock_temporaries(w: World) -> None:
+    """A run killed with SIGKILL while writing the lock left its temporary beside it: the next
+    run that writes the lock removes it, never one of a live process."""
+    child = subprocess.Popen(["true"])
+    child.wait()  # reaped: its PID names no process
+    dead = w.work / f".pylock.toml.tmp-{child.pid}-0-deadbeef"
+    live = w.work / f".pylock.toml.tmp-{os.getpid()}-0-cafebabe"  # this test, alive
+    other = w.work / f".other.toml.tmp-{child.pid}-0-deadbeef"  # another file's
+    for p in (dead, live, other):
+        p.write_text("partial")
+    r = w.run("ok")
+    print(r.stderr, end="")
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    check(not dead.exists(), f"{dead.name} (a dead writer's) is still there")
+    check(live.exists(), f"{live.name} (a live writer's) was removed")
+    check(other.exists(), f"{other.name} (another file's) was removed")
+
+
 def special_files(w: World) -> None:
     for mode in ("ok", "html-as-json"):
         r = w.run(mode)
@@ -338,6 +357,8 @@ def main() -> int:
             partial_stale(w)
         elif args.case == "special_files":
             special_files(w)
+        elif args.case == "stale_lock_temporaries":
+            stale_lock_temporaries(w)
     except Fail as e:
         print(f"FAIL {args.case}: {e}", file=sys.stderr)
         return 1

@@ -3,7 +3,9 @@
 #include "gpulock/sys/atomic_file.h"
 
 #include <unistd.h>
+#include <utime.h>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <sys/wait.h>
 
 namespace fs = std::filesystem;
 using gpulock::sys::AtomicWriteOptions;
@@ -88,4 +91,52 @@ TEST_CASE("write_file_atomically without durable still replaces the file whole",
     ++files;
   }
   CHECK(files == 1);  // no temporary file left
+}
+
+TEST_CASE("write_file_atomically removes the temporaries of dead writers of that file when asked",
+          "[sys][atomic]") {
+  fs::path dir = scratch("stale");
+  const fs::path path = dir / "pylock.toml";
+  // A PID that names no process: a child, reaped.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) ::_exit(0);
+  REQUIRE(::waitpid(child, nullptr, 0) == child);
+  auto plant = [&](const std::string& name, bool old) {
+    std::ofstream(dir / name) << "partial";
+    if (!old) return;
+    const utimbuf hour_ago{std::time(nullptr) - 3600, std::time(nullptr) - 3600};
+    REQUIRE(::utime((dir / name).c_str(), &hour_ago) == 0);
+  };
+  const std::string dead = std::to_string(child);
+  const std::string stale = ".pylock.toml.tmp-" + dead + "-0-deadbeef";
+  const std::vector<std::string> kept = {
+      ".pylock.toml.tmp-" + std::to_string(::getppid()) + "-0-cafebabe",  // a live process
+      ".pylock.toml.tmp-" + std::to_string(::getpid()) + "-7-cafebabe",   // this one
+      ".pylock.toml.tmp-" + dead + "-1-0badf00d",   // younger than this process (planted now)
+      ".other.toml.tmp-" + dead + "-0-deadbeef",    // another file's
+      ".pylock.toml.tmp-" + dead + "-0-deadbeefx",  // not the temporary's shape
+      ".pylock.toml.tmp-0" + dead + "-0-deadbeef",
+      "pylock.toml.tmp-" + dead + "-0-deadbeef",
+  };
+  plant(stale, true);
+  for (std::size_t i = 0; i < kept.size(); ++i)
+    plant(kept[i], i != 2);
+  fs::create_directory(dir / (".pylock.toml.tmp-" + dead + "-2-deadbeef"));  // not a file
+
+  // Off by default (cache entries): nothing removed.
+  REQUIRE(write_file_atomically(path, "one"));
+  CHECK(fs::exists(dir / stale));
+
+  AtomicWriteOptions o;
+  o.remove_stale_temporaries = true;
+  REQUIRE(write_file_atomically(path, "two", o));
+  CHECK(read(path) == "two");
+  CHECK_FALSE(fs::exists(dir / stale));
+  for (const auto& name : kept) {
+    INFO(name);
+    CHECK(fs::exists(dir / name));
+  }
+  CHECK(fs::is_directory(dir / (".pylock.toml.tmp-" + dead + "-2-deadbeef")));
+  fs::remove_all(dir);
 }
