@@ -9,26 +9,17 @@ its probe; a stale lock is said before the sync, and `--locked` refuses it (item
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "security"))
-from install_attack import FAILURES, Gpulock, check, make_wheel, write_lock  # noqa: E402
+from install_attack import Gpulock, check, make_wheel, run, write_lock  # noqa: E402
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--gpulock", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    work = Path(a.work).resolve()
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+def test(g: Gpulock, work: Path) -> None:
     os.environ.pop("VIRTUAL_ENV", None)
-    g = Gpulock(a.gpulock, work)
     wheel = make_wheel(work / "wheels", "defpkg", "1.0", {"defpkg/__init__.py": b"X = 1\n"})
     write_lock(work / "pylock.toml", [("defpkg", "1.0", wheel)])
 
@@ -76,12 +67,6 @@ def main() -> int:
           and not (stale / ".venv").exists(),
           "install --locked refuses a stale lock (exit 1) and installs nothing")
 
-    if FAILURES:
-        print(f"\n{len(FAILURES)} check(s) failed")
-        return 1
-    print("\nall checks hold")
-    return 0
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run({"defaults": test}))

@@ -8,26 +8,16 @@ gets PEP 700's `size` on a page that declares api-version 1.1.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import shutil
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "security"))
-from install_attack import FAILURES, Gpulock, check, make_wheel, write_lock  # noqa: E402
+from install_attack import Gpulock, check, make_wheel, run, write_lock  # noqa: E402
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--gpulock", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    work = Path(a.work).resolve()
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    g = Gpulock(a.gpulock, work)
+def test(g: Gpulock, work: Path) -> None:
     wheels = [make_wheel(work / "wheels", name, "1.0", {f"{name}/__init__.py": b"X = 1\n" * n})
               for name, n in (("sized", 3), ("unsized", 5))]
     lock = write_lock(work / "pylock.toml", [("sized", "1.0", wheels[0]),
@@ -47,12 +37,7 @@ def main() -> int:
         sizes = [f.get("size") for f in page["files"]]
         check(sizes == [whl.stat().st_size],
               f"{project}: every file entry carries its size ({sizes}, {whl.stat().st_size})")
-    if FAILURES:
-        print(f"\n{len(FAILURES)} check(s) failed")
-        return 1
-    print("\nall checks hold")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run({"sizes": test}))

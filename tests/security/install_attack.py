@@ -451,16 +451,20 @@ ATTACKS = {
 }
 
 
-def main() -> int:
+def run(tests: dict, argv=None) -> int:
+    """`SCRIPT [ITEM] --gpulock EXE --work DIR` (ITEM when there are several tests): runs the
+    test in a fresh DIR; exit 0 when every check holds, else every failed check is printed."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("item", choices=sorted(ATTACKS))
+    if len(tests) > 1:
+        ap.add_argument("item", choices=sorted(tests))
     ap.add_argument("--gpulock", required=True)
     ap.add_argument("--work", required=True)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     work = Path(a.work).resolve()
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    ATTACKS[a.item](Gpulock(a.gpulock, work), work)
+    test = tests[a.item] if len(tests) > 1 else next(iter(tests.values()))
+    test(Gpulock(a.gpulock, work), work)
     if FAILURES:
         print(f"\n{len(FAILURES)} check(s) failed:")
         for f in FAILURES:
@@ -471,4 +475,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(ATTACKS))
