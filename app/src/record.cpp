@@ -171,8 +171,16 @@ std::string write_stats(const std::vector<StatRow>& rows) {
   return out;
 }
 
+std::int64_t mtime_ns(const struct ::stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
 std::optional<std::vector<StatRow>> read_stats(const std::filesystem::path& dist_info) {
-  std::ifstream in(dist_info / std::string(kStatFile), std::ios::binary);
+  return read_stat_file(dist_info / std::string(kStatFile));
+}
+
+std::optional<std::vector<StatRow>> read_stat_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
   if (!in) return std::nullopt;
   std::vector<StatRow> rows;
   for (std::string line; std::getline(in, line);) {
@@ -199,9 +207,8 @@ std::string check_stat(const std::filesystem::path& prefix, const std::filesyste
   if (::lstat(file.c_str(), &st) != 0) return "missing";
   if (static_cast<std::uint64_t>(st.st_size) != row.size)
     return fmt::format("modified (size {}, {} when installed)", st.st_size, row.size);
-  const std::int64_t mtime =
-      static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  if (mtime != row.mtime_ns) return "modified (its mtime is not the one recorded at install)";
+  if (mtime_ns(st) != row.mtime_ns)
+    return "modified (its mtime is not the one recorded at install)";
   return {};
 }
 

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/stat.h>
+
 namespace gpulock::app::record {
 
 struct Row {
@@ -49,11 +51,16 @@ struct StatRow {
 };
 inline constexpr std::string_view kStatFile = ".gpulock-files";
 
-/// "path\tsize\tmtime_ns" lines (a path with a tab or newline is left out).
+/// "path\tsize\tmtime_ns" lines (a path with a tab or newline is left out). The same format is
+/// the wheel cache's entry manifest (app/wheel_cache.h).
 [[nodiscard]] std::string write_stats(const std::vector<StatRow>& rows);
+/// The rows of such a file (malformed lines skipped); nullopt when it cannot be read.
+[[nodiscard]] std::optional<std::vector<StatRow>> read_stat_file(const std::filesystem::path& file);
 /// `dist_info/<kStatFile>`; nullopt when there is none (installed by another tool).
 [[nodiscard]] std::optional<std::vector<StatRow>> read_stats(
     const std::filesystem::path& dist_info);
+/// A stat's mtime in nanoseconds, as StatRow records it.
+[[nodiscard]] std::int64_t mtime_ns(const struct ::stat& st);
 /// One installed file against its StatRow, as verify_file (same path rules); empty: unchanged.
 [[nodiscard]] std::string check_stat(const std::filesystem::path& prefix,
                                      const std::filesystem::path& site, const StatRow& row);

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -22,6 +21,8 @@
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
 #include "gpulock/sys/atomic_file.h"
+
+#include "record.h"
 
 namespace gpulock::app {
 namespace fs = std::filesystem;
@@ -74,14 +75,10 @@ std::shared_ptr<void> lock_dir(const fs::path& dir, int op) {
   });
 }
 
-std::int64_t mtime_ns(const struct stat& st) {
-  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-}
-
-// The entry's manifest (kEntryManifest): one "path\tsize\tmtime_ns" line per file, written at
-// publish time after the files were made read-only.
+// The entry's manifest (kEntryManifest, record.h's stat-file format), written at publish time
+// after the files were made read-only.
 core::Status write_manifest(const fs::path& dir, const std::vector<index::UnpackedFile>& files) {
-  std::string text;
+  std::vector<record::StatRow> rows;
   for (const auto& f : files) {
     struct stat st {};
     const fs::path p = dir / f.path;
@@ -93,33 +90,23 @@ core::Status write_manifest(const fs::path& dir, const std::vector<index::Unpack
           core::ErrorCode::Io, fmt::format("cannot make read-only: {}", std::strerror(errno)),
           p.string()));
     }
-    if (f.path.find_first_of("\t\n") != std::string::npos) continue;
-    text += fmt::format("{}\t{}\t{}\n", f.path, st.st_size, mtime_ns(st));
+    rows.push_back({f.path, static_cast<std::uint64_t>(st.st_size), record::mtime_ns(st)});
   }
   sys::AtomicWriteOptions options;
   options.durable = false;  // checked on every use: a torn one is a miss
-  return sys::write_file_atomically(dir / std::string(kEntryManifest), text, options);
+  return sys::write_file_atomically(dir / std::string(kEntryManifest), record::write_stats(rows),
+                                    options);
 }
 
 }  // namespace
 
 std::string verify_cache_entry(const fs::path& dir) {
-  std::ifstream in(dir / std::string(kEntryManifest), std::ios::binary);
-  if (!in) return "it has no manifest";
+  // A damaged line names no file: the file it stood for is then "not one of the wheel's".
+  auto rows = record::read_stat_file(dir / std::string(kEntryManifest));
+  if (!rows) return "it has no manifest";
   std::unordered_map<std::string, std::pair<std::uint64_t, std::int64_t>> want;
-  for (std::string line; std::getline(in, line);) {
-    const auto t1 = line.find('\t');
-    const auto t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
-    if (t2 == std::string::npos) return "its manifest is damaged";
-    std::uint64_t size = 0;
-    std::int64_t mtime = 0;
-    const char* a = line.data() + t1 + 1;
-    const char* b = line.data() + t2 + 1;
-    if (std::from_chars(a, line.data() + t2, size).ec != std::errc() ||
-        std::from_chars(b, line.data() + line.size(), mtime).ec != std::errc())
-      return "its manifest is damaged";
-    want.emplace(line.substr(0, t1), std::make_pair(size, mtime));
-  }
+  for (auto& r : *rows)
+    want.emplace(std::move(r.path), std::make_pair(r.size, r.mtime_ns));
   std::size_t seen = 0;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -132,7 +119,7 @@ std::string verify_cache_entry(const fs::path& dir) {
     if (!S_ISREG(st.st_mode) || w == want.end())
       return fmt::format("{}: not one of the wheel's files", rel);
     if (static_cast<std::uint64_t>(st.st_size) != w->second.first ||
-        mtime_ns(st) != w->second.second)
+        record::mtime_ns(st) != w->second.second)
       return fmt::format("{}: modified since it was unpacked", rel);
     ++seen;
   }

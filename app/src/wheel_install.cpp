@@ -503,9 +503,7 @@ class Installer {
       const fs::path file = (lib_dir_ / row.path).lexically_normal();
       struct stat st {};
       if (::lstat(file.c_str(), &st) != 0) continue;
-      stats.push_back(
-          {row.path, static_cast<std::uint64_t>(st.st_size),
-           static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec});
+      stats.push_back({row.path, static_cast<std::uint64_t>(st.st_size), record::mtime_ns(st)});
       if (options_.owners != nullptr) (*options_.owners)[file.string()] = wheel_.name;
     }
     return write_new_file(info / std::string(record::kStatFile), record::write_stats(stats), mode,
