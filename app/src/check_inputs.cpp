@@ -353,43 +353,6 @@ void compare_given(const Context& ctx, const GivenInputs& given, const lock::Gpu
   compare_target(ctx, add);
 }
 
-// The variables the lock's options came from (issue 26), against this environment.
-void compare_variables(const Context& ctx, const lock::GpulockInputs& rec,
-                       std::vector<Drift>& drifts) {
-  for (const auto& [key, recorded] : rec.options) {
-    if (!key.starts_with("env ")) continue;
-    std::string name = key.substr(4);
-    auto now = sys::env_value(name.c_str());
-    std::string value = now ? index::redact_text(*now) : std::string();
-    if (value == recorded) continue;
-    std::string message =
-        now ? fmt::format("{} is {} but the lock was resolved with {}", name,
-                          core::quote_for_message(value), core::quote_for_message(recorded))
-            : fmt::format("{} is not set but the lock was resolved with {}={}", name, name,
-                          core::quote_for_message(recorded));
-    Drift d =
-        make_drift(CheckLayer::Inputs, "option-changed", name, std::move(message), rec.line.line);
-    d.expected = recorded;
-    if (now) d.actual = value;
-    d.hint = update_hint(ctx.lock);
-    drifts.push_back(std::move(d));
-  }
-  // A configuration variable set since: the lock records every one that was set.
-  for (std::string_view name : config_variables()) {
-    if (rec.options.contains(fmt::format("env {}", name))) continue;
-    auto now = sys::env_value(std::string(name).c_str());
-    if (!now) continue;
-    std::string value = index::redact_text(*now);
-    Drift d = make_drift(CheckLayer::Inputs, "option-changed", std::string(name),
-                         fmt::format("{} is {} but the lock was resolved without it", name,
-                                     core::quote_for_message(value)),
-                         rec.line.line);
-    d.actual = value;
-    d.hint = update_hint(ctx.lock);
-    drifts.push_back(std::move(d));
-  }
-}
-
 }  // namespace
 
 core::Status check_inputs(const Context& ctx, LayerResult& layer, std::vector<Drift>& drifts) {
@@ -452,7 +415,7 @@ core::Status check_inputs(const Context& ctx, LayerResult& layer, std::vector<Dr
     drifts.push_back(std::move(d));
   }
 
-  compare_variables(ctx, *rec, drifts);
+  if (auto s = compare_user_settings(ctx, *rec, drifts); !s) return s;
 
   layer.summary =
       fmt::format("{}, {}, {} recorded", plural(rec->files.size(), "input file", "input files"),

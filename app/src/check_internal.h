@@ -44,6 +44,12 @@ std::string target_machine(const lock::Lock& lock);
 
 // The layers. Each fills `layer` and appends to `drifts`.
 core::Status check_inputs(const Context& ctx, LayerResult& layer, std::vector<Drift>& drifts);
+
+// User-level settings (issue 41 item 2, check_settings.cpp): a variable or user-level file that
+// supplied a locked file and differs now (error), one present now that would be asked before
+// the index a locked file came from (warning). Errors: the configuration does not load.
+core::Status compare_user_settings(const Context& ctx, const lock::GpulockInputs& rec,
+                                   std::vector<Drift>& drifts);
 // Returns the machine the environment probe detected (reused by the machine layer).
 core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& layer,
                                            std::vector<Drift>& drifts);

@@ -106,6 +106,7 @@ SettingOrigin env_origin(std::string_view name) {
   SettingOrigin o;
   o.kind = SettingOrigin::Kind::Env;
   o.name = std::string(name);
+  o.user_source = fmt::format("env {}", name);
   return o;
 }
 
@@ -259,11 +260,28 @@ struct Loaded {
   std::vector<Layer> layers;  ///< highest first
   std::vector<std::string> warnings;
   std::vector<std::pair<std::string, std::string>> files;  ///< (shown, path)
+  std::vector<std::string> user_files;                     ///< paths of user-level files
 };
 
 void note_file(Loaded& loaded, const SourceFile& file, const Layer& layer) {
   if (layer.empty()) return;
   loaded.files.emplace_back(file.shown, file.path);
+}
+
+// A user-level file's settings (issue 41 item 2): their origin as the lock would record it, the
+// path under $HOME spelled with `~` so that two developers' locks agree.
+void note_user_file(Loaded& loaded, const ConfigEnvironment& environment, const SourceFile& file,
+                    Layer& layer) {
+  if (layer.empty()) return;
+  note_file(loaded, file, layer);
+  loaded.user_files.push_back(file.path);
+  fs::path rel = fs::path(file.path).lexically_normal().lexically_relative(
+      environment.home.lexically_normal());
+  std::string shown = !environment.home.empty() && !rel.empty() && *rel.begin() != ".."
+                          ? "~/" + rel.generic_string()
+                          : fs::path(file.path).lexically_normal().generic_string();
+  for (auto& [key, candidate] : layer)
+    candidate.origin.user_source = "file " + shown;
 }
 
 bool sets_indexes(const Layer& layer) {
@@ -336,7 +354,7 @@ core::Status user_layers(const ConfigEnvironment& environment, Loaded& loaded) {
   if (*own) {
     const auto& g = **own;
     if (auto s = config_detail::read_gpulock_table(g.doc, "", g.file, false, user); !s) return s;
-    note_file(loaded, g.file, user);
+    note_user_file(loaded, environment, g.file, user);
   }
   loaded.layers.push_back(std::move(user));
   // pip: site-wide, then the user's files, then PIP_CONFIG_FILE; a later file wins (pip's
@@ -357,7 +375,7 @@ core::Status user_layers(const ConfigEnvironment& environment, Loaded& loaded) {
       SourceFile file{path.string(), shown_path(path, environment.cwd), std::move(*text)};
       Layer one;
       config_detail::read_pip_conf(file, one);
-      note_file(loaded, file, one);
+      note_user_file(loaded, environment, file, one);
       for (auto& [k, c] : one)
         pip[k] = std::move(c);
     }
@@ -370,7 +388,7 @@ core::Status user_layers(const ConfigEnvironment& environment, Loaded& loaded) {
     if (!*doc) continue;
     Layer one;
     config_detail::read_uv_table((*doc)->doc, "", (*doc)->file, true, one, loaded.warnings);
-    note_file(loaded, (*doc)->file, one);
+    note_user_file(loaded, environment, (*doc)->file, one);
     for (auto& [k, c] : one)
       uv.emplace(k, std::move(c));
     break;  // uv reads the first of the user and system files
@@ -610,78 +628,12 @@ core::Result<Config> load_config(const ConfigEnvironment& environment) {
         config.file_paths.end())
       continue;
     config.files.push_back(std::move(shown));
+    if (std::find(loaded.user_files.begin(), loaded.user_files.end(), path) ==
+        loaded.user_files.end())
+      config.project_file_paths.push_back(path);
     config.file_paths.push_back(std::move(path));
   }
   return config;
-}
-
-core::Status apply_config(const Config& config, ResolveRequest& request) {
-  // A --python interpreter is asked for its version and platform: configured ones do not apply.
-  const bool interpreter = !request.target.python.empty();
-  for (const auto& s : config.settings) {
-    using Kind = SettingOrigin::Kind;
-    if (s.origin.kind == Kind::Flag || s.origin.kind == Kind::Default || s.values.empty()) continue;
-    const std::string& v = s.values.front();
-    auto set = [&](auto parsed, auto& into) -> core::Status {
-      if (!parsed) return std::unexpected(parsed.error());
-      into = std::move(*parsed);
-      return {};
-    };
-    core::Status st;
-    if (s.key == "index-url") {
-      request.configured_index_url = v;
-    } else if (s.key == "extra-index-url") {
-      request.extra_index_urls = s.values;
-    } else if (s.key == "find-links") {
-      request.find_links = s.values;
-    } else if (s.key == "index") {
-      request.named_indexes.clear();
-      for (const auto& text : s.values) {
-        auto ix = index::NamedIndex::parse(text);
-        if (!ix) return std::unexpected(ix.error());
-        request.named_indexes.push_back(std::move(*ix));
-      }
-    } else if (s.key == "index-for") {
-      request.index_for.clear();
-      request.index_for_when.clear();
-      for (const auto& text : s.values) {
-        auto semi = text.find(';');
-        auto pin = index::IndexPin::parse(core::trim(std::string_view(text).substr(0, semi)));
-        if (!pin) return std::unexpected(pin.error());
-        if (semi == std::string::npos) {
-          request.index_for.push_back(std::move(*pin));
-        } else {
-          request.index_for_when.push_back(
-              {std::move(*pin), std::string(core::trim(std::string_view(text).substr(semi + 1)))});
-        }
-      }
-    } else if (s.key == "index-strategy") {
-      st = set(parse_index_strategy(v), request.index_strategy);
-    } else if (s.key == "torch-backend") {
-      st = set(TorchBackend::parse(v), request.torch_backend);
-    } else if (s.key == "torch-index-base") {
-      request.torch_index_base = v;
-    } else if (s.key == "nightly") {
-      st = set(NightlyDate::parse(v), request.nightly);
-    } else if (s.key == "exclude-newer") {
-      st = set(ExcludeNewer::parse(v), request.exclude_newer);
-    } else if (s.key == "prerelease") {
-      st = set(resolver::parse_prerelease_policy(v), request.prerelease);
-    } else if (s.key == "cuda-compat") {
-      st = set(probe::parse_cuda_compat(v), request.cuda_compat);
-    } else if (s.key == "python-version" && !interpreter) {
-      request.target.python_version = v;
-    } else if (s.key == "platform" && !interpreter) {
-      request.target.platform = v;
-      request.target.more_platforms.assign(s.values.begin() + 1, s.values.end());
-    }
-    if (!st) return st;
-  }
-  // Every configuration variable that is set, used or not: one set after the lock was made is
-  // then a change `check --inputs` sees (issue 26). Values as given, credentials redacted.
-  request.config_variables = config.variables;
-  request.config_files = config.file_paths;
-  return {};
 }
 
 std::string config_text(const Config& config) {

@@ -107,10 +107,9 @@ lock::GpulockInputs make_inputs_record(const ResolveRequest& request, const Reso
       pins += fmt::format("{}{}; {}", pins.empty() ? "" : " | ", p.pin.to_string(), p.marker);
     rec.options["index-for-when"] = pins;
   }
-  // Where configured options came from (issue 26): each variable, credentials redacted, and
-  // each configuration file with its sha256, so that `check --inputs` names a changed source.
-  for (const auto& [name, value] : request.config_variables)
-    rec.options["env " + name] = value;
+  // The project's configuration files with their sha256 (issue 26), so that `check --inputs`
+  // names a changed source. User-level settings are not inputs (issue 41 item 2): one that
+  // supplied a locked file is named as the `origin` of its index record.
   for (const auto& path : request.config_files) {
     bool recorded = std::any_of(
         inputs.project_files.begin(), inputs.project_files.end(),
@@ -215,22 +214,35 @@ core::Status read_recorded_options(const lock::GpulockInputs& record, const lock
   return {};
 }
 
+std::string user_origin(const ResolveRequest& request, std::string_view key) {
+  for (const auto& s : request.user_settings) {
+    if (s.key == key) return s.origin;
+  }
+  return {};
+}
+
 std::vector<GeneralIndex> general_indexes(const ResolveRequest& request,
                                           const RequirementsInput& req) {
   std::vector<GeneralIndex> out;
   if (!req.no_index) {
+    // The configured index only when neither a flag nor a requirements file names one.
+    const bool configured = !request.index_url && !req.index_url && request.configured_index_url;
     std::string url = request.index_url.value_or(req.index_url.value_or(
         request.configured_index_url.value_or(std::string(kDefaultIndexUrl))));
-    out.push_back({"default", index::url_from_user_input(url)});
+    out.push_back({"default", index::url_from_user_input(url),
+                   configured ? user_origin(request, "index-url") : std::string()});
   }
-  for (const auto* list : {&request.extra_index_urls, &req.extra_index_urls}) {
-    for (const auto& e : *list)
-      out.push_back({"extra", index::url_from_user_input(e)});
-  }
-  for (const auto* list : {&request.find_links, &req.find_links}) {
-    for (const auto& l : *list)
-      out.push_back({"find-links", l});
-  }
+  // A list key the request has from configuration came whole from one source (apply_config);
+  // a requirements file's own lines are project inputs.
+  for (const auto& e : request.extra_index_urls)
+    out.push_back(
+        {"extra", index::url_from_user_input(e), user_origin(request, "extra-index-url")});
+  for (const auto& e : req.extra_index_urls)
+    out.push_back({"extra", index::url_from_user_input(e), {}});
+  for (const auto& l : request.find_links)
+    out.push_back({"find-links", l, user_origin(request, "find-links")});
+  for (const auto& l : req.find_links)
+    out.push_back({"find-links", l, {}});
   return out;
 }
 

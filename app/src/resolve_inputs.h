@@ -56,7 +56,13 @@ struct ResolveInputs {
 struct GeneralIndex {
   std::string role;
   std::string url;
+  /// The user-level setting it came from ("env PIP_FIND_LINKS", issue 41 item 2); "" for a
+  /// flag, a project file, a requirements file or the default.
+  std::string origin;
 };
+
+/// The origin of `request`'s user-level setting of `key` ("" when the key is not one).
+[[nodiscard]] std::string user_origin(const ResolveRequest& request, std::string_view key);
 
 /// The general indexes of `request` and its requirements files: --index-url (or a file's, or
 /// PyPI) unless a file says --no-index, then every --extra-index-url, then every --find-links.

@@ -118,8 +118,8 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
     p.version = chosen.version.to_string();
     if (sel.source && sel.source->source.kind == index::SourceKind::SimpleApi) {
       p.index = index::redact_url(sel.source->source.url);
-      facts.used_sources.insert(sel.source->source.url);
     }
+    if (sel.source) facts.used_sources.insert(sel.source->source.url);
     lock::FileEntry f;
     f.url = index::redact_url(sel.file->url());
     if (index::url_basename(sel.file->url()) != sel.file->filename()) f.name = sel.file->filename();
@@ -232,8 +232,15 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
     if (sources.nightly_date) snap.nightly = sources.nightly_date->to_string();
     tool.snapshot = std::move(snap);
   }
+  // A source a user-level setting named (issue 41 item 2) is recorded, with that origin, only
+  // when it supplied a locked file: one developer's PIP_FIND_LINKS that gave nothing is not
+  // part of a shared lock. A pinned index is kept: the recorded --index-for pins name it.
   auto add_record = [&](const SourceSpec& s) {
-    tool.indexes.push_back({s.source.name, index::redact_url(s.source.url), s.role, {}});
+    if (!s.origin.empty() && s.role != "pinned" && !facts.used_sources.contains(s.source.url))
+      return;
+    lock::IndexRecord r{s.source.name, index::redact_url(s.source.url), s.role, {}, {}};
+    if (!s.origin.empty()) r.origin = s.origin;
+    tool.indexes.push_back(std::move(r));
   };
   for (const auto& [glob, s] : sources.pinned)
     add_record(s);

@@ -229,6 +229,7 @@ core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
   std::vector<SourceSpec> named;
   for (const auto& ix : request.named_indexes) {
     named.push_back(make_source(index::url_from_user_input(ix.url), ix.name, "pinned"));
+    named.back().origin = user_origin(request, "index");
   }
   for (const auto& pin : request.index_for) {
     auto it = std::find_if(named.begin(), named.end(),
@@ -264,6 +265,8 @@ core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
     auto torch = torch_sources(request, plan.gpu.context);
     if (!torch) return std::unexpected(torch.error());
     config.torch = std::move(*torch);
+    for (auto& t : config.torch)
+      t.origin = user_origin(request, "torch-index-base");
     config.torch_requested = true;
   }
   int extra_number = 0;
@@ -279,6 +282,7 @@ core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
       s.role = "find-links";
       config.general.push_back(std::move(s));
     }
+    config.general.back().origin = g.origin;
   }
   return {};
 }

@@ -726,7 +726,10 @@ core::Result<GpulockTool> Reader::read_gpulock(const toml::table& t) {
       r.name = std::move(*name);
       r.url = std::move(*url);
       r.role = std::move(*role);
-      r.unknown = unknown_keys(et, {"name", "url", "role"}, iin);
+      auto origin = opt_string(et, "origin", iin);
+      if (!origin) return std::unexpected(origin.error());
+      r.origin = std::move(*origin);
+      r.unknown = unknown_keys(et, {"name", "url", "role", "origin"}, iin);
       g.indexes.push_back(std::move(r));
     }
   }

@@ -224,6 +224,7 @@ void write_gpulock(Writer& w, const GpulockTool& g) {
       add(item, "name", toml_string(i.name));
       add(item, "url", toml_string(redact_url(i.url)));
       add(item, "role", toml_string(i.role));
+      if (i.origin) add(item, "origin", toml_string(*i.origin));
       for (const auto& [k, v] : i.unknown)
         add(item, k, to_toml_inline(v));
       items.push_back(item + " }");

@@ -492,16 +492,15 @@ torch-index-base = "https://download.pytorch.org/whl"  # default
 prerelease = "if-necessary"  # default
 cuda-compat = "strict"  # default
 )");
-  // Every variable that is set is an input, the overridden ones too (credentials redacted).
+  // Issue 41 item 2: each winning setting from a variable is a user-level setting with its
+  // origin (the lock records one only when it supplied a locked file); overridden ones are not.
   gpulock::app::ResolveRequest request;
   REQUIRE(gpulock::app::apply_config(c, request));
-  CHECK(request.config_variables ==
-        std::map<std::string, std::string>{
-            {"GPULOCK_INDEX_URL", "https://gpulock.example/simple"},
-            {"GPULOCK_TORCH_BACKEND", "cu126"},
-            {"PIP_EXTRA_INDEX_URL", "https://pip.example/extra"},
-            {"PIP_INDEX_URL", "https://gpulock.example/simple/"},
-            {"UV_EXTRA_INDEX_URL", "https://user:****@uv.example/extra"},
-            {"UV_INDEX_URL", "https://uv.example/simple"},
-            {"UV_TORCH_BACKEND", "cu126"}});
+  std::vector<std::string> origins;
+  for (const auto& s : request.user_settings)
+    origins.push_back(s.key + " <- " + s.origin);
+  CHECK(origins == std::vector<std::string>{"index-url <- env GPULOCK_INDEX_URL",
+                                            "extra-index-url <- env UV_EXTRA_INDEX_URL",
+                                            "torch-backend <- env GPULOCK_TORCH_BACKEND"});
+  CHECK(request.config_files.empty());
 }

@@ -92,8 +92,9 @@ Lock sample_lock() {
   lock.packages = {torch, filelock, vcs, dir, archive};
 
   GpulockTool g;
-  g.indexes = {IndexRecord{"pypi", "https://pypi.org/simple/", "default", {}},
-               IndexRecord{"torch-cu124", "https://download.pytorch.org/whl/cu124", "torch", {}}};
+  g.indexes = {
+      IndexRecord{"pypi", "https://pypi.org/simple/", "default", "env PIP_INDEX_URL", {}},
+      IndexRecord{"torch-cu124", "https://download.pytorch.org/whl/cu124", "torch", {}, {}}};
   GpulockInputs in;
   in.requirements = {"torch==2.5.1", "numpy ; python_version >= \"3.11\""};
   in.files = {InputFile{"requirements.txt", "requirements", sha('e'), {}}};
@@ -410,7 +411,7 @@ TEST_CASE("credentials in URLs are never written", "[lock][writer]") {
   lock.packages = {p, v};
   GpulockTool g;
   g.indexes = {
-      IndexRecord{"private", "https://user:secret@private.example/simple/", "default", {}}};
+      IndexRecord{"private", "https://user:secret@private.example/simple/", "default", {}, {}}};
   lock.gpulock = g;
   const std::string text = to_toml(lock);
   INFO(text);

@@ -50,6 +50,10 @@ struct SettingOrigin {
   std::string name;   ///< the flag, the variable, or the file (as `gpulock config` shows it)
   std::string table;  ///< a file's table: "[tool.uv]", "[[tool.uv.index]]", "[global]"
   std::size_t line = 0;
+  /// Issue 41 item 2: non-empty for a user-level source (a variable, or a file outside the
+  /// project: the user's gpulock.toml, pip.conf, uv.toml), as the lock records it: "env
+  /// PIP_FIND_LINKS", "file ~/.config/pip/pip.conf". Empty for flags, project files, defaults.
+  std::string user_source;
   /// "command line --torch-backend", "env UV_TORCH_BACKEND", "pyproject.toml [tool.uv] line
   /// 14", "default".
   [[nodiscard]] std::string to_string() const;
@@ -106,8 +110,11 @@ struct Config {
   std::vector<std::string> warnings;
   /// The configuration files read (paths as `gpulock config` shows them), in precedence order.
   std::vector<std::string> files;
-  /// The absolute paths of those files (the lock records their sha256).
+  /// The absolute paths of those files.
   std::vector<std::string> file_paths;
+  /// The project's files among them (the lock records their sha256; user-level files are
+  /// recorded only through a setting that supplied a locked file, issue 41 item 2).
+  std::vector<std::string> project_file_paths;
 
   [[nodiscard]] const Setting* find(std::string_view key) const;
 };

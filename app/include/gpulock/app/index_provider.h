@@ -44,6 +44,9 @@ namespace gpulock::app {
 struct SourceSpec {
   index::IndexSource source;
   std::string role;  ///< "pinned", "torch", "default", "extra", "find-links"
+  /// The user-level setting that named it ("env PIP_FIND_LINKS", issue 41 item 2); "" for a
+  /// flag, a project file or the default. Such a source is recorded only when it supplied a file.
+  std::string origin;
   /// Torch-family variant sources: the CUDA of `<base>/<variant>`, or cpu.
   std::optional<CudaVersion> variant;
   bool cpu_variant = false;

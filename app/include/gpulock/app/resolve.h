@@ -32,6 +32,13 @@ struct MarkedIndexPin {
   friend bool operator==(const MarkedIndexPin&, const MarkedIndexPin&) = default;
 };
 
+/// A setting from the user's environment or user-level configuration (issue 41 item 2).
+struct UserSetting {
+  std::string key;                  ///< the configuration key: "find-links"
+  std::string origin;               ///< "env PIP_FIND_LINKS", "file ~/.config/pip/pip.conf"
+  std::vector<std::string> values;  ///< as given (redact to show)
+};
+
 /// Everything `gpulock resolve` takes (flag names in comments). Option values are typed, parsed
 /// once by their own parsers (resolve_options.h and the types it names); the CLI declares the
 /// flags once for `resolve` and `check`.
@@ -91,11 +98,13 @@ struct ResolveRequest {
   /// Set on the second run of a resolve whose `--find-links` page named another torch build
   /// (PyG's `torch-2.11.0+cu128.html`): the pages then follow torch's (find_links_followed).
   bool find_links_followed = false;
-  /// Configuration files the options came from (app/config.h), recorded in the lock with their
-  /// sha256 so that `check --inputs` sees them change.
+  /// The project's configuration files the options came from (app/config.h), recorded in the
+  /// lock with their sha256 so that `check --inputs` sees them change.
   std::vector<std::string> config_files;
-  /// Variables the options came from (name -> value, credentials redacted), recorded likewise.
-  std::map<std::string, std::string> config_variables;
+  /// Settings from the user's environment or user-level configuration (issue 41 item 2), each
+  /// with its origin. The lock records one only when it supplied a locked file: on the index
+  /// record of the index it named (`origin`), never as an input of its own.
+  std::vector<UserSetting> user_settings;
   /// The time "now" for relative --exclude-newer and `--nightly latest` (tests pin it); 0: clock.
   std::int64_t now_micros = 0;
 };

@@ -107,6 +107,10 @@ struct IndexRecord {
   std::string name;
   std::string url;
   std::string role;  ///< "default", "extra", "torch", "pinned"
+  /// Issue 41 item 2: the user-level setting this index came from ("env PIP_EXTRA_INDEX_URL",
+  /// "file ~/.config/pip/pip.conf"), written only for an index that supplied a locked file;
+  /// absent for flags and project files.
+  std::optional<std::string> origin;
   TomlTable unknown;
   friend bool operator==(const IndexRecord&, const IndexRecord&) = default;
 };
