@@ -1,6 +1,8 @@
 // `gpulock cache`: the shared cache of unpacked wheels the native installer links from
 // (issue 25, app/wheel_cache.h): `cache dir` prints where it is, `cache prune` empties it of
-// what is not in use.
+// what is not in use. `--json` on both: one JSON document on stdout
+// (docs/schemas/cache-dir.schema.json, cache-prune.schema.json).
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -10,6 +12,7 @@
 
 #include "command.h"
 #include "exit_codes.h"
+#include "json_writer.h"
 
 namespace gpulock::cli {
 namespace {
@@ -18,7 +21,32 @@ struct CacheArgs {
   std::string cache_dir;
   unsigned older_than = 30;
   bool all = false;
+  bool json = false;
 };
+
+std::string dir_json(const std::filesystem::path& root) {
+  std::error_code ec;
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", "gpulock.cache-dir/1");
+  w.field("dir", root.string());
+  w.field("exists", std::filesystem::is_directory(root, ec));
+  w.end_object();
+  return w.str();
+}
+
+std::string prune_json(const std::filesystem::path& root, const app::PruneResult& r) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", "gpulock.cache-prune/1");
+  w.field("dir", root.string());
+  w.field("removed", static_cast<std::uint64_t>(r.entries));
+  w.field("leftovers", static_cast<std::uint64_t>(r.leftovers));
+  w.field("bytes", r.bytes);
+  w.field("in_use", static_cast<std::uint64_t>(r.in_use));
+  w.end_object();
+  return w.str();
+}
 
 RunFn setup(CLI::App& sub) {
   auto args = std::make_shared<CacheArgs>();
@@ -27,6 +55,7 @@ RunFn setup(CLI::App& sub) {
                  "The cache directory (default: $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock, "
                  "~/.cache/gpulock)");
   CLI::App* dir = sub.add_subcommand("dir", "Print the directory of unpacked wheels");
+  dir->add_flag("--json", args->json, "Print it as JSON (with whether it exists)");
   CLI::App* prune = sub.add_subcommand(
       "prune",
       "Remove interrupted unpackings, partial downloads and unpacked wheels no install used "
@@ -34,15 +63,20 @@ RunFn setup(CLI::App& sub) {
   prune->add_option("--older-than", args->older_than,
                     "Days since an unpacked wheel was last installed from (default 30)");
   prune->add_flag("--all", args->all, "Remove every unpacked wheel");
+  prune->add_flag("--json", args->json, "Print what was removed as JSON");
   return [args, dir, prune](Context& ctx) -> int {
     const auto root = app::wheel_cache_root(args->cache_dir);
     if (dir->parsed()) {
-      ctx.term.out(root.string() + "\n");
+      ctx.term.out(args->json ? dir_json(root) : root.string() + "\n");
       return kExitSuccess;
     }
     if (!prune->parsed()) return kExitUsage;
     auto r = app::prune_wheel_cache(root, args->older_than, args->all);
     if (!r) return report_error(ctx.term, r.error());
+    if (args->json) {
+      ctx.term.out(prune_json(root, *r));
+      return kExitSuccess;
+    }
     ctx.term.out(fmt::format("removed {} unpacked wheels and {} leftovers ({} bytes) from {}\n",
                              r->entries, r->leftovers, r->bytes, root.string()));
     if (r->in_use > 0) {

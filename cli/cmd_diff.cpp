@@ -1,5 +1,6 @@
 // `gpulock diff OLD NEW [--json]`: what changed between two locks (DESIGN.md §Commands).
-// Exit 0 when identical, 1 when they differ. The JSON schema is documented in README.md.
+// Exit 0 when identical, 1 when they differ. The JSON schema is documented in README.md. List
+// facts (indexes, options, files) print one line per entry that changed.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -143,6 +144,62 @@ std::vector<DiffRow> package_rows(const lock::LockDiff& diff, bool two_targets,
   return rows;
 }
 
+// A list fact (indexes, options, files...): one line per entry, "- " for an entry only OLD has,
+// "+ " for one only NEW has; entries of both are left out. When only the order changed (the
+// first index wins), both orders in full.
+std::string list_fact_lines(const lock::FactChange& f, const Terminal& term) {
+  auto has = [](const std::vector<std::string>& items, const std::string& x) {
+    return std::find(items.begin(), items.end(), x) != items.end();
+  };
+  std::vector<std::string> gone, came;
+  for (const auto& x : f.old_items)
+    if (!has(f.new_items, x)) gone.push_back(x);
+  for (const auto& x : f.new_items)
+    if (!has(f.old_items, x)) came.push_back(x);
+  const bool reordered = gone.empty() && came.empty();
+  if (reordered) {
+    gone = f.old_items;
+    came = f.new_items;
+  }
+  std::string out = fmt::format("{}:{}\n", term.paint(Style::Bold, f.key),
+                                reordered ? " (same entries, new order)" : "");
+  if (!f.old_value) out += "  (not recorded in OLD)\n";
+  for (const auto& x : gone)
+    out += term.paint(Style::Red, "  - " + x) + "\n";
+  if (!f.new_value) out += "  (not recorded in NEW)\n";
+  for (const auto& x : came)
+    out += term.paint(Style::Green, "  + " + x) + "\n";
+  return out;
+}
+
+// The changed facts: one-value facts as a table (fact, old, new), list facts as one line per
+// entry beneath it (a list joined on one line was hundreds of characters wide).
+std::string facts_text(const std::vector<const lock::FactChange*>& facts, const Terminal& term,
+                       bool first) {
+  std::string out;
+  TableRows rows{{"fact", "old", "new"}};
+  TableStyles styles{{Style::Bold, Style::Bold, Style::Bold}};
+  std::vector<const lock::FactChange*> lists;
+  for (const auto* f : facts) {
+    if (f->is_list) {
+      lists.push_back(f);
+    } else {
+      rows.push_back({f->key, f->old_value.value_or("-"), f->new_value.value_or("-")});
+    }
+  }
+  if (rows.size() > 1) {
+    out += first ? "" : "\n";
+    out += render_table(rows, styles, term);
+    first = false;
+  }
+  for (const auto* f : lists) {
+    out += first ? "" : "\n";
+    out += list_fact_lines(*f, term);
+    first = false;
+  }
+  return out;
+}
+
 std::string text_report(const lock::LockDiff& diff, const DiffArgs& args, const Terminal& term,
                         bool two_targets) {
   if (diff.identical()) {
@@ -172,15 +229,7 @@ std::string text_report(const lock::LockDiff& diff, const DiffArgs& args, const 
     if (two_targets && (f.key == "inputs.options" || f.key == "inputs.sha256")) continue;
     facts.push_back(&f);
   }
-  if (!facts.empty()) {
-    if (!out.empty()) out += "\n";
-    TableRows rows{{"fact", "old", "new"}};
-    TableStyles styles{{Style::Bold, Style::Bold, Style::Bold}};
-    for (const auto* f : facts) {
-      rows.push_back({f->key, f->old_value.value_or("-"), f->new_value.value_or("-")});
-    }
-    out += render_table(rows, styles, term);
-  }
+  out += facts_text(facts, term, out.empty());
   std::vector<std::pair<std::string, std::size_t>> counts;
   for (const auto& r : package_lines) {
     auto at = std::find_if(counts.begin(), counts.end(),

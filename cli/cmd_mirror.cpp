@@ -1,7 +1,8 @@
 // `gpulock mirror` (issue 24, "Durable locks"): add (download every file some locks name into
 // a content-addressed store with a static index over it), verify, gc, rewrite-lock. Exit codes:
 // 0 done; 1 a finding (--offline: files missing; verify: corruption); 4 a download or hash
-// failure; 3 a bad lock; 74 a local file.
+// failure; 3 a bad lock; 74 a local file. `--json` on add, verify and gc: one JSON document on
+// stdout (docs/schemas/mirror-add.schema.json, mirror-verify..., mirror-gc...), the same exit.
 #include <chrono>
 #include <iterator>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "cache_flags.h"
 #include "command.h"
 #include "exit_codes.h"
+#include "json_writer.h"
 
 namespace gpulock::cli {
 namespace {
@@ -27,6 +29,7 @@ struct MirrorArgs {
   std::string base_url;
   unsigned jobs = 8;
   CacheFlags cache;
+  bool json = false;  ///< add, verify, gc: the result as JSON on stdout
 };
 
 // "812 bytes", "101.6 KiB", "3.2 GiB".
@@ -77,6 +80,29 @@ int run_add(Context& ctx, const MirrorArgs& args) {
                     "fetched them again",
                     result->replaced));
   }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (args.json) {
+    JsonWriter w;
+    w.begin_object();
+    w.field("schema", "gpulock.mirror-add/1");
+    w.field("dir", args.to);
+    w.field("locks", args.locks);
+    w.field("offline", args.cache.offline);
+    w.field("ok", result->missing.empty());
+    w.field("files", static_cast<std::uint64_t>(result->files));
+    w.field("present", static_cast<std::uint64_t>(result->present));
+    w.field("downloaded", static_cast<std::uint64_t>(result->downloaded));
+    w.field("resumed", static_cast<std::uint64_t>(result->resumed));
+    w.field("replaced", static_cast<std::uint64_t>(result->replaced));
+    w.field("leftovers_removed", static_cast<std::uint64_t>(result->leftovers));
+    w.field("bytes_received", result->bytes_received);
+    w.field("missing", result->missing);
+    w.field("skipped", result->skipped);
+    w.field("seconds", seconds);
+    w.end_object();
+    ctx.term.out(w.str());
+  }
   if (!result->missing.empty()) {
     ctx.term.error(fmt::format("{} of {} files are not in the mirror {} (--offline)",
                                result->missing.size(), result->files, args.to));
@@ -85,8 +111,6 @@ int run_add(Context& ctx, const MirrorArgs& args) {
     ctx.term.hint(fmt::format("run gpulock mirror add without --offline to fetch them"));
     return kExitFinding;
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   summary(
       ctx,
       fmt::format(
@@ -99,13 +123,29 @@ int run_add(Context& ctx, const MirrorArgs& args) {
 int run_verify(Context& ctx, const MirrorArgs& args) {
   auto result = app::mirror_verify(args.dir);
   if (!result) return report_error(ctx.term, result.error());
-  for (const auto& c : result->corrupt)
-    ctx.term.out(fmt::format("corrupt: {}\n", c));
-  for (const auto& m : result->missing)
-    ctx.term.out(fmt::format("missing: {}\n", m));
-  for (const auto& l : result->leftovers)
-    ctx.term.out(fmt::format("leftover: {}\n", l));
-  if (!result->corrupt.empty() || !result->missing.empty() || !result->leftovers.empty()) {
+  const bool intact =
+      result->corrupt.empty() && result->missing.empty() && result->leftovers.empty();
+  if (args.json) {
+    JsonWriter w;
+    w.begin_object();
+    w.field("schema", "gpulock.mirror-verify/1");
+    w.field("dir", args.dir);
+    w.field("ok", intact);
+    w.field("checked", static_cast<std::uint64_t>(result->checked));
+    w.field("corrupt", result->corrupt);
+    w.field("missing", result->missing);
+    w.field("leftovers", result->leftovers);
+    w.end_object();
+    ctx.term.out(w.str());
+  } else {
+    for (const auto& c : result->corrupt)
+      ctx.term.out(fmt::format("corrupt: {}\n", c));
+    for (const auto& m : result->missing)
+      ctx.term.out(fmt::format("missing: {}\n", m));
+    for (const auto& l : result->leftovers)
+      ctx.term.out(fmt::format("leftover: {}\n", l));
+  }
+  if (!intact) {
     ctx.term.error(
         fmt::format("{}: {} corrupt, {} missing of {} files, {} leftover partial "
                     "writes",
@@ -125,8 +165,21 @@ int run_gc(Context& ctx, const MirrorArgs& args) {
     ctx.term.err(fmt::format("waiting for another gpulock using the mirror ({})\n", lock_file));
   });
   if (!result) return report_error(ctx.term, result.error());
-  for (const auto& r : result->removed)
-    ctx.term.out(fmt::format("removed: {}\n", r));
+  if (args.json) {
+    JsonWriter w;
+    w.begin_object();
+    w.field("schema", "gpulock.mirror-gc/1");
+    w.field("dir", args.dir);
+    w.field("keep", args.keep);
+    w.field("kept", static_cast<std::uint64_t>(result->kept));
+    w.field("removed", result->removed);
+    w.field("bytes_freed", result->bytes_freed);
+    w.end_object();
+    ctx.term.out(w.str());
+  } else {
+    for (const auto& r : result->removed)
+      ctx.term.out(fmt::format("removed: {}\n", r));
+  }
   summary(ctx, fmt::format("{}: kept {} files, removed {} ({})", args.dir, result->kept,
                            result->removed.size(), mib(result->bytes_freed)));
   return kExitSuccess;
@@ -156,14 +209,17 @@ RunFn setup(CLI::App& sub) {
   add->add_flag("--offline", args->cache.offline,
                 "Download nothing: check that every file is there (exit 1 naming what is not)");
   add_limit_options(*add, args->cache);
+  add->add_flag("--json", args->json, "Print the result as JSON on stdout");
 
   CLI::App* verify = sub.add_subcommand("verify", "Re-hash every file of a mirror's store");
   verify->add_option("dir", args->dir, "The mirror directory")->required();
+  verify->add_flag("--json", args->json, "Print the result as JSON on stdout");
 
   CLI::App* gc =
       sub.add_subcommand("gc", "Remove from a mirror every file none of the kept locks names");
   gc->add_option("dir", args->dir, "The mirror directory")->required();
   gc->add_option("--keep", args->keep, "Locks whose files stay (repeatable)")->required();
+  gc->add_flag("--json", args->json, "Print the result as JSON on stdout");
 
   CLI::App* rewrite = sub.add_subcommand(
       "rewrite-lock", "Point every file URL of locks at a mirror (in place; hashes unchanged)");

@@ -1,6 +1,7 @@
 // `gpulock resolve`: compute one consistent set of wheels for the target and write it as a
 // PEP 751 pylock.toml (DESIGN.md §Commands). Progress on a TTY, the result on stdout/stderr,
-// `--explain` for people and `--report FILE` (JSON, schema in README.md) for tools.
+// `--explain` for people and `--report FILE` or `--json` (the report on stdout; schema in
+// docs/schemas/resolve.schema.json, with targets resolve-targets.schema.json) for tools.
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -31,6 +32,7 @@ struct ResolveArgs {
   std::vector<std::string> targets;  ///< --target NAME
   bool independent_targets = false;  ///< --independent-targets
   bool explain = false;
+  bool json = false;  ///< --json: the report on stdout, the lock to -o (default pylock.toml)
   std::string report;
   CacheFlags cache;
 };
@@ -227,6 +229,32 @@ app::ResolveObserver resolve_observer(Terminal& term) {
   return observer;
 }
 
+// `resolve --all-targets --json`: each target's outcome, the set written or not.
+std::string targets_json(const app::TargetsOutcome& outcomes, bool all) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", "gpulock.resolve-targets/1");
+  w.field("solved", all);
+  w.field("written", all);
+  w.key("targets").begin_array();
+  for (const auto& o : outcomes.targets) {
+    w.begin_object();
+    w.field("name", o.name);
+    w.field("output", o.output);
+    w.field("solved", o.result.solved);
+    w.field("packages", static_cast<std::uint64_t>(o.result.lock.packages.size()));
+    w.key("gpu").value_or_null(o.result.gpu_summary);
+    w.key("headline")
+        .value_or_null(o.result.solved ? std::string() : o.result.explanation.headline);
+    w.field("warnings", o.result.warnings);
+    w.end_object();
+  }
+  w.end_array();
+  w.field("alignment", outcomes.alignment);
+  w.end_object();
+  return w.str();
+}
+
 // `resolve --all-targets` / `--target NAME` (issue 22): every declared target's lock, written as
 // a set only when every target solved.
 int run_targets(Context& ctx, const ResolveArgs& a, app::ResolveRequest request,
@@ -297,6 +325,7 @@ int run_targets(Context& ctx, const ResolveArgs& a, app::ResolveRequest request,
                     all ? fmt::format("; wrote {}", o.output) : std::string(),
                     o.result.gpu_summary.empty() ? std::string() : "\n  " + o.result.gpu_summary));
   }
+  if (a.json) term.out(targets_json(*outcomes, all));
   if (!all) {
     term.err("No lock was changed: every target must solve for the set to be written.\n");
     return kExitFinding;
@@ -331,6 +360,9 @@ RunFn setup(CLI::App& sub) {
                  "Follow an https -> http redirect to HOST (repeatable)");
   sub.add_option("--report", a->report,
                  "Write a JSON report (schema in README.md; '-' for stdout)");
+  sub.add_flag("--json", a->json,
+               "Print the report (as --report writes it) on stdout; the lock goes to -o "
+               "(default pylock.toml), never to stdout");
   sub.add_flag("--explain", a->explain,
                "Print why each package was chosen, or the whole proof when there is no solution");
   sub.add_flag("--all-targets", a->all_targets,
@@ -355,6 +387,13 @@ RunFn setup(CLI::App& sub) {
     auto client = cache_client_options(a->cache);
     if (!client) return report_error(term, client.error());
     request.client = std::move(*client);
+    if (a->json && request.output == "-") {
+      // One JSON document on stdout: the lock cannot share it.
+      return report_error(
+          term, core::make_error(core::ErrorCode::Usage,
+                                 "--json and -o - both write to stdout; give -o a file (default "
+                                 "pylock.toml)"));
+    }
     if (a->all_targets || !a->targets.empty()) return run_targets(ctx, *a, std::move(request), sub);
     if (a->report == "-" && request.output == "-") {
       return report_error(
@@ -362,6 +401,7 @@ RunFn setup(CLI::App& sub) {
           core::make_error(core::ErrorCode::Usage,
                            "--report - and -o - both write to stdout; give one of them a file"));
     }
+    const bool report_stdout = a->json || a->report == "-";
     request.command_line = index::redact_text(ctx.command_line);
 
     app::ResolveObserver observer = resolve_observer(term);
@@ -378,9 +418,8 @@ RunFn setup(CLI::App& sub) {
                   1);
       }
     }
-    if (a->report == "-") {
-      term.out(report_json(*result, request));
-    } else if (!a->report.empty()) {
+    if (report_stdout) term.out(report_json(*result, request));
+    if (!a->report.empty() && a->report != "-") {
       auto written = app::write_output(a->report, report_json(*result, request));
       if (!written) {
         auto e = written.error();
@@ -408,7 +447,8 @@ RunFn setup(CLI::App& sub) {
       return kExitFinding;
     }
     if (request.output == "-") term.out(result->lock_text);
-    if (a->explain) term.out(explain_text(*result));
+    // With --json stdout holds the report alone.
+    if (a->explain) a->json ? term.err(explain_text(*result)) : term.out(explain_text(*result));
     if (!term.quiet()) {
       std::size_t n = result->lock.packages.size();
       std::string where = request.output == "-" ? "stdout" : request.output;

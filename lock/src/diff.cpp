@@ -139,7 +139,26 @@ PackageChange added_or_removed(const Package& p, bool added) {
 class Facts {
  public:
   void add(std::string key, std::optional<std::string> o, std::optional<std::string> n) {
-    if (o != n) facts_.push_back(FactChange{std::move(key), std::move(o), std::move(n)});
+    if (o == n) return;
+    FactChange f;
+    f.key = std::move(key);
+    f.old_value = std::move(o);
+    f.new_value = std::move(n);
+    facts_.push_back(std::move(f));
+  }
+  /// A list fact: compared and shown as its entries joined, the entries kept for one line each.
+  void add_list(std::string key, const std::optional<std::vector<std::string>>& o,
+                const std::optional<std::vector<std::string>>& n) {
+    auto old_text = join(o), new_text = join(n);
+    if (old_text == new_text) return;
+    FactChange f;
+    f.key = std::move(key);
+    f.old_value = std::move(old_text);
+    f.new_value = std::move(new_text);
+    f.old_items = o.value_or(std::vector<std::string>{});
+    f.new_items = n.value_or(std::vector<std::string>{});
+    f.is_list = true;
+    facts_.push_back(std::move(f));
   }
   std::vector<FactChange> take() { return std::move(facts_); }
 
@@ -148,16 +167,16 @@ class Facts {
 };
 
 template <class T, class F>
-std::optional<std::string> field(const std::optional<T>& table, F get) {
+auto field(const std::optional<T>& table, F get) -> std::optional<decltype(get(*table))> {
   if (!table) return std::nullopt;
   return get(*table);
 }
 
-std::string index_text(const std::vector<IndexRecord>& indexes) {
+std::vector<std::string> index_items(const std::vector<IndexRecord>& indexes) {
   std::vector<std::string> items;
   for (const auto& i : indexes)
     items.push_back(fmt::format("{}={} ({})", i.name, i.url, i.role));
-  return join(items);
+  return items;
 }
 
 }  // namespace
@@ -243,10 +262,10 @@ LockDiff diff_locks(const Lock& old_input, const Lock& new_input) {
   const Lock& n = new_lock;
   f.add("lock-version", o.lock_version, n.lock_version);
   f.add("requires-python", o.requires_python, n.requires_python);
-  f.add("environments", join(o.environments), join(n.environments));
-  f.add("extras", join(o.extras), join(n.extras));
-  f.add("dependency-groups", join(o.dependency_groups), join(n.dependency_groups));
-  f.add("default-groups", join(o.default_groups), join(n.default_groups));
+  f.add_list("environments", o.environments, n.environments);
+  f.add_list("extras", o.extras, n.extras);
+  f.add_list("dependency-groups", o.dependency_groups, n.dependency_groups);
+  f.add_list("default-groups", o.default_groups, n.default_groups);
 
   const std::optional<GpulockTool>& og = o.gpulock;
   const std::optional<GpulockTool>& ng = n.gpulock;
@@ -277,8 +296,8 @@ LockDiff diff_locks(const Lock& old_input, const Lock& new_input) {
   gpu_field("cuda-ceiling", &GpulockGpu::cuda_ceiling);
   gpu_field("method", &GpulockGpu::method);
   gpu_field("compat", &GpulockGpu::compat);
-  f.add("gpu.archs", field(og_gpu, [](auto& g) { return join(g.archs); }),
-        field(ng_gpu, [](auto& g) { return join(g.archs); }));
+  f.add_list("gpu.archs", field(og_gpu, [](auto& g) { return g.archs; }),
+             field(ng_gpu, [](auto& g) { return g.archs; }));
   gpu_field("variant", &GpulockGpu::variant);
   gpu_field("cuda", &GpulockGpu::cuda);
   gpu_field("cudnn", &GpulockGpu::cudnn);
@@ -293,31 +312,31 @@ LockDiff diff_locks(const Lock& old_input, const Lock& new_input) {
   f.add("snapshot.exclude-newer", exclude_newer(os), exclude_newer(ns));
   f.add("snapshot.nightly", os ? os->nightly : std::nullopt, ns ? ns->nightly : std::nullopt);
 
-  f.add("indexes", og ? std::optional(index_text(og->indexes)) : std::nullopt,
-        ng ? std::optional(index_text(ng->indexes)) : std::nullopt);
+  f.add_list("indexes", og ? std::optional(index_items(og->indexes)) : std::nullopt,
+             ng ? std::optional(index_items(ng->indexes)) : std::nullopt);
 
   const auto oi = inputs(og);
   const auto ni = inputs(ng);
-  f.add("inputs.requirements", field(oi, [](auto& i) { return join(i.requirements); }),
-        field(ni, [](auto& i) { return join(i.requirements); }));
-  auto files_text = [](const GpulockInputs& i) {
+  f.add_list("inputs.requirements", field(oi, [](auto& i) { return i.requirements; }),
+             field(ni, [](auto& i) { return i.requirements; }));
+  auto files_items = [](const GpulockInputs& i) {
     std::vector<std::string> items;
     for (const auto& x : i.files)
       items.push_back(fmt::format("{} ({}) {}", x.path, x.kind, x.sha256));
-    return join(items);
+    return items;
   };
-  f.add("inputs.files", field(oi, files_text), field(ni, files_text));
-  f.add("inputs.extras", field(oi, [](auto& i) { return join(i.extras); }),
-        field(ni, [](auto& i) { return join(i.extras); }));
-  f.add("inputs.groups", field(oi, [](auto& i) { return join(i.groups); }),
-        field(ni, [](auto& i) { return join(i.groups); }));
-  auto options_text = [](const GpulockInputs& i) {
+  f.add_list("inputs.files", field(oi, files_items), field(ni, files_items));
+  f.add_list("inputs.extras", field(oi, [](auto& i) { return i.extras; }),
+             field(ni, [](auto& i) { return i.extras; }));
+  f.add_list("inputs.groups", field(oi, [](auto& i) { return i.groups; }),
+             field(ni, [](auto& i) { return i.groups; }));
+  auto options_items = [](const GpulockInputs& i) {
     std::vector<std::string> items;
     for (const auto& [k, v] : i.options)
       items.push_back(k + "=" + v);
-    return join(items);
+    return items;
   };
-  f.add("inputs.options", field(oi, options_text), field(ni, options_text));
+  f.add_list("inputs.options", field(oi, options_items), field(ni, options_items));
   f.add("inputs.sha256", field(oi, [](auto& i) { return i.sha256; }),
         field(ni, [](auto& i) { return i.sha256; }));
   diff.facts = f.take();

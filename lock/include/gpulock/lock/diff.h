@@ -59,6 +59,11 @@ struct FactChange {
   std::string key;
   std::optional<std::string> old_value;
   std::optional<std::string> new_value;
+  /// For a fact that is a list (environments, extras, groups, gpu.archs, indexes, inputs.*):
+  /// its entries on each side, the values above being these joined; both empty otherwise.
+  std::vector<std::string> old_items;
+  std::vector<std::string> new_items;
+  bool is_list = false;
   friend bool operator==(const FactChange&, const FactChange&) = default;
 };
 
