@@ -141,11 +141,11 @@ std::optional<int> pick_lock(Context& ctx, InstallArgs& args) {
   }
   // The Python that will run the lock (--python, the environment's, else python3 on PATH): its
   // version and tags are compared with each lock's target. A venv still to be made (issue 25):
-  // every interpreter on PATH is, and the lock fits when one of them runs it.
+  // the interpreters on PATH are, in turn, and the lock fits when one of them runs it.
   const auto venv = venv_to_make(args);
-  auto here =
-      venv ? app::choose_lock_for_new_venv(".", args.machine, app::interpreters_on_path(), only)
-           : app::choose_lock_here(".", args.machine, environment_python(args), only);
+  app::PathPythons pythons;
+  auto here = venv ? app::choose_lock_for_new_venv(".", args.machine, pythons, only)
+                   : app::choose_lock_here(".", args.machine, environment_python(args), only);
   if (!here) return report_error(ctx.term, here.error());
   warn_python_unasked(ctx.term, *here);
   auto* choice = &here->choice;
@@ -387,12 +387,15 @@ int run_native_install(Context& ctx, InstallArgs& args, app::InstallRequest& req
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto& p = result->plan;
+  // The venv's creation (interpreter asked, `-m venv`) apart from the sync itself (issue 41).
   std::string summary = fmt::format(
-      "{} installed, {} replaced, {} removed, {} unchanged in {:.2f} s ({} from the cache, {} "
+      "{}{} installed, {} replaced, {} removed, {} unchanged in {:.2f} s ({} from the cache, {} "
       "downloaded, {})",
+      result->created ? fmt::format("venv created in {:.2f} s; ", result->venv_seconds) : "",
       p.count(app::SyncAction::Install), p.count(app::SyncAction::Replace),
-      p.count(app::SyncAction::Remove), p.count(app::SyncAction::Unchanged), seconds,
-      result->cache_hits, result->downloaded, human_size(result->downloaded_bytes));
+      p.count(app::SyncAction::Remove), p.count(app::SyncAction::Unchanged),
+      std::max(0.0, seconds - result->venv_seconds), result->cache_hits, result->downloaded,
+      human_size(result->downloaded_bytes));
   if (ctx.term.quiet()) {
     // -q: the plan and the summary are progress, not results (errors and warnings still show).
   } else if (args.json) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
@@ -100,14 +101,18 @@ core::Result<std::string> environment_python(const InstallRequest& request, cons
     passed_over(*chosen);
     return chosen->base_python;
   }
+  const auto started = std::chrono::steady_clock::now();
   auto made = create_venv(vr);
   if (!made) return std::unexpected(made.error());
   result.created = true;
+  result.venv_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (observer.info) {
-    observer.info(
-        fmt::format("created a virtual environment at {} (Python {}, {}): the first "
-                    "interpreter on PATH the lock accepts",
-                    venv.string(), made->version, made->base_python));
+    observer.info(fmt::format(
+        "created a virtual environment at {} (Python {}, {}{}): the first "
+        "interpreter on PATH the lock accepts",
+        venv.string(), made->version, made->base_python,
+        made->base_executable == made->base_python ? "" : " -> " + made->base_executable));
   }
   passed_over(*made);
   return made->python.string();

@@ -38,6 +38,7 @@ print("sys_platform=%s" % sys.platform)
 print("os_name=%s" % os.name)
 print("glibc=%s" % glibc)
 print("free_threaded=%s" % ("1" if sysconfig.get_config_var("Py_GIL_DISABLED") else "0"))
+print("executable=%s" % (sys.executable or ""))
 )PY";
 
 std::string host_machine() {
@@ -207,7 +208,9 @@ core::Result<Target> make_target(const TargetRequest& request) {
   env.python_full_version = values["python_full_version"];
   env.python_version = xy;
   env.sys_platform = values["sys_platform"];
-  return finish(*tags, xy, *full, env);
+  auto target = finish(*tags, xy, *full, env);
+  if (target) target->executable = values["executable"];
+  return target;
 }
 
 }  // namespace gpulock::app

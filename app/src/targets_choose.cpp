@@ -220,22 +220,29 @@ core::Result<HereChoice> choose_lock_here(const fs::path& dir,
 
 core::Result<HereChoice> choose_lock_for_new_venv(const fs::path& dir,
                                                   const probe::OverrideFlags& machine_flags,
-                                                  const std::vector<PathPython>& pythons,
+                                                  PathPythons& pythons,
                                                   const std::vector<fs::path>& only) {
   auto machine = probe_machine(machine_flags);
   if (!machine) return std::unexpected(machine.error());
   auto paths = locks_to_judge(dir, only);
   if (!paths) return std::unexpected(paths.error());
+  // The interpreters that could be asked, found in turn: each is asked only when no interpreter
+  // before it fits a lock still to judge (a shim takes seconds to answer).
   std::vector<const PathPython*> asked;
-  for (const auto& p : pythons) {
-    if (p.target) asked.push_back(&p);
-  }
+  std::size_t next = 0;
+  auto interpreter = [&](std::size_t i) -> const PathPython* {
+    while (asked.size() <= i && next < pythons.size()) {
+      const PathPython& p = pythons[next++];
+      if (p.target) asked.push_back(&p);
+    }
+    return i < asked.size() ? asked[i] : nullptr;
+  };
   HereChoice here;
-  if (asked.empty()) {
+  if (interpreter(0) == nullptr) {
     here.python_unasked =
-        pythons.empty()
+        pythons.size() == 0
             ? std::string("no Python interpreter on PATH")
-            : fmt::format("no interpreter on PATH could be asked ({})", pythons.front().error);
+            : fmt::format("no interpreter on PATH could be asked ({})", pythons[0].error);
   }
   for (const auto& path : *paths) {
     if (asked.empty()) {
@@ -245,7 +252,7 @@ core::Result<HereChoice> choose_lock_for_new_venv(const fs::path& dir,
     std::optional<LockFit> machine_refusal;
     std::vector<std::string> refused;
     std::optional<LockFit> fit;
-    for (const auto* p : asked) {
+    for (std::size_t i = 0; const PathPython* p = interpreter(i); ++i) {
       bool python_refused = false;
       LockFit f = judge(path, *machine, &*p->target, &python_refused);
       if (f.fits) {
@@ -259,6 +266,7 @@ core::Result<HereChoice> choose_lock_for_new_venv(const fs::path& dir,
         if (!fit) fit = std::move(f);  // kept for its path, target and CUDA
       } else if (!machine_refusal) {
         machine_refusal = std::move(f);
+        break;  // the machine refuses it whatever the Python
       }
     }
     if (fit && fit->fits) {

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <set>
 #include <vector>
 
@@ -38,15 +40,35 @@ std::vector<fs::path> path_dirs() {
   return dirs;
 }
 
+// What an interpreter said of itself, by path, for the life of the process: PATH's interpreters
+// do not change while one gpulock runs, and a shim is slow to start (PathPythons).
+PathPython ask_once(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, PathPython> answers;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = answers.find(path); it != answers.end()) return it->second;
+  }
+  PathPython p;
+  p.path = path;
+  auto target = make_target(TargetRequest{p.path, {}, {}, {}});
+  if (target) {
+    p.target = std::move(*target);
+  } else {
+    p.error = target.error().message;
+  }
+  std::lock_guard lock(mutex);
+  return answers.emplace(path, std::move(p)).first->second;
+}
+
 }  // namespace
 
-std::vector<PathPython> interpreters_on_path() {
+PathPythons::PathPythons() {
   std::vector<std::string> names = {"python3"};
   for (int minor = 15; minor >= 6; --minor)
     names.push_back(fmt::format("python3.{}", minor));
   names.push_back("python");
   const auto dirs = path_dirs();
-  std::vector<PathPython> out;
   std::set<fs::path> seen;
   for (const auto& name : names) {
     for (const auto& dir : dirs) {
@@ -56,18 +78,21 @@ std::vector<PathPython> interpreters_on_path() {
       fs::path real = fs::canonical(candidate, ec);
       if (ec) real = candidate;
       if (!seen.insert(real).second) continue;
-      PathPython p;
-      p.path = candidate.string();
-      auto target = make_target(TargetRequest{p.path, {}, {}, {}});
-      if (target) {
-        p.target = std::move(*target);
-      } else {
-        p.error = target.error().message;
-      }
-      out.push_back(std::move(p));
+      items_.push_back(PathPython{candidate.string(), std::nullopt, {}});
     }
   }
-  return out;
+  asked_.assign(items_.size(), false);
+}
+
+PathPythons::PathPythons(std::vector<PathPython> asked)
+    : items_(std::move(asked)), asked_(items_.size(), true) {}
+
+const PathPython& PathPythons::operator[](std::size_t i) {
+  if (!asked_[i]) {
+    items_[i] = ask_once(items_[i].path);
+    asked_[i] = true;
+  }
+  return items_[i];
 }
 
 std::string describe_python(const PathPython& p) {
@@ -78,7 +103,10 @@ std::string describe_python(const PathPython& p) {
 core::Result<CreatedVenv> choose_venv_interpreter(const VenvRequest& request) {
   std::vector<std::string> tried;
   const lock::GpulockTarget* target = request.target ? &*request.target : nullptr;
-  for (const auto& p : interpreters_on_path()) {
+  PathPythons pythons;
+  // In turn, and only until one fits: each one asked costs a process (seconds for a shim).
+  for (std::size_t i = 0; i < pythons.size(); ++i) {
+    const PathPython& p = pythons[i];
     if (!p.target) {
       tried.push_back(fmt::format("{}: does not run ({})", p.path, p.error));
       continue;
@@ -87,8 +115,9 @@ core::Result<CreatedVenv> choose_venv_interpreter(const VenvRequest& request) {
       tried.push_back(fmt::format("{}: {}", describe_python(p), why));
       continue;
     }
-    return CreatedVenv{request.dir / "bin" / "python", p.path, p.target->python_full.to_string(),
-                       std::move(tried)};
+    return CreatedVenv{request.dir / "bin" / "python", p.path,
+                       p.target->executable.empty() ? p.path : p.target->executable,
+                       p.target->python_full.to_string(), std::move(tried)};
   }
   std::string list;
   for (const auto& t : tried)
@@ -106,8 +135,9 @@ core::Result<CreatedVenv> create_venv(const VenvRequest& request) {
   if (!chosen) return chosen;
   sys::ProgramOptions po;
   po.timeout = std::chrono::milliseconds(120'000);
+  // The real interpreter, not the name PATH has (a pyenv shim would start pyenv once more).
   auto made = sys::run_program(
-      {chosen->base_python, "-m", "venv", "--without-pip", request.dir.string()}, po);
+      {chosen->base_executable, "-m", "venv", "--without-pip", request.dir.string()}, po);
   if (!made) return std::unexpected(made.error());
   if (made->exit_code != 0) {
     return std::unexpected(

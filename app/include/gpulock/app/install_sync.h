@@ -67,6 +67,7 @@ struct SyncResult {
   std::filesystem::path prefix;  ///< sys.prefix
   std::string python_version;    ///< "3.11.7"
   bool created = false;          ///< the venv was made by this run
+  double venv_seconds = 0;       ///< making it (choosing its interpreter included), when created
   /// --dry-run where the venv does not exist yet: the interpreter that would make it.
   std::string would_create_with;
   bool system = false;  ///< not a virtual environment (--system)

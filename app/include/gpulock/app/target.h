@@ -23,6 +23,9 @@ struct Target {
   core::TagTarget tags;              ///< what supported_tags() is computed from
   core::Environment environment;     ///< marker values
   std::vector<core::Tag> supported;  ///< core::supported_tags(tags), best first
+  /// The interpreter asked: its sys.executable (the real file behind a pyenv shim); empty when
+  /// the target was given (--python-version, --platform).
+  std::string executable;
 
   /// `environments` marker for the lock: which machines this lock is valid for.
   [[nodiscard]] std::string environment_marker() const;

@@ -152,12 +152,13 @@ struct HereChoice {
                                          const lock::GpulockTarget* target, const Target& python);
 
 /// choose_lock for a venv still to be made (issue 25): each lock is judged against the machine
-/// and every interpreter of `pythons` that could be asked, and fits with the first one it
-/// accepts (LockFit::python); a lock no interpreter runs says why for each. With no interpreter
-/// asked, the locks' Python is not compared (`python_unasked`). `HereChoice::python` is the
-/// chosen lock's interpreter's X.Y. Errors: as choose_lock_here.
+/// and the interpreters of `pythons` in turn (each asked only when reached: PathPythons), and
+/// fits with the first one it accepts (LockFit::python); a lock no interpreter runs says why for
+/// each. With no interpreter that could be asked, the locks' Python is not compared
+/// (`python_unasked`). `HereChoice::python` is the chosen lock's interpreter's X.Y. Errors: as
+/// choose_lock_here.
 [[nodiscard]] core::Result<HereChoice> choose_lock_for_new_venv(
-    const std::filesystem::path& dir, const probe::OverrideFlags& machine,
-    const std::vector<PathPython>& pythons, const std::vector<std::filesystem::path>& only = {});
+    const std::filesystem::path& dir, const probe::OverrideFlags& machine, PathPythons& pythons,
+    const std::vector<std::filesystem::path>& only = {});
 
 }  // namespace gpulock::app
