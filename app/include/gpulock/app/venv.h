@@ -18,7 +18,7 @@
 
 namespace gpulock::app {
 
-/// An interpreter found on PATH and what it says of itself (interpreters_on_path).
+/// An interpreter found on PATH and what it says of itself (PathPythons).
 struct PathPython {
   std::string path;              ///< where PATH has it: /usr/bin/python3
   std::optional<Target> target;  ///< nullopt: it could not be asked
