@@ -1,23 +1,27 @@
 #!/usr/bin/python3
-"""pypa/packaging's own test modules, answered by gpulock's core (issue 20, label `conformance`).
+"""pypa/packaging's own test modules, answered by gpulock's core (issues 20 and 42, `conformance`).
 
-Usage: packaging_tests.py --oracle PATH/TO/core_oracle --shared DIR --work DIR
-                          [--modules version,specifiers,...] [--list FILE]
+Usage: packaging_tests.py --oracle CORE_ORACLE --reference DIR --work DIR [--modules a,b,...]
+                          [--record FILE | --check-golden FILE] [--list FILE]
+       packaging_tests.py --oracle CORE_ORACLE --golden FILE [--modules a,b,...] [--list FILE]
 
-Runs packaging's test modules (DIR/reference/packaging/tests, with pytest, hypothesis, pretend
-and tomli_w from Debian) against packaging 26.3 (DIR/reference/pip/src/pip/_vendor/packaging,
-imported as `packaging`), with a recorder around packaging's public entry points: Version(text),
-version comparisons, Specifier(text)/SpecifierSet(text) and their contains(), Marker(text) and
-Marker.evaluate(), Requirement(text). Every input a test hands to them becomes a question for
-core_oracle (the differential oracle's JSON protocol, tests/core/differential/oracle.cpp), and
-packaging 26.3's answer to the same question (differential.py's expect_* functions, with that
-script's documented mapping) is compared with gpulock's. Per test:
-  passed         the test passed under packaging and gpulock agreed on every input it recorded;
-  failed         gpulock disagreed on at least one input (each disagreement is listed);
-  no counterpart the test recorded nothing gpulock answers (tags, pickling, metadata, repr...);
-  packaging-fail the test fails under packaging 26.3 itself (environment), not counted above.
-Exits 1 when any test failed, unless its disagreement is listed in DELIBERATE (README,
-"Differences from uv and pip").
+Live: runs packaging's test modules (DIR/packaging/tests, with pytest, hypothesis, pretend and
+tomli_w from Debian) against packaging 26.3 (DIR/pip/src/pip/_vendor/packaging, imported as
+`packaging`) with packaging_recorder.py around its public entry points: every input a test hands
+them becomes a question for core_oracle, and packaging 26.3's answer to the same question
+(packaging_expect.py) is compared with gpulock's. --record FILE keeps the questions, answers and
+test outcomes (tests/recorded/, scripts/record-golden); --golden FILE compares with such a
+recording instead, without packaging or pytest (the default suite; it holds every module,
+test_version's 51,000 tests included). Per test, one of:
+  passed          the test passed under packaging and gpulock agreed on every input it recorded;
+  failed          gpulock disagreed on an input, and no deviation lists that disagreement;
+  deviation       every disagreement is a deliberate one, listed with its reason in
+                  packaging_deviations.toml;
+  not applicable  listed there with the reason (platform detection: sys_tags, manylinux,
+                  musllinux and macOS probing of the running interpreter);
+  no counterpart  the test recorded nothing gpulock answers (pickling, metadata, repr, ...);
+  packaging-fail  the test fails under packaging 26.3 itself (environment), not counted above.
+Exits 1 when a test failed, or when a listed deviation of a module that ran matched nothing.
 """
 import argparse
 import collections
@@ -27,277 +31,232 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "support"))
+import recorded  # noqa: E402
+from packaging_recorder import Recorder  # noqa: E402
+
 DEFAULT_MODULES = "version,specifiers,markers,requirements,tags,utils"
-
-# Substrings of a disagreement line that gpulock makes on purpose, with the reason.
-DELIBERATE = {
-    "both quotes": "a marker value holding both quote characters: gpulock prints it escaped",
-    ' in extras"': "`extras` is always defined (empty unless given): gpulock evaluates PEP 751 "
-                   "lock-file markers, where packaging 26.3's default context rejects it",
-    ' in dependency_groups"': "as `extras`",
-}
-# The marker variables gpulock's Environment has; an evaluate() with other keys (a test's
-# made-up variables) has no counterpart.
-KNOWN_ENV = {"implementation_name", "implementation_version", "os_name", "platform_machine",
-             "platform_python_implementation", "platform_release", "platform_system",
-             "platform_version", "python_full_version", "python_version", "sys_platform",
-             "extra"}
+DEVIATIONS = HERE / "packaging_deviations.toml"
 
 
-class Recorder:
-    """Wraps packaging's entry points and records, per test, the questions for the oracle."""
-
-    def __init__(self):
-        self.current = None
-        self.by_test = collections.defaultdict(list)
-        self.outcome = {}
-        self.spec_text = {}
-        self.marker_text = {}
-        self.busy = False
-
-    def add(self, q):
-        if self.current is not None and not self.busy:
-            self.by_test[self.current].append(q)
-
-    def install(self, packaging):
-        from packaging import markers, requirements, specifiers, version
-        rec = self
-
-        def wrap_init(cls, kind):
-            orig = cls.__init__
-
-            def init(self, *args, **kwargs):
-                text = args[0] if args else kwargs.get("version", kwargs.get("spec", kwargs.get(
-                    "specifiers", kwargs.get("marker", kwargs.get("requirement_string")))))
-                try:
-                    orig(self, *args, **kwargs)
-                except Exception:
-                    if isinstance(text, str):
-                        q = {"k": kind, "s": text}
-                        if kind == "s":
-                            q["v"] = []
-                        if kind == "m":
-                            q.update(env=None, x="")
-                        rec.add(q)
-                    raise
-                if isinstance(text, str):
-                    if kind == "s":
-                        rec.spec_text[id(self)] = (text, self)  # kept alive: ids stay unique
-                        rec.add({"k": "s", "s": text, "v": []})
-                    elif kind == "m":
-                        rec.marker_text[id(self)] = (text, self)
-                        rec.add({"k": "m", "s": text, "env": None, "x": ""})
-                    else:
-                        rec.add({"k": kind, "s": text})
-            cls.__init__ = init
-
-        wrap_init(version.Version, "v")
-        wrap_init(specifiers.Specifier, "s")
-        wrap_init(specifiers.SpecifierSet, "s")
-        wrap_init(markers.Marker, "m")
-        wrap_init(requirements.Requirement, "r")
-
-        for op in ("__lt__", "__le__", "__eq__", "__ge__", "__gt__", "__ne__"):
-            orig = getattr(version.Version, op)
-
-            def cmp(self, other, _orig=orig):
-                if isinstance(other, version.Version) and not rec.busy:
-                    rec.busy = True
-                    try:
-                        a, b = str(self), str(other)
-                    finally:
-                        rec.busy = False
-                    rec.add({"k": "c", "a": a, "b": b})
-                return _orig(self, other)
-            setattr(version.Version, op, cmp)
-
-        for cls in (specifiers.Specifier, specifiers.SpecifierSet):
-            orig = cls.contains
-
-            def contains(self, item, *args, _orig=orig, **kwargs):
-                text = rec.spec_text.get(id(self), (None,))[0]
-                if text is not None and isinstance(item, (str, version.Version)) and not rec.busy:
-                    rec.busy = True
-                    try:
-                        rec.add({"k": "s", "s": text, "v": [str(item)]})
-                    finally:
-                        rec.busy = False
-                return _orig(self, item, *args, **kwargs)
-            cls.contains = contains
-
-        orig_eval = markers.Marker.evaluate
-        # The interpreter's environment, computed without touching packaging's cache (a test
-        # monkeypatches platform and expects default_environment() to see it).
-        uncached = getattr(markers._cached_default_environment, "__wrapped__",
-                           markers.default_environment)
-        base_env = dict(uncached())
-
-        def evaluate(self, environment=None, *args, **kwargs):
-            text = rec.marker_text.get(id(self), (None,))[0]
-            if text is not None and not rec.busy and not args and not kwargs:
-                env = dict(base_env)
-                if environment:
-                    env.update(environment)
-                if all(isinstance(v, str) or v is None for v in env.values()) and \
-                        set(env) <= KNOWN_ENV:
-                    extra = env.pop("extra", "") or ""
-                    env = {k: v for k, v in env.items() if isinstance(v, str)}
-                    rec.add({"k": "m", "s": text, "env": env, "x": extra})
-            return orig_eval(self, environment, *args, **kwargs)
-        markers.Marker.evaluate = evaluate
-
-    # pytest hooks
-    def pytest_runtest_setup(self, item):
-        self.current = item.nodeid
-
-    def pytest_runtest_teardown(self, item):
-        self.current = None
-
-    def pytest_runtest_logreport(self, report):
-        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-            self.outcome[report.nodeid] = report.outcome
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--oracle", required=True)
-    ap.add_argument("--shared", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--modules", default=DEFAULT_MODULES)
-    ap.add_argument("--list", help="write every test with its status here")
-    ap.add_argument("--replay", help="recording.json of an earlier run: skip pytest, ask the "
-                                     "oracle the recorded questions")
-    args = ap.parse_args()
-    started = time.monotonic()
-    shared = Path(args.shared)
-    vendored = shared / "reference/pip/src/pip/_vendor/packaging"
-    tests_src = shared / "reference/packaging/tests"
+def run_pytest(reference, work, modules):
+    """Runs the modules under the recorder: (by_test questions, outcome per test, seconds)."""
+    vendored = reference / "pip/src/pip/_vendor/packaging"
+    tests_src = reference / "packaging/tests"
     for p in (vendored, tests_src):
         if not p.is_dir():
             sys.exit(f"packaging_tests.py: {p} is missing")
-    if args.replay:
-        data = json.loads(Path(args.replay).read_text())
-        rec = Recorder()
-        rec.by_test.update(data["by_test"])
-        rec.outcome.update(data["outcome"])
-        return compare_with_oracle(args, shared, rec, started, started)
-    work = Path(args.work)
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
     shutil.copytree(tests_src, work / "tests")
+    for p in [work / "tests", *(work / "tests").rglob("*")]:
+        p.chmod(p.stat().st_mode | 0o200)  # the reference may be read-only (CI's copy)
     (work / "tests/__init__.py").touch()
     (work / "packaging").symlink_to(vendored)
     sys.path.insert(0, str(work))
+    cwd = os.getcwd()
     os.chdir(work)
-
+    started = time.monotonic()
     import packaging
     import pytest
     rec = Recorder()
     rec.install(packaging)
-    files = [f"tests/test_{m}.py" for m in args.modules.split(",")]
+    files = [f"tests/test_{m}.py" for m in modules]
     pytest.main(["-q", "-p", "no:cacheprovider", "--no-header", "-o", "console_output_style=count",
                  "-W", "ignore", *files], plugins=[rec])
-    ran = time.monotonic()
-    (work / "recording.json").write_text(json.dumps({"by_test": rec.by_test,
-                                                      "outcome": rec.outcome}))
-    return compare_with_oracle(args, shared, rec, started, ran)
+    os.chdir(cwd)
+    return rec.by_test, rec.outcome, time.monotonic() - started
 
 
-def compare_with_oracle(args, shared, rec, started, ran):
-    # packaging 26.3's answers through differential.py (pip._vendor's copy, not the recorded one).
-    sys.path.insert(0, str(shared / "reference/pip/src"))
+def expected_table(reference, by_test, outcome):
+    """The recording: header stats, questions with packaging's answers, and per test its outcome
+    and the questions it asked (indices; those without a counterpart left out)."""
+    sys.path.insert(0, str(reference / "pip/src"))
+    import packaging_expect
+    diff = packaging_expect.load()
+    stats = collections.Counter()
+    index, questions = {}, []
+    tests = {}
+    for test, result in outcome.items():
+        asks = []
+        for q in by_test.get(test, []):
+            key = json.dumps(q, sort_keys=True)
+            if key not in index:
+                pair = packaging_expect.expect(q, diff, stats)
+                index[key] = None if pair is None else len(questions)
+                if pair is not None:
+                    questions.append(list(pair))
+            if index[key] is not None and index[key] not in asks:
+                asks.append(index[key])
+        tests[test] = {"outcome": result, "asks": asks}
+    return diff.packaging.__version__, dict(stats), questions, tests
+
+
+def ask_oracle(oracle, questions, stats):
+    """Disagreement lines per question index."""
     sys.path.insert(0, str(HERE.parent / "core/differential"))
     import differential as diff
-    stats = collections.Counter()
-    unique = {}
-    for qs in rec.by_test.values():
-        for q in qs:
-            unique.setdefault(json.dumps(q, sort_keys=True), q)
-    questions, expected = [], []
-    for key, q in unique.items():
-        if q["k"] == "m" and q["env"] and not set(q["env"]) <= KNOWN_ENV:
-            continue  # made-up environment keys: no counterpart
-        if q["k"] == "v":
-            e = diff.expect_version(q["s"], stats)
-        elif q["k"] == "c":
-            try:
-                va, vb = diff.Version(q["a"]), diff.Version(q["b"])
-            except (diff.InvalidVersion, ValueError):
-                continue
-            if max(diff.version_numbers(va) + diff.version_numbers(vb)) > diff.U64_MAX:
-                continue
-            e = {"c": str(-1 if va < vb else (0 if va == vb else 1)), "hash": True, "cons": True}
-        elif q["k"] == "s":
-            try:
-                e = diff.expect_spec(q["s"], q["v"], stats)
-            except ValueError:  # a number over Python's 4300-digit limit: not a specifier
-                e = {"ok": False}
-        elif q["k"] == "m":
-            if q["env"] is None:
-                e = diff.expect_marker(q["s"], {}, "", stats)
-                e.pop("r", None)
-                q = dict(q, env={})
-            else:
-                e = diff.expect_marker(q["s"], q["env"], q["x"], stats)
-        else:
-            e = diff.expect_requirement(q["s"], stats)
-        questions.append((key, q))
-        expected.append(e)
-    payload = "".join(json.dumps(q) + "\n" for _, q in questions).encode("utf-8", "surrogatepass")
-    proc = subprocess.run([args.oracle], input=payload, capture_output=True)
+    payload = "".join(json.dumps(q) + "\n" for q, _ in questions)
+    proc = subprocess.run([oracle], input=payload.encode("utf-8", "surrogatepass"),
+                          capture_output=True)
     if proc.returncode != 0:
-        print(f"oracle failed: {proc.stderr.decode()[-2000:]}")
-        return 1
+        sys.exit(f"oracle failed: {proc.stderr.decode()[-2000:]}")
     lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if len(lines) != len(questions):
+        sys.exit(f"oracle answered {len(lines)} of {len(questions)} questions")
     problems = {}
-    for (key, q), e, line in zip(questions, expected, lines):
+    for i, ((q, e), line) in enumerate(zip(questions, lines)):
         p = diff.compare(q, e, json.loads(line), stats)
         if p:
-            problems[key] = [f"{json.dumps(q)}: {x}" for x in p]
-    answered = set(k for k, _ in questions)
+            problems[i] = [f"{json.dumps(q)}: {x}" for x in p]
+    return problems
 
-    status = {}
-    for test, outcome in rec.outcome.items():
-        if outcome != "passed" and outcome != "skipped":
+
+def by_content(questions, tests, modules):
+    """Per test of `modules`: its outcome and the questions it asked with their answers, as
+    sorted JSON text (independent of the order questions were numbered in)."""
+    return {t: (v["outcome"], sorted(json.dumps(questions[i], sort_keys=True) for i in v["asks"]))
+            for t, v in tests.items() if module_of(t) in modules}
+
+
+def module_of(test):
+    return test.split("::")[0].removeprefix("tests/test_").removesuffix(".py")
+
+
+def matches_any(match, line):
+    """A deviation's `match`: one substring of the disagreement line, or a list of them."""
+    return any(m in line for m in ([match] if isinstance(match, str) else match))
+
+
+def classify(tests, problems, listed):
+    """Status per test, the disagreement lines of failed tests, and uses per listed entry."""
+    status, failing = {}, []
+    used = collections.Counter()
+    for test, t in sorted(tests.items()):
+        na = next((i for i, n in enumerate(listed["not_applicable"])
+                   if test.startswith(n["test"])), None)
+        if na is not None:
+            status[test] = "not applicable"
+            used[("not_applicable", na)] += 1
+            continue
+        if t["outcome"] not in ("passed", "skipped"):
             status[test] = "packaging-fail"
             continue
-        keys = [json.dumps(q, sort_keys=True) for q in rec.by_test.get(test, [])]
-        keys = [k for k in keys if k in answered]
-        if outcome == "skipped" or not keys:
+        if t["outcome"] == "skipped" or not t["asks"]:
             status[test] = "no counterpart"
             continue
-        bad = [line for k in keys for line in problems.get(k, [])]
+        bad = [line for i in t["asks"] for line in problems.get(i, [])]
+        matches = [next((i for i, d in enumerate(listed["deviation"])
+                         if d["module"] == module_of(test) and matches_any(d["match"], b)), None)
+                   for b in bad]
         if not bad:
             status[test] = "passed"
-        elif all(any(d in b for d in DELIBERATE) for b in bad):
-            status[test] = "deliberate"
+        elif all(m is not None for m in matches):
+            status[test] = "deviation"
+            for m in set(matches):
+                used[("deviation", m)] += 1
         else:
             status[test] = "failed"
-            status[test + " :: " + bad[0]] = None
-    counts = collections.Counter(v for v in status.values() if v)
-    failing = sorted(k for k, v in status.items() if v is None)
+            failing.append(f"{test} :: {bad[matches.index(None)]}")
+    return status, failing, used
+
+
+def report(args, status, failing, used, listed, modules, asked, disagree, reference):
+    """Prints the counts; returns the exit status."""
     for line in failing[:60]:
         print("FAILED", line)
     if len(failing) > 60:
         print(f"... and {len(failing) - 60} more")
     per_module = collections.defaultdict(collections.Counter)
     for test, st in status.items():
-        if st:
-            per_module[test.split("::")[0]][st] += 1
+        per_module[test.split("::")[0]][st] += 1
     for mod, c in sorted(per_module.items()):
         print(f"  {mod}: " + ", ".join(f"{c[k]} {k}" for k in sorted(c)))
-    print(f"packaging's tests ({args.modules}) against gpulock core: {sum(counts.values())} tests: "
-          f"{counts['passed']} passed, {counts['failed']} failed, {counts['no counterpart']} no "
-          f"counterpart, {counts['deliberate']} differ on purpose, {counts['packaging-fail']} fail "
-          f"under packaging itself; {len(questions)} distinct inputs asked, {len(problems)} "
-          f"disagree (pytest {ran - started:.0f}s, total {time.monotonic() - started:.0f}s)")
+    stale = []
+    for kind in ("deviation", "not_applicable"):
+        for i, entry in enumerate(listed[kind]):
+            n = used[(kind, i)]
+            what = entry.get("match") or entry.get("test")
+            if n:
+                print(f"  {kind.replace('_', ' ')} ({n} tests): {what!r}: {entry['reason']}")
+            elif kind == "deviation" and entry["module"] in modules:
+                stale.append(f"listed deviation {what!r} ({entry['module']}) matched no test: "
+                             "gpulock agrees now, remove it from packaging_deviations.toml")
+    for line in stale:
+        print("FAILED", line)
+    c = collections.Counter(status.values())
+    print(f"packaging {reference} tests ({','.join(modules)}) against gpulock core: "
+          f"{len(status)} tests: {c['passed']} passed, {c['failed']} failed, {c['deviation']} "
+          f"deviations (listed), {c['not applicable']} not applicable (listed), "
+          f"{c['no counterpart']} no counterpart, {c['packaging-fail']} fail under packaging "
+          f"itself; {asked} distinct inputs asked, {disagree} disagree")
     if args.list:
-        Path(args.list).write_text("".join(f"{v}\t{k}\n" for k, v in sorted(status.items()) if v))
-    return 1 if counts["failed"] else 0
+        Path(args.list).write_text("".join(f"{v}\t{k}\n" for k, v in sorted(status.items())))
+    return 1 if c["failed"] or stale else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--oracle", required=True)
+    ap.add_argument("--reference", type=Path, help="pip/ and packaging/ (live run)")
+    ap.add_argument("--shared", type=Path, help="deprecated: the directory above reference/")
+    ap.add_argument("--golden", help="a recording to compare with instead of a live run")
+    ap.add_argument("--record", help="write the live run's recording here")
+    ap.add_argument("--check-golden", help="fail unless the live run's recording equals this")
+    ap.add_argument("--work", type=Path)
+    ap.add_argument("--modules", help=f"default: {DEFAULT_MODULES} (live), every module (golden)")
+    ap.add_argument("--deviations", type=Path, default=DEVIATIONS)
+    ap.add_argument("--list", help="write every test with its status here")
+    args = ap.parse_args()
+    started = time.monotonic()
+    if args.shared and not args.reference:
+        args.reference = args.shared / "reference"
+    if bool(args.reference) == bool(args.golden):
+        ap.error("give either --reference DIR (live) or --golden FILE")
+    listed = tomllib.loads(args.deviations.read_text())
+    listed.setdefault("deviation", [])
+    listed.setdefault("not_applicable", [])
+    stale = False
+    if args.golden:
+        header, rows = recorded.read(args.golden)
+        questions, tests = rows[0]["questions"], rows[1]["tests"]
+        stats = collections.Counter(header["stats"])
+        modules = args.modules.split(",") if args.modules else header["modules"]
+        reference = f"{header['packaging']} (recorded)"
+    else:
+        modules = (args.modules or DEFAULT_MODULES).split(",")
+        by_test, outcome, took = run_pytest(args.reference, args.work, modules)
+        version, stats, questions, tests = expected_table(args.reference, by_test, outcome)
+        stats = collections.Counter(stats)
+        reference = version
+        header = {"what": "pypa/packaging's tests: questions recorded from them, packaging's "
+                  "answers, test outcomes", "packaging": version, "modules": modules,
+                  "stats": dict(stats)}
+        rows = [{"questions": questions}, {"tests": tests}]
+        print(f"pytest and packaging's answers: {took:.0f}s")
+        if args.record:
+            recorded.write(args.record, header, rows)
+            print(f"recorded {len(tests)} tests, {len(questions)} questions in {args.record}")
+        if args.check_golden:
+            _, old_rows = recorded.read(args.check_golden)
+            old = by_content(old_rows[0]["questions"], old_rows[1]["tests"], modules)
+            if old != by_content(json.loads(json.dumps(questions)), tests, modules):
+                stale = True
+                print(f"FAILED: {args.check_golden} is not what this run records for "
+                      f"{','.join(modules)} (re-record it with scripts/record-golden)")
+    tests = {t: v for t, v in tests.items() if module_of(t) in modules}
+    problems = ask_oracle(args.oracle, questions, stats)
+    status, failing, used = classify(tests, problems, listed)
+    code = report(args, status, failing, used, listed, modules, len(questions), len(problems),
+                  reference)
+    print(f"({time.monotonic() - started:.0f}s)")
+    return 1 if code or stale else 0
 
 
 if __name__ == "__main__":

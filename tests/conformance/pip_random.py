@@ -2,6 +2,8 @@
 """Randomized differential test of gpulock resolve against pip 26.3 (issue 20, `conformance`).
 
 Usage: pip_random.py --gpulock EXE --pip PIP_SRC_DIR --work DIR [--seed N] [--count N] [-j N]
+                     [--record FILE | --check-golden FILE]
+       pip_random.py --gpulock EXE --golden FILE --work DIR [-j N]
 
 Each case is a generated index (packse_index.py's static file:// index: wheels, PEP 658
 metadata, yanked files) of a few packages with final, pre-, post- and local versions and random
@@ -17,19 +19,29 @@ accepts gpulock's (pip run again with gpulock's versions pinned), the two differ
 competing requirement got its newest version: counted as "decision order". Both kinds are
 printed and counted apart; any other difference fails the test.
 Seeded: the same seed gives the same cases.
-ctest runs a short count; `scripts/conformance --long` runs a few hundred.
+--record FILE writes pip's answers (and each other solution of gpulock's that pip accepted) to
+FILE (tests/recorded/, scripts/record-golden); --golden FILE answers with those instead of running
+pip (ctest's conformance_pip_random, no reference directory needed): a case whose generated
+index no longer matches the recording, or where gpulock gives a solution pip was not asked
+about, fails and asks for a re-recording. --check-golden FILE (live) fails when FILE is not
+what pip answers today. ctest's live run (conformance_pip_live) runs a short count;
+scripts/conformance runs a few hundred.
 """
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import random
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 import packse_index  # noqa: E402
+import recorded  # noqa: E402
 
 NAMES = ["a", "b", "c", "d", "e"]
 
@@ -88,6 +100,11 @@ def gen_case(seed):
     return {"name": f"random-{seed}", "root": {"requires": roots}, "packages": packages}
 
 
+def case_digest(sc):
+    """What a recording is valid for: the generated case, byte for byte."""
+    return hashlib.sha256(json.dumps(sc, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def run_case(args, seed):
     sc = gen_case(seed)
     out = Path(args.work) / sc["name"]
@@ -107,23 +124,41 @@ def run_case(args, seed):
     elif g.returncode == 1:
         gp = None
     else:
-        return seed, "error", f"gpulock exit {g.returncode}: {g.stderr.strip()[-300:]}", sc
-    pp, err = run_pip(args, out, url, reqs)
+        return seed, "error", f"gpulock exit {g.returncode}: {g.stderr.strip()[-300:]}", sc, None
+    row = {"seed": seed, "case": case_digest(sc), "accepts": []}
+    if args.golden:
+        row = args.golden.get(seed)
+        if row is None or row["case"] != case_digest(sc):
+            return seed, "error", "the recording does not hold this case (re-record it)", sc, None
+        pp, err = row["pip"], ("deep" if row.get("deep") else "")
+    else:
+        pp, err = run_pip(args, out, url, reqs)
+        row.update(pip=pp, deep=err == "deep")
     if err == "deep":
-        return seed, "skipped", "pip: ResolutionTooDeep", sc
+        return seed, "skipped", "pip: ResolutionTooDeep", sc, row
     if err:
-        return seed, "error", err, sc
+        return seed, "error", err, sc, row
     if gp == pp:
-        return seed, "agree", "", sc
+        return seed, "agree", "", sc, row
     if gp is not None and pp is not None:
         # Both found a solution: is gpulock's one pip accepts too? Then the two differ only in
         # which competing requirement got its newest version (decision order).
-        pinned, err = run_pip(args, out, url, reqs + [f"{n}=={v}" for n, v in gp.items()])
-        if not err and pinned == gp:
-            return seed, "order", f"pip: {pp}; gpulock: {gp} (pip accepts gpulock's too)", sc
-    if pp is None and prerelease_fallback(args, sc, gp):
-        return seed, "deliberate", f"pip: {pp}; gpulock: {gp}", sc
-    return seed, "disagree", f"pip: {pp}; gpulock: {gp}", sc
+        if args.golden:
+            accepted = gp in row["accepts"]
+            if not accepted:
+                detail = (f"pip: {pp}; gpulock: {gp} (pip was not asked about this solution "
+                          "when recorded: re-record)")
+                return seed, "disagree", detail, sc, row
+        else:
+            pinned, err = run_pip(args, out, url, reqs + [f"{n}=={v}" for n, v in gp.items()])
+            accepted = not err and pinned == gp
+            if accepted:
+                row["accepts"].append(gp)
+        if accepted:
+            return seed, "order", f"pip: {pp}; gpulock: {gp} (pip accepts gpulock's too)", sc, row
+    if pp is None and prerelease_fallback(sc, gp):
+        return seed, "deliberate", f"pip: {pp}; gpulock: {gp}", sc, row
+    return seed, "disagree", f"pip: {pp}; gpulock: {gp}", sc, row
 
 
 def run_pip(args, out, url, reqs):
@@ -145,38 +180,59 @@ def run_pip(args, out, url, reqs):
     return None, f"pip exit {p.returncode}: {p.stderr.strip()[-300:]}"
 
 
-def prerelease_fallback(args, sc, gp):
+def is_prerelease(version):
+    """PEP 440 pre- and dev-releases among the versions gen_versions writes (a1, b2, rc1, .dev0)."""
+    return re.search(r"(a|b|rc)[0-9]+|\.dev[0-9]+", version) is not None
+
+
+def prerelease_fallback(sc, gp):
     """README "Differences from uv and pip": gpulock takes a pre-release when the package's final
     releases cannot be used; pip's finder hides pre-releases once any final release exists, and
     finds no solution. True when gpulock's answer shows that case."""
-    sys.path.insert(0, str(Path(args.pip).parent))
-    from pip._vendor.packaging.version import Version
-    for name, version in gp.items():
-        if not Version(version).is_prerelease:
+    for name, version in (gp or {}).items():
+        if not is_prerelease(version):
             continue
         finals = [v for v in sc["packages"].get(name, {}).get("versions", {})
-                  if not Version(v).is_prerelease]
+                  if not is_prerelease(v)]
         if finals:
             return True
     return False
 
 
+def pip_version(pip_dir):
+    text = (Path(pip_dir) / "__init__.py").read_text()
+    return re.search(r'__version__ = "([^"]+)"', text).group(1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpulock", required=True)
-    ap.add_argument("--pip", required=True)
+    ap.add_argument("--pip", help="pip's source (REFERENCE/pip/src/pip): ask pip itself")
+    ap.add_argument("--golden", help="a recording: answer with pip's recorded answers")
+    ap.add_argument("--record", help="write pip's answers here")
+    ap.add_argument("--check-golden", help="fail unless this recording is pip's answer today")
     ap.add_argument("--work", required=True)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--count", type=int, default=12)
     ap.add_argument("-j", type=int, default=2)
     args = ap.parse_args()
+    if bool(args.pip) == bool(args.golden):
+        ap.error("give either --pip (live) or --golden (recorded)")
     Path(args.work).mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    seeds = [args.seed * 1000 + i for i in range(args.count)]
+    if args.golden:
+        header, rows = recorded.read(args.golden)
+        reference = f"pip {header['pip']} (recorded in {Path(args.golden).name})"
+        args.golden = {r["seed"]: r for r in rows}
+        seeds = sorted(args.golden)
+        args.seed = header["seed"]
+    else:
+        reference = f"pip {pip_version(args.pip)}"
+        seeds = [args.seed * 1000 + i for i in range(args.count)]
     with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
         results = list(pool.map(lambda s: run_case(args, s), seeds))
     counts = {}
-    for seed, status, detail, sc in results:
+    for seed, status, detail, sc, _ in results:
         counts[status] = counts.get(status, 0) + 1
         if status in ("disagree", "error", "deliberate", "order"):
             print(f"{status.upper()} case {seed}: requirements {sc['root']['requires']}")
@@ -186,13 +242,33 @@ def main():
                     f"{' -> ' + ', '.join(vd['requires']) if vd.get('requires') else ''}"
                     for v, vd in pd["versions"].items()))
             print(f"    {detail}")
-    print(f"pip 26.3 differential (seed {args.seed}): {len(results)} cases, "
+    print(f"{reference} differential (seed {args.seed}): {len(results)} cases, "
           f"{counts.get('agree', 0)} agree, {counts.get('disagree', 0)} disagree, "
           f"{counts.get('deliberate', 0)} differ on purpose (pre-release fallback), "
           f"{counts.get('order', 0)} pick another valid solution (decision order), "
           f"{counts.get('skipped', 0)} skipped, {counts.get('error', 0)} errors "
           f"({time.monotonic() - start:.0f}s)")
-    return 1 if counts.get("disagree") or counts.get("error") else 0
+    failed = bool(counts.get("disagree") or counts.get("error"))
+    rows = [row for *_, row in results]
+    if args.record:
+        if any(row is None for row in rows):
+            print("not recorded: a case has no pip answer")
+            return 1
+        recorded.write(args.record, {"what": "pip_random.py's cases and pip's answers",
+                                     "pip": pip_version(args.pip), "seed": args.seed,
+                                     "count": args.count}, rows)
+        print(f"recorded {len(rows)} cases in {args.record}")
+    if args.check_golden:
+        _, old = recorded.read(args.check_golden)
+        old = {r["seed"]: r for r in old}
+        stale = [r["seed"] for r in rows if r is None or
+                 {k: v for k, v in old.get(r["seed"], {}).items() if k != "accepts"} !=
+                 {k: v for k, v in json.loads(json.dumps(r)).items() if k != "accepts"}]
+        if stale:
+            print(f"FAILED: {args.check_golden} is not pip's answer today for cases {stale[:10]} "
+                  "(re-record it with scripts/record-golden)")
+            failed = True
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ using namespace gpulock::core;
 
 namespace {
 
-// `wheel_files` of /work/shared/data/pytorch-gpu-wheels.json: real torch, triton and nvidia-*
+// `wheel_files` of fixtures/research/pytorch-gpu-wheels.json: real torch, triton and nvidia-*
 // wheel filenames from PyPI and download.pytorch.org.
 const std::vector<std::string> kRealWheels = {
     "torch-2.0.0-cp39-cp39-manylinux1_x86_64.whl",

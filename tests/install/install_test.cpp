@@ -2,7 +2,8 @@
 // superset, from another CUDA variant, from a tampered file; a hash mismatch leaves the
 // environment as it was (exit 4); --venv creates a venv without pip; entry points run; the
 // result is what pip 26 makes of the same wheels (files, RECORD), `pip check` is clean and
-// `pip uninstall` works; the probe runs after.
+// `pip uninstall` works (the test tagged [pip26], run with the reference directory as ctest's
+// install_pip26); the probe runs after.
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,7 +27,11 @@ namespace {
 const fs::path kExe = GPULOCK_EXE;
 const fs::path kMakeWheels = INSTALL_MAKE_WHEELS;
 const fs::path kWork = INSTALL_WORK_DIR;
+// pip 26.3's source (REFERENCE/pip/src/pip), or empty without the reference directory: then
+// `python3 -m pip`, only to set venvs up.
 const fs::path kPip = INSTALL_PIP;
+// libgpulock-net.so, which gpulock loads for wheel archives and digests.
+const fs::path kNetPlugin = INSTALL_NET_PLUGIN;
 
 using gpulock::test::describe;
 using gpulock::test::Env;
@@ -62,11 +67,14 @@ fs::path real_python() {
 }
 
 struct Case {
-  TempDir tmp{(fs::create_directories(kWork), kWork)};
+  TempDir tmp;
   fs::path dir = tmp.path();
   Env env;
 
-  Case() {
+  // The case's directory is made under `parent`: the build tree, unless part of the test runs
+  // as another user, who may not reach a build tree inside a private folder (a clone under a
+  // mode 0700 home directory); such a test passes the system's temporary directory.
+  explicit Case(const fs::path& parent = kWork) : tmp((fs::create_directories(parent), parent)) {
     fs::create_directories(dir / "home");
     fs::create_directories(dir / "root");
     fs::create_directories(dir / "bin");
@@ -104,8 +112,10 @@ struct Case {
     return gpulock(args);
   }
   Run pip(const std::string& venv, std::vector<std::string> args) const {
-    args.insert(args.begin(),
-                {real_python().string(), kPip.string(), "--python", python(venv).string()});
+    std::vector<std::string> pip = {real_python().string(), kPip.string()};
+    if (kPip.empty()) pip = {real_python().string(), "-m", "pip"};
+    pip.insert(pip.end(), {"--python", python(venv).string()});
+    args.insert(args.begin(), pip.begin(), pip.end());
     return run(args);
   }
   void make_venv(const std::string& name) const {
@@ -165,7 +175,8 @@ std::string record_paths(const fs::path& record) {
 }  // namespace
 
 TEST_CASE("install: sync from empty matches pip 26's install of the same wheels",
-          "[install][e2e]") {
+          "[install][e2e][pip26]") {
+  REQUIRE(!kPip.empty());  // registered (install_pip26) only with the reference directory
   Case c;
   c.make_venv("native");
   c.make_venv("pip");
@@ -608,7 +619,16 @@ TEST_CASE("install: a write error half way leaves the environment as it was", "[
     WARN("needs root, setpriv and /usr/bin/python3 to sync as an unprivileged user; not run");
     return;
   }
-  Case c;
+  // User nobody can reach neither a build tree inside a private folder nor root's pyenv: the case
+  // lives in a world-readable directory under /tmp, with its own copy of gpulock and of its
+  // network plugin next to it (where gpulock looks first).
+  Case c{fs::temp_directory_path()};
+  const fs::path exe = c.dir / "gpulock-bin" / "gpulock";
+  fs::create_directories(exe.parent_path());
+  fs::copy_file(kExe, exe);
+  fs::copy_file(kNetPlugin, exe.parent_path() / kNetPlugin.filename());
+  for (const auto& p : {exe.parent_path(), exe, exe.parent_path() / kNetPlugin.filename()})
+    fs::permissions(p, fs::perms(0755));
   Run venv = c.run({"/usr/bin/python3", "-m", "venv", "--without-pip", (c.dir / "v").string()});
   INFO(describe(venv));
   REQUIRE(venv.status == 0);
@@ -627,7 +647,7 @@ TEST_CASE("install: a write error half way leaves the environment as it was", "[
   const auto files = c.files("v");
   const auto before = contents(c, "v");
   Run r = c.run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                 kExe.string(), "install", "--lock", (c.dir / "late.toml").string(), "--python",
+                 exe.string(), "install", "--lock", (c.dir / "late.toml").string(), "--python",
                  c.python("v").string(), "--no-probe"});
   INFO(describe(r));
   CHECK(r.status == 74);

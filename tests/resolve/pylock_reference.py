@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Reads locks with packaging 26.3's own PEP 751 reader (packaging.pylock, as vendored in pip 26.3
-under SHARED/reference/pip), the reference for what a valid pylock.toml is, and asks it what it
+under REFERENCE/pip), the reference for what a valid pylock.toml is, and asks it what it
 would install for a machine: an independent check of gpulock's multi-target locks.
 
-Usage: pylock_reference.py SHARED FILE... [--select PYTHON:PLATFORM ...]
+Usage: pylock_reference.py REFERENCE FILE... [--select PYTHON:PLATFORM ...]
 
 Each FILE must load (Pylock.from_dict) and validate. With --select, for each FILE and each
 machine (e.g. 3.12:manylinux_2_28_x86_64) Pylock.select() runs with that machine's markers and
@@ -41,8 +41,8 @@ def machine(spec):
 
 
 def main(argv):
-    shared, rest = argv[1], argv[2:]
-    sys.path.insert(0, os.path.join(shared, "reference", "pip", "src"))
+    reference, rest = argv[1], argv[2:]
+    sys.path.insert(0, os.path.join(reference, "pip", "src"))
     from pip._vendor.packaging import tags as ptags
     from pip._vendor.packaging.pylock import Pylock, is_valid_pylock_path
 

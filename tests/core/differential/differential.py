@@ -1,11 +1,16 @@
 #!/usr/bin/python3
 """Differential test of gpulock::core against pypa/packaging, the reference implementation.
 
-Usage: PYTHONPATH=PACKAGING_PARENT /usr/bin/python3 differential.py PATH/TO/core_oracle
-                                                       [--seed N] [--scale F]
+Usage: PYTHONPATH=PIP_SRC /usr/bin/python3 differential.py PATH/TO/core_oracle
+                                   [--seed N] [--scale F] [--record FILE] [--check-golden FILE]
+       /usr/bin/python3 differential.py PATH/TO/core_oracle --golden FILE
 
-The reference is packaging 26.3 as vendored in pip 26.3 (../shared/reference/pip/src/pip/_vendor;
-ctest puts that directory first on PYTHONPATH, and this script refuses an older packaging).
+The reference is packaging 26.3 as vendored in pip 26.3 (REFERENCE/pip/src/pip/_vendor; ctest's
+core_differential_live puts that directory first on PYTHONPATH, and this script refuses an older
+packaging). --record FILE also writes the questions with packaging's answers (and the differences
+applied) to FILE; --golden FILE asks the oracle those recorded questions and compares with the
+recorded answers, without packaging (ctest's core_differential; tests/recorded/);
+--check-golden FILE fails when FILE is not what packaging answers to the questions of today.
 Generates random PEP 440 versions (epochs, pre/post/dev in every spelling, local labels such as
 cu124, cpu, rocm6.2, whitespace, invalid mutations), version pairs, specifier sets with candidate
 versions, PEP 508 markers with environments and requirements, asks packaging and the oracle the
@@ -36,6 +41,10 @@ import random
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "support"))
+import recorded  # noqa: E402
 
 try:
     from pip._vendor import packaging
@@ -45,10 +54,16 @@ try:
     from pip._vendor.packaging.specifiers import InvalidSpecifier, SpecifierSet
     from pip._vendor.packaging.version import InvalidVersion, Version
 except ImportError:
-    sys.exit("differential.py: pip 26.3's vendored packaging is not importable; put "
-             "../shared/reference/pip/src on PYTHONPATH (GPULOCK_SHARED_DIR in CMake)")
-if tuple(int(x) for x in packaging.__version__.split(".")[:2]) < (26, 3):
-    sys.exit(f"differential.py: packaging {packaging.__version__} found, 26.3 needed")
+    packaging = None  # only --golden runs without it
+
+
+def need_packaging():
+    if packaging is None:
+        sys.exit("differential.py: pip 26.3's vendored packaging is not importable; put "
+                 "REFERENCE/pip/src on PYTHONPATH (GPULOCK_REFERENCE_DIR in CMake), or pass "
+                 "--golden FILE to compare with recorded answers")
+    if tuple(int(x) for x in packaging.__version__.split(".")[:2]) < (26, 3):
+        sys.exit(f"differential.py: packaging {packaging.__version__} found, 26.3 needed")
 
 U64_MAX = 2**64 - 1
 
@@ -474,22 +489,10 @@ def compare(question, expected, got, stats):
     return problems
 
 
-def main():
-    args = sys.argv[1:]
-    if not args:
-        print(__doc__)
-        return 2
-    oracle = args[0]
-    seed = 440508
-    scale = 1.0
-    if "--seed" in args:
-        seed = int(args[args.index("--seed") + 1])
-    if "--scale" in args:
-        scale = float(args[args.index("--scale") + 1])
-    started = time.time()
+def generate(seed, scale, stats):
+    """The seeded questions and packaging's answers to them."""
+    need_packaging()
     g = Gen(build_rng(seed))
-    from collections import Counter
-    stats = Counter()
     questions, expected = [], []
 
     def ask(q, e):
@@ -551,6 +554,49 @@ def main():
         s = g.requirement(valid=g.chance(0.85))
         ask({"k": "r", "s": s}, expect_requirement(s, stats))
 
+    return questions, expected
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__)
+        return 2
+    oracle = args[0]
+
+    def option(name, default, kind=str):
+        return kind(args[args.index(name) + 1]) if name in args else default
+    seed = option("--seed", 440508, int)
+    scale = option("--scale", 1.0, float)
+    started = time.time()
+    from collections import Counter
+    stats = Counter()
+    golden = option("--golden", None)
+    if golden:
+        header, rows = recorded.read(golden)
+        questions = [q for q, _ in rows]
+        expected = [e for _, e in rows]
+        stats.update(header["stats"])
+        seed, reference = header["seed"], f"{header['packaging']} (recorded in {Path(golden).name})"
+    else:
+        questions, expected = generate(seed, scale, stats)
+        reference = packaging.__version__
+    record = option("--record", None)
+    if record:
+        recorded.write(record, {"what": "differential.py's questions and pypa/packaging's answers",
+                                "packaging": packaging.__version__, "seed": seed, "scale": scale,
+                                "stats": dict(stats)}, zip(questions, expected))
+        print(f"recorded {len(questions)} questions in {record}")
+    stale = False
+    check = option("--check-golden", None)
+    if check:  # the live run also proves the recording is packaging's answer to today's questions
+        _, rows = recorded.read(check)
+        fresh = [json.loads(json.dumps([q, e], sort_keys=True)) for q, e in zip(questions, expected)]
+        stale = rows != fresh
+        if stale:
+            print(f"FAILED: {check} is not what packaging {reference} answers to today's questions "
+                  "(re-record it with scripts/record-golden)")
+
     generated = time.time()
     payload = "".join(json.dumps(q) + "\n" for q in questions).encode("utf-8", "surrogatepass")
     proc = subprocess.run([oracle], input=payload, capture_output=True)
@@ -583,7 +629,7 @@ def main():
     elapsed = time.time() - started
     names = {"v": "versions", "c": "comparisons", "s": "specifier sets", "m": "markers",
              "r": "requirements"}
-    print(f"differential vs packaging {packaging.__version__} (seed {seed}): {total} cases compared "
+    print(f"differential vs packaging {reference} (seed {seed}): {total} cases compared "
           f"in {elapsed:.1f}s: " + ", ".join(f"{kinds[k]} {names[k]}" for k in names) +
           f", {stats['contains checks']} contains checks")
     print(f"  valid inputs: {kinds['v ok']} versions, {kinds['s ok']} specifier sets, "
@@ -594,6 +640,8 @@ def main():
             print(f"  known difference applied: {k}: {v}")
     if failures:
         print(f"FAILED: {failures} of {len(questions)} questions disagree")
+        return 1
+    if stale:
         return 1
     print(f"0 disagreements (packaging {generated - started:.1f}s, oracle {answered - generated:.1f}s)")
     return 0

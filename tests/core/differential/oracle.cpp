@@ -5,19 +5,30 @@
 //   {"k":"s","s":TEXT,"v":[V,...]}         specifier set: parse, str, contains (None/True/False)
 //   {"k":"m","s":TEXT,"env":{...},"x":EXTRA}  marker: parse, str, evaluate
 //   {"k":"r","s":TEXT}                     requirement: parse, str
+//   {"k":"w","s":FILENAME}                 wheel filename: name, version, build tag, tags
+//   {"k":"sd","s":FILENAME}                sdist filename: name, version
+//   {"k":"n","s":NAME,"val":BOOL}          canonicalize_name (val: validate first)
+//   {"k":"cv","s":TEXT,"strip":BOOL}       canonicalize_version (strip: trailing zeros)
+//   {"k":"t","s":TEXT}                     parse_tag: the expanded tag set
+//   {"k":"tag","i":I,"a":A,"p":P}          Tag(I, A, P): the one tag of the text I-A-P
 // Every error must carry a column inside the text (1 .. length+1); "badcol" reports one that
 // does not.
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpulock/core/environment.h"
+#include "gpulock/core/filename.h"
 #include "gpulock/core/marker.h"
+#include "gpulock/core/name.h"
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/specifier.h"
+#include "gpulock/core/tags.h"
 #include "gpulock/core/version.h"
 
 using namespace gpulock::core;
@@ -65,6 +76,89 @@ std::string_view str(simdjson::dom::element el, const char* key) {
   std::string_view s;
   if (el[key].get(s) != simdjson::SUCCESS) return {};
   return s;
+}
+
+bool flag(simdjson::dom::element el, const char* key) {
+  bool b = false;
+  if (el[key].get(b) != simdjson::SUCCESS) return false;
+  return b;
+}
+
+// Tags sorted and joined by ",", as packaging's frozenset is compared.
+std::string joined_tags(const std::vector<Tag>& tags) {
+  std::vector<std::string> texts;
+  for (const auto& t : tags)
+    texts.push_back(t.to_string());
+  std::sort(texts.begin(), texts.end());
+  std::string out;
+  for (const auto& t : texts)
+    out += (out.empty() ? "" : ",") + t;
+  return out;
+}
+
+// packaging's canonicalize_version: text that is not a version unchanged; else the normalized
+// form, without the release's trailing zeros when `strip` (at least one component stays).
+std::string canonical_version(std::string_view text, bool strip) {
+  auto v = Version::parse(text);
+  if (!v) return std::string(text);
+  std::string full = v->to_string();
+  if (!strip) return full;
+  auto release = v->release();
+  std::size_t keep = release.size();
+  while (keep > 1 && release[keep - 1] == 0)
+    --keep;
+  std::string base = v->epoch() != 0 ? std::to_string(v->epoch()) + "!" : std::string();
+  for (std::size_t i = 0; i < keep; ++i)
+    base += (i == 0 ? "" : ".") + std::to_string(release[i]);
+  return base + full.substr(v->base_version().to_string().size());
+}
+
+// The questions about utils and tags (filenames, names, canonical versions, tags); false when
+// `kind` is none of them.
+bool answer_utils(std::string& out, std::string_view kind, simdjson::dom::element q) {
+  std::string_view text = str(q, "s");
+  if (kind == "w") {
+    auto w = WheelFilename::parse(text);
+    field(out, "ok", w.has_value());
+    if (w) {
+      field(out, "n", w->name);
+      field(out, "ver", w->version.to_string());
+      field(out, "b", w->build ? std::to_string(w->build->first) + "," + w->build->second : "");
+      field(out, "t", joined_tags(w->tags));
+    } else {
+      check_column(out, w.error(), text);
+    }
+  } else if (kind == "sd") {
+    auto sd = SdistFilename::parse(text);
+    field(out, "ok", sd.has_value());
+    if (sd) {
+      field(out, "n", sd->name);
+      field(out, "ver", sd->version.to_string());
+    } else {
+      check_column(out, sd.error(), text);
+    }
+  } else if (kind == "n") {
+    if (flag(q, "val")) {
+      auto n = parse_name(text);
+      field(out, "ok", n.has_value());
+      if (n) field(out, "n", *n);
+    } else {
+      field(out, "ok", true);
+      field(out, "n", normalize_name(text));
+    }
+  } else if (kind == "cv") {
+    field(out, "n", canonical_version(text, flag(q, "strip")));
+  } else if (kind == "t" || kind == "tag") {
+    std::string joined = kind == "t" ? std::string(text)
+                                     : std::string(str(q, "i")) + "-" + std::string(str(q, "a")) +
+                                           "-" + std::string(str(q, "p"));
+    auto tags = parse_tag_set(joined);
+    field(out, "ok", tags.has_value());
+    if (tags) field(out, "t", joined_tags(*tags));
+  } else {
+    return false;
+  }
+  return true;
 }
 
 std::string answer(simdjson::dom::element q) {
@@ -168,7 +262,7 @@ std::string answer(simdjson::dom::element q) {
     } else {
       check_column(out, r.error(), text);
     }
-  } else {
+  } else if (!answer_utils(out, kind, q)) {
     field(out, "error", std::string("unknown question kind ") + std::string(kind));
   }
   out.push_back('}');
