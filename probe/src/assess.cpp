@@ -1,5 +1,6 @@
 // The environment's own verdict lines (load_probe.h `assess_load`): one member function of
-// Assessment for each kind of finding, called in the order the findings are reported.
+// Assessment (assess_impl.h) for each kind of finding, called in the order the findings are
+// reported; cuDNN's sub-libraries are assess_cudnn.cpp's.
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -9,10 +10,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "gpulock/probe/load_probe.h"
+#include "assess_impl.h"
 
-namespace gpulock::probe {
-namespace {
+namespace gpulock::probe::detail {
 
 std::string dir_of(const std::string& p) {
   auto slash = p.rfind('/');
@@ -51,76 +51,6 @@ std::string join_path(const std::string& dir, const std::string& file) {
 std::string version_suffix(const std::optional<VersionRead>& v) {
   return v ? fmt::format(" ({})", v->text) : " (version unknown)";
 }
-
-// Why the loader took a file: one clause, and the hint that removes the cause.
-std::pair<std::string, std::string> cause(const LibraryReport& lib, const std::string& dist) {
-  const std::string found = lib.path.value_or("");
-  const std::string reinstall =
-      dist.empty()
-          ? std::string("reinstall the cuDNN wheel")
-          : fmt::format(
-                "reinstall {} (`gpulock install` or `pip install "
-                "--force-reinstall --no-deps {}`)",
-                dist, dist.substr(0, dist.find(' ')) + "==" + dist.substr(dist.find(' ') + 1));
-  switch (lib.found_via.value_or(FoundVia::SystemDir)) {
-    case FoundVia::LdLibraryPath:
-      return {"through LD_LIBRARY_PATH",
-              fmt::format("LD_LIBRARY_PATH lists {}, which the loader searches before the "
-                          "wheel's own directory (RUNPATH $ORIGIN): remove it from "
-                          "LD_LIBRARY_PATH",
-                          lib.search_entry)};
-    case FoundVia::LdCache:
-      return {"through the ld.so cache",
-              fmt::format("the ld.so cache (ldconfig) lists the system cuDNN in {}, and the "
-                          "loader falls back to it because the wheel lacks the file: {}, or take "
-                          "{} out of /etc/ld.so.conf.d and run ldconfig",
-                          dir_of(found), reinstall, dir_of(found))};
-    case FoundVia::Rpath:
-      return {fmt::format("through the RPATH of {} ({})", lib.loaded_by, lib.search_entry),
-              fmt::format("{} has an RPATH that points outside the environment: {}", lib.loaded_by,
-                          reinstall)};
-    case FoundVia::Runpath:
-      return {fmt::format("through the RUNPATH of {} ({})", lib.loaded_by, lib.search_entry),
-              fmt::format("{}'s RUNPATH entry {} leads outside the environment: {}", lib.loaded_by,
-                          lib.search_entry, reinstall)};
-    case FoundVia::SystemDir:
-      return {fmt::format("from the system directory {}", lib.search_entry),
-              fmt::format("the loader falls back to the system cuDNN in {} because the wheel "
-                          "lacks the file: {}",
-                          dir_of(found), reinstall)};
-    case FoundVia::AbsolutePath:
-      return {"by its path", reinstall};
-  }
-  return {"", reinstall};
-}
-
-// One assessment: its inputs, what the findings share, and the findings so far, in order.
-struct Assessment {
-  const PythonEnvironment& env;
-  const LoadReport& report;
-  std::string dist;                   // "<cuDNN wheel> <version>", or "" when none owns libcudnn
-  std::optional<CudnnVersion> cudnn;  // the cuDNN that loads (else the wheel's version)
-  std::set<std::string> named;        // real paths that a sub-library finding names already
-  std::vector<Finding> out;
-
-  void add(std::string id, Severity sev, std::string subject, std::string message,
-           std::string hint) {
-    out.push_back({std::move(id), sev, std::move(subject), std::move(message), std::move(hint)});
-  }
-
-  void probe_runs();
-  void cudnn_presence();
-  void failed_preloads();
-  void failed_calls();
-  void sublibraries();
-  void version_checks();
-  void mapped_outside();
-  void torch_rule();
-  void gpu();
-  void cuda_majors();
-  void system_libraries();
-  void stack_libraries();
-};
 
 // Where the other stacks' shared objects find the CUDA libraries they link or reach into the
 // environment for (issue 23): from the environment (one info line per stack), shadowed by a file
@@ -354,91 +284,6 @@ void Assessment::failed_calls() {
   }
 }
 
-// Sub-libraries: where they come from, whether they load, their versions.
-void Assessment::sublibraries() {
-  for (const auto& lib : report.sublibraries) {
-    const bool outside = lib.path && !lib.inside_environment;
-    const std::string load_error =
-        lib.load == LoadOutcome::Failed ? fmt::format("; it does not load: {}", lib.error) : "";
-    if (lib.required && !lib.in_wheel_dir) {
-      if (outside) {
-        auto [how, hint] = cause(lib, dist);
-        add("sublibrary-shadowed", Severity::Fail, lib.soname,
-            fmt::format("{} is missing from {}, so {} loads {}{} {} instead of a {} copy{}.",
-                        lib.soname, dist.empty() ? lib.wheel_dir : dist, lib.loaded_by, *lib.path,
-                        version_suffix(lib.version), how,
-                        cudnn ? cudnn->to_string() : std::string("matching"), load_error),
-            hint);
-        if (lib.real_path) named.insert(*lib.real_path);
-      } else if (!lib.path) {
-        add("sublibrary-missing", Severity::Fail, lib.soname,
-            fmt::format("{} is missing from {} and the loader finds no other copy: cuDNN fails "
-                        "with CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED when it needs it.",
-                        lib.soname, dist.empty() ? lib.wheel_dir : dist),
-            dist.empty()
-                ? std::string("reinstall the cuDNN wheel")
-                : fmt::format("reinstall it: `gpulock install`, or `pip install "
-                              "--force-reinstall --no-deps {}=={}`",
-                              report.cudnn_distribution, report.cudnn_distribution_version));
-      }
-      continue;
-    }
-    if (outside) {
-      auto [how, hint] = cause(lib, dist);
-      std::string env_side =
-          lib.in_wheel_dir
-              ? fmt::format("not the environment's copy from {}{}",
-                            dist.empty() ? lib.wheel_dir : dist,
-                            cudnn ? fmt::format(" ({})", cudnn->to_string()) : std::string())
-              : fmt::format("a library cuDNN {} looks for but {} does not ship",
-                            cudnn ? cudnn->to_string() : std::string("?"),
-                            dist.empty() ? std::string("the wheel") : dist);
-      add("outside-environment", Severity::Fail, lib.soname,
-          fmt::format("{} loads from {}{} {}, {}{}.", lib.soname, *lib.path,
-                      version_suffix(lib.version), how, env_side, load_error),
-          hint);
-      if (lib.real_path) named.insert(*lib.real_path);
-      continue;
-    }
-    if (lib.load == LoadOutcome::Failed) {
-      add("load-failed", Severity::Fail, lib.soname,
-          fmt::format("{} does not load from {}: {}.", lib.soname, lib.path.value_or("?"),
-                      loader_error(lib)),
-          fmt::format("{}{}",
-                      lib.owner.empty() ? std::string("reinstall the cuDNN wheel")
-                                        : fmt::format("reinstall {}", lib.owner),
-                      lib.error.find("undefined symbol") != std::string::npos
-                          ? "; an undefined symbol means this file and the libraries it "
-                            "needs come from different cuDNN releases"
-                          : ""));
-    }
-    if (lib.path && lib.version && cudnn) {
-      auto v = CudnnVersion::from_text(lib.version->text);
-      if (v && *v != *cudnn) {
-        add("sublibrary-version", Severity::Fail, lib.soname,
-            fmt::format("{} is cuDNN {} but libcudnn is {} (from {}).", lib.soname, v->to_string(),
-                        cudnn->to_string(), lib.version->source),
-            "all cuDNN libraries must come from one release; reinstall the cuDNN wheel");
-      }
-    }
-    if (lib.actually_mapped) {
-      // A library LD_PRELOAD loaded first is taken by soname before any search.
-      const auto entry = preloaded_by(report, *lib.actually_mapped);
-      add("plan-differs", Severity::Warn, lib.soname,
-          fmt::format("{} mapped {} where gpulock expected {}{}.", lib.loaded_by,
-                      *lib.actually_mapped, lib.path.value_or("no file"),
-                      entry ? fmt::format(": LD_PRELOAD lists {}, and the loader takes a "
-                                          "library already loaded under that soname before "
-                                          "searching",
-                                          *entry)
-                            : std::string()),
-          entry ? std::string("remove it from LD_PRELOAD")
-                : std::string("gpulock's model of the loader's search missed something here; "
-                              "LD_DEBUG=libs shows the loader's own search"));
-    }
-  }
-}
-
 // What libcudnn's own version checks said.
 void Assessment::version_checks() {
   for (const auto& c : report.version_checks) {
@@ -531,7 +376,9 @@ void Assessment::gpu() {
   }
 }
 
-}  // namespace
+}  // namespace gpulock::probe::detail
+
+namespace gpulock::probe {
 
 std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport& report) {
   const std::string dist =
@@ -543,7 +390,7 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
     cudnn = CudnnVersion::from_text(report.cudnn_distribution_version);
   }
 
-  Assessment a{env, report, dist, cudnn, {}, {}};
+  detail::Assessment a{env, report, dist, cudnn, {}, {}};
   a.probe_runs();
   a.cudnn_presence();
   a.failed_preloads();
@@ -556,7 +403,16 @@ std::vector<Finding> assess_load(const PythonEnvironment& env, const LoadReport&
   a.cuda_majors();
   a.system_libraries();
   a.stack_libraries();
-  return std::move(a.out);
+  // Each finding once (issue 41 item 6): two checks that reach the same file and cause say it
+  // in the same words.
+  std::vector<Finding> out;
+  for (auto& f : a.out) {
+    bool seen = std::any_of(out.begin(), out.end(), [&](const Finding& o) {
+      return o.id == f.id && o.subject == f.subject && o.message == f.message && o.hint == f.hint;
+    });
+    if (!seen) out.push_back(std::move(f));
+  }
+  return out;
 }
 
 }  // namespace gpulock::probe

@@ -1,55 +1,11 @@
 #include "gpulock/probe/cudnn.h"
 
-#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
 
 namespace gpulock::probe {
 namespace {
-
-// Which sub-libraries a cuDNN version ships, and which library dlopens each (by bare soname,
-// so with that library's RUNPATH). `since`/`until` bound the versions that ship it (inclusive
-// since, exclusive until); `looked_up_since` is the first version whose loader asks for it even
-// though the version does not ship it.
-struct Row {
-  std::uint32_t major;
-  std::string_view name;
-  std::string_view loaded_by;  // "cudnn" or "cudnn_graph"
-  CudnnVersion since;
-  std::optional<CudnnVersion> looked_up_since;
-  std::string_view source;
-};
-
-constexpr std::string_view kApiOverview =
-    "docs.nvidia.com/deeplearning/cudnn/latest/api/overview.html (cuDNN 9 library split)";
-constexpr std::string_view kGraphLoads =
-    "cuDNN 9 API overview; libcudnn_graph loads the engine and heuristic libraries (issue 8)";
-constexpr std::string_view kTensorIr =
-    "google-ml-infra/rules_ml_toolchain#280 (\"appeared starting from CUDNN 9.21\"); "
-    "pytorch/pytorch#188892 and #187824: 9.20.0's libcudnn_graph dlopens it, its wheel omits it";
-constexpr std::string_view kExt =
-    "JuliaPackaging/Yggdrasil#14741 (libcudnn_ext, loaded by the cuDNN shim at run time)";
-constexpr std::string_view kCudnn8 =
-    "cuDNN 8 API reference (six sub-libraries loaded by libcudnn.so.8)";
-
-const Row kRows[] = {
-    {9, "graph", "cudnn", {9, 0, 0}, std::nullopt, kApiOverview},
-    {9, "engines_precompiled", "cudnn_graph", {9, 0, 0}, std::nullopt, kGraphLoads},
-    {9, "engines_runtime_compiled", "cudnn_graph", {9, 0, 0}, std::nullopt, kGraphLoads},
-    {9, "heuristic", "cudnn_graph", {9, 0, 0}, std::nullopt, kGraphLoads},
-    {9, "engines_tensor_ir", "cudnn_graph", {9, 21, 0}, CudnnVersion{9, 20, 0}, kTensorIr},
-    {9, "ops", "cudnn", {9, 0, 0}, std::nullopt, kApiOverview},
-    {9, "cnn", "cudnn", {9, 0, 0}, std::nullopt, kApiOverview},
-    {9, "adv", "cudnn", {9, 0, 0}, std::nullopt, kApiOverview},
-    {9, "ext", "cudnn", {9, 24, 0}, std::nullopt, kExt},
-    {8, "ops_infer", "cudnn", {8, 0, 0}, std::nullopt, kCudnn8},
-    {8, "ops_train", "cudnn", {8, 0, 0}, std::nullopt, kCudnn8},
-    {8, "cnn_infer", "cudnn", {8, 0, 0}, std::nullopt, kCudnn8},
-    {8, "cnn_train", "cudnn", {8, 0, 0}, std::nullopt, kCudnn8},
-    {8, "adv_infer", "cudnn", {8, 0, 0}, std::nullopt, kCudnn8},
-    {8, "adv_train", "cudnn", {8, 0, 0}, std::nullopt, kCudnn8},
-};
 
 struct StatusName {
   int code;
@@ -109,17 +65,6 @@ constexpr StatusName kStatus[] = {
     {5004, "EXECUTION_FAILED_CURAND"},
 };
 
-// "libcudnn_ops.so.9" -> "ops" when the major matches.
-std::optional<std::string> sublibrary_of(std::string_view file, std::uint32_t major) {
-  auto slash = file.rfind('/');
-  if (slash != std::string_view::npos) file.remove_prefix(slash + 1);
-  const std::string suffix = fmt::format(".so.{}", major);
-  if (!file.starts_with("libcudnn_") || !file.ends_with(suffix)) return std::nullopt;
-  std::string_view name = file.substr(9, file.size() - 9 - suffix.size());
-  if (name.empty()) return std::nullopt;
-  return std::string(name);
-}
-
 }  // namespace
 
 std::optional<CudnnVersion> CudnnVersion::from_runtime(std::uint64_t v) noexcept {
@@ -172,37 +117,6 @@ std::string cudnn_status_name(int code) {
     if (s.code == code) return fmt::format("CUDNN_STATUS_{}", s.name);
   }
   return fmt::format("CUDNN_STATUS_{}", code);
-}
-
-std::vector<CudnnSublibrary> cudnn_sublibraries(const CudnnVersion& version,
-                                                std::span<const std::string> record_files) {
-  std::vector<CudnnSublibrary> out;
-  const std::string shim = fmt::format("libcudnn.so.{}", version.major);
-  const std::string graph = fmt::format("libcudnn_graph.so.{}", version.major);
-  for (const auto& row : kRows) {
-    if (row.major != version.major) continue;
-    bool ships = version >= row.since;
-    bool looked_up = row.looked_up_since && version >= *row.looked_up_since;
-    if (!ships && !looked_up) continue;
-    out.push_back({std::string(row.name), fmt::format("libcudnn_{}.so.{}", row.name, version.major),
-                   row.loaded_by == "cudnn" ? shim : graph, ships, std::string(row.source)});
-  }
-  for (const auto& file : record_files) {
-    auto name = sublibrary_of(file, version.major);
-    if (!name) continue;
-    auto it = std::find_if(out.begin(), out.end(),
-                           [&](const CudnnSublibrary& s) { return s.name == *name; });
-    if (it != out.end()) {
-      it->required = true;  // the wheel ships it
-      continue;
-    }
-    // Unknown to the table: engines and heuristics come from libcudnn_graph in cuDNN 9.
-    bool from_graph =
-        version.major >= 9 && (name->starts_with("engines_") || name->starts_with("heuristic"));
-    out.push_back({*name, fmt::format("libcudnn_{}.so.{}", *name, version.major),
-                   from_graph ? graph : shim, true, "the wheel's RECORD"});
-  }
-  return out;
 }
 
 std::vector<std::string> cudnn_version_check_functions(std::uint32_t major) {

@@ -172,36 +172,59 @@ void Probe::plan_sublibraries() {
     std::string rest = shim_name.substr(at + 4);
     std::from_chars(rest.data(), rest.data() + rest.size(), major);
   }
-  // The version to plan with: the owning wheel's, else libcudnn_graph's own, else the major.
-  std::optional<CudnnVersion> version;
-  if (!report_.cudnn_distribution_version.empty()) {
-    version = CudnnVersion::from_text(report_.cudnn_distribution_version);
-  }
-  if (!version) {
-    if (auto bytes = detail::read_symbol_bytes(
-            join(dir, fmt::format("libcudnn_graph.so.{}", major)), "cudnn_graph_version", 4)) {
-      version = CudnnVersion::from_symbol_bytes(*bytes);
-    }
-  }
-  if (!version || version->major != major) version = CudnnVersion{major, 0, 0};
-
-  // The files the wheel lists next to libcudnn (RECORD), else those in the directory.
-  std::vector<std::string> listed;
+  // The files the owning wheel's RECORD lists next to libcudnn, and those in the directory
+  // itself (a directory copied by hand, a conda or vendored layout has no RECORD that lists its
+  // files, and a file copied into a wheel's directory is in none).
+  std::vector<std::string> recorded, present;
   const auto* owner = env_.owner_of(shim);
   if (owner != nullptr && owner->has_record) {
     const std::string canon_dir = canonical(dir);
     for (const auto& rel : owner->libraries) {
       std::string p = (owner->site_packages / rel).string();
-      if (canonical(dirname_of(p)) == canon_dir) listed.push_back(basename_of(rel));
+      if (canonical(dirname_of(p)) == canon_dir) recorded.push_back(basename_of(rel));
     }
-  } else {
+  }
+  {
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      listed.push_back(it->path().filename().string());
+      std::string name = it->path().filename().string();
+      if (!name.starts_with("libcudnn")) continue;
+      present.push_back(name);
+      // The files the loader asks for by soname (not the toolkit's unversioned links).
+      if (name.ends_with(fmt::format(".so.{}", major)) && env_.owner_of(it->path()) == nullptr)
+        report_.cudnn_unrecorded.push_back(name);
     }
-    std::sort(listed.begin(), listed.end());
+    std::sort(present.begin(), present.end());
+    std::sort(report_.cudnn_unrecorded.begin(), report_.cudnn_unrecorded.end());
   }
-  auto subs = cudnn_sublibraries(*version, listed);
+  // The version to plan with: the files' own (the version object libcudnn_graph, ops or adv
+  // exports), else the owning cuDNN wheel's, else the major alone.
+  std::optional<CudnnVersion> version;
+  for (const auto& [sub, symbol] :
+       {std::pair<std::string, std::string>{"graph", "cudnn_graph_version"},
+        {"ops", "cudnn_ops_infer_version"},
+        {"adv", "cudnn_adv_infer_version"}}) {
+    const std::string file = fmt::format("libcudnn_{}.so.{}", sub, major);
+    auto bytes = detail::read_symbol_bytes(join(dir, file), symbol, 4);
+    auto v = bytes ? CudnnVersion::from_symbol_bytes(*bytes) : std::nullopt;
+    if (v && v->major == major) {
+      version = v;
+      report_.cudnn_plan_version =
+          VersionRead{v->to_string(), fmt::format("{} of {}", symbol, file)};
+      break;
+    }
+  }
+  if (!version && owner != nullptr && owner->name.starts_with("nvidia-cudnn-")) {
+    auto v = CudnnVersion::from_text(owner->version);
+    if (v && v->major == major) {
+      version = v;
+      report_.cudnn_plan_version =
+          VersionRead{v->to_string(), fmt::format("the version of {}", owner_text(owner))};
+    }
+  }
+  if (!version) version = CudnnVersion{major, 0, 0};
+
+  auto subs = cudnn_sublibraries(*version, recorded, present);
   // Libraries libcudnn loads first: the graph library's location decides its RUNPATH origin.
   std::stable_partition(subs.begin(), subs.end(),
                         [&](const CudnnSublibrary& s) { return s.loaded_by == shim_name; });
@@ -217,6 +240,8 @@ void Probe::plan_sublibraries() {
     lib.loaded_by = s.loaded_by;
     lib.required = s.required;
     lib.table_source = s.source;
+    lib.shipped_since = s.shipped_since;
+    lib.recorded = std::find(recorded.begin(), recorded.end(), s.soname) != recorded.end();
     lib.wheel_dir = dir;
     lib.in_wheel_dir = is_regular_file(join(dir, s.soname));
     auto caller = callers.find(s.loaded_by);

@@ -2,6 +2,7 @@
 // the sub-library table per version, and the child protocol's escaping.
 #include "gpulock/probe/cudnn.h"
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -76,14 +77,20 @@ TEST_CASE("sub-libraries per cuDNN version", "[envprobe][cudnn]") {
   CHECK(find(v91, "ops").loaded_by == "libcudnn.so.9");
   CHECK(find(v91, "heuristic").loaded_by == "libcudnn_graph.so.9");
   CHECK(find(v91, "ops").soname == "libcudnn_ops.so.9");
-  // 9.20 looks for engines_tensor_ir without shipping it; 9.21 ships it; 9.24 adds ext.
+  // 9.20 looks for engines_tensor_ir without shipping it; 9.21 ships it; 9.22 adds ext
+  // (probe/data/cudnn_files.txt, shared/data/wheel-contents.md §1.2).
   auto v920 = cudnn_sublibraries({9, 20, 0}, none);
   CHECK_FALSE(find(v920, "engines_tensor_ir").required);
+  CHECK(find(v920, "engines_tensor_ir").shipped_since == "9.21");
   CHECK(find(v920, "engines_tensor_ir").source.find("188892") != std::string::npos);
+  CHECK(find(v920, "ops").shipped_since == "9.0");
+  CHECK(names(cudnn_sublibraries({9, 19, 0}, none)) == names(v91));
   CHECK(find(cudnn_sublibraries({9, 21, 0}, none), "engines_tensor_ir").required);
-  auto v924 = cudnn_sublibraries({9, 24, 0}, none);
-  CHECK(find(v924, "ext").required);
-  CHECK(v924.size() == 9);
+  CHECK(cudnn_sublibraries({9, 21, 0}, none).size() == 8);
+  auto v922 = cudnn_sublibraries({9, 22, 0}, none);
+  CHECK(find(v922, "ext").required);
+  CHECK(v922.size() == 9);
+  CHECK(cudnn_sublibraries({9, 25, 1}, none).size() == 9);
   // The wheel's RECORD adds what the table lacks, and makes a looked-up library required.
   std::vector<std::string> record = {"libcudnn.so.9",
                                      "libcudnn_graph.so.9",
@@ -96,6 +103,12 @@ TEST_CASE("sub-libraries per cuDNN version", "[envprobe][cudnn]") {
   CHECK(find(with_record, "engines_new").loaded_by == "libcudnn_graph.so.9");
   CHECK(find(with_record, "magic").loaded_by == "libcudnn.so.9");
   CHECK(find(with_record, "magic").source == "the wheel's RECORD");
+  // Files in the directory itself are listed too, but a file the version does not ship stays
+  // not required when only the directory has it (a copy no RECORD lists).
+  const std::vector<std::string> dir = {"libcudnn_engines_tensor_ir.so.9", "libcudnn_extra.so.9"};
+  auto with_dir = cudnn_sublibraries({9, 20, 0}, none, dir);
+  CHECK_FALSE(find(with_dir, "engines_tensor_ir").required);
+  CHECK(find(with_dir, "extra").source == "the directory");
   // cuDNN 8: six libraries loaded by libcudnn.so.8; an unknown major: only the RECORD.
   auto v8 = cudnn_sublibraries({8, 9, 2}, none);
   CHECK(v8.size() == 6);
@@ -105,6 +118,36 @@ TEST_CASE("sub-libraries per cuDNN version", "[envprobe][cudnn]") {
   CHECK(cudnn_version_check_functions(8).front() == "cudnnOpsInferVersionCheck");
   CHECK(cudnn_version_symbols("ops") ==
         std::vector<std::string>{"cudnn_ops_version", "cudnn_ops_infer_version"});
+}
+
+TEST_CASE("the cuDNN file table: the compiled-in rows, and rows that do not parse",
+          "[envprobe][cudnn]") {
+  auto table = CudnnFileTable::parse(cudnn_files_text());
+  REQUIRE(table);
+  CHECK(table->rows.size() == cudnn_file_table().rows.size());
+  CHECK(table->rows.size() >= 15);
+  for (const auto& row : table->rows) {
+    INFO(row.name);
+    CHECK(!row.sources.empty());  // every row cites its sources, each defined by a source row
+  }
+  const auto& tir = *std::find_if(table->rows.begin(), table->rows.end(),
+                                  [](const auto& r) { return r.name == "engines_tensor_ir"; });
+  CHECK(tir.loaded_by == "cudnn_graph");
+  CHECK(tir.ships_text == ">=9.21");
+  CHECK(tir.looked_up_text == "==9.20.*");
+
+  auto bad = [](const std::string& text) {
+    auto t = CudnnFileTable::parse(text);
+    REQUIRE_FALSE(t);
+    return t.error().message;
+  };
+  CHECK(bad("sublibrary 9 ops cudnn >=9.0 - K\n") ==
+        "cudnn_files.txt line 1: source K has no `source` row");
+  CHECK(bad("source K x\nsublibrary 9 ops shim >=9.0 - K\n").find("line 2: LOADED_BY") !=
+        std::string::npos);
+  CHECK(bad("sublibrary 9 ops cudnn >=9..0 - K\nsource K x\n").find("line 1: SHIPS") !=
+        std::string::npos);
+  CHECK(bad("sublibrary 9 ops cudnn\n").find("line 1: expected") != std::string::npos);
 }
 
 TEST_CASE("child protocol fields survive tabs, newlines and backslashes", "[envprobe][cudnn]") {

@@ -2,7 +2,8 @@
 /// @file
 /// cuDNN facts the load probe needs (shared/research/standards-and-peers.md §C): the version
 /// encodings, the CUDNN_STATUS_* names, and which sub-libraries each cuDNN version ships and
-/// which library loads each of them. Each table row names its source.
+/// which library loads each of them: the cuDNN file table, data in `probe/data/cudnn_files.txt`
+/// (compiled in; each row names its sources, shared/data/wheel-contents.md §1).
 
 #include <compare>
 #include <cstdint>
@@ -10,7 +11,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "gpulock/core/error.h"
+#include "gpulock/core/specifier.h"
 
 namespace gpulock::probe {
 
@@ -41,22 +46,59 @@ struct CudnnVersion {
 /// "CUDNN_STATUS_<code>" for codes gpulock does not know.
 [[nodiscard]] std::string cudnn_status_name(int code);
 
+/// The cuDNN file table (`probe/data/cudnn_files.txt`, whose header says the row forms): per
+/// cuDNN major, each sub-library, the library that dlopens it, the versions that ship it and the
+/// versions that look for it without shipping it, with the sources of each row. Pure.
+struct CudnnFileTable {
+  struct Row {
+    std::uint32_t major = 0;
+    std::string name;       ///< "engines_tensor_ir"
+    std::string loaded_by;  ///< "cudnn" (the shim) or "cudnn_graph"
+    core::SpecifierSet ships;
+    std::string ships_text;  ///< ">=9.21"
+    std::optional<core::SpecifierSet> looked_up;
+    std::string looked_up_text;        ///< "==9.20.*"; empty for none
+    std::vector<std::string> sources;  ///< keys of `sources`
+  };
+  std::vector<Row> rows;
+  /// key -> where it points ("github.com/pytorch/pytorch/issues/188892 (...)"), in file order.
+  std::vector<std::pair<std::string, std::string>> sources;
+
+  /// Errors: InvalidInput naming the line (an unknown row kind, a bad specifier, a source key
+  /// no `source` row defines).
+  [[nodiscard]] static core::Result<CudnnFileTable> parse(std::string_view text);
+};
+
+/// The text of `probe/data/cudnn_files.txt`, compiled in.
+[[nodiscard]] std::string_view cudnn_files_text();
+/// The compiled-in table, parsed once (a table that does not parse is a build defect: the unit
+/// tests parse it).
+[[nodiscard]] const CudnnFileTable& cudnn_file_table();
+
 /// One cuDNN sub-library a cuDNN version ships (or may load).
 struct CudnnSublibrary {
   std::string name;       ///< "graph", "engines_tensor_ir", "ops_infer"
   std::string soname;     ///< "libcudnn_graph.so.9"
   std::string loaded_by;  ///< soname of the library that dlopens it: "libcudnn.so.9"
   /// True: this version ships it, so a wheel without it is incomplete. False: the loader looks
-  /// for it but the version does not ship it (a copy found elsewhere is still a shadow).
+  /// for it but the version does not ship it (a copy found elsewhere belongs to another release).
   bool required = true;
-  std::string source;  ///< where the fact comes from, or "the wheel's RECORD"
+  /// The first version that ships it ("9.21", the table's `>=` bound); empty when unknown.
+  std::string shipped_since;
+  /// The table row's sources ("RMLT-280 github.com/...; PT-188892 ..."), "the wheel's RECORD"
+  /// or "the directory" for a file the table does not know.
+  std::string source;
 };
 
 /// The sub-libraries of cuDNN `version`: the table's rows for that version, plus every
 /// `libcudnn_<x>.so.<major>` in `record_files` (file names the installed wheel's RECORD lists)
-/// that the table lacks (source "RECORD"). For a major the table does not know, only the RECORD.
+/// that the table lacks (source "the wheel's RECORD"), then every one in `directory_files`
+/// (file names in the library directory itself) that neither has (source "the directory"). A
+/// RECORD that lists a file makes it required. For a major the table does not know, only the
+/// files.
 [[nodiscard]] std::vector<CudnnSublibrary> cudnn_sublibraries(
-    const CudnnVersion& version, std::span<const std::string> record_files);
+    const CudnnVersion& version, std::span<const std::string> record_files,
+    std::span<const std::string> directory_files = {});
 
 /// The version-check functions of libcudnn for a major: cuDNN 9's four
 /// (`cudnnGraphVersionCheck`, `cudnnOpsVersionCheck`, `cudnnCnnVersionCheck`,

@@ -103,6 +103,10 @@ struct LibraryReport {
   std::string loaded_by;     ///< soname of the library that dlopens it; empty for preloads
   bool required = true;      ///< false: the version does not ship it but the loader looks for it
   std::string table_source;  ///< sub-libraries: where the table row comes from
+  /// Sub-libraries: the first cuDNN version that ships it ("9.21"; cudnn_files.txt), if known.
+  std::string shipped_since;
+  /// Sub-libraries: the RECORD of the wheel that owns libcudnn lists this file.
+  bool recorded = false;
   /// The environment's wheel directory of this library has the file.
   bool in_wheel_dir = false;
   std::string wheel_dir;                 ///< that directory (the cuDNN lib dir for sub-libraries)
@@ -162,6 +166,15 @@ struct LoadReport {
   std::string cudnn_distribution_version;
   std::optional<CudnnVersion> cudnn_version;  ///< cudnnGetVersion
   std::optional<std::uint64_t> cudnn_version_raw;
+  /// The cuDNN version the sub-libraries were planned with (cudnn_files.txt rows) and where it
+  /// was read: a version object of the directory's own files ("cudnn_graph_version of
+  /// libcudnn_graph.so.9"), else the owning nvidia-cudnn wheel's version; nullopt: the major
+  /// alone (the rows every version of that major has).
+  std::optional<VersionRead> cudnn_plan_version;
+  /// Files of libcudnn's directory named by their soname (`libcudnn*.so.N`) that no installed
+  /// distribution's RECORD lists: copied by hand, a conda or vendored layout. The plan reads the
+  /// directory itself for them.
+  std::vector<std::string> cudnn_unrecorded;
   std::optional<std::uint64_t> cudart_version_raw;      ///< cudnnGetCudartVersion
   std::optional<std::uint64_t> max_device_version_raw;  ///< cudnnGetMaxDeviceVersion
   std::vector<CudnnCall> calls;                         ///< the three version functions
