@@ -229,6 +229,24 @@ app::ResolveObserver resolve_observer(Terminal& term) {
   return observer;
 }
 
+// No solution: the deciding fact first; the proof trimmed of what does not lead to it, whole
+// under --explain (issue 16 item 10); then the hints.
+int report_no_solution(Terminal& term, const app::ResolveResult& result, bool explain) {
+  const auto& why = result.explanation;
+  term.error("no solution: " +
+             (why.headline.empty()
+                  ? std::string("the requirements cannot be satisfied together for this target")
+                  : why.headline));
+  std::string text;
+  for (const auto& line : explain || why.brief.empty() ? why.lines : why.brief) {
+    text += line.empty() ? "\n" : "  " + line + "\n";
+  }
+  term.err(text);
+  for (const auto& h : why.hints)
+    term.hint(h);
+  return kExitFinding;
+}
+
 // `resolve --all-targets --json`: each target's outcome, the set written or not.
 std::string targets_json(const app::TargetsOutcome& outcomes, bool all) {
   JsonWriter w;
@@ -429,23 +447,7 @@ RunFn setup(CLI::App& sub) {
         return report_error(term, e);
       }
     }
-    if (!result->solved) {
-      // The deciding fact first; the proof trimmed of what does not lead to it, whole under
-      // --explain (issue 16 item 10).
-      const auto& why = result->explanation;
-      term.error("no solution: " +
-                 (why.headline.empty()
-                      ? std::string("the requirements cannot be satisfied together for this target")
-                      : why.headline));
-      std::string text;
-      for (const auto& line : a->explain || why.brief.empty() ? why.lines : why.brief) {
-        text += line.empty() ? "\n" : "  " + line + "\n";
-      }
-      term.err(text);
-      for (const auto& h : result->explanation.hints)
-        term.hint(h);
-      return kExitFinding;
-    }
+    if (!result->solved) return report_no_solution(term, *result, a->explain);
     if (request.output == "-") term.out(result->lock_text);
     // With --json stdout holds the report alone.
     if (a->explain) a->json ? term.err(explain_text(*result)) : term.out(explain_text(*result));
