@@ -26,7 +26,8 @@ struct CacheFlags {
   std::vector<std::string> insecure_hosts;
 };
 
-/// Registers --timeout and --max-page-size (README "Limits") on a command using CacheFlags.
+/// Registers --timeout and --max-page-size (docs/concepts/network.md) on a command using
+/// CacheFlags.
 void add_limit_options(CLI::App& app, CacheFlags& flags);
 
 /// `index::ClientOptions::from_environment()` (GPULOCK_CACHE_DIR, GPULOCK_HTTP_*) with the

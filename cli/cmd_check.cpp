@@ -1,7 +1,8 @@
 // `gpulock check`: does the lock still describe what is run? (DESIGN.md §Commands; issue "Drift
 // detection for CI"). Layers inputs, env, machine, index (app/check.h); output as text grouped
-// by layer, JSON (schema `gpulock.check/1`, README.md §gpulock in CI) or GitHub Actions
-// annotations (`::error file=pylock.toml,line=N::message`). Exit 0 clean, 1 drift found.
+// by layer, JSON (schema `gpulock.check/1`, docs/schemas/check.schema.json, docs/commands/check.md)
+// or GitHub Actions annotations (`::error file=pylock.toml,line=N::message`). Exit 0 clean, 1 drift
+// found.
 #include <memory>
 #include <string>
 #include <vector>

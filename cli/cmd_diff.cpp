@@ -1,5 +1,5 @@
 // `gpulock diff OLD NEW [--json]`: what changed between two locks (DESIGN.md §Commands).
-// Exit 0 when identical, 1 when they differ. The JSON schema is documented in README.md. List
+// Exit 0 when identical, 1 when they differ. The JSON schema is docs/schemas/diff.schema.json. List
 // facts (indexes, options, files) print one line per entry that changed.
 #include <algorithm>
 #include <memory>
@@ -347,7 +347,7 @@ RunFn setup(CLI::App& sub) {
   // Checked in run_diff, which names both (CLI11's "new is required" names a parser field).
   sub.add_option("old", args->old_path, "The old lock file");
   sub.add_option("new", args->new_path, "The new lock file");
-  sub.add_flag("--json", args->json, "Print stable JSON (schema in README.md)");
+  sub.add_flag("--json", args->json, "Print stable JSON (docs/schemas/diff.schema.json)");
   sub.footer("Exit status: 0 when the locks are identical, 1 when they differ.");
   return [args](Context& ctx) { return run_diff(ctx, *args); };
 }

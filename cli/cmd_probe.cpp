@@ -1,11 +1,11 @@
 // `gpulock probe`: what this machine and an installed environment can really run
 // (DESIGN.md §Probe). `--machine` reports the NVIDIA driver, its CUDA ceiling and the GPUs, each
 // value with the method that gave it, every detection step and the verdict (issue "Machine
-// detection"); the JSON schema is documented in README.md §"gpulock probe --machine".
+// detection"); the JSON schema is docs/schemas/probe-machine.schema.json.
 // Without `--machine`, the environment probe: what an installed environment really loads (the
 // cuDNN/CUDA load check in a child process) compared with the lock (issue "Post-install:
 // `gpulock install` and the cuDNN/CUDA load probe"); text and JSON in probe_render.cpp, the JSON
-// schema in README.md §"gpulock probe".
+// schema docs/schemas/probe.schema.json.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -256,7 +256,7 @@ RunFn setup(CLI::App& sub) {
   auto args = std::make_shared<ProbeArgs>();
   sub.add_flag("--machine", args->machine,
                "Report the machine: NVIDIA driver, CUDA ceiling, GPUs, and how each was found");
-  sub.add_flag("--json", args->json, "Print the report as JSON (schema in README.md)");
+  sub.add_flag("--json", args->json, "Print the report as JSON (docs/schemas/probe.schema.json)");
   sub.add_option("--lock", args->lock,
                  "Compare the environment with this lock (default: ./pylock.toml if present)");
   auto* python = sub.add_option("--python", args->python,

@@ -377,7 +377,7 @@ RunFn setup(CLI::App& sub) {
   sub.add_option("--allow-insecure-host", a->cache.insecure_hosts,
                  "Follow an https -> http redirect to HOST (repeatable)");
   sub.add_option("--report", a->report,
-                 "Write a JSON report (schema in README.md; '-' for stdout)");
+                 "Write a JSON report (docs/schemas/resolve.schema.json; '-' for stdout)");
   sub.add_flag("--json", a->json,
                "Print the report (as --report writes it) on stdout; the lock goes to -o "
                "(default pylock.toml), never to stdout");

@@ -118,9 +118,10 @@ int run(int argc, char** argv) {
   std::map<std::string, RunFn> runners;
   std::map<std::string, CLI::App*> subcommands;
   // Only the command being run gets its options built (building every command's CLI11 options
-  // is a measurable part of a warm `gpulock resolve`); `help COMMAND` builds them all.
+  // is a measurable part of a warm `gpulock resolve`); `help COMMAND` and `completion` (which
+  // writes every command's flags) build them all.
   std::string_view invoked = command_word(argc, argv);
-  bool build_all = invoked == "help";
+  bool build_all = invoked == "help" || invoked == "completion";
   for (const auto& info : registered_commands()) {
     CLI::App* sub = app.add_subcommand(std::string(info.name), std::string(info.summary));
     sub->set_help_flag("-h,--help", "Show this command's help and exit");

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// Text and JSON rendering of the environment probe (`gpulock probe`, `gpulock install`).
-/// The JSON schema ("gpulock.probe/1") is documented in README.md §"gpulock probe".
+/// The JSON schema ("gpulock.probe/1") is docs/schemas/probe.schema.json (docs/commands/probe.md).
 
 #include <string>
 

@@ -14,6 +14,13 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+// Weak: defined only by executables that live in the build tree outside bin/ (test binaries,
+// through tests/support/catch_main.cpp), as the path of the
+// build's plugin. Null in gpulock, which finds its plugin relative to /proc/self/exe.
+extern "C" {
+extern const char* const gpulock_net_plugin_fallback __attribute__((weak));
+}
+
 namespace gpulock::index::detail {
 namespace {
 
@@ -37,13 +44,19 @@ std::vector<std::string> candidate_paths(bool& from_env) {
   }
   std::string file(kNetPluginFile);
   if (std::string dir = executable_dir(); !dir.empty()) {
+    // The directory above bin/, spelled without "..", so the places tried read as paths.
+    std::string up = dir.substr(0, dir.rfind('/'));
     paths.push_back(dir + "/" + file);
-    paths.push_back(dir + "/../lib/" + file);
-    paths.push_back(dir + "/../lib/gpulock/" + file);
+    paths.push_back(up + "/lib/" + file);
+    paths.push_back(up + "/lib/gpulock/" + file);
   }
-#ifdef GPULOCK_NET_PLUGIN_BUILD_PATH
-  paths.emplace_back(GPULOCK_NET_PLUGIN_BUILD_PATH);
-#endif
+  // A test or benchmark executable of the build tree (not in bin/) defines where the build's
+  // plugin is; gpulock itself has no build-tree path compiled in (issue 42 item 3).
+  // An undefined weak object has address null: test the address before reading it.
+  if (&gpulock_net_plugin_fallback != nullptr && gpulock_net_plugin_fallback != nullptr &&
+      *gpulock_net_plugin_fallback != '\0') {
+    paths.emplace_back(gpulock_net_plugin_fallback);
+  }
   return paths;
 }
 
@@ -96,8 +109,9 @@ core::Result<const NetPluginTable*> load() {
     g_loaded = true;
     return table;  // never unloaded: transports and contexts it created may outlive any caller
   }
+  // Io (exit 74): an installation missing a file, not a bug (issue 42 item 3).
   core::Error e = core::make_error(
-      core::ErrorCode::Internal,
+      core::ErrorCode::Io,
       fmt::format(
           "cannot load gpulock's network plugin {} (needed for HTTP, wheel archives and digests); "
           "tried: {}",

@@ -1,5 +1,5 @@
 // gpulock's pylock.toml writer: a fixed layout so the same model always gives the same bytes
-// (README.md §The lockfile). toml++'s serializer is not used: it orders keys its own way and
+// (docs/concepts/lockfile.md). toml++'s serializer is not used: it orders keys its own way and
 // prefers literal strings.
 #include <string>
 #include <vector>

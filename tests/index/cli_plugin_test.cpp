@@ -63,10 +63,10 @@ TEST_CASE("a warm resolve never loads the network plugin and a cold one says whe
                      " --driver none --python-version 3.11 --platform manylinux_2_28_x86_64 -q";
   std::string unloadable = "GPULOCK_NET_PLUGIN=" + kMissing;
 
-  SECTION("cold, plugin missing: exit 70 naming the path searched") {
+  SECTION("cold, plugin missing: exit 74 (a missing file, not a bug) naming the path searched") {
     Run cold = run(gpulock_exe() + args + " -o " + work + "/a.toml", cache + " " + unloadable);
     INFO(cold.err);
-    CHECK(cold.rc == 70);
+    CHECK(cold.rc == 74);
     CHECK(cold.err.find("error: ") == 0);
     CHECK(cold.err.find("libgpulock-net.so") != std::string::npos);
     CHECK(cold.err.find(kMissing + " (not found)") != std::string::npos);

@@ -53,7 +53,7 @@ enum class DriftSeverity : std::uint8_t {
 /// "error", "warning", "info".
 [[nodiscard]] std::string_view drift_severity_name(DriftSeverity severity) noexcept;
 
-/// One finding. `kind` is stable (README.md §gpulock in CI lists them):
+/// One finding. `kind` is stable (docs/commands/check.md lists them):
 ///  inputs:  inputs-not-recorded, inputs-record-edited, input-missing, input-changed,
 ///           input-added, input-removed, requirement-added, requirement-removed, extra-added,
 ///           extra-removed, group-added, group-removed, option-changed, index-changed,

@@ -3,7 +3,7 @@
 /// `gpulock mirror` (issue 24, "Durable locks"): a directory that keeps every file some locks
 /// name, served as a static package index by any web server or object store.
 ///
-/// Layout of a mirror DIR (README.md "Keeping nightly locks alive"; a public contract):
+/// Layout of a mirror DIR (docs/commands/mirror.md; a public contract):
 ///   DIR/files/sha256/<h[0:2]>/<h>/<file name>            each file once, content-addressed
 ///   DIR/files/sha256/<h[0:2]>/<h>/<file name>.metadata   its METADATA (PEP 658/714), wheels
 ///   DIR/simple/index.html|json, DIR/simple/<project>/index.html|json   PEP 503 + PEP 691

@@ -2,7 +2,7 @@
 /// @file
 /// The lock model: every field of a PEP 751 `pylock.toml`, version 1.0 (canonical spec:
 /// packaging.python.org, "pylock.toml Specification"), plus gpulock's own `[tool.gpulock]`
-/// table (DESIGN.md §Lockfile; documented in README.md §The lockfile).
+/// table (DESIGN.md §Lockfile; documented in docs/concepts/lockfile.md).
 ///
 /// Optional fields are `std::optional` so that absent and empty stay distinct (`extras = []`
 /// means "the inputs had no extras", an absent key means "not recorded"); that is what lets a

@@ -11,7 +11,7 @@
 /// source per package, and no two entries of one name with the same marker. Every error names
 /// the file and the line.
 ///
-/// Writer: gpulock's own, byte-stable format (README.md §The lockfile): a header comment,
+/// Writer: gpulock's own, byte-stable format (docs/concepts/lockfile.md): a header comment,
 /// top-level keys, packages in canonical order (lock.h `canonicalize`) with a fixed key order,
 /// one inline table per file (`wheels` one per line), `[tool.gpulock]`, then other tools'
 /// tables. The same model always gives the same bytes, and `read(write(x)) == x`.
