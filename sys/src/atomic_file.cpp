@@ -28,6 +28,7 @@ std::unexpected<core::Error> io_error(const std::filesystem::path& path, std::st
 
 // Near enough this process's start (static initialization): a stale temporary is older.
 const std::chrono::system_clock::time_point kProcessStart = std::chrono::system_clock::now();
+constexpr std::int64_t kTimestampSlackNs = 2'000'000'000;
 
 // The PID of a temporary name `.{base}.tmp-{pid}-{counter}-{8 hex digits}`, or 0.
 pid_t temporary_pid(std::string_view name, std::string_view base) {
@@ -71,7 +72,11 @@ void remove_stale_temporaries(const std::filesystem::path& dir, std::string_view
     }
     const std::int64_t mtime_ns =
         static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-    if (mtime_ns >= start_ns) continue;
+    // Older than this process by more than the file system's timestamp granularity: a file
+    // written just now can carry a coarse mtime a few milliseconds before a fine-clock
+    // kProcessStart (seen in CI when the process started milliseconds earlier), and FAT keeps
+    // 2 s steps.
+    if (mtime_ns >= start_ns - kTimestampSlackNs) continue;
     if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge (EPERM)
     ::unlinkat(dfd, e->d_name, 0);
   }

@@ -301,6 +301,10 @@ def stale_lock_temporaries(w: World) -> None:
     other = w.work / f".other.toml.tmp-{child.pid}-0-deadbeef"  # another file's
     for p in (dead, live, other):
         p.write_text("partial")
+        # Killed a minute ago: a temporary within 2 s of the run's start is kept (file times
+        # are coarse), so an older one is what the rule removes; the live and the other file's
+        # are as old, so their PID and name are what keeps them.
+        os.utime(p, (time.time() - 60, time.time() - 60))
     r = w.run("ok")
     print(r.stderr, end="")
     check(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")

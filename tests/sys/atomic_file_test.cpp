@@ -122,6 +122,13 @@ TEST_CASE("write_file_atomically removes the temporaries of dead writers of that
   plant(stale, true);
   for (std::size_t i = 0; i < kept.size(); ++i)
     plant(kept[i], i != 2);
+  // A second old: within the file system's timestamp granularity of this process's start (a
+  // coarse mtime of a file written now can be a few ms before it; CI saw the 'planted now' one
+  // removed), so kept.
+  const std::string second_old = ".pylock.toml.tmp-" + dead + "-3-0badf00d";
+  plant(second_old, false);
+  const utimbuf second_ago{std::time(nullptr) - 1, std::time(nullptr) - 1};
+  REQUIRE(::utime((dir / second_old).c_str(), &second_ago) == 0);
   fs::create_directory(dir / (".pylock.toml.tmp-" + dead + "-2-deadbeef"));  // not a file
 
   // Off by default (cache entries): nothing removed.
@@ -138,5 +145,6 @@ TEST_CASE("write_file_atomically removes the temporaries of dead writers of that
     CHECK(fs::exists(dir / name));
   }
   CHECK(fs::is_directory(dir / (".pylock.toml.tmp-" + dead + "-2-deadbeef")));
+  CHECK(fs::exists(dir / second_old));
   fs::remove_all(dir);
 }

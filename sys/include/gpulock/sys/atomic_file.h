@@ -29,10 +29,11 @@ struct AtomicWriteOptions {
   /// multi-target resolve's time).
   bool durable = true;
   /// First remove the temporaries of this file that writers killed before their rename left
-  /// (kill -9): same file name, owned by this user, a regular file older than this process,
-  /// whose PID names no process (kill(pid, 0) fails with ESRCH). Never one of a live process;
-  /// best effort (what cannot be removed stays). For lock files, which a user sees beside their
-  /// project; a writer in another PID namespace sharing the directory would look dead.
+  /// (kill -9): same file name, owned by this user, a regular file older than this process (by over
+  /// 2 s: timestamps are coarse), whose PID names no process (kill(pid, 0) fails with ESRCH). Never
+  /// one of a live process; best effort (what cannot be removed stays). For lock files, which a
+  /// user sees beside their project; a writer in another PID namespace sharing the directory would
+  /// look dead.
   bool remove_stale_temporaries = false;
 };
 
