@@ -110,6 +110,10 @@ void copy_tree(const fs::path& from, const fs::path& to) {
   fs::copy(from, to,
            fs::copy_options::recursive | fs::copy_options::copy_symlinks |
                fs::copy_options::create_hard_links);
+  // Not the environment lock: a hard link of it is one inode, so one case's install would hold
+  // every copy's lock and another case's probe would stop ("a sync is in progress", exit 74),
+  // as CI saw under ctest -j2.
+  fs::remove(to / ".gpulock-lock");
 }
 
 void replace_file(const fs::path& from, const fs::path& to) {
@@ -879,6 +883,7 @@ TEST_CASE("a libcudnn whose cudnnGetVersion hangs", "[envprobe][cli][broken]") {
                     "killed).") != std::string::npos);
   // The run without that call went on: the version checks still ran.
   Run text = c.probe({}, {{"GPULOCK_PROBE_TIMEOUT_MS", "1500"}});
+  INFO(text.out << text.err);  // CI once saw these two lines missing: show the whole report
   CHECK(text.out.find("cudnnGraphVersionCheck    CUDNN_STATUS_SUCCESS") != std::string::npos);
   CHECK(text.out.find("cudnnGetVersion           timeout") != std::string::npos);
 }
@@ -992,6 +997,7 @@ TEST_CASE("the text report is coloured when asked", "[envprobe][cli]") {
   Run plain = c.probe();
   CHECK(plain.out.find("\x1b[") == std::string::npos);
   Run color = c.gpulock({"--color", "always", "probe", "--python", c.python().string()});
+  INFO(plain.out << plain.err << color.out << color.err);
   CHECK(color.status == 0);
   CHECK(color.out.find("\x1b[1mVerdict\x1b[0m") != std::string::npos);
   CHECK(color.out.find("\x1b[32menvironment\x1b[0m") != std::string::npos);
