@@ -88,6 +88,12 @@ std::string relock_here(std::string_view lock_command) {
            "here";
   }
   auto edits = for_this_machine();
+  // A target's lock was made by `--all-targets` or `--target NAME`, which take no machine flags
+  // (each target declares its machine; `--driver` with them is exit 2): re-locking for this
+  // machine is the same command without them (it writes pylock.toml).
+  edits.push_back({"--all-targets", "", FlagEdit::Op::Remove});
+  edits.push_back({"--target", "X", FlagEdit::Op::Remove});
+  edits.push_back({"--independent-targets", "", FlagEdit::Op::Remove});
   // A CUDA variant named for the other machine is one of its facts too: here, the newest this
   // driver runs.
   auto words = split_command(lock_command);

@@ -59,4 +59,10 @@ TEST_CASE("relock_here makes a lock's command one for this machine", "[app][comm
   CHECK(relock_here("gpulock resolve torch --torch-backend cpu") ==
         "`gpulock resolve torch --torch-backend cpu --driver auto`");
   CHECK(relock_here("").find("--driver auto") != std::string::npos);
+  // A target's lock: its command takes no machine flags (--driver with --all-targets or
+  // --target is exit 2), so re-locking here drops the target flags (was: kept them).
+  CHECK(relock_here("gpulock resolve -r requirements.txt --all-targets --independent-targets") ==
+        "`gpulock resolve -r requirements.txt --driver auto`");
+  CHECK(relock_here("gpulock resolve -r requirements.txt --target rtx4090 --target=p100") ==
+        "`gpulock resolve -r requirements.txt --driver auto`");
 }
