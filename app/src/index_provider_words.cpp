@@ -14,6 +14,7 @@
 #include "gpulock/app/command_line.h"
 #include "gpulock/app/index_provider.h"
 #include "gpulock/core/name.h"
+#include "gpulock/core/requirement.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/interrupt.h"
 #include "gpulock/index/url.h"
@@ -388,6 +389,21 @@ std::vector<std::string> IndexProvider::arch_fix_backends() const {
   return out;
 }
 
+namespace {
+
+// A requirement on this package in the solution (the user's, or a chosen version's) that
+// excludes `v`: then `--upgrade-package` cannot give `v` without changing that requirer, and
+// "v is newer" is not claimed (issue 43: torch==2.7.1's triton==3.3.1 pin).
+bool held_by_a_requirer(const resolver::ChosenPackage& chosen, const core::Version& v) {
+  for (const auto& r : chosen.required_by) {
+    auto req = core::Requirement::parse(r.requirement);
+    if (req && !req->specifier.empty() && !req->specifier.contains(v, true)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::string> IndexProvider::kept_pins_beaten(const resolver::Solution& solution,
                                                          std::string_view lock_name) const {
   std::vector<std::string> out;
@@ -408,6 +424,7 @@ std::vector<std::string> IndexProvider::kept_pins_beaten(const resolver::Solutio
       if (chosen.name == "torch" && e.build.cuda &&
           !gpu.runs_on_every_gpu(e.version, *e.build.cuda))
         continue;
+      if (held_by_a_requirer(chosen, e.version)) continue;
       out.push_back(fmt::format(
           "kept {} {} from {}; {} is newer for this machine (--upgrade-package {})", chosen.name,
           entries[0].version.to_string(), lock_name, e.version.to_string(), chosen.name));

@@ -203,6 +203,29 @@ TEST_CASE("an existing lock's pins do not beat a new machine", "[resolve][issue1
   }
 }
 
+TEST_CASE("a kept pin is called beaten only when a newer version could be chosen",
+          "[resolve][issue43]") {
+  // torch==2.7.1 pins triton==3.3.1: on a re-lock neither "torch 2.13.0 is newer" (the user's
+  // own ==2.7.1 excludes it) nor "triton 3.7.1 is newer" (torch's pin excludes it) is true, and
+  // --upgrade-package would not give either; both were printed (issue 43).
+  fs::path dir = fresh_dir("kept-pins-held");
+  Options o;
+  o.cwd = dir;
+  const std::vector<std::string> args = {"torch==2.7.1", "--torch-backend", "auto",  "--driver",
+                                         "580.65.06",    "--gpu-arch",      "sm_90", "-o",
+                                         "pylock.toml"};
+  Run first = resolve(args, o);
+  INFO(describe(first));
+  REQUIRE(first.status == 0);
+  CHECK(lock_versions(dir / "pylock.toml").at("triton") == "3.3.1");
+  Run again = resolve(args, o);
+  INFO(describe(again));
+  REQUIRE(again.status == 0);
+  CHECK(lock_versions(dir / "pylock.toml").at("triton") == "3.3.1");
+  CHECK(again.err.find("warning: kept torch") == std::string::npos);
+  CHECK(again.err.find("warning: kept triton") == std::string::npos);
+}
+
 TEST_CASE("resolve -o never destroys files", "[resolve][issue16]") {
   fs::path dir = fresh_dir("wrong-build-output");
   Options o;
