@@ -424,6 +424,12 @@ std::vector<std::string> IndexProvider::kept_pins_beaten(const resolver::Solutio
       if (chosen.name == "torch" && e.build.cuda &&
           !gpu.runs_on_every_gpu(e.version, *e.build.cuda))
         continue;
+      // torchvision/torchaudio builds go with torch's build for the same CUDA: one whose CUDA
+      // has no kernels for a GPU here (cu130 on Pascal) is not newer "for this machine".
+      if (chosen.name != "torch" && e.build.cuda) {
+        const auto* torch = solution.find("torch");
+        if (torch && !gpu.runs_on_every_gpu(torch->version, *e.build.cuda)) continue;
+      }
       if (held_by_a_requirer(chosen, e.version)) continue;
       out.push_back(fmt::format(
           "kept {} {} from {}; {} is newer for this machine (--upgrade-package {})", chosen.name,

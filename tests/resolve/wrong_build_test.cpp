@@ -224,6 +224,21 @@ TEST_CASE("a kept pin is called beaten only when a newer version could be chosen
   CHECK(lock_versions(dir / "pylock.toml").at("triton") == "3.3.1");
   CHECK(again.err.find("warning: kept torch") == std::string::npos);
   CHECK(again.err.find("warning: kept triton") == std::string::npos);
+  SECTION("a Pascal GPU: a cu130 torchvision is not newer for it") {
+    // CUDA 13.0 builds have no sm_61 kernels: 'kept torchvision 0.27.1+cu126; 0.28.0+cu130 is
+    // newer for this machine' was printed on every re-lock (issue 43).
+    const std::vector<std::string> pascal = {"torch",    "torchvision", "--torch-backend", "auto",
+                                             "--driver", "580.65.06",   "--gpu-arch",      "sm_61",
+                                             "-o",       "pascal.toml"};
+    Run lock = resolve(pascal, o);
+    INFO(describe(lock));
+    REQUIRE(lock.status == 0);
+    CHECK(lock_versions(dir / "pascal.toml").at("torchvision").ends_with("+cu126"));
+    Run relock = resolve(pascal, o);
+    INFO(describe(relock));
+    REQUIRE(relock.status == 0);
+    CHECK(relock.err.find("+cu130 is newer") == std::string::npos);
+  }
 }
 
 TEST_CASE("resolve -o never destroys files", "[resolve][issue16]") {
