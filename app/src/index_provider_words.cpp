@@ -332,13 +332,16 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(
   return out;
 }
 
-std::optional<std::string> IndexProvider::cuda_too_new_hint(std::string_view package) const {
+std::optional<std::string> IndexProvider::cuda_too_new_hint(
+    std::string_view package, const core::SpecifierSet& wanted) const {
   auto it = impl_->packages.find(package);
   if (it == impl_->packages.end()) return std::nullopt;
   // Builds above the driver's ceiling (--torch-backend auto): what driver the lowest one needs.
   std::optional<CudaVersion> lowest;
   for (const auto& e : it->second.entries) {
     if (e.unavailable && e.unavailable->kind == UnavailableKind::CudaTooNew && e.build.cuda &&
+        wanted.contains(e.version, true) &&
+        (package != "torch" || impl_->gpu.runs_on_every_gpu(e.version, *e.build.cuda)) &&
         (!lowest || *e.build.cuda < *lowest)) {
       lowest = e.build.cuda;
     }

@@ -281,7 +281,9 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
                                           l.find("needs a newer CUDA than") != std::string::npos;
                                  });
     if (!mentioned) continue;
-    if (auto hint = provider.cuda_too_new_hint(d.name)) result.explanation.hints.push_back(*hint);
+    if (auto hint = provider.cuda_too_new_hint(d.name, d.specifier)) {
+      result.explanation.hints.push_back(*hint);
+    }
   }
   // The fixes the explanation points at, as complete commands, each tried first (issue 16
   // item 8): a variant with kernels for the GPU, minor-version compatibility, CPU builds.

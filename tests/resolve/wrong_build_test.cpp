@@ -333,6 +333,17 @@ TEST_CASE("auto mode keeps builds above the ceiling visible to the explanation",
                                 "(CUDA <= 12.4), version solving failed.\n"
                                 "hint: torch's CUDA 12.6 builds need a driver >= 560.28.03 (run "
                                 "`gpulock probe --machine` to see yours)\n");
+  // Driver 535 (CUDA <= 12.2): every build is above it, but torch 2.13.0 has no CUDA 12.4 build;
+  // the hint names the lowest build of the version asked for (issue 43: it said "torch's CUDA
+  // 12.4 builds need a driver >= 550.54.14", an older release's).
+  Run r535 = resolve({"torch==2.13.0", "--torch-backend", "auto", "--driver", "535.104.05",
+                      "--gpu-arch", "sm_86", "-o", "pylock.toml"},
+                     o);
+  INFO(describe(r535));
+  CHECK(r535.status == 1);
+  CHECK(r535.err.find("hint: torch's CUDA 12.6 builds need a driver >= 560.28.03 (run "
+                      "`gpulock probe --machine` to see yours)\n") != std::string::npos);
+  CHECK(r535.err.find("CUDA 12.4 builds") == std::string::npos);
   // --explain on a solvable run names the newer builds and why.
   Run ok = resolve({"torch", "--torch-backend", "auto", "--driver", "550.54.14", "-o",
                     "pylock.toml", "--explain"},

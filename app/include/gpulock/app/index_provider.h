@@ -129,7 +129,11 @@ class IndexProvider final : public resolver::Provider {
   };
   /// "torch's CUDA 12.6 builds need a driver >= 560.28.03 ...": for a package whose builds above
   /// the driver's ceiling were candidates (--torch-backend auto), the driver the lowest one needs.
-  [[nodiscard]] std::optional<std::string> cuda_too_new_hint(std::string_view package) const;
+  /// Only builds of versions `wanted` admits count (torch==2.13.0 on driver 535: its lowest
+  /// build is CUDA 12.6, not an older release's 12.4), and for torch only builds with kernels
+  /// for every GPU of the machine.
+  [[nodiscard]] std::optional<std::string> cuda_too_new_hint(
+      std::string_view package, const core::SpecifierSet& wanted = {}) const;
   /// torch's build as a find-links page of coupled wheels names it (`2.11.0+cu130`, `2.8.0+cpu`):
   /// the chosen torch of `solution`, or without one the first torch candidate the solver took up
   /// whose CUDA is known (its label or its pins); nullopt when torch was not resolved.
