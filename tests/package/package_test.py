@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "security"))
-from install_attack import FAILURES, check, make_wheel  # noqa: E402
+from install_attack import check, make_wheel, run  # noqa: E402
 
 
 def sh(*args, cwd=None, env=None, timeout=300) -> subprocess.CompletedProcess:
@@ -159,21 +159,10 @@ def test(exe: Path, build: Path, work: Path) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--gpulock", required=True)
     ap.add_argument("--build", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    work = Path(a.work).resolve()
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    test(Path(a.gpulock).resolve(), Path(a.build).resolve(), work)
-    if FAILURES:
-        print(f"\n{len(FAILURES)} check(s) failed:")
-        for f in FAILURES:
-            print(f"  - {f}")
-        return 1
-    print("\nall checks hold")
-    return 0
+    a, rest = ap.parse_known_args()
+    build = Path(a.build).resolve()
+    return run({"package": lambda gl, work: test(Path(gl.exe), build, work)}, rest)
 
 
 if __name__ == "__main__":
