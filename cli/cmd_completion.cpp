@@ -3,7 +3,6 @@
 // written from the CLI's own definitions (the CLI11 tree every command registered), so a flag
 // added is a flag completed and documented (issue 42 item 3).
 #include <algorithm>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/version.h"
+#include "gpulock/sys/atomic_file.h"
 
 #include "command.h"
 #include "exit_codes.h"
@@ -364,14 +364,6 @@ std::string man_page(const Node& n, const Node& root) {
   return out;
 }
 
-core::Status write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) return core::fail(core::ErrorCode::Io, fmt::format("cannot write {}", path));
-  return {};
-}
-
 struct Args {
   std::string shell;
   std::string man_dir;
@@ -381,7 +373,7 @@ RunFn setup(CLI::App& sub) {
   auto a = std::make_shared<Args>();
   sub.add_option("SHELL", a->shell, "The shell: bash, zsh or fish")
       ->check(CLI::IsMember({"bash", "zsh", "fish"}));
-  // For the build (cli/CMakeLists.txt): the man pages. Hidden: not a user's command.
+  // For the build (cmake/gpulock_install.cmake): the man pages. Hidden: not a user's command.
   sub.add_option("--man-dir", a->man_dir, "Write gpulock.1 and gpulock-COMMAND.1 here")->group("");
   sub.footer(
       "Install: bash: gpulock completion bash > ~/.local/share/bash-completion/completions/"
@@ -393,13 +385,14 @@ RunFn setup(CLI::App& sub) {
     while (root->get_parent() != nullptr)
       root = root->get_parent();
     Node tree = describe(*root, {"gpulock"});
-    tree.summary = "resolve, lock and probe GPU Python environments";
+    // The root's description without its "gpulock: " (cli/main.cpp), as NAME's text wants it.
+    if (tree.summary.starts_with("gpulock: ")) tree.summary.erase(0, 9);
     if (!a->man_dir.empty()) {
-      core::Status s = write_file(a->man_dir + "/gpulock.1", man_page(tree, tree));
+      core::Status s = sys::write_file_atomically(a->man_dir + "/gpulock.1", man_page(tree, tree));
       for (const auto& c : tree.children) {
         if (!s) break;
-        s = write_file(fmt::format("{}/gpulock-{}.1", a->man_dir, c.words.back()),
-                       man_page(c, tree));
+        s = sys::write_file_atomically(fmt::format("{}/gpulock-{}.1", a->man_dir, c.words.back()),
+                                       man_page(c, tree));
       }
       if (!s) return report_error(ctx.term, s.error());
       return kExitSuccess;
