@@ -394,15 +394,16 @@ std::vector<std::string> IndexProvider::arch_fix_backends() const {
 
 namespace {
 
-// A requirement on this package in the solution (the user's, or a chosen version's) that
-// excludes `v`: then `--upgrade-package` cannot give `v` without changing that requirer, and
-// "v is newer" is not claimed (issue 43: torch==2.7.1's triton==3.3.1 pin).
-bool held_by_a_requirer(const resolver::ChosenPackage& chosen, const core::Version& v) {
+// The requirements on this package in the solution (the user's, and each chosen version's): a
+// version one of them excludes cannot be had by `--upgrade-package` without changing that
+// requirer, so "v is newer" is not claimed for it (issue 43: torch==2.7.1's triton==3.3.1 pin).
+std::vector<core::SpecifierSet> requirers_specifiers(const resolver::ChosenPackage& chosen) {
+  std::vector<core::SpecifierSet> out;
   for (const auto& r : chosen.required_by) {
     auto req = core::Requirement::parse(r.requirement);
-    if (req && !req->specifier.empty() && !req->specifier.contains(v, true)) return true;
+    if (req && !req->specifier.empty()) out.push_back(std::move(req->specifier));
   }
-  return false;
+  return out;
 }
 
 }  // namespace
@@ -417,6 +418,12 @@ std::vector<std::string> IndexProvider::kept_pins_beaten(const resolver::Solutio
     if (it == impl_->packages.end() || it->second.pin_from == 0) continue;
     const auto& entries = it->second.entries;
     if (!is_torch_family(chosen.name) && entries[0].build.kind != BuildKind::Cuda) continue;
+    const auto held = requirers_specifiers(chosen);
+    // Whose arch list a build is judged by: torch's own; torchvision's and torchaudio's go with
+    // torch's build for the same CUDA (cu130 on Pascal is not newer "for this machine").
+    const resolver::ChosenPackage* torch = solution.find("torch");
+    const core::Version* paired_torch =
+        chosen.name != "torch" && is_torch_family(chosen.name) && torch ? &torch->version : nullptr;
     for (std::size_t i = 1; i <= it->second.pin_from && i < entries.size(); ++i) {
       const auto& e = entries[i];
       if (e.file == nullptr || e.unavailable || e.yanked ||
@@ -424,16 +431,13 @@ std::vector<std::string> IndexProvider::kept_pins_beaten(const resolver::Solutio
         continue;
       }
       if (e.build.cuda && !gpu.allows(*e.build.cuda)) continue;
-      if (chosen.name == "torch" && e.build.cuda &&
-          !gpu.runs_on_every_gpu(e.version, *e.build.cuda))
-        continue;
-      // torchvision/torchaudio builds go with torch's build for the same CUDA: one whose CUDA
-      // has no kernels for a GPU here (cu130 on Pascal) is not newer "for this machine".
-      if (chosen.name != "torch" && e.build.cuda) {
-        const auto* torch = solution.find("torch");
-        if (torch && !gpu.runs_on_every_gpu(torch->version, *e.build.cuda)) continue;
+      if (e.build.cuda) {
+        const core::Version* torch_version = chosen.name == "torch" ? &e.version : paired_torch;
+        if (torch_version && !gpu.runs_on_every_gpu(*torch_version, *e.build.cuda)) continue;
       }
-      if (held_by_a_requirer(chosen, e.version)) continue;
+      if (std::any_of(held.begin(), held.end(),
+                      [&](const core::SpecifierSet& s) { return !s.contains(e.version, true); }))
+        continue;
       out.push_back(fmt::format(
           "kept {} {} from {}; {} is newer for this machine (--upgrade-package {})", chosen.name,
           entries[0].version.to_string(), lock_name, e.version.to_string(), chosen.name));
