@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-// Weak: defined only by executables that live in the build tree outside bin/ (test binaries,
-// through tests/support/catch_main.cpp), as the path of the
-// build's plugin. Null in gpulock, which finds its plugin relative to /proc/self/exe.
+// Weak: defined only by the test binaries (tests/support/catch_main.cpp), which live in the
+// build tree away from lib/gpulock/, as the path of the build's plugin. Undefined in gpulock,
+// which finds its plugin relative to /proc/self/exe.
 extern "C" {
 extern const char* const gpulock_net_plugin_fallback __attribute__((weak));
 }
@@ -50,8 +50,8 @@ std::vector<std::string> candidate_paths(bool& from_env) {
     paths.push_back(up + "/lib/" + file);
     paths.push_back(up + "/lib/gpulock/" + file);
   }
-  // A test or benchmark executable of the build tree (not in bin/) defines where the build's
-  // plugin is; gpulock itself has no build-tree path compiled in (issue 42 item 3).
+  // A test binary defines where the build's plugin is; gpulock itself has no build-tree path
+  // compiled in (issue 42 item 3).
   // An undefined weak object has address null: test the address before reading it.
   if (&gpulock_net_plugin_fallback != nullptr && gpulock_net_plugin_fallback != nullptr &&
       *gpulock_net_plugin_fallback != '\0') {
