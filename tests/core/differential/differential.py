@@ -389,13 +389,13 @@ def values_of(markers):
                     yield x.value
 
 
-# Characters after a backslash that make it an escape (core/src/marker.cpp starts_escape).
+# Characters after a backslash that make it an escape (core/src/marker_print.cpp starts_escape).
 ESCAPE_STARTS = "\0\n\r\\'\"abfnrtvxuUN01234567"
 
 
 def printed_differently(value):
     """True when packaging's str() writes this marker value so that it does not read back, and
-    gpulock (core/src/marker.cpp append_operand) writes escapes instead."""
+    gpulock (core/src/marker_print.cpp append_operand) writes escapes instead."""
     if any(c in value for c in "\n\r\x00"):
         return True
     return any(c == "\\" and (i + 1 == len(value) or value[i + 1] in ESCAPE_STARTS)

@@ -19,7 +19,7 @@
 
 namespace gpulock::core {
 
-struct MarkerNode;    // the expression tree, defined in marker.cpp
+struct MarkerNode;    // the expression tree, defined in marker_node.h (core/src)
 struct MarkerAccess;  // core/src internals (Requirement::parse)
 
 class Marker {
