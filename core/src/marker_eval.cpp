@@ -128,9 +128,7 @@ std::string without_spaces_around_colons(std::string_view text) {
       out += text.substr(i);
       break;
     }
-    std::string_view part = text.substr(i, at - i);
-    while (!part.empty() && (part.back() == ' ' || part.back() == '\t'))
-      part.remove_suffix(1);
+    std::string_view part = trim_right(text.substr(i, at - i), " \t");
     out += part;
     out += "::";
     i = at + 2;

@@ -7,20 +7,18 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/text.h"
 #include "gpulock/index/client.h"
 #include "gpulock/sys/env.h"
 
 namespace gpulock::index {
 
 std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
-  while (!text.empty() && text.back() == ' ')
-    text.remove_suffix(1);
+  text = core::trim_right(text, " ");
   std::uint64_t value = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc{} || p == text.data() || value == 0) return std::nullopt;
-  std::string unit(p, text.data() + text.size());
-  while (!unit.empty() && unit.front() == ' ')
-    unit.erase(0, 1);
+  std::string unit(core::trim_left(text.substr(static_cast<std::size_t>(p - text.data())), " "));
   for (char& c : unit)
     c = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
   int shift = 0;

@@ -32,11 +32,7 @@ bool header_is(std::string_view line, std::string_view name, std::string_view& v
     if (core::ascii_lower(line[i]) != name[i]) return false;
   }
   value = line.substr(name.size() + 1);
-  while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
-    value.remove_prefix(1);
-  while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) {
-    value.remove_suffix(1);
-  }
+  value = core::trim_right(core::trim_left(value, " \t"), "\r\n ");
   return true;
 }
 

@@ -26,10 +26,6 @@ bool is_space(char c) noexcept {
 // HTML's ASCII whitespace (no \v).
 constexpr std::string_view kHtmlSpace = " \t\n\r\f";
 
-std::string_view trim(std::string_view s) noexcept {
-  return core::trim(s, kHtmlSpace);
-}
-
 // A character reference's code point as UTF-8; NUL, surrogates and values past U+10FFFF
 // become U+FFFD (HTML's rule).
 void append_utf8(std::string& out, std::uint32_t cp) {
@@ -166,7 +162,7 @@ class HtmlPageParser {
         if (auto s = meta(tag_start); !s) return std::unexpected(s.error());
       } else if (core::iequals(tag, "base")) {
         if (const Attribute* href = find("href")) {
-          base_url_ = resolve_url(page_url_, trim(decode_entities(href->raw)));
+          base_url_ = resolve_url(page_url_, core::trim(decode_entities(href->raw), kHtmlSpace));
         }
       } else if (core::iequals(tag, "script") || core::iequals(tag, "style")) {
         std::string closing = "</" + std::string(tag);
@@ -181,7 +177,8 @@ class HtmlPageParser {
         pos = close;
       }
     }
-    if (!saw_tag && !trim(html_).empty()) return error(0, "not an HTML page (no tags)");
+    if (!saw_tag && !core::trim(html_, kHtmlSpace).empty())
+      return error(0, "not an HTML page (no tags)");
     if (anchors_without_href_ > 0) {
       page_.warnings.push_back(fmt::format("ignored {} link{} without href", anchors_without_href_,
                                            anchors_without_href_ == 1 ? "" : "s"));
@@ -247,8 +244,8 @@ class HtmlPageParser {
     const Attribute* name = find("name");
     const Attribute* content = find("content");
     if (!name || !content) return {};
-    if (!core::iequals(trim(name->raw), "pypi:repository-version")) return {};
-    std::string version(trim(decode_entities(content->raw)));
+    if (!core::iequals(core::trim(name->raw, kHtmlSpace), "pypi:repository-version")) return {};
+    std::string version(core::trim(decode_entities(content->raw), kHtmlSpace));
     page_.api_version = version;
     std::string_view v = version;
     auto dot = v.find('.');
@@ -286,7 +283,7 @@ class HtmlPageParser {
       return;
     }
     DistFile& file = page_.files.emplace_back();
-    std::string href_text(trim(decode_entities(href->raw)));
+    std::string href_text(core::trim(decode_entities(href->raw), kHtmlSpace));
     std::string full = resolve_url(base_url_, href_text);
     UrlParts parts = split_url(full);
     if (parts.has_fragment && !parts.fragment.empty()) {
@@ -294,12 +291,12 @@ class HtmlPageParser {
     }
     std::string_view url = strip_fragment(full);
     std::string filename = url_basename(url);
-    if (filename.empty()) filename = std::string(trim(decode_entities(text)));
+    if (filename.empty()) filename = std::string(core::trim(decode_entities(text), kHtmlSpace));
     std::string requires_python, yanked_reason;
 
     for (const auto& a : attributes_) {
       if (core::iequals(a.name, "data-requires-python")) {
-        requires_python = std::string(trim(decode_entities(a.raw)));
+        requires_python = std::string(core::trim(decode_entities(a.raw), kHtmlSpace));
       } else if (core::iequals(a.name, "data-yanked")) {
         file.set_yanked(true);
         yanked_reason = detail::printable_index_text(decode_entities(a.raw));
@@ -308,7 +305,7 @@ class HtmlPageParser {
         saw_core_metadata_ = true;
       } else if (core::iequals(a.name, "data-upload-time")) {
         std::string value = decode_entities(a.raw);
-        auto time = parse_timestamp(trim(value));
+        auto time = parse_timestamp(core::trim(value, kHtmlSpace));
         file.set_upload_time(time);
         if (!time && !bad_upload_time_) {
           bad_upload_time_ = true;
@@ -318,7 +315,7 @@ class HtmlPageParser {
         }
       } else if (core::iequals(a.name, "data-size")) {
         std::uint64_t size = 0;
-        std::string_view v = trim(a.raw);
+        std::string_view v = core::trim(a.raw, kHtmlSpace);
         auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), size);
         if (ec == std::errc{} && ptr == v.data() + v.size()) file.set_size(size);
       }
@@ -335,7 +332,7 @@ class HtmlPageParser {
   }
 
   void core_metadata(DistFile& file, const Attribute& a, std::size_t tag_start) {
-    std::string value(trim(decode_entities(a.raw)));
+    std::string value(core::trim(decode_entities(a.raw), kHtmlSpace));
     file.clear_core_metadata_hashes();
     if (!a.has_value || core::iequals(value, "true") || value.empty()) {
       file.set_core_metadata(true);

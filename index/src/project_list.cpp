@@ -34,10 +34,7 @@ std::size_t find_tag(std::string_view s, std::string_view tag, std::size_t from)
 }
 
 void add_name(ProjectList& list, std::string_view text) {
-  while (!text.empty() && is_space(text.front()))
-    text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back()))
-    text.remove_suffix(1);
+  text = core::trim(text, " \t\r\n\f");
   if (core::is_valid_name(text)) list.names.insert(core::normalize_name(text));
 }
 

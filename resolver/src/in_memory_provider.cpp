@@ -50,9 +50,7 @@ std::string spaced(std::string_view label, const Term& t) {
 }  // namespace
 
 core::Result<Dependency> parse_dependency(std::string_view text) {
-  std::string_view s = text;
-  while (!s.empty() && s.front() == ' ')
-    s.remove_prefix(1);
+  std::string_view s = core::trim_left(text, " ");
   std::size_t i = 0;
   while (i < s.size() && name_char(s[i]))
     ++i;
