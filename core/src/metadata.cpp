@@ -120,6 +120,52 @@ bool parse_metadata_version(std::string_view s, std::uint32_t& major, std::uint3
   return number(i, minor) && i == s.size();
 }
 
+// The Metadata-Version field: a MAJOR.MINOR that gpulock reads (a newer minor version is read
+// with a warning), kept in `out`.
+Status read_metadata_version(const RawValue& metadata_version, CoreMetadata& out) {
+  std::string_view mv = trim(metadata_version.value, kValueSpace);
+  std::uint32_t major = 0;
+  std::uint32_t minor = 0;
+  if (!parse_metadata_version(mv, major, minor)) {
+    return metadata_error(
+        fmt::format("invalid Metadata-Version {}: expected MAJOR.MINOR", quote_for_message(mv)),
+        metadata_version.line, metadata_version.column0 + 1);
+  }
+  if (major == 0 || major > kNewestMajor) {
+    return metadata_error(
+        fmt::format("unsupported Metadata-Version {}: gpulock reads versions 1.0 to {}.{}", mv,
+                    kNewestMajor, kNewestMinor),
+        metadata_version.line, metadata_version.column0 + 1);
+  }
+  if ((major == kNewestMajor && minor > kNewestMinor) || (major == 1 && minor > 2)) {
+    // The spec: consumers SHOULD warn on a newer minor version and read what they know.
+    out.warnings.push_back(
+        fmt::format("line {}: Metadata-Version {} is newer than the newest gpulock knows ({}.{}); "
+                    "reading the fields it knows",
+                    metadata_version.line, mv, kNewestMajor, kNewestMinor));
+  }
+  out.metadata_version = std::string(mv);
+  return {};
+}
+
+// The Provides-Extra fields, normalized, each once, in `out`.
+void read_provides_extra(const std::vector<RawValue>& provides_extra, CoreMetadata& out) {
+  std::unordered_set<std::string> seen_extras;
+  for (const auto& raw : provides_extra) {
+    std::string_view extra = trim(raw.value, kValueSpace);
+    // core-metadata: for Metadata-Version < 2.3 an invalid extra should be warned about and
+    // ignored; from 2.3 extras must be normalized. We normalize whatever is valid and ignore
+    // (with a warning) what is not, in every version: an unusable extra costs nothing.
+    if (!is_valid_name(extra)) {
+      out.warnings.push_back(fmt::format("line {}: ignoring the invalid Provides-Extra {}",
+                                         raw.line, quote_for_message(extra)));
+      continue;
+    }
+    std::string normalized = normalize_extra(extra);
+    if (seen_extras.insert(normalized).second) out.provides_extra.push_back(std::move(normalized));
+  }
+}
+
 }  // namespace
 
 void scan_metadata_headers(std::string_view text,
@@ -248,29 +294,8 @@ Result<CoreMetadata> CoreMetadata::parse(std::string_view text) {
 
   // Metadata-Version first: a file of an unknown major version may mean anything.
   if (!metadata_version) return metadata_error("missing the required field Metadata-Version", 1);
-  {
-    std::string_view mv = trim(metadata_version->value, kValueSpace);
-    std::uint32_t major = 0;
-    std::uint32_t minor = 0;
-    if (!parse_metadata_version(mv, major, minor)) {
-      return metadata_error(
-          fmt::format("invalid Metadata-Version {}: expected MAJOR.MINOR", quote_for_message(mv)),
-          metadata_version->line, metadata_version->column0 + 1);
-    }
-    if (major == 0 || major > kNewestMajor) {
-      return metadata_error(
-          fmt::format("unsupported Metadata-Version {}: gpulock reads versions 1.0 to {}.{}", mv,
-                      kNewestMajor, kNewestMinor),
-          metadata_version->line, metadata_version->column0 + 1);
-    }
-    if ((major == kNewestMajor && minor > kNewestMinor) || (major == 1 && minor > 2)) {
-      // The spec: consumers SHOULD warn on a newer minor version and read what they know.
-      out.warnings.push_back(fmt::format(
-          "line {}: Metadata-Version {} is newer than the newest gpulock knows ({}.{}); "
-          "reading the fields it knows",
-          metadata_version->line, mv, kNewestMajor, kNewestMinor));
-    }
-    out.metadata_version = std::string(mv);
+  if (auto st_mv = read_metadata_version(*metadata_version, out); !st_mv) {
+    return std::unexpected(st_mv.error());
   }
 
   if (!name) return metadata_error("missing the required field Name", 1);
@@ -300,20 +325,7 @@ Result<CoreMetadata> CoreMetadata::parse(std::string_view text) {
     out.requires_dist.push_back(std::move(*req));
   }
 
-  std::unordered_set<std::string> seen_extras;
-  for (const auto& raw : provides_extra) {
-    std::string_view extra = trim(raw.value, kValueSpace);
-    // core-metadata: for Metadata-Version < 2.3 an invalid extra should be warned about and
-    // ignored; from 2.3 extras must be normalized. We normalize whatever is valid and ignore
-    // (with a warning) what is not, in every version: an unusable extra costs nothing.
-    if (!is_valid_name(extra)) {
-      out.warnings.push_back(fmt::format("line {}: ignoring the invalid Provides-Extra {}",
-                                         raw.line, quote_for_message(extra)));
-      continue;
-    }
-    std::string normalized = normalize_extra(extra);
-    if (seen_extras.insert(normalized).second) out.provides_extra.push_back(std::move(normalized));
-  }
+  read_provides_extra(provides_extra, out);
   return out;
 }
 

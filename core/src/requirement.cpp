@@ -217,6 +217,64 @@ bool url_ok(std::string_view url) {
   return rebuilt == url;
 }
 
+// The extras at text[p], a '[' (packaging's _parse_extras): each kept once in `req.extras`, `p`
+// moved past the closing ']' and the whitespace after it.
+Status parse_extras(std::string_view text, std::size_t& p, Requirement& req) {
+  std::size_t open = p;
+  p = detail::skip_ws(text, p + 1);
+  if (std::size_t e = match_identifier(text, p); e != std::string_view::npos) {
+    req.extras.emplace_back(text.substr(p, e - p));
+    p = e;
+    while (true) {
+      p = detail::skip_ws(text, p);
+      if (match_identifier(text, p) != std::string_view::npos) {
+        return std::unexpected(req_error(text, p, "expected a comma between extra names"));
+      }
+      if (p >= text.size() || text[p] != ',') break;
+      p = detail::skip_ws(text, p + 1);
+      std::size_t x = match_identifier(text, p);
+      if (x == std::string_view::npos) {
+        return std::unexpected(req_error(text, p, "expected an extra name after the comma"));
+      }
+      std::string extra(text.substr(p, x - p));
+      if (std::find(req.extras.begin(), req.extras.end(), extra) == req.extras.end()) {
+        req.extras.push_back(std::move(extra));
+      }
+      p = x;
+    }
+  }
+  p = detail::skip_ws(text, p);
+  if (p >= text.size() || text[p] != ']') {
+    return std::unexpected(
+        req_error(text, p, fmt::format("expected ']' to close the '[' at column {}", open + 1)));
+  }
+  p = detail::skip_ws(text, p + 1);
+  return {};
+}
+
+// The marker from text[marker_from] (after the ';') to the end of `text`, in `req.marker`; its
+// errors name the requirement.
+Status parse_requirement_marker(std::string_view text, std::size_t marker_from, Requirement& req) {
+  std::size_t p = marker_from;
+  auto marker = MarkerAccess::parse_at(text, p);
+  if (!marker) {
+    // "invalid marker '<text>': what" -> "invalid requirement '<text>': invalid marker: what"
+    Error e = std::move(marker.error());
+    std::string prefix = fmt::format("invalid marker {}: ", quote_for_message(text));
+    if (e.message.compare(0, prefix.size(), prefix) == 0) {
+      e.message = fmt::format("invalid requirement {}: invalid marker: {}", quote_for_message(text),
+                              e.message.substr(prefix.size()));
+    }
+    return std::unexpected(std::move(e));
+  }
+  req.marker = std::move(*marker);
+  p = detail::skip_ws(text, p);
+  if (!at_end(text, p)) {
+    return std::unexpected(req_error(text, p, "expected 'and', 'or' or the end of the marker"));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Requirement> Requirement::parse(std::string_view text) {
@@ -230,35 +288,7 @@ Result<Requirement> Requirement::parse(std::string_view text) {
   p = detail::skip_ws(text, name_end);
 
   if (p < text.size() && text[p] == '[') {
-    std::size_t open = p;
-    p = detail::skip_ws(text, p + 1);
-    if (std::size_t e = match_identifier(text, p); e != std::string_view::npos) {
-      req.extras.emplace_back(text.substr(p, e - p));
-      p = e;
-      while (true) {
-        p = detail::skip_ws(text, p);
-        if (match_identifier(text, p) != std::string_view::npos) {
-          return std::unexpected(req_error(text, p, "expected a comma between extra names"));
-        }
-        if (p >= text.size() || text[p] != ',') break;
-        p = detail::skip_ws(text, p + 1);
-        std::size_t x = match_identifier(text, p);
-        if (x == std::string_view::npos) {
-          return std::unexpected(req_error(text, p, "expected an extra name after the comma"));
-        }
-        std::string extra(text.substr(p, x - p));
-        if (std::find(req.extras.begin(), req.extras.end(), extra) == req.extras.end()) {
-          req.extras.push_back(std::move(extra));
-        }
-        p = x;
-      }
-    }
-    p = detail::skip_ws(text, p);
-    if (p >= text.size() || text[p] != ']') {
-      return std::unexpected(
-          req_error(text, p, fmt::format("expected ']' to close the '[' at column {}", open + 1)));
-    }
-    p = detail::skip_ws(text, p + 1);
+    if (auto st = parse_extras(text, p, req); !st) return std::unexpected(std::move(st.error()));
   }
 
   std::size_t marker_from = std::string_view::npos;
@@ -347,22 +377,8 @@ Result<Requirement> Requirement::parse(std::string_view text) {
   }
 
   if (marker_from != std::string_view::npos) {
-    p = marker_from;
-    auto marker = MarkerAccess::parse_at(text, p);
-    if (!marker) {
-      // "invalid marker '<text>': what" -> "invalid requirement '<text>': invalid marker: what"
-      Error e = std::move(marker.error());
-      std::string prefix = fmt::format("invalid marker {}: ", quote_for_message(text));
-      if (e.message.compare(0, prefix.size(), prefix) == 0) {
-        e.message = fmt::format("invalid requirement {}: invalid marker: {}",
-                                quote_for_message(text), e.message.substr(prefix.size()));
-      }
-      return std::unexpected(std::move(e));
-    }
-    req.marker = std::move(*marker);
-    p = detail::skip_ws(text, p);
-    if (!at_end(text, p)) {
-      return std::unexpected(req_error(text, p, "expected 'and', 'or' or the end of the marker"));
+    if (auto st = parse_requirement_marker(text, marker_from, req); !st) {
+      return std::unexpected(std::move(st.error()));
     }
   }
   // As packaging: the grammar first, then the URL, then the specifiers.

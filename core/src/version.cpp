@@ -328,6 +328,41 @@ std::size_t post_label(std::string_view s, std::size_t p) noexcept {
   return 0;
 }
 
+// The local label's segments at sc.i, just past the '+': [a-z0-9]+ ([-_.][a-z0-9]+)*. False
+// (sc.result holds the error) when a numeric segment is larger than 2^64-1.
+bool scan_local_segments(Scanner& sc, std::string_view text, Version& out) {
+  auto& local = VersionAccess::local(out);
+  while (true) {
+    std::size_t start = sc.i;
+    bool all_digits = true;
+    while (!sc.at_end() && is_alnum(text[sc.i])) {
+      all_digits = all_digits && is_digit(text[sc.i]);
+      ++sc.i;
+    }
+    std::string_view seg = text.substr(start, sc.i - start);
+    if (all_digits) {
+      auto v = parse_u64(seg);
+      if (!v) {
+        sc.fail(start, fmt::format("local version segment {} is larger than 2^64-1",
+                                   quote_for_message(seg, 30)));
+        return false;
+      }
+      local.emplace_back(*v);
+    } else {
+      std::string lower(seg);
+      for (char& c : lower)
+        c = to_lower(c);
+      local.emplace_back(std::move(lower));
+    }
+    if (is_sep(sc.peek()) && is_alnum(sc.peek(1))) {
+      ++sc.i;
+    } else {
+      break;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 VersionScan scan_version(std::string_view text, std::size_t pos, const VersionScanOptions& options,
@@ -427,35 +462,7 @@ VersionScan scan_version(std::string_view text, std::size_t pos, const VersionSc
   // Local label: + [a-z0-9]+ ([-_.][a-z0-9]+)*
   if (options.allow_local && sc.peek() == '+' && is_alnum(sc.peek(1))) {
     ++sc.i;
-    auto& local = VersionAccess::local(out);
-    while (true) {
-      std::size_t start = sc.i;
-      bool all_digits = true;
-      while (!sc.at_end() && is_alnum(text[sc.i])) {
-        all_digits = all_digits && is_digit(text[sc.i]);
-        ++sc.i;
-      }
-      std::string_view seg = text.substr(start, sc.i - start);
-      if (all_digits) {
-        auto v = parse_u64(seg);
-        if (!v) {
-          sc.fail(start, fmt::format("local version segment {} is larger than 2^64-1",
-                                     quote_for_message(seg, 30)));
-          return sc.result;
-        }
-        local.emplace_back(*v);
-      } else {
-        std::string lower(seg);
-        for (char& c : lower)
-          c = to_lower(c);
-        local.emplace_back(std::move(lower));
-      }
-      if (is_sep(sc.peek()) && is_alnum(sc.peek(1))) {
-        ++sc.i;
-      } else {
-        break;
-      }
-    }
+    if (!scan_local_segments(sc, text, out)) return sc.result;
   }
   sc.result.ok = true;
   sc.result.end = sc.i;

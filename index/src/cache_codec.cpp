@@ -99,6 +99,47 @@ void get_hashes(Reader& r, Add add) {
   }
 }
 
+// A file's record (encode_page): what the table entry does not hold.
+void put_file_record(std::string& out, const DistFile& f, FileKind kind) {
+  // What the record leaves out: a filename that ends the URL (its length instead), a lone
+  // sha256 as its 32 bytes instead of ("sha256", 64 hex digits).
+  const bool name_in_url = !f.filename().empty() && f.url().ends_with(f.filename());
+  const auto* sha256 = f.sha256_digest();
+  const auto* metadata_sha256 = f.core_metadata() ? f.core_metadata_sha256_digest() : nullptr;
+  put_u8(out, static_cast<std::uint8_t>((name_in_url ? kNameInUrl : 0) | (sha256 ? kRawSha256 : 0) |
+                                        (metadata_sha256 ? kRawMetadataSha256 : 0)));
+  if (name_in_url) {
+    put_u32(out, static_cast<std::uint32_t>(f.filename().size()));
+  } else {
+    put_str(out, f.filename());
+  }
+  put_str(out, f.url());
+  if (sha256) {
+    put_digest(out, *sha256);
+  } else {
+    put_hashes(out, f.hashes());
+  }
+  put_str(out, f.requires_python());
+  const auto& build = f.build();
+  std::uint8_t flags = (f.yanked() ? 1 : 0) | (f.core_metadata() ? 2 : 0) | (f.size() ? 4 : 0) |
+                       (f.upload_time() ? 8 : 0) | (f.is_wheel() && build ? 16 : 0);
+  put_u8(out, flags);
+  if (f.yanked()) put_str(out, f.yanked_reason());
+  if (metadata_sha256) {
+    put_digest(out, *metadata_sha256);
+  } else if (f.core_metadata()) {
+    put_hashes(out, f.core_metadata_hashes());
+  }
+  if (f.size()) put_u64(out, *f.size());
+  if (f.upload_time()) put_i64(out, *f.upload_time());
+  if (kind == FileKind::Wheel && build) {
+    put_u64(out, build->first);
+    put_str(out, build->second);
+  } else if (kind == FileKind::Sdist) {
+    put_str(out, sdist_extension_of(f.filename()));
+  }
+}
+
 }  // namespace
 
 void encode_page(const ProjectPage& page, std::string& out) {
@@ -187,44 +228,7 @@ void encode_page(const ProjectPage& page, std::string& out) {
     entry.tags = r.tags;
     entry.offset = static_cast<std::uint32_t>(out.size() - records_at);
     std::memcpy(out.data() + table_at + i * sizeof(FileEntry), &entry, sizeof entry);
-    // What the record leaves out: a filename that ends the URL (its length instead), a lone
-    // sha256 as its 32 bytes instead of ("sha256", 64 hex digits).
-    const bool name_in_url = !f.filename().empty() && f.url().ends_with(f.filename());
-    const auto* sha256 = f.sha256_digest();
-    const auto* metadata_sha256 = f.core_metadata() ? f.core_metadata_sha256_digest() : nullptr;
-    put_u8(out,
-           static_cast<std::uint8_t>((name_in_url ? kNameInUrl : 0) | (sha256 ? kRawSha256 : 0) |
-                                     (metadata_sha256 ? kRawMetadataSha256 : 0)));
-    if (name_in_url) {
-      put_u32(out, static_cast<std::uint32_t>(f.filename().size()));
-    } else {
-      put_str(out, f.filename());
-    }
-    put_str(out, f.url());
-    if (sha256) {
-      put_digest(out, *sha256);
-    } else {
-      put_hashes(out, f.hashes());
-    }
-    put_str(out, f.requires_python());
-    const auto& build = f.build();
-    std::uint8_t flags = (f.yanked() ? 1 : 0) | (f.core_metadata() ? 2 : 0) | (f.size() ? 4 : 0) |
-                         (f.upload_time() ? 8 : 0) | (f.is_wheel() && build ? 16 : 0);
-    put_u8(out, flags);
-    if (f.yanked()) put_str(out, f.yanked_reason());
-    if (metadata_sha256) {
-      put_digest(out, *metadata_sha256);
-    } else if (f.core_metadata()) {
-      put_hashes(out, f.core_metadata_hashes());
-    }
-    if (f.size()) put_u64(out, *f.size());
-    if (f.upload_time()) put_i64(out, *f.upload_time());
-    if (r.kind == FileKind::Wheel && build) {
-      put_u64(out, build->first);
-      put_str(out, build->second);
-    } else if (r.kind == FileKind::Sdist) {
-      put_str(out, sdist_extension_of(f.filename()));
-    }
+    put_file_record(out, f, r.kind);
   }
   put_u32(out, static_cast<std::uint32_t>(out.size() - records_at));  // the records' total size
 }

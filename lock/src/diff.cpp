@@ -179,6 +179,51 @@ std::vector<std::string> index_items(const std::vector<IndexRecord>& indexes) {
   return items;
 }
 
+// The changes among the entries of one package name: entries paired by marker (or the one left
+// on each side), compared, the others added or removed; in a stable order.
+std::vector<PackageChange> name_changes(std::vector<const Package*>& olds,
+                                        std::vector<const Package*>& news) {
+  std::vector<std::pair<const Package*, const Package*>> pairs;
+  // Same marker first.
+  for (auto oi = olds.begin(); oi != olds.end();) {
+    auto ni = std::find_if(news.begin(), news.end(), [&](const Package* n) {
+      return marker_key((*oi)->marker) == marker_key(n->marker);
+    });
+    if (ni == news.end()) {
+      ++oi;
+      continue;
+    }
+    pairs.emplace_back(*oi, *ni);
+    news.erase(ni);
+    oi = olds.erase(oi);
+  }
+  // One left on each side: the same package under a new marker.
+  if (olds.size() == 1 && news.size() == 1) {
+    pairs.emplace_back(olds.front(), news.front());
+    olds.clear();
+    news.clear();
+  }
+  std::vector<PackageChange> changes;
+  for (const auto& [o, n] : pairs) {
+    if (auto c = compare_packages(*o, *n)) changes.push_back(std::move(*c));
+  }
+  for (const Package* o : olds)
+    changes.push_back(added_or_removed(*o, false));
+  for (const Package* n : news)
+    changes.push_back(added_or_removed(*n, true));
+  // Stable order inside one name: by the version and marker the entry has now (or had).
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const PackageChange& a, const PackageChange& b) {
+                     auto va = a.new_version ? a.new_version : a.old_version;
+                     auto vb = b.new_version ? b.new_version : b.old_version;
+                     if (va && vb && *va != *vb) return compare_versions(*va, *vb) < 0;
+                     auto ma = a.new_marker ? a.new_marker : a.old_marker;
+                     auto mb = b.new_marker ? b.new_marker : b.old_marker;
+                     return ma < mb;
+                   });
+  return changes;
+}
+
 }  // namespace
 
 std::string_view to_string(PackageChangeKind kind) noexcept {
@@ -215,45 +260,7 @@ LockDiff diff_locks(const Lock& old_input, const Lock& new_input) {
 
   for (auto& [name, sides] : by_name) {
     auto& [olds, news] = sides;
-    std::vector<std::pair<const Package*, const Package*>> pairs;
-    // Same marker first.
-    for (auto oi = olds.begin(); oi != olds.end();) {
-      auto ni = std::find_if(news.begin(), news.end(), [&](const Package* n) {
-        return marker_key((*oi)->marker) == marker_key(n->marker);
-      });
-      if (ni == news.end()) {
-        ++oi;
-        continue;
-      }
-      pairs.emplace_back(*oi, *ni);
-      news.erase(ni);
-      oi = olds.erase(oi);
-    }
-    // One left on each side: the same package under a new marker.
-    if (olds.size() == 1 && news.size() == 1) {
-      pairs.emplace_back(olds.front(), news.front());
-      olds.clear();
-      news.clear();
-    }
-    std::vector<PackageChange> changes;
-    for (const auto& [o, n] : pairs) {
-      if (auto c = compare_packages(*o, *n)) changes.push_back(std::move(*c));
-    }
-    for (const Package* o : olds)
-      changes.push_back(added_or_removed(*o, false));
-    for (const Package* n : news)
-      changes.push_back(added_or_removed(*n, true));
-    // Stable order inside one name: by the version and marker the entry has now (or had).
-    std::stable_sort(changes.begin(), changes.end(),
-                     [](const PackageChange& a, const PackageChange& b) {
-                       auto va = a.new_version ? a.new_version : a.old_version;
-                       auto vb = b.new_version ? b.new_version : b.old_version;
-                       if (va && vb && *va != *vb) return compare_versions(*va, *vb) < 0;
-                       auto ma = a.new_marker ? a.new_marker : a.old_marker;
-                       auto mb = b.new_marker ? b.new_marker : b.old_marker;
-                       return ma < mb;
-                     });
-    for (auto& c : changes)
+    for (auto& c : name_changes(olds, news))
       diff.packages.push_back(std::move(c));
   }
 
