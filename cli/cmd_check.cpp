@@ -394,7 +394,7 @@ RunFn setup(CLI::App& sub) {
       request.given = a->given.request;
       // The machine flags describe this machine; with --inputs they are also compared with the
       // machine the lock was resolved for, when it was given by flags (issue 16).
-      auto driver = probe::DriverSpec::parse(request.machine_flags.driver);
+      auto driver = gpu::DriverSpec::parse(request.machine_flags.driver);
       if (!driver) return report_error(term, driver.error());
       request.given->driver = std::move(*driver);
       request.given->cuda_ceiling = request.machine_flags.cuda_ceiling;

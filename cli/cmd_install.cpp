@@ -164,7 +164,7 @@ std::optional<int> pick_lock(Context& ctx, InstallArgs& args) {
       if (venv) w.key("venv_python").value_or_null(f.python);
       w.field("fits", f.fits);
       w.field("gpu", f.gpu);
-      w.key("cuda").value_or_null(f.cuda, [](const app::CudaVersion& c) { return c.to_string(); });
+      w.key("cuda").value_or_null(f.cuda, [](const gpu::CudaVersion& c) { return c.to_string(); });
       w.field("why", f.why);
       w.end_object();
     }

@@ -3,8 +3,8 @@
 
 #include <memory>
 
+#include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/index/index_spec.h"
-#include "gpulock/probe/cuda_versions.h"
 #include "gpulock/resolver/provider.h"
 
 namespace gpulock::cli {
@@ -100,7 +100,7 @@ std::vector<CLI::Option*> add_resolve_input_flags(CLI::App& sub, ResolveFlags& f
       "--platform", flags.platforms,
       "Target platform tag, e.g. manylinux_2_28_x86_64 (repeatable, as pip's: the first is "
       "the target, later ones add their wheel tags)"));
-  in.push_back(add_typed(sub, "--cuda-compat", flags, r.cuda_compat, probe::parse_cuda_compat,
+  in.push_back(add_typed(sub, "--cuda-compat", flags, r.cuda_compat, gpu::parse_cuda_compat,
                          "strict, or minor (NVIDIA minor-version compatibility)")
                    ->default_str("strict"));
   in.push_back(add_typed(sub, "--prerelease", flags, r.prerelease,
@@ -120,7 +120,7 @@ void add_resolve_source_and_machine_flags(CLI::App& sub, ResolveFlags& flags) {
                  "Take packages matching GLOB only from index NAME: GLOB=NAME");
   sub.add_option("--python", r.target.python,
                  "Resolve for this interpreter (asked for its version and platform)");
-  add_typed(sub, "--driver", flags, r.driver, probe::DriverSpec::parse,
+  add_typed(sub, "--driver", flags, r.driver, gpu::DriverSpec::parse,
             "NVIDIA driver: auto (detect), none (no GPU), or a version like 550.54.14")
       ->default_str("auto");
   sub.add_option("--cuda-ceiling", r.cuda_ceiling,

@@ -1,11 +1,11 @@
-// The GPU stacks table (app/gpu_stacks.h GpuStacks::parse, the format of app/data/gpu_stacks.txt)
+// The GPU stacks table (gpu/gpu_stacks.h GpuStacks::parse, the format of gpu/data/gpu_stacks.txt)
 // and the coupled local labels it names (parse_coupled_label). Byte 0 picks: even, the rest is
 // a table; odd, the rest is a version whose local label is read in each of the three forms.
 // Properties: every row of a parsed table is found again by its lookup (major_by_name,
 // arch_floor, provides_of, shared_dir_of, is_cuda13_name, coupled_of); a label's CUDA, when
 // read, has the label's CUDA major. The odd input is also a find-links URL: a page followed to
 // torch's build is that build's page (following it again changes nothing).
-#include "gpulock/app/gpu_stacks.h"
+#include "gpulock/gpu/gpu_stacks.h"
 
 #include <fmt/format.h>
 
@@ -17,14 +17,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   std::string_view text = gpulock::fuzz::as_text(data + 1, size - 1);
   if (data[0] & 1) {
-    if (auto followed = app::gpu_stacks().follow_find_links(text, "2.11.0+cu130")) {
-      FUZZ_CHECK(!app::gpu_stacks().follow_find_links(*followed, "2.11.0+cu130"),
+    if (auto followed = gpu::gpu_stacks().follow_find_links(text, "2.11.0+cu130")) {
+      FUZZ_CHECK(!gpu::gpu_stacks().follow_find_links(*followed, "2.11.0+cu130"),
                  fmt::format("'{}' followed to '{}', which is followed again", text, *followed));
     }
     auto version = core::Version::parse(text);
     if (!version) return 0;
     for (std::string_view form : {"cu{M}torch{X.Y}", "pt{X}{Y}cu{NNN}", "cu{NNN}", "other"}) {
-      auto build = app::parse_coupled_label(form, *version);
+      auto build = gpu::parse_coupled_label(form, *version);
       if (!build) continue;
       if (build->cuda) {
         FUZZ_CHECK(build->cuda->major == build->cuda_major,
@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
   }
-  auto table = app::GpuStacks::parse(text);
+  auto table = gpu::GpuStacks::parse(text);
   if (!table) {
     FUZZ_CHECK(!table.error().message.empty(), "an error without a message");
     return 0;

@@ -73,7 +73,7 @@ def issue25_seeds(out):
              b"demo-1.0-py3-none-any-CUDA.whl"]
     jsons = [j.encode() for j in raw_literals("tests/stacks/variants_test.cpp", "$schema")]
     write(out, "variants_json", [b"\x00" + j for j in jsons] + [b"\x01" + n for n in names])
-    table = (ROOT / "app/data/gpu_stacks.txt").read_bytes()
+    table = (ROOT / "gpu/data/gpu_stacks.txt").read_bytes()
     rows = [line for line in table.splitlines() if line and not line.startswith(b"#")]
     labels = [b"2.8.3+cu12torch2.8cxx11abiTRUE", b"2.6.0+pt28cu128", b"2.6.0+pt211cu130",
               b"0.10.0+cu129", b"1.0+cu13torch2.10cxx11abiFALSE", b"1.0+cpu"]

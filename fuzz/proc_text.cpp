@@ -4,18 +4,19 @@
 // versions inside them. Properties: each version prints to text that parses back equal.
 #include <fmt/format.h>
 
-#include "gpulock/probe/cuda_versions.h"
+#include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/probe/environment.h"
 
 #include "fuzz_check.h"
 #include "machine_sources.h"
 
 using namespace gpulock::probe;
+namespace gpu = gpulock::gpu;
 
 namespace {
 
-void check_driver(const DriverVersion& v) {
-  auto again = DriverVersion::parse(v.to_string());
+void check_driver(const gpu::DriverVersion& v) {
+  auto again = gpu::DriverVersion::parse(v.to_string());
   FUZZ_CHECK(again.has_value() && *again == v, fmt::format("driver '{}'", v.to_string()));
   FUZZ_CHECK(!v.parts().empty() && v.parts().size() <= 4,
              fmt::format("driver '{}'", v.to_string()));
@@ -28,26 +29,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (auto v = detail::parse_sysfs_version(text)) check_driver(*v);
   if (auto v = detail::parse_procfs_version(text)) check_driver(*v);
   if (auto v = detail::version_from_library_file(text)) check_driver(*v);
-  if (auto v = DriverVersion::parse(text)) check_driver(*v);
+  if (auto v = gpu::DriverVersion::parse(text)) check_driver(*v);
   for (bool with_cc : {false, true}) {
     if (auto gpus = detail::parse_nvidia_smi(text, with_cc)) {
       for (const auto& g : *gpus) {
         check_driver(g.driver);
         if (g.compute_capability) {
-          auto cc = ComputeCapability::parse(g.compute_capability->dotted());
+          auto cc = gpu::ComputeCapability::parse(g.compute_capability->dotted());
           FUZZ_CHECK(cc.has_value() && *cc == *g.compute_capability,
                      g.compute_capability->dotted());
         }
       }
     }
   }
-  if (auto c = CudaVersion::parse(text)) {
-    auto again = CudaVersion::parse(c->to_string());
+  if (auto c = gpu::CudaVersion::parse(text)) {
+    auto again = gpu::CudaVersion::parse(c->to_string());
     FUZZ_CHECK(again.has_value() && *again == *c, fmt::format("cuda '{}'", c->to_string()));
   }
-  if (auto cc = ComputeCapability::parse(text)) {
-    auto a = ComputeCapability::parse(cc->to_string());
-    auto b = ComputeCapability::parse(cc->dotted());
+  if (auto cc = gpu::ComputeCapability::parse(text)) {
+    auto a = gpu::ComputeCapability::parse(cc->to_string());
+    auto b = gpu::ComputeCapability::parse(cc->dotted());
     FUZZ_CHECK(a.has_value() && *a == *cc && b.has_value() && *b == *cc,
                fmt::format("compute capability '{}' / '{}'", cc->to_string(), cc->dotted()));
   }

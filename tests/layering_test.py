@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The layering rule of HACKING.md, checked on the source tree.
 
-core <- index, probe, resolver, lock (siblings: never include each other) <- app <- cli.
+core <- resolver <- gpu; core (+ gpu) <- index, probe, lock (siblings: never include each
+other) <- app <- cli. gpu (CUDA, driver and compute-capability types, the GPU policy, the fit
+rule) is pure, on core and resolver: probe, lock, app and cli may include it.
 sys (files, processes, environment) sits beside core and depends on it alone: index, probe,
-lock, app and cli may include it; core and resolver may not (core does no I/O, the resolver is
-pure). Every module uses std::filesystem through its std::error_code overloads only.
+lock, app and cli may include it; core, resolver and gpu may not (core does no I/O, the
+resolver and the GPU model are pure). Every module uses std::filesystem through its std::error_code overloads only.
 Third-party headers (curl, simdjson, libzip, OpenSSL, toml++, dlfcn) appear only in files under
 src/ of the module that owns them, never in a public header. dlfcn belongs to probe (it dlopens
 CUDA, cuDNN and NVML by soname) and to index (it dlopens its own network plugin
@@ -23,11 +25,12 @@ ALLOWED = {
     "core": {"core"},
     "sys": {"core", "sys"},
     "index": {"core", "sys", "index"},
-    "probe": {"core", "sys", "probe"},
+    "probe": {"core", "sys", "gpu", "resolver", "probe"},
     "resolver": {"core", "resolver"},
-    "lock": {"core", "sys", "lock"},
-    "app": {"core", "sys", "index", "probe", "resolver", "lock", "app"},
-    "cli": {"core", "sys", "index", "probe", "resolver", "lock", "app"},
+    "gpu": {"core", "resolver", "gpu"},
+    "lock": {"core", "sys", "gpu", "resolver", "lock"},
+    "app": {"core", "sys", "index", "gpu", "probe", "resolver", "lock", "app"},
+    "cli": {"core", "sys", "index", "gpu", "probe", "resolver", "lock", "app"},
 }
 
 # third-party header pattern -> modules whose src/ may include it.
@@ -184,6 +187,10 @@ def self_test():
         write("resolver/src/io.cpp", '#include "gpulock/sys/atomic_file.h"\n')
         write("sys/src/up.cpp", '#include "gpulock/index/url.h"\n')
         write("probe/src/ok_sys.cpp", '#include "gpulock/sys/process.h"\n')
+        # gpu: pure (no sys), below probe, lock and app (never includes them).
+        write("gpu/src/io.cpp", '#include "gpulock/sys/atomic_file.h"\n')
+        write("gpu/src/up.cpp", '#include "gpulock/probe/machine.h"\n')
+        write("lock/src/ok_gpu.cpp", '#include "gpulock/gpu/cuda_versions.h"\n')
         # std::filesystem: the throwing overloads are found, the error_code ones pass.
         write("app/src/fs_bad.cpp", "bool f() { return fs::exists(\"pylock.toml\"); }\n")
         write("lock/src/fs_loop.cpp",
@@ -200,10 +207,10 @@ def self_test():
                     "index/include/gpulock/index/http.h:1", "probe/src/bad.cpp:1",
                     "lock/src/dl.cpp:1", "index/include/gpulock/index/dl.h:1",
                     "core/src/spawn.cpp:1", "resolver/src/io.cpp:1", "sys/src/up.cpp:1",
-                    "app/src/fs_bad.cpp:1", "lock/src/fs_loop.cpp:2"]
+                    "gpu/src/io.cpp:1", "gpu/src/up.cpp:1", "app/src/fs_bad.cpp:1", "lock/src/fs_loop.cpp:2"]
         found = all(any(p.startswith(e) for p in problems) for e in expected)
         clean = not any(p.startswith(("lock/src/ok.cpp", "index/src/plugin.cpp",
-                                      "probe/src/ok_sys.cpp", "index/src/fs_ok.cpp",
+                                      "probe/src/ok_sys.cpp", "index/src/fs_ok.cpp", "lock/src/ok_gpu.cpp",
                                       "cli/err_ok.cpp"))
                         for p in problems)
         if found and clean and len(problems) == len(expected):

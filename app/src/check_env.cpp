@@ -8,13 +8,13 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/gpu_policy.h"
 #include "gpulock/app/install_sync.h"
 #include "gpulock/app/probe_env.h"
 #include "gpulock/app/wheel_install.h"
 #include "gpulock/core/marker.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/version.h"
+#include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/probe/environment.h"
 #include "gpulock/probe/load_probe.h"
 

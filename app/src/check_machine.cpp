@@ -7,32 +7,22 @@
 #include <fmt/ranges.h>
 
 #include "gpulock/app/command_line.h"
-#include "gpulock/app/gpu_policy.h"
 #include "gpulock/core/version.h"
-#include "gpulock/probe/cuda_versions.h"
+#include "gpulock/gpu/cuda_versions.h"
+#include "gpulock/gpu/fit.h"
+#include "gpulock/gpu/gpu_policy.h"
+#include "gpulock/lock/gpu_facts.h"
 
 #include "check_internal.h"
 
 namespace gpulock::app::check_detail {
 namespace {
 
-std::string arch_names(const std::vector<probe::ComputeCapability>& archs) {
+std::string arch_names(const std::vector<gpu::ComputeCapability>& archs) {
   std::string out;
   for (const auto& a : archs)
     out += (out.empty() ? "" : ", ") + a.to_string();
   return out;
-}
-
-const lock::Package* first_package(const lock::Lock& lk, std::string_view name) {
-  auto found = lock::find_packages(lk, name);
-  return found.empty() ? nullptr : found.front();
-}
-
-const lock::Package* cudnn_package(const lock::Lock& lk) {
-  for (const auto& p : lk.packages) {
-    if (p.name.starts_with("nvidia-cudnn-")) return &p;
-  }
-  return nullptr;
 }
 
 // What this machine is: "driver 580.65.06 (nvml), CUDA ceiling 13.0, GPU sm_90".
@@ -53,125 +43,85 @@ std::string machine_text(const probe::MachineInfo& machine) {
   return here;
 }
 
-// The lock's driver minimum and CUDA against this machine's driver and ceiling.
-void check_driver(const Context& ctx, const probe::MachineInfo& machine,
-                  const lock::GpulockGpu* gpu, const std::optional<probe::CudaVersion>& lock_cuda,
-                  std::vector<Drift>& drifts) {
-  const std::size_t gpu_line = gpu->line.line;
-  // The lock's compat, through the flag's parser; a value it refuses counts as strict.
-  const auto compat =
-      gpu->compat ? probe::parse_cuda_compat(*gpu->compat).value_or(probe::CudaCompat::Strict)
-                  : probe::CudaCompat::Strict;
-  bool driver_reported = false;
-  if (gpu->min_driver && machine.driver) {
-    auto min = probe::DriverVersion::parse(*gpu->min_driver);
-    if (min && machine.driver->value < *min) {
+// One reason of the fit rule (gpu::lock_fits) as a drift, in check's words.
+Drift drift_of(const Context& ctx, const probe::MachineInfo& machine, const lock::GpulockGpu* gpu,
+               const gpu::FitReason& r) {
+  switch (r.problem) {
+    case gpu::FitProblem::Platform: {
+      Drift d = make_drift(
+          CheckLayer::Machine, "platform-mismatch", "platform",
+          fmt::format("this machine is {}, and the lock is for {}", r.actual, r.expected), r.line);
+      d.expected = r.expected;
+      d.actual = r.actual;
+      d.hint = fmt::format("resolve a lock for this machine ({})", relock_here(ctx.lock.command));
+      return d;
+    }
+    case gpu::FitProblem::DriverBelow: {
       Drift d = make_drift(
           CheckLayer::Machine, "driver-below-minimum", "driver",
           fmt::format("this machine's NVIDIA driver {} is older than the lock's minimum {}{}",
-                      machine.driver->value.to_string(), min->to_string(),
+                      r.actual, r.expected,
                       gpu->cuda ? fmt::format(" (for CUDA {})", *gpu->cuda) : std::string()),
-          gpu_line);
-      d.expected = min->to_string();
-      d.actual = machine.driver->value.to_string();
+          r.line);
+      d.expected = r.expected;
+      d.actual = r.actual;
       d.hint =
           fmt::format("update the driver to {} or newer, or resolve a lock for this machine ({})",
-                      min->to_string(), relock_here(ctx.lock.command));
-      drifts.push_back(std::move(d));
-      driver_reported = true;
+                      r.expected, relock_here(ctx.lock.command));
+      return d;
     }
-  }
-  if (!driver_reported && lock_cuda && machine.cuda_ceiling &&
-      !probe::ceiling_allows(machine.cuda_ceiling->value, *lock_cuda, compat)) {
-    Drift d = make_drift(
-        CheckLayer::Machine, "cuda-ceiling-below-lock", "cuda",
-        fmt::format("this machine's CUDA ceiling is {} ({}), but the lock's builds need CUDA {}",
-                    machine.cuda_ceiling->value.to_string(),
-                    probe::method_name(machine.cuda_ceiling->method), lock_cuda->to_string()),
-        gpu_line);
-    d.expected = lock_cuda->to_string();
-    d.actual = machine.cuda_ceiling->value.to_string();
-    d.hint = fmt::format("update the driver, or resolve a lock for this machine ({})",
-                         relock_here(ctx.lock.command));
-    drifts.push_back(std::move(d));
-  }
-}
-
-// The locked torch build's kernels against this machine's GPUs.
-void check_torch_kernels(const Context& ctx, const std::vector<probe::ComputeCapability>& archs,
-                         const std::optional<probe::CudaVersion>& lock_cuda, LayerResult& layer,
-                         std::vector<Drift>& drifts) {
-  if (const auto* torch = first_package(ctx.lock, "torch"); torch && torch->version) {
-    auto tv = core::Version::parse(*torch->version);
-    std::optional<probe::CudaVersion> torch_cuda;
-    if (tv) {
-      auto label = classify_build(*tv);
-      if (label.kind == BuildKind::Cuda) torch_cuda = label.cuda;
-      if (label.kind == BuildKind::Unlabeled) torch_cuda = lock_cuda;
+    case gpu::FitProblem::CeilingBelow: {
+      Drift d = make_drift(
+          CheckLayer::Machine, "cuda-ceiling-below-lock", "cuda",
+          fmt::format("this machine's CUDA ceiling is {} ({}), but the lock's builds need CUDA {}",
+                      r.actual, probe::method_name(machine.cuda_ceiling->method), r.expected),
+          r.line);
+      d.expected = r.expected;
+      d.actual = r.actual;
+      d.hint = fmt::format("update the driver, or resolve a lock for this machine ({})",
+                           relock_here(ctx.lock.command));
+      return d;
     }
-    if (tv && torch_cuda) {
-      auto list = torch_arch_list(*tv, *torch_cuda, target_machine(ctx.lock));
-      // No list known for the build: what its CUDA can compile, SASS only, is assumed, as
-      // resolve assumes it (issue 16 item 3), and said.
-      const bool assumed = !list;
-      if (assumed) {
-        list = archs_cuda_can_build(*torch_cuda);
-        layer.notes.push_back(
-            fmt::format("no arch list is known for torch {} (CUDA {}): GPUs compared with what "
-                        "CUDA {} can build, assumed ({})",
-                        *torch->version, torch_cuda->to_string(), torch_cuda->to_string(),
-                        describe_arch_list(*list)));
-      }
-      {
-        for (const auto& arch : archs) {
-          if (arch_list_runs_on(*list, arch)) continue;
-          Drift d = make_drift(
-              CheckLayer::Machine, "gpu-arch-unsupported", arch.to_string(),
-              fmt::format("torch {} has no kernels for this machine's GPU ({}): it {} {}",
-                          *torch->version, arch.to_string(),
-                          assumed ? "can carry at most (assumed from its CUDA)" : "carries",
-                          describe_arch_list(*list)),
-              torch->line.line);
-          d.expected = describe_arch_list(*list);
-          d.actual = arch.to_string();
-          d.hint = fmt::format(
-              "resolve the lock again for this GPU ({}): it picks a build with kernels for {} when "
-              "one fits the requirements",
-              relock_here(ctx.lock.command), arch.to_string());
-          drifts.push_back(std::move(d));
-        }
-      }
-    }
-  }
-}
-
-// cuDNN 9.11 and newer dropped GPUs below compute capability 7.5.
-void check_cudnn_archs(const Context& ctx, const std::vector<probe::ComputeCapability>& archs,
-                       std::vector<Drift>& drifts) {
-  if (const auto* cudnn = cudnn_package(ctx.lock); cudnn && cudnn->version) {
-    auto cv = core::Version::parse(*cudnn->version);
-    auto floor = cv ? cudnn_min_capability(*cv) : std::nullopt;
-    for (const auto& arch : archs) {
-      if (!floor || arch >= *floor) continue;
+    case gpu::FitProblem::CudnnArch: {
       Drift d =
-          make_drift(CheckLayer::Machine, "gpu-arch-cudnn", arch.to_string(),
+          make_drift(CheckLayer::Machine, "gpu-arch-cudnn", r.subject,
                      fmt::format("{} {} does not support this machine's GPU ({}): it needs compute "
                                  "capability {} or newer",
-                                 cudnn->name, *cudnn->version, arch.to_string(), floor->dotted()),
-                     cudnn->line.line);
-      d.expected = fmt::format(">= {}", floor->dotted());
-      d.actual = arch.to_string();
+                                 r.package, r.version, r.subject, r.expected.substr(3)),
+                     r.line);
+      d.expected = r.expected;
+      d.actual = r.actual;
       d.hint =
           "use a lock with a cuDNN older than 9.11 (torch builds before cuDNN 9.11) for this GPU";
-      drifts.push_back(std::move(d));
+      return d;
     }
+    case gpu::FitProblem::NoKernels:
+    case gpu::FitProblem::NoDriver:
+      break;
   }
+  const bool floor = r.expected.starts_with(">= ");
+  Drift d = make_drift(
+      CheckLayer::Machine, "gpu-arch-unsupported", r.subject,
+      floor ? fmt::format("{} {} has no kernels for this machine's GPU ({}): its CUDA builds start "
+                          "at {}",
+                          r.package, r.version, r.subject, r.expected.substr(3))
+            : fmt::format("{} {} has no kernels for this machine's GPU ({}): it {} {}", r.package,
+                          r.version, r.subject,
+                          r.assumed ? "can carry at most (assumed from its CUDA)" : "carries",
+                          r.expected),
+      r.line);
+  d.expected = r.expected;
+  d.actual = r.actual;
+  d.hint = fmt::format(
+      "resolve the lock again for this GPU ({}): it picks a build with kernels for {} when one "
+      "fits the requirements",
+      relock_here(ctx.lock.command), r.subject);
+  return d;
 }
 
 // The GPUs the lock was resolved for, against this machine's (issue 16 item 3): a GPU the
 // lock was not made for, whose kernels the checks above found, is worth a note.
-void note_other_gpus(const lock::GpulockGpu* gpu,
-                     const std::vector<probe::ComputeCapability>& archs,
+void note_other_gpus(const lock::GpulockGpu* gpu, const std::vector<gpu::ComputeCapability>& archs,
                      const std::vector<Drift>& drifts, LayerResult& layer) {
   if (gpu && !gpu->archs.empty()) {
     for (const auto& arch : archs) {
@@ -195,17 +145,18 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
   layer.checked = true;
   std::string here = machine_text(machine);
   const auto* gpu = recorded_gpu(ctx.lock);
-  std::optional<probe::CudaVersion> lock_cuda;
-  if (gpu && gpu->cuda) {
-    if (auto c = probe::CudaVersion::parse(*gpu->cuda)) lock_cuda = *c;
+  auto facts = lock::gpu_facts(ctx.lock);
+  if (facts.cpu.empty()) facts.cpu = target_machine(ctx.lock);
+  const gpu::Fit fit = gpu::lock_fits(facts, probe::fit_machine(machine));
+  for (const auto& r : fit.reasons) {
+    if (r.problem != gpu::FitProblem::NoDriver) drifts.push_back(drift_of(ctx, machine, gpu, r));
   }
-  const bool cuda_lock = gpu && (lock_cuda || (gpu->variant && *gpu->variant != "cpu"));
   if (gpu == nullptr) {
     layer.summary =
         fmt::format("{}; the lock records no GPU facts ([tool.gpulock.gpu]) to compare", here);
     return;
   }
-  if (!cuda_lock) {
+  if (!fit.cuda_lock) {
     layer.summary = fmt::format("{}; the lock has no CUDA builds, so any machine runs it", here);
     return;
   }
@@ -216,7 +167,9 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
   if (gpu->variant) needs += fmt::format("{}variant {}", needs.empty() ? "" : ", ", *gpu->variant);
   layer.summary = fmt::format("{}; the lock needs {}", here, needs);
 
-  if (!machine.driver && !machine.cuda_ceiling) {
+  for (const auto& r : fit.reasons) {
+    if (r.problem != gpu::FitProblem::NoDriver) continue;
+    // A machine without a driver (a CI runner): what could not be checked, not a failure.
     Drift d = make_drift(
         CheckLayer::Machine, "no-driver", "driver",
         fmt::format("no NVIDIA driver was found here, so the lock's driver minimum{} and GPU "
@@ -230,17 +183,12 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
     drifts.push_back(std::move(d));
     return;
   }
-
-  check_driver(ctx, machine, gpu, lock_cuda, drifts);
-
-  if (!machine.gpu_archs || machine.gpu_archs->value.empty()) {
-    layer.notes.push_back("GPU architectures unknown here: not compared with the locked builds");
-    return;
-  }
-  const auto& archs = machine.gpu_archs->value;
-  check_torch_kernels(ctx, archs, lock_cuda, layer, drifts);
-  check_cudnn_archs(ctx, archs, drifts);
-  note_other_gpus(gpu, archs, drifts, layer);
+  for (const auto& note : fit.unknown)
+    layer.notes.push_back(note);
+  for (const auto& note : fit.assumed_lists)
+    layer.notes.push_back(note);
+  if (machine.gpu_archs && !machine.gpu_archs->value.empty())
+    note_other_gpus(gpu, machine.gpu_archs->value, drifts, layer);
 }
 
 }  // namespace gpulock::app::check_detail

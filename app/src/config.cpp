@@ -12,10 +12,10 @@
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/core/marker.h"
 #include "gpulock/core/text.h"
+#include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/index/index_spec.h"
 #include "gpulock/index/url.h"
 #include "gpulock/lock/toml_document.h"
-#include "gpulock/probe/cuda_versions.h"
 #include "gpulock/resolver/provider.h"
 #include "gpulock/sys/env.h"
 #include "gpulock/sys/paths.h"
@@ -494,7 +494,7 @@ core::Status check_value(std::string_view key, std::string_view value) {
   if (key == "nightly") return status(NightlyDate::parse(value));
   if (key == "exclude-newer") return status(ExcludeNewer::parse(value));
   if (key == "prerelease") return status(resolver::parse_prerelease_policy(value));
-  if (key == "cuda-compat") return status(probe::parse_cuda_compat(value));
+  if (key == "cuda-compat") return status(gpu::parse_cuda_compat(value));
   if (key == "python-version") {
     bool ok = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
       return (c >= '0' && c <= '9') || c == '.';

@@ -4,8 +4,8 @@
 
 #include "gpulock/app/config.h"
 #include "gpulock/core/text.h"
+#include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/index/index_spec.h"
-#include "gpulock/probe/cuda_versions.h"
 #include "gpulock/resolver/provider.h"
 
 namespace gpulock::app {
@@ -63,7 +63,7 @@ core::Status apply_config(const Config& config, ResolveRequest& request) {
     } else if (s.key == "prerelease") {
       st = set(resolver::parse_prerelease_policy(v), request.prerelease);
     } else if (s.key == "cuda-compat") {
-      st = set(probe::parse_cuda_compat(v), request.cuda_compat);
+      st = set(gpu::parse_cuda_compat(v), request.cuda_compat);
     } else if (s.key == "python-version" && !interpreter) {
       request.target.python_version = v;
     } else if (s.key == "platform" && !interpreter) {

@@ -12,10 +12,10 @@
 #include <fmt/ranges.h>
 
 #include "gpulock/app/command_line.h"
-#include "gpulock/app/gpu_stacks.h"
 #include "gpulock/app/variant_select.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
+#include "gpulock/gpu/gpu_stacks.h"
 #include "gpulock/index/interrupt.h"
 #include "gpulock/index/url.h"
 
@@ -102,10 +102,10 @@ core::Result<resolver::PackageCandidates> IndexProvider::candidates(std::string_
     if (!c.unavailable) c.unavailable = impl_->gpu.candidate_unavailable(package, e.version);
     out.candidates.push_back(std::move(c));
   }
-  if (impl_->config.nightly_date && is_torch_family(package)) {
+  if (impl_->config.nightly_date && gpu::is_torch_family(package)) {
     out.prerelease = resolver::PrereleasePolicy::Allow;
   }
-  if (is_torch_family(package)) out.priority = 10;
+  if (gpu::is_torch_family(package)) out.priority = 10;
   return out;
 }
 
@@ -213,7 +213,7 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
   }
 
   // GPU policy (DESIGN.md §GPU model): its edges after the wheel's own requirements.
-  CandidateFacts candidate{package, version, included};
+  gpu::CandidateFacts candidate{package, version, included};
   if (entry.variants && !entry.variants->label.empty()) {
     candidate.variant_label = entry.variants->label;
     if (entry.variants->metadata) {
@@ -222,8 +222,8 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
         candidate.arch_list = arch_list_of_variant(props->second);
     }
   }
-  GpuFacts gpu = impl_->gpu.facts(candidate);
-  entry.needs_cuda = gpu.need ? std::optional<CudaVersion>(gpu.need->cuda) : std::nullopt;
+  gpu::GpuFacts gpu = impl_->gpu.facts(candidate);
+  entry.needs_cuda = gpu.need ? std::optional<gpu::CudaVersion>(gpu.need->cuda) : std::nullopt;
   entry.archs_assumed = gpu.archs_assumed;
   if (!gpu.warning.empty()) impl_->warn(std::move(gpu.warning));
   for (auto& d : gpu.dependencies)
@@ -316,7 +316,7 @@ std::optional<std::string> IndexProvider::library_pin_conflict(
                           : fmt::format("{}[{}] {}", p.name, p.extra, versions[0].to_string());
     by_dependency[node.terms[1].package().name].push_back(
         {std::move(who), &read->second,
-         !is_torch_family(p.name) && !p.name.starts_with("nvidia-")});
+         !gpu::is_torch_family(p.name) && !p.name.starts_with("nvidia-")});
   }
   auto spec_of = [](const std::vector<resolver::Dependency>& reqs, std::string_view name) {
     auto it = std::find_if(reqs.begin(), reqs.end(),
@@ -362,14 +362,14 @@ std::optional<std::string> IndexProvider::library_pin_conflict(
   return std::nullopt;
 }
 
-std::vector<SharedDirConflict> IndexProvider::shared_dir_conflicts() const {
-  std::vector<SharedDirConflict> out;
-  for (const auto& row : gpu_stacks().shared_dirs) {
-    std::vector<SharedDirConflict::Side> present;
+std::vector<gpu::SharedDirConflict> IndexProvider::shared_dir_conflicts() const {
+  std::vector<gpu::SharedDirConflict> out;
+  for (const auto& row : gpu::gpu_stacks().shared_dirs) {
+    std::vector<gpu::SharedDirConflict::Side> present;
     for (const auto& name : row.packages) {
       auto it = impl_->required_by.find(name);
       if (it == impl_->required_by.end()) continue;
-      auto need = cuda_need_of_package(name, core::Version{});
+      auto need = gpu::cuda_need_of_package(name, core::Version{});
       if (!need) continue;
       present.push_back({name, need->cuda.major, it->second});
     }
@@ -416,7 +416,7 @@ IndexProvider::Selection IndexProvider::selection(std::string_view package,
     if (m != impl_->metadata.end() && m->second.metadata)
       requires_dist = m->second.metadata->requires_dist;
   }
-  if (auto need = GpuPolicy::cuda_need(package, e.version, requires_dist)) {
+  if (auto need = gpu::GpuPolicy::cuda_need(package, e.version, requires_dist)) {
     s.cuda = need->cuda;
     s.cuda_minor_exact = need->minor_exact;
   }
@@ -425,7 +425,7 @@ IndexProvider::Selection IndexProvider::selection(std::string_view package,
     s.variant_properties = e.variants->properties;
     s.variants_json = e.variants->metadata;
     // PEP 825: the label's CUDA wins over the (un-suffixed) library names a variant requires.
-    if (auto cuda = cuda_of_variant_label(e.variants->label)) {
+    if (auto cuda = gpu::cuda_of_variant_label(e.variants->label)) {
       s.cuda = *cuda;
       s.cuda_minor_exact = true;
     } else if (e.variants->label == "null") {

@@ -41,7 +41,7 @@ struct VersionAcc {
 };
 
 // Why a version without a usable wheel cannot be used.
-UnavailableReason unavailable_reason(const VersionAcc& acc, const GpuPolicy& gpu,
+UnavailableReason unavailable_reason(const VersionAcc& acc, const gpu::GpuPolicy& gpu,
                                      const std::string& target_tag) {
   UnavailableReason r;
   if (acc.above_ceiling) {
@@ -54,7 +54,7 @@ UnavailableReason unavailable_reason(const VersionAcc& acc, const GpuPolicy& gpu
     r.message = "has no upload time, so --exclude-newer leaves it out";
   } else if (!acc.requires_python_fail.empty()) {
     r.kind = UnavailableKind::RequiresPython;
-    r.message = fmt::format("needs Python {}", spaced_specifier(acc.requires_python_fail));
+    r.message = fmt::format("needs Python {}", core::spaced_specifier(acc.requires_python_fail));
     r.fields = {{"requires-python", acc.requires_python_fail}};
   } else if (acc.has_wheel) {
     r.kind = UnavailableKind::OtherPlatforms;
@@ -72,7 +72,7 @@ UnavailableReason unavailable_reason(const VersionAcc& acc, const GpuPolicy& gpu
 // (never PEP 440 label order); an existing lock's pin moved to the front.
 void order_entries(std::string_view name, const ProviderConfig& config,
                    std::vector<VersionEntry>& entries, PackageState& state) {
-  bool torch_order = !config.torch.empty() && is_torch_family(name);
+  bool torch_order = !config.torch.empty() && gpu::is_torch_family(name);
   std::stable_sort(entries.begin(), entries.end(),
                    [&](const VersionEntry& a, const VersionEntry& b) {
                      if (torch_order) {
@@ -80,11 +80,11 @@ void order_entries(std::string_view name, const ProviderConfig& config,
                        // label order).
                        auto pa = a.version.public_version(), pb = b.version.public_version();
                        if (pa != pb) return pa > pb;
-                       auto rank_of = [](const BuildLabel& l) {
-                         if (l.kind == BuildKind::Cuda && l.cuda)
+                       auto rank_of = [](const gpu::BuildLabel& l) {
+                         if (l.kind == gpu::BuildKind::Cuda && l.cuda)
                            return static_cast<std::int64_t>(l.cuda->major * 100 + l.cuda->minor);
-                         if (l.kind == BuildKind::Unlabeled) return std::int64_t{-1};
-                         if (l.kind == BuildKind::Cpu) return std::int64_t{-2};
+                         if (l.kind == gpu::BuildKind::Unlabeled) return std::int64_t{-1};
+                         if (l.kind == gpu::BuildKind::Cpu) return std::int64_t{-2};
                          return std::int64_t{-3};
                        };
                        auto ra = rank_of(a.build), rb = rank_of(b.build);
@@ -112,14 +112,14 @@ auto IndexProvider::Impl::build_entries(
   using Acc = VersionAcc;
   std::vector<Acc> accs;
   std::unordered_map<core::Version, std::size_t, core::VersionHash> by_version;
-  bool nightly_filter = config.nightly_date.has_value() && is_torch_family(name);
+  bool nightly_filter = config.nightly_date.has_value() && gpu::is_torch_family(name);
   // The version's accumulator, or null for a nightly of another date than the chosen one.
   auto acc_for = [&](const core::Version& v, const SourceSpec* source) -> Acc* {
     auto [it, inserted] = by_version.emplace(v, accs.size());
     if (inserted) {
       Acc a;
       a.entry.version = v;
-      a.entry.build = classify_build(v);
+      a.entry.build = gpu::classify_build(v);
       accs.push_back(std::move(a));
     }
     Acc& acc = accs[it->second];
@@ -241,7 +241,7 @@ auto IndexProvider::Impl::build_entries(
     }
     acc.entry.unavailable = unavailable_reason(acc, gpu, target_tag_text());
     // A 0.0.x placeholder sdist (nvidia-cuda-runtime-cu13): never chosen, and named as one.
-    if (auto real = placeholder_real_name(name, acc.entry.version);
+    if (auto real = gpu::placeholder_real_name(name, acc.entry.version);
         real && acc.entry.unavailable->kind == UnavailableKind::OnlySdist) {
       acc.entry.unavailable->message =
           fmt::format("is a placeholder (an empty sdist); the CUDA 13 package is {}", *real);

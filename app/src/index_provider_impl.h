@@ -24,8 +24,6 @@
 #include "gpulock/index/url.h"
 #include "gpulock/index/variants.h"
 
-#include "words.h"
-
 namespace gpulock::app {
 
 using resolver::UnavailableReason;
@@ -68,10 +66,10 @@ struct VersionEntry {
   const SourceSpec* source = nullptr;
   bool yanked = false;
   std::optional<UnavailableReason> unavailable;
-  BuildLabel build;
+  gpu::BuildLabel build;
   // What dependencies() learned, for skipped_before().
   bool dependencies_read = false;
-  std::optional<CudaVersion> needs_cuda;
+  std::optional<gpu::CudaVersion> needs_cuda;
   std::optional<UnavailableReason> dependencies_unavailable;
   std::vector<resolver::Dependency> requirements;  // its Requires-Dist for the target (no virtuals)
   bool archs_assumed = false;  // torch: no arch list known, bounded by its CUDA's archs
@@ -106,7 +104,7 @@ struct IndexProvider::Impl {
   std::unique_ptr<PageSource> owned_pages;  // the IndexClient adapter, when built over a client
   PageSource& pages;
   ProviderConfig config;
-  GpuPolicy gpu;
+  gpu::GpuPolicy gpu;
   core::TagRanker ranker;
   std::map<std::string, PackageState, std::less<>> packages;
   std::unordered_map<const index::DistFile*, MetadataState> metadata;
@@ -136,8 +134,8 @@ struct IndexProvider::Impl {
   // Whether package_hints compares `name`'s skipped sources (the torch family comes from its own
   // source by design; any other name the torch source serves is first-index's doing, issue 17).
   bool hints_skipped_sources(std::string_view name, const PackageState& state) const {
-    bool family_from_torch_source =
-        is_torch_family(name) && !state.sources.empty() && state.sources.front()->role == "torch";
+    bool family_from_torch_source = gpu::is_torch_family(name) && !state.sources.empty() &&
+                                    state.sources.front()->role == "torch";
     return !state.skipped.empty() && !state.sources.empty() && !family_from_torch_source;
   }
 
@@ -173,9 +171,9 @@ struct IndexProvider::Impl {
   // it that have them (the first such candidate tried, in preference order, speaks for its
   // release).
   struct ArchFix {
-    ComputeCapability arch;
+    gpu::ComputeCapability arch;
     std::string release;
-    std::vector<CudaVersion> builds;
+    std::vector<gpu::CudaVersion> builds;
   };
   std::vector<ArchFix> arch_fixes(std::string_view name, const PackageState& state) const;
 

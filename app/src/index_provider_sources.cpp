@@ -70,7 +70,7 @@ auto IndexProvider::Impl::groups_for(std::string_view name, bool* torch_unsure) 
     groups.push_back(std::move(pinned));
     return groups;  // a pin is exclusive: nothing else is consulted
   }
-  if ((config.torch_requested || !config.torch.empty()) && is_torch_family(name)) {
+  if ((config.torch_requested || !config.torch.empty()) && gpu::is_torch_family(name)) {
     // The torch family never falls back past the torch source the user asked for.
     std::vector<const SourceSpec*> torch;
     for (const auto& s : config.torch)
@@ -214,7 +214,7 @@ auto IndexProvider::Impl::borrow_upload_times(
     std::string_view name, const std::vector<std::vector<const SourceSpec*>>& groups,
     const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files)
     -> core::Status {
-  if (is_torch_family(name) || groups.size() < 2 || groups.front().empty() ||
+  if (gpu::is_torch_family(name) || groups.size() < 2 || groups.front().empty() ||
       groups.front().front()->role != "torch") {
     return {};
   }
@@ -265,7 +265,7 @@ auto IndexProvider::Impl::seed_from_preferences() -> void {
     const std::string& name = entry.first;
     if (speculative >= kMaxSpeculative) break;
     if (config.direct.contains(name) || !wanted.try_emplace(name).second) continue;
-    if (roots_first && !is_torch_family(name)) continue;
+    if (roots_first && !gpu::is_torch_family(name)) continue;
     ++speculative;
     prefetch_pages(name);
   }

@@ -46,7 +46,7 @@ auto IndexProvider::Impl::settle_variant(std::string_view name, VersionEntry& en
   std::vector<std::string> labels;
   for (const auto& [label, file] : v.by_label)
     labels.push_back(label);
-  const GpuContext& machine = gpu.machine();
+  const gpu::GpuContext& machine = gpu.machine();
   const bool gpu_asked = !machine.no_gpu;
   auto chosen = select_variant(*v.metadata, labels, machine, VariantPolicy::Gpulock, gpu_asked);
   if (!chosen.chosen.empty()) {
@@ -71,11 +71,11 @@ std::optional<std::string> IndexProvider::torch_build_tag(
     const resolver::Solution* solution) const {
   auto it = impl_->packages.find("torch");
   if (it == impl_->packages.end()) return std::nullopt;
-  auto tag = [](const core::Version& v, const BuildLabel& build,
-                std::optional<CudaVersion> cuda) -> std::optional<std::string> {
+  auto tag = [](const core::Version& v, const gpu::BuildLabel& build,
+                std::optional<gpu::CudaVersion> cuda) -> std::optional<std::string> {
     std::string pub = v.public_version().to_string();
-    if (build.kind == BuildKind::Cpu) return pub + "+cpu";
-    if (build.kind == BuildKind::Cuda && build.cuda) cuda = build.cuda;
+    if (build.kind == gpu::BuildKind::Cpu) return pub + "+cpu";
+    if (build.kind == gpu::BuildKind::Cuda && build.cuda) cuda = build.cuda;
     if (!cuda) return std::nullopt;
     return fmt::format("{}+cu{}{}", pub, cuda->major, cuda->minor);
   };

@@ -42,7 +42,7 @@ auto IndexProvider::Impl::first_index_fix(std::string_view name, std::string_vie
 }
 
 auto IndexProvider::Impl::missing_from_torch(std::string_view name) const -> bool {
-  if (config.torch.empty() || !is_torch_family(name)) return false;
+  if (config.torch.empty() || !gpu::is_torch_family(name)) return false;
   if (std::any_of(config.pinned.begin(), config.pinned.end(),
                   [&](const auto& pin) { return glob_match(pin.first, name); })) {
     return false;
@@ -124,7 +124,7 @@ auto IndexProvider::Impl::arch_fixes(std::string_view name, const PackageState& 
     -> std::vector<ArchFix> {
   std::vector<ArchFix> out;
   // Which CUDA builds have kernels is known for the torch family's variants only.
-  if (!is_torch_family(name)) return out;
+  if (!gpu::is_torch_family(name)) return out;
   std::set<std::string, std::less<>> seen;
   for (const auto& e : state.entries) {
     const auto& u = e.dependencies_unavailable;
@@ -132,7 +132,7 @@ auto IndexProvider::Impl::arch_fixes(std::string_view name, const PackageState& 
     auto field = std::find_if(u->fields.begin(), u->fields.end(),
                               [](const auto& f) { return f.first == "arch"; });
     if (field == u->fields.end()) continue;
-    auto arch = ComputeCapability::parse(field->second);
+    auto arch = gpu::ComputeCapability::parse(field->second);
     if (!arch || !seen.insert(field->second).second) continue;
     out.push_back({*arch,
                    fmt::format("{} {}.{}", name, e.version.release_at(0), e.version.release_at(1)),
@@ -200,7 +200,7 @@ std::optional<std::string> IndexProvider::describe_term(const resolver::Term& te
   (void)text;
   if (term.package().name == kPython) {
     std::string set = term.set_text();
-    return set.empty() ? "Python" : fmt::format("Python {}", spaced_specifier(set));
+    return set.empty() ? "Python" : fmt::format("Python {}", core::spaced_specifier(set));
   }
   return impl_->gpu.describe_term(term);
 }
@@ -222,7 +222,7 @@ std::optional<std::string> IndexProvider::describe_no_versions(const resolver::T
 std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInfo& package) const {
   std::vector<std::string> hints;
   if (package.is_virtual || package.is_root) {
-    if (package.name == kCuda) impl_->cuda_hinted = true;
+    if (package.name == gpu::kCuda) impl_->cuda_hinted = true;
     return impl_->gpu.virtual_hints(package.name);
   }
   auto it = impl_->packages.find(package.name);
@@ -259,7 +259,7 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
   // A build without kernels for a GPU: which CUDA builds of that release have them. The command
   // that asks for one is suggested by the resolve workflow once it has tried it.
   for (const auto& fix : impl_->arch_fixes(package.name, state)) {
-    hints.push_back(GpuPolicy::arch_fix_hint(fix.release, fix.arch, fix.builds));
+    hints.push_back(gpu::GpuPolicy::arch_fix_hint(fix.release, fix.arch, fix.builds));
   }
   if (!state.placeholder_for.empty()) {
     hints.push_back(fmt::format("{} is a placeholder; the CUDA 13 package is {}", package.name,
@@ -281,7 +281,7 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(
   auto it = impl_->packages.find(package);
   if (it == impl_->packages.end()) return out;
   const auto& entries = it->second.entries;
-  const GpuPolicy& gpu = impl_->gpu;
+  const gpu::GpuPolicy& gpu = impl_->gpu;
   bool chosen_pre = chosen_index < entries.size() && entries[chosen_index].version.is_prerelease();
   if (chosen_index == 0 && it->second.pin_from > 0) {
     // The existing lock's pin was tried first: the candidates it was preferred over.
@@ -337,7 +337,7 @@ std::optional<std::string> IndexProvider::cuda_too_new_hint(
   auto it = impl_->packages.find(package);
   if (it == impl_->packages.end()) return std::nullopt;
   // Builds above the driver's ceiling (--torch-backend auto): what driver the lowest one needs.
-  std::optional<CudaVersion> lowest;
+  std::optional<gpu::CudaVersion> lowest;
   for (const auto& e : it->second.entries) {
     if (e.unavailable && e.unavailable->kind == UnavailableKind::CudaTooNew && e.build.cuda &&
         wanted.contains(e.version, true) &&
@@ -384,7 +384,7 @@ std::vector<std::string> IndexProvider::arch_fix_backends() const {
   for (const auto& [name, state] : impl_->packages) {
     for (const auto& fix : impl_->arch_fixes(name, state)) {
       std::string backend =
-          fix.builds.size() == 1 ? variant_name(fix.builds.front()) : std::string("auto");
+          fix.builds.size() == 1 ? gpu::variant_name(fix.builds.front()) : std::string("auto");
       if (!fix.builds.empty() && std::find(out.begin(), out.end(), backend) == out.end())
         out.push_back(backend);
     }
@@ -411,19 +411,21 @@ std::vector<core::SpecifierSet> requirers_specifiers(const resolver::ChosenPacka
 std::vector<std::string> IndexProvider::kept_pins_beaten(const resolver::Solution& solution,
                                                          std::string_view lock_name) const {
   std::vector<std::string> out;
-  const GpuPolicy& gpu = impl_->gpu;
+  const gpu::GpuPolicy& gpu = impl_->gpu;
   for (const auto& chosen : solution.packages) {
     if (chosen.is_virtual || chosen.candidate_index != 0) continue;
     auto it = impl_->packages.find(chosen.name);
     if (it == impl_->packages.end() || it->second.pin_from == 0) continue;
     const auto& entries = it->second.entries;
-    if (!is_torch_family(chosen.name) && entries[0].build.kind != BuildKind::Cuda) continue;
+    if (!gpu::is_torch_family(chosen.name) && entries[0].build.kind != gpu::BuildKind::Cuda)
+      continue;
     const auto held = requirers_specifiers(chosen);
     // Whose arch list a build is judged by: torch's own; torchvision's and torchaudio's go with
     // torch's build for the same CUDA (cu130 on Pascal is not newer "for this machine").
     const resolver::ChosenPackage* torch = solution.find("torch");
     const core::Version* paired_torch =
-        chosen.name != "torch" && is_torch_family(chosen.name) && torch ? &torch->version : nullptr;
+        chosen.name != "torch" && gpu::is_torch_family(chosen.name) && torch ? &torch->version
+                                                                             : nullptr;
     for (std::size_t i = 1; i <= it->second.pin_from && i < entries.size(); ++i) {
       const auto& e = entries[i];
       if (e.file == nullptr || e.unavailable || e.yanked ||

@@ -9,11 +9,11 @@
 #include <sys/utsname.h>
 
 #include "gpulock/app/command_line.h"
-#include "gpulock/app/gpu_policy.h"
 #include "gpulock/core/environment.h"
 #include "gpulock/core/marker.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/version.h"
+#include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/lock/lockfile.h"
 #include "gpulock/sys/process.h"
 
@@ -70,10 +70,10 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
     }
     auto iv = core::Version::parse(installed->version);
     auto lv = core::Version::parse(check.locked);
-    if (iv && lv && is_cuda_linked(p.name)) {
-      auto ib = classify_build(*iv);
-      auto lb = classify_build(*lv);
-      if (ib.kind == BuildKind::Cpu && lb.kind == BuildKind::Cuda) {
+    if (iv && lv && gpu::is_cuda_linked(p.name)) {
+      auto ib = gpu::classify_build(*iv);
+      auto lb = gpu::classify_build(*lv);
+      if (ib.kind == gpu::BuildKind::Cpu && lb.kind == gpu::BuildKind::Cuda) {
         report.findings.push_back(
             finding("cpu-torch", probe::Severity::Fail, p.name,
                     fmt::format("{} {} is a CPU build, but the lock has {} (CUDA {}).", p.name,
@@ -91,7 +91,7 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
   }
   // GPU-related packages installed that the lock does not have.
   for (const auto& d : env.distributions) {
-    bool gpu_related = d.name.starts_with("nvidia-") || is_torch_family(d.name);
+    bool gpu_related = d.name.starts_with("nvidia-") || gpu::is_torch_family(d.name);
     if (!gpu_related) continue;
     if (std::find(locked_names.begin(), locked_names.end(), d.name) != locked_names.end()) continue;
     report.findings.push_back(
@@ -109,7 +109,7 @@ void compare_machine(const ProbeRequest& request, const std::string& lock_comman
   const bool lock_needs_gpu =
       report.lock_gpu && (report.lock_gpu->cuda || report.lock_gpu->variant);
   if (report.lock_gpu && report.lock_gpu->min_driver && m.driver) {
-    auto min = probe::DriverVersion::parse(*report.lock_gpu->min_driver);
+    auto min = gpu::DriverVersion::parse(*report.lock_gpu->min_driver);
     if (min && m.driver->value < *min) {
       report.findings.push_back(finding(
           "driver-below-minimum", probe::Severity::Fail, "driver",
@@ -124,23 +124,23 @@ void compare_machine(const ProbeRequest& request, const std::string& lock_comman
   // GPU architectures against the installed (else locked) torch build's arch list.
   if (m.gpu_archs && report.environment.torch) {
     auto tv = core::Version::parse(report.environment.torch->version);
-    std::optional<CudaVersion> cuda;
+    std::optional<gpu::CudaVersion> cuda;
     if (tv) {
-      auto label = classify_build(*tv);
+      auto label = gpu::classify_build(*tv);
       if (label.cuda) cuda = label.cuda;
     }
     if (!cuda && report.environment.torch->cuda) {
-      if (auto c = CudaVersion::parse(*report.environment.torch->cuda)) cuda = *c;
+      if (auto c = gpu::CudaVersion::parse(*report.environment.torch->cuda)) cuda = *c;
     }
     if (tv && cuda) {
-      if (auto list = torch_arch_list(*tv, *cuda, host_machine())) {
+      if (auto list = gpu::torch_arch_list(*tv, *cuda, host_machine())) {
         for (const auto& arch : m.gpu_archs->value) {
-          if (arch_list_runs_on(*list, arch)) continue;
+          if (gpu::arch_list_runs_on(*list, arch)) continue;
           report.findings.push_back(
               finding("gpu-arch", probe::Severity::Fail, arch.to_string(),
                       fmt::format("torch {} has no kernels for this GPU ({}): it carries {}.",
                                   report.environment.torch->version, arch.to_string(),
-                                  describe_arch_list(*list)),
+                                  gpu::describe_arch_list(*list)),
                       fmt::format("resolve the lock again for this GPU ({}): it picks a build with "
                                   "kernels for {} when one fits the requirements",
                                   relock_here(lock_command), arch.to_string())));
@@ -152,7 +152,7 @@ void compare_machine(const ProbeRequest& request, const std::string& lock_comman
   if (m.gpu_archs && report.load.cudnn_version) {
     auto cv = core::Version::parse(report.load.cudnn_version->to_string());
     if (cv) {
-      if (auto floor = cudnn_min_capability(*cv)) {
+      if (auto floor = gpu::cudnn_min_capability(*cv)) {
         for (const auto& arch : m.gpu_archs->value) {
           if (arch >= *floor) continue;
           report.findings.push_back(finding(

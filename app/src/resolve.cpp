@@ -12,9 +12,9 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/gpu_stacks.h"
 #include "gpulock/core/civil_date.h"
 #include "gpulock/core/text.h"
+#include "gpulock/gpu/gpu_stacks.h"
 #include "gpulock/index/url.h"
 
 #include "resolve_steps.h"
@@ -37,9 +37,9 @@ void apply_edit(ResolveRequest& r, const FlagEdit& e) {
   if (e.flag == "--torch-backend") {
     if (auto v = TorchBackend::parse(e.value)) r.torch_backend = *v;
   } else if (e.flag == "--driver") {
-    if (auto v = probe::DriverSpec::parse(e.value)) r.driver = *v;
+    if (auto v = gpu::DriverSpec::parse(e.value)) r.driver = *v;
   } else if (e.flag == "--cuda-compat") {
-    if (auto v = probe::parse_cuda_compat(e.value)) r.cuda_compat = *v;
+    if (auto v = gpu::parse_cuda_compat(e.value)) r.cuda_compat = *v;
   } else if (e.flag == "--index") {
     if (auto v = index::NamedIndex::parse(e.value)) r.named_indexes.push_back(*v);
   } else if (e.flag == "--index-for") {
@@ -168,7 +168,7 @@ core::Result<std::optional<ResolveResult>> follow_find_links(const ResolveReques
   again.find_links_followed = true;
   std::vector<std::string> notes;
   for (auto& url : again.find_links) {
-    auto followed = gpu_stacks().follow_find_links(url, *torch);
+    auto followed = gpu::gpu_stacks().follow_find_links(url, *torch);
     if (!followed) continue;
     notes.push_back(fmt::format(
         "--find-links {} is for another torch build than torch {}: read {} instead (its wheels "

@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/gpu_policy.h"
-#include "gpulock/app/gpu_stacks.h"
 #include "gpulock/core/name.h"
+#include "gpulock/gpu/gpu_policy.h"
+#include "gpulock/gpu/gpu_stacks.h"
 #include "gpulock/index/url.h"
 
 #include "resolve_steps.h"
@@ -102,7 +102,7 @@ void explain_shared_dirs(const ResolveRequest& request, const ResolvePlan& plan,
                          ResolveResult& result) {
   bool majors = std::any_of(tree.nodes.begin(), tree.nodes.end(), [](const auto& node) {
     return std::any_of(node.terms.begin(), node.terms.end(),
-                       [](const resolver::Term& t) { return t.package().name == kCudaMajor; });
+                       [](const resolver::Term& t) { return t.package().name == gpu::kCudaMajor; });
   });
   if (!majors) return;
   // A conflict of the proof: one of its two libraries is in it, and two different packages
@@ -115,20 +115,20 @@ void explain_shared_dirs(const ResolveRequest& request, const ResolvePlan& plan,
   };
   auto base = [](std::string_view who) { return who.substr(0, who.find('[')); };
   auto conflicts = provider.shared_dir_conflicts();
-  auto it = std::find_if(conflicts.begin(), conflicts.end(), [&](const SharedDirConflict& x) {
+  auto it = std::find_if(conflicts.begin(), conflicts.end(), [&](const gpu::SharedDirConflict& x) {
     return (in_tree(x.first.package) || in_tree(x.second.package)) &&
            base(x.first.required_by) != base(x.second.required_by);
   });
   if (it == conflicts.end()) return;
   const auto& c = *it;
   auto& lines = result.explanation.lines;
-  lines.insert(lines.begin(), shared_dir_text(c));
+  lines.insert(lines.begin(), gpu::shared_dir_text(c));
   auto& brief = result.explanation.brief;
-  brief.insert(brief.begin(), shared_dir_text(c));
+  brief.insert(brief.begin(), gpu::shared_dir_text(c));
   lead_with_first_line(result.explanation);
   std::vector<std::string> hints;
   for (const auto& d : plan.requirements) {
-    for (const auto& fix : gpu_stacks().major_fixes) {
+    for (const auto& fix : gpu::gpu_stacks().major_fixes) {
       bool is12 = requirement_is(d, fix.cuda12), is13 = requirement_is(d, fix.cuda13);
       if (!is12 && !is13) continue;
       std::uint32_t other = is12 ? 13 : 12;
@@ -170,9 +170,9 @@ void hint_cuda12_stack(const ResolvePlan& plan, const resolver::DerivationTree& 
       arch = true;
     }
     for (const auto& t : node.terms)
-      ceiling = ceiling || t.package().name == kCuda;
+      ceiling = ceiling || t.package().name == gpu::kCuda;
     if (node.kind == resolver::NodeKind::Dependency && node.terms.size() == 2 &&
-        node.terms[1].package().name == kCuda) {
+        node.terms[1].package().name == gpu::kCuda) {
       // The edge's specifier is `>=X.Y` (gpu_policy_facts.cpp); the set itself holds only the
       // ceiling, the one version the machine offers.
       const auto& spec = node.terms[1].specifier;
@@ -186,11 +186,11 @@ void hint_cuda12_stack(const ResolvePlan& plan, const resolver::DerivationTree& 
   if (!ceiling && !arch) return;
   std::string why;
   if (ceiling) {
-    auto driver = probe::min_driver_for_cuda({13, 0}, probe::CudaCompat::Strict);
+    auto driver = gpu::min_driver_for_cuda({13, 0}, gpu::CudaCompat::Strict);
     why = fmt::format("CUDA 13 wheels need a driver >= {} and your ceiling is {}",
                       driver ? driver->to_string() : std::string("580"), ctx.ceiling->to_string());
   } else {
-    auto floor = gpu_stacks().arch_floor(13);
+    auto floor = gpu::gpu_stacks().arch_floor(13);
     why = fmt::format("CUDA 13 wheels start at {}",
                       floor ? floor->to_string() : std::string("sm_75"));
   }
@@ -204,7 +204,7 @@ void hint_cuda12_stack(const ResolvePlan& plan, const resolver::DerivationTree& 
     hints.insert(hints.begin(), std::move(hint));
   };
   for (const auto& d : plan.requirements) {
-    for (const auto& fix : gpu_stacks().major_fixes) {
+    for (const auto& fix : gpu::gpu_stacks().major_fixes) {
       if (!requirement_is(d, fix.cuda13)) continue;
       lead(fmt::format("{}; for CUDA 12 wheels: {}", why, fix.cuda12));
       return;
@@ -214,7 +214,7 @@ void hint_cuda12_stack(const ResolvePlan& plan, const resolver::DerivationTree& 
   // A project whose releases change CUDA major (onnxruntime-gpu 1.29+ is CUDA 13): its CUDA 12
   // releases, from the table's `need-release` rows.
   for (const auto& d : plan.requirements) {
-    for (const auto& row : gpu_stacks().need_by_release) {
+    for (const auto& row : gpu::gpu_stacks().need_by_release) {
       if (row.package != d.name || row.major != 12) continue;
       lead(fmt::format("{}; for CUDA 12 wheels: {}{}", why, d.name, row.versions_text));
       return;
@@ -236,11 +236,11 @@ std::optional<std::string> import_package_conflict(const resolver::DerivationTre
       continue;
     }
     const auto& import = c1.terms[1].package().name;
-    if (!import.starts_with(kImportPrefix) || c2.terms[1].package().name != import) continue;
+    if (!import.starts_with(gpu::kImportPrefix) || c2.terms[1].package().name != import) continue;
     return fmt::format(
         "{} and {} both provide the import package `{}`, and only one of them can be installed",
         c1.terms[0].package().display_name(), c2.terms[0].package().display_name(),
-        import.substr(kImportPrefix.size()));
+        import.substr(gpu::kImportPrefix.size()));
   }
   return std::nullopt;
 }
@@ -303,7 +303,7 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
         result.explanation.hints.push_back(fmt::format("for CPU builds: {}", tried_text(*t)));
       }
     } else if (!plan.gpu.context.no_gpu && plan.gpu.context.ceiling &&
-               plan.gpu.context.compat == probe::CudaCompat::Strict) {
+               plan.gpu.context.compat == gpu::CudaCompat::Strict) {
       if (auto t =
               try_command(request, {{"--cuda-compat", "minor"}}, focus_of(plan.requirements))) {
         result.explanation.hints.push_back(

@@ -86,7 +86,7 @@ lock::GpulockInputs make_inputs_record(const ResolveRequest& request, const Reso
   if (request.torch_backend) rec.options["torch-backend"] = request.torch_backend->to_string();
   if (request.nightly) rec.options["nightly"] = request.nightly->to_string();
   if (request.exclude_newer) rec.options["exclude-newer"] = request.exclude_newer->to_string();
-  rec.options["cuda-compat"] = probe::cuda_compat_name(request.cuda_compat);
+  rec.options["cuda-compat"] = gpu::cuda_compat_name(request.cuda_compat);
   // The machine, when flags described it (issue 16): what the lock was made for. Detected
   // values are [tool.gpulock.gpu]'s, not inputs.
   if (!request.driver.is_auto()) rec.options["driver"] = request.driver.to_string();
@@ -154,7 +154,7 @@ core::Status read_recorded_options(const lock::GpulockInputs& record, const lock
   };
   ok(read_option(record, "index-strategy", parse_index_strategy, request.index_strategy));
   ok(read_option(record, "prerelease", resolver::parse_prerelease_policy, request.prerelease));
-  ok(read_option(record, "cuda-compat", probe::parse_cuda_compat, request.cuda_compat));
+  ok(read_option(record, "cuda-compat", gpu::parse_cuda_compat, request.cuda_compat));
   ok(read_option(record, "torch-backend", TorchBackend::parse, request.torch_backend));
   ok(read_option(record, "nightly", NightlyDate::parse, request.nightly));
   ok(read_option(record, "exclude-newer", ExcludeNewer::parse, request.exclude_newer));
@@ -198,11 +198,11 @@ core::Status read_recorded_options(const lock::GpulockInputs& record, const lock
     request.target.platform = tool.target->platform;
   }
   if (!tool.gpu) {
-    request.driver = probe::DriverSpec::none();
+    request.driver = gpu::DriverSpec::none();
     return {};
   }
   if (tool.gpu->driver) {
-    auto driver = probe::DriverSpec::parse(*tool.gpu->driver);
+    auto driver = gpu::DriverSpec::parse(*tool.gpu->driver);
     if (!driver) return recorded_error("[tool.gpulock.gpu] driver", driver.error());
     request.driver = std::move(*driver);
   }

@@ -91,7 +91,7 @@ lock::TomlTable variants_json_table(const index::VariantsJson& meta, const std::
 
 // What the chosen packages say about the lock's GPU record and summary.
 struct LockedFacts {
-  std::optional<CudaVersion> locked_cuda;
+  std::optional<gpu::CudaVersion> locked_cuda;
   std::optional<std::string> cudnn;
   std::optional<std::string> variant;
   // The provider holds its own copy of the config, so sources are matched by URL.
@@ -162,12 +162,12 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
     if (sel.cuda && (!facts.locked_cuda || *sel.cuda > *facts.locked_cuda))
       facts.locked_cuda = sel.cuda;
     if (chosen.name == "torch") {
-      if (sel.build.kind == BuildKind::Cuda && sel.cuda)
-        facts.variant = variant_name(*sel.cuda);
-      else if (sel.build.kind == BuildKind::Cpu)
+      if (sel.build.kind == gpu::BuildKind::Cuda && sel.cuda)
+        facts.variant = gpu::variant_name(*sel.cuda);
+      else if (sel.build.kind == gpu::BuildKind::Cpu)
         facts.variant = "cpu";
       else if (sel.cuda)
-        facts.variant = variant_name(*sel.cuda);
+        facts.variant = gpu::variant_name(*sel.cuda);
     }
 
     PackageWhy why;
@@ -183,7 +183,7 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
                                                : fmt::format("needs CUDA {}.x", sel.cuda->major));
     }
     if (chosen.version.is_prerelease()) why.notes.push_back("a pre-release");
-    if (is_torch_family(chosen.name)) {
+    if (gpu::is_torch_family(chosen.name)) {
       for (auto& s : provider.skipped_before(chosen.name, chosen.candidate_index, &solution)) {
         // Versions the requirements never allowed (`torch<2.6`, an `==` pin) explain themselves.
         if (s.kind == "excluded") continue;
@@ -214,13 +214,13 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
     if (ctx.no_gpu) g.driver = "none";
     if (ctx.ceiling) g.cuda_ceiling = ctx.ceiling->to_string();
     if (!ctx.method.empty()) g.method = ctx.method;
-    g.compat = std::string(probe::cuda_compat_name(ctx.compat));
+    g.compat = std::string(gpu::cuda_compat_name(ctx.compat));
     for (const auto& a : ctx.archs)
       g.archs.push_back(a.to_string());
     g.variant = facts.variant;
     if (facts.locked_cuda) {
       g.cuda = facts.locked_cuda->to_string();
-      if (auto md = probe::min_driver_for_cuda(*facts.locked_cuda, ctx.compat))
+      if (auto md = gpu::min_driver_for_cuda(*facts.locked_cuda, ctx.compat))
         g.min_driver = md->to_string();
     }
     g.cudnn = facts.cudnn;
@@ -292,7 +292,7 @@ void summarize_gpu(const ResolvePlan& plan, IndexProvider& provider, const Locke
                             sel.cuda->to_string(), ctx.ceiling->to_string())
               : fmt::format(
                     "CUDA {} <= {}{}", sel.cuda->to_string(), ctx.ceiling->to_string(),
-                    ctx.compat == probe::CudaCompat::Minor ? ", minor-version compatibility" : "");
+                    ctx.compat == gpu::CudaCompat::Minor ? ", minor-version compatibility" : "");
       // A build whose arch list is unknown is bounded by what its CUDA can build: say "assumed".
       std::string kernels = archs.empty() ? std::string()
                             : sel.archs_assumed
@@ -314,7 +314,7 @@ void summarize_gpu(const ResolvePlan& plan, IndexProvider& provider, const Locke
                     v, ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels, newer)
               : fmt::format("torch {}: the newest torch whose CUDA build your driver {}runs ({}){}",
                             v, ctx.driver ? ctx.driver->to_string() + " " : "", how, kernels);
-    } else if (sel.build.kind == BuildKind::Cpu) {
+    } else if (sel.build.kind == gpu::BuildKind::Cpu) {
       result.gpu_summary = fmt::format("torch {}: a CPU build{}", v, cpu_newer);
     }
   }

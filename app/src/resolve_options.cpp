@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/gpu_policy.h"
 #include "gpulock/core/version.h"
+#include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/index/page.h"
 
 namespace gpulock::app {
@@ -83,8 +83,8 @@ core::Result<TorchBackend> TorchBackend::parse(std::string_view text) {
       all_digits(text.substr(2))) {
     auto v = core::Version::parse(fmt::format("0+{}", text));
     if (v) {
-      auto build = classify_build(*v);
-      if (build.kind == BuildKind::Cuda && build.cuda) return cuda(*build.cuda);
+      auto build = gpu::classify_build(*v);
+      if (build.kind == gpu::BuildKind::Cuda && build.cuda) return cuda(*build.cuda);
     }
   }
   return invalid("torch-backend", text, "auto, cpu or cuXYZ (e.g. cu124)");
@@ -99,7 +99,7 @@ std::string TorchBackend::to_string() const {
     case Kind::Cuda:
       break;
   }
-  return cuda_ ? variant_name(*cuda_) : std::string("auto");
+  return cuda_ ? gpu::variant_name(*cuda_) : std::string("auto");
 }
 
 core::Result<NightlyDate> NightlyDate::parse(std::string_view text) {

@@ -59,7 +59,7 @@ core::Result<GpuSetup> detect_gpu(const ResolveRequest& request) {
       ctx.ceiling = ov.cuda_ceiling;
       ctx.method = std::string(probe::method_name(probe::Method::Override));
     } else if (!ctx.no_gpu && ov.driver) {
-      ctx.ceiling = probe::cuda_ceiling_for_driver(*ov.driver);
+      ctx.ceiling = gpu::cuda_ceiling_for_driver(*ov.driver);
       if (ctx.ceiling) ctx.method = std::string(probe::method_name(probe::Method::DriverTable));
     }
     if (ov.gpu_archs) ctx.archs = *ov.gpu_archs;
@@ -80,30 +80,30 @@ core::Result<GpuSetup> detect_gpu(const ResolveRequest& request) {
 
 bool mentions_cuda_linked(const std::vector<resolver::Dependency>& deps) {
   return std::any_of(deps.begin(), deps.end(),
-                     [](const resolver::Dependency& d) { return is_cuda_linked(d.name); });
+                     [](const resolver::Dependency& d) { return gpu::is_cuda_linked(d.name); });
 }
 
 // Does the existing lock's [tool.gpulock.gpu] describe the machine being resolved for?
-bool same_gpu_facts(const lock::Lock& old, const GpuContext& ctx) {
+bool same_gpu_facts(const lock::Lock& old, const gpu::GpuContext& ctx) {
   const auto* g = old.gpulock ? (old.gpulock->gpu ? &*old.gpulock->gpu : nullptr) : nullptr;
   bool now_gpu = ctx.ceiling.has_value() || ctx.no_gpu;
   if (g == nullptr) return !now_gpu;
   std::string driver = ctx.no_gpu ? "none" : ctx.driver ? ctx.driver->to_string() : "";
   std::string ceiling = ctx.ceiling ? ctx.ceiling->to_string() : "";
-  const std::string_view compat = probe::cuda_compat_name(ctx.compat);
+  const std::string_view compat = gpu::cuda_compat_name(ctx.compat);
   std::vector<std::string> archs;
   for (const auto& a : ctx.archs)
     archs.push_back(a.to_string());
   return g->driver.value_or("") == driver && g->cuda_ceiling.value_or("") == ceiling &&
-         g->compat.value_or(std::string(probe::cuda_compat_name(probe::CudaCompat::Strict))) ==
+         g->compat.value_or(std::string(gpu::cuda_compat_name(gpu::CudaCompat::Strict))) ==
              compat &&
          g->archs == archs;
 }
 
 // A package whose build depends on the machine's CUDA: the torch family, nvidia-* and cuda-*.
 bool is_cuda_bound(std::string_view name, const core::Version& v) {
-  return is_torch_family(name) || cuda_need_of_package(name, v).has_value() ||
-         classify_build(v).kind != BuildKind::Unlabeled;
+  return gpu::is_torch_family(name) || gpu::cuda_need_of_package(name, v).has_value() ||
+         gpu::classify_build(v).kind != gpu::BuildKind::Unlabeled;
 }
 
 // --index-strategy, --prerelease and --exclude-newer (typed already: only the relative cutoff
@@ -207,7 +207,7 @@ core::Status describe_machine(const ResolveRequest& request, ResolvePlan& plan,
         !request.driver.is_auto() ? fmt::format("--driver {}", request.driver.to_string())
                                   : fmt::format("--cuda-ceiling {}", request.cuda_ceiling)));
   }
-  if (gpu->context.compat == probe::CudaCompat::Minor) {
+  if (gpu->context.compat == gpu::CudaCompat::Minor) {
     result.warnings.push_back(
         "--cuda-compat minor: CUDA builds newer than the driver run through minor-version "
         "compatibility, without PTX "

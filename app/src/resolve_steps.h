@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "gpulock/app/command_line.h"
-#include "gpulock/app/gpu_policy.h"
 #include "gpulock/app/index_provider.h"
 #include "gpulock/app/resolve.h"
 #include "gpulock/core/error.h"
+#include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/index/client.h"
 #include "gpulock/lock/lockfile.h"
 #include "gpulock/probe/machine.h"
@@ -69,7 +69,7 @@ void lead_with_first_line(resolver::Report& r);
 // ---- the plan (resolve_plan.cpp) -------------------------------------------------------------
 
 struct GpuSetup {
-  GpuContext context;
+  gpu::GpuContext context;
   std::optional<probe::MachineInfo> machine;
 };
 
@@ -102,7 +102,7 @@ struct ResolvePlan {
 
 /// The torch-family variant sources for --torch-backend / --nightly.
 [[nodiscard]] core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& request,
-                                                                  const GpuContext& gpu);
+                                                                  const gpu::GpuContext& gpu);
 
 /// Before solving: a torch source that lacks the torch-family requirements is an error (exit 4)
 /// or an explained no-solution (auto mode, no usable variant). Fills `result` and returns true

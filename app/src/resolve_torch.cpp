@@ -43,7 +43,7 @@ core::Result<std::optional<std::string>> choose_nightly_date(
   core::TagRanker ranker(config.target.supported);
   std::optional<std::set<std::string>> common;
   for (const auto& d : deps) {
-    if (!is_torch_family(d.name) ||
+    if (!gpu::is_torch_family(d.name) ||
         std::find(members.begin(), members.end(), d.name) != members.end())
       continue;
     // Variants above the driver's ceiling are there for explanations only: their dates do not
@@ -93,9 +93,10 @@ std::vector<std::string> torch_index_variants(index::IndexClient& client, const 
                                               bool nightly) {
   std::set<std::string> found;
   auto add_label = [&](const core::Version& v) {
-    auto label = classify_build(v);
-    if (label.kind == BuildKind::Cuda && label.cuda) found.insert(variant_name(*label.cuda));
-    if (label.kind == BuildKind::Cpu) found.insert("cpu");
+    auto label = gpu::classify_build(v);
+    if (label.kind == gpu::BuildKind::Cuda && label.cuda)
+      found.insert(gpu::variant_name(*label.cuda));
+    if (label.kind == gpu::BuildKind::Cpu) found.insert("cpu");
   };
   std::string root = base + (nightly ? "/nightly" : "");
   auto all = index::IndexSource::simple(root + "/", "pytorch-all");
@@ -123,7 +124,7 @@ std::vector<std::string> torch_index_variants(index::IndexClient& client, const 
   std::vector<std::string> out(found.begin(), found.end());
   auto cuda_of = [](const std::string& v) -> std::int64_t {
     if (v == "cpu") return -1;
-    auto l = classify_build(*core::Version::parse("0+" + v));
+    auto l = gpu::classify_build(*core::Version::parse("0+" + v));
     return l.cuda ? static_cast<std::int64_t>(l.cuda->major * 100 + l.cuda->minor) : -2;
   };
   std::sort(out.begin(), out.end(),
@@ -132,15 +133,15 @@ std::vector<std::string> torch_index_variants(index::IndexClient& client, const 
 }
 
 // "cpu, cu118 (driver >= 520.61.05), cu126 (driver >= 560.28.03)": each variant and what it needs.
-std::string describe_variants(const std::vector<std::string>& variants, probe::CudaCompat compat) {
+std::string describe_variants(const std::vector<std::string>& variants, gpu::CudaCompat compat) {
   std::string out;
   for (const auto& v : variants) {
     if (!out.empty()) out += ", ";
     out += v;
     if (v == "cpu") continue;
-    auto cuda = classify_build(*core::Version::parse("0+" + v)).cuda;
+    auto cuda = gpu::classify_build(*core::Version::parse("0+" + v)).cuda;
     if (!cuda) continue;
-    if (auto md = probe::min_driver_for_cuda(*cuda, compat))
+    if (auto md = gpu::min_driver_for_cuda(*cuda, compat))
       out += fmt::format(" (driver >= {})", md->to_string());
   }
   return out;
@@ -161,10 +162,10 @@ struct TorchSourceProblem {
 
 std::optional<TorchSourceProblem> check_torch_sources(
     index::IndexClient& client, const ResolveRequest& request, const std::vector<SourceSpec>& torch,
-    const std::vector<resolver::Dependency>& requirements, const GpuContext& gpu) {
+    const std::vector<resolver::Dependency>& requirements, const gpu::GpuContext& gpu) {
   std::vector<std::string> wanted;
   for (const auto& d : requirements) {
-    if (is_torch_family(d.name) &&
+    if (gpu::is_torch_family(d.name) &&
         std::find(wanted.begin(), wanted.end(), d.name) == wanted.end()) {
       wanted.push_back(d.name);
     }
@@ -262,7 +263,7 @@ std::optional<TorchSourceProblem> check_torch_sources(
   std::string used;
   for (const auto* s : usable) {
     used += (used.empty() ? "" : ", ") + (s->cpu_variant ? std::string("cpu")
-                                          : s->variant   ? variant_name(*s->variant)
+                                          : s->variant   ? gpu::variant_name(*s->variant)
                                                          : s->source.name);
   }
   p.lines.push_back(fmt::format(
@@ -277,7 +278,7 @@ std::optional<TorchSourceProblem> check_torch_sources(
 
 // The torch-family variant sources for --torch-backend / --nightly.
 core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& request,
-                                                    const GpuContext& gpu) {
+                                                    const gpu::GpuContext& gpu) {
   std::vector<SourceSpec> out;
   bool nightly = request.nightly.has_value();
   const TorchBackend backend = request.torch_backend.value_or(TorchBackend::automatic());
@@ -309,7 +310,7 @@ core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& reques
         if (!variant) continue;
         add(*variant);
         out.back().above_ceiling =
-            !probe::ceiling_allows(*gpu.ceiling, *variant->cuda_version(), gpu.compat);
+            !gpu::ceiling_allows(*gpu.ceiling, *variant->cuda_version(), gpu.compat);
       }
     }
   } else {

@@ -114,9 +114,9 @@ core::Status read_key(std::string_view key, const TomlValue& value, TargetSpec& 
     t.cuda_ceiling = text;
     return {};
   }
-  if (key == "driver") return set(probe::DriverSpec::parse(text), t.driver);
+  if (key == "driver") return set(gpu::DriverSpec::parse(text), t.driver);
   if (key == "torch-backend") return set(TorchBackend::parse(text), t.torch_backend);
-  return set(probe::parse_cuda_compat(text), t.cuda_compat);
+  return set(gpu::parse_cuda_compat(text), t.cuda_compat);
 }
 
 core::Result<TargetSpec> read_target(const std::string& file, const std::string& table,
@@ -251,7 +251,7 @@ ResolveRequest request_for_target(const ResolveRequest& shared, const TargetSpec
   r.target.platform = target.platforms.front();
   r.target.more_platforms.assign(target.platforms.begin() + 1, target.platforms.end());
   // The target's machine, never this one's: without driver or cuda-ceiling it has no GPU.
-  r.driver = target.driver.is_auto() && target.cuda_ceiling.empty() ? probe::DriverSpec::none()
+  r.driver = target.driver.is_auto() && target.cuda_ceiling.empty() ? gpu::DriverSpec::none()
                                                                     : target.driver;
   r.cuda_ceiling = target.cuda_ceiling;
   r.machine_as_given = true;

@@ -2,11 +2,14 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <sys/utsname.h>
 
 #include "gpulock/app/machine.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/targets.h"
 #include "gpulock/core/specifier.h"
+#include "gpulock/gpu/fit.h"
+#include "gpulock/lock/gpu_facts.h"
 #include "gpulock/lock/lockfile.h"
 
 namespace gpulock::app {
@@ -19,14 +22,62 @@ bool is_lock_name(const std::string& name) {
          (name.starts_with("pylock.") && name.ends_with(".toml") && name.size() > 12);
 }
 
-std::string arch_list(const std::vector<std::string>& archs) {
-  return fmt::format("{}", fmt::join(archs, ", "));
+// This host's CPU, for the arch tables of a lock that names no platform.
+std::string host_cpu() {
+  struct utsname u {};
+  return ::uname(&u) == 0 ? std::string(u.machine) : std::string("x86_64");
+}
+
+std::string driver_text(const probe::MachineInfo& machine) {
+  return machine.driver ? fmt::format("driver {}", machine.driver->value.to_string())
+                        : std::string("the driver");
+}
+
+// The first reason of the fit rule, in install's words.
+std::string why_not(const gpu::FitReason& r, const probe::MachineInfo& machine,
+                    const gpu::LockFacts& lock) {
+  const auto& cuda = lock.cuda;
+  switch (r.problem) {
+    case gpu::FitProblem::Platform:
+      return fmt::format("this machine is {}, and the lock is for {}", r.actual, r.expected);
+    case gpu::FitProblem::NoDriver:
+      return fmt::format("needs CUDA {} and {}", cuda ? cuda->to_string() : std::string("builds"),
+                         machine.status == probe::MachineStatus::NoGpuOverride
+                             ? "this machine has no GPU (--driver none)"
+                             : "no NVIDIA driver was found");
+    case gpu::FitProblem::DriverBelow:
+      // Below the minimum because its ceiling is below the lock's CUDA: said as the ceiling.
+      if (cuda && machine.cuda_ceiling &&
+          !gpu::ceiling_allows(machine.cuda_ceiling->value, *cuda, lock.compat)) {
+        return fmt::format("{} supports CUDA <= {}, this lock needs {}", driver_text(machine),
+                           machine.cuda_ceiling->value.to_string(), cuda->to_string());
+      }
+      return fmt::format("{} is older than the lock's minimum {}", driver_text(machine),
+                         r.expected);
+    case gpu::FitProblem::CeilingBelow:
+      return fmt::format("{} supports CUDA <= {}, this lock needs {}", driver_text(machine),
+                         r.actual, r.expected);
+    case gpu::FitProblem::CudnnArch:
+      return fmt::format(
+          "{} {} does not support this machine's GPU ({}): it needs compute "
+          "capability {} or newer",
+          r.package, r.version, r.subject, r.expected.substr(3));
+    case gpu::FitProblem::NoKernels:
+      break;
+  }
+  return fmt::format("{} {} has no kernels for this machine's GPU ({}): it {} {}", r.package,
+                     r.version, r.subject,
+                     r.expected.starts_with(">= ")
+                         ? "has CUDA builds from compute capability"
+                         : (r.assumed ? "can carry at most (assumed from its CUDA)" : "carries"),
+                     r.expected.starts_with(">= ") ? r.expected.substr(3) : r.expected);
 }
 
 // One lock against the machine. `python_refused` is set when it is the interpreter that does not
 // fit (the lock's Python, platform or requires-python).
 LockFit judge(const fs::path& path, const probe::MachineInfo& machine, const Target* python,
               bool* python_refused = nullptr) {
+  const std::string machine_cpu = host_cpu();
   LockFit fit;
   fit.path = path.string();
   fit.target = path.filename().string();
@@ -42,57 +93,42 @@ LockFit judge(const fs::path& path, const probe::MachineInfo& machine, const Tar
   }
   const auto& tool = parsed->lock.gpulock;
   if (tool && tool->target && tool->target->name) fit.target = *tool->target->name;
-  const lock::GpulockGpu* gpu = tool && tool->gpu ? &*tool->gpu : nullptr;
-  const bool cpu_lock =
-      gpu == nullptr || gpu->driver == std::optional<std::string>("none") || !gpu->cuda;
+  auto facts = lock::gpu_facts(parsed->lock);
   if (python != nullptr) {
     const lock::GpulockTarget* target = tool && tool->target ? &*tool->target : nullptr;
     if (auto why = python_refusal(parsed->lock.requires_python, target, *python); !why.empty()) {
-      fit.gpu = !cpu_lock;
+      fit.gpu = facts.cuda_builds;
       fit.why = std::move(why);
       if (python_refused != nullptr) *python_refused = true;
       return fit;
     }
   }
-  if (cpu_lock) {
-    fit.fits = true;
-    fit.why = "fits: CPU builds run on any machine";
-    return fit;
-  }
-  fit.gpu = true;
-  auto cuda = probe::CudaVersion::parse(*gpu->cuda);
-  if (!cuda) {
+  const lock::GpulockGpu* gpu = tool && tool->gpu ? &*tool->gpu : nullptr;
+  if (facts.cuda_builds && gpu->cuda && !facts.cuda) {
+    fit.gpu = true;
     fit.why = fmt::format("does not read: its CUDA {} is not a version", *gpu->cuda);
     return fit;
   }
-  fit.cuda = *cuda;
-  if (!machine.cuda_ceiling) {
-    fit.why = fmt::format("needs CUDA {} and no NVIDIA driver was found", cuda->to_string());
+  if (facts.cpu.empty()) facts.cpu = machine_cpu;
+  const gpu::Fit verdict = gpu::lock_fits(facts, probe::fit_machine(machine));
+  fit.gpu = verdict.cuda_lock;
+  fit.cuda = facts.cuda;
+  if (!verdict.fits) {
+    fit.why = why_not(verdict.reasons.front(), machine, facts);
     return fit;
-  }
-  const auto compat =
-      gpu->compat ? probe::parse_cuda_compat(*gpu->compat).value_or(probe::CudaCompat::Strict)
-                  : probe::CudaCompat::Strict;
-  const auto ceiling = machine.cuda_ceiling->value;
-  const std::string driver =
-      machine.driver ? fmt::format("driver {}", machine.driver->value.to_string()) : "the driver";
-  if (!probe::ceiling_allows(ceiling, *cuda, compat)) {
-    fit.why = fmt::format("{} supports CUDA <= {}, this lock needs {}", driver, ceiling.to_string(),
-                          cuda->to_string());
-    return fit;
-  }
-  if (machine.gpu_archs && !gpu->archs.empty()) {
-    for (const auto& a : machine.gpu_archs->value) {
-      if (std::find(gpu->archs.begin(), gpu->archs.end(), a.to_string()) == gpu->archs.end()) {
-        fit.why = fmt::format("this machine's GPU {} is not one the lock was made for ({})",
-                              a.to_string(), arch_list(gpu->archs));
-        return fit;
-      }
-    }
   }
   fit.fits = true;
-  fit.why = fmt::format("fits: a CUDA {} build, and {} supports CUDA <= {}", cuda->to_string(),
-                        driver, ceiling.to_string());
+  if (!fit.gpu) {
+    fit.why = "fits: CPU builds run on any machine";
+  } else if (facts.cuda && machine.cuda_ceiling) {
+    fit.why =
+        fmt::format("fits: a CUDA {} build, and {} supports CUDA <= {}", facts.cuda->to_string(),
+                    driver_text(machine), machine.cuda_ceiling->value.to_string());
+  } else {
+    fit.why = "fits: its CUDA builds run on this machine's driver and GPUs";
+  }
+  for (const auto& unknown : verdict.unknown)
+    fit.why += fmt::format(" ({})", unknown);
   return fit;
 }
 
@@ -104,7 +140,7 @@ void pick(LockChoice& choice) {
     if (!f.fits) continue;
     if (!f.gpu) {
       if (cpu == nullptr) cpu = &f;
-    } else if (best == nullptr || *best->cuda < *f.cuda) {
+    } else if (best == nullptr || best->cuda < f.cuda) {
       best = &f;
     }
   }

@@ -24,19 +24,19 @@ std::optional<std::uint32_t> number(std::string_view s) {
 }
 
 // "86_real" -> {8.6, false}; "120_virtual" -> {12.0, true} (PTX).
-std::optional<std::pair<ComputeCapability, bool>> sm_value(std::string_view v) {
+std::optional<std::pair<gpu::ComputeCapability, bool>> sm_value(std::string_view v) {
   bool real = v.ends_with("_real");
   bool virt = v.ends_with("_virtual");
   if (!real && !virt) return std::nullopt;
   auto digits = v.substr(0, v.find('_'));
   auto n = number(digits);
   if (!n || *n < 10) return std::nullopt;
-  return std::pair{ComputeCapability{*n / 10, *n % 10}, virt};
+  return std::pair{gpu::ComputeCapability{*n / 10, *n % 10}, virt};
 }
 
 // Does a wheel whose sm_arch lists `values` run on `gpu`? SASS of the same major and a minor
 // <= the GPU's, or PTX for an arch <= the GPU's (JIT).
-bool sm_runs_on(const std::vector<std::string>& values, ComputeCapability gpu) {
+bool sm_runs_on(const std::vector<std::string>& values, gpu::ComputeCapability gpu) {
   return std::any_of(values.begin(), values.end(), [&](const std::string& v) {
     auto sm = sm_value(v);
     if (!sm) return false;
@@ -50,7 +50,7 @@ using Key = std::tuple<std::size_t, std::size_t, std::size_t>;
 }  // namespace
 
 std::vector<std::string> nvidia_feature_values(std::string_view feature,
-                                               const GpuContext& machine) {
+                                               const gpu::GpuContext& machine) {
   std::vector<std::string> out;
   if (machine.no_gpu || !machine.ceiling) return out;
   const auto umd = *machine.ceiling;
@@ -80,12 +80,12 @@ std::vector<std::string> nvidia_feature_values(std::string_view feature,
   return out;
 }
 
-std::optional<ArchList> arch_list_of_variant(const index::VariantProperties& props) {
+std::optional<gpu::ArchList> arch_list_of_variant(const index::VariantProperties& props) {
   auto nv = props.find("nvidia");
   if (nv == props.end()) return std::nullopt;
   auto sm = nv->second.find("sm_arch");
   if (sm == nv->second.end()) return std::nullopt;
-  ArchList list;
+  gpu::ArchList list;
   list.source = "PEP 825 variant property nvidia :: sm_arch";
   for (const auto& value : sm->second) {
     auto parsed = sm_value(value);
@@ -100,25 +100,12 @@ std::optional<ArchList> arch_list_of_variant(const index::VariantProperties& pro
   return list;
 }
 
-std::optional<CudaVersion> cuda_of_variant_label(std::string_view label) {
-  if (label.starts_with("cuda")) {
-    auto v = CudaVersion::parse(label.substr(4));
-    if (v) return *v;
-    return std::nullopt;
-  }
-  if (label.starts_with("cu")) {
-    auto n = number(label.substr(2));
-    if (n && *n >= 100) return CudaVersion{*n / 10, *n % 10};
-  }
-  return std::nullopt;
-}
-
 namespace {
 
 // One release's metadata judged on one machine: each label's sort keys, or why it cannot be used.
 struct Judge {
   const index::VariantsJson& metadata;
-  const GpuContext& machine;
+  const gpu::GpuContext& machine;
   VariantPolicy policy;
 
   std::vector<std::string> values_of(const std::string& ns, const std::string& feature) const {
@@ -155,12 +142,11 @@ struct Judge {
         }
       }
     }
-    auto cuda = cuda_of_variant_label(label);
-    if (!cuda || !machine.ceiling ||
-        probe::ceiling_allows(*machine.ceiling, *cuda, machine.compat)) {
+    auto cuda = gpu::cuda_of_variant_label(label);
+    if (!cuda || !machine.ceiling || gpu::ceiling_allows(*machine.ceiling, *cuda, machine.compat)) {
       return {};
     }
-    return machine.compat == probe::CudaCompat::Strict
+    return machine.compat == gpu::CudaCompat::Strict
                ? fmt::format(
                      "was built with CUDA {}, above your driver's CUDA {} (strict ceiling; "
                      "--cuda-compat minor allows it)",
@@ -200,8 +186,9 @@ struct Judge {
 }  // namespace
 
 VariantSelection select_variant(const index::VariantsJson& metadata,
-                                const std::vector<std::string>& labels, const GpuContext& machine,
-                                VariantPolicy policy, bool gpu_asked) {
+                                const std::vector<std::string>& labels,
+                                const gpu::GpuContext& machine, VariantPolicy policy,
+                                bool gpu_asked) {
   VariantSelection out;
   Judge judge{metadata, machine, policy};
   std::vector<std::pair<std::vector<Key>, std::string>> groups;

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include "machine_detector.h"
 
@@ -156,6 +157,23 @@ MachineInfo detect_machine(const DetectOptions& options) {
   MachineInfo info;
   detail::Detector(options, info).run();
   return info;
+}
+
+gpu::Machine fit_machine(const MachineInfo& info) {
+  gpu::Machine m;
+  struct utsname u {};
+  if (::uname(&u) == 0) {
+    std::string cpu = u.machine;
+    m.platform = gpu::Platform{"linux", cpu == "arm64" ? std::string("aarch64") : cpu};
+  }
+  m.no_gpu = info.status == MachineStatus::NoGpuOverride;
+  if (info.driver) m.driver = info.driver->value;
+  if (info.cuda_ceiling) {
+    m.ceiling = info.cuda_ceiling->value;
+    m.ceiling_method = std::string(method_name(info.cuda_ceiling->method));
+  }
+  if (info.gpu_archs) m.archs = info.gpu_archs->value;
+  return m;
 }
 
 }  // namespace gpulock::probe

@@ -16,20 +16,20 @@ using sys::ChildResult;
 
 void Detector::set_ceiling_from_table() {
   if (!m_.driver) return;
-  auto c = cuda_ceiling_for_driver(m_.driver->value);
+  auto c = gpu::cuda_ceiling_for_driver(m_.driver->value);
   if (!c) return;
   const auto& d = m_.driver->value;
   if (d.parts().size() == 1) {
     warn(fmt::format(
         "driver {} is a branch number: read as the R{} branch, whose drivers run CUDA <= {}",
         d.to_string(), d.branch(), c->to_string()));
-  } else if (auto newest = newest_driver_in_table(); newest && newest->branch() < d.branch()) {
+  } else if (auto newest = gpu::newest_driver_in_table(); newest && newest->branch() < d.branch()) {
     warn(
         fmt::format("driver {} is newer than gpulock's driver table (up to {}): its CUDA ceiling "
                     "is assumed to be {}",
                     d.to_string(), newest->to_string(), c->to_string()));
   }
-  m_.cuda_ceiling = Detected<CudaVersion>{
+  m_.cuda_ceiling = Detected<gpu::CudaVersion>{
       *c, Method::DriverTable,
       fmt::format("NVIDIA's table (driver {} from {})", m_.driver->value.to_string(),
                   m_.driver->method == Method::Override
@@ -39,10 +39,10 @@ void Detector::set_ceiling_from_table() {
 }
 
 // ----- combining -----
-std::optional<ComputeCapability> Detector::cc_of(const detail::LibGpu& g) {
+std::optional<gpu::ComputeCapability> Detector::cc_of(const detail::LibGpu& g) {
   if (g.cc_major <= 0 || g.cc_minor < 0) return std::nullopt;
-  return ComputeCapability{static_cast<std::uint32_t>(g.cc_major),
-                           static_cast<std::uint32_t>(g.cc_minor)};
+  return gpu::ComputeCapability{static_cast<std::uint32_t>(g.cc_major),
+                                static_cast<std::uint32_t>(g.cc_minor)};
 }
 
 std::vector<GpuInfo> Detector::gpus_from(const LibReport& r, Method method) const {
@@ -56,9 +56,9 @@ std::vector<GpuInfo> Detector::gpus_from(const LibReport& r, Method method) cons
 void Detector::combine() {
   // Driver version.
   if (nvml_ok_ && !nvml_->driver_version.empty()) {
-    if (auto v = DriverVersion::parse(nvml_->driver_version)) {
-      m_.driver = Detected<DriverVersion>{*v, Method::Nvml, "nvmlSystemGetDriverVersion",
-                                          nvml_->driver_version};
+    if (auto v = gpu::DriverVersion::parse(nvml_->driver_version)) {
+      m_.driver = Detected<gpu::DriverVersion>{*v, Method::Nvml, "nvmlSystemGetDriverVersion",
+                                               nvml_->driver_version};
     } else {
       warn(fmt::format("NVML gave an unreadable driver version {}",
                        core::quote_for_message(nvml_->driver_version)));
@@ -67,21 +67,21 @@ void Detector::combine() {
   if (!m_.driver && m_.kernel_module) m_.driver = m_.kernel_module;
   if (!m_.driver && smi_.found) {
     const auto& v = smi_.gpus.front().driver;
-    m_.driver = Detected<DriverVersion>{v, Method::NvidiaSmi,
-                                        "nvidia-smi --query-gpu=driver_version", v.to_string()};
+    m_.driver = Detected<gpu::DriverVersion>{
+        v, Method::NvidiaSmi, "nvidia-smi --query-gpu=driver_version", v.to_string()};
   }
-  std::optional<DriverVersion> cuda_file = cuda_ && cuda_->loaded && ev_.stub_path.empty()
-                                               ? detail::version_from_library_file(cuda_->path)
-                                               : std::nullopt;
+  std::optional<gpu::DriverVersion> cuda_file = cuda_ && cuda_->loaded && ev_.stub_path.empty()
+                                                    ? detail::version_from_library_file(cuda_->path)
+                                                    : std::nullopt;
   if (!m_.driver && cuda_file && (ev_.cuda_ok || cuda_init_failed_)) {
-    m_.driver = Detected<DriverVersion>{*cuda_file, Method::Libcuda,
-                                        fmt::format("file name of {}", shown(cuda_->path)),
-                                        cuda_->path.substr(cuda_->path.rfind('/') + 1)};
+    m_.driver = Detected<gpu::DriverVersion>{*cuda_file, Method::Libcuda,
+                                             fmt::format("file name of {}", shown(cuda_->path)),
+                                             cuda_->path.substr(cuda_->path.rfind('/') + 1)};
   }
 
   // Driver updated but not reloaded: user space and kernel module differ.
   if (m_.kernel_module) {
-    const DriverVersion& kernel = m_.kernel_module->value;
+    const gpu::DriverVersion& kernel = m_.kernel_module->value;
     if (m_.driver && m_.driver->method == Method::Nvml && m_.driver->value != kernel) {
       ev_.mismatch.push_back(
           fmt::format("NVML reports driver {} but the loaded kernel module is {}",
@@ -131,29 +131,30 @@ void Detector::combine() {
 
   // Ceiling: libcuda (what the CUDA runtime accepts), else NVML, else the table.
   if (!m_.cuda_ceiling) {
-    std::optional<CudaVersion> from_cuda;
+    std::optional<gpu::CudaVersion> from_cuda;
     if (cuda_ &&
         (ev_.cuda_ok || ev_.cuda_hidden_by_env ||
          cuda_->rc("cuInit") == detail::kCudaErrorNoDevice) &&
         cuda_->cuda_version) {
-      from_cuda = CudaVersion::from_driver_api(*cuda_->cuda_version);
+      from_cuda = gpu::CudaVersion::from_driver_api(*cuda_->cuda_version);
     }
-    std::optional<CudaVersion> from_nvml;
+    std::optional<gpu::CudaVersion> from_nvml;
     if (nvml_ok_ && nvml_->cuda_version)
-      from_nvml = CudaVersion::from_driver_api(*nvml_->cuda_version);
+      from_nvml = gpu::CudaVersion::from_driver_api(*nvml_->cuda_version);
     if (from_cuda && ev_.mismatch.empty()) {
-      m_.cuda_ceiling = Detected<CudaVersion>{*from_cuda, Method::Libcuda, "cuDriverGetVersion",
-                                              std::to_string(*cuda_->cuda_version)};
+      m_.cuda_ceiling = Detected<gpu::CudaVersion>{
+          *from_cuda, Method::Libcuda, "cuDriverGetVersion", std::to_string(*cuda_->cuda_version)};
     } else if (from_nvml) {
       m_.cuda_ceiling =
-          Detected<CudaVersion>{*from_nvml, Method::Nvml, "nvmlSystemGetCudaDriverVersion_v2",
-                                std::to_string(*nvml_->cuda_version)};
+          Detected<gpu::CudaVersion>{*from_nvml, Method::Nvml, "nvmlSystemGetCudaDriverVersion_v2",
+                                     std::to_string(*nvml_->cuda_version)};
     } else {
       set_ceiling_from_table();
     }
   } else if (m_.driver) {
     // Overridden: still say what the machine would have given.
-    if (auto c = cuda_ceiling_for_driver(m_.driver->value); c && *c != m_.cuda_ceiling->value) {
+    if (auto c = gpu::cuda_ceiling_for_driver(m_.driver->value);
+        c && *c != m_.cuda_ceiling->value) {
       warn(fmt::format("CUDA ceiling {} from {} replaces the detected driver's {}",
                        m_.cuda_ceiling->value.to_string(), m_.cuda_ceiling->source,
                        c->to_string()));
@@ -162,7 +163,7 @@ void Detector::combine() {
 
   // Architectures every build must support.
   if (m_.gpu_archs && !m_.gpus.empty()) {
-    std::vector<ComputeCapability> detected;
+    std::vector<gpu::ComputeCapability> detected;
     for (const auto& g : m_.gpus) {
       if (g.compute_capability) detected.push_back(*g.compute_capability);
     }
@@ -175,7 +176,7 @@ void Detector::combine() {
     }
   }
   if (!m_.gpu_archs && !m_.gpus.empty()) {
-    std::vector<ComputeCapability> archs;
+    std::vector<gpu::ComputeCapability> archs;
     for (const auto& g : m_.gpus) {
       if (g.compute_capability) {
         archs.push_back(*g.compute_capability);
@@ -188,8 +189,8 @@ void Detector::combine() {
     archs.erase(std::unique(archs.begin(), archs.end()), archs.end());
     if (!archs.empty()) {
       Method method = m_.gpus.front().method;
-      m_.gpu_archs =
-          Detected<std::vector<ComputeCapability>>{archs, method, "every GPU", archs_text(archs)};
+      m_.gpu_archs = Detected<std::vector<gpu::ComputeCapability>>{archs, method, "every GPU",
+                                                                   archs_text(archs)};
     }
   }
 
@@ -227,8 +228,8 @@ void Detector::compare_nvml_and_cuda() {
   const LibReport& n = *nvml_;
   const LibReport& c = *cuda_;
   if (n.cuda_version && c.cuda_version && *n.cuda_version != *c.cuda_version) {
-    auto nv = CudaVersion::from_driver_api(*n.cuda_version);
-    auto cv = CudaVersion::from_driver_api(*c.cuda_version);
+    auto nv = gpu::CudaVersion::from_driver_api(*n.cuda_version);
+    auto cv = gpu::CudaVersion::from_driver_api(*c.cuda_version);
     if (nv && cv) {
       warn(
           fmt::format("NVML and libcuda disagree on the CUDA version: NVML {}, libcuda {} (the "

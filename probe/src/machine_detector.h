@@ -75,7 +75,7 @@ class Detector {
 
   // machine_combine.cpp: combining.
   void set_ceiling_from_table();
-  static std::optional<ComputeCapability> cc_of(const LibGpu& g);
+  static std::optional<gpu::ComputeCapability> cc_of(const LibGpu& g);
   std::vector<GpuInfo> gpus_from(const LibReport& r, Method method) const;
   void combine();
   void compare_nvml_and_cuda();
@@ -87,8 +87,8 @@ class Detector {
   bool nvml_ok_ = false;
   bool cuda_init_failed_ = false;
   bool wsl_libcuda_ = false;
-  std::optional<DriverVersion> sysfs_;
-  std::optional<DriverVersion> procfs_;
+  std::optional<gpu::DriverVersion> sysfs_;
+  std::optional<gpu::DriverVersion> procfs_;
   std::size_t proc_gpus_ = 0;
   SmiState smi_;
   detail::Evidence ev_;  // what decide() reads besides m_

@@ -67,11 +67,11 @@ void Detector::read_kernel_module() {
                      sysfs_->to_string(), procfs_->to_string()));
   }
   if (sysfs_) {
-    m_.kernel_module = Detected<DriverVersion>{*sysfs_, Method::Sysfs, "/sys/module/nvidia/version",
-                                               sysfs_->to_string()};
+    m_.kernel_module = Detected<gpu::DriverVersion>{
+        *sysfs_, Method::Sysfs, "/sys/module/nvidia/version", sysfs_->to_string()};
   } else if (procfs_) {
-    m_.kernel_module = Detected<DriverVersion>{*procfs_, Method::Procfs,
-                                               "/proc/driver/nvidia/version", procfs_->to_string()};
+    m_.kernel_module = Detected<gpu::DriverVersion>{
+        *procfs_, Method::Procfs, "/proc/driver/nvidia/version", procfs_->to_string()};
   }
 }
 

@@ -102,7 +102,7 @@ void Detector::record_nvml() {
   std::vector<std::string> parts;
   if (!r.driver_version.empty()) parts.push_back(fmt::format("driver {}", r.driver_version));
   if (r.cuda_version) {
-    auto c = CudaVersion::from_driver_api(*r.cuda_version);
+    auto c = gpu::CudaVersion::from_driver_api(*r.cuda_version);
     parts.push_back(c ? fmt::format("CUDA {}", c->to_string())
                       : fmt::format("implausible CUDA version {}", *r.cuda_version));
   } else if (auto rc = r.rc("nvmlSystemGetCudaDriverVersion_v2"); rc && *rc != 0) {
@@ -152,7 +152,7 @@ void Detector::record_cuda() {
   }
   std::vector<std::string> parts;
   if (r.cuda_version) {
-    auto c = CudaVersion::from_driver_api(*r.cuda_version);
+    auto c = gpu::CudaVersion::from_driver_api(*r.cuda_version);
     parts.push_back(c ? fmt::format("CUDA {}", c->to_string())
                       : fmt::format("implausible CUDA version {}", *r.cuda_version));
   }

@@ -49,7 +49,7 @@ core::Result<Overrides> read_overrides(const OverrideFlags& flags, EnvLookup env
       if (text == "none") {
         o.no_driver = true;
       } else {
-        auto v = DriverVersion::parse(text);
+        auto v = gpu::DriverVersion::parse(text);
         if (!v) {
           auto e = usage(*p, v.error());
           e.error().hints.push_back("give a driver version like 550.54.14, or 'none' for no GPU");
@@ -60,19 +60,19 @@ core::Result<Overrides> read_overrides(const OverrideFlags& flags, EnvLookup env
     }
   }
   if (auto p = pick(flags.cuda_ceiling, "--cuda-ceiling", "GPULOCK_CUDA_CEILING", env)) {
-    auto v = CudaVersion::parse(core::trim(p->text, " \t"));
+    auto v = gpu::CudaVersion::parse(core::trim(p->text, " \t"));
     if (!v) return usage(*p, v.error());
     o.cuda_ceiling = *v;
     o.cuda_ceiling_origin = p->origin;
     o.cuda_ceiling_raw = p->text;
   }
   if (auto p = pick(flags.gpu_arch, "--gpu-arch", "GPULOCK_GPU_ARCH", env)) {
-    std::vector<ComputeCapability> archs;
+    std::vector<gpu::ComputeCapability> archs;
     std::string_view rest = p->text;
     for (;;) {
       std::size_t comma = rest.find(',');
       std::string item(core::trim(rest.substr(0, comma), " \t"));
-      auto cc = ComputeCapability::parse(item);
+      auto cc = gpu::ComputeCapability::parse(item);
       if (!cc) return usage(*p, cc.error());
       archs.push_back(*cc);
       if (comma == std::string_view::npos) break;
@@ -133,12 +133,12 @@ bool Detector::record_overrides() {
     step("overrides", StepOutcome::Ok, join(given, "; "));
   }
   if (ov.cuda_ceiling) {
-    m_.cuda_ceiling = Detected<CudaVersion>{*ov.cuda_ceiling, Method::Override,
-                                            ov.cuda_ceiling_origin, ov.cuda_ceiling_raw};
+    m_.cuda_ceiling = Detected<gpu::CudaVersion>{*ov.cuda_ceiling, Method::Override,
+                                                 ov.cuda_ceiling_origin, ov.cuda_ceiling_raw};
   }
   if (ov.gpu_archs) {
-    m_.gpu_archs = Detected<std::vector<ComputeCapability>>{*ov.gpu_archs, Method::Override,
-                                                            ov.gpu_arch_origin, ov.gpu_arch_raw};
+    m_.gpu_archs = Detected<std::vector<gpu::ComputeCapability>>{
+        *ov.gpu_archs, Method::Override, ov.gpu_arch_origin, ov.gpu_arch_raw};
   }
   if (!ov.no_driver && !ov.driver) return false;
 
@@ -162,7 +162,7 @@ bool Detector::record_overrides() {
     return true;
   }
   m_.driver =
-      Detected<DriverVersion>{*ov.driver, Method::Override, ov.driver_origin, ov.driver_raw};
+      Detected<gpu::DriverVersion>{*ov.driver, Method::Override, ov.driver_origin, ov.driver_raw};
   if (!m_.cuda_ceiling) set_ceiling_from_table();
   m_.status = MachineStatus::Override;
   std::string ceiling =

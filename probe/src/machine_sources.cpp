@@ -10,9 +10,9 @@ namespace {
 // Spaces, tabs and line ends around a value read from a file or a program's output.
 constexpr std::string_view kSpace = " \t\r\n";
 
-std::optional<DriverVersion> driver_token(std::string_view token) {
+std::optional<gpu::DriverVersion> driver_token(std::string_view token) {
   if (token.find('.') == std::string_view::npos) return std::nullopt;
-  auto v = DriverVersion::parse(token);
+  auto v = gpu::DriverVersion::parse(token);
   if (!v) return std::nullopt;
   return *v;
 }
@@ -30,15 +30,15 @@ std::string first_line(std::string_view text) {
   return {};
 }
 
-std::optional<DriverVersion> parse_sysfs_version(std::string_view content) {
+std::optional<gpu::DriverVersion> parse_sysfs_version(std::string_view content) {
   std::string_view v = core::trim(content, kSpace);
   if (v.empty()) return std::nullopt;
-  auto parsed = DriverVersion::parse(v);
+  auto parsed = gpu::DriverVersion::parse(v);
   if (!parsed) return std::nullopt;
   return *parsed;
 }
 
-std::optional<DriverVersion> parse_procfs_version(std::string_view content) {
+std::optional<gpu::DriverVersion> parse_procfs_version(std::string_view content) {
   std::string_view line = content.substr(0, content.find('\n'));
   if (line.find("NVRM") == std::string_view::npos) return std::nullopt;
   while (!line.empty()) {
@@ -53,7 +53,7 @@ std::optional<DriverVersion> parse_procfs_version(std::string_view content) {
   return std::nullopt;
 }
 
-std::optional<DriverVersion> version_from_library_file(std::string_view path) {
+std::optional<gpu::DriverVersion> version_from_library_file(std::string_view path) {
   std::string_view name =
       path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
   std::size_t so = name.find(".so.");
@@ -83,7 +83,7 @@ core::Result<std::vector<SmiGpu>> parse_nvidia_smi(std::string_view output, bool
     }
     std::size_t fixed = with_compute_cap ? 3 : 2;  // driver, [cc,] uuid around the name
     if (fields.size() < fixed + 1) return bad();
-    auto driver = DriverVersion::parse(fields.front());
+    auto driver = gpu::DriverVersion::parse(fields.front());
     if (!driver) return bad();
     SmiGpu gpu{*driver, {}, std::nullopt, std::string(fields.back())};
     if (gpu.uuid.empty()) return bad();
@@ -92,7 +92,7 @@ core::Result<std::vector<SmiGpu>> parse_nvidia_smi(std::string_view output, bool
     if (with_compute_cap) {
       std::string_view cc = fields[fields.size() - 2];
       if (cc != "[N/A]") {
-        auto parsed = ComputeCapability::parse(cc);
+        auto parsed = gpu::ComputeCapability::parse(cc);
         if (!parsed || cc.find('.') == std::string_view::npos) return bad();
         gpu.compute_capability = *parsed;
       }

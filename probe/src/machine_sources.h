@@ -9,29 +9,29 @@
 #include <vector>
 
 #include "gpulock/core/error.h"
-#include "gpulock/probe/cuda_versions.h"
+#include "gpulock/gpu/cuda_versions.h"
 
 namespace gpulock::probe::detail {
 
 /// `/sys/module/nvidia/version`: "550.54.14\n". nullopt when it is not a driver version.
-[[nodiscard]] std::optional<DriverVersion> parse_sysfs_version(std::string_view content);
+[[nodiscard]] std::optional<gpu::DriverVersion> parse_sysfs_version(std::string_view content);
 
 /// `/proc/driver/nvidia/version`, first line, e.g.
 /// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024"
 /// or "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build ...":
 /// the first token that is a driver version of at least two parts.
-[[nodiscard]] std::optional<DriverVersion> parse_procfs_version(std::string_view content);
+[[nodiscard]] std::optional<gpu::DriverVersion> parse_procfs_version(std::string_view content);
 
 /// The version in a driver library's file name: "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.14"
 /// -> 550.54.14; nullopt for "libcuda.so.1" or a name without ".so.".
-[[nodiscard]] std::optional<DriverVersion> version_from_library_file(std::string_view path);
+[[nodiscard]] std::optional<gpu::DriverVersion> version_from_library_file(std::string_view path);
 
 /// One line of `nvidia-smi --query-gpu=driver_version,name[,compute_cap],uuid
 /// --format=csv,noheader`.
 struct SmiGpu {
-  DriverVersion driver;
+  gpu::DriverVersion driver;
   std::string name;
-  std::optional<ComputeCapability> compute_capability;  ///< absent: "[N/A]" or not queried
+  std::optional<gpu::ComputeCapability> compute_capability;  ///< absent: "[N/A]" or not queried
   std::string uuid;
 };
 

@@ -26,7 +26,7 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
   return out;
 }
 
-std::string archs_text(const std::vector<ComputeCapability>& archs) {
+std::string archs_text(const std::vector<gpu::ComputeCapability>& archs) {
   std::vector<std::string> names;
   for (const auto& a : archs)
     names.push_back(a.to_string());

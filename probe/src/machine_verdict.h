@@ -37,6 +37,6 @@ void decide(const Evidence& evidence, MachineInfo& m);
 /// `items` joined by `sep`.
 [[nodiscard]] std::string join(const std::vector<std::string>& items, std::string_view sep);
 /// "sm_80, sm_90".
-[[nodiscard]] std::string archs_text(const std::vector<ComputeCapability>& archs);
+[[nodiscard]] std::string archs_text(const std::vector<gpu::ComputeCapability>& archs);
 
 }  // namespace gpulock::probe::detail

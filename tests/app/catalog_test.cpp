@@ -40,13 +40,13 @@ app::ProviderConfig config() {
   return app_test::one_index_config(kPypi);
 }
 
-app::GpuContext gpu(std::string_view driver, std::string_view ceiling,
-                    std::vector<std::string_view> archs) {
-  app::GpuContext g;
-  g.driver = *probe::DriverVersion::parse(driver);
-  g.ceiling = *app::CudaVersion::parse(ceiling);
+gpu::GpuContext gpu_context(std::string_view driver, std::string_view ceiling,
+                            std::vector<std::string_view> archs) {
+  gpu::GpuContext g;
+  g.driver = *gpu::DriverVersion::parse(driver);
+  g.ceiling = *gpu::CudaVersion::parse(ceiling);
   for (auto a : archs)
-    g.archs.push_back(*app::ComputeCapability::parse(a));
+    g.archs.push_back(*gpu::ComputeCapability::parse(a));
   return g;
 }
 
@@ -193,7 +193,7 @@ TEST_CASE("catalog: the torch variant under a driver's ceiling", "[app][catalog]
   pages.add_wheel(fmt::format("{}cu126/", kTorch), wheel("filelock", "3.13.1"));
   pages.add_wheel(kPypi, wheel("filelock", "3.20.0"));
   auto c = config();
-  c.gpu = gpu("560.35.03", "12.6", {"8.6"});
+  c.gpu = gpu_context("560.35.03", "12.6", {"8.6"});
   for (std::string_view variant : {"cu130", "cu126", "cu124"})
     c.torch.push_back(app_test::torch_variant(kTorch, variant));
   c.torch_requested = true;
@@ -240,7 +240,7 @@ TEST_CASE("catalog: the torch variant under a driver's ceiling", "[app][catalog]
           "solving failed.");
   }
   SECTION("--driver none: CUDA builds need a GPU") {
-    c.gpu = app::GpuContext{};
+    c.gpu = gpu::GpuContext{};
     c.gpu.no_gpu = true;
     app::IndexProvider provider(pages, c);
     CHECK(explanation_of(provider, pages, {"torch"}) ==
@@ -258,7 +258,7 @@ TEST_CASE("catalog: a torch build without kernels for the GPU", "[app][catalog][
   pages.add_wheel(base, wheel("torch", "2.8.0+cu128", kPlatform));
   pages.set_listing(base, {"torch"});
   auto c = config();
-  c.gpu = gpu("570.86.15", "12.8", {"6.1"});
+  c.gpu = gpu_context("570.86.15", "12.8", {"6.1"});
   c.torch.push_back(app_test::torch_variant(kTorch, "cu128"));
   c.torch_requested = true;
   app::IndexProvider provider(pages, c);
@@ -275,7 +275,7 @@ TEST_CASE("catalog: cuDNN 9.11 on a Volta GPU", "[app][catalog][gpu]") {
   pages.add_wheel(kPypi, wheel("nvidia-cudnn-cu12", "9.10.2.21", "py3-none-manylinux_2_27_x86_64"));
   pages.add_wheel(kPypi, wheel("nvidia-cudnn-cu12", "9.11.0.98", "py3-none-manylinux_2_27_x86_64"));
   auto c = config();
-  c.gpu = gpu("570.86.15", "12.8", {"7.0"});
+  c.gpu = gpu_context("570.86.15", "12.8", {"7.0"});
   app::IndexProvider provider(pages, c);
   CHECK(solution_of(provider, {"nvidia-cudnn-cu12"}) ==
         Versions{{"__cuda", "12.8"}, {"__cuda_major", "12"}, {"nvidia-cudnn-cu12", "9.10.2.21"}});

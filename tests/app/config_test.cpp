@@ -443,7 +443,7 @@ torch-backend = "cpu"
   CHECK(r.torch_backend->to_string() == "cpu");
   CHECK(r.target.python_version == "3.10");
   // What the target does not declare comes from the configuration.
-  CHECK(r.cuda_compat == gpulock::probe::CudaCompat::Minor);
+  CHECK(r.cuda_compat == gpulock::gpu::CudaCompat::Minor);
 }
 
 TEST_CASE("config: a requirements file's --index-url wins over a configured one", "[config]") {

@@ -169,7 +169,7 @@ inline gl::app::SourceSpec torch_variant(std::string_view base, std::string_view
     s.cpu_variant = true;
   } else {
     s.variant =
-        gl::app::classify_build(*gl::core::Version::parse(fmt::format("0+{}", variant))).cuda;
+        gl::gpu::classify_build(*gl::core::Version::parse(fmt::format("0+{}", variant))).cuda;
   }
   return s;
 }

@@ -3,26 +3,26 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpulock/app/gpu_policy.h"
+#include "gpulock/gpu/gpu_policy.h"
 
 #include "parse_support.h"
 
 using namespace gpulock;
 using namespace app_test;
-using app::ComputeCapability;
-using app::CudaVersion;
-using app::GpuContext;
-using app::GpuPolicy;
+using gpu::ComputeCapability;
+using gpu::CudaVersion;
+using gpu::GpuContext;
+using gpu::GpuPolicy;
 using resolver::UnavailableKind;
 
 namespace {
 
 // A machine with driver `driver` (CUDA ceiling `ceiling`) and GPUs of capabilities `archs`.
-GpuContext machine(std::string_view driver, std::string_view ceiling,
-                   std::vector<std::string_view> archs,
-                   probe::CudaCompat compat = probe::CudaCompat::Strict) {
-  GpuContext m;
-  auto d = probe::DriverVersion::parse(driver);
+gpu::GpuContext machine(std::string_view driver, std::string_view ceiling,
+                        std::vector<std::string_view> archs,
+                        gpu::CudaCompat compat = gpu::CudaCompat::Strict) {
+  gpu::GpuContext m;
+  auto d = gpu::DriverVersion::parse(driver);
   REQUIRE(d.has_value());
   m.driver = *d;
   m.ceiling = cuda(ceiling);
@@ -43,7 +43,7 @@ std::vector<core::Requirement> reqs(std::initializer_list<std::string_view> text
 }
 
 // The edges as "name<specifier>", in the order the policy gives them.
-std::vector<std::string> edges(const app::GpuFacts& facts) {
+std::vector<std::string> edges(const gpu::GpuFacts& facts) {
   std::vector<std::string> out;
   for (const auto& d : facts.dependencies)
     out.push_back(d.to_string());
@@ -55,7 +55,7 @@ using Strings = std::vector<std::string>;
 }  // namespace
 
 TEST_CASE("GpuPolicy: a +cu130 torch on a driver whose ceiling is 12.4", "[app][gpu][policy]") {
-  GpuPolicy policy(machine("550.54.14", "12.4", {"8.6"}), "x86_64");
+  gpu::GpuPolicy policy(machine("550.54.14", "12.4", {"8.6"}), "x86_64");
   auto version = v("2.9.0+cu130");
   auto facts = policy.facts({"torch", version});
   CHECK(edges(facts) == Strings{"__cuda_variant==13.0", "__cuda>=13.0"});
@@ -65,7 +65,7 @@ TEST_CASE("GpuPolicy: a +cu130 torch on a driver whose ceiling is 12.4", "[app][
   CHECK(facts.warning.empty());
 
   // From a torch variant above the ceiling (--torch-backend auto): unavailable, one wording.
-  auto r = policy.above_ceiling(app::classify_build(version));
+  auto r = policy.above_ceiling(gpu::classify_build(version));
   CHECK(r.kind == UnavailableKind::CudaTooNew);
   CHECK(r.message == "needs a newer CUDA than your driver 550.54.14 runs (CUDA <= 12.4)");
   CHECK(r.fields == std::vector<std::pair<std::string, std::string>>{{"cuda", "13.0"}});
@@ -90,7 +90,7 @@ TEST_CASE("GpuPolicy: a +cu130 torch on a driver whose ceiling is 12.4", "[app][
 }
 
 TEST_CASE("GpuPolicy: an sm_61 GPU and torch arch lists", "[app][gpu][policy]") {
-  GpuPolicy policy(machine("570.86.15", "12.8", {"6.1"}), "x86_64");
+  gpu::GpuPolicy policy(machine("570.86.15", "12.8", {"6.1"}), "x86_64");
 
   SECTION("the table's list for torch 2.8 cu128 lacks 6.1") {
     auto facts = policy.facts({"torch", v("2.8.0+cu128")});
@@ -111,27 +111,27 @@ TEST_CASE("GpuPolicy: an sm_61 GPU and torch arch lists", "[app][gpu][policy]") 
     auto builds = policy.builds_with_kernels_for(v("2.8.0"), cc("6.1"));
     REQUIRE(builds.size() == 1);
     CHECK(builds[0].to_string() == "12.6");
-    CHECK(GpuPolicy::arch_fix_hint("torch 2.8", cc("6.1"), builds) ==
+    CHECK(gpu::GpuPolicy::arch_fix_hint("torch 2.8", cc("6.1"), builds) ==
           "torch 2.8 has kernels for your GPU's sm_61 only in variant cu126");
-    std::vector<CudaVersion> two{cuda("12.4"), cuda("12.6")};
-    CHECK(GpuPolicy::arch_fix_hint("torch 2.6", cc("6.1"), two) ==
+    std::vector<gpu::CudaVersion> two{cuda("12.4"), cuda("12.6")};
+    CHECK(gpu::GpuPolicy::arch_fix_hint("torch 2.6", cc("6.1"), two) ==
           "torch 2.6 has kernels for your GPU's sm_61 only in variants cu124, cu126");
-    CHECK(GpuPolicy::arch_fix_hint("torch 2.9", cc("3.5"), {}) ==
+    CHECK(gpu::GpuPolicy::arch_fix_hint("torch 2.9", cc("3.5"), {}) ==
           "no CUDA build of torch 2.9 has kernels for your GPU's sm_35; an older release may");
   }
   SECTION("a list given with the facts replaces the table's") {
     auto cubins =
-        app::torch_arch_list(v("2.6.0"), cuda("12.6"), "x86_64");  // 5.0 ... 9.0: 6.0 runs 6.1
+        gpu::torch_arch_list(v("2.6.0"), cuda("12.6"), "x86_64");  // 5.0 ... 9.0: 6.0 runs 6.1
     REQUIRE(cubins);
     CHECK_FALSE(policy.facts({"torch", v("2.8.0+cu128"), {}, *cubins}).unavailable);
-    app::ArchList ptx_only{{cc("7.0")}, cc("7.0"), "test", false};
+    gpu::ArchList ptx_only{{cc("7.0")}, cc("7.0"), "test", false};
     auto facts = policy.facts({"torch", v("2.6.0+cu126"), {}, ptx_only});
     REQUIRE(facts.unavailable);
     CHECK(facts.unavailable->message ==
           "has no kernels for your GPU's sm_61 (its CUDA 12.6 build carries sm_70+PTX)");
   }
   SECTION("a release the table does not know: bounded by what its CUDA can build, with a warning") {
-    GpuPolicy kepler(machine("470.57.02", "11.4", {"3.7"}), "x86_64");
+    gpu::GpuPolicy kepler(machine("470.57.02", "11.4", {"3.7"}), "x86_64");
     auto facts = kepler.facts({"torch", v("3.0.0+cu128")});
     REQUIRE(facts.unavailable);
     CHECK(facts.unavailable->message ==
@@ -149,9 +149,9 @@ TEST_CASE("GpuPolicy: an sm_61 GPU and torch arch lists", "[app][gpu][policy]") 
 }
 
 TEST_CASE("GpuPolicy: no GPU (driver none) and no driver found", "[app][gpu][policy]") {
-  GpuContext none;
+  gpu::GpuContext none;
   none.no_gpu = true;
-  GpuPolicy policy(none, "x86_64");
+  gpu::GpuPolicy policy(none, "x86_64");
   CHECK(edges(policy.facts({"torch", v("2.5.1+cu124")})) ==
         Strings{"__cuda_variant==12.4", "__cuda>=0"});
   CHECK(edges(policy.facts({"torchvision", v("0.20.1+cpu")})) == Strings{"__cuda_variant==0"});
@@ -166,7 +166,7 @@ TEST_CASE("GpuPolicy: no GPU (driver none) and no driver found", "[app][gpu][pol
                 "version `gpulock "
                 "probe --machine` prints there"});
 
-  GpuPolicy unknown(GpuContext{}, "x86_64");
+  gpu::GpuPolicy unknown(gpu::GpuContext{}, "x86_64");
   CHECK(unknown.ceiling_text() == "no NVIDIA driver was found");
   CHECK(edges(unknown.facts({"torch", v("2.5.1+cu124")})) ==
         Strings{"__cuda_variant==12.4", "__cuda>=0"});
@@ -175,20 +175,20 @@ TEST_CASE("GpuPolicy: no GPU (driver none) and no driver found", "[app][gpu][pol
 
 TEST_CASE("GpuPolicy: minor-version compatibility bounds the CUDA major only",
           "[app][gpu][policy]") {
-  GpuPolicy policy(machine("550.54.14", "12.4", {"8.6"}, probe::CudaCompat::Minor), "x86_64");
+  gpu::GpuPolicy policy(machine("550.54.14", "12.4", {"8.6"}, gpu::CudaCompat::Minor), "x86_64");
   CHECK(edges(policy.facts({"torch", v("2.6.0+cu126")})) ==
         Strings{"__cuda_variant==12.6", "__cuda>=12.0"});
   CHECK(policy.allows(cuda("12.8")));
   CHECK_FALSE(policy.allows(cuda("13.0")));
   CHECK(policy.ceiling_text() ==
         "your driver 550.54.14 supports CUDA 12.x (minor-version compatibility)");
-  CHECK(policy.above_ceiling(app::classify_build(v("2.9.0+cu130"))).message ==
+  CHECK(policy.above_ceiling(gpu::classify_build(v("2.9.0+cu130"))).message ==
         "needs a newer CUDA than your driver 550.54.14 runs (CUDA 12.x)");
   CHECK(policy.virtual_hints("__cuda").empty());  // a newer driver is not the only way
 }
 
 TEST_CASE("GpuPolicy: a cuDNN >= 9.11 candidate is unavailable below sm_75", "[app][gpu][policy]") {
-  GpuPolicy volta(machine("570.86.15", "12.8", {"7.0"}), "x86_64");
+  gpu::GpuPolicy volta(machine("570.86.15", "12.8", {"7.0"}), "x86_64");
   auto r = volta.candidate_unavailable("nvidia-cudnn-cu12", v("9.11.0.98"));
   REQUIRE(r);
   CHECK(r->kind == UnavailableKind::GpuArchMissing);
@@ -196,15 +196,15 @@ TEST_CASE("GpuPolicy: a cuDNN >= 9.11 candidate is unavailable below sm_75", "[a
   CHECK(r->fields == std::vector<std::pair<std::string, std::string>>{{"arch", "sm_70"}});
   CHECK_FALSE(volta.candidate_unavailable("nvidia-cudnn-cu12", v("9.10.2.21")));
   CHECK_FALSE(volta.candidate_unavailable("nvidia-cublas-cu12", v("12.8.4.1")));
-  GpuPolicy ampere(machine("570.86.15", "12.8", {"8.6"}), "x86_64");
+  gpu::GpuPolicy ampere(machine("570.86.15", "12.8", {"8.6"}), "x86_64");
   CHECK_FALSE(ampere.candidate_unavailable("nvidia-cudnn-cu12", v("9.11.0.98")));
-  GpuPolicy none_detected(machine("570.86.15", "12.8", {}), "x86_64");
+  gpu::GpuPolicy none_detected(machine("570.86.15", "12.8", {}), "x86_64");
   CHECK_FALSE(none_detected.candidate_unavailable("nvidia-cudnn-cu13", v("9.13.0.50")));
 }
 
 TEST_CASE("GpuPolicy: nvidia-* pins and names give __cuda and __cuda_major edges",
           "[app][gpu][policy]") {
-  GpuPolicy policy(machine("550.54.14", "12.4", {"8.6"}), "x86_64");
+  gpu::GpuPolicy policy(machine("550.54.14", "12.4", {"8.6"}), "x86_64");
   // PyPI torch: no label, its CUDA from the runtime pin.
   auto pins = reqs({"filelock", "nvidia-cuda-runtime-cu12==12.4.127; platform_system == 'Linux'",
                     "nvidia-cudnn-cu12==9.1.0.70"});
@@ -222,11 +222,11 @@ TEST_CASE("GpuPolicy: nvidia-* pins and names give __cuda and __cuda_major edges
   CHECK(edges(policy.facts({"cuda-bindings", v("13.0.1")})) == Strings{"__cuda>=13.0"});
   CHECK(edges(policy.facts({"cuda-toolkit", v("12.6.3")})) == Strings{"__cuda>=12.6"});
   CHECK(edges(policy.facts({"numpy", v("2.1.0")})).empty());
-  auto need = GpuPolicy::cuda_need("torch", v("2.5.1"), pins);
+  auto need = gpu::GpuPolicy::cuda_need("torch", v("2.5.1"), pins);
   REQUIRE(need);
   CHECK(need->cuda.to_string() == "12.4");
   // A label wins over pins.
-  CHECK(GpuPolicy::cuda_need("torch", v("2.5.1+cu121"), pins)->cuda.to_string() == "12.1");
+  CHECK(gpu::GpuPolicy::cuda_need("torch", v("2.5.1+cu121"), pins)->cuda.to_string() == "12.1");
 
   // A CUDA X.Y variant uses CUDA X libraries.
   auto variant = policy.virtual_dependencies("__cuda_variant", v("12.4"));

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpulock/app/gpu_policy.h"
+#include "gpulock/gpu/gpu_policy.h"
 
 namespace app_test {
 
@@ -14,14 +14,14 @@ inline gpulock::core::Version v(std::string_view text) {
   return *r;
 }
 
-inline gpulock::app::CudaVersion cuda(std::string_view text) {
-  auto r = gpulock::app::CudaVersion::parse(text);
+inline gpulock::gpu::CudaVersion cuda(std::string_view text) {
+  auto r = gpulock::gpu::CudaVersion::parse(text);
   REQUIRE(r.has_value());
   return *r;
 }
 
-inline gpulock::app::ComputeCapability cc(std::string_view text) {
-  auto r = gpulock::app::ComputeCapability::parse(text);
+inline gpulock::gpu::ComputeCapability cc(std::string_view text) {
+  auto r = gpulock::gpu::ComputeCapability::parse(text);
   REQUIRE(r.has_value());
   return *r;
 }

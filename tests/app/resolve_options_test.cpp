@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include "gpulock/app/resolve.h"
+#include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/index/index_spec.h"
-#include "gpulock/probe/cuda_versions.h"
 #include "gpulock/resolver/provider.h"
 
 using gpulock::app::NightlyDate;
@@ -23,7 +23,7 @@ TEST_CASE("torch-backend values: auto, cpu and cuXYZ only", "[app][options]") {
   auto cu124 = TorchBackend::parse("cu124");
   REQUIRE(cu124.has_value());
   CHECK(cu124->kind() == TorchBackend::Kind::Cuda);
-  CHECK(cu124->cuda_version() == gpulock::probe::CudaVersion{12, 4});
+  CHECK(cu124->cuda_version() == gpulock::gpu::CudaVersion{12, 4});
   CHECK(TorchBackend::parse("cu92").has_value() ==
         false);  // two digits: not a variant PyTorch names
   for (const char* bad :
@@ -66,15 +66,15 @@ TEST_CASE("nightly values: a build date or latest, one type for every place a da
 
 TEST_CASE("the enumerated flags parse to their enums and back", "[app][options]") {
   using gpulock::app::IndexStrategy;
-  using gpulock::probe::CudaCompat;
+  using gpulock::gpu::CudaCompat;
   using gpulock::resolver::PrereleasePolicy;
   CHECK(*gpulock::app::parse_index_strategy("unsafe-best-match") == IndexStrategy::UnsafeBestMatch);
   CHECK(gpulock::app::index_strategy_name(IndexStrategy::FirstIndex) == "first-index");
   CHECK(gpulock::app::parse_index_strategy("best").error().message ==
         "invalid --index-strategy 'best': expected first-index or unsafe-best-match");
-  CHECK(*gpulock::probe::parse_cuda_compat("minor") == CudaCompat::Minor);
-  CHECK(gpulock::probe::cuda_compat_name(CudaCompat::Strict) == "strict");
-  CHECK(gpulock::probe::parse_cuda_compat("loose").error().message ==
+  CHECK(*gpulock::gpu::parse_cuda_compat("minor") == gpulock::gpu::CudaCompat::Minor);
+  CHECK(gpulock::gpu::cuda_compat_name(gpulock::gpu::CudaCompat::Strict) == "strict");
+  CHECK(gpulock::gpu::parse_cuda_compat("loose").error().message ==
         "invalid --cuda-compat 'loose': expected strict or minor");
   CHECK(*gpulock::resolver::parse_prerelease_policy("disallow") == PrereleasePolicy::Disallow);
   CHECK(gpulock::resolver::prerelease_policy_name(PrereleasePolicy::IfNecessary) == "if-necessary");
@@ -83,15 +83,15 @@ TEST_CASE("the enumerated flags parse to their enums and back", "[app][options]"
 }
 
 TEST_CASE("driver values: auto, none or a version", "[app][options]") {
-  using gpulock::probe::DriverSpec;
-  CHECK(DriverSpec::parse("auto")->is_auto());
-  CHECK(DriverSpec::parse("")->is_auto());
-  CHECK(DriverSpec::parse("none")->is_none());
-  auto v = DriverSpec::parse(" 550.54.14 ");
+  using gpulock::gpu::DriverSpec;
+  CHECK(gpulock::gpu::DriverSpec::parse("auto")->is_auto());
+  CHECK(gpulock::gpu::DriverSpec::parse("")->is_auto());
+  CHECK(gpulock::gpu::DriverSpec::parse("none")->is_none());
+  auto v = gpulock::gpu::DriverSpec::parse(" 550.54.14 ");
   REQUIRE(v.has_value());
-  CHECK(v->kind() == DriverSpec::Kind::Version);
+  CHECK(v->kind() == gpulock::gpu::DriverSpec::Kind::Version);
   CHECK(v->to_string() == "550.54.14");
-  auto bad = DriverSpec::parse("abc");
+  auto bad = gpulock::gpu::DriverSpec::parse("abc");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().code == ErrorCode::Usage);
   CHECK(

@@ -1,9 +1,9 @@
 // Driver, CUDA and compute-capability versions, and NVIDIA's driver -> CUDA table.
-#include "gpulock/probe/cuda_versions.h"
+#include "gpulock/gpu/cuda_versions.h"
 
 #include <catch2/catch.hpp>
 
-using namespace gpulock::probe;
+using namespace gpulock::gpu;
 
 namespace {
 

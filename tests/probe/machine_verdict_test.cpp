@@ -7,32 +7,34 @@
 #include <catch2/catch.hpp>
 
 using namespace gpulock::probe;
+namespace gpu = gpulock::gpu;
 using detail::Evidence;
 
 namespace {
 
-DriverVersion driver(std::string_view text) {
-  return DriverVersion::parse(text).value();
+gpu::DriverVersion driver(std::string_view text) {
+  return gpu::DriverVersion::parse(text).value();
 }
-CudaVersion cuda(std::string_view text) {
-  return CudaVersion::parse(text).value();
+gpu::CudaVersion cuda(std::string_view text) {
+  return gpu::CudaVersion::parse(text).value();
 }
-ComputeCapability cc(std::string_view text) {
-  return ComputeCapability::parse(text).value();
+gpu::ComputeCapability cc(std::string_view text) {
+  return gpu::ComputeCapability::parse(text).value();
 }
 
 // A machine whose libraries answered: driver 550.54.14, ceiling 12.4, one A100.
 MachineInfo one_gpu() {
   MachineInfo m;
-  m.driver = Detected<DriverVersion>{driver("550.54.14"), Method::Nvml,
-                                     "nvmlSystemGetDriverVersion", "550.54.14"};
+  m.driver = Detected<gpu::DriverVersion>{driver("550.54.14"), Method::Nvml,
+                                          "nvmlSystemGetDriverVersion", "550.54.14"};
   m.cuda_ceiling =
-      Detected<CudaVersion>{cuda("12.4"), Method::Libcuda, "cuDriverGetVersion", "12040"};
+      Detected<gpu::CudaVersion>{cuda("12.4"), Method::Libcuda, "cuDriverGetVersion", "12040"};
   GpuInfo g;
   g.name = "NVIDIA A100-SXM4-80GB";
   g.compute_capability = cc("sm_80");
   m.gpus.push_back(g);
-  m.gpu_archs = Detected<std::vector<ComputeCapability>>{{cc("sm_80")}, Method::Nvml, "nvml", ""};
+  m.gpu_archs =
+      Detected<std::vector<gpu::ComputeCapability>>{{cc("sm_80")}, Method::Nvml, "nvml", ""};
   return m;
 }
 
@@ -73,8 +75,8 @@ TEST_CASE("verdict: a driver updated but not reloaded wins over everything", "[p
   ev.mismatch = {"NVML: driver/library version mismatch",
                  "libcuda: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"};
   MachineInfo m = one_gpu();
-  m.kernel_module = Detected<DriverVersion>{driver("535.104.05"), Method::Sysfs,
-                                            "/sys/module/nvidia/version", "535.104.05"};
+  m.kernel_module = Detected<gpu::DriverVersion>{driver("535.104.05"), Method::Sysfs,
+                                                 "/sys/module/nvidia/version", "535.104.05"};
   auto out = decided(ev, m);
   CHECK(out.status == MachineStatus::DriverMismatch);
   CHECK(out.verdict ==
@@ -103,8 +105,8 @@ TEST_CASE("verdict: GPUs hidden from CUDA by the environment", "[probe][verdict]
 TEST_CASE("verdict: a kernel module without device nodes is a container without the GPU",
           "[probe][verdict]") {
   MachineInfo m;
-  m.kernel_module = Detected<DriverVersion>{driver("550.54.14"), Method::Procfs,
-                                            "/proc/driver/nvidia/version", "550.54.14"};
+  m.kernel_module = Detected<gpu::DriverVersion>{driver("550.54.14"), Method::Procfs,
+                                                 "/proc/driver/nvidia/version", "550.54.14"};
   auto out = decided(Evidence{}, m);
   CHECK(out.status == MachineStatus::NoDevice);
   CHECK(out.verdict ==
@@ -120,8 +122,8 @@ TEST_CASE("verdict: a kernel module without device nodes is a container without 
 
 TEST_CASE("verdict: no permission, module not loaded, driver only, no driver", "[probe][verdict]") {
   MachineInfo with_driver;
-  with_driver.driver = Detected<DriverVersion>{driver("550.54.14"), Method::Sysfs,
-                                               "/sys/module/nvidia/version", "550.54.14"};
+  with_driver.driver = Detected<gpu::DriverVersion>{driver("550.54.14"), Method::Sysfs,
+                                                    "/sys/module/nvidia/version", "550.54.14"};
   Evidence denied;
   denied.no_permission = {"/dev/nvidia0: Permission denied"};
   denied.denied_nodes = {"/dev/nvidia0"};
@@ -155,7 +157,8 @@ TEST_CASE("verdict: no permission, module not loaded, driver only, no driver", "
 TEST_CASE("verdict: a ceiling given by override is named when there is no GPU",
           "[probe][verdict]") {
   MachineInfo m;
-  m.cuda_ceiling = Detected<CudaVersion>{cuda("12.8"), Method::Override, "--cuda-ceiling", "12.8"};
+  m.cuda_ceiling =
+      Detected<gpu::CudaVersion>{cuda("12.8"), Method::Override, "--cuda-ceiling", "12.8"};
   auto out = decided(Evidence{}, m);
   CHECK(out.status == MachineStatus::NoDriver);
   CHECK(out.verdict == "no NVIDIA driver found; CUDA ceiling 12.8 given by --cuda-ceiling");

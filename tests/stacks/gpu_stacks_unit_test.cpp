@@ -1,18 +1,18 @@
-// The GPU stacks table (app/data/gpu_stacks.txt) and the GPU policy's data-driven model (issue
+// The GPU stacks table (gpu/data/gpu_stacks.txt) and the GPU policy's data-driven model (issue
 // 23): a wheel's CUDA need from its label, pins, name, required libraries or release; arch lists
 // by package; the CUDA 13 floor; placeholders; coupled labels; one owner per import package.
 // Pure: no index, no binary.
 
 #include <catch2/catch.hpp>
 
-#include "gpulock/app/gpu_policy.h"
-#include "gpulock/app/gpu_stacks.h"
+#include "gpulock/gpu/gpu_policy.h"
+#include "gpulock/gpu/gpu_stacks.h"
 #include "gpulock/probe/environment.h"
 #include "gpulock/probe/load_probe.h"
 
 using namespace gpulock;
-using app::GpuContext;
-using app::GpuPolicy;
+using gpu::GpuContext;
+using gpu::GpuPolicy;
 using resolver::UnavailableKind;
 
 namespace {
@@ -23,17 +23,17 @@ core::Version v(std::string_view text) {
   return *r;
 }
 
-GpuContext machine(std::string_view driver, std::string_view ceiling,
-                   std::vector<std::string_view> archs) {
-  GpuContext m;
-  auto d = probe::DriverVersion::parse(driver);
+gpu::GpuContext machine(std::string_view driver, std::string_view ceiling,
+                        std::vector<std::string_view> archs) {
+  gpu::GpuContext m;
+  auto d = gpu::DriverVersion::parse(driver);
   REQUIRE(d.has_value());
   m.driver = *d;
-  auto c = probe::CudaVersion::parse(ceiling);
+  auto c = gpu::CudaVersion::parse(ceiling);
   REQUIRE(c.has_value());
   m.ceiling = *c;
   for (auto a : archs) {
-    auto cc = probe::ComputeCapability::parse(a);
+    auto cc = gpu::ComputeCapability::parse(a);
     REQUIRE(cc.has_value());
     m.archs.push_back(*cc);
   }
@@ -50,7 +50,7 @@ std::vector<core::Requirement> reqs(std::initializer_list<std::string_view> text
   return out;
 }
 
-std::vector<std::string> edges(const app::GpuFacts& facts) {
+std::vector<std::string> edges(const gpu::GpuFacts& facts) {
   std::vector<std::string> out;
   for (const auto& d : facts.dependencies)
     out.push_back(d.to_string());
@@ -60,7 +60,7 @@ std::vector<std::string> edges(const app::GpuFacts& facts) {
 std::string need_text(std::string_view package, std::string_view version,
                       std::initializer_list<std::string_view> requires_dist = {}) {
   auto rd = reqs(requires_dist);
-  auto need = GpuPolicy::cuda_need(package, v(version), rd);
+  auto need = gpu::GpuPolicy::cuda_need(package, v(version), rd);
   if (!need) return "none";
   return need->cuda.to_string() + (need->minor_exact ? "" : " (major)");
 }
@@ -70,18 +70,18 @@ using Strings = std::vector<std::string>;
 }  // namespace
 
 TEST_CASE("gpu stacks: the compiled-in table parses", "[stacks][table]") {
-  auto parsed = app::GpuStacks::parse(app::gpu_stacks_text());
+  auto parsed = gpu::GpuStacks::parse(gpu::gpu_stacks_text());
   INFO((parsed ? std::string() : parsed.error().to_string()));
   REQUIRE(parsed.has_value());
-  CHECK(parsed->need_by_name.size() == app::gpu_stacks().need_by_name.size());
+  CHECK(parsed->need_by_name.size() == gpu::gpu_stacks().need_by_name.size());
   CHECK_FALSE(parsed->archs.empty());
   CHECK(parsed->arch_floor(13).has_value());
-  CHECK(app::gpu_stacks().shared_dir_of("nvidia-cudnn-cu12")->dir == "nvidia/cudnn/lib");
-  CHECK(app::gpu_stacks().shared_dir_of("nvidia-cublas-cu12") == nullptr);
-  auto bad = app::GpuStacks::parse("need-name cupy-cuda12x twelve\n");
+  CHECK(gpu::gpu_stacks().shared_dir_of("nvidia-cudnn-cu12")->dir == "nvidia/cudnn/lib");
+  CHECK(gpu::gpu_stacks().shared_dir_of("nvidia-cublas-cu12") == nullptr);
+  auto bad = gpu::GpuStacks::parse("need-name cupy-cuda12x twelve\n");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message == "gpu_stacks.txt line 1: expected a CUDA major");
-  auto unknown = app::GpuStacks::parse("# c\n\nnot-a-row x\n");
+  auto unknown = gpu::GpuStacks::parse("# c\n\nnot-a-row x\n");
   REQUIRE_FALSE(unknown.has_value());
   CHECK(unknown.error().message == "gpu_stacks.txt line 3: cannot read 'not-a-row x'");
 }
@@ -117,7 +117,7 @@ TEST_CASE("gpu stacks: a wheel's CUDA need, in order", "[stacks][need]") {
 
 TEST_CASE("gpu stacks: arch lists by package and the CUDA 13 floor", "[stacks][archs]") {
   SECTION("jax[cuda13] on a V100 (sm_70) with driver 580") {
-    GpuPolicy policy(machine("580.65.06", "13.0", {"7.0"}), "x86_64");
+    gpu::GpuPolicy policy(machine("580.65.06", "13.0", {"7.0"}), "x86_64");
     auto version = v("0.7.2");
     auto facts = policy.facts({"jax-cuda13-plugin", version});
     REQUIRE(facts.unavailable.has_value());
@@ -130,17 +130,17 @@ TEST_CASE("gpu stacks: arch lists by package and the CUDA 13 floor", "[stacks][a
     CHECK_FALSE(policy.facts({"jax-cuda12-plugin", cuda12}).unavailable.has_value());
   }
   SECTION("a CUDA 13 package without an arch row: the sm_75 floor") {
-    GpuPolicy policy(machine("580.65.06", "13.0", {"7.0"}), "x86_64");
+    gpu::GpuPolicy policy(machine("580.65.06", "13.0", {"7.0"}), "x86_64");
     auto version = v("1.30.0");
     auto facts = policy.facts({"onnxruntime-gpu", version});
     REQUIRE(facts.unavailable.has_value());
     CHECK(facts.unavailable->message ==
           "has no kernels for your GPU's sm_70 (CUDA 13 builds start at sm_75)");
-    GpuPolicy turing(machine("580.65.06", "13.0", {"7.5"}), "x86_64");
+    gpu::GpuPolicy turing(machine("580.65.06", "13.0", {"7.5"}), "x86_64");
     CHECK_FALSE(turing.facts({"onnxruntime-gpu", version}).unavailable.has_value());
   }
   SECTION("flash-attn 2.x needs sm_80") {
-    GpuPolicy policy(machine("570.86.10", "12.8", {"7.0"}), "x86_64");
+    gpu::GpuPolicy policy(machine("570.86.10", "12.8", {"7.0"}), "x86_64");
     auto version = v("2.8.3+cu12torch2.8cxx11abitrue");
     auto facts = policy.facts({"flash-attn", version});
     REQUIRE(facts.unavailable.has_value());
@@ -151,7 +151,7 @@ TEST_CASE("gpu stacks: arch lists by package and the CUDA 13 floor", "[stacks][a
 }
 
 TEST_CASE("gpu stacks: coupled builds and import packages as solver edges", "[stacks][edges]") {
-  GpuPolicy policy(machine("575.51.03", "12.9", {}), "x86_64");
+  gpu::GpuPolicy policy(machine("575.51.03", "12.9", {}), "x86_64");
   auto fa = v("2.8.3+cu12torch2.8cxx11abitrue");
   CHECK(edges(policy.facts({"flash-attn", fa})) ==
         Strings{"__cuda>=12.0", "torch==2.8.*", "__cuda_major==12"});
@@ -169,24 +169,24 @@ TEST_CASE("gpu stacks: coupled builds and import packages as solver edges", "[st
 }
 
 TEST_CASE("gpu stacks: placeholders and coupled labels", "[stacks][labels]") {
-  CHECK(app::placeholder_real_name("nvidia-cuda-runtime-cu13", v("0.0.1")) ==
+  CHECK(gpu::placeholder_real_name("nvidia-cuda-runtime-cu13", v("0.0.1")) ==
         "nvidia-cuda-runtime");
-  CHECK(app::placeholder_real_name("nvidia-cuda-nvrtc-cu13", v("0.0.1")) == "nvidia-cuda-nvrtc");
-  CHECK_FALSE(app::placeholder_real_name("nvidia-cuda-runtime-cu12", v("0.0.1")).has_value());
-  CHECK_FALSE(app::placeholder_real_name("nvidia-cudnn-cu13", v("9.19.0.56")).has_value());
-  auto fa = app::parse_coupled_label("cu{M}torch{X.Y}", v("2.6.3+cu123torch2.4cxx11abifalse"));
+  CHECK(gpu::placeholder_real_name("nvidia-cuda-nvrtc-cu13", v("0.0.1")) == "nvidia-cuda-nvrtc");
+  CHECK_FALSE(gpu::placeholder_real_name("nvidia-cuda-runtime-cu12", v("0.0.1")).has_value());
+  CHECK_FALSE(gpu::placeholder_real_name("nvidia-cudnn-cu13", v("9.19.0.56")).has_value());
+  auto fa = gpu::parse_coupled_label("cu{M}torch{X.Y}", v("2.6.3+cu123torch2.4cxx11abifalse"));
   REQUIRE(fa.has_value());
   CHECK(fa->torch_release->to_string() == "2.4");
   CHECK(fa->cuda->to_string() == "12.3");
-  CHECK_FALSE(app::parse_coupled_label("pt{X}{Y}cu{NNN}", v("2.1.2+cpu")).has_value());
-  auto old = app::parse_coupled_label("pt{X}{Y}cu{NNN}", v("2.1.2+pt26cu124"));
+  CHECK_FALSE(gpu::parse_coupled_label("pt{X}{Y}cu{NNN}", v("2.1.2+cpu")).has_value());
+  auto old = gpu::parse_coupled_label("pt{X}{Y}cu{NNN}", v("2.1.2+pt26cu124"));
   REQUIRE(old.has_value());
   CHECK(old->torch_release->to_string() == "2.6");
   CHECK(old->cuda_major == 12);
 }
 
 TEST_CASE("gpu stacks: find-links pages follow the resolved torch build", "[stacks][find-links]") {
-  const auto& t = app::gpu_stacks();
+  const auto& t = gpu::gpu_stacks();
   // PyG: the page's file name names the build.
   CHECK(t.follow_find_links("https://data.pyg.org/whl/torch-2.11.0+cu128.html", "2.11.0+cu130") ==
         "https://data.pyg.org/whl/torch-2.11.0+cu130.html");
@@ -208,20 +208,20 @@ TEST_CASE("gpu stacks: find-links pages follow the resolved torch build", "[stac
   CHECK_FALSE(t.follow_find_links("/opt/wheels", "2.4.1+cu124"));
   CHECK_FALSE(t.follow_find_links("https://data.pyg.org/whl/torch-2.11.0+cu128.html", "2.11.0"));
   // Adding a form is adding a row; a form without the label is refused.
-  auto own = app::GpuStacks::parse("find-links wheels/{L}/pt{XY}/\n");
+  auto own = gpu::GpuStacks::parse("find-links wheels/{L}/pt{XY}/\n");
   REQUIRE(own.has_value());
   CHECK(own->follow_find_links("file:///srv/wheels/cu118/pt2.0/", "2.5.1+cu121") ==
         "file:///srv/wheels/cu121/pt2.5/");
-  auto bad = app::GpuStacks::parse("find-links torch-{V}.html\n");
+  auto bad = gpu::GpuStacks::parse("find-links torch-{V}.html\n");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message == "gpu_stacks.txt line 1: a find-links form needs {L}");
 }
 
 TEST_CASE("gpu stacks: the shared-directory sentence", "[stacks][words]") {
-  app::SharedDirConflict c{"nvidia/cudnn/lib",
+  gpu::SharedDirConflict c{"nvidia/cudnn/lib",
                            {"nvidia-cudnn-cu12", 12, "jax-cuda12-plugin[with-cuda]"},
                            {"nvidia-cudnn-cu13", 13, "torch"}};
-  CHECK(app::shared_dir_text(c) ==
+  CHECK(gpu::shared_dir_text(c) ==
         "nvidia-cudnn-cu12 (CUDA 12, for jax-cuda12-plugin[with-cuda]) and nvidia-cudnn-cu13 "
         "(CUDA 13, for torch) both install nvidia/cudnn/lib: one CUDA major and one owner per "
         "library directory, so they cannot share an environment.");

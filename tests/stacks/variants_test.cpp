@@ -10,8 +10,8 @@
 #include "gpulock/app/variant_select.h"
 
 using namespace gpulock;
-using app::GpuContext;
 using app::VariantPolicy;
+using gpu::GpuContext;
 
 namespace {
 
@@ -53,14 +53,14 @@ index::VariantsJson parse(std::string_view text) {
   return *r;
 }
 
-GpuContext machine(std::string_view driver, std::string_view ceiling,
-                   std::vector<std::string_view> archs,
-                   probe::CudaCompat compat = probe::CudaCompat::Strict) {
-  GpuContext m;
-  m.driver = *probe::DriverVersion::parse(driver);
-  m.ceiling = *probe::CudaVersion::parse(ceiling);
+gpu::GpuContext machine(std::string_view driver, std::string_view ceiling,
+                        std::vector<std::string_view> archs,
+                        gpu::CudaCompat compat = gpu::CudaCompat::Strict) {
+  gpu::GpuContext m;
+  m.driver = *gpu::DriverVersion::parse(driver);
+  m.ceiling = *gpu::CudaVersion::parse(ceiling);
   for (auto a : archs)
-    m.archs.push_back(*probe::ComputeCapability::parse(a));
+    m.archs.push_back(*gpu::ComputeCapability::parse(a));
   m.compat = compat;
   return m;
 }
@@ -158,7 +158,7 @@ TEST_CASE("stacks 13: variant selection under the strict ceiling", "[stacks][var
   }
   SECTION("gpulock, --cuda-compat minor: cuda12.8, with the properties the machine supports") {
     auto s = app::select_variant(meta, kLabels,
-                                 machine("550.54.14", "12.4", {"9.0"}, probe::CudaCompat::Minor),
+                                 machine("550.54.14", "12.4", {"9.0"}, gpu::CudaCompat::Minor),
                                  VariantPolicy::Gpulock, true);
     CHECK(s.chosen == "cuda12.8");
     CHECK(s.properties == Strings{"nvidia :: cuda_version_lower_bound :: 12.0",
@@ -194,10 +194,10 @@ TEST_CASE("variants: the NVIDIA provider's values from gpulock's detection", "[s
   CHECK(app::nvidia_feature_values("sm_arch", m) ==
         Strings{"89_real", "88_real", "87_real", "86_real", "85_real", "84_real", "83_real",
                 "82_real", "81_real", "80_real", "80_virtual"});
-  GpuContext none;
+  gpu::GpuContext none;
   none.no_gpu = true;
   CHECK(app::nvidia_feature_values("sm_arch", none).empty());
-  CHECK(app::cuda_of_variant_label("cuda12.8")->to_string() == "12.8");
-  CHECK(app::cuda_of_variant_label("cu129")->to_string() == "12.9");
-  CHECK_FALSE(app::cuda_of_variant_label("null").has_value());
+  CHECK(gpu::cuda_of_variant_label("cuda12.8")->to_string() == "12.8");
+  CHECK(gpu::cuda_of_variant_label("cu129")->to_string() == "12.9");
+  CHECK_FALSE(gpu::cuda_of_variant_label("null").has_value());
 }

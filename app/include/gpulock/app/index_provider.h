@@ -27,14 +27,14 @@
 #include <string_view>
 #include <vector>
 
-#include "gpulock/app/gpu_policy.h"
 #include "gpulock/app/page_source.h"
 #include "gpulock/app/resolve_options.h"
 #include "gpulock/app/target.h"
 #include "gpulock/core/metadata.h"
+#include "gpulock/gpu/cuda_versions.h"
+#include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/index/client.h"
 #include "gpulock/index/variants.h"
-#include "gpulock/probe/cuda_versions.h"
 #include "gpulock/resolver/provider.h"
 #include "gpulock/resolver/solver.h"
 
@@ -48,7 +48,7 @@ struct SourceSpec {
   /// flag, a project file or the default. Such a source is recorded only when it supplied a file.
   std::string origin;
   /// Torch-family variant sources: the CUDA of `<base>/<variant>`, or cpu.
-  std::optional<CudaVersion> variant;
+  std::optional<gpu::CudaVersion> variant;
   bool cpu_variant = false;
   bool nightly = false;
   /// `--torch-backend auto`: a variant above the driver's ceiling, kept so that the explanation
@@ -78,7 +78,7 @@ struct ProviderConfig {
   std::map<std::string, std::string, std::less<>> direct;
   /// Existing lock pins (normalized name -> version), tried first.
   std::map<std::string, core::Version, std::less<>> preferences;
-  GpuContext gpu;
+  gpu::GpuContext gpu;
   /// The run's command line as recorded (ResolveRequest::command_line): hints that name a fix
   /// give it as this command with the fix applied (issue 16 item 8).
   std::string command_line;
@@ -117,10 +117,10 @@ class IndexProvider final : public resolver::Provider {
   struct Selection {
     const index::DistFile* file = nullptr;
     const SourceSpec* source = nullptr;
-    BuildLabel build;
-    std::optional<CudaVersion> cuda;  ///< the CUDA this build needs (label, pins, or its name)
-    bool cuda_minor_exact = false;    ///< false: only `cuda`'s major is needed (cuda-bindings 13.x)
-    bool archs_assumed = false;       ///< torch: no arch list known, bounded by its CUDA's archs
+    gpu::BuildLabel build;
+    std::optional<gpu::CudaVersion> cuda;  ///< the CUDA this build needs (label, pins, or its name)
+    bool cuda_minor_exact = false;  ///< false: only `cuda`'s major is needed (cuda-bindings 13.x)
+    bool archs_assumed = false;     ///< torch: no arch list known, bounded by its CUDA's archs
     /// PEP 825: the variant label of `file` ("" for a wheel without one), its properties the
     /// machine supports, and the release's variant metadata (for `[packages.variants-json]`).
     std::string variant_label;
@@ -149,7 +149,7 @@ class IndexProvider final : public resolver::Provider {
   /// Libraries of different CUDA majors that install the same directory (issue 23), among the
   /// requirements read so far, with a package that requires each: the explanation of a
   /// mixed-major failure names them.
-  [[nodiscard]] std::vector<SharedDirConflict> shared_dir_conflicts() const;
+  [[nodiscard]] std::vector<gpu::SharedDirConflict> shared_dir_conflicts() const;
   /// Two packages of the proof that need disjoint versions of one CUDA library, at least one of
   /// them outside the torch family (tensorflow[and-cuda] 2.19's cuDNN pin against torch 2.8's):
   /// one sentence naming the library, both specifiers and both packages, then every other

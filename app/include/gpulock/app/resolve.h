@@ -66,10 +66,10 @@ struct ResolveRequest {
   IndexStrategy index_strategy = IndexStrategy::FirstIndex;  ///< --index-strategy
 
   TargetRequest target;      ///< --python | --python-version --platform
-  probe::DriverSpec driver;  ///< --driver auto|none|VERSION
+  gpu::DriverSpec driver;    ///< --driver auto|none|VERSION
   std::string cuda_ceiling;  ///< --cuda-ceiling X.Y (probe's overrides parse it)
   std::string gpu_arch;      ///< --gpu-arch sm_XY[,..] (likewise)
-  probe::CudaCompat cuda_compat = probe::CudaCompat::Strict;  ///< --cuda-compat strict|minor
+  gpu::CudaCompat cuda_compat = gpu::CudaCompat::Strict;  ///< --cuda-compat strict|minor
 
   resolver::PrereleasePolicy prerelease =
       resolver::PrereleasePolicy::IfNecessary;  ///< --prerelease, --pre

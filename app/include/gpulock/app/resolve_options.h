@@ -16,7 +16,7 @@
 
 #include "gpulock/core/civil_date.h"
 #include "gpulock/core/error.h"
-#include "gpulock/probe/cuda_versions.h"
+#include "gpulock/gpu/cuda_versions.h"
 
 namespace gpulock::app {
 
@@ -34,14 +34,14 @@ class TorchBackend {
 
   [[nodiscard]] static TorchBackend automatic() { return TorchBackend(Kind::Auto, {}); }
   [[nodiscard]] static TorchBackend cpu() { return TorchBackend(Kind::Cpu, {}); }
-  [[nodiscard]] static TorchBackend cuda(probe::CudaVersion version) {
+  [[nodiscard]] static TorchBackend cuda(gpu::CudaVersion version) {
     return TorchBackend(Kind::Cuda, version);
   }
   [[nodiscard]] static core::Result<TorchBackend> parse(std::string_view text);
 
   [[nodiscard]] Kind kind() const noexcept { return kind_; }
   /// The CUDA version of a Cuda backend.
-  [[nodiscard]] const std::optional<probe::CudaVersion>& cuda_version() const noexcept {
+  [[nodiscard]] const std::optional<gpu::CudaVersion>& cuda_version() const noexcept {
     return cuda_;
   }
   /// "auto", "cpu" or the variant name ("cu124").
@@ -50,9 +50,9 @@ class TorchBackend {
   friend bool operator==(const TorchBackend&, const TorchBackend&) = default;
 
  private:
-  TorchBackend(Kind kind, std::optional<probe::CudaVersion> cuda) : kind_(kind), cuda_(cuda) {}
+  TorchBackend(Kind kind, std::optional<gpu::CudaVersion> cuda) : kind_(kind), cuda_(cuda) {}
   Kind kind_ = Kind::Auto;
-  std::optional<probe::CudaVersion> cuda_;
+  std::optional<gpu::CudaVersion> cuda_;
 };
 
 /// A nightly build date, UTC. `--nightly` takes one (YYYY-MM-DD) or `latest`; a nightly

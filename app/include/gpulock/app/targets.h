@@ -26,11 +26,11 @@ struct TargetSpec {
   std::string python_version;          ///< as declared: a version ("3.11") or a specifier
   std::vector<std::string> pythons;    ///< the X.Y versions it spans, ascending
   std::vector<std::string> platforms;  ///< the first is the target's, later ones add wheel tags
-  probe::DriverSpec driver;            ///< auto: not given (with no cuda-ceiling: a CPU machine)
+  gpu::DriverSpec driver;              ///< auto: not given (with no cuda-ceiling: a CPU machine)
   std::string cuda_ceiling;
   std::vector<std::string> gpu_archs;
   std::optional<TorchBackend> torch_backend;
-  std::optional<probe::CudaCompat> cuda_compat;
+  std::optional<gpu::CudaCompat> cuda_compat;
 };
 
 struct DeclaredTargets {
@@ -102,9 +102,9 @@ struct LockFit {
   std::string path;
   std::string target;  ///< [tool.gpulock.target] name, else the file name
   bool fits = false;
-  bool gpu = false;                 ///< a CUDA build (else CPU)
-  std::optional<CudaVersion> cuda;  ///< the CUDA it needs
-  std::string why;                  ///< "fits: ...", or why not
+  bool gpu = false;                      ///< a CUDA build (else CPU)
+  std::optional<gpu::CudaVersion> cuda;  ///< the CUDA it needs
+  std::string why;                       ///< "fits: ...", or why not
   /// Over several interpreters (choose_lock_for_new_venv): the first one it fits with.
   std::string python;
 };

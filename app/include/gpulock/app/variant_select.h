@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "gpulock/app/gpu_policy.h"
+#include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/index/variants.h"
 
 namespace gpulock::app {
@@ -28,14 +28,12 @@ enum class VariantPolicy : std::uint8_t {
 /// `get_supported_configs`): `cuda_version_lower_bound` from the ceiling's X.Y down to 11,
 /// `cuda_version_upper_bound` above it, `sm_arch` of the highest GPU; empty without a GPU.
 [[nodiscard]] std::vector<std::string> nvidia_feature_values(std::string_view feature,
-                                                             const GpuContext& machine);
-
-/// The CUDA a variant label names (`cuda12.8`, `cu129`), nullopt for others (`null`, `xpu`).
-[[nodiscard]] std::optional<CudaVersion> cuda_of_variant_label(std::string_view label);
+                                                             const gpu::GpuContext& machine);
 
 /// The kernels a variant's `nvidia :: sm_arch` values name (`90_real`: SASS for 9.0,
 /// `120_virtual`: PTX for 12.0), as the GPU policy's arch list; nullopt without sm_arch.
-[[nodiscard]] std::optional<ArchList> arch_list_of_variant(const index::VariantProperties& props);
+[[nodiscard]] std::optional<gpu::ArchList> arch_list_of_variant(
+    const index::VariantProperties& props);
 
 struct VariantSelection {
   std::vector<std::string> order;               ///< compatible labels, best first (no null)
@@ -55,7 +53,7 @@ struct VariantSelection {
 /// requested (no silent `null`).
 [[nodiscard]] VariantSelection select_variant(const index::VariantsJson& metadata,
                                               const std::vector<std::string>& labels,
-                                              const GpuContext& machine, VariantPolicy policy,
+                                              const gpu::GpuContext& machine, VariantPolicy policy,
                                               bool gpu_asked);
 
 }  // namespace gpulock::app

@@ -144,4 +144,8 @@ class SpecifierSet {
   std::vector<Specifier> specs_;
 };
 
+/// A specifier's text spaced for prose: ">=3.12,<4" -> ">= 3.12, < 4" (the explanation's
+/// "needs Python >= 3.12").
+[[nodiscard]] std::string spaced_specifier(std::string_view spec);
+
 }  // namespace gpulock::core

@@ -31,7 +31,8 @@
 #include <vector>
 
 #include "gpulock/core/error.h"
-#include "gpulock/probe/cuda_versions.h"
+#include "gpulock/gpu/cuda_versions.h"
+#include "gpulock/gpu/fit.h"
 #include "gpulock/sys/env.h"
 
 namespace gpulock::probe {
@@ -65,7 +66,7 @@ struct GpuInfo {
   std::uint32_t index = 0;  ///< NVML index, CUDA ordinal, or nvidia-smi line number
   std::string name;         ///< "NVIDIA H100 80GB HBM3"; may be empty
   std::string uuid;         ///< "GPU-5b4e..."; empty when unknown
-  std::optional<ComputeCapability> compute_capability;
+  std::optional<gpu::ComputeCapability> compute_capability;
   std::optional<std::uint64_t> memory_bytes;  ///< total memory
   Method method = Method::Nvml;
 };
@@ -113,16 +114,16 @@ struct MachineInfo {
   std::string verdict;             ///< one sentence for people
   std::vector<std::string> hints;  ///< what to do about it, if anything
 
-  std::optional<Detected<DriverVersion>> driver;
+  std::optional<Detected<gpu::DriverVersion>> driver;
   /// Absent when no driver was found (and no override given): the resolver then needs
   /// `--driver VERSION` or `--driver none`.
-  std::optional<Detected<CudaVersion>> cuda_ceiling;
-  std::optional<Detected<DriverVersion>> kernel_module;  ///< the loaded module (sysfs/procfs)
+  std::optional<Detected<gpu::CudaVersion>> cuda_ceiling;
+  std::optional<Detected<gpu::DriverVersion>> kernel_module;  ///< the loaded module (sysfs/procfs)
 
   std::vector<GpuInfo> gpus;
   /// Distinct architectures, sorted, that a build must support (every GPU counts); absent when
   /// unknown (no GPU found and no override).
-  std::optional<Detected<std::vector<ComputeCapability>>> gpu_archs;
+  std::optional<Detected<std::vector<gpu::ComputeCapability>>> gpu_archs;
 
   bool wsl = false;  ///< WSL 2: the driver is the Windows host's (/usr/lib/wsl/lib)
   std::vector<std::string> warnings;
@@ -142,9 +143,9 @@ struct OverrideFlags {
 /// Parsed overrides. `*_origin` names the flag or environment variable each came from.
 struct Overrides {
   bool no_driver = false;  ///< `none`
-  std::optional<DriverVersion> driver;
-  std::optional<CudaVersion> cuda_ceiling;
-  std::optional<std::vector<ComputeCapability>> gpu_archs;
+  std::optional<gpu::DriverVersion> driver;
+  std::optional<gpu::CudaVersion> cuda_ceiling;
+  std::optional<std::vector<gpu::ComputeCapability>> gpu_archs;
   std::string driver_origin;
   std::string cuda_ceiling_origin;
   std::string gpu_arch_origin;
@@ -188,5 +189,9 @@ struct DetectOptions {
 
 /// Runs the detection. Never fails: every problem is a step outcome, a warning or the verdict.
 [[nodiscard]] MachineInfo detect_machine(const DetectOptions& options);
+
+/// `info` as the fit rule's machine (gpu/fit.h): its driver, ceiling and GPU architectures, and
+/// this host's OS and CPU (uname), which overrides of the driver and GPUs leave as they are.
+[[nodiscard]] gpu::Machine fit_machine(const MachineInfo& info);
 
 }  // namespace gpulock::probe

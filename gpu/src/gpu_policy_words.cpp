@@ -5,11 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/gpu_policy.h"
+#include "gpulock/gpu/gpu_policy.h"
 
-#include "words.h"
-
-namespace gpulock::app {
+namespace gpulock::gpu {
 
 namespace {
 
@@ -44,7 +42,7 @@ std::string GpuPolicy::ceiling_text() const {
   if (!machine_.ceiling) return "no NVIDIA driver was found";
   std::string who =
       machine_.driver ? fmt::format("your driver {}", machine_.driver->to_string()) : "your driver";
-  if (machine_.compat == probe::CudaCompat::Minor) {
+  if (machine_.compat == gpu::CudaCompat::Minor) {
     return fmt::format("{} supports CUDA {}.x (minor-version compatibility)", who,
                        machine_.ceiling->major);
   }
@@ -59,7 +57,7 @@ std::optional<std::string> GpuPolicy::describe_term(const resolver::Term& term) 
   const auto& name = term.package().name;
   if (name == kCuda) {
     std::string set = term.set_text();
-    return set.empty() ? "CUDA" : fmt::format("CUDA {}", spaced_specifier(set));
+    return set.empty() ? "CUDA" : fmt::format("CUDA {}", core::spaced_specifier(set));
   }
   auto versions = term.versions.versions();
   if (name == kCudaVariant) {
@@ -155,9 +153,9 @@ std::optional<std::string> GpuPolicy::describe_no_versions(const resolver::Term&
 std::vector<std::string> GpuPolicy::virtual_hints(std::string_view name) const {
   std::vector<std::string> hints;
   if (name != kCuda) return hints;
-  if (machine_.ceiling && machine_.compat == probe::CudaCompat::Strict && !machine_.no_gpu) {
-    auto next = probe::min_driver_for_cuda({machine_.ceiling->major, machine_.ceiling->minor + 1},
-                                           probe::CudaCompat::Strict);
+  if (machine_.ceiling && machine_.compat == gpu::CudaCompat::Strict && !machine_.no_gpu) {
+    auto next = gpu::min_driver_for_cuda({machine_.ceiling->major, machine_.ceiling->minor + 1},
+                                         gpu::CudaCompat::Strict);
     if (next) {
       hints.push_back(fmt::format(
           "a newer CUDA build needs a driver >= {} (run `gpulock probe --machine` to see "
@@ -175,7 +173,7 @@ std::vector<std::string> GpuPolicy::virtual_hints(std::string_view name) const {
 
 std::optional<std::string> GpuPolicy::driver_needed_hint(std::string_view package,
                                                          CudaVersion lowest) const {
-  auto md = probe::min_driver_for_cuda(lowest, machine_.compat);
+  auto md = gpu::min_driver_for_cuda(lowest, machine_.compat);
   if (!md) return std::nullopt;
   return fmt::format(
       "{}'s CUDA {} builds need a driver >= {} (run `gpulock probe --machine` to see yours)",
@@ -195,4 +193,4 @@ std::string GpuPolicy::arch_fix_hint(std::string_view release, ComputeCapability
                      arch.to_string(), builds.size() == 1 ? "" : "s", variants);
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::gpu

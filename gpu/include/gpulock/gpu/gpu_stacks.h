@@ -2,7 +2,7 @@
 /// @file
 /// The GPU stacks table (issue 23): per package, how gpulock reads a wheel's CUDA need, its arch
 /// list, the library directory it installs, the import package it provides and the torch build
-/// its label names. Data, not code: `app/data/gpu_stacks.txt` is compiled in (its header says
+/// its label names. Data, not code: `gpu/data/gpu_stacks.txt` is compiled in (its header says
 /// the row forms; shared/data/gpu-stacks.md has the facts and sources). Pure: no I/O.
 
 #include <cstdint>
@@ -14,9 +14,9 @@
 #include "gpulock/core/error.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/core/version.h"
-#include "gpulock/probe/cuda_versions.h"
+#include "gpulock/gpu/cuda_versions.h"
 
-namespace gpulock::app {
+namespace gpulock::gpu {
 
 struct GpuStacks {
   struct NeedByName {
@@ -38,7 +38,7 @@ struct GpuStacks {
   };
   struct ArchFloor {
     std::uint32_t major = 0;
-    probe::ComputeCapability floor;
+    gpu::ComputeCapability floor;
     std::string source;
   };
   struct Provides {
@@ -73,7 +73,7 @@ struct GpuStacks {
   std::vector<MajorFix> major_fixes;
   std::vector<FindLinks> find_links;
 
-  /// Parses the table's text (the format of app/data/gpu_stacks.txt). Errors: InvalidInput,
+  /// Parses the table's text (the format of gpu/data/gpu_stacks.txt). Errors: InvalidInput,
   /// naming the line.
   [[nodiscard]] static core::Result<GpuStacks> parse(std::string_view text);
 
@@ -86,7 +86,7 @@ struct GpuStacks {
   [[nodiscard]] const Archs* archs_of(std::string_view package, const core::Version& version,
                                       std::uint32_t major) const;
   /// The lowest architecture CUDA `major` builds carry by default (CUDA 13: 7.5).
-  [[nodiscard]] std::optional<probe::ComputeCapability> arch_floor(std::uint32_t major) const;
+  [[nodiscard]] std::optional<gpu::ComputeCapability> arch_floor(std::uint32_t major) const;
   /// The import package `package` installs when other packages install it too ("cupy").
   [[nodiscard]] const Provides* provides_of(std::string_view package) const;
   /// The shared library directory `package` installs ("nvidia/cudnn/lib"), or nullptr.
@@ -102,10 +102,10 @@ struct GpuStacks {
                                                              std::string_view torch) const;
 };
 
-/// The compiled-in table (app/data/gpu_stacks.txt), parsed once. A table that does not parse is
+/// The compiled-in table (gpu/data/gpu_stacks.txt), parsed once. A table that does not parse is
 /// a build defect: the unit tests parse it; here an empty table is used.
 [[nodiscard]] const GpuStacks& gpu_stacks();
-/// The compiled-in text of app/data/gpu_stacks.txt.
+/// The compiled-in text of gpu/data/gpu_stacks.txt.
 [[nodiscard]] std::string_view gpu_stacks_text();
 
 /// What a coupled local label names (flash-attn `+cu12torch2.8cxx11abiTRUE`: torch 2.8, CUDA 12;
@@ -113,9 +113,9 @@ struct GpuStacks {
 struct CoupledBuild {
   std::optional<core::Version> torch_release;  ///< X.Y
   std::uint32_t cuda_major = 0;
-  std::optional<probe::CudaVersion> cuda;  ///< when the label has the minor
+  std::optional<gpu::CudaVersion> cuda;  ///< when the label has the minor
 };
 [[nodiscard]] std::optional<CoupledBuild> parse_coupled_label(std::string_view form,
                                                               const core::Version& version);
 
-}  // namespace gpulock::app
+}  // namespace gpulock::gpu

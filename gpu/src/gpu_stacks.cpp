@@ -1,6 +1,6 @@
-// The GPU stacks table (issue 23): app/data/gpu_stacks.txt, compiled in, parsed once. Pure.
+// The GPU stacks table (issue 23): gpu/data/gpu_stacks.txt, compiled in, parsed once. Pure.
 
-#include "gpulock/app/gpu_stacks.h"
+#include "gpulock/gpu/gpu_stacks.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 
 #include "gpulock/core/text.h"
 
-namespace gpulock::app {
+namespace gpulock::gpu {
 namespace {
 
 std::vector<std::string_view> words_of(std::string_view line) {
@@ -88,7 +88,7 @@ core::Result<GpuStacks> GpuStacks::parse(std::string_view text) {
                            w.size() > 5 ? std::string(w[5]) : std::string()});
     } else if (kind == "arch-floor" && w.size() >= 3) {
       auto major = parse_number(w[1]);
-      auto arch = probe::ComputeCapability::parse(w[2]);
+      auto arch = gpu::ComputeCapability::parse(w[2]);
       if (!major || !arch) return bad("expected CUDA_MAJOR ARCH");
       out.arch_floors.push_back({*major, *arch, w.size() > 3 ? std::string(w[3]) : std::string()});
     } else if ((kind == "provides" || kind == "shared-dir" || kind == "coupled") && w.size() >= 3) {
@@ -143,7 +143,7 @@ const GpuStacks::Archs* GpuStacks::archs_of(std::string_view package, const core
   return nullptr;
 }
 
-std::optional<probe::ComputeCapability> GpuStacks::arch_floor(std::uint32_t major) const {
+std::optional<gpu::ComputeCapability> GpuStacks::arch_floor(std::uint32_t major) const {
   for (const auto& r : arch_floors) {
     if (r.major == major) return r.floor;
   }
@@ -314,7 +314,7 @@ std::optional<CoupledBuild> parse_coupled_label(std::string_view form,
     if (!tmin) return std::nullopt;
     out.torch_release = release_of(*tmaj, *tmin);
     if (*cu >= 100) {
-      out.cuda = probe::CudaVersion{*cu / 10, *cu % 10};
+      out.cuda = gpu::CudaVersion{*cu / 10, *cu % 10};
       out.cuda_major = *cu / 10;
     } else {
       out.cuda_major = *cu;
@@ -334,7 +334,7 @@ std::optional<CoupledBuild> parse_coupled_label(std::string_view form,
     auto cu = digits_at(s, i, 4);
     if (!cu || *cu < 100 || i != s.size()) return std::nullopt;
     out.torch_release = release_of(tmaj, tmin);
-    out.cuda = probe::CudaVersion{*cu / 10, *cu % 10};
+    out.cuda = gpu::CudaVersion{*cu / 10, *cu % 10};
     out.cuda_major = *cu / 10;
     return out;
   }
@@ -343,11 +343,11 @@ std::optional<CoupledBuild> parse_coupled_label(std::string_view form,
     i = 2;
     auto cu = digits_at(s, i, 4);
     if (!cu || *cu < 100 || i != s.size()) return std::nullopt;
-    out.cuda = probe::CudaVersion{*cu / 10, *cu % 10};
+    out.cuda = gpu::CudaVersion{*cu / 10, *cu % 10};
     out.cuda_major = *cu / 10;
     return out;
   }
   return std::nullopt;
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::gpu

@@ -1,4 +1,4 @@
-#include "gpulock/app/gpu_policy.h"
+#include "gpulock/gpu/gpu_policy.h"
 
 #include <algorithm>
 #include <array>
@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/gpu_stacks.h"
 #include "gpulock/core/name.h"
+#include "gpulock/gpu/gpu_stacks.h"
 
-namespace gpulock::app {
+namespace gpulock::gpu {
 namespace {
 
 bool parse_uint(std::string_view s, std::uint32_t& out) {
@@ -22,6 +22,19 @@ bool parse_uint(std::string_view s, std::uint32_t& out) {
 
 std::string variant_name(CudaVersion cuda) {
   return fmt::format("cu{}{}", cuda.major, cuda.minor);
+}
+
+std::optional<CudaVersion> cuda_of_variant_label(std::string_view label) {
+  if (label.starts_with("cuda")) {
+    auto v = CudaVersion::parse(label.substr(4));
+    if (v) return *v;
+    return std::nullopt;
+  }
+  std::uint32_t n = 0;
+  if (label.starts_with("cu") && parse_uint(label.substr(2), n) && n >= 100) {
+    return CudaVersion{n / 10, n % 10};
+  }
+  return std::nullopt;
 }
 
 BuildLabel classify_build(const core::Version& version) {
@@ -359,9 +372,9 @@ ArchList archs_cuda_can_build(CudaVersion cuda) {
   return list;
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::gpu
 
-namespace gpulock::app {
+namespace gpulock::gpu {
 
 std::optional<std::string> placeholder_real_name(std::string_view name,
                                                  const core::Version& version) {
@@ -375,4 +388,4 @@ std::optional<std::string> placeholder_real_name(std::string_view name,
   return std::string(base);
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::gpu

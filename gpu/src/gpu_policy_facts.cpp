@@ -6,12 +6,11 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/gpu_policy.h"
-#include "gpulock/app/gpu_stacks.h"
-#include "gpulock/app/variant_select.h"
 #include "gpulock/core/specifier.h"
+#include "gpulock/gpu/gpu_policy.h"
+#include "gpulock/gpu/gpu_stacks.h"
 
-namespace gpulock::app {
+namespace gpulock::gpu {
 
 using resolver::UnavailableKind;
 using resolver::UnavailableReason;
@@ -175,7 +174,7 @@ GpuFacts GpuPolicy::facts(const CandidateFacts& candidate) const {
     // specifier for all lets the solver state that once for a whole range of versions. Where
     // only the major is known (cuda-bindings 13.x, nvidia-cufft), the major is the bound.
     std::string floor = machine_.no_gpu || !machine_.ceiling ? std::string(">=0")
-                        : machine_.compat == probe::CudaCompat::Minor || !out.need->minor_exact
+                        : machine_.compat == gpu::CudaCompat::Minor || !out.need->minor_exact
                             ? fmt::format(">={}.0", cuda->major)
                             : ">=" + cuda->to_string();
     out.dependencies.push_back(edge(kCuda, floor));
@@ -202,60 +201,71 @@ GpuFacts GpuPolicy::facts(const CandidateFacts& candidate) const {
              fmt::format("=={}", static_cast<std::size_t>(at - provides->packages.begin()) + 1)));
   }
   if (!cuda || machine_.archs.empty() || machine_.no_gpu) return out;
-  // Kernels for every GPU: torch's arch table (by release and CUDA), the stacks table (JAX,
-  // CuPy, flash-attn, TensorFlow, ...), else the CUDA major's floor (CUDA 13: 7.5) for a GPU
-  // package outside the torch family (those follow torch through `__cuda_variant`).
-  std::optional<ArchList> list;
-  if (package == "torch") {
-    // An unknown list is bounded by what its CUDA can build: SASS for those archs, no PTX.
-    list = candidate.arch_list ? candidate.arch_list
-                               : torch_arch_list(candidate.version, *cuda, platform_machine_);
-    if (!list) {
-      list = archs_cuda_can_build(*cuda);
-      out.warning = fmt::format(
-          "no GPU architecture list is known for torch {} (CUDA {}); assumed: kernels for what "
-          "CUDA {} can build, no PTX",
-          candidate.version.public_version().to_string(), cuda->to_string(), cuda->to_string());
-    }
-  } else if (const auto* row = gpu_stacks().archs_of(package, candidate.version, cuda->major)) {
-    list = parse_arch_list(row->list, row->source);
-  } else if (!is_torch_family(package) && !package.starts_with("nvidia-") &&
-             !package.starts_with("cuda-")) {
-    auto floor = gpu_stacks().arch_floor(cuda->major);
-    if (!floor) return out;
-    for (const auto& arch : machine_.archs) {
-      if (!(arch < *floor)) continue;
-      out.unavailable = UnavailableReason{
-          UnavailableKind::GpuArchMissing,
-          fmt::format("has no kernels for your GPU's {} (CUDA {} builds start at {})",
-                      arch.to_string(), cuda->major, floor->to_string()),
-          {{"arch", arch.to_string()}, {"cuda", cuda->to_string()}}};
+  auto kernels = kernels_of(package, candidate.version, *out.need, platform_machine_,
+                            package == "torch" ? candidate.arch_list : std::nullopt);
+  if (!kernels) return out;
+  if (kernels->list.assumed && package == "torch") {
+    out.warning = fmt::format(
+        "no GPU architecture list is known for torch {} (CUDA {}); assumed: kernels for what "
+        "CUDA {} can build, no PTX",
+        candidate.version.public_version().to_string(), cuda->to_string(), cuda->to_string());
+  }
+  if (!kernels->floor) out.archs_assumed = kernels->list.assumed;
+  for (const auto& arch : machine_.archs) {
+    if (auto why = missing_kernels(*kernels, arch)) {
+      out.unavailable =
+          UnavailableReason{UnavailableKind::GpuArchMissing,
+                            std::move(*why),
+                            {{"arch", arch.to_string()}, {"cuda", cuda->to_string()}}};
       break;
     }
-    return out;
-  } else {
-    return out;
-  }
-  out.archs_assumed = list->assumed;
-  for (const auto& arch : machine_.archs) {
-    if (arch_list_runs_on(*list, arch)) continue;
-    std::string built_for = package == "torch" || out.need->minor_exact
-                                ? fmt::format("CUDA {}", cuda->to_string())
-                                : fmt::format("CUDA {}", cuda->major);
-    std::string why =
-        list->assumed
-            ? fmt::format(
-                  "has no kernels for your GPU's {} (no arch list is known for it, and CUDA {} "
-                  "cannot build for {})",
-                  arch.to_string(), cuda->to_string(), arch.to_string())
-            : fmt::format("has no kernels for your GPU's {} (its {} build carries {})",
-                          arch.to_string(), built_for, describe_arch_list(*list));
-    out.unavailable = UnavailableReason{UnavailableKind::GpuArchMissing,
-                                        std::move(why),
-                                        {{"arch", arch.to_string()}, {"cuda", cuda->to_string()}}};
-    break;
   }
   return out;
+}
+
+std::optional<Kernels> kernels_of(std::string_view package, const core::Version& version,
+                                  CudaNeed need, std::string_view platform_machine,
+                                  const std::optional<ArchList>& torch_list) {
+  const CudaVersion cuda = need.cuda;
+  Kernels k;
+  k.cuda = cuda;
+  k.exact = package == "torch" || need.minor_exact;
+  if (package == "torch") {
+    // An unknown list is bounded by what its CUDA can build: SASS for those archs, no PTX.
+    auto list = torch_list ? torch_list : torch_arch_list(version, cuda, platform_machine);
+    k.list = list ? *list : archs_cuda_can_build(cuda);
+    return k;
+  }
+  if (const auto* row = gpu_stacks().archs_of(package, version, cuda.major)) {
+    k.list = parse_arch_list(row->list, row->source);
+    return k;
+  }
+  if (is_torch_family(package) || package.starts_with("nvidia-") || package.starts_with("cuda-"))
+    return std::nullopt;
+  auto floor = gpu_stacks().arch_floor(cuda.major);
+  if (!floor) return std::nullopt;
+  k.floor = *floor;
+  return k;
+}
+
+std::optional<std::string> missing_kernels(const Kernels& kernels, ComputeCapability arch) {
+  const CudaVersion cuda = kernels.cuda;
+  if (kernels.floor) {
+    if (!(arch < *kernels.floor)) return std::nullopt;
+    return fmt::format("has no kernels for your GPU's {} (CUDA {} builds start at {})",
+                       arch.to_string(), cuda.major, kernels.floor->to_string());
+  }
+  if (arch_list_runs_on(kernels.list, arch)) return std::nullopt;
+  std::string built_for =
+      kernels.exact ? fmt::format("CUDA {}", cuda.to_string()) : fmt::format("CUDA {}", cuda.major);
+  if (kernels.list.assumed) {
+    return fmt::format(
+        "has no kernels for your GPU's {} (no arch list is known for it, and CUDA {} cannot "
+        "build for {})",
+        arch.to_string(), cuda.to_string(), arch.to_string());
+  }
+  return fmt::format("has no kernels for your GPU's {} (its {} build carries {})", arch.to_string(),
+                     built_for, describe_arch_list(kernels.list));
 }
 
 std::optional<UnavailableReason> GpuPolicy::candidate_unavailable(
@@ -281,7 +291,7 @@ UnavailableReason GpuPolicy::above_ceiling(const BuildLabel& build) const {
   std::string who =
       machine_.driver ? fmt::format("your driver {}", machine_.driver->to_string()) : "your driver";
   r.message =
-      machine_.compat == probe::CudaCompat::Minor
+      machine_.compat == gpu::CudaCompat::Minor
           ? fmt::format("needs a newer CUDA than {} runs (CUDA {}.x)", who, machine_.ceiling->major)
           : fmt::format("needs a newer CUDA than {} runs (CUDA <= {})", who,
                         machine_.ceiling->to_string());
@@ -291,7 +301,7 @@ UnavailableReason GpuPolicy::above_ceiling(const BuildLabel& build) const {
 
 bool GpuPolicy::allows(CudaVersion need) const {
   return !machine_.no_gpu && machine_.ceiling &&
-         probe::ceiling_allows(*machine_.ceiling, need, machine_.compat);
+         gpu::ceiling_allows(*machine_.ceiling, need, machine_.compat);
 }
 
 bool GpuPolicy::runs_on_every_gpu(const core::Version& torch_version, CudaVersion cuda) const {
@@ -307,4 +317,4 @@ std::vector<CudaVersion> GpuPolicy::builds_with_kernels_for(const core::Version&
   return torch_cuda_builds_running_on(torch_version, arch, platform_machine_);
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::gpu

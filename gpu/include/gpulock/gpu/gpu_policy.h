@@ -21,18 +21,17 @@
 #include "gpulock/core/error.h"
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/version.h"
-#include "gpulock/probe/cuda_versions.h"
+#include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/resolver/provider.h"
 
-namespace gpulock::app {
-
-/// CUDA versions and compute capabilities are probe's types (probe/cuda_versions.h): ordered
-/// numerically, never by PEP 440 local-label order (`cu92` sorts above `cu130` there).
-using CudaVersion = probe::CudaVersion;
-using ComputeCapability = probe::ComputeCapability;
+namespace gpulock::gpu {
 
 /// The PyTorch variant name of a CUDA version: 12.4 -> "cu124".
 [[nodiscard]] std::string variant_name(CudaVersion cuda);
+
+/// The CUDA a PEP 825 variant label names (`cuda12.8`, `cu129`), nullopt for others (`null`,
+/// `xpu`).
+[[nodiscard]] std::optional<CudaVersion> cuda_of_variant_label(std::string_view label);
 
 /// What a wheel's local version label says about its build.
 enum class BuildKind : std::uint8_t {
@@ -128,6 +127,29 @@ struct ArchList {
 [[nodiscard]] std::optional<ComputeCapability> cudnn_min_capability(
     const core::Version& cudnn_version);
 
+/// The kernels a build carries, by the tables (one rule for candidates and for locks): torch's
+/// arch list (by release and CUDA on `platform_machine`; `torch_list` when known from elsewhere;
+/// what its CUDA can build, assumed, when no list is known), a stacks row (JAX, CuPy,
+/// flash-attn, TensorFlow, ...), else, for a GPU package outside the torch family and the
+/// `nvidia-*`/`cuda-*` libraries, the CUDA major's first architecture (CUDA 13: 7.5). nullopt
+/// when no table speaks for the package (torchvision and torchaudio follow torch's build).
+struct Kernels {
+  CudaVersion cuda;                        ///< the CUDA of the build
+  bool exact = false;                      ///< the build names its CUDA minor (else the major)
+  ArchList list;                           ///< the kernels (when `floor` is unset)
+  std::optional<ComputeCapability> floor;  ///< only a floor is known: archs below it have none
+};
+[[nodiscard]] std::optional<Kernels> kernels_of(std::string_view package,
+                                                const core::Version& version, CudaNeed need,
+                                                std::string_view platform_machine,
+                                                const std::optional<ArchList>& torch_list);
+
+/// Why a build with `kernels` cannot run on a GPU of capability `arch` ("has no kernels for
+/// your GPU's sm_61 (its CUDA 12.8 build carries 7.5, 8.0, 9.0, 10.0, 12.0+PTX)"); nullopt when
+/// it can (arch_list_runs_on, or at or above the floor).
+[[nodiscard]] std::optional<std::string> missing_kernels(const Kernels& kernels,
+                                                         ComputeCapability arch);
+
 /// The virtual packages of the GPU policy: `__cuda` (one version: the driver's CUDA ceiling),
 /// `__cuda_variant` (the CUDA X.Y, or 0 for CPU, that the CUDA-linked torch family shares) and
 /// `__cuda_major` (one CUDA major's libraries per environment).
@@ -163,10 +185,10 @@ struct SharedDirConflict {
 struct GpuContext {
   /// `--driver none`: no GPU; only CPU builds of CUDA-linked packages qualify.
   bool no_gpu = false;
-  std::optional<probe::DriverVersion> driver;
+  std::optional<gpu::DriverVersion> driver;
   std::optional<CudaVersion> ceiling;  ///< absent: unknown (no driver found, nothing given)
   std::vector<ComputeCapability> archs;
-  probe::CudaCompat compat = probe::CudaCompat::Strict;
+  gpu::CudaCompat compat = gpu::CudaCompat::Strict;
   std::string method;  ///< how the ceiling was found ("override", "nvml", ...)
 };
 
@@ -271,4 +293,4 @@ class GpuPolicy {
   std::string platform_machine_;
 };
 
-}  // namespace gpulock::app
+}  // namespace gpulock::gpu

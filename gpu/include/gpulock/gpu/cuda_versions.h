@@ -23,7 +23,7 @@
 
 #include "gpulock/core/error.h"
 
-namespace gpulock::probe {
+namespace gpulock::gpu {
 
 /// An NVIDIA driver version: 1 to 4 dot-separated decimal numbers ("550.54.14", "570.26",
 /// "580"). Compared numerically part by part, missing parts counting as 0 ("580" == "580.0");
@@ -163,4 +163,4 @@ struct CudaDriverRow {
 [[nodiscard]] bool ceiling_allows(CudaVersion ceiling, CudaVersion needed,
                                   CudaCompat compat) noexcept;
 
-}  // namespace gpulock::probe
+}  // namespace gpulock::gpu

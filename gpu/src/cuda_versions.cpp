@@ -1,4 +1,4 @@
-#include "gpulock/probe/cuda_versions.h"
+#include "gpulock/gpu/cuda_versions.h"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 
 #include "gpulock/core/text.h"
 
-namespace gpulock::probe {
+namespace gpulock::gpu {
 namespace {
 
 bool is_digit(char c) noexcept {
@@ -270,4 +270,4 @@ std::string DriverSpec::to_string() const {
   return version_ ? version_->to_string() : std::string("auto");
 }
 
-}  // namespace gpulock::probe
+}  // namespace gpulock::gpu

@@ -1,0 +1,39 @@
+// A lock's GPU facts for the fit rule (gpu_facts.h).
+#include "gpulock/lock/gpu_facts.h"
+
+namespace gpulock::lock {
+
+gpu::LockFacts gpu_facts(const Lock& lock) {
+  gpu::LockFacts facts;
+  const GpulockTool* tool = lock.gpulock ? &*lock.gpulock : nullptr;
+  if (tool && tool->target) {
+    facts.platforms = tool->target->platforms;
+    if (facts.platforms.empty() && !tool->target->platform.empty())
+      facts.platforms.push_back(tool->target->platform);
+    if (!facts.platforms.empty()) {
+      if (auto p = gpu::platform_of_tag(facts.platforms.front())) facts.cpu = p->cpu;
+    }
+  }
+  if (tool && tool->gpu) {
+    const GpulockGpu& g = *tool->gpu;
+    facts.gpu_line = g.line.line;
+    if (g.cuda) {
+      if (auto c = gpu::CudaVersion::parse(*g.cuda)) facts.cuda = *c;
+    }
+    if (g.min_driver) {
+      if (auto d = gpu::DriverVersion::parse(*g.min_driver)) facts.min_driver = *d;
+    }
+    if (g.compat)
+      facts.compat = gpu::parse_cuda_compat(*g.compat).value_or(gpu::CudaCompat::Strict);
+    facts.cuda_builds = facts.cuda.has_value() || (g.variant && *g.variant != "cpu");
+  }
+  for (const auto& p : lock.packages) {
+    if (!p.version) continue;
+    auto v = core::Version::parse(*p.version);
+    if (!v) continue;
+    facts.packages.push_back(gpu::LockedPackage{p.name, *v, p.line.line});
+  }
+  return facts;
+}
+
+}  // namespace gpulock::lock
