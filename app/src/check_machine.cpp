@@ -164,6 +164,10 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
   std::string needs;
   if (gpu->min_driver) needs += fmt::format("driver >= {}", *gpu->min_driver);
   if (gpu->cuda) needs += fmt::format("{}CUDA {}", needs.empty() ? "" : ", ", *gpu->cuda);
+  // The package that raised the lock's CUDA above its build's (a CUDA 12.6 torch beside an
+  // unpinned nvidia-cublas-cu12 12.9): named, so the CUDA is not read as the build's.
+  if (const auto* raised = gpu::cuda_raised_by(facts))
+    needs += fmt::format(" (for {} {})", raised->name, raised->version.to_string());
   if (gpu->variant) needs += fmt::format("{}variant {}", needs.empty() ? "" : ", ", *gpu->variant);
   layer.summary = fmt::format("{}; the lock needs {}", here, needs);
 

@@ -120,6 +120,14 @@ LockFit judge(const fs::path& path, const probe::MachineInfo& machine, const Tar
   fit.fits = true;
   if (!fit.gpu) {
     fit.why = "fits: CPU builds run on any machine";
+  } else if (const auto* raised = gpu::cuda_raised_by(facts); raised && machine.cuda_ceiling) {
+    // A CUDA 12.6 torch with an unpinned nvidia-cublas-cu12 12.9: the build is 12.6, the lock
+    // needs 12.9 because of that package (issue 43).
+    fit.why = fmt::format(
+        "fits: a CUDA {} build whose {} {} needs CUDA {}, and {} supports CUDA "
+        "<= {}",
+        facts.build_cuda->to_string(), raised->name, raised->version.to_string(),
+        facts.cuda->to_string(), driver_text(machine), machine.cuda_ceiling->value.to_string());
   } else if (facts.cuda && machine.cuda_ceiling) {
     fit.why =
         fmt::format("fits: a CUDA {} build, and {} supports CUDA <= {}", facts.cuda->to_string(),

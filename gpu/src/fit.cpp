@@ -175,6 +175,16 @@ std::optional<Platform> platform_of_tag(std::string_view tag) {
   return std::nullopt;
 }
 
+const LockedPackage* cuda_raised_by(const LockFacts& lock) {
+  if (!lock.cuda || !lock.build_cuda || !(*lock.build_cuda < *lock.cuda)) return nullptr;
+  for (const auto& p : lock.packages) {
+    auto need = need_of(p, lock);
+    if (need && need->minor_exact && need->cuda == *lock.cuda && !is_torch_family(p.name))
+      return &p;
+  }
+  return nullptr;
+}
+
 Fit lock_fits(const LockFacts& lock, const Machine& machine) {
   Fit fit;
   fit.cuda_lock = lock.cuda_builds;

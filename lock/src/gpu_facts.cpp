@@ -26,6 +26,7 @@ gpu::LockFacts gpu_facts(const Lock& lock) {
     if (g.compat)
       facts.compat = gpu::parse_cuda_compat(*g.compat).value_or(gpu::CudaCompat::Strict);
     facts.cuda_builds = facts.cuda.has_value() || (g.variant && *g.variant != "cpu");
+    if (g.variant) facts.build_cuda = gpu::cuda_of_variant_label(*g.variant);
   }
   for (const auto& p : lock.packages) {
     if (!p.version) continue;

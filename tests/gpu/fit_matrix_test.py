@@ -38,6 +38,10 @@ LOCKS = {
     "cu126": ("2.9.0+cu126", "12.6", "560.28.03", "manylinux_2_28_x86_64", [], "strict", ["sm_86"]),
     "cu126-cudnn913": ("2.9.0+cu126", "12.6", "560.28.03", "manylinux_2_28_x86_64",
                        [("nvidia-cudnn-cu12", "9.13.0.50")], "strict", ["sm_86"]),
+    # torch cu126 with an unpinned cuBLAS of CUDA 12.9 (its version names the CUDA release): the
+    # lock needs CUDA 12.9 (575.51.03), its build is CUDA 12.6 (issue 43's Pascal example).
+    "cu126-cublas129": ("2.9.0+cu126", "12.9", "575.51.03", "manylinux_2_28_x86_64",
+                        [("nvidia-cublas-cu12", "12.9.1.4")], "strict", ["sm_61"]),
     "cu128": ("2.9.0+cu128", "12.8", "570.26", "manylinux_2_28_x86_64", [], "strict", ["sm_89"]),
     "cu128-28": ("2.8.0+cu128", "12.8", "570.26", "manylinux_2_28_x86_64", [], "strict", ["sm_89"]),
     # --cuda-compat minor: CUDA 12.x on the 12 floor (525.60.13, Table 2 of the release notes).
@@ -64,6 +68,8 @@ PAIRS = [
     ("P100 on R580", "580.65.06", ["sm_60"], "cu128", KERNELS),  # 2.9 cu128 starts at 7.0
     ("P100 on R580", "580.65.06", ["sm_60"], "cu130", KERNELS),  # 7.5 and up, PTX 12.0 only
     ("GTX 1080 on R580", "580.95.05", ["sm_61"], "cu126-cudnn913", CUDNN),  # cuDNN 9.13: >= 7.5
+    ("GTX 1080 on R580", "580.65.06", ["sm_61"], "cu126-cublas129", FITS),
+    ("GTX 1080 on R570", "570.124.06", ["sm_61"], "cu126-cublas129", DRIVER),  # 12.9: 575.51.03
     # Volta: 2.9's cu128 build has 7.0; 2.8's does not; cu130 starts at 7.5.
     ("V100 on R580", "580.95.05", ["sm_70"], "cu128", FITS),
     ("V100 on R580", "580.95.05", ["sm_70"], "cu128-28", KERNELS),
@@ -117,7 +123,7 @@ def lock_text(name):
     body += ('[tool.gpulock]\nschema = 1\n\n'
              f'[tool.gpulock.target]\npython = "3.11"\nplatform = "{tag}"\n\n'
              f'[tool.gpulock.gpu]\ndriver = "{min_driver}"\nmethod = "override"\n'
-             f'compat = "{compat}"\narchs = [{archs_toml}]\nvariant = "cu{cuda.replace(".", "")}"\n'
+             f'compat = "{compat}"\narchs = [{archs_toml}]\nvariant = "{torch.split("+")[1]}"\n'
              f'cuda = "{cuda}"\nmin-driver = "{min_driver}"\n')
     return body
 
@@ -184,6 +190,18 @@ def main():
         if targets.returncode != want:
             failures.append(f"{what}: check --all-targets --machine exit {targets.returncode}, "
                             f"expected {want}\n{targets.stdout}{targets.stderr}")
+    # The CUDA 12.6 build is not called a CUDA 12.9 build: the package that raised it is named.
+    d = os.path.join(work, "cu126-cublas129")
+    said = run([exe, "install", "--lock", "pylock.cu126-cublas129.toml", "--print-target",
+                "--python", "/usr/bin/python3", "--driver", "580.65.06", "--gpu-arch", "sm_61"], d)
+    phrase = ("fits: a CUDA 12.6 build whose nvidia-cublas-cu12 12.9.1.4 needs CUDA 12.9, and "
+              "driver 580.65.06 supports CUDA <= 13.0")
+    if phrase not in said.stdout:
+        failures.append(f"install --print-target does not say '{phrase}':\n{said.stdout}")
+    check = run([exe, "check", "--lock", "pylock.cu126-cublas129.toml", "--machine", "--driver",
+                 "580.65.06", "--gpu-arch", "sm_61"], d)
+    if "CUDA 12.9 (for nvidia-cublas-cu12 12.9.1.4), variant cu126" not in check.stdout:
+        failures.append(f"check --machine does not name what raised the CUDA:\n{check.stdout}")
     for f in failures:
         print("FAIL", f)
     print(f"{len(PAIRS)} (machine, lock) pairs, 3 commands each: {len(failures)} failure(s)")

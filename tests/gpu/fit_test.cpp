@@ -155,3 +155,17 @@ TEST_CASE("other GPU packages: a stacks row, else CUDA 13's floor", "[gpu][fit]"
   CHECK(fit.reasons[0].package == "cupy-cuda13x");
   CHECK(lock_fits(lock, machine("580.65.06", {"sm_75"})).fits);
 }
+
+TEST_CASE("the package that raised the lock's CUDA above its build's is named", "[gpu][fit]") {
+  // A Pascal lock: torch cu126 (kernels for 6.0) with an unpinned cuBLAS from CUDA 12.9.
+  auto lock = torch_lock("2.9.0+cu126", "12.9", "575.51.03");
+  lock.build_cuda = CudaVersion{12, 6};
+  lock.packages.push_back({"nvidia-cublas-cu12", v("12.9.1.4"), 20});
+  lock.packages.push_back({"nvidia-cudnn-cu12", v("9.10.2.21"), 30});
+  const auto* raised = cuda_raised_by(lock);
+  REQUIRE(raised != nullptr);
+  CHECK(raised->name == "nvidia-cublas-cu12");
+  CHECK(lock_fits(lock, machine("580.65.06", {"sm_61"})).fits);
+  lock.cuda = CudaVersion{12, 6};
+  CHECK(cuda_raised_by(lock) == nullptr);
+}

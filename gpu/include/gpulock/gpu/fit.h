@@ -57,8 +57,10 @@ struct LockedPackage {
 /// What a lock says of itself that the fit needs (from `[tool.gpulock.target]`,
 /// `[tool.gpulock.gpu]` and `[[packages]]`).
 struct LockFacts {
-  std::vector<std::string> platforms;       ///< the platform tags it is for; empty: any
-  std::optional<CudaVersion> cuda;          ///< the CUDA its builds need (recorded)
+  std::vector<std::string> platforms;  ///< the platform tags it is for; empty: any
+  std::optional<CudaVersion> cuda;     ///< the CUDA its builds need (recorded)
+  /// The CUDA of its torch-family build (the recorded variant, `cu126` -> 12.6), when it has one.
+  std::optional<CudaVersion> build_cuda;
   std::optional<DriverVersion> min_driver;  ///< the driver it needs (recorded)
   CudaCompat compat = CudaCompat::Strict;
   bool cuda_builds = false;  ///< it has CUDA builds (else any GPU or none runs it)
@@ -102,6 +104,12 @@ struct Fit {
   /// Locked builds whose kernels were compared with an assumed list (no list known).
   std::vector<std::string> assumed_lists;
 };
+
+/// The locked package that raised the lock's CUDA above its torch build's (an unpinned
+/// `nvidia-cublas-cu12 12.9.1.4` beside a `+cu126` torch makes the lock need CUDA 12.9): the
+/// first whose version names its CUDA release and equals the lock's CUDA. nullptr when the
+/// lock's CUDA is its build's (or either is unknown).
+[[nodiscard]] const LockedPackage* cuda_raised_by(const LockFacts& lock);
 
 /// The one fit rule (see the file comment).
 [[nodiscard]] Fit lock_fits(const LockFacts& lock, const Machine& machine);
