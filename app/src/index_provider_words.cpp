@@ -259,7 +259,9 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
   // A build without kernels for a GPU: which CUDA builds of that release have them. The command
   // that asks for one is suggested by the resolve workflow once it has tried it.
   for (const auto& fix : impl_->arch_fixes(package.name, state)) {
-    hints.push_back(gpu::GpuPolicy::arch_fix_hint(fix.release, fix.arch, fix.builds));
+    std::string hint = gpu::GpuPolicy::arch_fix_hint(fix.release, fix.arch, fix.builds);
+    if (auto note = impl_->gpu.arch_driver_note(fix.arch, fix.builds)) hint += "; " + *note;
+    hints.push_back(std::move(hint));
   }
   if (!state.placeholder_for.empty()) {
     hints.push_back(fmt::format("{} is a placeholder; the CUDA 13 package is {}", package.name,

@@ -388,4 +388,31 @@ std::optional<std::string> placeholder_real_name(std::string_view name,
   return std::string(base);
 }
 
+std::optional<DriverBranches> driver_branches_for(ComputeCapability arch) {
+  // shared/data/gpu-names.md: "Driver branches that can drive a family".
+  if (arch.major >= 10 && arch.major <= 12) return DriverBranches{"Blackwell", 570, std::nullopt};
+  if (arch.major == 9) return DriverBranches{"Hopper", 520, std::nullopt};
+  if (arch.major == 7 && arch.minor < 5) return DriverBranches{"Volta", std::nullopt, 580};
+  if (arch.major == 6) return DriverBranches{"Pascal", std::nullopt, 580};
+  if (arch.major == 5) return DriverBranches{"Maxwell", std::nullopt, 580};
+  if (arch.major == 3) return DriverBranches{"Kepler", std::nullopt, 470};
+  return std::nullopt;
+}
+
+std::optional<std::string> branch_cannot_drive(ComputeCapability arch,
+                                               const DriverVersion& driver) {
+  auto branches = driver_branches_for(arch);
+  if (!branches) return std::nullopt;
+  const std::uint32_t branch = driver.branch();
+  if (branches->first && branch < *branches->first) {
+    return fmt::format("{} GPUs ({}) need driver branch R{} or later, and this driver is R{}",
+                       branches->family, arch.to_string(), *branches->first, branch);
+  }
+  if (branches->last && branch > *branches->last) {
+    return fmt::format("R{} is the last driver branch for {} GPUs ({}), and this driver is R{}",
+                       *branches->last, branches->family, arch.to_string(), branch);
+  }
+  return std::nullopt;
+}
+
 }  // namespace gpulock::gpu

@@ -193,4 +193,22 @@ std::string GpuPolicy::arch_fix_hint(std::string_view release, ComputeCapability
                      arch.to_string(), builds.size() == 1 ? "" : "s", variants);
 }
 
+std::optional<std::string> GpuPolicy::arch_driver_note(ComputeCapability arch,
+                                                       std::span<const CudaVersion> builds) const {
+  if (!machine_.driver) return std::nullopt;
+  std::string note;
+  if (!builds.empty()) {
+    auto needed = min_driver_for_cuda(builds.front(), machine_.compat);
+    if (needed && *machine_.driver < *needed) {
+      note = fmt::format("{}CUDA {}, needs a driver >= {} (yours is {})",
+                         builds.size() == 1 ? "" : "the lowest, ", builds.front().to_string(),
+                         needed->to_string(), machine_.driver->to_string());
+    }
+  }
+  if (auto branch = branch_cannot_drive(arch, *machine_.driver))
+    note += (note.empty() ? "" : "; ") + *branch;
+  if (note.empty()) return std::nullopt;
+  return note;
+}
+
 }  // namespace gpulock::gpu

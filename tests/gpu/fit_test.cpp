@@ -169,3 +169,39 @@ TEST_CASE("the package that raised the lock's CUDA above its build's is named", 
   lock.cuda = CudaVersion{12, 6};
   CHECK(cuda_raised_by(lock) == nullptr);
 }
+
+TEST_CASE("the driver branches that can drive a GPU family", "[gpu][fit]") {
+  // shared/data/gpu-names.md: Blackwell from R570, Hopper from R520, R580 the last for Maxwell,
+  // Pascal and Volta, R470 the last for Kepler.
+  auto cc = [](std::string_view t) { return *ComputeCapability::parse(t); };
+  auto drv = [](std::string_view t) { return *DriverVersion::parse(t); };
+  CHECK(branch_cannot_drive(cc("sm_120"), drv("560.35.03")) ==
+        "Blackwell GPUs (sm_120) need driver branch R570 or later, and this driver is R560");
+  CHECK_FALSE(branch_cannot_drive(cc("sm_120"), drv("570.26")));
+  CHECK_FALSE(branch_cannot_drive(cc("sm_100"), drv("610.43.02")));
+  CHECK(branch_cannot_drive(cc("sm_61"), drv("590.44.01")) ==
+        "R580 is the last driver branch for Pascal GPUs (sm_61), and this driver is R590");
+  CHECK_FALSE(branch_cannot_drive(cc("sm_70"), drv("580.95.05")));
+  CHECK(branch_cannot_drive(cc("sm_90"), drv("515.43.04")).has_value());
+  CHECK(branch_cannot_drive(cc("sm_37"), drv("525.60.13")).has_value());
+  CHECK_FALSE(branch_cannot_drive(cc("sm_75"), drv("610.43.02")));
+  CHECK_FALSE(branch_cannot_drive(cc("sm_89"), drv("525.60.13")));
+}
+
+TEST_CASE("an arch hint names the driver the lowest build with kernels needs", "[gpu][fit]") {
+  GpuContext m;
+  m.driver = *DriverVersion::parse("560.35.03");
+  m.ceiling = CudaVersion{12, 6};
+  m.archs = {ComputeCapability{12, 0}};
+  GpuPolicy policy(m, "x86_64");
+  // torch 2.13's builds with sm_120 kernels (shared/data: cu129 and cu130 carry 12.0).
+  auto builds = policy.builds_with_kernels_for(*gpulock::core::Version::parse("2.13.0"),
+                                               ComputeCapability{12, 0});
+  REQUIRE(builds.size() == 2);
+  CHECK(policy.arch_driver_note(ComputeCapability{12, 0}, builds) ==
+        "the lowest, CUDA 12.9, needs a driver >= 575.51.03 (yours is 560.35.03); Blackwell GPUs "
+        "(sm_120) need driver branch R570 or later, and this driver is R560");
+  GpuContext newer = m;
+  newer.driver = *DriverVersion::parse("580.65.06");
+  CHECK_FALSE(GpuPolicy(newer, "x86_64").arch_driver_note(ComputeCapability{12, 0}, builds));
+}

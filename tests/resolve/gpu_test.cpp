@@ -248,6 +248,19 @@ TEST_CASE("resolve explains GPU conflicts", "[resolve][gpu][errors]") {
         "failed.\n"
         "hint: torch 2.13 has kernels for your GPU's sm_120 only in variants cu129, cu130\n");
   }
+  SECTION("a Blackwell GPU on a driver below the builds with its kernels (issue 43)") {
+    // sm_120 kernels are in torch 2.13's cu129 and cu130 builds only (shared/data: 2.9+ cu129
+    // and cu130 carry 12.0); CUDA 12.9 needs 575.51.03, and R560 cannot drive Blackwell at all.
+    Run r = resolve({"torch==2.13.0+cu126", "--torch-backend", "auto", "--driver", "560.35.03",
+                     "--gpu-arch", "sm_120", "-o", "-"},
+                    o);
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    CHECK(r.err.find("hint: torch 2.13 has kernels for your GPU's sm_120 only in variants cu129, "
+                     "cu130; the lowest, CUDA 12.9, needs a driver >= 575.51.03 (yours is "
+                     "560.35.03); Blackwell GPUs (sm_120) need driver branch R570 or later, and "
+                     "this driver is R560\n") != std::string::npos);
+  }
   SECTION("two GPUs that no build of the release serves together") {
     Run r = resolve({"torch==2.13.0", "--torch-backend", "auto", "--driver", "580.65.06",
                      "--gpu-arch", "sm_61,sm_120", "-o", "-"},

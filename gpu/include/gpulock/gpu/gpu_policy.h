@@ -150,6 +150,22 @@ struct Kernels {
 [[nodiscard]] std::optional<std::string> missing_kernels(const Kernels& kernels,
                                                          ComputeCapability arch);
 
+/// The driver branches that can drive a GPU family (shared/data/gpu-names.md, "Driver branches
+/// that can drive a family"): Blackwell (10.x, 11.x, 12.x) from R570, Hopper from R520; R580 is
+/// the last branch for Maxwell, Pascal and Volta, R470 the last for Kepler. nullopt for a family
+/// the data says nothing of.
+struct DriverBranches {
+  std::string_view family;             ///< "Blackwell"
+  std::optional<std::uint32_t> first;  ///< the first branch that drives it (570)
+  std::optional<std::uint32_t> last;   ///< the last branch that drives it (580)
+};
+[[nodiscard]] std::optional<DriverBranches> driver_branches_for(ComputeCapability arch);
+
+/// "Blackwell GPUs (sm_120) need driver branch R570 or later, and this driver is R560"; nullopt
+/// when `driver`'s branch drives `arch` (or nothing is known).
+[[nodiscard]] std::optional<std::string> branch_cannot_drive(ComputeCapability arch,
+                                                             const DriverVersion& driver);
+
 /// The virtual packages of the GPU policy: `__cuda` (one version: the driver's CUDA ceiling),
 /// `__cuda_variant` (the CUDA X.Y, or 0 for CPU, that the CUDA-linked torch family shares) and
 /// `__cuda_major` (one CUDA major's libraries per environment).
@@ -287,6 +303,13 @@ class GpuPolicy {
   /// them ("torch 2.8 has kernels for your GPU's 6.1 only in variant cu126").
   [[nodiscard]] static std::string arch_fix_hint(std::string_view release, ComputeCapability arch,
                                                  std::span<const CudaVersion> builds);
+  /// What the machine's driver lacks for those builds, to follow arch_fix_hint: "the lowest,
+  /// CUDA 12.9, needs a driver >= 575.51.03 (yours is 560.35.03)" when the driver is below the
+  /// lowest build's minimum, and "Blackwell GPUs need driver branch R570 or later" when the
+  /// driver's branch cannot drive the GPU at all (driver_branches_for). nullopt when the
+  /// driver is unknown or runs the lowest build.
+  [[nodiscard]] std::optional<std::string> arch_driver_note(
+      ComputeCapability arch, std::span<const CudaVersion> builds) const;
 
  private:
   GpuContext machine_;
