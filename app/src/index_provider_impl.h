@@ -184,9 +184,11 @@ struct IndexProvider::Impl {
   // it (issue 16 item 7): no usable version of a dependency satisfies it on the sources that
   // dependency comes from (first-index: a stale mirror on the torch source), or the solution
   // chose a version of the dependency outside it. Reads nothing from the network.
+  // `blocker` is set to the requirement's name.
   std::optional<std::string> conflict_reason(const VersionEntry& e,
                                              const resolver::Solution* solution,
-                                             std::string* hint = nullptr) const;
+                                             std::string* hint = nullptr,
+                                             std::string* blocker = nullptr) const;
 
   // An existing lock's names (config.preferences): their pages start now, as the roots' do, and
   // the pinned release's METADATA as soon as a page is in (speculate), so a re-lock with a cold

@@ -18,6 +18,7 @@
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/interrupt.h"
 #include "gpulock/index/url.h"
+#include "gpulock/resolver/resolver.h"
 
 #include "index_provider_impl.h"
 
@@ -149,12 +150,17 @@ auto IndexProvider::Impl::sources_text(const std::vector<const SourceSpec*>& sou
 }
 
 auto IndexProvider::Impl::conflict_reason(const VersionEntry& e, const resolver::Solution* solution,
-                                          std::string* hint) const -> std::optional<std::string> {
+                                          std::string* hint, std::string* blocker) const
+    -> std::optional<std::string> {
+  auto named = [&](const std::string& name) {
+    if (blocker != nullptr) *blocker = name;
+  };
   // A name the torch source owns and lacks says it first (issue 41 item 4): not the other
   // requirement the solution then had to bend.
   for (const auto& d : e.requirements) {
     if (!missing_from_torch(d.name)) continue;
     if (hint != nullptr) *hint = missing_from_torch_fix(d.name);
+    named(d.name);
     return fmt::format("needs {}, and {}", d.to_string(),
                        missing_from_torch_text(d.name, &e, "", nullptr));
   }
@@ -183,11 +189,13 @@ auto IndexProvider::Impl::conflict_reason(const VersionEntry& e, const resolver:
             fmt::format(" (first-index: {} comes only from there, not from {})", d.name, other);
         if (hint != nullptr) *hint = first_index_fix(d.name, other);
       }
+      named(d.name);
       return reason;
     }
     if (solution == nullptr) continue;
     const auto* chosen = solution->find(d.name);
     if (chosen != nullptr && !d.specifier.contains(chosen->version, true)) {
+      named(d.name);
       return fmt::format("needs {}, and {} {} was chosen", d.to_string(), d.name,
                          chosen->version.to_string());
     }
@@ -292,13 +300,14 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(
                      "kept-pin",
                      fmt::format("not tried: the existing lock pins {} (--upgrade-package {})",
                                  entries[0].version.to_string(), package),
+                     {},
                      {}});
     }
     return out;
   }
   for (std::size_t i = 0; i < chosen_index && i < entries.size(); ++i) {
     const VersionEntry& e = entries[i];
-    Skipped s{e.version, {}, {}, {}};
+    Skipped s{e.version, {}, {}, {}, {}};
     auto from = [&](const UnavailableReason& r) {
       s.kind = std::string(resolver::unavailable_kind_name(r.kind));
       s.reason = r.message.empty() ? "cannot be used" : r.message;
@@ -317,7 +326,7 @@ std::vector<IndexProvider::Skipped> IndexProvider::skipped_before(
       // Tried (so neither yanked-and-unpinned nor a pre-release held it back): a conflict,
       // named when one requirement alone explains it.
       s.kind = "conflict";
-      s.reason = impl_->conflict_reason(e, solution, &s.hint)
+      s.reason = impl_->conflict_reason(e, solution, &s.hint, &s.blocker)
                      .value_or("conflicts with the other requirements");
     } else if (e.yanked) {
       s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::Yanked));
@@ -457,6 +466,25 @@ std::vector<std::string> IndexProvider::warnings() const {
 
 bool IndexProvider::cuda_hinted() const {
   return impl_->cuda_hinted;
+}
+
+bool confirm_blocker(IndexProvider& provider, const resolver::SolveRequest& request,
+                     const resolver::SolveOptions& options, std::string_view package,
+                     const core::Version& version, std::string_view blocker) {
+  auto exact = core::SpecifierSet::parse("==" + version.to_string());
+  if (!exact) return false;
+  resolver::SolveRequest pinned = request;
+  pinned.requirements.push_back({std::string(package), {}, *exact});
+  auto outcome = resolver::solve(provider, pinned, options);
+  if (!outcome) return false;
+  const auto* failure = std::get_if<resolver::NoSolution>(&*outcome);
+  if (failure == nullptr) return true;
+  for (const auto& node : failure->tree.nodes) {
+    for (const auto& term : node.terms) {
+      if (term.package().name == blocker) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace gpulock::app

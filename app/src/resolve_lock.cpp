@@ -101,8 +101,8 @@ struct LockedFacts {
 
 // One lock package per chosen candidate, and why it was chosen (result.why).
 core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvider& provider,
-                                        const resolver::Solution& solution, ResolveResult& result,
-                                        const Phase& phase) {
+                                        const ResolvePlan& plan, const resolver::Solution& solution,
+                                        ResolveResult& result, const Phase& phase) {
   LockedFacts facts;
   lock::Lock& lk = result.lock;
   // The provider holds its own copy of the config, so sources are matched by URL.
@@ -187,6 +187,15 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
       for (auto& s : provider.skipped_before(chosen.name, chosen.candidate_index, &solution)) {
         // Versions the requirements never allowed (`torch<2.6`, an `==` pin) explain themselves.
         if (s.kind == "excluded") continue;
+        // A named cause is said only when a second solve confirms it (issue 43 item 5): torch
+        // 2.8.0 "needs sympy>=1.14, and sympy 1.13.1 was chosen" when the missing torchaudio
+        // build kept it out is not.
+        if (s.kind == "conflict" && !s.blocker.empty() &&
+            !confirm_blocker(provider, {plan.requirements, plan.constraints}, plan.solve_options,
+                             chosen.name, s.version, s.blocker)) {
+          s.reason = "conflicts with the other requirements";
+          s.hint.clear();
+        }
         why.skipped.push_back(
             {s.version.to_string(), std::move(s.kind), std::move(s.reason), std::move(s.hint)});
       }
@@ -336,7 +345,7 @@ core::Status write_lock(const ResolveRequest& request, const ResolvePlan& plan,
   lk.extras = std::vector<std::string>{};
   lk.dependency_groups = std::vector<std::string>{};
   lk.default_groups = std::vector<std::string>{};
-  auto facts = lock_packages(client, provider, solution, result, phase);
+  auto facts = lock_packages(client, provider, plan, solution, result, phase);
   if (!facts) return std::unexpected(facts.error());
   lk.gpulock = gpulock_tool(request, plan, sources, *facts, result, lock_dir);
   lk.command = request.command_line;

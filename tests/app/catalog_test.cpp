@@ -284,3 +284,52 @@ TEST_CASE("catalog: cuDNN 9.11 on a Volta GPU", "[app][catalog][gpu]") {
         "or newer and "
         "your GPU is sm_70, version solving failed.");
 }
+
+TEST_CASE("catalog: a named cause for a newer version is confirmed by a second solve",
+          "[app][catalog][issue43]") {
+  // Issue 43: "why not the newer torch" blamed sympy (which the older torch pins) when the newer
+  // torch had no torchaudio build. torch 2.8.0 needs sympy>=1.14, torch 2.7.1 pins sympy
+  // 1.13.1, and torchaudio exists for torch 2.7.1 only.
+  FakePageSource pages;
+  pages.add_wheel(kPypi, wheel("torch", "2.8.0"), WheelFacts{.requires_dist = {"sympy>=1.14"}});
+  pages.add_wheel(kPypi, wheel("torch", "2.7.1"), WheelFacts{.requires_dist = {"sympy==1.13.1"}});
+  pages.add_wheel(kPypi, wheel("torchaudio", "2.7.1"),
+                  WheelFacts{.requires_dist = {"torch==2.7.1"}});
+  pages.add_wheel(kPypi, wheel("sympy", "1.13.1"));
+  pages.add_wheel(kPypi, wheel("sympy", "1.14.0"));
+  const auto newer = *core::Version::parse("2.8.0");
+
+  SECTION("the missing torchaudio build, not sympy, kept torch 2.8.0 out") {
+    app::IndexProvider provider(pages, config());
+    auto out = solve(provider, {"torch", "torchaudio"});
+    const auto* solution = std::get_if<resolver::Solution>(&out);
+    REQUIRE(solution != nullptr);
+    const auto* torch = solution->find("torch");
+    REQUIRE(torch != nullptr);
+    CHECK(torch->version.to_string() == "2.7.1");
+    auto skipped = provider.skipped_before("torch", torch->candidate_index, solution);
+    REQUIRE(skipped.size() == 1);
+    // The first solve's guess names sympy ...
+    CHECK(skipped[0].reason == "needs sympy>=1.14, and sympy 1.13.1 was chosen");
+    CHECK(skipped[0].blocker == "sympy");
+    // ... and the confirming solve refutes it: with torch==2.8.0, torchaudio fails, sympy is
+    // not in the proof.
+    CHECK_FALSE(app::confirm_blocker(provider, request({"torch", "torchaudio"}), {}, "torch", newer,
+                                     "sympy"));
+    CHECK(app::confirm_blocker(provider, request({"torch", "torchaudio"}), {}, "torch", newer,
+                               "torchaudio"));
+  }
+  SECTION("a requirement on sympy that does keep it out is confirmed") {
+    app::IndexProvider provider(pages, config());
+    auto out = solve(provider, {"torch", "sympy<1.14"});
+    const auto* solution = std::get_if<resolver::Solution>(&out);
+    REQUIRE(solution != nullptr);
+    const auto* torch = solution->find("torch");
+    REQUIRE(torch != nullptr);
+    auto skipped = provider.skipped_before("torch", torch->candidate_index, solution);
+    REQUIRE(skipped.size() == 1);
+    CHECK(skipped[0].blocker == "sympy");
+    CHECK(app::confirm_blocker(provider, request({"torch", "sympy<1.14"}), {}, "torch", newer,
+                               "sympy"));
+  }
+}

@@ -207,6 +207,10 @@ class IndexProvider final : public resolver::Provider {
     std::string reason;
     /// A complete fix, when one is known: "add `--index other=URL --index-for setuptools=other`".
     std::string hint;
+    /// A conflict's reason that names one requirement ("needs sympy>=1.14, and sympy 1.13.1 was
+    /// chosen"): that requirement's name ("sympy"). A claim to confirm (confirm_blocker) before
+    /// it is printed.
+    std::string blocker;
   };
   /// The candidates ahead of `chosen_index` in preference order, best first, with the reason
   /// each was passed over, as far as this resolution learned it (no index requests).
@@ -225,5 +229,14 @@ class IndexProvider final : public resolver::Provider {
 
 /// Shell-style glob for `--index-for` (`torch*`, `nvidia-*-cu12`): `*` and `?` only.
 [[nodiscard]] bool glob_match(std::string_view pattern, std::string_view name);
+
+/// Proven words (issue 43 item 5): does a second solve on the same catalog confirm that `package`
+/// `version` was passed over because of `blocker`? `request` plus `package==version` either
+/// solves (the first solution's choices, `blocker`'s among them, kept the version out) or fails
+/// with `blocker` in its proof. A named cause that fails this ("needs sympy>=1.14" when it was a
+/// missing torchaudio build) is not printed. Reuses the provider's pages and METADATA.
+[[nodiscard]] bool confirm_blocker(IndexProvider& provider, const resolver::SolveRequest& request,
+                                   const resolver::SolveOptions& options, std::string_view package,
+                                   const core::Version& version, std::string_view blocker);
 
 }  // namespace gpulock::app
