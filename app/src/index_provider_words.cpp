@@ -348,17 +348,27 @@ std::optional<std::string> IndexProvider::cuda_too_new_hint(
   auto it = impl_->packages.find(package);
   if (it == impl_->packages.end()) return std::nullopt;
   // Builds above the driver's ceiling (--torch-backend auto): what driver the lowest one needs.
+  // For an unpinned request, also the newest version's lowest build (issue 43 item 5).
   std::optional<gpu::CudaVersion> lowest;
+  const VersionEntry* newest = nullptr;
+  std::optional<gpu::CudaVersion> newest_lowest;
   for (const auto& e : it->second.entries) {
-    if (e.unavailable && e.unavailable->kind == UnavailableKind::CudaTooNew && e.build.cuda &&
-        wanted.contains(e.version, true) &&
-        (package != "torch" || impl_->gpu.runs_on_every_gpu(e.version, *e.build.cuda)) &&
-        (!lowest || *e.build.cuda < *lowest)) {
-      lowest = e.build.cuda;
+    if (!(e.unavailable && e.unavailable->kind == UnavailableKind::CudaTooNew && e.build.cuda &&
+          wanted.contains(e.version, true) &&
+          (package != "torch" || impl_->gpu.runs_on_every_gpu(e.version, *e.build.cuda)))) {
+      continue;
+    }
+    if (!lowest || *e.build.cuda < *lowest) lowest = e.build.cuda;
+    const auto release = e.version.public_version();
+    if (newest == nullptr || newest->version.public_version() < release) {
+      newest = &e;
+      newest_lowest = e.build.cuda;
+    } else if (newest->version.public_version() == release && *e.build.cuda < *newest_lowest) {
+      newest_lowest = e.build.cuda;
     }
   }
   if (!lowest) return std::nullopt;
-  return impl_->gpu.driver_needed_hint(package, *lowest);
+  return impl_->gpu.driver_needed_hint(package, *lowest, {newest->version, *newest_lowest});
 }
 
 void IndexProvider::fetch_hint_pages(const resolver::DerivationTree& tree) {

@@ -180,6 +180,20 @@ std::optional<std::string> GpuPolicy::driver_needed_hint(std::string_view packag
       package, lowest.to_string(), md->to_string());
 }
 
+std::optional<std::string> GpuPolicy::driver_needed_hint(std::string_view package,
+                                                         CudaVersion lowest,
+                                                         const NewestBuild& newest) const {
+  auto md = gpu::min_driver_for_cuda(lowest, machine_.compat);
+  auto newest_md = gpu::min_driver_for_cuda(newest.cuda, machine_.compat);
+  if (!md) return std::nullopt;
+  if (!newest_md || !(*md < *newest_md)) return driver_needed_hint(package, lowest);
+  return fmt::format(
+      "{}'s CUDA {} builds need a driver >= {}, and {} {} (the newest) a driver >= {} for its "
+      "CUDA {} build (run `gpulock probe --machine` to see yours)",
+      package, lowest.to_string(), md->to_string(), package,
+      newest.version.public_version().to_string(), newest_md->to_string(), newest.cuda.to_string());
+}
+
 std::string GpuPolicy::arch_fix_hint(std::string_view release, ComputeCapability arch,
                                      std::span<const CudaVersion> builds) {
   if (builds.empty()) {

@@ -205,3 +205,20 @@ TEST_CASE("an arch hint names the driver the lowest build with kernels needs", "
   newer.driver = *DriverVersion::parse("580.65.06");
   CHECK_FALSE(GpuPolicy(newer, "x86_64").arch_driver_note(ComputeCapability{12, 0}, builds));
 }
+
+TEST_CASE("a driver hint for an unpinned request also names the newest version's build",
+          "[gpu][fit]") {
+  GpuContext m;
+  m.driver = *DriverVersion::parse("535.104.05");
+  m.ceiling = CudaVersion{12, 2};
+  GpuPolicy policy(m, "x86_64");
+  const auto newest = v("2.13.0+cu126");
+  // NVIDIA's table: CUDA 12.4 needs 550.54.14, 12.6 560.28.03.
+  CHECK(policy.driver_needed_hint("torch", CudaVersion{12, 4}, {newest, CudaVersion{12, 6}}) ==
+        "torch's CUDA 12.4 builds need a driver >= 550.54.14, and torch 2.13.0 (the newest) a "
+        "driver >= 560.28.03 for its CUDA 12.6 build (run `gpulock probe --machine` to see "
+        "yours)");
+  // The newest version's lowest build is the lowest of all: one driver, said once.
+  CHECK(policy.driver_needed_hint("torch", CudaVersion{12, 6}, {newest, CudaVersion{12, 6}}) ==
+        policy.driver_needed_hint("torch", CudaVersion{12, 6}));
+}

@@ -299,6 +299,17 @@ class GpuPolicy {
   /// yours)"; nullopt when no driver is known for that CUDA.
   [[nodiscard]] std::optional<std::string> driver_needed_hint(std::string_view package,
                                                               CudaVersion lowest) const;
+  /// The build of the newest version a request admits, when its lowest build needs more than
+  /// the lowest of all (an unpinned request, issue 43): "torch's CUDA 11.8 builds need a driver
+  /// >= 520.61.05, and torch 2.13.0 (the newest) a driver >= 560.28.03 for its CUDA 12.6 build
+  /// (run `gpulock probe --machine` to see yours)".
+  struct NewestBuild {
+    const core::Version& version;
+    CudaVersion cuda;
+  };
+  [[nodiscard]] std::optional<std::string> driver_needed_hint(std::string_view package,
+                                                              CudaVersion lowest,
+                                                              const NewestBuild& newest) const;
   /// A release (`torch 2.8`) without kernels for `arch` in a candidate: which CUDA builds have
   /// them ("torch 2.8 has kernels for your GPU's 6.1 only in variant cu126").
   [[nodiscard]] static std::string arch_fix_hint(std::string_view release, ComputeCapability arch,
