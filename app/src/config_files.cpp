@@ -19,13 +19,8 @@ using lock::TomlArray;
 using lock::TomlTable;
 using lock::TomlValue;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
+// The blanks trimmed from configuration lines, keys and values.
+constexpr std::string_view kBlank = " \t\r";
 
 // The closest key to a typo (at most a third of it wrong), or "".
 std::string closest_key(std::string_view typed, bool targets_allowed) {
@@ -155,8 +150,9 @@ std::size_t toml_line(std::string_view text, std::string_view table, std::size_t
   bool in_table = table.empty() && occurrence == 0;
   for (std::size_t start = 0; start <= text.size();) {
     std::size_t end = text.find('\n', start);
-    std::string_view line = trim(
-        text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    std::string_view line = core::trim(
+        text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start),
+        kBlank);
     ++number;
     if (line.starts_with("[")) {
       std::string_view header = line;
@@ -165,7 +161,7 @@ std::size_t toml_line(std::string_view text, std::string_view table, std::size_t
       while (header.starts_with("["))
         header.remove_prefix(1);
       std::string name;
-      for (char c : trim(header)) {
+      for (char c : core::trim(header, kBlank)) {
         if (c != ' ' && c != '"' && c != '\'') name += c;
       }
       in_table = name == table && seen++ == occurrence;
@@ -174,7 +170,7 @@ std::size_t toml_line(std::string_view text, std::string_view table, std::size_t
       for (std::string_view quote : {"", "\"", "'"}) {
         std::string spelled = fmt::format("{}{}{}", quote, key, quote);
         if (!line.starts_with(spelled)) continue;
-        std::string_view rest = trim(line.substr(spelled.size()));
+        std::string_view rest = core::trim(line.substr(spelled.size()), kBlank);
         if (rest.starts_with("=")) return number;
       }
     }
@@ -459,21 +455,21 @@ void read_pip_conf(const SourceFile& file, Layer& out) {
     std::string_view raw = std::string_view(file.text).substr(
         start, end == std::string::npos ? std::string::npos : end - start);
     ++number;
-    std::string_view line = trim(raw);
+    std::string_view line = core::trim(raw, kBlank);
     bool continuation = !raw.empty() && (raw.front() == ' ' || raw.front() == '\t');
     if (line.empty() || line.starts_with("#") || line.starts_with(";")) {
       // blank and comment lines end nothing: pip's parser keeps reading a value's lines
     } else if (line.starts_with("[") && line.ends_with("]")) {
-      section = std::string(trim(line.substr(1, line.size() - 2)));
+      section = std::string(core::trim(line.substr(1, line.size() - 2), kBlank));
       open = nullptr;
     } else if (continuation && open != nullptr) {
       open->values.emplace_back(line);
     } else if (auto eq = line.find_first_of("=:"); eq != std::string_view::npos) {
-      std::string key(trim(line.substr(0, eq)));
+      std::string key(core::trim(line.substr(0, eq), kBlank));
       std::replace(key.begin(), key.end(), '_', '-');
       Candidate c;
       c.origin = file_origin(file, fmt::format("[{}]", section), number);
-      std::string_view value = trim(line.substr(eq + 1));
+      std::string_view value = core::trim(line.substr(eq + 1), kBlank);
       for (std::size_t pos = 0; pos < value.size();) {
         std::size_t space = value.find_first_of(" \t", pos);
         std::string_view word =

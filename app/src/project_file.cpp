@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/core/name.h"
+#include "gpulock/core/text.h"
 #include "gpulock/lock/toml_document.h"
 
 namespace gpulock::app {
@@ -34,14 +35,12 @@ std::size_t key_line(std::string_view text, std::string_view name) {
     std::size_t end = text.find('\n', start);
     std::string_view line =
         text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
-      line.remove_prefix(1);
+    line = core::trim_left(line, " \t");
     for (std::string_view quote : {"", "\"", "'"}) {
       std::string key = fmt::format("{}{}{}", quote, name, quote);
       if (line.starts_with(key)) {
         std::string_view rest = line.substr(key.size());
-        while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
-          rest.remove_prefix(1);
+        rest = core::trim_left(rest, " \t");
         if (rest.starts_with("=")) return number;
       }
     }
