@@ -10,6 +10,7 @@
 
 #include "gpulock/core/metadata.h"
 #include "gpulock/core/name.h"
+#include "gpulock/core/text.h"
 
 namespace gpulock::probe {
 namespace fs = std::filesystem;
@@ -89,6 +90,102 @@ bool is_shared_library(std::string_view path) {
   return false;
 }
 
+// The `*.dist-info` directories of a site-packages directory, sorted.
+core::Result<std::vector<fs::path>> list_dist_infos(const fs::path& site) {
+  std::error_code ec;
+  std::vector<fs::path> dist_infos;
+  for (fs::directory_iterator it(site, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (name.size() > 10 && name.ends_with(".dist-info") && it->is_directory(ec)) {
+      dist_infos.push_back(it->path());
+    }
+  }
+  if (ec) {
+    return std::unexpected(core::make_error(
+        core::ErrorCode::Io, fmt::format("cannot list it: {}", ec.message()), site.string()));
+  }
+  std::sort(dist_infos.begin(), dist_infos.end());
+  return dist_infos;
+}
+
+// One distribution from its dist-info directory (METADATA, the shared libraries its RECORD
+// lists), or nullopt when it is ignored (the reason goes to `warnings`).
+std::optional<InstalledDistribution> read_distribution(const fs::path& di, const fs::path& site,
+                                                       std::vector<std::string>& warnings) {
+  InstalledDistribution d;
+  d.dist_info = di;
+  d.site_packages = site;
+  auto text = slurp(di / "METADATA");
+  if (!text) {
+    warnings.push_back(fmt::format("{}: no readable METADATA; ignored", di.string()));
+    return std::nullopt;
+  }
+  auto meta = core::CoreMetadata::parse(*text);
+  if (meta) {
+    d.display_name = meta->name;
+    d.version = meta->version.to_string();
+    // Keep the version as written when it is already canonical-equivalent.
+    auto [_, written] = loose_name_version(*text);
+    if (!written.empty()) d.version = written;
+    d.requires_dist = meta->requires_dist;
+  } else {
+    auto [n, v] = loose_name_version(*text);
+    if (n.empty() || v.empty()) {
+      warnings.push_back(
+          fmt::format("{}: METADATA without Name or Version; ignored", (di / "METADATA").string()));
+      return std::nullopt;
+    }
+    d.display_name = n;
+    d.version = v;
+    warnings.push_back(fmt::format("{}: {}", (di / "METADATA").string(), meta.error().to_string()));
+  }
+  d.name = core::normalize_name(d.display_name);
+  if (auto record = slurp(di / "RECORD", 256u << 20)) {
+    d.has_record = true;
+    std::istringstream in(*record);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      std::string path = record_path(line);
+      if (!path.empty() && is_shared_library(path)) d.libraries.push_back(path);
+    }
+  }
+  return d;
+}
+
+// nvidia/<folder>/lib, sorted by folder.
+std::vector<LibraryDir> nvidia_library_dirs(const fs::path& site) {
+  std::error_code ec;
+  std::vector<LibraryDir> dirs;
+  for (fs::directory_iterator it(site / "nvidia", ec), end; !ec && it != end; it.increment(ec)) {
+    fs::path lib = it->path() / "lib";
+    std::error_code ec2;
+    if (fs::is_directory(lib, ec2)) dirs.push_back({lib, it->path().filename().string()});
+  }
+  std::sort(dirs.begin(), dirs.end(),
+            [](const LibraryDir& a, const LibraryDir& b) { return a.folder < b.folder; });
+  return dirs;
+}
+
+// What the installed torch was built with: its cuDNN pin and version.py's CUDA.
+TorchBuild torch_build(const InstalledDistribution& torch) {
+  TorchBuild t;
+  t.version = torch.version;
+  for (const auto& r : torch.requires_dist) {
+    std::string n = r.normalized_name();
+    if (!n.starts_with("nvidia-cudnn-") || r.specifier.size() != 1) continue;
+    const auto& spec = *r.specifier.begin();
+    if (spec.op() != core::Operator::Equal || spec.wildcard()) continue;
+    t.cudnn_package = n;
+    t.cudnn_pin = spec.operand();
+    break;
+  }
+  if (auto text = slurp(torch.site_packages / "torch" / "version.py", 1u << 20)) {
+    t.cuda = parse_torch_version_py_cuda(*text, &t.version_py_read);
+  }
+  return t;
+}
+
 }  // namespace
 
 std::optional<std::string> parse_torch_version_py_cuda(std::string_view text, bool* found) {
@@ -104,10 +201,7 @@ std::optional<std::string> parse_torch_version_py_cuda(std::string_view text, bo
     auto eq = l.find('=');
     if (eq == std::string_view::npos) continue;
     std::string_view v = l.substr(eq + 1);
-    while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
-      v.remove_prefix(1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r'))
-      v.remove_suffix(1);
+    v = core::trim_right(core::trim_left(v, " \t"), " \t\r");
     if (found != nullptr) *found = true;
     if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front()) {
       return std::string(v.substr(1, v.size() - 2));
@@ -153,78 +247,22 @@ core::Result<PythonEnvironment> scan_environment(const std::vector<fs::path>& si
     env.site_packages.push_back(site);
     add_root(site);
 
-    std::vector<fs::path> dist_infos;
-    for (fs::directory_iterator it(site, ec), end; !ec && it != end; it.increment(ec)) {
-      const auto name = it->path().filename().string();
-      if (name.size() > 10 && name.ends_with(".dist-info") && it->is_directory(ec)) {
-        dist_infos.push_back(it->path());
-      }
-    }
-    if (ec) {
-      return std::unexpected(core::make_error(
-          core::ErrorCode::Io, fmt::format("cannot list it: {}", ec.message()), site.string()));
-    }
-    std::sort(dist_infos.begin(), dist_infos.end());
-    for (const auto& di : dist_infos) {
-      InstalledDistribution d;
-      d.dist_info = di;
-      d.site_packages = site;
-      auto text = slurp(di / "METADATA");
-      if (!text) {
-        env.warnings.push_back(fmt::format("{}: no readable METADATA; ignored", di.string()));
-        continue;
-      }
-      auto meta = core::CoreMetadata::parse(*text);
-      if (meta) {
-        d.display_name = meta->name;
-        d.version = meta->version.to_string();
-        // Keep the version as written when it is already canonical-equivalent.
-        auto [_, written] = loose_name_version(*text);
-        if (!written.empty()) d.version = written;
-        d.requires_dist = meta->requires_dist;
-      } else {
-        auto [n, v] = loose_name_version(*text);
-        if (n.empty() || v.empty()) {
-          env.warnings.push_back(fmt::format("{}: METADATA without Name or Version; ignored",
-                                             (di / "METADATA").string()));
-          continue;
-        }
-        d.display_name = n;
-        d.version = v;
-        env.warnings.push_back(
-            fmt::format("{}: {}", (di / "METADATA").string(), meta.error().to_string()));
-      }
-      d.name = core::normalize_name(d.display_name);
-      if (auto record = slurp(di / "RECORD", 256u << 20)) {
-        d.has_record = true;
-        std::istringstream in(*record);
-        std::string line;
-        while (std::getline(in, line)) {
-          if (!line.empty() && line.back() == '\r') line.pop_back();
-          std::string path = record_path(line);
-          if (!path.empty() && is_shared_library(path)) d.libraries.push_back(path);
-        }
-      }
-      if (env.find(d.name) != nullptr) {
+    auto dist_infos = list_dist_infos(site);
+    if (!dist_infos) return std::unexpected(std::move(dist_infos.error()));
+    for (const auto& di : *dist_infos) {
+      auto d = read_distribution(di, site, env.warnings);
+      if (!d) continue;
+      if (env.find(d->name) != nullptr) {
         env.warnings.push_back(
             fmt::format("{} is installed twice; {} {} in {} comes first and is the one used",
-                        d.display_name, env.find(d.name)->display_name, env.find(d.name)->version,
-                        env.find(d.name)->site_packages.string()));
+                        d->display_name, env.find(d->name)->display_name,
+                        env.find(d->name)->version, env.find(d->name)->site_packages.string()));
         continue;
       }
-      env.distributions.push_back(std::move(d));
+      env.distributions.push_back(std::move(*d));
     }
 
-    // nvidia/<folder>/lib
-    std::vector<LibraryDir> dirs;
-    for (fs::directory_iterator it(site / "nvidia", ec), end; !ec && it != end; it.increment(ec)) {
-      fs::path lib = it->path() / "lib";
-      std::error_code ec2;
-      if (fs::is_directory(lib, ec2)) dirs.push_back({lib, it->path().filename().string()});
-    }
-    std::sort(dirs.begin(), dirs.end(),
-              [](const LibraryDir& a, const LibraryDir& b) { return a.folder < b.folder; });
-    for (auto& d : dirs) {
+    for (auto& d : nvidia_library_dirs(site)) {
       add_root(d.path);
       env.library_dirs.push_back(std::move(d));
     }
@@ -239,23 +277,7 @@ core::Result<PythonEnvironment> scan_environment(const std::vector<fs::path>& si
     }
   }
 
-  if (const auto* torch = env.find("torch")) {
-    TorchBuild t;
-    t.version = torch->version;
-    for (const auto& r : torch->requires_dist) {
-      std::string n = r.normalized_name();
-      if (!n.starts_with("nvidia-cudnn-") || r.specifier.size() != 1) continue;
-      const auto& spec = *r.specifier.begin();
-      if (spec.op() != core::Operator::Equal || spec.wildcard()) continue;
-      t.cudnn_package = n;
-      t.cudnn_pin = spec.operand();
-      break;
-    }
-    if (auto text = slurp(torch->site_packages / "torch" / "version.py", 1u << 20)) {
-      t.cuda = parse_torch_version_py_cuda(*text, &t.version_py_read);
-    }
-    env.torch = std::move(t);
-  }
+  if (const auto* torch = env.find("torch")) env.torch = torch_build(*torch);
   return env;
 }
 
