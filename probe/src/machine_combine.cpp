@@ -54,6 +54,16 @@ std::vector<GpuInfo> Detector::gpus_from(const LibReport& r, Method method) cons
 }
 
 void Detector::combine() {
+  auto cuda_file = combine_driver();
+  find_driver_mismatch(cuda_file);
+  combine_gpus();
+  compare_nvml_and_cuda();
+  combine_ceiling();
+  combine_archs();
+  warn_missing_libraries();
+}
+
+std::optional<gpu::DriverVersion> Detector::combine_driver() {
   // Driver version.
   if (nvml_ok_ && !nvml_->driver_version.empty()) {
     if (auto v = gpu::DriverVersion::parse(nvml_->driver_version)) {
@@ -78,7 +88,10 @@ void Detector::combine() {
                                              fmt::format("file name of {}", shown(cuda_->path)),
                                              cuda_->path.substr(cuda_->path.rfind('/') + 1)};
   }
+  return cuda_file;
+}
 
+void Detector::find_driver_mismatch(const std::optional<gpu::DriverVersion>& cuda_file) {
   // Driver updated but not reloaded: user space and kernel module differ.
   if (m_.kernel_module) {
     const gpu::DriverVersion& kernel = m_.kernel_module->value;
@@ -114,7 +127,9 @@ void Detector::combine() {
     ev_.module_not_loaded.push_back(
         "libcuda loads but cuInit fails and no nvidia kernel module is loaded");
   }
+}
 
+void Detector::combine_gpus() {
   // GPUs: NVML (no CUDA context needed), else libcuda, else nvidia-smi.
   if (nvml_ok_ && !nvml_->gpus.empty()) {
     m_.gpus = gpus_from(*nvml_, Method::Nvml);
@@ -127,8 +142,9 @@ void Detector::combine() {
           GpuInfo{i++, g.name, g.uuid, g.compute_capability, std::nullopt, Method::NvidiaSmi});
     }
   }
-  compare_nvml_and_cuda();
+}
 
+void Detector::combine_ceiling() {
   // Ceiling: libcuda (what the CUDA runtime accepts), else NVML, else the table.
   if (!m_.cuda_ceiling) {
     std::optional<gpu::CudaVersion> from_cuda;
@@ -160,7 +176,9 @@ void Detector::combine() {
                        c->to_string()));
     }
   }
+}
 
+void Detector::combine_archs() {
   // Architectures every build must support.
   if (m_.gpu_archs && !m_.gpus.empty()) {
     std::vector<gpu::ComputeCapability> detected;
@@ -193,7 +211,9 @@ void Detector::combine() {
                                                                    archs_text(archs)};
     }
   }
+}
 
+void Detector::warn_missing_libraries() {
   // One side present without the other.
   bool nvml_missing = nvml_ && !nvml_->loaded && nvml_->child.end == ChildResult::End::Exited;
   bool cuda_missing = cuda_ && !cuda_->loaded && cuda_->child.end == ChildResult::End::Exited;

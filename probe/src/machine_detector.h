@@ -78,6 +78,12 @@ class Detector {
   static std::optional<gpu::ComputeCapability> cc_of(const LibGpu& g);
   std::vector<GpuInfo> gpus_from(const LibReport& r, Method method) const;
   void combine();
+  std::optional<gpu::DriverVersion> combine_driver();
+  void find_driver_mismatch(const std::optional<gpu::DriverVersion>& cuda_file);
+  void combine_gpus();
+  void combine_ceiling();
+  void combine_archs();
+  void warn_missing_libraries();
   void compare_nvml_and_cuda();
 
   const DetectOptions& o_;
