@@ -109,6 +109,42 @@ core::Result<resolver::PackageCandidates> IndexProvider::candidates(std::string_
   return out;
 }
 
+namespace {
+
+// PEP 825 variant markers: the chosen label and its properties the machine supports.
+core::Environment variant_environment(const core::Environment& target,
+                                      const VariantChoice& variants) {
+  core::Environment variant_env = target;
+  variant_env.variant_label = variants.label;
+  for (const auto& prop : variants.properties) {
+    variant_env.variant_properties.insert(prop);
+    auto last = prop.rfind(" :: ");
+    auto first = prop.find(" :: ");
+    if (last != std::string::npos) variant_env.variant_features.insert(prop.substr(0, last));
+    if (first != std::string::npos) variant_env.variant_namespaces.insert(prop.substr(0, first));
+  }
+  return variant_env;
+}
+
+// What the GPU policy is told about a candidate: its included requirements, and for a variant
+// wheel its label and the arch list its variant properties give.
+gpu::CandidateFacts candidate_facts(std::string_view package, const core::Version& version,
+                                    const std::vector<core::Requirement>& included,
+                                    const VariantChoice* variants) {
+  gpu::CandidateFacts candidate{package, version, included};
+  if (variants != nullptr && !variants->label.empty()) {
+    candidate.variant_label = variants->label;
+    if (variants->metadata) {
+      auto props = variants->metadata->variants.find(variants->label);
+      if (props != variants->metadata->variants.end())
+        candidate.arch_list = arch_list_of_variant(props->second);
+    }
+  }
+  return candidate;
+}
+
+}  // namespace
+
 core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_view package,
                                                                  std::size_t index,
                                                                  const core::Version& version,
@@ -163,19 +199,10 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
     return learned();
   }
   const core::CoreMetadata& meta = **md;
-  // PEP 825 variant markers: the chosen label and its properties the machine supports.
   const core::Environment* env_ptr = &impl_->config.target.environment;
   core::Environment variant_env;
   if (entry.variants) {
-    variant_env = *env_ptr;
-    variant_env.variant_label = entry.variants->label;
-    for (const auto& prop : entry.variants->properties) {
-      variant_env.variant_properties.insert(prop);
-      auto last = prop.rfind(" :: ");
-      auto first = prop.find(" :: ");
-      if (last != std::string::npos) variant_env.variant_features.insert(prop.substr(0, last));
-      if (first != std::string::npos) variant_env.variant_namespaces.insert(prop.substr(0, first));
-    }
+    variant_env = variant_environment(*env_ptr, *entry.variants);
     env_ptr = &variant_env;
   }
   const auto& env = *env_ptr;
@@ -213,16 +240,8 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
   }
 
   // GPU policy (DESIGN.md §GPU model): its edges after the wheel's own requirements.
-  gpu::CandidateFacts candidate{package, version, included};
-  if (entry.variants && !entry.variants->label.empty()) {
-    candidate.variant_label = entry.variants->label;
-    if (entry.variants->metadata) {
-      auto props = entry.variants->metadata->variants.find(entry.variants->label);
-      if (props != entry.variants->metadata->variants.end())
-        candidate.arch_list = arch_list_of_variant(props->second);
-    }
-  }
-  gpu::GpuFacts gpu = impl_->gpu.facts(candidate);
+  gpu::GpuFacts gpu =
+      impl_->gpu.facts(candidate_facts(package, version, included, entry.variants.get()));
   entry.needs_cuda = gpu.need ? std::optional<gpu::CudaVersion>(gpu.need->cuda) : std::nullopt;
   entry.archs_assumed = gpu.archs_assumed;
   if (!gpu.warning.empty()) impl_->warn(std::move(gpu.warning));
