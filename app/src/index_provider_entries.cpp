@@ -68,6 +68,64 @@ UnavailableReason unavailable_reason(const VersionAcc& acc, const gpu::GpuPolicy
   return r;
 }
 
+// Each release with variant wheels: its plain wheel, its variant metadata file, and the wheel
+// that stands for it until its label is settled.
+void attach_variant_files(std::string_view name, const PackageState& state,
+                          std::vector<VersionAcc>& accs) {
+  // The variant metadata files of each source's pages, by version.
+  std::map<std::pair<const SourceSpec*, core::Version>, const index::DistFile*> variants_files;
+  for (std::size_t i = 0; i < state.pages.size() && i < state.sources.size(); ++i) {
+    for (const auto& f : state.pages[i]->variants_files) {
+      auto parsed = index::variants_json_name(f.filename());
+      if (parsed && parsed->project == name)
+        variants_files.emplace(std::pair{state.sources[i], parsed->version}, &f);
+    }
+  }
+  for (auto& acc : accs) {
+    if (!acc.variants) continue;
+    auto& v = *acc.variants;
+    v.plain = acc.entry.file;
+    v.plain_source = acc.entry.source;
+    if (auto it = variants_files.find({v.source, acc.entry.version}); it != variants_files.end())
+      v.metadata_file = it->second;
+    // Until the label is settled, the first label's wheel stands for the release.
+    acc.entry.file = v.by_label.begin()->second.first;
+    acc.entry.source = v.source;
+    acc.entry.yanked = acc.entry.file->yanked();
+    acc.entry.variants = acc.variants;
+  }
+}
+
+// Why each version without a usable wheel cannot be used, and what the package offers at all.
+void settle_availability(std::string_view name, PackageState& state, std::vector<VersionAcc>& accs,
+                         const gpu::GpuPolicy& gpu, const std::string& target_tag) {
+  bool any_available = false, any_wheel = false, any_sdist = false, any_tag_ok = false;
+  for (auto& acc : accs) {
+    if (acc.other_date && !acc.has_wheel && !acc.has_sdist) {
+      acc.entry.version = core::Version();  // dropped below: a nightly of another date
+      continue;
+    }
+    any_wheel = any_wheel || acc.has_wheel;
+    any_sdist = any_sdist || acc.has_sdist;
+    any_tag_ok = any_tag_ok || acc.tag_ok;
+    if (acc.entry.file != nullptr) {
+      any_available = true;
+      continue;
+    }
+    acc.entry.unavailable = unavailable_reason(acc, gpu, target_tag);
+    // A 0.0.x placeholder sdist (nvidia-cuda-runtime-cu13): never chosen, and named as one.
+    if (auto real = gpu::placeholder_real_name(name, acc.entry.version);
+        real && acc.entry.unavailable->kind == UnavailableKind::OnlySdist) {
+      acc.entry.unavailable->message =
+          fmt::format("is a placeholder (an empty sdist); the CUDA 13 package is {}", *real);
+      state.placeholder_for = *real;
+    }
+  }
+  state.any_wheel_for_target = any_available;
+  state.only_sdists = !any_available && any_sdist && !any_wheel;
+  state.only_other_platforms = !any_available && any_wheel && !any_tag_ok;
+}
+
 // Preference order: the torch family newest public version first, then the highest CUDA variant
 // (never PEP 440 label order); an existing lock's pin moved to the front.
 void order_entries(std::string_view name, const ProviderConfig& config,
@@ -203,54 +261,8 @@ auto IndexProvider::Impl::build_entries(
     }
   }
 
-  // The variant metadata files of each source's pages, by version.
-  std::map<std::pair<const SourceSpec*, core::Version>, const index::DistFile*> variants_files;
-  for (std::size_t i = 0; i < state.pages.size() && i < state.sources.size(); ++i) {
-    for (const auto& f : state.pages[i]->variants_files) {
-      auto parsed = index::variants_json_name(f.filename());
-      if (parsed && parsed->project == name)
-        variants_files.emplace(std::pair{state.sources[i], parsed->version}, &f);
-    }
-  }
-  for (auto& acc : accs) {
-    if (!acc.variants) continue;
-    auto& v = *acc.variants;
-    v.plain = acc.entry.file;
-    v.plain_source = acc.entry.source;
-    if (auto it = variants_files.find({v.source, acc.entry.version}); it != variants_files.end())
-      v.metadata_file = it->second;
-    // Until the label is settled, the first label's wheel stands for the release.
-    acc.entry.file = v.by_label.begin()->second.first;
-    acc.entry.source = v.source;
-    acc.entry.yanked = acc.entry.file->yanked();
-    acc.entry.variants = acc.variants;
-  }
-
-  bool any_available = false, any_wheel = false, any_sdist = false, any_tag_ok = false;
-  for (auto& acc : accs) {
-    if (acc.other_date && !acc.has_wheel && !acc.has_sdist) {
-      acc.entry.version = core::Version();  // dropped below: a nightly of another date
-      continue;
-    }
-    any_wheel = any_wheel || acc.has_wheel;
-    any_sdist = any_sdist || acc.has_sdist;
-    any_tag_ok = any_tag_ok || acc.tag_ok;
-    if (acc.entry.file != nullptr) {
-      any_available = true;
-      continue;
-    }
-    acc.entry.unavailable = unavailable_reason(acc, gpu, target_tag_text());
-    // A 0.0.x placeholder sdist (nvidia-cuda-runtime-cu13): never chosen, and named as one.
-    if (auto real = gpu::placeholder_real_name(name, acc.entry.version);
-        real && acc.entry.unavailable->kind == UnavailableKind::OnlySdist) {
-      acc.entry.unavailable->message =
-          fmt::format("is a placeholder (an empty sdist); the CUDA 13 package is {}", *real);
-      state.placeholder_for = *real;
-    }
-  }
-  state.any_wheel_for_target = any_available;
-  state.only_sdists = !any_available && any_sdist && !any_wheel;
-  state.only_other_platforms = !any_available && any_wheel && !any_tag_ok;
+  attach_variant_files(name, state, accs);
+  settle_availability(name, state, accs, gpu, target_tag_text());
 
   std::vector<VersionEntry> entries;
   entries.reserve(accs.size());
