@@ -495,6 +495,53 @@ core::Status finish_interrupted_syncs(const InstallRequest& request, const Insta
   return {};
 }
 
+// The tags the lock's target installs into this environment's Python (nullopt: the lock names no
+// target); a usage error when the Python is not one of the target's.
+core::Result<std::optional<std::vector<core::Tag>>> lock_target_tags(const InstallRequest& request,
+                                                                     const lock::Lock& lk,
+                                                                     const Interpreter& in,
+                                                                     const std::string& python) {
+  std::optional<std::vector<core::Tag>> tags;
+  if (lk.gpulock && lk.gpulock->target) {
+    const auto& t = *lk.gpulock->target;
+    // The lock's wheels are chosen for its target: binary wheels of another Python do not load.
+    // A target spanning several Pythons (issue 22) takes any of them.
+    const std::string& xy = in.markers.python_version;
+    std::string python_tag = t.python;
+    for (const auto& p : t.pythons) {
+      if (p == xy || (p.ends_with('t') && p.substr(0, p.size() - 1) == xy)) python_tag = p;
+    }
+    if (!python_tag.empty() && python_tag != xy && python_tag != xy + "t") {
+      const std::string pythons =
+          t.pythons.empty() ? t.python : fmt::format("{}", fmt::join(t.pythons, ", "));
+      return std::unexpected(
+          core::make_error(ErrorCode::Usage,
+                           fmt::format("the lock is for Python {}; this environment's Python is {}",
+                                       pythons, in.version),
+                           python)
+              .with_hint(fmt::format("install into a Python {} environment (--venv DIR makes one "
+                                     "with a python{} from PATH), or resolve for Python {}",
+                                     t.python, t.python, xy)));
+    }
+    // Every platform of the target adds its tags, the first one's first.
+    std::vector<std::string> platforms = t.platforms;
+    if (platforms.empty()) platforms.push_back(t.platform);
+    tags.emplace();
+    for (const auto& platform : platforms) {
+      auto target = core::TagTarget::from_platform_tag(python_tag, platform);
+      if (!target) {
+        return std::unexpected(target.error()
+                                   .located(request.lock)
+                                   .with_context("while reading [tool.gpulock.target]"));
+      }
+      for (auto& tag : core::supported_tags(*target)) {
+        if (std::find(tags->begin(), tags->end(), tag) == tags->end()) tags->push_back(tag);
+      }
+    }
+  }
+  return tags;
+}
+
 }  // namespace
 
 bool is_tool_package(std::string_view name) {
@@ -596,49 +643,13 @@ core::Result<SyncResult> sync_lock(const InstallRequest& request, const SyncObse
     env = std::move(*scanned);
   }
 
-  std::optional<std::vector<core::Tag>> tags;
-  if (file->lock.gpulock && file->lock.gpulock->target) {
-    const auto& t = *file->lock.gpulock->target;
-    // The lock's wheels are chosen for its target: binary wheels of another Python do not load.
-    // A target spanning several Pythons (issue 22) takes any of them.
-    const std::string& xy = in->markers.python_version;
-    std::string python_tag = t.python;
-    for (const auto& p : t.pythons) {
-      if (p == xy || (p.ends_with('t') && p.substr(0, p.size() - 1) == xy)) python_tag = p;
-    }
-    if (!python_tag.empty() && python_tag != xy && python_tag != xy + "t") {
-      const std::string pythons =
-          t.pythons.empty() ? t.python : fmt::format("{}", fmt::join(t.pythons, ", "));
-      return std::unexpected(
-          core::make_error(ErrorCode::Usage,
-                           fmt::format("the lock is for Python {}; this environment's Python is {}",
-                                       pythons, in->version),
-                           *python)
-              .with_hint(fmt::format("install into a Python {} environment (--venv DIR makes one "
-                                     "with a python{} from PATH), or resolve for Python {}",
-                                     t.python, t.python, xy)));
-    }
-    // Every platform of the target adds its tags, the first one's first.
-    std::vector<std::string> platforms = t.platforms;
-    if (platforms.empty()) platforms.push_back(t.platform);
-    tags.emplace();
-    for (const auto& platform : platforms) {
-      auto target = core::TagTarget::from_platform_tag(python_tag, platform);
-      if (!target) {
-        return std::unexpected(target.error()
-                                   .located(request.lock)
-                                   .with_context("while reading [tool.gpulock.target]"));
-      }
-      for (auto& tag : core::supported_tags(*target)) {
-        if (std::find(tags->begin(), tags->end(), tag) == tags->end()) tags->push_back(tag);
-      }
-    }
-  }
+  auto tags = lock_target_tags(request, file->lock, *in, *python);
+  if (!tags) return std::unexpected(tags.error());
   const fs::path lock_path(request.lock);
   PlanInputs inputs{
       file->lock, lock_path.has_parent_path() ? lock_path.parent_path() : fs::path("."),
       env,        in->markers,
-      tags,       request};
+      *tags,      request};
   auto plan = make_plan(inputs);
   if (!plan) return std::unexpected(plan.error());
   result.plan = std::move(*plan);
