@@ -303,6 +303,47 @@ std::optional<int> pick_target_lock(Context& ctx, app::CheckRequest& request) {
   return std::nullopt;
 }
 
+// `--index NAME=URL` is resolve's named index; here --index is the layer flag and takes no
+// value, so the pair would otherwise be read as a requirement argument. Returns the exit code
+// when the command ends here.
+std::optional<int> refuse_named_index(Terminal& term, const CheckArgs& a) {
+  for (const auto& r : a.given.request.requirements) {
+    const auto eq = r.find('=');
+    if (eq == std::string::npos || eq == 0 || r.find("://", eq) == std::string::npos ||
+        r.find_first_of("<>!~=") < eq) {
+      continue;
+    }
+    term.error(fmt::format(
+        "'{}' looks like resolve's --index NAME=URL, which check does not take: --index "
+        "selects the index layer here",
+        r));
+    term.hint(
+        "leave out --index NAME=URL and --index-for; the lock records its indexes "
+        "and `check --index` reads them from it");
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+// Resolve's input flags, given: the request's inputs to compare with the lock's record. Returns
+// the exit code when the command ends here.
+std::optional<int> add_given_inputs(Terminal& term, const CLI::App& sub, CheckArgs& a,
+                                    app::CheckRequest& request) {
+  if (auto s = a.given.finish(); !s) return report_error(term, s.error());
+  // Compared as resolve would run: the configuration beneath the flags (issue 26).
+  auto config = apply_project_config(sub, a.given);
+  if (!config) return report_error(term, config.error());
+  request.given = a.given.request;
+  // The machine flags describe this machine; with --inputs they are also compared with the
+  // machine the lock was resolved for, when it was given by flags (issue 16).
+  auto driver = gpu::DriverSpec::parse(request.machine_flags.driver);
+  if (!driver) return report_error(term, driver.error());
+  request.given->driver = std::move(*driver);
+  request.given->cuda_ceiling = request.machine_flags.cuda_ceiling;
+  request.given->gpu_arch = request.machine_flags.gpu_arch;
+  return std::nullopt;
+}
+
 RunFn setup(CLI::App& sub) {
   auto a = std::make_shared<CheckArgs>();
   auto& q = a->request;
@@ -364,41 +405,14 @@ RunFn setup(CLI::App& sub) {
       }
       request.lock = a->output;
     }
-    // `--index NAME=URL` is resolve's named index; here --index is the layer flag and takes no
-    // value, so the pair would otherwise be read as a requirement argument.
     if (request.index) {
-      for (const auto& r : a->given.request.requirements) {
-        const auto eq = r.find('=');
-        if (eq == std::string::npos || eq == 0 || r.find("://", eq) == std::string::npos ||
-            r.find_first_of("<>!~=") < eq) {
-          continue;
-        }
-        term.error(fmt::format(
-            "'{}' looks like resolve's --index NAME=URL, which check does not take: --index "
-            "selects the index layer here",
-            r));
-        term.hint(
-            "leave out --index NAME=URL and --index-for; the lock records its indexes "
-            "and `check --index` reads them from it");
-        return kExitUsage;
-      }
+      if (auto ended = refuse_named_index(term, *a)) return *ended;
     }
     bool any_input = false;
     for (const auto* o : a->input_options)
       any_input = any_input || o->count() > 0;
     if (any_input) {
-      if (auto s = a->given.finish(); !s) return report_error(term, s.error());
-      // Compared as resolve would run: the configuration beneath the flags (issue 26).
-      auto config = apply_project_config(sub, a->given);
-      if (!config) return report_error(term, config.error());
-      request.given = a->given.request;
-      // The machine flags describe this machine; with --inputs they are also compared with the
-      // machine the lock was resolved for, when it was given by flags (issue 16).
-      auto driver = gpu::DriverSpec::parse(request.machine_flags.driver);
-      if (!driver) return report_error(term, driver.error());
-      request.given->driver = std::move(*driver);
-      request.given->cuda_ceiling = request.machine_flags.cuda_ceiling;
-      request.given->gpu_arch = request.machine_flags.gpu_arch;
+      if (auto ended = add_given_inputs(term, sub, *a, request)) return *ended;
     }
     auto client = cache_client_options(a->cache);
     if (!client) return report_error(term, client.error());
