@@ -87,6 +87,92 @@ std::vector<CommandInfo> registered_commands() {
 
 namespace {
 
+// A command line CLI11 refuses: the error (a mistyped flag named, with the closest flag of that
+// command), the command's usage hint, exit 2.
+int report_parse_error(Terminal& term, CLI::App& app,
+                       const std::map<std::string, CLI::App*>& subcommands,
+                       const CLI::ParseError& e, int argc, char** argv) {
+  std::string where;
+  CLI::App* parsed = &app;
+  for (const auto& [name, sub] : subcommands) {
+    if (sub->parsed()) {
+      where = " " + name;
+      parsed = sub;
+    }
+  }
+  for (auto* nested : parsed->get_subcommands()) {
+    where += " " + nested->get_name();
+    parsed = nested;
+  }
+  // A mistyped flag: name it and suggest the closest flag of that command, as for commands.
+  std::vector<std::string> flags;
+  for (const auto* opt : parsed->get_options()) {
+    for (const auto& l : opt->get_lnames())
+      flags.push_back("--" + l);
+  }
+  for (const auto* opt : app.get_options()) {
+    for (const auto& l : opt->get_lnames())
+      flags.push_back("--" + l);
+  }
+  std::string unknown;
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    for (int i = 1; i < argc && unknown.empty(); ++i) {
+      std::string_view arg = argv[i];
+      if (arg == "--") break;
+      if (!arg.starts_with("--")) continue;
+      std::string name(arg.substr(0, arg.find('=')));
+      if (std::find(flags.begin(), flags.end(), name) == flags.end()) unknown = name;
+    }
+  }
+  if (!unknown.empty()) {
+    term.error(fmt::format("unknown flag '{}'", unknown));
+    std::string suggestion = closest_command(unknown, flags);
+    if (!suggestion.empty()) term.hint(fmt::format("did you mean '{}'?", suggestion));
+  } else {
+    term.error(e.what());
+  }
+  term.hint(fmt::format("run 'gpulock{} --help' for usage", where));
+  return kExitUsage;
+}
+
+// `help [COMMAND [SUBCOMMAND...]]`: the overview, or the named (nested) command's help.
+int show_help(Terminal& term, CLI::App& app, const std::vector<std::string>& help_words,
+              const std::map<std::string, CLI::App*>& subcommands,
+              const std::vector<std::string>& names) {
+  if (help_words.empty()) {
+    // app.help() would describe the selected subcommand ("help" itself).
+    term.out(app.get_formatter()->make_help(&app, "gpulock", CLI::AppFormatMode::Normal));
+    return kExitSuccess;
+  }
+  auto it = subcommands.find(help_words.front());
+  if (it == subcommands.end()) {
+    return unknown_command(term, help_words.front(), names, "gpulock help ");
+  }
+  // `help index show`: the nested command's help.
+  CLI::App* topic = it->second;
+  std::string prefix = "gpulock";
+  for (std::size_t i = 1; i < help_words.size(); ++i) {
+    CLI::App* nested = nullptr;
+    for (auto* sub : topic->get_subcommands({})) {
+      if (sub->get_name() == help_words[i]) nested = sub;
+    }
+    if (nested == nullptr) {
+      std::vector<std::string> nested_names;
+      for (auto* sub : topic->get_subcommands({}))
+        nested_names.push_back(sub->get_name());
+      return unknown_command(
+          term, help_words[i], nested_names,
+          fmt::format("gpulock help {} ",
+                      fmt::join(help_words.begin(),
+                                help_words.begin() + static_cast<std::ptrdiff_t>(i), " ")));
+    }
+    prefix += " " + topic->get_name();
+    topic = nested;
+  }
+  term.out(topic->help(prefix));
+  return kExitSuccess;
+}
+
 int run(int argc, char** argv) {
   Terminal term;
   std::string command_line = "gpulock";
@@ -159,47 +245,7 @@ int run(int argc, char** argv) {
     term.out(app.help("", CLI::AppFormatMode::All));
     return kExitSuccess;
   } catch (const CLI::ParseError& e) {
-    std::string where;
-    CLI::App* parsed = &app;
-    for (const auto& [name, sub] : subcommands) {
-      if (sub->parsed()) {
-        where = " " + name;
-        parsed = sub;
-      }
-    }
-    for (auto* nested : parsed->get_subcommands()) {
-      where += " " + nested->get_name();
-      parsed = nested;
-    }
-    // A mistyped flag: name it and suggest the closest flag of that command, as for commands.
-    std::vector<std::string> flags;
-    for (const auto* opt : parsed->get_options()) {
-      for (const auto& l : opt->get_lnames())
-        flags.push_back("--" + l);
-    }
-    for (const auto* opt : app.get_options()) {
-      for (const auto& l : opt->get_lnames())
-        flags.push_back("--" + l);
-    }
-    std::string unknown;
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
-      for (int i = 1; i < argc && unknown.empty(); ++i) {
-        std::string_view arg = argv[i];
-        if (arg == "--") break;
-        if (!arg.starts_with("--")) continue;
-        std::string name(arg.substr(0, arg.find('=')));
-        if (std::find(flags.begin(), flags.end(), name) == flags.end()) unknown = name;
-      }
-    }
-    if (!unknown.empty()) {
-      term.error(fmt::format("unknown flag '{}'", unknown));
-      std::string suggestion = closest_command(unknown, flags);
-      if (!suggestion.empty()) term.hint(fmt::format("did you mean '{}'?", suggestion));
-    } else {
-      term.error(e.what());
-    }
-    term.hint(fmt::format("run 'gpulock{} --help' for usage", where));
-    return kExitUsage;
+    return report_parse_error(term, app, subcommands, e, argc, argv);
   }
 
   term.set_color_mode(color == "always"  ? ColorMode::Always
@@ -213,38 +259,7 @@ int run(int argc, char** argv) {
     return kExitSuccess;
   }
   if (help->parsed()) {
-    if (help_words.empty()) {
-      // app.help() would describe the selected subcommand ("help" itself).
-      term.out(app.get_formatter()->make_help(&app, "gpulock", CLI::AppFormatMode::Normal));
-      return kExitSuccess;
-    }
-    auto it = subcommands.find(help_words.front());
-    if (it == subcommands.end()) {
-      return unknown_command(term, help_words.front(), names, "gpulock help ");
-    }
-    // `help index show`: the nested command's help.
-    CLI::App* topic = it->second;
-    std::string prefix = "gpulock";
-    for (std::size_t i = 1; i < help_words.size(); ++i) {
-      CLI::App* nested = nullptr;
-      for (auto* sub : topic->get_subcommands({})) {
-        if (sub->get_name() == help_words[i]) nested = sub;
-      }
-      if (nested == nullptr) {
-        std::vector<std::string> nested_names;
-        for (auto* sub : topic->get_subcommands({}))
-          nested_names.push_back(sub->get_name());
-        return unknown_command(
-            term, help_words[i], nested_names,
-            fmt::format("gpulock help {} ",
-                        fmt::join(help_words.begin(),
-                                  help_words.begin() + static_cast<std::ptrdiff_t>(i), " ")));
-      }
-      prefix += " " + topic->get_name();
-      topic = nested;
-    }
-    term.out(topic->help(prefix));
-    return kExitSuccess;
+    return show_help(term, app, help_words, subcommands, names);
   }
   for (const auto& [name, sub] : subcommands) {
     if (sub->parsed()) return runners[name](ctx);
