@@ -69,65 +69,63 @@ std::string call_result(const probe::CudnnCall& c) {
                      c.detail.empty() ? "" : ": " + c.detail);
 }
 
-}  // namespace
-
-std::string render_probe_text(const app::EnvironmentReport& report, const Terminal& term) {
+// The Environment section: the interpreter, site-packages, torch, the lock compared and
+// LD_LIBRARY_PATH.
+std::string environment_section(const app::EnvironmentReport& report, const Terminal& term) {
   const auto& env = report.environment;
   const auto& load = report.load;
-  std::string out;
-  auto heading = [&](std::string_view title) { out += section_heading(term, title); };
-
-  heading("Environment");
-  {
-    TableRows rows;
-    if (!env.python.empty()) {
-      rows.push_back({"python", env.python_version.empty()
-                                    ? env.python
-                                    : fmt::format("{} ({})", env.python, env.python_version)});
-    }
-    for (const auto& sp : env.site_packages)
-      rows.push_back({"site-packages", sp.string()});
-    if (env.torch) {
-      std::string t = env.torch->version;
-      std::vector<std::string> parts;
-      if (env.torch->version_py_read) {
-        parts.push_back(fmt::format("torch.version.cuda {}", env.torch->cuda.value_or("None")));
-      }
-      if (env.torch->cudnn_pin) {
-        parts.push_back(
-            fmt::format("pins {}=={}", *env.torch->cudnn_package, *env.torch->cudnn_pin));
-      }
-      for (std::size_t i = 0; i < parts.size(); ++i)
-        t += (i == 0 ? " (" : "; ") + parts[i];
-      if (!parts.empty()) t += ")";
-      rows.push_back({"torch", t});
-    } else {
-      rows.push_back({"torch", "not installed"});
-    }
-    if (!report.lock_path.empty()) {
-      std::string l = report.lock_path;
-      if (report.lock_gpu) {
-        std::vector<std::string> parts;
-        if (report.lock_gpu->variant) parts.push_back(*report.lock_gpu->variant);
-        if (report.lock_gpu->cudnn) parts.push_back("cuDNN " + *report.lock_gpu->cudnn);
-        if (report.lock_gpu->min_driver)
-          parts.push_back("min driver " + *report.lock_gpu->min_driver);
-        for (std::size_t i = 0; i < parts.size(); ++i)
-          l += (i == 0 ? " (" : ", ") + parts[i];
-        if (!parts.empty()) l += ")";
-      }
-      rows.push_back({"lock", l});
-    } else {
-      rows.push_back({"lock", "none (checking the environment's own consistency)"});
-    }
-    std::string llp;
-    for (const auto& e : load.ld_library_path)
-      llp += (llp.empty() ? "" : ":") + e;
-    rows.push_back({"LD_LIBRARY_PATH", llp.empty() ? "(empty)" : llp});
-    out += render_table(rows, {}, term, kSectionIndent);
+  std::string out = section_heading(term, "Environment");
+  TableRows rows;
+  if (!env.python.empty()) {
+    rows.push_back({"python", env.python_version.empty()
+                                  ? env.python
+                                  : fmt::format("{} ({})", env.python, env.python_version)});
   }
+  for (const auto& sp : env.site_packages)
+    rows.push_back({"site-packages", sp.string()});
+  if (env.torch) {
+    std::string t = env.torch->version;
+    std::vector<std::string> parts;
+    if (env.torch->version_py_read) {
+      parts.push_back(fmt::format("torch.version.cuda {}", env.torch->cuda.value_or("None")));
+    }
+    if (env.torch->cudnn_pin) {
+      parts.push_back(fmt::format("pins {}=={}", *env.torch->cudnn_package, *env.torch->cudnn_pin));
+    }
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      t += (i == 0 ? " (" : "; ") + parts[i];
+    if (!parts.empty()) t += ")";
+    rows.push_back({"torch", t});
+  } else {
+    rows.push_back({"torch", "not installed"});
+  }
+  if (!report.lock_path.empty()) {
+    std::string l = report.lock_path;
+    if (report.lock_gpu) {
+      std::vector<std::string> parts;
+      if (report.lock_gpu->variant) parts.push_back(*report.lock_gpu->variant);
+      if (report.lock_gpu->cudnn) parts.push_back("cuDNN " + *report.lock_gpu->cudnn);
+      if (report.lock_gpu->min_driver)
+        parts.push_back("min driver " + *report.lock_gpu->min_driver);
+      for (std::size_t i = 0; i < parts.size(); ++i)
+        l += (i == 0 ? " (" : ", ") + parts[i];
+      if (!parts.empty()) l += ")";
+    }
+    rows.push_back({"lock", l});
+  } else {
+    rows.push_back({"lock", "none (checking the environment's own consistency)"});
+  }
+  std::string llp;
+  for (const auto& e : load.ld_library_path)
+    llp += (llp.empty() ? "" : ":") + e;
+  rows.push_back({"LD_LIBRARY_PATH", llp.empty() ? "(empty)" : llp});
+  out += render_table(rows, {}, term, kSectionIndent);
+  return out;
+}
 
-  heading("cuDNN");
+// The cuDNN section: the library the environment loads and what its calls answered.
+std::string cudnn_section(const probe::LoadReport& load, const Terminal& term) {
+  std::string out = section_heading(term, "cuDNN");
   if (!load.cudnn_found) {
     out += std::string(kSectionIndent) +
            term.paint(Style::Dim, "no libcudnn.so in the environment's nvidia/*/lib") + "\n";
@@ -165,9 +163,16 @@ std::string render_probe_text(const app::EnvironmentReport& report, const Termin
     }
     out += render_table(rows, styles, term, kSectionIndent);
   }
+  return out;
+}
 
+// The libraries the probe process found, preloaded and mapped (each section only when the
+// probe has something to say).
+std::string library_sections(const probe::LoadReport& load, const Terminal& term) {
+  std::string out;
   if (!load.sublibraries.empty()) {
-    heading("Sub-libraries (found as the loader would, from the library that loads each)");
+    out += section_heading(
+        term, "Sub-libraries (found as the loader would, from the library that loads each)");
     TableRows rows;
     TableStyles styles;
     for (const auto& lib : load.sublibraries) {
@@ -188,7 +193,7 @@ std::string render_probe_text(const app::EnvironmentReport& report, const Termin
   }
 
   if (!load.preloads.empty()) {
-    heading("Preloaded by absolute path, in torch's order");
+    out += section_heading(term, "Preloaded by absolute path, in torch's order");
     TableRows rows;
     TableStyles styles;
     for (const auto& lib : load.preloads) {
@@ -200,7 +205,7 @@ std::string render_probe_text(const app::EnvironmentReport& report, const Termin
   }
 
   if (!load.runs.empty()) {
-    heading("Mapped in the probe process after cuDNN loaded");
+    out += section_heading(term, "Mapped in the probe process after cuDNN loaded");
     TableRows rows;
     TableStyles styles;
     for (const auto& m : load.mapped) {
@@ -215,38 +220,54 @@ std::string render_probe_text(const app::EnvironmentReport& report, const Termin
     }
     out += render_table(rows, styles, term, kSectionIndent);
   }
+  return out;
+}
 
-  heading("GPU");
-  {
-    const auto& k = load.kernels;
-    TableRows rows;
-    TableStyles styles;
-    for (const auto& s : k.steps) {
-      rows.push_back({s.function, call_result(s)});
-      styles.push_back(
-          {Style::Plain, outcome_style(s.outcome == LoadOutcome::Ok && s.value && *s.value != 0
-                                           ? LoadOutcome::Failed
-                                           : s.outcome)});
-    }
-    std::string check;
-    if (!load.cudnn_found || load.runs.empty()) {
-      check = "not run (no cuDNN to load)";
-    } else if (!k.gpu_usable) {
-      check = "not possible: no usable GPU";
-    } else if (!k.requested) {
-      check = "not requested (--run-kernels)";
-    } else if (k.result_correct) {
-      check =
-          *k.result_correct ? "passed: 1x3x8x8 convolution, result correct" : "FAILED: " + k.reason;
-    } else {
-      check = "FAILED";
-    }
-    rows.push_back({"kernel check", check});
-    styles.push_back({Style::Plain, k.gpu_usable && k.result_correct && *k.result_correct
-                                        ? Style::Green
-                                        : Style::Bold});
-    out += render_table(rows, styles, term, kSectionIndent);
+// The GPU section: the kernel check's steps and its result.
+std::string gpu_section(const probe::LoadReport& load, const Terminal& term) {
+  std::string out = section_heading(term, "GPU");
+  const auto& k = load.kernels;
+  TableRows rows;
+  TableStyles styles;
+  for (const auto& s : k.steps) {
+    rows.push_back({s.function, call_result(s)});
+    styles.push_back(
+        {Style::Plain, outcome_style(s.outcome == LoadOutcome::Ok && s.value && *s.value != 0
+                                         ? LoadOutcome::Failed
+                                         : s.outcome)});
   }
+  std::string check;
+  if (!load.cudnn_found || load.runs.empty()) {
+    check = "not run (no cuDNN to load)";
+  } else if (!k.gpu_usable) {
+    check = "not possible: no usable GPU";
+  } else if (!k.requested) {
+    check = "not requested (--run-kernels)";
+  } else if (k.result_correct) {
+    check =
+        *k.result_correct ? "passed: 1x3x8x8 convolution, result correct" : "FAILED: " + k.reason;
+  } else {
+    check = "FAILED";
+  }
+  rows.push_back({"kernel check", check});
+  styles.push_back({Style::Plain, k.gpu_usable && k.result_correct && *k.result_correct
+                                      ? Style::Green
+                                      : Style::Bold});
+  out += render_table(rows, styles, term, kSectionIndent);
+  return out;
+}
+
+}  // namespace
+
+std::string render_probe_text(const app::EnvironmentReport& report, const Terminal& term) {
+  const auto& load = report.load;
+  std::string out;
+  auto heading = [&](std::string_view title) { out += section_heading(term, title); };
+
+  out += environment_section(report, term);
+  out += cudnn_section(load, term);
+  out += library_sections(load, term);
+  out += gpu_section(load, term);
 
   heading("Machine");
   {
@@ -353,16 +374,9 @@ void library_json(JsonWriter& w, const probe::LibraryReport& lib, bool sublibrar
   w.end_object();
 }
 
-}  // namespace
-
-std::string render_probe_json(const app::EnvironmentReport& report) {
-  const auto& env = report.environment;
-  const auto& load = report.load;
-  JsonWriter w;
-  w.begin_object();
-  w.field("schema", "gpulock.probe/1");
-  w.field("ok", report.ok());
-
+// "environment": the interpreter, its site-packages and library dirs, torch, the
+// distributions.
+void environment_json(JsonWriter& w, const probe::PythonEnvironment& env) {
   w.key("environment").begin_object();
   w.key("python").value_or_null(env.python);
   w.key("python_version").value_or_null(env.python_version);
@@ -398,13 +412,10 @@ std::string render_probe_json(const app::EnvironmentReport& report) {
   }
   w.end_array();
   w.end_object();
+}
 
-  w.key("loader").begin_object();
-  w.field("ld_library_path", load.ld_library_path);
-  w.field("ld_cache", load.ld_cache);
-  w.field("ld_cache_read", load.ld_cache_read);
-  w.end_object();
-
+// "cudnn": null when the environment has no cuDNN.
+void cudnn_json(JsonWriter& w, const probe::LoadReport& load) {
   w.key("cudnn");
   if (!load.cudnn_found) {
     w.null();
@@ -427,6 +438,80 @@ std::string render_probe_json(const app::EnvironmentReport& report) {
     w.end_array();
     w.end_object();
   }
+}
+
+// "machine": the detected status, driver, CUDA ceiling and GPU archs.
+void machine_json(JsonWriter& w, const probe::MachineInfo& machine) {
+  w.key("machine").begin_object();
+  w.field("status", std::string(probe::machine_status_name(machine.status)));
+  w.key("driver").value_or_null(machine.driver, [](const auto& v) { return v.value.to_string(); });
+  w.key("cuda_ceiling").value_or_null(machine.cuda_ceiling, [](const auto& v) {
+    return v.value.to_string();
+  });
+  w.key("gpu_archs");
+  if (machine.gpu_archs) {
+    w.begin_array();
+    for (const auto& a : machine.gpu_archs->value)
+      w.value(a.to_string());
+    w.end_array();
+  } else {
+    w.null();
+  }
+  w.end_object();
+}
+
+// "lock": null when no lock was compared; else its GPU facts and its packages here.
+void lock_json(JsonWriter& w, const app::EnvironmentReport& report) {
+  w.key("lock");
+  if (report.lock_path.empty()) {
+    w.null();
+  } else {
+    w.begin_object();
+    w.field("path", report.lock_path);
+    w.key("gpu");
+    if (report.lock_gpu) {
+      w.begin_object();
+      w.field("variant", report.lock_gpu->variant);
+      w.field("cuda", report.lock_gpu->cuda);
+      w.field("cudnn", report.lock_gpu->cudnn);
+      w.field("min_driver", report.lock_gpu->min_driver);
+      w.field("archs", report.lock_gpu->archs);
+      w.end_object();
+    } else {
+      w.null();
+    }
+    w.key("packages").begin_array();
+    for (const auto& p : report.packages) {
+      w.begin_object();
+      w.field("name", p.name);
+      w.field("locked", p.locked);
+      w.key("installed").value_or_null(p.installed);
+      w.field("matches", p.matches);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  }
+}
+
+}  // namespace
+
+std::string render_probe_json(const app::EnvironmentReport& report) {
+  const auto& load = report.load;
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", "gpulock.probe/1");
+  w.field("ok", report.ok());
+
+  environment_json(w, report.environment);
+
+  w.key("loader").begin_object();
+  w.field("ld_library_path", load.ld_library_path);
+  w.field("ld_cache", load.ld_cache);
+  w.field("ld_cache_read", load.ld_cache_read);
+  w.end_object();
+
+  cudnn_json(w, load);
 
   w.key("sublibraries").begin_array();
   for (const auto& lib : load.sublibraries)
@@ -469,54 +554,9 @@ std::string render_probe_json(const app::EnvironmentReport& report) {
   }
   w.end_array();
 
-  w.key("machine").begin_object();
-  w.field("status", std::string(probe::machine_status_name(report.machine.status)));
-  w.key("driver").value_or_null(report.machine.driver,
-                                [](const auto& v) { return v.value.to_string(); });
-  w.key("cuda_ceiling").value_or_null(report.machine.cuda_ceiling, [](const auto& v) {
-    return v.value.to_string();
-  });
-  w.key("gpu_archs");
-  if (report.machine.gpu_archs) {
-    w.begin_array();
-    for (const auto& a : report.machine.gpu_archs->value)
-      w.value(a.to_string());
-    w.end_array();
-  } else {
-    w.null();
-  }
-  w.end_object();
+  machine_json(w, report.machine);
 
-  w.key("lock");
-  if (report.lock_path.empty()) {
-    w.null();
-  } else {
-    w.begin_object();
-    w.field("path", report.lock_path);
-    w.key("gpu");
-    if (report.lock_gpu) {
-      w.begin_object();
-      w.field("variant", report.lock_gpu->variant);
-      w.field("cuda", report.lock_gpu->cuda);
-      w.field("cudnn", report.lock_gpu->cudnn);
-      w.field("min_driver", report.lock_gpu->min_driver);
-      w.field("archs", report.lock_gpu->archs);
-      w.end_object();
-    } else {
-      w.null();
-    }
-    w.key("packages").begin_array();
-    for (const auto& p : report.packages) {
-      w.begin_object();
-      w.field("name", p.name);
-      w.field("locked", p.locked);
-      w.key("installed").value_or_null(p.installed);
-      w.field("matches", p.matches);
-      w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-  }
+  lock_json(w, report);
 
   w.key("findings").begin_array();
   for (const auto& f : report.findings) {
