@@ -48,9 +48,8 @@ Drift drift_of(const Context& ctx, const probe::MachineInfo& machine, const lock
                const gpu::FitReason& r) {
   switch (r.problem) {
     case gpu::FitProblem::Platform: {
-      Drift d = make_drift(
-          CheckLayer::Machine, "platform-mismatch", "platform",
-          fmt::format("this machine is {}, and the lock is for {}", r.actual, r.expected), r.line);
+      Drift d = make_drift(CheckLayer::Machine, "platform-mismatch", "platform",
+                           gpu::reason_text(r), r.line);
       d.expected = r.expected;
       d.actual = r.actual;
       d.hint = fmt::format("resolve a lock for this machine ({})", relock_here(ctx.lock.command));
@@ -84,11 +83,7 @@ Drift drift_of(const Context& ctx, const probe::MachineInfo& machine, const lock
     }
     case gpu::FitProblem::CudnnArch: {
       Drift d =
-          make_drift(CheckLayer::Machine, "gpu-arch-cudnn", r.subject,
-                     fmt::format("{} {} does not support this machine's GPU ({}): it needs compute "
-                                 "capability {} or newer",
-                                 r.package, r.version, r.subject, r.expected.substr(3)),
-                     r.line);
+          make_drift(CheckLayer::Machine, "gpu-arch-cudnn", r.subject, gpu::reason_text(r), r.line);
       d.expected = r.expected;
       d.actual = r.actual;
       d.hint =
@@ -99,17 +94,8 @@ Drift drift_of(const Context& ctx, const probe::MachineInfo& machine, const lock
     case gpu::FitProblem::NoDriver:
       break;
   }
-  const bool floor = r.expected.starts_with(">= ");
-  Drift d = make_drift(
-      CheckLayer::Machine, "gpu-arch-unsupported", r.subject,
-      floor ? fmt::format("{} {} has no kernels for this machine's GPU ({}): its CUDA builds start "
-                          "at {}",
-                          r.package, r.version, r.subject, r.expected.substr(3))
-            : fmt::format("{} {} has no kernels for this machine's GPU ({}): it {} {}", r.package,
-                          r.version, r.subject,
-                          r.assumed ? "can carry at most (assumed from its CUDA)" : "carries",
-                          r.expected),
-      r.line);
+  Drift d = make_drift(CheckLayer::Machine, "gpu-arch-unsupported", r.subject, gpu::reason_text(r),
+                       r.line);
   d.expected = r.expected;
   d.actual = r.actual;
   d.hint = fmt::format(

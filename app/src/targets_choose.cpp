@@ -2,7 +2,6 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <sys/utsname.h>
 
 #include "gpulock/app/machine.h"
 #include "gpulock/app/requirements_file.h"
@@ -22,12 +21,6 @@ bool is_lock_name(const std::string& name) {
          (name.starts_with("pylock.") && name.ends_with(".toml") && name.size() > 12);
 }
 
-// This host's CPU, for the arch tables of a lock that names no platform.
-std::string host_cpu() {
-  struct utsname u {};
-  return ::uname(&u) == 0 ? std::string(u.machine) : std::string("x86_64");
-}
-
 std::string driver_text(const probe::MachineInfo& machine) {
   return machine.driver ? fmt::format("driver {}", machine.driver->value.to_string())
                         : std::string("the driver");
@@ -38,8 +31,6 @@ std::string why_not(const gpu::FitReason& r, const probe::MachineInfo& machine,
                     const gpu::LockFacts& lock) {
   const auto& cuda = lock.cuda;
   switch (r.problem) {
-    case gpu::FitProblem::Platform:
-      return fmt::format("this machine is {}, and the lock is for {}", r.actual, r.expected);
     case gpu::FitProblem::NoDriver:
       return fmt::format("needs CUDA {} and {}", cuda ? cuda->to_string() : std::string("builds"),
                          machine.status == probe::MachineStatus::NoGpuOverride
@@ -57,27 +48,18 @@ std::string why_not(const gpu::FitReason& r, const probe::MachineInfo& machine,
     case gpu::FitProblem::CeilingBelow:
       return fmt::format("{} supports CUDA <= {}, this lock needs {}", driver_text(machine),
                          r.actual, r.expected);
+    case gpu::FitProblem::Platform:
     case gpu::FitProblem::CudnnArch:
-      return fmt::format(
-          "{} {} does not support this machine's GPU ({}): it needs compute "
-          "capability {} or newer",
-          r.package, r.version, r.subject, r.expected.substr(3));
     case gpu::FitProblem::NoKernels:
       break;
   }
-  return fmt::format("{} {} has no kernels for this machine's GPU ({}): it {} {}", r.package,
-                     r.version, r.subject,
-                     r.expected.starts_with(">= ")
-                         ? "has CUDA builds from compute capability"
-                         : (r.assumed ? "can carry at most (assumed from its CUDA)" : "carries"),
-                     r.expected.starts_with(">= ") ? r.expected.substr(3) : r.expected);
+  return gpu::reason_text(r);
 }
 
 // One lock against the machine. `python_refused` is set when it is the interpreter that does not
 // fit (the lock's Python, platform or requires-python).
 LockFit judge(const fs::path& path, const probe::MachineInfo& machine, const Target* python,
               bool* python_refused = nullptr) {
-  const std::string machine_cpu = host_cpu();
   LockFit fit;
   fit.path = path.string();
   fit.target = path.filename().string();
@@ -109,8 +91,10 @@ LockFit judge(const fs::path& path, const probe::MachineInfo& machine, const Tar
     fit.why = fmt::format("does not read: its CUDA {} is not a version", *gpu->cuda);
     return fit;
   }
-  if (facts.cpu.empty()) facts.cpu = machine_cpu;
-  const gpu::Fit verdict = gpu::lock_fits(facts, probe::fit_machine(machine));
+  const gpu::Machine here = probe::fit_machine(machine);
+  // A lock that names no platform: its arch tables are read for this host's CPU.
+  if (facts.cpu.empty() && here.platform) facts.cpu = here.platform->cpu;
+  const gpu::Fit verdict = gpu::lock_fits(facts, here);
   fit.gpu = verdict.cuda_lock;
   fit.cuda = facts.cuda;
   if (!verdict.fits) {

@@ -185,6 +185,33 @@ const LockedPackage* cuda_raised_by(const LockFacts& lock) {
   return nullptr;
 }
 
+std::string reason_text(const FitReason& r) {
+  switch (r.problem) {
+    case FitProblem::Platform:
+      return fmt::format("this machine is {}, and the lock is for {}", r.actual, r.expected);
+    case FitProblem::CudnnArch:
+      return fmt::format(
+          "{} {} does not support this machine's GPU ({}): it needs compute capability {} or "
+          "newer",
+          r.package, r.version, r.subject, r.expected.substr(3));
+    case FitProblem::NoKernels:
+      if (r.expected.starts_with(">= ")) {
+        return fmt::format(
+            "{} {} has no kernels for this machine's GPU ({}): its CUDA builds start at {}",
+            r.package, r.version, r.subject, r.expected.substr(3));
+      }
+      return fmt::format("{} {} has no kernels for this machine's GPU ({}): it {} {}", r.package,
+                         r.version, r.subject,
+                         r.assumed ? "can carry at most (assumed from its CUDA)" : "carries",
+                         r.expected);
+    case FitProblem::NoDriver:
+    case FitProblem::DriverBelow:
+    case FitProblem::CeilingBelow:
+      break;
+  }
+  return {};
+}
+
 Fit lock_fits(const LockFacts& lock, const Machine& machine) {
   Fit fit;
   fit.cuda_lock = lock.cuda_builds;

@@ -111,6 +111,12 @@ struct Fit {
 /// lock's CUDA is its build's (or either is unknown).
 [[nodiscard]] const LockedPackage* cuda_raised_by(const LockFacts& lock);
 
+/// The sentence every command uses for a reason about the lock's own builds or platform
+/// (Platform, NoKernels, CudnnArch): "torch 2.13.0+cu130 has no kernels for this machine's GPU
+/// (sm_61): it carries sm_75, ...". Empty for the driver's reasons, which each command words
+/// with what it knows of the machine.
+[[nodiscard]] std::string reason_text(const FitReason& reason);
+
 /// The one fit rule (see the file comment).
 [[nodiscard]] Fit lock_fits(const LockFacts& lock, const Machine& machine);
 
