@@ -25,6 +25,7 @@
 #include "exit_codes.h"
 #include "json_writer.h"
 #include "lock_choice.h"
+#include "machine_flags.h"
 #include "probe_render.h"
 
 namespace gpulock::cli {
@@ -498,12 +499,7 @@ RunFn setup(CLI::App& sub) {
                  "Install the lock of this declared target (pylock.NAME.toml)");
   sub.add_flag("--print-target", args->print_target,
                "Print which lock fits this machine and why, and install nothing");
-  sub.add_option("--driver", args->machine.driver,
-                 "Describe this machine: driver version, or none");
-  sub.add_option("--cuda-ceiling", args->machine.cuda_ceiling,
-                 "Describe this machine: CUDA ceiling, e.g. 12.4");
-  sub.add_option("--gpu-arch", args->machine.gpu_arch,
-                 "Describe this machine: GPU architectures, e.g. sm_90");
+  add_machine_flags(sub, args->machine, MachineRole::Describe);
   sub.add_option("--python", args->python,
                  "The interpreter whose environment to install into (default: "
                  "$VIRTUAL_ENV/bin/python, else python3)");

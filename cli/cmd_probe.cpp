@@ -19,6 +19,7 @@
 #include "command.h"
 #include "exit_codes.h"
 #include "json_writer.h"
+#include "machine_flags.h"
 #include "probe_render.h"
 #include "table.h"
 
@@ -269,13 +270,7 @@ RunFn setup(CLI::App& sub) {
                "With a GPU: create a cuDNN handle and run a small convolution");
   sub.add_flag("--require-gpu", args->require_gpu,
                "Fail when the lock is for CUDA and no GPU is usable here");
-  sub.add_option("--driver", args->overrides.driver,
-                 "Assume this driver instead of detecting: VERSION, 'none' (no GPU) or 'auto' "
-                 "(env GPULOCK_DRIVER)");
-  sub.add_option("--cuda-ceiling", args->overrides.cuda_ceiling,
-                 "Assume this CUDA ceiling X.Y (env GPULOCK_CUDA_CEILING)");
-  sub.add_option("--gpu-arch", args->overrides.gpu_arch,
-                 "Assume these GPU architectures, sm_XY[,sm_XY...] (env GPULOCK_GPU_ARCH)");
+  add_machine_flags(sub, args->overrides, MachineRole::Assume);
   return [args](Context& ctx) {
     return args->machine ? run_machine(ctx, *args) : run_environment(ctx, *args);
   };

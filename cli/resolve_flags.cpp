@@ -7,6 +7,8 @@
 #include "gpulock/index/index_spec.h"
 #include "gpulock/resolver/provider.h"
 
+#include "machine_flags.h"
+
 namespace gpulock::cli {
 namespace {
 
@@ -53,6 +55,13 @@ CLI::Option* add_typed_list(CLI::App& sub, const std::string& name, ResolveFlags
 
 core::Status ResolveFlags::finish() {
   if (error) return std::unexpected(*error);
+  // The machine, as given (the lock records the text); the driver is typed now, the ceiling and
+  // the GPUs when the plan reads them with the environment (gpu::parse_machine).
+  auto driver = gpu::DriverSpec::parse(machine.driver);
+  if (!driver) return std::unexpected(driver.error());
+  request.driver = *driver;
+  request.cuda_ceiling = machine.cuda_ceiling;
+  request.gpu_arch = machine.gpu_arch;
   if (pre) request.prerelease = resolver::PrereleasePolicy::Allow;
   if (!platforms.empty()) {
     request.target.platform = platforms.front();
@@ -120,12 +129,7 @@ void add_resolve_source_and_machine_flags(CLI::App& sub, ResolveFlags& flags) {
                  "Take packages matching GLOB only from index NAME: GLOB=NAME");
   sub.add_option("--python", r.target.python,
                  "Resolve for this interpreter (asked for its version and platform)");
-  add_typed(sub, "--driver", flags, r.driver, gpu::DriverSpec::parse,
-            "NVIDIA driver: auto (detect), none (no GPU), or a version like 550.54.14")
-      ->default_str("auto");
-  sub.add_option("--cuda-ceiling", r.cuda_ceiling,
-                 "The newest CUDA the target driver runs, e.g. 12.4");
-  sub.add_option("--gpu-arch", r.gpu_arch, "The target GPUs' architectures, e.g. sm_61,sm_90");
+  add_machine_flags(sub, flags.machine, MachineRole::Target);
 }
 
 }  // namespace gpulock::cli

@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "gpulock/app/resolve.h"
+#include "gpulock/gpu/machine_flags.h"
 
 namespace gpulock::cli {
 
@@ -21,10 +22,12 @@ struct ResolveFlags {
   app::ResolveRequest request;
   bool pre = false;                    ///< --pre: --prerelease allow
   std::vector<std::string> platforms;  ///< --platform, repeatable as pip's
+  gpu::MachineFlags machine;           ///< --driver, --cuda-ceiling, --gpu-arch (machine_flags.h)
   /// The first typed value that did not parse.
   std::optional<core::Error> error;
 
-  /// Applies --pre and --platform to `request` (after parsing); returns `error` when set.
+  /// Applies --pre, --platform and the machine flags to `request` (after parsing); returns
+  /// `error` when set, else the driver's parse error.
   [[nodiscard]] core::Status finish();
 };
 

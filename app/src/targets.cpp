@@ -8,6 +8,7 @@
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/core/version.h"
+#include "gpulock/gpu/machine_flags.h"
 #include "gpulock/lock/toml_document.h"
 
 namespace gpulock::app {
@@ -106,11 +107,18 @@ core::Status read_key(std::string_view key, const TomlValue& value, TargetSpec& 
     t.platforms = std::move(*texts);
     return {};
   }
+  // The machine's keys are read by the flags' one parser (gpu::parse_machine), as given.
   if (key == "gpu-arch") {
+    for (const auto& arch : *texts) {
+      if (auto m = gpu::parse_machine({.driver = "", .cuda_ceiling = "", .gpu_arch = arch}); !m)
+        return std::unexpected(m.error().error);
+    }
     t.gpu_archs = std::move(*texts);
     return {};
   }
   if (key == "cuda-ceiling") {
+    if (auto m = gpu::parse_machine({.driver = "", .cuda_ceiling = text, .gpu_arch = ""}); !m)
+      return std::unexpected(m.error().error);
     t.cuda_ceiling = text;
     return {};
   }

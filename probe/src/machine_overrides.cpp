@@ -37,52 +37,38 @@ std::unexpected<core::Error> usage(const Picked& p, const core::Error& e) {
 }  // namespace
 
 core::Result<Overrides> read_overrides(const OverrideFlags& flags, EnvLookup env) {
-  Overrides o;
-  // `--driver auto` asks for detection, whatever GPULOCK_DRIVER says.
-  auto driver_pick =
+  // Each fact from its flag, else its variable; `--driver auto` asks for detection, whatever
+  // GPULOCK_DRIVER says. Then the one parser (gpu::parse_machine) over what was picked.
+  auto driver =
       flags.driver == "auto" ? std::nullopt : pick(flags.driver, "--driver", "GPULOCK_DRIVER", env);
-  if (auto p = driver_pick) {
-    std::string text(core::trim(p->text, " \t"));
-    if (text != "auto") {
-      o.driver_origin = p->origin;
-      o.driver_raw = p->text;
-      if (text == "none") {
-        o.no_driver = true;
-      } else {
-        auto v = gpu::DriverVersion::parse(text);
-        if (!v) {
-          auto e = usage(*p, v.error());
-          e.error().hints.push_back("give a driver version like 550.54.14, or 'none' for no GPU");
-          return e;
-        }
-        o.driver = *v;
-      }
-    }
+  if (driver && core::trim(driver->text, " \t") == "auto") driver.reset();
+  auto ceiling = pick(flags.cuda_ceiling, "--cuda-ceiling", "GPULOCK_CUDA_CEILING", env);
+  auto archs = pick(flags.gpu_arch, "--gpu-arch", "GPULOCK_GPU_ARCH", env);
+  gpu::MachineFlags picked{driver ? driver->text : "", ceiling ? ceiling->text : "",
+                           archs ? archs->text : ""};
+  auto spec = gpu::parse_machine(picked);
+  if (!spec) {
+    const auto& p = spec.error().field == gpu::MachineField::Driver        ? *driver
+                    : spec.error().field == gpu::MachineField::CudaCeiling ? *ceiling
+                                                                           : *archs;
+    return usage(p, spec.error().error);
   }
-  if (auto p = pick(flags.cuda_ceiling, "--cuda-ceiling", "GPULOCK_CUDA_CEILING", env)) {
-    auto v = gpu::CudaVersion::parse(core::trim(p->text, " \t"));
-    if (!v) return usage(*p, v.error());
-    o.cuda_ceiling = *v;
-    o.cuda_ceiling_origin = p->origin;
-    o.cuda_ceiling_raw = p->text;
+  Overrides o;
+  if (driver) {
+    o.no_driver = spec->driver.is_none();
+    o.driver = spec->driver.version();
+    o.driver_origin = driver->origin;
+    o.driver_raw = driver->text;
   }
-  if (auto p = pick(flags.gpu_arch, "--gpu-arch", "GPULOCK_GPU_ARCH", env)) {
-    std::vector<gpu::ComputeCapability> archs;
-    std::string_view rest = p->text;
-    for (;;) {
-      std::size_t comma = rest.find(',');
-      std::string item(core::trim(rest.substr(0, comma), " \t"));
-      auto cc = gpu::ComputeCapability::parse(item);
-      if (!cc) return usage(*p, cc.error());
-      archs.push_back(*cc);
-      if (comma == std::string_view::npos) break;
-      rest.remove_prefix(comma + 1);
-    }
-    std::sort(archs.begin(), archs.end());
-    archs.erase(std::unique(archs.begin(), archs.end()), archs.end());
-    o.gpu_archs = std::move(archs);
-    o.gpu_arch_origin = p->origin;
-    o.gpu_arch_raw = p->text;
+  if (ceiling) {
+    o.cuda_ceiling = spec->ceiling;
+    o.cuda_ceiling_origin = ceiling->origin;
+    o.cuda_ceiling_raw = ceiling->text;
+  }
+  if (archs) {
+    o.gpu_archs = std::move(spec->archs);
+    o.gpu_arch_origin = archs->origin;
+    o.gpu_arch_raw = archs->text;
   }
   return o;
 }

@@ -199,6 +199,20 @@ TEST_CASE("declared targets are checked like flags, naming the file, table and k
                 ": [tool.gpulock.targets.cpu]: unknown key 'drivers' (a target takes "
                 "python-version, platform, "
                 "driver, cuda-ceiling, gpu-arch, torch-backend, cuda-compat)\n"},
+           // The machine's keys go through the flags' one parser when the file is read (issue
+           // 43), not when the target is resolved.
+           {"[tool.gpulock.targets.ampere]\npython-version = \"3.11\"\nplatform = "
+            "\"manylinux_2_28_x86_64\"\n"
+            "gpu-arch = [\"sm_80\", \"sm_8\"]\n",
+            "error: " + file +
+                ": [tool.gpulock.targets.ampere]: gpu-arch: invalid GPU architecture 'sm_8': "
+                "expected sm_XY like sm_86 or a compute capability like 8.6\n"},
+           {"[tool.gpulock.targets.ampere]\npython-version = \"3.11\"\nplatform = "
+            "\"manylinux_2_28_x86_64\"\n"
+            "cuda-ceiling = \"twelve\"\n",
+            "error: " + file +
+                ": [tool.gpulock.targets.ampere]: cuda-ceiling: invalid CUDA version 'twelve': "
+                "expected major.minor like 12.4\n"},
        }) {
     write_file(dir / "pyproject.toml", "[project]\nname = \"demo\"\nversion = \"1\"\n\n" + c.toml);
     Run r = resolve_targets(dir, {"--all-targets"});

@@ -33,6 +33,7 @@
 #include "gpulock/core/error.h"
 #include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/gpu/fit.h"
+#include "gpulock/gpu/machine_flags.h"
 #include "gpulock/sys/env.h"
 
 namespace gpulock::probe {
@@ -133,12 +134,9 @@ struct MachineInfo {
   [[nodiscard]] bool has_gpu() const noexcept { return status == MachineStatus::Gpu; }
 };
 
-/// Override text as given on the command line; an empty string means "not given".
-struct OverrideFlags {
-  std::string driver;        ///< --driver: a driver version, `none`, or `auto` (= not given)
-  std::string cuda_ceiling;  ///< --cuda-ceiling X.Y
-  std::string gpu_arch;      ///< --gpu-arch sm_XY[,sm_XY...]
-};
+/// Override text as given on the command line (gpu/machine_flags.h); an empty string means
+/// "not given".
+using OverrideFlags = gpu::MachineFlags;
 
 /// Parsed overrides. `*_origin` names the flag or environment variable each came from.
 struct Overrides {
