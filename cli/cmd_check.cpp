@@ -21,6 +21,7 @@
 #include "exit_codes.h"
 #include "json_writer.h"
 #include "lock_choice.h"
+#include "machine_flags.h"
 #include "resolve_flags.h"
 
 namespace gpulock::cli {
@@ -280,7 +281,7 @@ int check_all_targets(Context& ctx, const CheckArgs& a, app::CheckRequest reques
   }
   if (format == "json") term.out(fmt::format("[\n{}]\n", fmt::join(json, ",\n")));
   if (exit != kExitSuccess && format == "text")
-    term.hint("gpulock resolve --all-targets re-locks every target as a set");
+    term.hint("`gpulock resolve --all-targets` re-locks every target as a set");
   return exit;
 }
 
@@ -366,12 +367,7 @@ RunFn setup(CLI::App& sub) {
   sub.add_flag(
       "--deep", q.deep,
       "Verify installed torch and nvidia-* files against RECORD; hash unhashed index files");
-  sub.add_option("--driver", q.machine_flags.driver,
-                 "Describe this machine: driver version, or none");
-  sub.add_option("--cuda-ceiling", q.machine_flags.cuda_ceiling,
-                 "Describe this machine: CUDA ceiling, e.g. 12.4");
-  sub.add_option("--gpu-arch", q.machine_flags.gpu_arch,
-                 "Describe this machine: GPU architectures, e.g. sm_90");
+  add_machine_flags(sub, q.machine_flags, MachineRole::Describe);
   sub.add_option("--cache-dir", a->cache.cache_dir,
                  "Cache directory (default $GPULOCK_CACHE_DIR, $XDG_CACHE_HOME/gpulock)");
   sub.add_flag("--offline", a->cache.offline, "Use only the cache (with --index)");

@@ -429,9 +429,8 @@ std::vector<core::SpecifierSet> requirers_specifiers(const resolver::ChosenPacka
 
 }  // namespace
 
-std::vector<std::string> IndexProvider::kept_pins_beaten(const resolver::Solution& solution,
-                                                         std::string_view lock_name) const {
-  std::vector<std::string> out;
+std::vector<KeptPin> IndexProvider::kept_pins_beaten(const resolver::Solution& solution) const {
+  std::vector<KeptPin> out;
   const gpu::GpuPolicy& gpu = impl_->gpu;
   for (const auto& chosen : solution.packages) {
     if (chosen.is_virtual || chosen.candidate_index != 0) continue;
@@ -461,9 +460,7 @@ std::vector<std::string> IndexProvider::kept_pins_beaten(const resolver::Solutio
       if (std::any_of(held.begin(), held.end(),
                       [&](const core::SpecifierSet& s) { return !s.contains(e.version, true); }))
         continue;
-      out.push_back(fmt::format(
-          "kept {} {} from {}; {} is newer for this machine (--upgrade-package {})", chosen.name,
-          entries[0].version.to_string(), lock_name, e.version.to_string(), chosen.name));
+      out.push_back({chosen.name, entries[0].version.to_string(), e.version.to_string()});
       break;
     }
   }

@@ -66,13 +66,14 @@ std::unexpected<core::Error> usage(std::string message, std::vector<std::string>
 
 std::optional<TriedCommand> try_command(const ResolveRequest& request,
                                         const std::vector<FlagEdit>& edits,
-                                        const std::vector<std::string>& focus) {
+                                        const std::vector<std::string>& focus,
+                                        index::IndexClient* client) {
   if (request.dry_run) return std::nullopt;
   ResolveRequest r = request;
   r.dry_run = true;
   for (const auto& e : edits)
     apply_edit(r, e);
-  auto tried = resolve(r);
+  auto tried = client != nullptr ? resolve(r, {}, *client) : resolve(r);
   if (!tried || !tried->solved) return std::nullopt;
   TriedCommand t{command_with(request.command_line, edits), {}};
   for (const auto& name : focus) {
@@ -148,6 +149,30 @@ index::ClientOptions client_options_for(const ResolveRequest& request,
 }
 
 namespace {
+
+// Issue 43 item 5: "kept X K from L; V is newer for this machine (--upgrade-package X)" claims
+// what `--upgrade-package X` gives, so it is printed only when that very edit, solved on the
+// same client, locks a version of X newer than K, and V is the version it locked. A dry run
+// (a hint being tried) confirms nothing and says nothing.
+std::vector<std::string> confirmed_kept_pins(const ResolveRequest& request,
+                                             index::IndexClient& client,
+                                             const std::vector<KeptPin>& kept) {
+  std::vector<std::string> out;
+  if (request.dry_run) return out;
+  for (const auto& k : kept) {
+    auto tried = detail::try_command(request, {{"--upgrade-package", k.name}}, {k.name}, &client);
+    if (!tried || tried->locks.empty()) continue;
+    std::string_view locked = tried->locks;
+    locked.remove_prefix(std::min(locked.size(), k.name.size() + 1));
+    auto newer = core::Version::parse(locked);
+    auto old = core::Version::parse(k.kept);
+    if (!newer || !old || !(*old < *newer)) continue;
+    out.push_back(
+        fmt::format("kept {} {} from {}; {} is newer for this machine (--upgrade-package {})",
+                    k.name, k.kept, request.output, locked, k.name));
+  }
+  return out;
+}
 
 core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
                                         const ResolveObserver& observer,
@@ -246,7 +271,7 @@ core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
     return finish();
   }
   const auto& solution = std::get<resolver::Solution>(*outcome);
-  for (auto& line : provider.kept_pins_beaten(solution, request.output))
+  for (auto& line : confirmed_kept_pins(request, client, provider.kept_pins_beaten(solution)))
     result.warnings.push_back(std::move(line));
   // Issue 41 item 4: a build passed over because the torch source lacks a name it owns is said,
   // never silent.

@@ -289,8 +289,8 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
   // item 8): a variant with kernels for the GPU, minor-version compatibility, CPU builds.
   for (const auto& backend : provider.arch_fix_backends()) {
     if (request.torch_backend && backend == request.torch_backend->to_string()) continue;
-    if (auto t =
-            try_command(request, {{"--torch-backend", backend}}, focus_of(plan.requirements))) {
+    if (auto t = try_command(request, {{"--torch-backend", backend}}, focus_of(plan.requirements),
+                             &client)) {
       result.explanation.hints.push_back(
           fmt::format("{}, which has kernels for your GPU", tried_text(*t)));
     }
@@ -298,14 +298,14 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
   if (provider.cuda_hinted() && !request.dry_run) {
     if (plan.gpu.context.no_gpu &&
         !(request.torch_backend && request.torch_backend->kind() == TorchBackend::Kind::Cpu)) {
-      if (auto t =
-              try_command(request, {{"--torch-backend", "cpu"}}, focus_of(plan.requirements))) {
+      if (auto t = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(plan.requirements),
+                               &client)) {
         result.explanation.hints.push_back(fmt::format("for CPU builds: {}", tried_text(*t)));
       }
     } else if (!plan.gpu.context.no_gpu && plan.gpu.context.ceiling &&
                plan.gpu.context.compat == gpu::CudaCompat::Strict) {
-      if (auto t =
-              try_command(request, {{"--cuda-compat", "minor"}}, focus_of(plan.requirements))) {
+      if (auto t = try_command(request, {{"--cuda-compat", "minor"}}, focus_of(plan.requirements),
+                               &client)) {
         result.explanation.hints.push_back(
             fmt::format("or allow minor-version compatibility: {}", tried_text(*t)));
       }

@@ -50,13 +50,15 @@ using Phase = std::function<void(std::string_view)>;
 /// A command a hint would suggest, tried first (issue 16 item 8: hints that work when followed):
 /// the run of `request` with `edits`, resolved dry. When it solves: the complete command and what
 /// it locks of the first of `focus` (normalized names) the lock has ("torch 2.12.1+cpu").
+/// `client`: the first solve's, so the try reads the pages that solve read (none again).
 struct TriedCommand {
   std::string command;
   std::string locks;
 };
 [[nodiscard]] std::optional<TriedCommand> try_command(const ResolveRequest& request,
                                                       const std::vector<FlagEdit>& edits,
-                                                      const std::vector<std::string>& focus);
+                                                      const std::vector<std::string>& focus,
+                                                      index::IndexClient* client = nullptr);
 /// "`COMMAND` locks torch X" (or "`COMMAND` finds a solution").
 [[nodiscard]] std::string tried_text(const TriedCommand& t);
 /// What a tried command is judged by: torch, else the requirements' names in order.

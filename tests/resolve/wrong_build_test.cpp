@@ -239,6 +239,24 @@ TEST_CASE("a kept pin is called beaten only when a newer version could be chosen
     REQUIRE(relock.status == 0);
     CHECK(relock.err.find("+cu130 is newer") == std::string::npos);
   }
+  SECTION("a newer version whose own requirements the others exclude is not newer") {
+    // torchvision 0.28.0 requires torch==2.13.0, which the user's torch<2.13 excludes: nothing
+    // requires torchvision with a version, so only a solve with --upgrade-package torchvision
+    // shows that it keeps 0.27 (issue 43 item 5: the warning is confirmed by that solve).
+    const std::vector<std::string> held = {"torch<2.13", "torchvision", "--torch-backend", "auto",
+                                           "--driver",   "580.65.06",   "--gpu-arch",      "sm_90",
+                                           "-o",         "held.toml"};
+    Run lock = resolve(held, o);
+    INFO(describe(lock));
+    REQUIRE(lock.status == 0);
+    std::string vision = lock_versions(dir / "held.toml").at("torchvision");
+    CHECK_FALSE(vision.starts_with("0.28."));
+    Run relock = resolve(held, o);
+    INFO(describe(relock));
+    REQUIRE(relock.status == 0);
+    CHECK(lock_versions(dir / "held.toml").at("torchvision") == vision);
+    CHECK(relock.err.find("warning: kept torchvision") == std::string::npos);
+  }
 }
 
 TEST_CASE("resolve -o never destroys files", "[resolve][issue16]") {

@@ -16,10 +16,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -70,6 +72,94 @@ struct RunOptions {
   std::filesystem::path cwd{};  ///< where it runs; empty: this process's directory
   int timeout_s = 0;            ///< when > 0, killed (SIGKILL, status 137) after this many seconds
 };
+
+namespace detail {
+
+// Issue 43 "done when": every `hint:` line that a gpulock command printed during the tests, with
+// a gpulock command in it, is kept for tests/support/hints_run.py (ctest `hints_run`, which
+// runs each and checks that it works and that the finding is gone): under the build's
+// hint-log/ (GPULOCK_BINARY_DIR, cleared by ctest `hints_clear`), one directory per run: argv
+// and env (NUL-separated), stdout, stderr, the exit status, the directory it ran in and a copy
+// of that directory's files as they were (`cwd/`, its subdirectories linked), so a hint's
+// relative paths name what the test had then.
+// The hinted commands run at once, while the test's servers and files are there.
+#ifdef GPULOCK_BINARY_DIR
+inline constexpr const char* kHintLogDir = GPULOCK_BINARY_DIR "/hint-log";
+#else
+inline constexpr const char* kHintLogDir = nullptr;
+#endif
+
+inline bool prints_command_hint(const std::string& text) {
+  for (std::size_t at = text.find("hint:"); at != std::string::npos;
+       at = text.find("hint:", at + 5)) {
+    std::size_t end = text.find('\n', at);
+    std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (line.find("`gpulock ") != std::string::npos || line.find(": gpulock ") != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+inline void keep_hints(const std::vector<std::string>& argv,
+                       const std::map<std::string, std::string>& env,
+                       const std::filesystem::path& cwd, int status, const std::string& out,
+                       const std::string& err) {
+  namespace fs = std::filesystem;
+  if (kHintLogDir == nullptr || argv.empty() || fs::path(argv[0]).filename() != "gpulock") return;
+  if (!prints_command_hint(err) && !prints_command_hint(out)) return;
+  static std::atomic<unsigned> counter{0};
+  std::error_code ec;
+  const fs::path dir =
+      fs::path(kHintLogDir) / (std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  fs::create_directories(dir, ec);
+  if (ec) return;
+  auto put = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary | std::ios::trunc) << text;
+  };
+  std::string a;
+  for (const auto& s : argv)
+    a.append(s).push_back('\0');
+  put("argv", a);
+  std::string e;
+  for (const auto& [k, v] : env)
+    e.append(k).append(1, '=').append(v).push_back('\0');
+  put("env", e);
+  put("stdout", out);
+  put("stderr", err);
+  put("status", std::to_string(status));
+  const fs::path from = cwd.empty() ? fs::current_path(ec) : cwd;
+  put("dir", from.string());
+  // The directory's own files as they are now (small ones copied, big ones hard-linked), its
+  // subdirectories linked (a test's work directory holds every cache: a hint reads them).
+  fs::create_directories(dir / "cwd", ec);
+  for (auto it = fs::directory_iterator(from, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const fs::path to = dir / "cwd" / it->path().filename();
+    std::error_code step;
+    if (it->is_symlink(step)) {
+      fs::copy_symlink(it->path(), to, step);
+    } else if (it->is_directory(step)) {
+      fs::create_directory_symlink(it->path(), to, step);
+    } else if (it->is_regular_file(step)) {
+      const bool small = it->file_size(step) < (1u << 20);
+      if (!small) fs::create_hard_link(it->path(), to, step);
+      if (small || step) {
+        step.clear();
+        fs::copy_file(it->path(), to, step);
+      }
+    }
+  }
+  // Run while the servers and files the test made are there (tests/support/hints_run.py
+  // --run-record writes `result.json` beside the record; ctest `hints_run` reads them all).
+#ifdef GPULOCK_SOURCE_DIR
+  const std::string command =
+      "/usr/bin/python3 " GPULOCK_SOURCE_DIR "/tests/support/hints_run.py --run-record " +
+      shell_quote(dir.string()) + " --gpulock " + shell_quote(argv[0]) + " >/dev/null 2>&1";
+  [[maybe_unused]] int status_of_run = std::system(command.c_str());
+#endif
+}
+
+}  // namespace detail
 
 /// Runs `argv` (argv[0] is a path: no PATH search) with exactly `env`, nothing inherited, stdin
 /// from /dev/null, capturing stdout and stderr through pipes. Exit status 126 when `cwd` cannot
@@ -140,6 +230,7 @@ inline RunResult run_process(const std::vector<std::string>& argv, const Env& en
   int status = 0;
   ::waitpid(pid, &status, 0);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  detail::keep_hints(argv, env, options.cwd, r.status, r.out, r.err);
   return r;
 }
 

@@ -84,6 +84,14 @@ struct ProviderConfig {
   std::string command_line;
 };
 
+/// An existing lock's pin kept although a newer version this machine can use is listed
+/// (IndexProvider::kept_pins_beaten).
+struct KeptPin {
+  std::string name;   ///< PEP 503 normalized
+  std::string kept;   ///< the pinned version, kept
+  std::string newer;  ///< the newest candidate listed above it
+};
+
 class IndexProvider final : public resolver::Provider {
  public:
   /// The catalog over `pages` (kept by reference: it outlives the provider).
@@ -182,10 +190,10 @@ class IndexProvider final : public resolver::Provider {
   [[nodiscard]] std::vector<MissingFromTorch> missing_from_torch_source() const;
 
   /// Existing-lock pins kept although a newer candidate this machine can use exists (CUDA-bound
-  /// packages only), one line each: "kept torch 2.11.0+cu130 from pylock.toml; 2.13.0+cu130 is
-  /// newer for this machine (--upgrade-package torch)".
-  [[nodiscard]] std::vector<std::string> kept_pins_beaten(const resolver::Solution& solution,
-                                                          std::string_view lock_name) const;
+  /// packages only): candidates for "kept torch 2.11.0+cu130 from pylock.toml; 2.13.0+cu130 is
+  /// newer for this machine (--upgrade-package torch)", which resolve prints only when a solve
+  /// with `--upgrade-package` confirms it (app/src/resolve.cpp).
+  [[nodiscard]] std::vector<KeptPin> kept_pins_beaten(const resolver::Solution& solution) const;
 
   [[nodiscard]] Selection selection(std::string_view package, std::size_t candidate_index) const;
 

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Runs every command a `hint:` line gave during the tests (issue 43, "done when").
+
+tests/support/cli_runner.h keeps each gpulock run whose output has a `hint:` line with a
+gpulock command in it (in backquotes, or after ": ") under the build's hint-log/: its argv, env,
+output, exit status, the directory it ran in and a copy of that directory as it was, and runs
+this script with --run-record at once, while the test's servers and files are there. For each
+such command, it runs it as the user would have (the same environment, in a fresh copy of that
+directory, absolute paths into the old directory pointed at the copy) and checks:
+  - it exits 0, or 1 where the command reports findings by its exit status (check, diff);
+  - the finding the hint was printed for (the nearest line above the hint block that is not a
+    hint) is not in its output, unless the hint only shows something ("see what ...").
+and writes result.json beside the record. Not run, and listed: a hint that is a pattern rather
+than a command (`...`, `URL`, `VERSION`, `<URL>`), one for another machine ("there", "on a
+machine with an NVIDIA GPU"), and an install (it would change the environment the test goes
+on using: the copy links the directory's subdirectories). ctest `hints_run` (the cleanup of fixture `hint_log`, after every test that uses
+the servers) reads every result: it fails on a command that did not work, except those in
+KNOWN (each with why: the list only shrinks); `--self-test` checks the parsing.
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+COMMAND = re.compile(r"`(gpulock [^`]+)`|: (gpulock [^`]+?)\s*$")
+PATTERN = re.compile(r"(\.\.\.|\b[A-Z][A-Z_]{2,}\b|<[A-Za-z_]+>|\bX\.Y\b)")
+ELSEWHERE = re.compile(r"prints there|on a machine with|on another machine")
+# A hint that shows something ("see what gpulock detects") is checked for its exit status only.
+SHOWS = re.compile(r"\bsee\b")
+# Hints whose command does not (yet) do what the hint says, matched by a part of the hint line,
+# each with why it is still printed (issue 43 item 5 leaves them to confirm). Only shrinks.
+KNOWN = {
+    "which comes only from the PyTorch index unless --index-for names another; to take":
+        "the --index-for hint for a torch-family name is written, not solved first",
+    "but under first-index only":
+        "the first-index hint ('to take X from URL') is written, not solved first",
+    "has only setuptools":
+        "the first-index hint ('to take setuptools from URL') is written, not solved first",
+    "move it into the project's gpulock.toml and update the lock":
+        "the command is the second of two steps the hint names",
+    "re-locks every target as a set":
+        "check --all-targets gives the command without the index flags the locks were made with",
+}
+FINDING_EXIT_1 = {"check", "diff"}
+
+
+def hint_commands(text):
+    """[(hint line, finding, command)] of one run's output."""
+    out = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped.startswith("hint:"):
+            continue
+        j = i - 1
+        while j >= 0 and (not lines[j].strip() or lines[j].strip().startswith("hint:")):
+            j -= 1
+        finding = lines[j].strip() if j >= 0 else ""
+        for m in COMMAND.finditer(stripped):
+            out.append((stripped, finding, (m.group(1) or m.group(2)).strip()))
+    return out
+
+
+def read_nul(path):
+    with open(path, "rb") as f:
+        return [x.decode() for x in f.read().split(b"\0") if x]
+
+
+def run_record(record, exe, scratch):
+    """[(status, message)] for each hint command of one kept run."""
+    env = dict(kv.split("=", 1) for kv in read_nul(os.path.join(record, "env")))
+    with open(os.path.join(record, "dir")) as f:
+        old_dir = f.read()
+    text = ""
+    for name in ("stderr", "stdout"):
+        with open(os.path.join(record, name), errors="replace") as f:
+            text += f.read()
+    results = []
+    for hint, finding, command in hint_commands(text):
+        if PATTERN.search(command):
+            results.append(("pattern", f"{command}  (from: {hint})"))
+            continue
+        if ELSEWHERE.search(hint):
+            results.append(("elsewhere", f"{command}  (from: {hint})"))
+            continue
+        snapshot = os.path.join(record, "cwd")
+        work = tempfile.mkdtemp(dir=scratch)
+        cwd = os.path.join(work, "cwd")
+        if not os.path.isdir(snapshot):
+            results.append(("fail", f"{command}: its directory was not kept"))
+            continue
+        words = shlex.split(command)
+        inside = old_dir not in ("", "/")
+
+        def moved(word):
+            if inside and (word == old_dir or word.startswith(old_dir + "/")):
+                return cwd + word[len(old_dir):]
+            return word
+
+        outside = [w for w in words[2:] if w.startswith("/") and moved(w) == w
+                   and not w.startswith("/usr/")]
+        if len(words) > 1 and words[1] == "install":
+            # An environment is a directory, which the copy links rather than copies: the
+            # install would change the test's own.
+            shutil.rmtree(work, ignore_errors=True)
+            where = outside[0] if outside else "the environment"
+            results.append(("outside", f"{command}  (changes {where}, which the test goes on "
+                            "using)"))
+            continue
+        argv = [moved(w) for w in words]
+        argv[0] = os.path.abspath(exe)
+        shutil.copytree(snapshot, cwd, symlinks=True)
+        proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=300, errors="replace")
+        allowed = {0, 1} if len(argv) > 1 and argv[1] in FINDING_EXIT_1 else {0}
+        output = proc.stdout + proc.stderr
+        problems = []
+        if proc.returncode not in allowed:
+            problems.append(f"exit {proc.returncode}")
+        if finding and finding in output and not SHOWS.search(hint):
+            problems.append(f"its output still says: {finding}")
+        shutil.rmtree(work, ignore_errors=True)
+        known = next((why for part, why in KNOWN.items() if part in hint), None)
+        if problems:
+            results.append(("known" if known else "fail",
+                            f"{command}\n    printed for: {finding}\n    {hint}\n    "
+                            + "; ".join(problems) + (f"\n    known: {known}" if known else "")
+                            + "\n    output:\n" + output[-2000:]))
+        else:
+            results.append(("ok", command))
+    return results
+
+
+def self_test():
+    text = ("error: torch has no build for this GPU\n  because ...\n"
+            "hint: `gpulock resolve torch --torch-backend cu126` locks torch 2.13.0+cu126\n"
+            "hint: update the lock: gpulock resolve -r requirements.txt -o pylock.toml\n"
+            "hint: to take triton from another index: `gpulock resolve ... --index other=URL`\n")
+    got = hint_commands(text)
+    assert [c for _, _, c in got] == ["gpulock resolve torch --torch-backend cu126",
+                                      "gpulock resolve -r requirements.txt -o pylock.toml",
+                                      "gpulock resolve ... --index other=URL"], got
+    assert all(f == "because ..." for _, f, _ in got), got
+    assert PATTERN.search(got[2][2]) and not PATTERN.search(got[0][2])
+    print("hints_run self-test: ok")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpulock")
+    ap.add_argument("--log")
+    ap.add_argument("--run-record")
+    ap.add_argument("--self-test", action="store_true")
+    args = ap.parse_args()
+    if args.self_test:
+        return self_test()
+    if args.run_record:
+        scratch = tempfile.mkdtemp(prefix="gpulock-hints-")
+        try:
+            results = run_record(args.run_record, args.gpulock, scratch)
+        except Exception as e:  # noqa: BLE001 -- the record says what went wrong
+            results = [("fail", f"the runner failed: {e!r}")]
+        shutil.rmtree(scratch, ignore_errors=True)
+        with open(os.path.join(args.run_record, "result.json"), "w") as f:
+            json.dump(results, f)
+        return 0
+    records = sorted(os.listdir(args.log)) if os.path.isdir(args.log) else []
+    counts = collections.Counter()
+    listed = collections.defaultdict(list)
+    for name in records:
+        path = os.path.join(args.log, name, "result.json")
+        if not os.path.exists(path):
+            counts["fail"] += 1
+            listed["fail"].append(f"{name}: no result (the run was not finished)")
+            continue
+        with open(path) as f:
+            for status, message in json.load(f):
+                counts[status] += 1
+                if status != "ok":
+                    listed[status].append(message)
+    print(f"{len(records)} runs printed command hints: {counts['ok']} commands worked, "
+          f"{counts['fail']} did not, {counts['known']} known not to (KNOWN), "
+          f"{counts['pattern']} patterns, {counts['elsewhere']} for another machine, "
+          f"{counts['outside']} would change an environment the test still uses")
+    for status in ("pattern", "elsewhere", "outside", "known", "fail"):
+        for message in sorted(set(listed[status])):
+            print(f"{status.upper()}: {message}")
+    if not records:
+        print("no gpulock run of the tests that ran printed a command hint")
+    return 1 if counts["fail"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
