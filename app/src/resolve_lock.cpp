@@ -100,9 +100,10 @@ struct LockedFacts {
 };
 
 // One lock package per chosen candidate, and why it was chosen (result.why).
-core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvider& provider,
-                                        const ResolvePlan& plan, const resolver::Solution& solution,
-                                        ResolveResult& result, const Phase& phase) {
+core::Result<LockedFacts> lock_packages(index::IndexClient& client,
+                                        catalog::IndexProvider& provider, const ResolvePlan& plan,
+                                        const resolver::Solution& solution, ResolveResult& result,
+                                        const Phase& phase) {
   LockedFacts facts;
   lock::Lock& lk = result.lock;
   // The provider holds its own copy of the config, so sources are matched by URL.
@@ -191,8 +192,8 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
         // 2.8.0 "needs sympy>=1.14, and sympy 1.13.1 was chosen" when the missing torchaudio
         // build kept it out is not.
         if (s.kind == "conflict" && !s.blocker.empty() &&
-            !confirm_blocker(provider, {plan.requirements, plan.constraints}, plan.solve_options,
-                             chosen.name, s.version, s.blocker)) {
+            !catalog::confirm_blocker(provider, {plan.requirements, plan.constraints},
+                                      plan.solve_options, chosen.name, s.version, s.blocker)) {
           s.reason = "conflicts with the other requirements";
           s.hint.clear();
         }
@@ -244,7 +245,7 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
   // A source a user-level setting named (issue 41 item 2) is recorded, with that origin, only
   // when it supplied a locked file: one developer's PIP_FIND_LINKS that gave nothing is not
   // part of a shared lock. A pinned index is kept: the recorded --index-for pins name it.
-  auto add_record = [&](const SourceSpec& s) {
+  auto add_record = [&](const catalog::SourceSpec& s) {
     if (!s.origin.empty() && s.role != "pinned" && !facts.used_sources.contains(s.source.url))
       return;
     lock::IndexRecord r{s.source.name, index::redact_url(s.source.url), s.role, {}, {}};
@@ -262,8 +263,8 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
 }
 
 // The one-line GPU summary: the build chosen and what decided it.
-void summarize_gpu(const ResolvePlan& plan, IndexProvider& provider, const LockedFacts& facts,
-                   ResolveResult& result) {
+void summarize_gpu(const ResolvePlan& plan, catalog::IndexProvider& provider,
+                   const LockedFacts& facts, ResolveResult& result) {
   const auto& ctx = plan.gpu.context;
   if (facts.torch == nullptr) return;
   {
@@ -333,7 +334,7 @@ void summarize_gpu(const ResolvePlan& plan, IndexProvider& provider, const Locke
 
 core::Status write_lock(const ResolveRequest& request, const ResolvePlan& plan,
                         const SourceRecords& sources, index::IndexClient& client,
-                        IndexProvider& provider, const resolver::Solution& solution,
+                        catalog::IndexProvider& provider, const resolver::Solution& solution,
                         ResolveResult& result, const Phase& phase) {
   phase("Writing the lock");
   auto t_lock = std::chrono::steady_clock::now();

@@ -226,14 +226,15 @@ core::Status describe_machine(const ResolveRequest& request, ResolvePlan& plan,
 // variants, then --index-url, --extra-index-url and --find-links.
 core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
   auto& config = plan.config;
-  std::vector<SourceSpec> named;
+  std::vector<catalog::SourceSpec> named;
   for (const auto& ix : request.named_indexes) {
     named.push_back(make_source(index::url_from_user_input(ix.url), ix.name, "pinned"));
     named.back().origin = user_origin(request, "index");
   }
   for (const auto& pin : request.index_for) {
-    auto it = std::find_if(named.begin(), named.end(),
-                           [&](const SourceSpec& s) { return s.source.name == pin.index; });
+    auto it = std::find_if(named.begin(), named.end(), [&](const catalog::SourceSpec& s) {
+      return s.source.name == pin.index;
+    });
     if (it == named.end()) {
       return usage(fmt::format(
           "--index-for {} names the index {}, which no --index NAME=URL defines",
@@ -249,8 +250,9 @@ core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
     auto marker = core::Marker::parse(marked.marker);
     if (!marker) return std::unexpected(marker.error());
     if (!marker->matches(config.target.environment, "")) continue;
-    auto it = std::find_if(named.begin(), named.end(),
-                           [&](const SourceSpec& s) { return s.source.name == marked.pin.index; });
+    auto it = std::find_if(named.begin(), named.end(), [&](const catalog::SourceSpec& s) {
+      return s.source.name == marked.pin.index;
+    });
     if (it == named.end()) {
       return usage(
           fmt::format("the configured index-for {} names the index {}, which no index "
@@ -277,7 +279,7 @@ core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
       config.general.push_back(
           make_source(g.url, fmt::format("extra-{}", ++extra_number), "extra"));
     } else {
-      SourceSpec s;
+      catalog::SourceSpec s;
       s.source = index::IndexSource::find_links(g.url, "find-links");
       s.role = "find-links";
       config.general.push_back(std::move(s));
@@ -313,8 +315,8 @@ void prefer_old_pins(const ResolveRequest& request, ResolvePlan& plan, ResolveRe
 
 }  // namespace
 
-SourceSpec make_source(std::string_view url, std::string name, std::string role) {
-  SourceSpec s;
+catalog::SourceSpec make_source(std::string_view url, std::string name, std::string role) {
+  catalog::SourceSpec s;
   s.source = index::IndexSource::simple(url, std::move(name));
   s.role = std::move(role);
   return s;

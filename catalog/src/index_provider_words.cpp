@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "gpulock/app/command_line.h"
-#include "gpulock/app/index_provider.h"
+#include "gpulock/catalog/index_provider.h"
+#include "gpulock/core/command_line.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/specifier.h"
@@ -22,17 +22,18 @@
 
 #include "index_provider_impl.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
 using resolver::UnavailableKind;
 using resolver::UnavailableReason;
 
 auto IndexProvider::Impl::first_index_fix(std::string_view name, std::string_view other) const
     -> std::string {
-  std::vector<FlagEdit> edits{{"--index", fmt::format("other={}", other), FlagEdit::Op::Add},
-                              {"--index-for", fmt::format("{}=other", name), FlagEdit::Op::Add}};
+  std::vector<core::FlagEdit> edits{
+      {"--index", fmt::format("other={}", other), core::FlagEdit::Op::Add},
+      {"--index-for", fmt::format("{}=other", name), core::FlagEdit::Op::Add}};
   std::string fix = fmt::format("to take {} from {}: `{}`", name, other,
-                                command_with(config.command_line, edits));
+                                core::command_with(config.command_line, edits));
   // --nightly refuses unsafe-best-match (issue 41 item 3).
   bool nightly = std::any_of(config.torch.begin(), config.torch.end(),
                              [](const SourceSpec& s) { return s.nightly; });
@@ -84,10 +85,11 @@ auto IndexProvider::Impl::missing_from_torch_fix(std::string_view name) const ->
     return fmt::format("{}: add `--index NAME=URL --index-for {}=NAME`", why, name);
   }
   std::string url = index::redact_url(general->source.url);
-  std::vector<FlagEdit> edits{{"--index", fmt::format("other={}", url), FlagEdit::Op::Add},
-                              {"--index-for", fmt::format("{}=other", name), FlagEdit::Op::Add}};
+  std::vector<core::FlagEdit> edits{
+      {"--index", fmt::format("other={}", url), core::FlagEdit::Op::Add},
+      {"--index-for", fmt::format("{}=other", name), core::FlagEdit::Op::Add}};
   return fmt::format("{}; to take {} from {}: `{}`", why, name, url,
-                     command_with(config.command_line, edits));
+                     core::command_with(config.command_line, edits));
 }
 
 std::vector<IndexProvider::MissingFromTorch> IndexProvider::missing_from_torch_source() const {
@@ -497,4 +499,4 @@ bool confirm_blocker(IndexProvider& provider, const resolver::SolveRequest& requ
   return false;
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "gpulock/app/command_line.h"
-#include "gpulock/app/index_provider.h"
+#include "gpulock/catalog/index_provider.h"
+#include "gpulock/core/command_line.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/interrupt.h"
@@ -19,7 +19,7 @@
 
 #include "index_provider_impl.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
 using resolver::UnavailableKind;
 using resolver::UnavailableReason;
@@ -430,4 +430,4 @@ bool IndexProvider::any_project_found() const {
                      [](const auto& p) { return !p.second.sources.empty(); });
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

@@ -27,10 +27,10 @@
 #include <string_view>
 #include <vector>
 
-#include "gpulock/app/page_source.h"
-#include "gpulock/app/resolve_options.h"
-#include "gpulock/app/target.h"
+#include "gpulock/catalog/options.h"
+#include "gpulock/catalog/page_source.h"
 #include "gpulock/core/metadata.h"
+#include "gpulock/core/target.h"
 #include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/index/client.h"
@@ -38,7 +38,7 @@
 #include "gpulock/resolver/provider.h"
 #include "gpulock/resolver/solver.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
 /// One index source and its role in the priority order.
 struct SourceSpec {
@@ -67,7 +67,7 @@ struct ProviderConfig {
   /// `--index-url`, `--extra-index-url`s and find-links, in priority order.
   std::vector<SourceSpec> general;
   IndexStrategy strategy = IndexStrategy::FirstIndex;
-  Target target;
+  core::Target target;
   /// `--exclude-newer`, microseconds since the epoch (UTC).
   std::optional<std::int64_t> exclude_newer;
   /// `--nightly`: the build date (YYYYMMDD) every dated torch-family member must have.
@@ -239,4 +239,4 @@ class IndexProvider final : public resolver::Provider {
                                    const resolver::SolveOptions& options, std::string_view package,
                                    const core::Version& version, std::string_view blocker);
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

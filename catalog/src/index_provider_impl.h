@@ -1,5 +1,5 @@
 #pragma once
-// IndexProvider's state, private to app (issue 21: one file per idea). The provider's parts:
+// IndexProvider's state, private to catalog (issue 21: one file per idea). The provider's parts:
 //   index_provider_sources.cpp  which sources a name comes from (first-index, the torch family,
 //                               direct references), their pages and METADATA (via PageSource);
 //   index_provider_entries.cpp  which wheel of each version the target installs: the candidates
@@ -19,12 +19,12 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/index_provider.h"
+#include "gpulock/catalog/index_provider.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/variants.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
 using resolver::UnavailableReason;
 
@@ -312,4 +312,4 @@ struct IndexProvider::Impl {
   std::optional<resolver::PackageCandidates> virtual_candidates(std::string_view name) const;
 };
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog
