@@ -128,7 +128,7 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client,
     if (sel.file->upload_time()) f.upload_time = to_toml_datetime(*sel.file->upload_time());
     for (const auto& h : sel.file->hashes())
       f.hashes[h.algorithm] = h.hex;
-    const bool direct_ref = sel.source != nullptr && sel.source->role == "direct";
+    const bool direct_ref = sel.source != nullptr && sel.source->type.is<catalog::Direct>();
     if (direct_ref) {
       // A direct URL wheel is a PEP 751 archive; its URL is written without credentials.
       f.url = index::strip_credentials(sel.file->url());
@@ -246,9 +246,14 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
   // when it supplied a locked file: one developer's PIP_FIND_LINKS that gave nothing is not
   // part of a shared lock. A pinned index is kept: the recorded --index-for pins name it.
   auto add_record = [&](const catalog::SourceSpec& s) {
-    if (!s.origin.empty() && s.role != "pinned" && !facts.used_sources.contains(s.source.url))
+    if (!s.origin.empty() && s.type.role != catalog::Role::Pinned &&
+        !facts.used_sources.contains(s.source.url))
       return;
-    lock::IndexRecord r{s.source.name, index::redact_url(s.source.url), s.role, {}, {}};
+    lock::IndexRecord r{s.source.name,
+                        index::redact_url(s.source.url),
+                        std::string(catalog::recorded_role(s.type)),
+                        {},
+                        {}};
     if (!s.origin.empty()) r.origin = s.origin;
     tool.indexes.push_back(std::move(r));
   };

@@ -97,7 +97,7 @@ struct ResolvePlan {
                                                   const Phase& phase);
 
 [[nodiscard]] catalog::SourceSpec make_source(std::string_view url, std::string name,
-                                              std::string role);
+                                              catalog::Role role);
 
 // ---- the torch sources (resolve_torch.cpp) -------------------------------------------------
 

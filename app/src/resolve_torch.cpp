@@ -263,9 +263,10 @@ std::optional<TorchSourceProblem> check_torch_sources(
   }
   std::string used;
   for (const auto* s : usable) {
-    used += (used.empty() ? "" : ", ") + (s->cpu_variant ? std::string("cpu")
-                                          : s->variant   ? gpu::variant_name(*s->variant)
-                                                         : s->source.name);
+    const catalog::Variant* v = s->variant();
+    used += (used.empty() ? "" : ", ") + (v == nullptr ? s->source.name
+                                          : v->cuda    ? gpu::variant_name(*v->cuda)
+                                                       : std::string("cpu"));
   }
   p.lines.push_back(fmt::format(
       "There are no {}{} builds on {} for {} (a torch-family package is taken only from the "
@@ -288,13 +289,12 @@ core::Result<std::vector<catalog::SourceSpec>> torch_sources(const ResolveReques
       (nightly ? "/nightly" : "");
   auto add = [&](const TorchBackend& variant) {
     const std::string name = variant.to_string();
-    catalog::SourceSpec s =
-        make_source(fmt::format("{}/{}/", base, name),
-                    fmt::format("pytorch-{}{}", nightly ? "nightly-" : "", name), "torch");
+    catalog::SourceSpec s = make_source(
+        fmt::format("{}/{}/", base, name),
+        fmt::format("pytorch-{}{}", nightly ? "nightly-" : "", name), catalog::Role::Family);
     s.source.forbidden_means_missing = true;
-    s.nightly = nightly;
-    s.cpu_variant = variant.kind() == TorchBackend::Kind::Cpu;
-    s.variant = variant.cuda_version();
+    // The cpu variant has no CUDA (TorchBackend::cuda_version is nullopt for it).
+    s.type.kind = catalog::Variant{variant.cuda_version(), nightly};
     out.push_back(std::move(s));
   };
   if (backend.kind() == TorchBackend::Kind::Cpu) {

@@ -256,7 +256,7 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
 void IndexProvider::Impl::note_nightly_pins(std::string_view package, const core::Version& version,
                                             const SourceSpec& source,
                                             const std::vector<resolver::Dependency>& deps) {
-  if (!source.nightly || !config.nightly_date) return;
+  if (!source.nightly() || !config.nightly_date) return;
   auto built = nightly_date_of(version);
   if (!built || built->build_tag() != config.nightly_date->build_tag()) return;
   for (const auto& d : deps) {

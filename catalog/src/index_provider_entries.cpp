@@ -181,7 +181,7 @@ auto IndexProvider::Impl::build_entries(
       accs.push_back(std::move(a));
     }
     Acc& acc = accs[it->second];
-    if (nightly_filter && source->nightly) {
+    if (nightly_filter && source->nightly()) {
       auto date = nightly_date_of(v);
       if (date && *date != *config.nightly_date) {
         acc.other_date = date;

@@ -36,7 +36,7 @@ auto IndexProvider::Impl::first_index_fix(std::string_view name, std::string_vie
                                 core::command_with(config.command_line, edits));
   // --nightly refuses unsafe-best-match (issue 41 item 3).
   bool nightly = std::any_of(config.torch.begin(), config.torch.end(),
-                             [](const SourceSpec& s) { return s.nightly; });
+                             [](const SourceSpec& s) { return s.nightly(); });
   if (nightly) return fix;
   return fix +
          " (or, trusting every index equally, `--index-strategy unsafe-best-match` instead of "
@@ -58,7 +58,7 @@ auto IndexProvider::Impl::missing_from_torch_text(std::string_view name, const V
                                                   const resolver::Dependency* need) const
     -> std::string {
   std::vector<const SourceSpec*> where;
-  if (needer != nullptr && needer->source != nullptr && needer->source->role == "torch") {
+  if (needer != nullptr && needer->source != nullptr && needer->source->type.role == Role::Family) {
     where.push_back(needer->source);
   } else {
     for (const auto& s : config.torch) {
@@ -74,9 +74,10 @@ auto IndexProvider::Impl::missing_from_torch_text(std::string_view name, const V
 }
 
 auto IndexProvider::Impl::missing_from_torch_fix(std::string_view name) const -> std::string {
-  auto general = std::find_if(config.general.begin(), config.general.end(), [](const auto& s) {
-    return s.role == "default" || s.role == "extra";
-  });
+  auto general =
+      std::find_if(config.general.begin(), config.general.end(), [](const SourceSpec& s) {
+        return s.type.is<Simple>() && (s.type.role == Role::Default || s.type.role == Role::Extra);
+      });
   std::string why = fmt::format(
       "{} is a torch-family name, which comes only from the PyTorch index unless --index-for "
       "names another",

@@ -217,7 +217,7 @@ TEST_CASE("catalog: the torch variant under a driver's ceiling", "[app][catalog]
           "torch's CUDA 13.0 builds need a driver >= 580.65.06 (run `gpulock probe --machine` to "
           "see yours)");
     // filelock is served by the torch source, so first-index takes it from there (issue 17).
-    CHECK(provider.selection("filelock", 0).source->role == "torch");
+    CHECK(catalog::recorded_role(provider.selection("filelock", 0).source->type) == "torch");
   }
   SECTION("a build the solver sees above the ceiling is explained with the driver") {
     catalog::IndexProvider provider(pages, c);

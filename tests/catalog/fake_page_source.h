@@ -152,12 +152,13 @@ class FakePageSource final : public gl::catalog::PageSource {
   }
 };
 
-/// A Simple API source of role `role` ("default", "extra", "pinned", "torch").
+/// A Simple API source of the role the lock records as `role` ("default", "extra", "pinned",
+/// "torch": catalog::read_recorded_role).
 inline gl::catalog::SourceSpec source(std::string_view url, std::string_view role,
                                       std::string_view name = {}) {
   gl::catalog::SourceSpec s;
   s.source = gl::index::IndexSource::simple(url, std::string(name));
-  s.role = std::string(role);
+  s.type = *gl::catalog::read_recorded_role(role);
   return s;
 }
 
@@ -165,12 +166,11 @@ inline gl::catalog::SourceSpec source(std::string_view url, std::string_view rol
 inline gl::catalog::SourceSpec torch_variant(std::string_view base, std::string_view variant) {
   gl::catalog::SourceSpec s =
       source(fmt::format("{}{}/", base, variant), "torch", fmt::format("pytorch-{}", variant));
-  if (variant == "cpu") {
-    s.cpu_variant = true;
-  } else {
-    s.variant =
-        gl::gpu::classify_build(*gl::core::Version::parse(fmt::format("0+{}", variant))).cuda;
+  gl::catalog::Variant v;
+  if (variant != "cpu") {
+    v.cuda = gl::gpu::classify_build(*gl::core::Version::parse(fmt::format("0+{}", variant))).cuda;
   }
+  s.type.kind = v;
   return s;
 }
 
