@@ -14,6 +14,7 @@
 
 #include "gpulock/app/resolve.h"
 #include "gpulock/app/targets.h"
+#include "gpulock/catalog/source.h"
 #include "gpulock/index/url.h"
 
 #include "cache_flags.h"
@@ -146,16 +147,29 @@ std::string explain_text(const app::ResolveResult& result) {
   return out;
 }
 
+// The setting that names a source of `role` ("" for none: a direct reference).
+std::string_view key_of_source(const catalog::Source& source) {
+  if (source.is<catalog::Direct>()) return "";
+  if (source.is<catalog::FindLinks>()) return "find-links";
+  switch (source.role) {
+    case catalog::Role::Pinned:
+      return "index";
+    case catalog::Role::Family:
+      return "torch-backend";
+    case catalog::Role::Default:
+      return "index-url";
+    case catalog::Role::Extra:
+      break;
+  }
+  return "extra-index-url";
+}
+
 // Where an index of the lock came from: the setting of its role.
 std::string index_origin(const app::Config& config, std::string_view role) {
-  std::string_view key = role == "default"      ? "index-url"
-                         : role == "extra"      ? "extra-index-url"
-                         : role == "find-links" ? "find-links"
-                         : role == "pinned"     ? "index"
-                         : role == "torch"      ? "torch-backend"
-                                                : "";
+  const auto source = catalog::read_recorded_role(role);
+  std::string_view key = source ? key_of_source(*source) : "";
   const app::Setting* s = key.empty() ? nullptr : config.find(key);
-  if (s == nullptr && role == "torch") s = config.find("nightly");
+  if (s == nullptr && source && source->role == catalog::Role::Family) s = config.find("nightly");
   if (s == nullptr) return "default";
   return s->origin.to_string();
 }

@@ -2,7 +2,8 @@
 """The layering rule of HACKING.md, checked on the source tree.
 
 core <- resolver <- gpu; core (+ gpu) <- index, probe, lock (siblings: never include each
-other) <- app <- cli. gpu (CUDA, driver and compute-capability types, the GPU policy, the fit
+other) <- app <- cli. catalog (the candidate catalog over package indexes and the resolver's
+provider) sits on core, index, resolver and gpu, below app and cli; never on probe, lock or sys. gpu (CUDA, driver and compute-capability types, the GPU policy, the fit
 rule) is pure, on core and resolver: probe, lock, app and cli may include it.
 sys (files, processes, environment) sits beside core and depends on it alone: index, probe,
 lock, app and cli may include it; core, resolver and gpu may not (core does no I/O, the
@@ -29,8 +30,9 @@ ALLOWED = {
     "resolver": {"core", "resolver"},
     "gpu": {"core", "resolver", "gpu"},
     "lock": {"core", "sys", "gpu", "resolver", "lock"},
-    "app": {"core", "sys", "index", "gpu", "probe", "resolver", "lock", "app"},
-    "cli": {"core", "sys", "index", "gpu", "probe", "resolver", "lock", "app"},
+    "catalog": {"core", "index", "resolver", "gpu", "catalog"},
+    "app": {"core", "sys", "index", "catalog", "gpu", "probe", "resolver", "lock", "app"},
+    "cli": {"core", "sys", "index", "catalog", "gpu", "probe", "resolver", "lock", "app"},
 }
 
 # third-party header pattern -> modules whose src/ may include it.
@@ -191,6 +193,11 @@ def self_test():
         write("gpu/src/io.cpp", '#include "gpulock/sys/atomic_file.h"\n')
         write("gpu/src/up.cpp", '#include "gpulock/probe/machine.h"\n')
         write("lock/src/ok_gpu.cpp", '#include "gpulock/gpu/cuda_versions.h"\n')
+        # catalog: on index and gpu, below app (never includes it, nor lock); app includes it.
+        write("catalog/src/up.cpp", '#include "gpulock/app/resolve.h"\n')
+        write("catalog/src/side.cpp", '#include "gpulock/lock/lock.h"\n')
+        write("catalog/src/ok.cpp", '#include "gpulock/index/client.h"\n#include "gpulock/gpu/fit.h"\n')
+        write("app/src/ok_catalog.cpp", '#include "gpulock/catalog/index_provider.h"\n')
         # std::filesystem: the throwing overloads are found, the error_code ones pass.
         write("app/src/fs_bad.cpp", "bool f() { return fs::exists(\"pylock.toml\"); }\n")
         write("lock/src/fs_loop.cpp",
@@ -207,10 +214,12 @@ def self_test():
                     "index/include/gpulock/index/http.h:1", "probe/src/bad.cpp:1",
                     "lock/src/dl.cpp:1", "index/include/gpulock/index/dl.h:1",
                     "core/src/spawn.cpp:1", "resolver/src/io.cpp:1", "sys/src/up.cpp:1",
-                    "gpu/src/io.cpp:1", "gpu/src/up.cpp:1", "app/src/fs_bad.cpp:1", "lock/src/fs_loop.cpp:2"]
+                    "gpu/src/io.cpp:1", "gpu/src/up.cpp:1", "catalog/src/up.cpp:1",
+                    "catalog/src/side.cpp:1", "app/src/fs_bad.cpp:1", "lock/src/fs_loop.cpp:2"]
         found = all(any(p.startswith(e) for p in problems) for e in expected)
         clean = not any(p.startswith(("lock/src/ok.cpp", "index/src/plugin.cpp",
                                       "probe/src/ok_sys.cpp", "index/src/fs_ok.cpp", "lock/src/ok_gpu.cpp",
+                                      "catalog/src/ok.cpp", "app/src/ok_catalog.cpp",
                                       "cli/err_ok.cpp"))
                         for p in problems)
         if found and clean and len(problems) == len(expected):

@@ -12,6 +12,7 @@
 #include "gpulock/app/mirror.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/resolve.h"
+#include "gpulock/catalog/source.h"
 #include "gpulock/core/text.h"
 #include "gpulock/index/client.h"
 #include "gpulock/index/page.h"
@@ -89,15 +90,18 @@ Rebuilt rebuild_request(const Context& ctx) {
     }
   }
   for (const auto& ix : tool.indexes) {
-    if (ix.role == "default") {
+    auto source = catalog::read_recorded_role(ix.role);
+    if (!source || source->is<catalog::Direct>()) continue;
+    const bool from_file = from_file_urls.contains(ix.url);
+    if (source->is<catalog::FindLinks>()) {
+      if (!from_file) r.find_links.push_back(ix.url);
+    } else if (source->role == catalog::Role::Default) {
       r.index_url = ix.url;
-    } else if (ix.role == "extra" && !from_file_urls.contains(ix.url)) {
-      r.extra_index_urls.push_back(ix.url);
-    } else if (ix.role == "find-links" && !from_file_urls.contains(ix.url)) {
-      r.find_links.push_back(ix.url);
-    } else if (ix.role == "torch") {
+    } else if (source->role == catalog::Role::Extra) {
+      if (!from_file) r.extra_index_urls.push_back(ix.url);
+    } else if (source->role == catalog::Role::Family) {
       r.torch_index_base = torch_base_of(ix.url);
-    } else if (ix.role == "pinned" && !ix.name.empty()) {
+    } else if (source->role == catalog::Role::Pinned && !ix.name.empty()) {
       r.named_indexes.push_back(index::NamedIndex{ix.name, ix.url});
     }
   }
@@ -374,7 +378,9 @@ core::Status check_index(const Context& ctx, LayerResult& layer, std::vector<Dri
   std::vector<index::IndexSource> find_links;
   if (ctx.lock.gpulock) {
     for (const auto& ix : ctx.lock.gpulock->indexes) {
-      if (ix.role == "find-links") find_links.push_back(index::IndexSource::find_links(ix.url));
+      auto source = catalog::read_recorded_role(ix.role);
+      if (source && source->is<catalog::FindLinks>())
+        find_links.push_back(index::IndexSource::find_links(ix.url));
     }
   }
   for (const auto& p : ctx.lock.packages) {

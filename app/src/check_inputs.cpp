@@ -11,6 +11,7 @@
 #include "gpulock/app/config.h"
 #include "gpulock/app/project_file.h"
 #include "gpulock/app/requirements_file.h"
+#include "gpulock/catalog/source.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/sha256.h"
@@ -129,7 +130,7 @@ std::string update_hint(const lock::Lock& lk) {
 // plus the index list it would use.
 struct GivenInputs {
   lock::GpulockInputs record;
-  std::vector<std::pair<std::string, std::string>> general_indexes;  // (role, url)
+  std::vector<std::pair<catalog::Source, std::string>> general_indexes;  // (source, url)
 };
 
 core::Result<GivenInputs> given_inputs(const Context& ctx, const ResolveRequest& given) {
@@ -142,10 +143,10 @@ core::Result<GivenInputs> given_inputs(const Context& ctx, const ResolveRequest&
   GivenInputs out;
   out.record = detail::make_inputs_record(given, *inputs, ctx.lock_dir);
   for (const auto& g : detail::general_indexes(given, inputs->req)) {
-    auto source = g.role == "find-links" ? index::IndexSource::find_links(g.url)
-                                         : index::IndexSource::simple(g.url);
+    auto source = g.type.is<catalog::FindLinks>() ? index::IndexSource::find_links(g.url)
+                                                  : index::IndexSource::simple(g.url);
     // The lock records index URLs without credentials: a credential-only difference is none.
-    out.general_indexes.emplace_back(g.role, index::strip_credentials(source.url));
+    out.general_indexes.emplace_back(g.type, index::strip_credentials(source.url));
   }
   return out;
 }
@@ -285,18 +286,26 @@ void compare_options(const GivenInputs& given, const lock::GpulockInputs& rec,
   }
 }
 
+// A general index: `--index-url`, `--extra-index-url` or `--find-links` (not a pin, not the
+// torch family, not a direct reference).
+bool is_general(const catalog::Source& source) {
+  return (source.is<catalog::Simple>() || source.is<catalog::FindLinks>()) &&
+         (source.role == catalog::Role::Default || source.role == catalog::Role::Extra);
+}
+
 // Indexes: the general ones in priority order; the torch family's base.
 void compare_indexes(const Context& ctx, const GivenInputs& given, const GivenDrifts& add) {
   const ResolveRequest& flags = *ctx.request.given;
   if (ctx.lock.gpulock) {
     std::vector<std::string> recorded_general, given_general;
     for (const auto& ix : ctx.lock.gpulock->indexes) {
-      if (ix.role == "default" || ix.role == "extra" || ix.role == "find-links") {
-        recorded_general.push_back(fmt::format("{} {}", ix.role, ix.url));
+      auto source = catalog::read_recorded_role(ix.role);
+      if (source && is_general(*source)) {
+        recorded_general.push_back(fmt::format("{} {}", catalog::recorded_role(*source), ix.url));
       }
     }
-    for (const auto& [role, url] : given.general_indexes)
-      given_general.push_back(fmt::format("{} {}", role, url));
+    for (const auto& [source, url] : given.general_indexes)
+      given_general.push_back(fmt::format("{} {}", catalog::recorded_role(source), url));
     if (recorded_general != given_general) {
       add("index-changed", "indexes",
           fmt::format(
@@ -312,7 +321,8 @@ void compare_indexes(const Context& ctx, const GivenInputs& given, const GivenDr
       base += flags.nightly ? "/nightly" : "";
       base = index::strip_credentials(base) + "/";
       for (const auto& ix : ctx.lock.gpulock->indexes) {
-        if (ix.role != "torch" || ix.url.starts_with(base)) continue;
+        auto source = catalog::read_recorded_role(ix.role);
+        if (!source || source->role != catalog::Role::Family || ix.url.starts_with(base)) continue;
         add("index-changed", "torch-index-base",
             fmt::format("the torch family comes from {} but the lock has it from {}", base, ix.url),
             ix.url, base);

@@ -12,6 +12,7 @@
 
 #include "gpulock/app/config.h"
 #include "gpulock/app/requirements_file.h"
+#include "gpulock/catalog/source.h"
 #include "gpulock/core/text.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/url.h"
@@ -31,10 +32,22 @@ std::string same_url(std::string_view url) {
   return std::string(core::trim_slash(index::strip_credentials(u)));
 }
 
-// The configuration key behind a general index's role.
-std::string_view key_of_role(std::string_view role) {
-  if (role == "default") return "index-url";
-  if (role == "extra") return "extra-index-url";
+// A recorded index's source (catalog::read_recorded_role); nullopt for a role gpulock does not
+// write.
+std::optional<catalog::Source> recorded_source(const lock::IndexRecord& ix) {
+  return catalog::read_recorded_role(ix.role);
+}
+
+bool is_find_links(const std::optional<catalog::Source>& source) {
+  return source && source->is<catalog::FindLinks>();
+}
+
+// The configuration key behind a general index (a role gpulock does not write reads as
+// find-links).
+std::string_view key_of_role(const std::optional<catalog::Source>& source) {
+  if (!source || source->is<catalog::FindLinks>()) return "find-links";
+  if (source->role == catalog::Role::Default) return "index-url";
+  if (source->role == catalog::Role::Extra) return "extra-index-url";
   return "find-links";
 }
 
@@ -65,7 +78,7 @@ std::vector<std::string> supplied_by(const lock::Lock& lk, const lock::IndexReco
   const std::string as_file = ix.url.starts_with("/") ? "file://" + ix.url : ix.url;
   for (const auto& p : lk.packages) {
     bool from = p.index && same_url(*p.index) == want;
-    if (!from && ix.role == "find-links" && p.wheels) {
+    if (!from && is_find_links(recorded_source(ix)) && p.wheels) {
       for (const auto& w : *p.wheels) {
         std::string u = w.url.value_or(w.path.value_or(""));
         if (u.starts_with(same_url(as_file) + "/") || u.starts_with(want + "/")) from = true;
@@ -158,10 +171,13 @@ core::Status compare_user_settings(const Context& ctx, const lock::GpulockInputs
   // A setting that supplied locked files and differs now.
   std::set<std::string> reported;
   for (const auto& ix : indexes) {
-    if (!ix.origin || ix.role == "pinned" || ix.role == "torch") continue;
+    const auto source = recorded_source(ix);
+    if (!ix.origin || (source && (source->role == catalog::Role::Pinned ||
+                                  source->role == catalog::Role::Family)))
+      continue;
     if (now_urls.contains(same_url(ix.url))) continue;
     auto names = supplied_by(ctx.lock, ix);
-    std::string key(key_of_role(ix.role));
+    std::string key(key_of_role(source));
     std::string winner;
     Drift d = make_drift(
         CheckLayer::Inputs, "setting-changed", origin_name(*ix.origin),
@@ -185,17 +201,25 @@ core::Status compare_user_settings(const Context& ctx, const lock::GpulockInputs
   // before a requirements file's; with unsafe-best-match every index competes).
   for (const auto& n : now_list) {
     if (n.origin.empty() || reported.contains(n.origin) ||
-        recorded_urls.contains(same_url(n.url)) || flag_given(ctx.lock, key_of_role(n.role)))
+        recorded_urls.contains(same_url(n.url)) || flag_given(ctx.lock, key_of_role(n.type)))
       continue;
-    if (n.role == "default" && req.index_url) continue;
+    const bool n_default =
+        n.type.role == catalog::Role::Default && !n.type.is<catalog::FindLinks>();
+    const bool n_find_links = n.type.is<catalog::FindLinks>();
+    if (n_default && req.index_url) continue;
     std::vector<std::string> passed;
     std::size_t count = 0;
     for (const auto& ix : indexes) {
-      if (ix.role != "default" && ix.role != "extra" && ix.role != "find-links") continue;
+      const auto source = recorded_source(ix);
+      if (!source || source->is<catalog::Direct>() ||
+          (source->role != catalog::Role::Default && source->role != catalog::Role::Extra))
+        continue;
+      const bool ix_find_links = source->is<catalog::FindLinks>();
+      const bool ix_extra = !ix_find_links && source->role == catalog::Role::Extra;
       const bool precedes =
-          best_match || n.role == "default" ||
-          (n.role == "extra" && (ix.role == "find-links" || (ix.role == "extra" && !ix.origin))) ||
-          (n.role == "find-links" && ix.role == "find-links" && !ix.origin);
+          best_match || n_default ||
+          (!n_default && !n_find_links && (ix_find_links || (ix_extra && !ix.origin))) ||
+          (n_find_links && ix_find_links && !ix.origin);
       if (!precedes) continue;
       auto names = supplied_by(ctx.lock, ix);
       if (names.empty()) continue;
@@ -207,7 +231,7 @@ core::Status compare_user_settings(const Context& ctx, const lock::GpulockInputs
         CheckLayer::Inputs, "setting-precedes", origin_name(n.origin),
         fmt::format("{} ({} {}) is set now and would be asked before {}, where {} locked "
                     "package{} came from",
-                    origin_name(n.origin), key_of_role(n.role), index::redact_url(n.url),
+                    origin_name(n.origin), key_of_role(n.type), index::redact_url(n.url),
                     fmt::join(passed, ", "), count, count == 1 ? "" : "s"),
         rec.line.line);
     d.severity = DriftSeverity::Warning;

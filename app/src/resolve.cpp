@@ -184,7 +184,7 @@ core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
 core::Result<std::optional<ResolveResult>> follow_find_links(const ResolveRequest& request,
                                                              const ResolveObserver& observer,
                                                              index::IndexClient& client,
-                                                             const IndexProvider& provider,
+                                                             const catalog::IndexProvider& provider,
                                                              const resolver::Solution* solution) {
   if (request.find_links_followed || request.find_links.empty()) return std::nullopt;
   auto torch = provider.torch_build_tag(solution);
@@ -250,7 +250,7 @@ core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
   auto t_solve = std::chrono::steady_clock::now();
   SourceRecords sources{plan->config.pinned, plan->config.torch, plan->config.general,
                         plan->config.nightly_date};
-  IndexProvider provider(client, std::move(plan->config));
+  catalog::IndexProvider provider(client, std::move(plan->config));
   resolver::SolveRequest solve_request{plan->requirements, plan->constraints};
   auto outcome = resolver::solve(provider, solve_request, plan->solve_options);
   result.timings.solve_ms = elapsed_ms(t_solve);

@@ -27,7 +27,7 @@ struct UnknownProjects {
 // close names that exist; an index that answered 404 for every project asked (two or more) is
 // an error naming it (exit 4): its URL is wrong.
 core::Result<UnknownProjects> unknown_projects(
-    index::IndexClient& client, const IndexProvider& provider,
+    index::IndexClient& client, const catalog::IndexProvider& provider,
     const std::vector<resolver::Dependency>& requirements) {
   UnknownProjects out;
   auto& lines = out.lines;
@@ -98,8 +98,8 @@ bool requirement_is(const resolver::Dependency& d, std::string_view form) {
 // major (the table's `major-fix` rows) and torch from a variant of the other side's major (tried
 // first, dry).
 void explain_shared_dirs(const ResolveRequest& request, const ResolvePlan& plan,
-                         const IndexProvider& provider, const resolver::DerivationTree& tree,
-                         ResolveResult& result) {
+                         const catalog::IndexProvider& provider,
+                         const resolver::DerivationTree& tree, ResolveResult& result) {
   bool majors = std::any_of(tree.nodes.begin(), tree.nodes.end(), [](const auto& node) {
     return std::any_of(node.terms.begin(), node.terms.end(),
                        [](const resolver::Term& t) { return t.package().name == gpu::kCudaMajor; });
@@ -248,7 +248,7 @@ std::optional<std::string> import_package_conflict(const resolver::DerivationTre
 }  // namespace
 
 core::Status explain_no_solution(const ResolveRequest& request, const ResolvePlan& plan,
-                                 index::IndexClient& client, IndexProvider& provider,
+                                 index::IndexClient& client, catalog::IndexProvider& provider,
                                  const resolver::NoSolution& failure, ResolveResult& result) {
   result.solved = false;
   auto unknown = unknown_projects(client, provider, plan.requirements);

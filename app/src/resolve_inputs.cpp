@@ -223,26 +223,29 @@ std::string user_origin(const ResolveRequest& request, std::string_view key) {
 
 std::vector<GeneralIndex> general_indexes(const ResolveRequest& request,
                                           const RequirementsInput& req) {
+  const catalog::Source kDefaultSource{catalog::Simple{}, catalog::Role::Default};
+  const catalog::Source kExtraSource{catalog::Simple{}, catalog::Role::Extra};
+  const catalog::Source kFindLinksSource{catalog::FindLinks{}, catalog::Role::Extra};
   std::vector<GeneralIndex> out;
   if (!req.no_index) {
     // The configured index only when neither a flag nor a requirements file names one.
     const bool configured = !request.index_url && !req.index_url && request.configured_index_url;
     std::string url = request.index_url.value_or(req.index_url.value_or(
         request.configured_index_url.value_or(std::string(kDefaultIndexUrl))));
-    out.push_back({"default", index::url_from_user_input(url),
+    out.push_back({kDefaultSource, index::url_from_user_input(url),
                    configured ? user_origin(request, "index-url") : std::string()});
   }
   // A list key the request has from configuration came whole from one source (apply_config);
   // a requirements file's own lines are project inputs.
   for (const auto& e : request.extra_index_urls)
     out.push_back(
-        {"extra", index::url_from_user_input(e), user_origin(request, "extra-index-url")});
+        {kExtraSource, index::url_from_user_input(e), user_origin(request, "extra-index-url")});
   for (const auto& e : req.extra_index_urls)
-    out.push_back({"extra", index::url_from_user_input(e), {}});
+    out.push_back({kExtraSource, index::url_from_user_input(e), {}});
   for (const auto& l : request.find_links)
-    out.push_back({"find-links", l, user_origin(request, "find-links")});
+    out.push_back({kFindLinksSource, l, user_origin(request, "find-links")});
   for (const auto& l : req.find_links)
-    out.push_back({"find-links", l, {}});
+    out.push_back({kFindLinksSource, l, {}});
   return out;
 }
 

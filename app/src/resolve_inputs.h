@@ -10,6 +10,7 @@
 
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/resolve.h"
+#include "gpulock/catalog/source.h"
 #include "gpulock/core/error.h"
 #include "gpulock/lock/lockfile.h"
 
@@ -51,10 +52,11 @@ struct ResolveInputs {
                                                  const lock::GpulockTool& tool,
                                                  ResolveRequest& request);
 
-/// One general (non-torch) index in first-index order: role "default", "extra" or "find-links";
-/// `url` as the user gave it (default and extra through index::url_from_user_input).
+/// One general (non-torch) index in first-index order: a Simple index with the Default or Extra
+/// role, or a FindLinks page (Extra); `url` as the user gave it (default and extra through
+/// index::url_from_user_input).
 struct GeneralIndex {
-  std::string role;
+  catalog::Source type;
   std::string url;
   /// The user-level setting it came from ("env PIP_FIND_LINKS", issue 41 item 2); "" for a
   /// flag, a project file, a requirements file or the default.

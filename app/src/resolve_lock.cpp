@@ -100,9 +100,10 @@ struct LockedFacts {
 };
 
 // One lock package per chosen candidate, and why it was chosen (result.why).
-core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvider& provider,
-                                        const ResolvePlan& plan, const resolver::Solution& solution,
-                                        ResolveResult& result, const Phase& phase) {
+core::Result<LockedFacts> lock_packages(index::IndexClient& client,
+                                        catalog::IndexProvider& provider, const ResolvePlan& plan,
+                                        const resolver::Solution& solution, ResolveResult& result,
+                                        const Phase& phase) {
   LockedFacts facts;
   lock::Lock& lk = result.lock;
   // The provider holds its own copy of the config, so sources are matched by URL.
@@ -127,7 +128,7 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
     if (sel.file->upload_time()) f.upload_time = to_toml_datetime(*sel.file->upload_time());
     for (const auto& h : sel.file->hashes())
       f.hashes[h.algorithm] = h.hex;
-    const bool direct_ref = sel.source != nullptr && sel.source->role == "direct";
+    const bool direct_ref = sel.source != nullptr && sel.source->type.is<catalog::Direct>();
     if (direct_ref) {
       // A direct URL wheel is a PEP 751 archive; its URL is written without credentials.
       f.url = index::strip_credentials(sel.file->url());
@@ -191,8 +192,8 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client, IndexProvide
         // 2.8.0 "needs sympy>=1.14, and sympy 1.13.1 was chosen" when the missing torchaudio
         // build kept it out is not.
         if (s.kind == "conflict" && !s.blocker.empty() &&
-            !confirm_blocker(provider, {plan.requirements, plan.constraints}, plan.solve_options,
-                             chosen.name, s.version, s.blocker)) {
+            !catalog::confirm_blocker(provider, {plan.requirements, plan.constraints},
+                                      plan.solve_options, chosen.name, s.version, s.blocker)) {
           s.reason = "conflicts with the other requirements";
           s.hint.clear();
         }
@@ -244,10 +245,15 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
   // A source a user-level setting named (issue 41 item 2) is recorded, with that origin, only
   // when it supplied a locked file: one developer's PIP_FIND_LINKS that gave nothing is not
   // part of a shared lock. A pinned index is kept: the recorded --index-for pins name it.
-  auto add_record = [&](const SourceSpec& s) {
-    if (!s.origin.empty() && s.role != "pinned" && !facts.used_sources.contains(s.source.url))
+  auto add_record = [&](const catalog::SourceSpec& s) {
+    if (!s.origin.empty() && s.type.role != catalog::Role::Pinned &&
+        !facts.used_sources.contains(s.source.url))
       return;
-    lock::IndexRecord r{s.source.name, index::redact_url(s.source.url), s.role, {}, {}};
+    lock::IndexRecord r{s.source.name,
+                        index::redact_url(s.source.url),
+                        std::string(catalog::recorded_role(s.type)),
+                        {},
+                        {}};
     if (!s.origin.empty()) r.origin = s.origin;
     tool.indexes.push_back(std::move(r));
   };
@@ -262,8 +268,8 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
 }
 
 // The one-line GPU summary: the build chosen and what decided it.
-void summarize_gpu(const ResolvePlan& plan, IndexProvider& provider, const LockedFacts& facts,
-                   ResolveResult& result) {
+void summarize_gpu(const ResolvePlan& plan, catalog::IndexProvider& provider,
+                   const LockedFacts& facts, ResolveResult& result) {
   const auto& ctx = plan.gpu.context;
   if (facts.torch == nullptr) return;
   {
@@ -333,7 +339,7 @@ void summarize_gpu(const ResolvePlan& plan, IndexProvider& provider, const Locke
 
 core::Status write_lock(const ResolveRequest& request, const ResolvePlan& plan,
                         const SourceRecords& sources, index::IndexClient& client,
-                        IndexProvider& provider, const resolver::Solution& solution,
+                        catalog::IndexProvider& provider, const resolver::Solution& solution,
                         ResolveResult& result, const Phase& phase) {
   phase("Writing the lock");
   auto t_lock = std::chrono::steady_clock::now();

@@ -23,10 +23,6 @@ bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-unsigned two_digits(std::string_view s) {
-  return static_cast<unsigned>((s[0] - '0') * 10 + (s[1] - '0'));
-}
-
 // Durations of --exclude-newer: 7d, 12h, 30m, 2w, 10s, or ISO 8601 P7D / PT12H; nullopt when
 // `d` is none. At most 100000 units.
 std::optional<std::int64_t> duration_seconds(std::string_view d) {
@@ -65,16 +61,6 @@ std::optional<std::int64_t> duration_seconds(std::string_view d) {
 
 }  // namespace
 
-core::Result<IndexStrategy> parse_index_strategy(std::string_view text) {
-  if (text == "first-index") return IndexStrategy::FirstIndex;
-  if (text == "unsafe-best-match") return IndexStrategy::UnsafeBestMatch;
-  return invalid("index-strategy", text, "first-index or unsafe-best-match");
-}
-
-std::string_view index_strategy_name(IndexStrategy strategy) noexcept {
-  return strategy == IndexStrategy::UnsafeBestMatch ? "unsafe-best-match" : "first-index";
-}
-
 core::Result<TorchBackend> TorchBackend::parse(std::string_view text) {
   if (text == "auto") return automatic();
   if (text == "cpu") return cpu();
@@ -100,37 +86,6 @@ std::string TorchBackend::to_string() const {
       break;
   }
   return cuda_ ? gpu::variant_name(*cuda_) : std::string("auto");
-}
-
-core::Result<NightlyDate> NightlyDate::parse(std::string_view text) {
-  if (text == "latest") return latest();
-  if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
-    std::string tag =
-        fmt::format("{}{}{}", text.substr(0, 4), text.substr(5, 2), text.substr(8, 2));
-    if (auto d = from_build_tag(tag)) return *d;
-  }
-  return invalid("nightly", text, "a build date YYYY-MM-DD (UTC) or latest");
-}
-
-std::optional<NightlyDate> NightlyDate::from_build_tag(std::string_view tag) {
-  if (tag.size() != 8 || !all_digits(tag)) return std::nullopt;
-  core::CivilDate d;
-  d.year =
-      static_cast<std::int64_t>(two_digits(tag.substr(0, 2)) * 100 + two_digits(tag.substr(2, 2)));
-  d.month = two_digits(tag.substr(4, 2));
-  d.day = two_digits(tag.substr(6, 2));
-  if (d.year < 2000 || d.month < 1 || d.month > 12 || d.day < 1 || d.day > 31) return std::nullopt;
-  return on(d);
-}
-
-std::string NightlyDate::to_string() const {
-  if (!date_) return "latest";
-  return fmt::format("{:04}-{:02}-{:02}", date_->year, date_->month, date_->day);
-}
-
-std::string NightlyDate::build_tag() const {
-  if (!date_) return {};
-  return fmt::format("{:04}{:02}{:02}", date_->year, date_->month, date_->day);
 }
 
 core::Result<ExcludeNewer> ExcludeNewer::parse(std::string_view text) {

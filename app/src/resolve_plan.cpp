@@ -226,14 +226,16 @@ core::Status describe_machine(const ResolveRequest& request, ResolvePlan& plan,
 // variants, then --index-url, --extra-index-url and --find-links.
 core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
   auto& config = plan.config;
-  std::vector<SourceSpec> named;
+  std::vector<catalog::SourceSpec> named;
   for (const auto& ix : request.named_indexes) {
-    named.push_back(make_source(index::url_from_user_input(ix.url), ix.name, "pinned"));
+    named.push_back(
+        make_source(index::url_from_user_input(ix.url), ix.name, catalog::Role::Pinned));
     named.back().origin = user_origin(request, "index");
   }
   for (const auto& pin : request.index_for) {
-    auto it = std::find_if(named.begin(), named.end(),
-                           [&](const SourceSpec& s) { return s.source.name == pin.index; });
+    auto it = std::find_if(named.begin(), named.end(), [&](const catalog::SourceSpec& s) {
+      return s.source.name == pin.index;
+    });
     if (it == named.end()) {
       return usage(fmt::format(
           "--index-for {} names the index {}, which no --index NAME=URL defines",
@@ -249,8 +251,9 @@ core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
     auto marker = core::Marker::parse(marked.marker);
     if (!marker) return std::unexpected(marker.error());
     if (!marker->matches(config.target.environment, "")) continue;
-    auto it = std::find_if(named.begin(), named.end(),
-                           [&](const SourceSpec& s) { return s.source.name == marked.pin.index; });
+    auto it = std::find_if(named.begin(), named.end(), [&](const catalog::SourceSpec& s) {
+      return s.source.name == marked.pin.index;
+    });
     if (it == named.end()) {
       return usage(
           fmt::format("the configured index-for {} names the index {}, which no index "
@@ -271,16 +274,16 @@ core::Status list_sources(const ResolveRequest& request, ResolvePlan& plan) {
   }
   int extra_number = 0;
   for (const auto& g : general_indexes(request, plan.inputs.req)) {
-    if (g.role == "default") {
-      config.general.push_back(make_source(g.url, "default", "default"));
-    } else if (g.role == "extra") {
-      config.general.push_back(
-          make_source(g.url, fmt::format("extra-{}", ++extra_number), "extra"));
-    } else {
-      SourceSpec s;
+    if (g.type.is<catalog::FindLinks>()) {
+      catalog::SourceSpec s;
       s.source = index::IndexSource::find_links(g.url, "find-links");
-      s.role = "find-links";
+      s.type = g.type;
       config.general.push_back(std::move(s));
+    } else if (g.type.role == catalog::Role::Default) {
+      config.general.push_back(make_source(g.url, "default", catalog::Role::Default));
+    } else {
+      config.general.push_back(
+          make_source(g.url, fmt::format("extra-{}", ++extra_number), catalog::Role::Extra));
     }
     config.general.back().origin = g.origin;
   }
@@ -313,10 +316,10 @@ void prefer_old_pins(const ResolveRequest& request, ResolvePlan& plan, ResolveRe
 
 }  // namespace
 
-SourceSpec make_source(std::string_view url, std::string name, std::string role) {
-  SourceSpec s;
+catalog::SourceSpec make_source(std::string_view url, std::string name, catalog::Role role) {
+  catalog::SourceSpec s;
   s.source = index::IndexSource::simple(url, std::move(name));
-  s.role = std::move(role);
+  s.type = {catalog::Simple{}, role};
   return s;
 }
 

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "gpulock/app/command_line.h"
-#include "gpulock/app/index_provider.h"
 #include "gpulock/app/resolve.h"
+#include "gpulock/catalog/index_provider.h"
 #include "gpulock/core/error.h"
 #include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/index/client.h"
@@ -84,7 +84,7 @@ struct ResolvePlan {
   std::vector<resolver::Dependency> constraints;
   GpuSetup gpu;
   /// The sources, the target, the machine and the old lock's pins, for the provider.
-  ProviderConfig config;
+  catalog::ProviderConfig config;
   /// --torch-backend or --nightly was given: the torch family comes only from `config.torch`.
   bool torch_requested = false;
   /// The bytes of the lock at -o, if one is there (an unchanged lock is not rewritten).
@@ -98,13 +98,14 @@ struct ResolvePlan {
                                                   std::int64_t now_micros, ResolveResult& result,
                                                   const Phase& phase);
 
-[[nodiscard]] SourceSpec make_source(std::string_view url, std::string name, std::string role);
+[[nodiscard]] catalog::SourceSpec make_source(std::string_view url, std::string name,
+                                              catalog::Role role);
 
 // ---- the torch sources (resolve_torch.cpp) -------------------------------------------------
 
 /// The torch-family variant sources for --torch-backend / --nightly.
-[[nodiscard]] core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& request,
-                                                                  const gpu::GpuContext& gpu);
+[[nodiscard]] core::Result<std::vector<catalog::SourceSpec>> torch_sources(
+    const ResolveRequest& request, const gpu::GpuContext& gpu);
 
 /// Before solving: a torch source that lacks the torch-family requirements is an error (exit 4)
 /// or an explained no-solution (auto mode, no usable variant). Fills `result` and returns true
@@ -126,7 +127,7 @@ struct ResolvePlan {
 /// points at, each tried first.
 [[nodiscard]] core::Status explain_no_solution(const ResolveRequest& request,
                                                const ResolvePlan& plan, index::IndexClient& client,
-                                               IndexProvider& provider,
+                                               catalog::IndexProvider& provider,
                                                const resolver::NoSolution& failure,
                                                ResolveResult& result);
 
@@ -134,9 +135,9 @@ struct ResolvePlan {
 
 /// The sources as given, for the lock's [[tool.gpulock.indexes]] (the provider has its own copy).
 struct SourceRecords {
-  std::vector<std::pair<std::string, SourceSpec>> pinned;
-  std::vector<SourceSpec> torch;
-  std::vector<SourceSpec> general;
+  std::vector<std::pair<std::string, catalog::SourceSpec>> pinned;
+  std::vector<catalog::SourceSpec> torch;
+  std::vector<catalog::SourceSpec> general;
   std::optional<NightlyDate> nightly_date;
 };
 
@@ -144,7 +145,8 @@ struct SourceRecords {
 /// lock unless it is unchanged, dry or stdout.
 [[nodiscard]] core::Status write_lock(const ResolveRequest& request, const ResolvePlan& plan,
                                       const SourceRecords& sources, index::IndexClient& client,
-                                      IndexProvider& provider, const resolver::Solution& solution,
-                                      ResolveResult& result, const Phase& phase);
+                                      catalog::IndexProvider& provider,
+                                      const resolver::Solution& solution, ResolveResult& result,
+                                      const Phase& phase);
 
 }  // namespace gpulock::app::detail

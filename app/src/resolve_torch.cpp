@@ -27,7 +27,7 @@ constexpr std::array<std::string_view, 10> kKnownVariants = {
 
 // --nightly: the latest build date every requested dated torch-family member has, not after DATE.
 core::Result<std::optional<std::string>> choose_nightly_date(
-    index::IndexClient& client, const ProviderConfig& config,
+    index::IndexClient& client, const catalog::ProviderConfig& config,
     const std::vector<resolver::Dependency>& deps, const NightlyDate& nightly,
     std::vector<std::string>& members) {
   // Dates compared as build tags (YYYYMMDD: text order is date order).
@@ -161,7 +161,8 @@ struct TorchSourceProblem {
 };
 
 std::optional<TorchSourceProblem> check_torch_sources(
-    index::IndexClient& client, const ResolveRequest& request, const std::vector<SourceSpec>& torch,
+    index::IndexClient& client, const ResolveRequest& request,
+    const std::vector<catalog::SourceSpec>& torch,
     const std::vector<resolver::Dependency>& requirements, const gpu::GpuContext& gpu) {
   std::vector<std::string> wanted;
   for (const auto& d : requirements) {
@@ -177,7 +178,7 @@ std::optional<TorchSourceProblem> check_torch_sources(
   std::string base =
       std::string(core::trim_slash(index::url_from_user_input(request.torch_index_base)));
   std::string where = index::redact_url(base + (nightly ? "/nightly/" : "/"));
-  std::vector<const SourceSpec*> usable;  // within the ceiling
+  std::vector<const catalog::SourceSpec*> usable;  // within the ceiling
   for (const auto& s : torch) {
     if (s.above_ceiling) continue;
     usable.push_back(&s);
@@ -262,9 +263,10 @@ std::optional<TorchSourceProblem> check_torch_sources(
   }
   std::string used;
   for (const auto* s : usable) {
-    used += (used.empty() ? "" : ", ") + (s->cpu_variant ? std::string("cpu")
-                                          : s->variant   ? gpu::variant_name(*s->variant)
-                                                         : s->source.name);
+    const catalog::Variant* v = s->variant();
+    used += (used.empty() ? "" : ", ") + (v == nullptr ? s->source.name
+                                          : v->cuda    ? gpu::variant_name(*v->cuda)
+                                                       : std::string("cpu"));
   }
   p.lines.push_back(fmt::format(
       "There are no {}{} builds on {} for {} (a torch-family package is taken only from the "
@@ -277,9 +279,9 @@ std::optional<TorchSourceProblem> check_torch_sources(
 }  // namespace
 
 // The torch-family variant sources for --torch-backend / --nightly.
-core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& request,
-                                                    const gpu::GpuContext& gpu) {
-  std::vector<SourceSpec> out;
+core::Result<std::vector<catalog::SourceSpec>> torch_sources(const ResolveRequest& request,
+                                                             const gpu::GpuContext& gpu) {
+  std::vector<catalog::SourceSpec> out;
   bool nightly = request.nightly.has_value();
   const TorchBackend backend = request.torch_backend.value_or(TorchBackend::automatic());
   std::string base =
@@ -287,13 +289,12 @@ core::Result<std::vector<SourceSpec>> torch_sources(const ResolveRequest& reques
       (nightly ? "/nightly" : "");
   auto add = [&](const TorchBackend& variant) {
     const std::string name = variant.to_string();
-    SourceSpec s =
-        make_source(fmt::format("{}/{}/", base, name),
-                    fmt::format("pytorch-{}{}", nightly ? "nightly-" : "", name), "torch");
+    catalog::SourceSpec s = make_source(
+        fmt::format("{}/{}/", base, name),
+        fmt::format("pytorch-{}{}", nightly ? "nightly-" : "", name), catalog::Role::Family);
     s.source.forbidden_means_missing = true;
-    s.nightly = nightly;
-    s.cpu_variant = variant.kind() == TorchBackend::Kind::Cpu;
-    s.variant = variant.cuda_version();
+    // The cpu variant has no CUDA (TorchBackend::cuda_version is nullopt for it).
+    s.type.kind = catalog::Variant{variant.cuda_version(), nightly};
     out.push_back(std::move(s));
   };
   if (backend.kind() == TorchBackend::Kind::Cpu) {

@@ -62,12 +62,6 @@ core::Result<Target> finish(core::TagTarget tags, std::string python_version, co
 
 }  // namespace
 
-std::string Target::environment_marker() const {
-  return fmt::format(
-      "python_version == \"{}\" and sys_platform == \"{}\" and platform_machine == \"{}\"",
-      python_version, environment.sys_platform, environment.platform_machine);
-}
-
 core::Result<Target> make_target(std::string_view python_version, std::string_view platform) {
   auto tags = core::TagTarget::from_platform_tag(python_version, platform);
   if (!tags) {

@@ -7,10 +7,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpulock/app/variant_select.h"
+#include "gpulock/catalog/variant_select.h"
 
 using namespace gpulock;
-using app::VariantPolicy;
+using catalog::VariantPolicy;
 using gpu::GpuContext;
 
 namespace {
@@ -123,8 +123,9 @@ TEST_CASE("stacks 15: two variant-metadata dialects, an unknown major rejected",
   REQUIRE_FALSE(extra_key.has_value());
   CHECK(extra_key.error().message == "'providers' is not a key of pep825 variant metadata");
   // A wheel whose label the metadata lacks is incompatible.
-  auto s = app::select_variant(pep825, {"cuda12.9", "cuda12.8"},
-                               machine("580.65.06", "13.0", {"9.0"}), VariantPolicy::Gpulock, true);
+  auto s =
+      catalog::select_variant(pep825, {"cuda12.9", "cuda12.8"},
+                              machine("580.65.06", "13.0", {"9.0"}), VariantPolicy::Gpulock, true);
   CHECK(s.rejected.at("cuda12.9") == "its label is not in the variant metadata");
   CHECK(s.chosen == "cuda12.8");
 }
@@ -132,8 +133,8 @@ TEST_CASE("stacks 15: two variant-metadata dialects, an unknown major rejected",
 TEST_CASE("stacks 13: variant selection under the strict ceiling", "[stacks][variants][scenario]") {
   auto meta = parse(kTorch210Draft);
   SECTION("PEP 825's order with the NVIDIA provider's semantics: cuda12.8") {
-    auto s = app::select_variant(meta, kLabels, machine("550.54.14", "12.4", {"9.0"}),
-                                 VariantPolicy::Pep825, true);
+    auto s = catalog::select_variant(meta, kLabels, machine("550.54.14", "12.4", {"9.0"}),
+                                     VariantPolicy::Pep825, true);
     CHECK(s.order == Strings{"cuda12.8", "cuda12.6"});
     CHECK(s.chosen == "cuda12.8");
     CHECK(s.rejected.at("cuda13.0") ==
@@ -141,8 +142,8 @@ TEST_CASE("stacks 13: variant selection under the strict ceiling", "[stacks][var
     CHECK(s.rejected.at("xpu") == "needs intel :: device_ip, which this machine does not have");
   }
   SECTION("gpulock, strict: nothing fits, and null is not taken silently") {
-    auto s = app::select_variant(meta, kLabels, machine("550.54.14", "12.4", {"9.0"}),
-                                 VariantPolicy::Gpulock, true);
+    auto s = catalog::select_variant(meta, kLabels, machine("550.54.14", "12.4", {"9.0"}),
+                                     VariantPolicy::Gpulock, true);
     CHECK(s.chosen.empty());
     CHECK(
         s.problem ==
@@ -152,14 +153,14 @@ TEST_CASE("stacks 13: variant selection under the strict ceiling", "[stacks][var
         "it); cuda13.0 needs nvidia :: cuda_version_lower_bound :: 13.0, which this machine "
         "does not support; xpu needs intel :: device_ip, which this machine does not have); "
         "the null variant (no GPU code) is not chosen silently when a GPU was asked for");
-    auto cpu = app::select_variant(meta, kLabels, machine("550.54.14", "12.4", {"9.0"}),
-                                   VariantPolicy::Gpulock, false);
+    auto cpu = catalog::select_variant(meta, kLabels, machine("550.54.14", "12.4", {"9.0"}),
+                                       VariantPolicy::Gpulock, false);
     CHECK(cpu.chosen == "null");
   }
   SECTION("gpulock, --cuda-compat minor: cuda12.8, with the properties the machine supports") {
-    auto s = app::select_variant(meta, kLabels,
-                                 machine("550.54.14", "12.4", {"9.0"}, gpu::CudaCompat::Minor),
-                                 VariantPolicy::Gpulock, true);
+    auto s = catalog::select_variant(meta, kLabels,
+                                     machine("550.54.14", "12.4", {"9.0"}, gpu::CudaCompat::Minor),
+                                     VariantPolicy::Gpulock, true);
     CHECK(s.chosen == "cuda12.8");
     CHECK(s.properties == Strings{"nvidia :: cuda_version_lower_bound :: 12.0",
                                   "nvidia :: sm_arch :: 90_real", "priority :: order :: 2"});
@@ -170,10 +171,10 @@ TEST_CASE("stacks 14: variants on a mixed H100 + V100 host", "[stacks][variants]
   auto meta = parse(kTorch210Draft);
   auto host = machine("580.65.06", "13.0", {"9.0", "7.0"});
   // The NVIDIA provider looks at the highest GPU only: cuda13.0, which lacks 70_real.
-  auto nvp = app::select_variant(meta, kLabels, host, VariantPolicy::Pep825, true);
+  auto nvp = catalog::select_variant(meta, kLabels, host, VariantPolicy::Pep825, true);
   CHECK(nvp.chosen == "cuda13.0");
   // gpulock wants kernels for every GPU.
-  auto s = app::select_variant(meta, kLabels, host, VariantPolicy::Gpulock, true);
+  auto s = catalog::select_variant(meta, kLabels, host, VariantPolicy::Gpulock, true);
   CHECK(s.chosen == "cuda12.8");
   CHECK(s.order == Strings{"cuda12.8", "cuda12.6"});
   CHECK(s.rejected.at("cuda13.0") ==
@@ -183,20 +184,20 @@ TEST_CASE("stacks 14: variants on a mixed H100 + V100 host", "[stacks][variants]
 
 TEST_CASE("variants: the NVIDIA provider's values from gpulock's detection", "[stacks][variants]") {
   auto m = machine("565.57.01", "12.7", {"8.9"});
-  auto lower = app::nvidia_feature_values("cuda_version_lower_bound", m);
+  auto lower = catalog::nvidia_feature_values("cuda_version_lower_bound", m);
   REQUIRE(lower.size() > 10);
   CHECK(Strings(lower.begin(), lower.begin() + 10) ==
         Strings{"12.7", "12.6", "12.5", "12.4", "12.3", "12.2", "12.1", "12.0", "12", "11.20"});
   CHECK(lower.back() == "11");
-  auto upper = app::nvidia_feature_values("cuda_version_upper_bound", m);
+  auto upper = catalog::nvidia_feature_values("cuda_version_upper_bound", m);
   CHECK(upper.front() == "15.20");
   CHECK(Strings(upper.end() - 3, upper.end()) == Strings{"12.10", "12.9", "12.8"});
-  CHECK(app::nvidia_feature_values("sm_arch", m) ==
+  CHECK(catalog::nvidia_feature_values("sm_arch", m) ==
         Strings{"89_real", "88_real", "87_real", "86_real", "85_real", "84_real", "83_real",
                 "82_real", "81_real", "80_real", "80_virtual"});
   gpu::GpuContext none;
   none.no_gpu = true;
-  CHECK(app::nvidia_feature_values("sm_arch", none).empty());
+  CHECK(catalog::nvidia_feature_values("sm_arch", none).empty());
   CHECK(gpu::cuda_of_variant_label("cuda12.8")->to_string() == "12.8");
   CHECK(gpu::cuda_of_variant_label("cu129")->to_string() == "12.9");
   CHECK_FALSE(gpu::cuda_of_variant_label("null").has_value());

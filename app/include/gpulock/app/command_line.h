@@ -5,30 +5,20 @@
 /// change. The run's command line is the one the CLI recorded (`ResolveRequest::command_line`,
 /// the lock's header `command`): "gpulock" and its arguments, each shell-quoted.
 
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gpulock/core/command_line.h"
+
 namespace gpulock::app {
 
-/// `arg` as one shell word: as it is when it holds only characters the shell leaves alone,
-/// else in single quotes.
-[[nodiscard]] std::string shell_quote(std::string_view arg);
-
-/// The words of a command line that shell_quote wrote (plain words, '...' with '\'' inside),
-/// program name included. Other shell syntax is not interpreted.
-[[nodiscard]] std::vector<std::string> split_command(std::string_view line);
-
-/// One change to a command: `--flag value` (value "" for a flag without one). Set removes the
-/// flag's earlier occurrences (`--flag V`, `--flag=V`) and appends it; Add appends it; Remove
-/// only removes it (with its value, when `value` is not empty).
-struct FlagEdit {
-  enum class Op { Set, Add, Remove };
-  std::string flag;
-  std::string value;
-  Op op = Op::Set;
-};
+// Quoting, splitting and editing a command line are core's (core/command_line.h); what a
+// command means for this machine is app's.
+using core::command_with;
+using core::FlagEdit;
+using core::shell_quote;
+using core::split_command;
 
 /// The edits that turn a lock's resolve command into one for the machine it runs on: the
 /// driver detected (`--driver auto`), no `--cuda-ceiling` or `--gpu-arch` of another machine
@@ -38,9 +28,5 @@ struct FlagEdit {
 /// For a hint: "`<lock_command for this machine>`", or, when the lock records no command, words
 /// that say what to run.
 [[nodiscard]] std::string relock_here(std::string_view lock_command);
-
-/// `line` (a recorded command line) with `edits` applied, shell-quoted. An empty `line` gives
-/// the edits alone ("--torch-backend cu126"), for callers that have no command line.
-[[nodiscard]] std::string command_with(std::string_view line, std::span<const FlagEdit> edits);
 
 }  // namespace gpulock::app

@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "gpulock/app/index_provider.h"
 #include "gpulock/app/resolve_options.h"
 #include "gpulock/app/target.h"
+#include "gpulock/catalog/index_provider.h"
 #include "gpulock/core/error.h"
 #include "gpulock/index/client.h"
 #include "gpulock/index/index_spec.h"

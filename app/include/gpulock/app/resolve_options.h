@@ -3,7 +3,8 @@
 /// The option values of `gpulock resolve` that are app's concepts, as types (issue 21: parse
 /// once, into types). Each has one parser, used by the CLI's validator, by resolve, and by
 /// `check` reading a lock's record, and one spelling (`to_string`) for the lock and for
-/// messages. The other typed options live with their concepts: `--prerelease` in resolver
+/// messages. `--index-strategy` and `--nightly` are the catalog's (catalog/options.h, re-exported
+/// here). The other typed options live with their concepts: `--prerelease` in resolver
 /// (PrereleasePolicy), `--cuda-compat` and `--driver` in probe (CudaCompat, DriverSpec),
 /// `--index` and `--index-for` in index (NamedIndex, IndexPin).
 ///
@@ -14,17 +15,17 @@
 #include <string>
 #include <string_view>
 
-#include "gpulock/core/civil_date.h"
+#include "gpulock/catalog/options.h"
 #include "gpulock/core/error.h"
 #include "gpulock/gpu/cuda_versions.h"
 
 namespace gpulock::app {
 
-/// `--index-strategy`: first-index (a package comes only from the first source that has it, the
-/// torchtriton lesson) or unsafe-best-match (every source merged).
-enum class IndexStrategy : std::uint8_t { FirstIndex, UnsafeBestMatch };
-[[nodiscard]] core::Result<IndexStrategy> parse_index_strategy(std::string_view text);
-[[nodiscard]] std::string_view index_strategy_name(IndexStrategy strategy) noexcept;
+// The catalog's options (catalog/options.h), with their parsers.
+using catalog::index_strategy_name;
+using catalog::IndexStrategy;
+using catalog::NightlyDate;
+using catalog::parse_index_strategy;
 
 /// `--torch-backend`: auto (the best variant the driver runs), cpu, or one CUDA variant (cuXYZ:
 /// "cu" and the digits of a CUDA version, cu118, cu124, cu130).
@@ -53,35 +54,6 @@ class TorchBackend {
   TorchBackend(Kind kind, std::optional<gpu::CudaVersion> cuda) : kind_(kind), cuda_(cuda) {}
   Kind kind_ = Kind::Auto;
   std::optional<gpu::CudaVersion> cuda_;
-};
-
-/// A nightly build date, UTC. `--nightly` takes one (YYYY-MM-DD) or `latest`; a nightly
-/// version's dev tag carries one (`2.13.0.dev20260601+cu130` -> 2026-06-01); the lock's
-/// snapshot records one. One type for the four places a date was a string (issue 21).
-class NightlyDate {
- public:
-  /// "YYYY-MM-DD" (month 1-12, day 1-31) or "latest". Errors: Usage.
-  [[nodiscard]] static core::Result<NightlyDate> parse(std::string_view text);
-  /// The date of a build tag "YYYYMMDD" (the digits after `.dev` in a nightly version); nullopt
-  /// when `tag` is not eight digits of a valid month and day.
-  [[nodiscard]] static std::optional<NightlyDate> from_build_tag(std::string_view tag);
-  [[nodiscard]] static NightlyDate latest() { return NightlyDate(); }
-  [[nodiscard]] static NightlyDate on(core::CivilDate date) { return NightlyDate(date); }
-
-  [[nodiscard]] bool is_latest() const noexcept { return !date_; }
-  /// The date; nullopt for `latest`.
-  [[nodiscard]] const std::optional<core::CivilDate>& date() const noexcept { return date_; }
-  /// "YYYY-MM-DD" or "latest".
-  [[nodiscard]] std::string to_string() const;
-  /// "YYYYMMDD" as in a version's dev tag ("" for `latest`).
-  [[nodiscard]] std::string build_tag() const;
-
-  friend bool operator==(const NightlyDate&, const NightlyDate&) = default;
-
- private:
-  NightlyDate() = default;
-  explicit NightlyDate(core::CivilDate date) : date_(date) {}
-  std::optional<core::CivilDate> date_;
 };
 
 /// `--exclude-newer`: a date (YYYY-MM-DD, midnight UTC), an RFC 3339 timestamp, or a duration

@@ -12,24 +12,14 @@
 #include "gpulock/core/environment.h"
 #include "gpulock/core/error.h"
 #include "gpulock/core/tags.h"
+#include "gpulock/core/target.h"
 #include "gpulock/core/version.h"
 
 namespace gpulock::app {
 
-struct Target {
-  std::string python_version;        ///< "3.11"
-  core::Version python_full;         ///< 3.11.0 (or the interpreter's own)
-  std::string platform;              ///< the best platform tag, e.g. "manylinux_2_28_x86_64"
-  core::TagTarget tags;              ///< what supported_tags() is computed from
-  core::Environment environment;     ///< marker values
-  std::vector<core::Tag> supported;  ///< core::supported_tags(tags), best first
-  /// The interpreter asked: its sys.executable (the real file behind a pyenv shim); empty when
-  /// the target was given (--python-version, --platform).
-  std::string executable;
-
-  /// `environments` marker for the lock: which machines this lock is valid for.
-  [[nodiscard]] std::string environment_marker() const;
-};
+/// The pure value lives in core (core/target.h); building one is app's (it may ask an
+/// interpreter).
+using core::Target;
 
 struct TargetRequest {
   std::string python;          ///< --python PYTHON (an interpreter to ask); empty: not given

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "gpulock/app/command_line.h"
-#include "gpulock/app/index_provider.h"
+#include "gpulock/catalog/index_provider.h"
+#include "gpulock/core/command_line.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/interrupt.h"
@@ -19,7 +19,7 @@
 
 #include "index_provider_impl.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
 using resolver::UnavailableKind;
 using resolver::UnavailableReason;
@@ -158,7 +158,7 @@ auto IndexProvider::Impl::load_direct(std::string_view name, const std::string& 
   page->files.push_back(std::move(f));
   SourceSpec& src = direct_sources.emplace_back();
   src.source = index::IndexSource::find_links(shown, "direct");
-  src.role = "direct";
+  src.type = {Direct{std::string(page->files.back().sha256())}, Role::Pinned};
   index::ProjectPagePtr ptr = page;
   state.pages.push_back(ptr);
   state.sources.push_back(&src);
@@ -215,11 +215,11 @@ auto IndexProvider::Impl::borrow_upload_times(
     const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files)
     -> core::Status {
   if (gpu::is_torch_family(name) || groups.size() < 2 || groups.front().empty() ||
-      groups.front().front()->role != "torch") {
+      groups.front().front()->type.role != Role::Family) {
     return {};
   }
   bool missing = std::any_of(files.begin(), files.end(), [](const auto& f) {
-    return f.second->role == "torch" && !f.first->upload_time();
+    return f.second->type.role == Role::Family && !f.first->upload_time();
   });
   if (!missing) return {};
   auto key = [](const index::DistFile& f) {
@@ -240,7 +240,7 @@ auto IndexProvider::Impl::borrow_upload_times(
     }
   }
   for (const auto& [f, s] : files) {
-    if (s->role != "torch" || f->upload_time()) continue;
+    if (s->type.role != Role::Family || f->upload_time()) continue;
     if (auto it = by_hash.find(key(*f)); it != by_hash.end()) borrowed_upload_time[f] = it->second;
   }
   return {};
@@ -430,4 +430,4 @@ bool IndexProvider::any_project_found() const {
                      [](const auto& p) { return !p.second.sources.empty(); });
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

@@ -15,9 +15,9 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "gpulock/app/index_provider.h"
-#include "gpulock/app/page_source.h"
 #include "gpulock/app/target.h"
+#include "gpulock/catalog/index_provider.h"
+#include "gpulock/catalog/page_source.h"
 #include "gpulock/core/filename.h"
 #include "gpulock/core/name.h"
 
@@ -33,7 +33,7 @@ struct WheelFacts {
   std::string requires_python = {};  ///< the page's data-requires-python
 };
 
-class FakePageSource final : public gl::app::PageSource {
+class FakePageSource final : public gl::catalog::PageSource {
  public:
   /// Adds a wheel to the page of its project on the Simple API index at `base` (a URL ending
   /// in '/'), with a METADATA naming it and its `facts.requires_dist`.
@@ -152,25 +152,25 @@ class FakePageSource final : public gl::app::PageSource {
   }
 };
 
-/// A Simple API source of role `role` ("default", "extra", "pinned", "torch").
-inline gl::app::SourceSpec source(std::string_view url, std::string_view role,
-                                  std::string_view name = {}) {
-  gl::app::SourceSpec s;
+/// A Simple API source of the role the lock records as `role` ("default", "extra", "pinned",
+/// "torch": catalog::read_recorded_role).
+inline gl::catalog::SourceSpec source(std::string_view url, std::string_view role,
+                                      std::string_view name = {}) {
+  gl::catalog::SourceSpec s;
   s.source = gl::index::IndexSource::simple(url, std::string(name));
-  s.role = std::string(role);
+  s.type = *gl::catalog::read_recorded_role(role);
   return s;
 }
 
 /// A torch variant source `<base><variant>/` (cu124, cpu).
-inline gl::app::SourceSpec torch_variant(std::string_view base, std::string_view variant) {
-  gl::app::SourceSpec s =
+inline gl::catalog::SourceSpec torch_variant(std::string_view base, std::string_view variant) {
+  gl::catalog::SourceSpec s =
       source(fmt::format("{}{}/", base, variant), "torch", fmt::format("pytorch-{}", variant));
-  if (variant == "cpu") {
-    s.cpu_variant = true;
-  } else {
-    s.variant =
-        gl::gpu::classify_build(*gl::core::Version::parse(fmt::format("0+{}", variant))).cuda;
+  gl::catalog::Variant v;
+  if (variant != "cpu") {
+    v.cuda = gl::gpu::classify_build(*gl::core::Version::parse(fmt::format("0+{}", variant))).cuda;
   }
+  s.type.kind = v;
   return s;
 }
 
@@ -183,8 +183,8 @@ inline gl::app::Target target_312() {
 
 /// One general index `url` ("default") for CPython 3.12 on manylinux_2_28_x86_64, as `gpulock
 /// lock -r requirements.txt` would configure it.
-inline gl::app::ProviderConfig one_index_config(std::string_view url) {
-  gl::app::ProviderConfig c;
+inline gl::catalog::ProviderConfig one_index_config(std::string_view url) {
+  gl::catalog::ProviderConfig c;
   c.general.push_back(source(url, "default"));
   c.target = target_312();
   c.command_line = "gpulock lock -r requirements.txt";

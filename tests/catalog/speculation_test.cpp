@@ -10,7 +10,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpulock/app/index_provider.h"
+#include "gpulock/catalog/index_provider.h"
 #include "gpulock/resolver/report.h"
 #include "gpulock/resolver/resolver.h"
 
@@ -33,7 +33,7 @@ void add(FakePageSource& pages, std::string_view name, std::string_view version,
   pages.add_wheel(kPypi, fmt::format("{}-{}-py3-none-any.whl", name, version), std::move(facts));
 }
 
-app::ProviderConfig config() {
+catalog::ProviderConfig config() {
   return app_test::one_index_config(kPypi);
 }
 
@@ -47,7 +47,7 @@ void graph(FakePageSource& pages) {
   add(pages, "d", "1.0");
 }
 
-std::map<std::string, std::string> solve(app::IndexProvider& provider, std::string_view req) {
+std::map<std::string, std::string> solve(catalog::IndexProvider& provider, std::string_view req) {
   resolver::SolveRequest r;
   auto d = resolver::parse_dependency(req);
   REQUIRE(d.has_value());
@@ -73,7 +73,7 @@ TEST_CASE("speculation: a dependency's page in, its likely candidate's METADATA 
   FakePageSource pages;
   pages.waits = true;
   graph(pages);
-  app::IndexProvider provider(pages, config());
+  catalog::IndexProvider provider(pages, config());
   auto a = provider.candidates("a");
   REQUIRE(a.has_value());
   CHECK(pages.prefetched_metadata == std::vector<std::string>{url_of("a", "1.0")});
@@ -100,8 +100,8 @@ TEST_CASE("speculation never changes what is resolved", "[app][speculation]") {
   waiting.waits = true;
   graph(plain);
   graph(waiting);
-  app::IndexProvider p1(plain, config());
-  app::IndexProvider p2(waiting, config());
+  catalog::IndexProvider p1(plain, config());
+  catalog::IndexProvider p2(waiting, config());
   auto expected = std::map<std::string, std::string>{{"a", "1.0"}, {"b", "1.0"}, {"c", "1.0"}};
   CHECK(solve(p1, "a") == expected);
   CHECK(solve(p2, "a") == expected);
@@ -122,7 +122,7 @@ TEST_CASE("speculation: an existing lock's names are read before the solver reac
   // The old lock pinned c 1.0 (c 2.0 is newer) and d, which nothing needs any more.
   cfg.preferences.emplace("c", *core::Version::parse("1.0"));
   cfg.preferences.emplace("d", *core::Version::parse("1.0"));
-  app::IndexProvider provider(pages, cfg);
+  catalog::IndexProvider provider(pages, cfg);
   // Their pages start with the provider, before any question (without the lock: only when a
   // dependency names them, one level of the graph per round trip).
   CHECK(has(pages.prefetched_pages, "c"));
@@ -137,7 +137,7 @@ TEST_CASE("speculation: an existing lock's names are read before the solver reac
   FakePageSource plain;
   graph(plain);
   add(plain, "c", "2.0");
-  app::IndexProvider unhurried(plain, cfg);
+  catalog::IndexProvider unhurried(plain, cfg);
   auto expected = std::map<std::string, std::string>{{"a", "1.0"}, {"b", "1.0"}, {"c", "1.0"}};
   CHECK(solve(provider, "a") == expected);
   CHECK(solve(unhurried, "a") == expected);

@@ -5,11 +5,11 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/variant_select.h"
+#include "gpulock/catalog/variant_select.h"
 
 #include "index_provider_impl.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
 using resolver::UnavailableKind;
 
@@ -95,4 +95,4 @@ std::optional<std::string> IndexProvider::torch_build_tag(
   return std::nullopt;
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

@@ -4,7 +4,8 @@
 /// nothing more: project pages, the root listing of a small index (the torch source), a wheel's
 /// METADATA and the digest of a direct reference's wheel. IndexClientPages reads them through
 /// index::IndexClient (HTTP, cache); tests give a fake that builds pages in memory
-/// (tests/app/fake_page_source.h), so the catalog and the GPU policy are tested without a server.
+/// (tests/catalog/fake_page_source.h), so the catalog and the GPU policy are tested without a
+/// server.
 
 #include <functional>
 #include <memory>
@@ -17,7 +18,7 @@
 #include "gpulock/index/page.h"
 #include "gpulock/index/project_list.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
 class PageSource {
  public:
@@ -97,4 +98,4 @@ class IndexClientPages final : public PageSource {
   index::IndexClient& client_;
 };
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

@@ -1,5 +1,5 @@
 #pragma once
-// IndexProvider's state, private to app (issue 21: one file per idea). The provider's parts:
+// IndexProvider's state, private to catalog (issue 21: one file per idea). The provider's parts:
 //   index_provider_sources.cpp  which sources a name comes from (first-index, the torch family,
 //                               direct references), their pages and METADATA (via PageSource);
 //   index_provider_entries.cpp  which wheel of each version the target installs: the candidates
@@ -19,12 +19,12 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/index_provider.h"
+#include "gpulock/catalog/index_provider.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/variants.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
 using resolver::UnavailableReason;
 
@@ -135,7 +135,7 @@ struct IndexProvider::Impl {
   // source by design; any other name the torch source serves is first-index's doing, issue 17).
   bool hints_skipped_sources(std::string_view name, const PackageState& state) const {
     bool family_from_torch_source = gpu::is_torch_family(name) && !state.sources.empty() &&
-                                    state.sources.front()->role == "torch";
+                                    state.sources.front()->type.role == Role::Family;
     return !state.skipped.empty() && !state.sources.empty() && !family_from_torch_source;
   }
 
@@ -227,7 +227,7 @@ struct IndexProvider::Impl {
   // its `.devYYYYMMDD` version at or before it, else (no dated version) an exact pin of an
   // admitted nightly.
   bool on_nightly_snapshot(const index::DistFile& file, const SourceSpec& source) const {
-    return source.nightly && config.nightly_date && !config.nightly_date->is_latest() &&
+    return source.nightly() && config.nightly_date && !config.nightly_date->is_latest() &&
            !file.upload_time() && !borrowed_upload_time.contains(&file);
   }
   // The exact pins (`name==V`) read from the dependencies of admitted nightlies: name -> version
@@ -312,4 +312,4 @@ struct IndexProvider::Impl {
   std::optional<resolver::PackageCandidates> virtual_candidates(std::string_view name) const;
 };
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

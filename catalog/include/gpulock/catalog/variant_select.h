@@ -16,7 +16,7 @@
 #include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/index/variants.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
 /// How the NVIDIA namespace is judged.
 enum class VariantPolicy : std::uint8_t {
@@ -56,4 +56,4 @@ struct VariantSelection {
                                               const gpu::GpuContext& machine, VariantPolicy policy,
                                               bool gpu_asked);
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

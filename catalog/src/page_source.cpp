@@ -1,8 +1,8 @@
 // IndexClientPages: the catalog's pages read through index::IndexClient.
 
-#include "gpulock/app/page_source.h"
+#include "gpulock/catalog/page_source.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
 core::Result<index::ProjectPagePtr> IndexClientPages::fetch_project(
     const index::IndexSource& source, std::string_view name) {
@@ -54,4 +54,4 @@ void IndexClientPages::prefetch_metadata(const index::DistFile& file) {
   client_.prefetch_metadata(file);
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

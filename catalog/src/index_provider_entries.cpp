@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "gpulock/app/command_line.h"
-#include "gpulock/app/index_provider.h"
+#include "gpulock/catalog/index_provider.h"
+#include "gpulock/core/command_line.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/interrupt.h"
@@ -20,7 +20,7 @@
 
 #include "index_provider_impl.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
 using resolver::UnavailableKind;
 using resolver::UnavailableReason;
@@ -181,7 +181,7 @@ auto IndexProvider::Impl::build_entries(
       accs.push_back(std::move(a));
     }
     Acc& acc = accs[it->second];
-    if (nightly_filter && source->nightly) {
+    if (nightly_filter && source->nightly()) {
       auto date = nightly_date_of(v);
       if (date && *date != *config.nightly_date) {
         acc.other_date = date;
@@ -274,4 +274,4 @@ auto IndexProvider::Impl::build_entries(
   state.entries = std::move(entries);
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

@@ -4,9 +4,9 @@
 /// (page_source.h), with gpulock's policies (DESIGN.md §Commands, §GPU model). It is the
 /// candidate catalog (sources, wheel choice, filters) and a thin adapter to resolver::Provider;
 /// the GPU rules and words are GpuPolicy's (gpu_policy.h). The policies:
-/// - index priority: `--index-for` pins, then the torch-family source (for torch-family
-///   packages), then `--index-url`, then each `--extra-index-url`/find-links source. Under
-///   first-index a package's candidates come only from the first source that has it (the
+/// - index priority (source.h's Role): `--index-for` pins, then the torch-family source (for
+///   torch-family packages), then `--index-url`, then each `--extra-index-url`/find-links source.
+///   Under first-index a package's candidates come only from the first source that has it (the
 ///   torchtriton lesson); unsafe-best-match merges every source.
 /// - target: the best-ranked wheel of each version for the target's tags; a file's
 ///   Requires-Python, yanked state and upload time (`--exclude-newer`) decide what is usable;
@@ -27,10 +27,11 @@
 #include <string_view>
 #include <vector>
 
-#include "gpulock/app/page_source.h"
-#include "gpulock/app/resolve_options.h"
-#include "gpulock/app/target.h"
+#include "gpulock/catalog/options.h"
+#include "gpulock/catalog/page_source.h"
+#include "gpulock/catalog/source.h"
 #include "gpulock/core/metadata.h"
+#include "gpulock/core/target.h"
 #include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/index/client.h"
@@ -38,22 +39,26 @@
 #include "gpulock/resolver/provider.h"
 #include "gpulock/resolver/solver.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
-/// One index source and its role in the priority order.
+/// One index source: where its pages are read from, and what it is (its kind and role).
 struct SourceSpec {
   index::IndexSource source;
-  std::string role;  ///< "pinned", "torch", "default", "extra", "find-links"
+  Source type;
   /// The user-level setting that named it ("env PIP_FIND_LINKS", issue 41 item 2); "" for a
   /// flag, a project file or the default. Such a source is recorded only when it supplied a file.
   std::string origin;
-  /// Torch-family variant sources: the CUDA of `<base>/<variant>`, or cpu.
-  std::optional<gpu::CudaVersion> variant;
-  bool cpu_variant = false;
-  bool nightly = false;
   /// `--torch-backend auto`: a variant above the driver's ceiling, kept so that the explanation
   /// can say why its builds were not used; its candidates are unavailable.
   bool above_ceiling = false;
+
+  /// A torch-family variant index's backend; nullptr for another kind.
+  [[nodiscard]] const Variant* variant() const noexcept { return std::get_if<Variant>(&type.kind); }
+  /// A variant of the nightly tree.
+  [[nodiscard]] bool nightly() const noexcept {
+    const Variant* v = variant();
+    return v != nullptr && v->nightly;
+  }
 };
 
 struct ProviderConfig {
@@ -67,7 +72,7 @@ struct ProviderConfig {
   /// `--index-url`, `--extra-index-url`s and find-links, in priority order.
   std::vector<SourceSpec> general;
   IndexStrategy strategy = IndexStrategy::FirstIndex;
-  Target target;
+  core::Target target;
   /// `--exclude-newer`, microseconds since the epoch (UTC).
   std::optional<std::int64_t> exclude_newer;
   /// `--nightly`: the build date (YYYYMMDD) every dated torch-family member must have.
@@ -247,4 +252,4 @@ class IndexProvider final : public resolver::Provider {
                                    const resolver::SolveOptions& options, std::string_view package,
                                    const core::Version& version, std::string_view blocker);
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

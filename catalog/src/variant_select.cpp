@@ -1,6 +1,6 @@
 // PEP 825 variant selection with gpulock's policy (shared/data/gpu-stacks.md §7.5, §7.9). Pure.
 
-#include "gpulock/app/variant_select.h"
+#include "gpulock/catalog/variant_select.h"
 
 #include <algorithm>
 #include <charconv>
@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 namespace {
 
 // nvidia-variant-provider's features, in its priority order.
@@ -252,4 +252,4 @@ VariantSelection select_variant(const index::VariantsJson& metadata,
   return out;
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

@@ -1,6 +1,6 @@
 // IndexProvider: the adapter to resolver::Provider over the catalog and the GPU policy.
 
-#include "gpulock/app/index_provider.h"
+#include "gpulock/catalog/index_provider.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "gpulock/app/command_line.h"
-#include "gpulock/app/variant_select.h"
+#include "gpulock/catalog/variant_select.h"
+#include "gpulock/core/command_line.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/gpu/gpu_stacks.h"
@@ -21,7 +21,7 @@
 
 #include "index_provider_impl.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
 using resolver::UnavailableKind;
 using resolver::UnavailableReason;
@@ -256,7 +256,7 @@ core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_vie
 void IndexProvider::Impl::note_nightly_pins(std::string_view package, const core::Version& version,
                                             const SourceSpec& source,
                                             const std::vector<resolver::Dependency>& deps) {
-  if (!source.nightly || !config.nightly_date) return;
+  if (!source.nightly() || !config.nightly_date) return;
   auto built = nightly_date_of(version);
   if (!built || built->build_tag() != config.nightly_date->build_tag()) return;
   for (const auto& d : deps) {
@@ -466,4 +466,4 @@ const core::CoreMetadata* IndexProvider::metadata(std::string_view package,
   return &*m->second.metadata;
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

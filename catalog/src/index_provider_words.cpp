@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "gpulock/app/command_line.h"
-#include "gpulock/app/index_provider.h"
+#include "gpulock/catalog/index_provider.h"
+#include "gpulock/core/command_line.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/specifier.h"
@@ -22,20 +22,21 @@
 
 #include "index_provider_impl.h"
 
-namespace gpulock::app {
+namespace gpulock::catalog {
 
 using resolver::UnavailableKind;
 using resolver::UnavailableReason;
 
 auto IndexProvider::Impl::first_index_fix(std::string_view name, std::string_view other) const
     -> std::string {
-  std::vector<FlagEdit> edits{{"--index", fmt::format("other={}", other), FlagEdit::Op::Add},
-                              {"--index-for", fmt::format("{}=other", name), FlagEdit::Op::Add}};
+  std::vector<core::FlagEdit> edits{
+      {"--index", fmt::format("other={}", other), core::FlagEdit::Op::Add},
+      {"--index-for", fmt::format("{}=other", name), core::FlagEdit::Op::Add}};
   std::string fix = fmt::format("to take {} from {}: `{}`", name, other,
-                                command_with(config.command_line, edits));
+                                core::command_with(config.command_line, edits));
   // --nightly refuses unsafe-best-match (issue 41 item 3).
   bool nightly = std::any_of(config.torch.begin(), config.torch.end(),
-                             [](const SourceSpec& s) { return s.nightly; });
+                             [](const SourceSpec& s) { return s.nightly(); });
   if (nightly) return fix;
   return fix +
          " (or, trusting every index equally, `--index-strategy unsafe-best-match` instead of "
@@ -57,7 +58,7 @@ auto IndexProvider::Impl::missing_from_torch_text(std::string_view name, const V
                                                   const resolver::Dependency* need) const
     -> std::string {
   std::vector<const SourceSpec*> where;
-  if (needer != nullptr && needer->source != nullptr && needer->source->role == "torch") {
+  if (needer != nullptr && needer->source != nullptr && needer->source->type.role == Role::Family) {
     where.push_back(needer->source);
   } else {
     for (const auto& s : config.torch) {
@@ -73,9 +74,10 @@ auto IndexProvider::Impl::missing_from_torch_text(std::string_view name, const V
 }
 
 auto IndexProvider::Impl::missing_from_torch_fix(std::string_view name) const -> std::string {
-  auto general = std::find_if(config.general.begin(), config.general.end(), [](const auto& s) {
-    return s.role == "default" || s.role == "extra";
-  });
+  auto general =
+      std::find_if(config.general.begin(), config.general.end(), [](const SourceSpec& s) {
+        return s.type.is<Simple>() && (s.type.role == Role::Default || s.type.role == Role::Extra);
+      });
   std::string why = fmt::format(
       "{} is a torch-family name, which comes only from the PyTorch index unless --index-for "
       "names another",
@@ -84,10 +86,11 @@ auto IndexProvider::Impl::missing_from_torch_fix(std::string_view name) const ->
     return fmt::format("{}: add `--index NAME=URL --index-for {}=NAME`", why, name);
   }
   std::string url = index::redact_url(general->source.url);
-  std::vector<FlagEdit> edits{{"--index", fmt::format("other={}", url), FlagEdit::Op::Add},
-                              {"--index-for", fmt::format("{}=other", name), FlagEdit::Op::Add}};
+  std::vector<core::FlagEdit> edits{
+      {"--index", fmt::format("other={}", url), core::FlagEdit::Op::Add},
+      {"--index-for", fmt::format("{}=other", name), core::FlagEdit::Op::Add}};
   return fmt::format("{}; to take {} from {}: `{}`", why, name, url,
-                     command_with(config.command_line, edits));
+                     core::command_with(config.command_line, edits));
 }
 
 std::vector<IndexProvider::MissingFromTorch> IndexProvider::missing_from_torch_source() const {
@@ -494,4 +497,4 @@ bool confirm_blocker(IndexProvider& provider, const resolver::SolveRequest& requ
   return false;
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::catalog

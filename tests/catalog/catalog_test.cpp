@@ -10,7 +10,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpulock/app/index_provider.h"
+#include "gpulock/catalog/index_provider.h"
 #include "gpulock/resolver/report.h"
 #include "gpulock/resolver/resolver.h"
 
@@ -36,7 +36,7 @@ std::string wheel(std::string_view name, std::string_view version,
   return fmt::format("{}-{}-{}.whl", dist, version, tags);
 }
 
-app::ProviderConfig config() {
+catalog::ProviderConfig config() {
   return app_test::one_index_config(kPypi);
 }
 
@@ -60,7 +60,7 @@ resolver::SolveRequest request(std::initializer_list<std::string_view> reqs) {
   return r;
 }
 
-resolver::Outcome solve(app::IndexProvider& provider,
+resolver::Outcome solve(catalog::IndexProvider& provider,
                         std::initializer_list<std::string_view> reqs) {
   auto out = resolver::solve(provider, request(reqs));
   if (!out) FAIL("solve failed: " << out.error().to_string());
@@ -68,7 +68,7 @@ resolver::Outcome solve(app::IndexProvider& provider,
 }
 
 // name -> version of a solution (virtual packages included).
-std::map<std::string, std::string> solution_of(app::IndexProvider& provider,
+std::map<std::string, std::string> solution_of(catalog::IndexProvider& provider,
                                                std::initializer_list<std::string_view> reqs) {
   auto out = solve(provider, reqs);
   if (auto* ns = std::get_if<resolver::NoSolution>(&out))
@@ -81,7 +81,7 @@ std::map<std::string, std::string> solution_of(app::IndexProvider& provider,
 
 // The explanation of a failed solve, rendered as the resolve workflow does: hint pages first.
 // Rendering reads nothing from `pages`.
-std::string explanation_of(app::IndexProvider& provider, FakePageSource& pages,
+std::string explanation_of(catalog::IndexProvider& provider, FakePageSource& pages,
                            std::initializer_list<std::string_view> reqs) {
   auto out = solve(provider, reqs);
   auto* ns = std::get_if<resolver::NoSolution>(&out);
@@ -108,7 +108,7 @@ TEST_CASE(
   c.general.push_back(app_test::source(kExtra, "extra"));
 
   SECTION("first-index") {
-    app::IndexProvider provider(pages, c);
+    catalog::IndexProvider provider(pages, c);
     CHECK(solution_of(provider, {"foo", "bar"}) == Versions{{"bar", "1.0"}, {"foo", "1.0"}});
     CHECK(explanation_of(provider, pages, {"foo>=2"}) ==
           "Because you require foo>=2 and there is no version of foo>=2, version solving failed.\n"
@@ -127,8 +127,8 @@ TEST_CASE(
                                "https://extra.test/simple/bar/", "https://extra.test/simple/foo/"});
   }
   SECTION("unsafe-best-match") {
-    c.strategy = app::IndexStrategy::UnsafeBestMatch;
-    app::IndexProvider provider(pages, c);
+    c.strategy = catalog::IndexStrategy::UnsafeBestMatch;
+    catalog::IndexProvider provider(pages, c);
     CHECK(solution_of(provider, {"foo"}) == Versions{{"foo", "2.0"}});
     auto sel = provider.selection("foo", 0);
     REQUIRE(sel.source != nullptr);
@@ -143,7 +143,7 @@ TEST_CASE("catalog: an index-for pin takes a name from one source only", "[app][
   pages.add_wheel(kPypi, wheel("other", "1.0"));
   auto c = config();
   c.pinned.emplace_back("acme-*", app_test::source(kPrivate, "pinned", "private"));
-  app::IndexProvider provider(pages, c);
+  catalog::IndexProvider provider(pages, c);
   CHECK(solution_of(provider, {"acme-tools", "other"}) ==
         Versions{{"acme-tools", "1.2"}, {"other", "1.0"}});
   auto sources = provider.sources_for("acme-tools");
@@ -162,7 +162,7 @@ TEST_CASE("catalog: exclude-newer and yanked files", "[app][catalog]") {
   pages.add_wheel(kPypi, wheel("foo", "2.0"), WheelFacts{.upload_time = "2024-07-01T00:00:00Z"});
   auto c = config();
   c.exclude_newer = index::parse_timestamp("2024-06-01T00:00:00Z");
-  app::IndexProvider provider(pages, c);
+  catalog::IndexProvider provider(pages, c);
   CHECK(solution_of(provider, {"foo"}) == Versions{{"foo", "1.0"}});
   auto skipped = provider.skipped_before("foo", 2);
   REQUIRE(skipped.size() == 2);
@@ -201,7 +201,7 @@ TEST_CASE("catalog: the torch variant under a driver's ceiling", "[app][catalog]
   SECTION(
       "--torch-backend auto: the variant above the ceiling is a candidate that cannot be used") {
     c.torch[0].above_ceiling = true;
-    app::IndexProvider provider(pages, c);
+    catalog::IndexProvider provider(pages, c);
     CHECK(solution_of(provider, {"torch", "torchvision"}) ==
           Versions{{"__cuda", "12.6"},
                    {"__cuda_major", "12"},
@@ -217,10 +217,10 @@ TEST_CASE("catalog: the torch variant under a driver's ceiling", "[app][catalog]
           "torch's CUDA 13.0 builds need a driver >= 580.65.06 (run `gpulock probe --machine` to "
           "see yours)");
     // filelock is served by the torch source, so first-index takes it from there (issue 17).
-    CHECK(provider.selection("filelock", 0).source->role == "torch");
+    CHECK(catalog::recorded_role(provider.selection("filelock", 0).source->type) == "torch");
   }
   SECTION("a build the solver sees above the ceiling is explained with the driver") {
-    app::IndexProvider provider(pages, c);
+    catalog::IndexProvider provider(pages, c);
     CHECK(solution_of(provider, {"torch"}).at("torch") == "2.9.0+cu126");
     CHECK(explanation_of(provider, pages, {"torch==2.9.0+cu130"}) ==
           "Because torch==2.9.0 (CUDA 13.0 build) needs CUDA >= 13.0 and your driver 560.35.03 "
@@ -232,7 +232,7 @@ TEST_CASE("catalog: the torch variant under a driver's ceiling", "[app][catalog]
     CHECK(provider.cuda_hinted());
   }
   SECTION("mixed variants are a conflict in the policy's words") {
-    app::IndexProvider provider(pages, c);
+    catalog::IndexProvider provider(pages, c);
     CHECK(explanation_of(provider, pages, {"torch==2.9.0+cu126", "torchvision==0.24.0+cu124"}) ==
           "Because torch==2.9.0 is a CUDA 12.6 build and torchvision==0.24.0 is a CUDA 12.4 build, "
           "torch==2.9.0 and torchvision==0.24.0 are incompatible.\n"
@@ -242,7 +242,7 @@ TEST_CASE("catalog: the torch variant under a driver's ceiling", "[app][catalog]
   SECTION("--driver none: CUDA builds need a GPU") {
     c.gpu = gpu::GpuContext{};
     c.gpu.no_gpu = true;
-    app::IndexProvider provider(pages, c);
+    catalog::IndexProvider provider(pages, c);
     CHECK(explanation_of(provider, pages, {"torch"}) ==
           "Because torch needs CUDA and --driver none means no GPU, torch cannot be used.\n"
           "And because you require torch, version solving failed.\n"
@@ -261,7 +261,7 @@ TEST_CASE("catalog: a torch build without kernels for the GPU", "[app][catalog][
   c.gpu = gpu_context("570.86.15", "12.8", {"6.1"});
   c.torch.push_back(app_test::torch_variant(kTorch, "cu128"));
   c.torch_requested = true;
-  app::IndexProvider provider(pages, c);
+  catalog::IndexProvider provider(pages, c);
   CHECK(explanation_of(provider, pages, {"torch"}) ==
         "Because you require torch and torch==2.8.0 has no kernels for your GPU's sm_61 (its CUDA "
         "12.8 build "
@@ -276,7 +276,7 @@ TEST_CASE("catalog: cuDNN 9.11 on a Volta GPU", "[app][catalog][gpu]") {
   pages.add_wheel(kPypi, wheel("nvidia-cudnn-cu12", "9.11.0.98", "py3-none-manylinux_2_27_x86_64"));
   auto c = config();
   c.gpu = gpu_context("570.86.15", "12.8", {"7.0"});
-  app::IndexProvider provider(pages, c);
+  catalog::IndexProvider provider(pages, c);
   CHECK(solution_of(provider, {"nvidia-cudnn-cu12"}) ==
         Versions{{"__cuda", "12.8"}, {"__cuda_major", "12"}, {"nvidia-cudnn-cu12", "9.10.2.21"}});
   CHECK(explanation_of(provider, pages, {"nvidia-cudnn-cu12>=9.11"}) ==
@@ -300,7 +300,7 @@ TEST_CASE("catalog: a named cause for a newer version is confirmed by a second s
   const auto newer = *core::Version::parse("2.8.0");
 
   SECTION("the missing torchaudio build, not sympy, kept torch 2.8.0 out") {
-    app::IndexProvider provider(pages, config());
+    catalog::IndexProvider provider(pages, config());
     auto out = solve(provider, {"torch", "torchaudio"});
     const auto* solution = std::get_if<resolver::Solution>(&out);
     REQUIRE(solution != nullptr);
@@ -314,13 +314,13 @@ TEST_CASE("catalog: a named cause for a newer version is confirmed by a second s
     CHECK(skipped[0].blocker == "sympy");
     // ... and the confirming solve refutes it: with torch==2.8.0, torchaudio fails, sympy is
     // not in the proof.
-    CHECK_FALSE(app::confirm_blocker(provider, request({"torch", "torchaudio"}), {}, "torch", newer,
-                                     "sympy"));
-    CHECK(app::confirm_blocker(provider, request({"torch", "torchaudio"}), {}, "torch", newer,
-                               "torchaudio"));
+    CHECK_FALSE(catalog::confirm_blocker(provider, request({"torch", "torchaudio"}), {}, "torch",
+                                         newer, "sympy"));
+    CHECK(catalog::confirm_blocker(provider, request({"torch", "torchaudio"}), {}, "torch", newer,
+                                   "torchaudio"));
   }
   SECTION("a requirement on sympy that does keep it out is confirmed") {
-    app::IndexProvider provider(pages, config());
+    catalog::IndexProvider provider(pages, config());
     auto out = solve(provider, {"torch", "sympy<1.14"});
     const auto* solution = std::get_if<resolver::Solution>(&out);
     REQUIRE(solution != nullptr);
@@ -329,7 +329,7 @@ TEST_CASE("catalog: a named cause for a newer version is confirmed by a second s
     auto skipped = provider.skipped_before("torch", torch->candidate_index, solution);
     REQUIRE(skipped.size() == 1);
     CHECK(skipped[0].blocker == "sympy");
-    CHECK(app::confirm_blocker(provider, request({"torch", "sympy<1.14"}), {}, "torch", newer,
-                               "sympy"));
+    CHECK(catalog::confirm_blocker(provider, request({"torch", "sympy<1.14"}), {}, "torch", newer,
+                                   "sympy"));
   }
 }
