@@ -2,7 +2,8 @@
 """The layering rule of HACKING.md, checked on the source tree.
 
 core <- resolver <- gpu; core (+ gpu) <- index, probe, lock (siblings: never include each
-other) <- app <- cli. gpu (CUDA, driver and compute-capability types, the GPU policy, the fit
+other) <- install <- app <- cli. install (the installers) sits on index, probe and lock, never on
+app or cli. gpu (CUDA, driver and compute-capability types, the GPU policy, the fit
 rule) is pure, on core and resolver: probe, lock, app and cli may include it.
 sys (files, processes, environment) sits beside core and depends on it alone: index, probe,
 lock, app and cli may include it; core, resolver and gpu may not (core does no I/O, the
@@ -29,8 +30,9 @@ ALLOWED = {
     "resolver": {"core", "resolver"},
     "gpu": {"core", "resolver", "gpu"},
     "lock": {"core", "sys", "gpu", "resolver", "lock"},
-    "app": {"core", "sys", "index", "gpu", "probe", "resolver", "lock", "app"},
-    "cli": {"core", "sys", "index", "gpu", "probe", "resolver", "lock", "app"},
+    "install": {"core", "sys", "index", "probe", "lock", "install"},
+    "app": {"core", "sys", "index", "gpu", "probe", "resolver", "lock", "install", "app"},
+    "cli": {"core", "sys", "index", "gpu", "probe", "resolver", "lock", "install", "app"},
 }
 
 # third-party header pattern -> modules whose src/ may include it.
@@ -191,6 +193,11 @@ def self_test():
         write("gpu/src/io.cpp", '#include "gpulock/sys/atomic_file.h"\n')
         write("gpu/src/up.cpp", '#include "gpulock/probe/machine.h"\n')
         write("lock/src/ok_gpu.cpp", '#include "gpulock/gpu/cuda_versions.h"\n')
+        # install: on index, probe and lock; never on app (workflows) or cli; app may include it.
+        write("install/src/up.cpp", '#include "gpulock/app/install.h"\n')
+        write("install/src/ok_lock.cpp",
+              '#include "gpulock/lock/lock.h"\n#include "gpulock/probe/environment.h"\n')
+        write("app/src/ok_install.cpp", '#include "gpulock/install/installer.h"\n')
         # std::filesystem: the throwing overloads are found, the error_code ones pass.
         write("app/src/fs_bad.cpp", "bool f() { return fs::exists(\"pylock.toml\"); }\n")
         write("lock/src/fs_loop.cpp",
@@ -207,11 +214,13 @@ def self_test():
                     "index/include/gpulock/index/http.h:1", "probe/src/bad.cpp:1",
                     "lock/src/dl.cpp:1", "index/include/gpulock/index/dl.h:1",
                     "core/src/spawn.cpp:1", "resolver/src/io.cpp:1", "sys/src/up.cpp:1",
-                    "gpu/src/io.cpp:1", "gpu/src/up.cpp:1", "app/src/fs_bad.cpp:1", "lock/src/fs_loop.cpp:2"]
+                    "gpu/src/io.cpp:1", "gpu/src/up.cpp:1", "app/src/fs_bad.cpp:1", "lock/src/fs_loop.cpp:2",
+                    "install/src/up.cpp:1"]
         found = all(any(p.startswith(e) for p in problems) for e in expected)
         clean = not any(p.startswith(("lock/src/ok.cpp", "index/src/plugin.cpp",
                                       "probe/src/ok_sys.cpp", "index/src/fs_ok.cpp", "lock/src/ok_gpu.cpp",
-                                      "cli/err_ok.cpp"))
+                                      "cli/err_ok.cpp", "install/src/ok_lock.cpp",
+                                      "app/src/ok_install.cpp"))
                         for p in problems)
         if found and clean and len(problems) == len(expected):
             print(f"self-test: {len(problems)} planted violations found, clean file passed")

@@ -14,26 +14,27 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/venv.h"
-#include "gpulock/app/wheel_cache.h"
 #include "gpulock/core/marker.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/tags.h"
 #include "gpulock/core/version.h"
 #include "gpulock/index/url.h"
+#include "gpulock/install/env_lock.h"
+#include "gpulock/install/interpreter.h"
+#include "gpulock/install/record.h"
+#include "gpulock/install/wheel_cache.h"
 #include "gpulock/lock/export.h"
 #include "gpulock/lock/lockfile.h"
 #include "gpulock/probe/environment.h"
 #include "gpulock/sys/env.h"
 #include "gpulock/sys/paths.h"
 
-#include "env_lock.h"
 #include "install_internal.h"
-#include "interpreter.h"
-#include "record.h"
 
 namespace gpulock::app {
 namespace fs = std::filesystem;
+using namespace install;  // NOLINT: the installer machinery, until this file moves there too
 namespace {
 
 using core::ErrorCode;

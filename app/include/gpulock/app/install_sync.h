@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "gpulock/app/install.h"
-#include "gpulock/app/wheel_install.h"
+#include "gpulock/install/wheel_install.h"
 #include "gpulock/core/error.h"
 
 namespace gpulock::app {
