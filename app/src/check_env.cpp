@@ -8,13 +8,13 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/install_sync.h"
 #include "gpulock/app/probe_env.h"
 #include "gpulock/core/marker.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/version.h"
 #include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/install/record.h"
+#include "gpulock/install/sync_plan.h"
 #include "gpulock/install/wheel_install.h"
 #include "gpulock/probe/environment.h"
 #include "gpulock/probe/load_probe.h"
@@ -247,7 +247,7 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
   std::set<std::string> seen;
   for (const auto& dist : env.distributions) {
     if (dist.name.empty() || locked.contains(dist.name) || !seen.insert(dist.name).second) continue;
-    if (is_tool_package(dist.name) && !ctx.request.strict) continue;
+    if (install::is_tool_package(dist.name) && !ctx.request.strict) continue;
     Drift d =
         make_drift(CheckLayer::Env, "not-in-lock", dist.name,
                    fmt::format("{} {} is installed but not in the lock", dist.name, dist.version));
