@@ -141,11 +141,13 @@ core::Result<InstallResult> install(const InstallRequest& request,
     if (auto s = install::take_files_from(mirror, file->lock, result.from_mirror); !s)
       return std::unexpected(s.error());
   }
-  install::Environment env{default_python(request.python), std::nullopt};
+  install::Environment env;
   if (request.installer == install::Kind::Native) {
     auto native = native_environment(request, file->lock, observer, result);
     if (!native) return std::unexpected(native.error());
     env = std::move(*native);
+  } else {
+    env.python = default_python(request.python);
   }
 
   install::Options options = request.options;
