@@ -3,9 +3,10 @@
 /// The installers behind one interface (issue 43 item 3): a lock and an environment make a
 /// Plan (nothing changed yet), and applying the plan installs it. `gpulock install` is
 /// app::install: the environment (a venv made when missing), then plan, apply and the probe,
-/// the probe never called from inside an installer. NativeInstaller (native.h) syncs the
-/// environment to the lock with gpulock's own wheel installer; PipInstaller (pip.h) runs
-/// `pip install --no-deps --require-hashes` on the lock exported as requirements.
+/// the probe never called from inside an installer. NativeInstaller (src/native_installer.cpp)
+/// syncs the environment to the lock with gpulock's own wheel installer (sync_plan.h);
+/// PipInstaller (src/pip_installer.cpp) runs `pip install --no-deps --require-hashes` on the
+/// lock exported as requirements.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
