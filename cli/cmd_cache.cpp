@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/wheel_cache.h"
+#include "gpulock/install/wheel_cache.h"
 
 #include "command.h"
 #include "exit_codes.h"
@@ -35,7 +35,7 @@ std::string dir_json(const std::filesystem::path& root) {
   return w.str();
 }
 
-std::string prune_json(const std::filesystem::path& root, const app::PruneResult& r) {
+std::string prune_json(const std::filesystem::path& root, const install::PruneResult& r) {
   JsonWriter w;
   w.begin_object();
   w.field("schema", "gpulock.cache-prune/1");
@@ -65,13 +65,13 @@ RunFn setup(CLI::App& sub) {
   prune->add_flag("--all", args->all, "Remove every unpacked wheel");
   prune->add_flag("--json", args->json, "Print what was removed as JSON");
   return [args, dir, prune](Context& ctx) -> int {
-    const auto root = app::wheel_cache_root(args->cache_dir);
+    const auto root = install::wheel_cache_root(args->cache_dir);
     if (dir->parsed()) {
       ctx.term.out(args->json ? dir_json(root) : root.string() + "\n");
       return kExitSuccess;
     }
     if (!prune->parsed()) return kExitUsage;
-    auto r = app::prune_wheel_cache(root, args->older_than, args->all);
+    auto r = install::prune_wheel_cache(root, args->older_than, args->all);
     if (!r) return report_error(ctx.term, r.error());
     if (args->json) {
       ctx.term.out(prune_json(root, *r));

@@ -1,4 +1,4 @@
-// `gpulock install`: make an environment exactly the lock (issue 25; app/install_sync.h), with
+// `gpulock install`: make an environment exactly the lock (issue 25; app/install.h), with
 // gpulock's own wheel installer and shared cache, or with pip (`--installer pip`: the lock as
 // direct URLs with hashes, --no-deps; pip's output streamed, pip's exit status kept), then
 // probe the environment (DESIGN.md §Commands). The probe's verdict decides: exit 1 when it
@@ -14,10 +14,10 @@
 
 #include "gpulock/app/check.h"
 #include "gpulock/app/install.h"
-#include "gpulock/app/install_sync.h"
 #include "gpulock/app/machine.h"
 #include "gpulock/app/targets.h"
 #include "gpulock/app/venv.h"
+#include "gpulock/install/installer.h"
 #include "gpulock/sys/env.h"
 
 #include "command.h"
@@ -46,6 +46,9 @@ struct InstallArgs {
   std::string mirror_fallback;
   // The native installer (issue 25).
   std::string installer = "native";
+  /// `installer` parsed (install::parse_kind); nullopt: it does not parse (refused when the
+  /// install starts).
+  std::optional<install::Kind> kind = install::Kind::Native;
   std::string venv;
   bool system = false;
   bool exact = false;
@@ -80,7 +83,7 @@ bool has_target_locks(const std::filesystem::path& dir) {
 // The venv the native installer will make (--venv DIR, else ./.venv without --python and
 // $VIRTUAL_ENV) when it does not exist yet; nullopt when the environment is there or given.
 std::optional<std::filesystem::path> venv_to_make(const InstallArgs& args) {
-  if (args.installer != "native" || !args.python.empty()) return std::nullopt;
+  if (args.kind != install::Kind::Native || !args.python.empty()) return std::nullopt;
   std::filesystem::path venv = args.venv;
   if (venv.empty()) {
     if (sys::env_value("VIRTUAL_ENV")) return std::nullopt;
@@ -102,7 +105,7 @@ std::string environment_python(const InstallArgs& args) {
     venv = ".venv";
   }
   std::error_code ec;
-  if (args.installer == "native" && std::filesystem::exists(venv / "bin" / "python", ec))
+  if (args.kind == install::Kind::Native && std::filesystem::exists(venv / "bin" / "python", ec))
     return (venv / "bin" / "python").string();
   return {};
 }
@@ -231,16 +234,18 @@ int run_pip_install(Context& ctx, InstallArgs& args, app::InstallRequest& reques
     }
   };
   ctx.term.info(fmt::format("installing {} with pip", args.lock));
-  auto result = app::install_lock(request, on_output);
+  install::Observer observer;
+  observer.output = on_output;
+  auto result = app::install(request, observer);
   if (!result) return report_error(ctx.term, result.error());
   report_mirror(ctx, args, result->from_mirror);
-  if (result->pip_exit_code != 0) {
-    std::string how = result->pip_timed_out ? std::string("was stopped")
-                      : result->pip_exit_code > 128
-                          ? fmt::format("was killed by signal {}", result->pip_exit_code - 128)
-                          : fmt::format("failed with exit code {}", result->pip_exit_code);
-    ctx.term.error(fmt::format("pip install {} ({})", how, argv_text(result->pip_argv)));
-    if (result->hash_mismatch) {
+  if (const auto& pip = result->applied; pip.pip_exit_code != 0) {
+    std::string how = pip.pip_timed_out ? std::string("was stopped")
+                      : pip.pip_exit_code > 128
+                          ? fmt::format("was killed by signal {}", pip.pip_exit_code - 128)
+                          : fmt::format("failed with exit code {}", pip.pip_exit_code);
+    ctx.term.error(fmt::format("pip install {} ({})", how, argv_text(pip.pip_argv)));
+    if (pip.hash_mismatch) {
       // A downloaded file that is not the locked one: an index/hash failure (exit 4).
       ctx.term.hint(
           "a downloaded file does not have the sha256 the lock records (hash mismatch); "
@@ -248,7 +253,7 @@ int run_pip_install(Context& ctx, InstallArgs& args, app::InstallRequest& reques
       return exit_code_for(core::ErrorCode::HashMismatch);
     }
     ctx.term.hint("pip's own messages above say why; nothing was probed");
-    return result->pip_exit_code;
+    return pip.pip_exit_code;
   }
   if (!result->probe) return kExitSuccess;
   if (!args.json) ctx.term.out("\n");
@@ -269,59 +274,59 @@ std::string human_size(std::uint64_t bytes) {
   return fmt::format("{:.1f} {}", v, units[u]);
 }
 
-std::string plan_text(const app::SyncResult& r) {
+std::string plan_text(const app::InstallResult& r) {
   std::string text = fmt::format(
       "{} {} into {} (Python {}{}):\n", r.dry_run ? "Would sync" : "Syncing", r.lock,
-      r.prefix.string(), r.python_version,
+      r.plan.prefix.string(), r.plan.python_version,
       r.would_create_with.empty() ? "" : ", a new venv made with " + r.would_create_with);
   // "(12.3 MiB)", or nothing when the lock gives no size (the PyTorch index does not).
   auto size = [](std::uint64_t n) { return n > 0 ? fmt::format(" ({})", human_size(n)) : ""; };
-  for (const auto& item : r.plan.items) {
+  for (const auto& item : r.plan.sync.items) {
     std::string what;
     switch (item.action) {
-      case app::SyncAction::Install:
+      case install::SyncAction::Install:
         what = fmt::format("{} {}{}", item.name, item.version, size(item.size));
         break;
-      case app::SyncAction::Replace:
+      case install::SyncAction::Replace:
         what = fmt::format("{} {}{}: {}", item.name, item.version, size(item.size), item.reason);
         break;
-      case app::SyncAction::Remove:
+      case install::SyncAction::Remove:
         what = fmt::format("{} {}{}", item.name, item.installed_version, size(item.size));
         break;
-      case app::SyncAction::Unchanged:
+      case install::SyncAction::Unchanged:
         what = fmt::format("{} {}", item.name, item.version);
         break;
-      case app::SyncAction::Keep:
+      case install::SyncAction::Keep:
         what = fmt::format("{} {}: {}", item.name, item.installed_version, item.reason);
         break;
     }
-    text += fmt::format("  {:<9}  {}\n", app::sync_action_name(item.action), what);
+    text += fmt::format("  {:<9}  {}\n", install::sync_action_name(item.action), what);
   }
-  const auto& p = r.plan;
-  text +=
-      fmt::format("{} to install ({}), {} to replace ({}), {} to remove, {} unchanged",
-                  p.count(app::SyncAction::Install), human_size(p.bytes(app::SyncAction::Install)),
-                  p.count(app::SyncAction::Replace), human_size(p.bytes(app::SyncAction::Replace)),
-                  p.count(app::SyncAction::Remove), p.count(app::SyncAction::Unchanged));
-  if (auto keep = p.count(app::SyncAction::Keep)) text += fmt::format(", {} kept", keep);
+  const auto& p = r.plan.sync;
+  text += fmt::format(
+      "{} to install ({}), {} to replace ({}), {} to remove, {} unchanged",
+      p.count(install::SyncAction::Install), human_size(p.bytes(install::SyncAction::Install)),
+      p.count(install::SyncAction::Replace), human_size(p.bytes(install::SyncAction::Replace)),
+      p.count(install::SyncAction::Remove), p.count(install::SyncAction::Unchanged));
+  if (auto keep = p.count(install::SyncAction::Keep)) text += fmt::format(", {} kept", keep);
   return text + "\n";
 }
 
-std::string plan_json(const app::SyncResult& r) {
+std::string plan_json(const app::InstallResult& r) {
   JsonWriter w;
   w.begin_object();
   w.field("schema", "gpulock.install-plan/1");
   w.field("lock", r.lock);
-  w.field("python", r.python);
-  w.field("prefix", r.prefix.string());
-  w.field("python_version", r.python_version);
+  w.field("python", r.plan.python);
+  w.field("prefix", r.plan.prefix.string());
+  w.field("python_version", r.plan.python_version);
   w.field("dry_run", r.dry_run);
   w.field("created", r.created);
   w.key("would_create_with").value_or_null(r.would_create_with);
   w.key("actions").begin_array();
-  for (const auto& item : r.plan.items) {
+  for (const auto& item : r.plan.sync.items) {
     w.begin_object();
-    w.field("action", std::string(app::sync_action_name(item.action)));
+    w.field("action", std::string(install::sync_action_name(item.action)));
     w.field("name", item.name);
     w.key("version").value_or_null(item.version);
     w.key("installed_version").value_or_null(item.installed_version);
@@ -332,9 +337,10 @@ std::string plan_json(const app::SyncResult& r) {
   }
   w.end_array();
   w.key("summary").begin_object();
-  for (auto a : {app::SyncAction::Install, app::SyncAction::Replace, app::SyncAction::Remove,
-                 app::SyncAction::Unchanged, app::SyncAction::Keep}) {
-    w.field(app::sync_action_name(a), static_cast<std::uint64_t>(r.plan.count(a)));
+  for (auto a :
+       {install::SyncAction::Install, install::SyncAction::Replace, install::SyncAction::Remove,
+        install::SyncAction::Unchanged, install::SyncAction::Keep}) {
+    w.field(install::sync_action_name(a), static_cast<std::uint64_t>(r.plan.sync.count(a)));
   }
   w.end_object();
   w.end_object();
@@ -350,18 +356,18 @@ int run_native_install(Context& ctx, InstallArgs& args, app::InstallRequest& req
                                                      "clone, copy or symlink",
                                                      args.link_mode)));
   }
-  request.link_mode = *mode;
+  request.options.link_mode = *mode;
   request.venv = args.venv;
-  request.system = args.system;
-  request.exact = args.exact;
-  request.no_remove = args.no_remove;
-  request.dry_run = args.dry_run;
-  request.lock_timeout =
+  request.options.system = args.system;
+  request.options.exact = args.exact;
+  request.options.no_remove = args.no_remove;
+  request.options.dry_run = args.dry_run;
+  request.options.lock_timeout =
       args.no_wait ? std::chrono::milliseconds(0)
                    : std::chrono::milliseconds(static_cast<std::int64_t>(args.lock_timeout * 1000));
-  request.jobs = args.jobs;
-  if (!args.cache_dir.empty()) request.client.cache_dir = args.cache_dir;
-  app::SyncObserver observer;
+  request.options.jobs = args.jobs;
+  if (!args.cache_dir.empty()) request.options.client.cache_dir = args.cache_dir;
+  install::Observer observer;
   observer.info = [&](std::string_view line) { ctx.term.info(line, 0); };
   observer.progress = [&](std::size_t done, std::size_t total, std::uint64_t bytes,
                           std::uint64_t expected) {
@@ -369,7 +375,7 @@ int run_native_install(Context& ctx, InstallArgs& args, app::InstallRequest& req
                                   human_size(expected)));
   };
   const auto start = std::chrono::steady_clock::now();
-  auto result = app::sync_lock(request, observer);
+  auto result = app::install(request, observer);
   if (!result) {
     if (result.error().code == core::ErrorCode::HashMismatch) {
       ctx.term.error(result.error());
@@ -387,16 +393,16 @@ int run_native_install(Context& ctx, InstallArgs& args, app::InstallRequest& req
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const auto& p = result->plan;
+  const auto& p = result->plan.sync;
   // The venv's creation (interpreter asked, `-m venv`) apart from the sync itself (issue 41).
   std::string summary = fmt::format(
       "{}{} installed, {} replaced, {} removed, {} unchanged in {:.2f} s ({} from the cache, {} "
       "downloaded, {})",
       result->created ? fmt::format("venv created in {:.2f} s; ", result->venv_seconds) : "",
-      p.count(app::SyncAction::Install), p.count(app::SyncAction::Replace),
-      p.count(app::SyncAction::Remove), p.count(app::SyncAction::Unchanged),
-      std::max(0.0, seconds - result->venv_seconds), result->cache_hits, result->downloaded,
-      human_size(result->downloaded_bytes));
+      p.count(install::SyncAction::Install), p.count(install::SyncAction::Replace),
+      p.count(install::SyncAction::Remove), p.count(install::SyncAction::Unchanged),
+      std::max(0.0, seconds - result->venv_seconds), result->applied.cache_hits,
+      result->applied.downloaded, human_size(result->applied.downloaded_bytes));
   if (ctx.term.quiet()) {
     // -q: the plan and the summary are progress, not results (errors and warnings still show).
   } else if (args.json) {
@@ -431,6 +437,8 @@ std::vector<std::string> stale_inputs(const std::string& lock) {
 }
 
 int run_install(Context& ctx, InstallArgs& args) {
+  auto kind = install::parse_kind(args.installer);
+  args.kind = kind ? std::optional<install::Kind>(*kind) : std::nullopt;
   if (auto ended = pick_lock(ctx, args)) return *ended;
   // A stale lock (issue 41): its inputs changed since it was made. Said before the sync;
   // --locked refuses to install it (uv sync --locked).
@@ -466,17 +474,13 @@ int run_install(Context& ctx, InstallArgs& args) {
     if (!mirror) return report_error(ctx.term, mirror.error());
     request.mirror = args.mirror = *mirror;
   }
-  if (args.installer != "native" && args.installer != "pip") {
-    return report_error(
-        ctx.term, core::make_error(core::ErrorCode::Usage, fmt::format("invalid --installer '{}': "
-                                                                       "expected native or pip",
-                                                                       args.installer)));
-  }
-  const bool native = args.installer == "native";
+  if (!kind) return report_error(ctx.term, kind.error());
+  request.installer = *kind;
+  const bool native = *kind == install::Kind::Native;
   if (!args.mirror_fallback.empty() || native) {
     auto client = index::ClientOptions::from_environment();
     if (!client) return report_error(ctx.term, client.error());
-    request.client = *client;
+    request.options.client = *client;
   }
   if (native) return run_native_install(ctx, args, request);
   if (!args.venv.empty() || args.dry_run || args.exact || args.no_remove) {
@@ -486,7 +490,6 @@ int run_install(Context& ctx, InstallArgs& args) {
                                          "native installer's; --installer pip installs as pip "
                                          "does"));
   }
-  request.installer = app::Installer::Pip;
   return run_pip_install(ctx, args, request);
 }
 

@@ -2,8 +2,10 @@
 """The layering rule of HACKING.md, checked on the source tree.
 
 core <- resolver <- gpu; core (+ gpu) <- index, probe, lock (siblings: never include each
-other) <- app <- cli. catalog (the candidate catalog over package indexes and the resolver's
-provider) sits on core, index, resolver and gpu, below app and cli; never on probe, lock or sys. gpu (CUDA, driver and compute-capability types, the GPU policy, the fit
+other) <- install <- app <- cli. catalog (the candidate catalog over package indexes and the
+resolver's provider) sits on core, index, resolver and gpu, below app and cli; never on probe,
+lock or sys. install (the installers) sits on index, probe and lock, never on app or cli. gpu
+(CUDA, driver and compute-capability types, the GPU policy, the fit
 rule) is pure, on core and resolver: probe, lock, app and cli may include it.
 sys (files, processes, environment) sits beside core and depends on it alone: index, probe,
 lock, app and cli may include it; core, resolver and gpu may not (core does no I/O, the
@@ -31,8 +33,11 @@ ALLOWED = {
     "gpu": {"core", "resolver", "gpu"},
     "lock": {"core", "sys", "gpu", "resolver", "lock"},
     "catalog": {"core", "index", "resolver", "gpu", "catalog"},
-    "app": {"core", "sys", "index", "catalog", "gpu", "probe", "resolver", "lock", "app"},
-    "cli": {"core", "sys", "index", "catalog", "gpu", "probe", "resolver", "lock", "app"},
+    "install": {"core", "sys", "index", "probe", "lock", "install"},
+    "app": {"core", "sys", "index", "catalog", "gpu", "probe", "resolver", "lock", "install",
+            "app"},
+    "cli": {"core", "sys", "index", "catalog", "gpu", "probe", "resolver", "lock", "install",
+            "app"},
 }
 
 # third-party header pattern -> modules whose src/ may include it.
@@ -198,6 +203,11 @@ def self_test():
         write("catalog/src/side.cpp", '#include "gpulock/lock/lock.h"\n')
         write("catalog/src/ok.cpp", '#include "gpulock/index/client.h"\n#include "gpulock/gpu/fit.h"\n')
         write("app/src/ok_catalog.cpp", '#include "gpulock/catalog/index_provider.h"\n')
+        # install: on index, probe and lock; never on app (workflows) or cli; app may include it.
+        write("install/src/up.cpp", '#include "gpulock/app/install.h"\n')
+        write("install/src/ok_lock.cpp",
+              '#include "gpulock/lock/lock.h"\n#include "gpulock/probe/environment.h"\n')
+        write("app/src/ok_install.cpp", '#include "gpulock/install/installer.h"\n')
         # std::filesystem: the throwing overloads are found, the error_code ones pass.
         write("app/src/fs_bad.cpp", "bool f() { return fs::exists(\"pylock.toml\"); }\n")
         write("lock/src/fs_loop.cpp",
@@ -215,12 +225,14 @@ def self_test():
                     "lock/src/dl.cpp:1", "index/include/gpulock/index/dl.h:1",
                     "core/src/spawn.cpp:1", "resolver/src/io.cpp:1", "sys/src/up.cpp:1",
                     "gpu/src/io.cpp:1", "gpu/src/up.cpp:1", "catalog/src/up.cpp:1",
-                    "catalog/src/side.cpp:1", "app/src/fs_bad.cpp:1", "lock/src/fs_loop.cpp:2"]
+                    "catalog/src/side.cpp:1", "app/src/fs_bad.cpp:1", "lock/src/fs_loop.cpp:2",
+                    "install/src/up.cpp:1"]
         found = all(any(p.startswith(e) for p in problems) for e in expected)
         clean = not any(p.startswith(("lock/src/ok.cpp", "index/src/plugin.cpp",
                                       "probe/src/ok_sys.cpp", "index/src/fs_ok.cpp", "lock/src/ok_gpu.cpp",
                                       "catalog/src/ok.cpp", "app/src/ok_catalog.cpp",
-                                      "cli/err_ok.cpp"))
+                                      "cli/err_ok.cpp", "install/src/ok_lock.cpp",
+                                      "app/src/ok_install.cpp"))
                         for p in problems)
         if found and clean and len(problems) == len(expected):
             print(f"self-test: {len(problems)} planted violations found, clean file passed")

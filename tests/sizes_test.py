@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The size rule of issue 43 (item 6), checked on the source tree.
 
-In the production modules (core sys index probe resolver lock app cli gpu, those that exist;
-every *.cpp and *.h under each, generated *.in templates excluded) no file is over 700 lines and
-no function is over 120 lines.
+In the production modules (core sys index probe resolver lock install app cli gpu, those that
+exist; every *.cpp and *.h under each, generated *.in templates excluded) no file is over 700
+lines and no function is over 120 lines.
 
 A function is found with a brace-matching heuristic, not a parser: outside any function body, a
 line ending with `{` whose text closes a signature (`) {`, `) const {`, `) noexcept {`,
@@ -29,7 +29,7 @@ import re
 import sys
 import tempfile
 
-MODULES = ["core", "sys", "index", "probe", "resolver", "lock", "app", "cli", "gpu"]
+MODULES = ["core", "sys", "index", "probe", "resolver", "lock", "install", "app", "cli", "gpu"]
 SOURCE_EXT = (".cpp", ".h")
 MAX_FILE_LINES = 700
 MAX_FUNCTION_LINES = 120

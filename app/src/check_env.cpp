@@ -8,18 +8,18 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/install_sync.h"
 #include "gpulock/app/probe_env.h"
-#include "gpulock/app/wheel_install.h"
 #include "gpulock/core/marker.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/version.h"
 #include "gpulock/gpu/gpu_policy.h"
+#include "gpulock/install/record.h"
+#include "gpulock/install/sync_plan.h"
+#include "gpulock/install/wheel_install.h"
 #include "gpulock/probe/environment.h"
 #include "gpulock/probe/load_probe.h"
 
 #include "check_internal.h"
-#include "record.h"
 
 namespace gpulock::app::check_detail {
 namespace {
@@ -48,19 +48,19 @@ struct RecordCheck {
 // size and mtime against those recorded at install (record.h's kStatFile).
 RecordCheck verify_record(const probe::InstalledDistribution& d, bool deep) {
   RecordCheck out;
-  const fs::path prefix = record::prefix_of_site(d.site_packages);
+  const fs::path prefix = install::record::prefix_of_site(d.site_packages);
   if (!deep) {
-    auto stats = record::read_stats(d.dist_info);
+    auto stats = install::record::read_stats(d.dist_info);
     if (!stats) return out;
     out.has_record = true;
     for (const auto& row : *stats) {
       ++out.files;
-      std::string problem = record::check_stat(prefix, d.site_packages, row);
+      std::string problem = install::record::check_stat(prefix, d.site_packages, row);
       if (!problem.empty()) out.problems.push_back(fmt::format("{}: {}", row.path, problem));
     }
     return out;
   }
-  auto rows = record::read(d.dist_info);
+  auto rows = install::record::read(d.dist_info);
   if (!rows) return out;
   out.has_record = true;
   for (const auto& row : *rows) {
@@ -68,7 +68,7 @@ RecordCheck verify_record(const probe::InstalledDistribution& d, bool deep) {
     auto eq = row.hash.find('=');
     if (eq == std::string::npos || row.hash.substr(0, eq) != "sha256") continue;
     ++out.files;
-    std::string problem = record::verify_file(prefix, d.site_packages, row);
+    std::string problem = install::record::verify_file(prefix, d.site_packages, row);
     if (!problem.empty()) out.problems.push_back(fmt::format("{}: {}", row.path, problem));
   }
   return out;
@@ -186,7 +186,7 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
     roots.push_back(site);
     roots.push_back(site.parent_path().parent_path().parent_path());  // the prefix
   }
-  for (const auto& stash : find_interrupted_syncs(roots)) {
+  for (const auto& stash : install::find_interrupted_syncs(roots)) {
     Drift d = make_drift(
         CheckLayer::Env, "interrupted-install", stash.string(),
         fmt::format("an interrupted gpulock install left {}: the environment may be half "
@@ -247,7 +247,7 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
   std::set<std::string> seen;
   for (const auto& dist : env.distributions) {
     if (dist.name.empty() || locked.contains(dist.name) || !seen.insert(dist.name).second) continue;
-    if (is_tool_package(dist.name) && !ctx.request.strict) continue;
+    if (install::is_tool_package(dist.name) && !ctx.request.strict) continue;
     Drift d =
         make_drift(CheckLayer::Env, "not-in-lock", dist.name,
                    fmt::format("{} {} is installed but not in the lock", dist.name, dist.version));

@@ -1,97 +1,120 @@
+// `gpulock install` (app/install.h): the lock, the mirror as the installers' file source, the
+// environment (a venv made when missing), the installer's plan and apply, then the probe.
 #include "gpulock/app/install.h"
 
-#include <stdlib.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <system_error>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "gpulock/app/mirror.h"
-#include "gpulock/core/tags.h"
-#include "gpulock/lock/export.h"
+#include "gpulock/app/venv.h"
 #include "gpulock/lock/lockfile.h"
-#include "gpulock/sys/process.h"
-
-#include "install_internal.h"
+#include "gpulock/sys/env.h"
+#include "gpulock/sys/paths.h"
 
 namespace gpulock::app {
 namespace fs = std::filesystem;
 namespace {
 
-// A private temporary directory, removed with everything in it.
-class TempDir {
+using core::ErrorCode;
+
+// --mirror / --mirror-fallback: each file from the mirror's store by its sha256 (a fallback only
+// when the lock's URL answers 404/410).
+class MirrorSource final : public install::FileSource {
  public:
-  static core::Result<TempDir> make() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl =
-        fmt::format("{}/gpulock-install-XXXXXX", base != nullptr && *base != '\0' ? base : "/tmp");
-    if (::mkdtemp(tmpl.data()) == nullptr) {
-      return std::unexpected(core::make_error(
-          core::ErrorCode::Io,
-          fmt::format("cannot create a temporary directory: {}", std::strerror(errno)), tmpl));
+  explicit MirrorSource(const InstallRequest& request)
+      : fallback_(request.mirror.empty()),
+        location_(fallback_ ? request.mirror_fallback : request.mirror) {
+    if (fallback_) client_.emplace(request.options.client);
+  }
+
+  core::Result<std::optional<std::string>> url_for(const lock::FileEntry& f) override {
+    if (fallback_) {
+      auto status = client_->probe_url(*f.url);
+      if (!status) return std::unexpected(status.error());
+      if (*status != 404 && *status != 410) return std::nullopt;
     }
-    TempDir d;
-    d.path_ = tmpl;
-    return d;
+    return mirror_file_url(location_, f.hashes.at("sha256"), f.filename());
   }
-  TempDir() = default;
-  TempDir(TempDir&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
-  TempDir& operator=(TempDir&&) = delete;
-  TempDir(const TempDir&) = delete;
-  ~TempDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  [[nodiscard]] const fs::path& path() const { return path_; }
 
  private:
-  fs::path path_;
+  bool fallback_;
+  std::string location_;
+  std::optional<index::IndexClient> client_;
 };
 
-}  // namespace
-
-core::Status use_mirror(const InstallRequest& request, lock::Lock& lk,
-                        std::vector<std::string>& from_mirror) {
-  const bool fallback = request.mirror.empty();
-  const std::string& location = fallback ? request.mirror_fallback : request.mirror;
-  std::optional<index::IndexClient> client;
-  if (fallback) client.emplace(request.client);
-  auto redirect = [&](lock::FileEntry& f) -> core::Status {
-    auto sha = f.hashes.find("sha256");
-    if (sha == f.hashes.end() || !f.url) return {};
-    if (fallback) {
-      auto status = client->probe_url(*f.url);
-      if (!status) return std::unexpected(status.error());
-      if (*status != 404 && *status != 410) return {};
-    }
-    const std::string name = f.filename();
-    f.url = mirror_file_url(location, sha->second, name);
-    from_mirror.push_back(name);
-    return {};
-  };
-  for (auto& p : lk.packages) {
-    if (p.wheels) {
-      for (auto& w : *p.wheels) {
-        if (auto s = redirect(w); !s) return s;
-      }
-    }
-    if (p.sdist) {
-      if (auto s = redirect(*p.sdist); !s) return s;
-    }
-    if (p.archive) {
-      if (auto s = redirect(*p.archive); !s) return s;
-    }
+// The native installer's environment: --venv, --python, $VIRTUAL_ENV, else ./.venv (created
+// when missing).
+core::Result<install::Environment> native_environment(const InstallRequest& request,
+                                                      const lock::Lock& lk,
+                                                      const install::Observer& observer,
+                                                      InstallResult& result) {
+  if (!request.venv.empty() && !request.python.empty())
+    return core::fail(ErrorCode::Usage, "--venv and --python exclude each other");
+  fs::path venv;
+  if (!request.venv.empty()) {
+    venv = request.venv;
+  } else if (!request.python.empty()) {
+    return install::Environment{request.python, std::nullopt};
+  } else if (auto v = sys::env_value("VIRTUAL_ENV")) {
+    return install::Environment{(fs::path(*v) / "bin" / "python").string(), std::nullopt};
+  } else {
+    venv = ".venv";
   }
-  return {};
+  std::error_code ec;
+  if (fs::exists(venv / "bin" / "python", ec))
+    return install::Environment{(venv / "bin" / "python").string(), std::nullopt};
+  if (fs::exists(venv, ec) && !fs::is_empty(venv, ec)) {
+    return core::fail_at(ErrorCode::Usage,
+                         "this directory exists and is not a virtual environment (no bin/python)",
+                         venv.string());
+  }
+  VenvRequest vr;
+  vr.dir = sys::absolute_path(venv);
+  vr.requires_python = lk.requires_python;
+  if (lk.gpulock && lk.gpulock->target) vr.target = lk.gpulock->target;
+  // Why the interpreters found before the chosen one were not taken.
+  auto passed_over = [&](const CreatedVenv& chosen) {
+    if (!observer.info) return;
+    for (const auto& line : chosen.passed_over)
+      observer.info(fmt::format("not chosen: {}", line));
+  };
+  if (request.options.dry_run) {
+    // Nothing is created: the plan is made with the interpreter that would make the venv.
+    auto chosen = choose_venv_interpreter(vr);
+    if (!chosen) return std::unexpected(chosen.error());
+    result.would_create_with = chosen->base_python;
+    if (observer.info) {
+      observer.info(
+          fmt::format("would create a virtual environment at {} with {} (Python {}), "
+                      "the first interpreter on PATH the lock accepts",
+                      venv.string(), chosen->base_python, chosen->version));
+    }
+    passed_over(*chosen);
+    return install::Environment{chosen->base_python, vr.dir};
+  }
+  const auto started = std::chrono::steady_clock::now();
+  auto made = create_venv(vr);
+  if (!made) return std::unexpected(made.error());
+  result.created = true;
+  result.venv_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (observer.info) {
+    observer.info(fmt::format(
+        "created a virtual environment at {} (Python {}, {}{}): the first "
+        "interpreter on PATH the lock accepts",
+        venv.string(), made->version, made->base_python,
+        made->base_executable == made->base_python ? "" : " -> " + made->base_executable));
+  }
+  passed_over(*made);
+  return install::Environment{made->python.string(), std::nullopt};
 }
 
+// The probe after an install (either installer): `request`'s probe settings, run with the
+// environment's `python` against the lock just installed.
 core::Result<EnvironmentReport> probe_installed(const InstallRequest& request,
                                                 const std::string& python) {
   ProbeRequest probe = request.probe_request;
@@ -101,75 +124,52 @@ core::Result<EnvironmentReport> probe_installed(const InstallRequest& request,
   return probe_environment(probe);
 }
 
-core::Result<InstallResult> install_lock(const InstallRequest& request, const OutputFn& on_output) {
+}  // namespace
+
+core::Result<InstallResult> install(const InstallRequest& request,
+                                    const install::Observer& observer) {
+  InstallResult result;
+  result.lock = request.lock;
+  result.installer = request.installer;
+  result.dry_run = request.options.dry_run;
   auto file = lock::read_lock_file(request.lock);
   if (!file) return std::unexpected(file.error());
-  std::vector<std::string> from_mirror;
+  for (const auto& w : file->warnings)
+    result.warnings.push_back(w.message);
   if (!request.mirror.empty() || !request.mirror_fallback.empty()) {
-    if (auto s = use_mirror(request, file->lock, from_mirror); !s)
+    MirrorSource mirror(request);
+    if (auto s = install::take_files_from(mirror, file->lock, result.from_mirror); !s)
       return std::unexpected(s.error());
   }
-
-  lock::ExportOptions options;
-  options.direct_urls = true;
-  options.source_name = request.lock;
-  const fs::path lock_path(request.lock);
-  options.lock_dir = lock_path.has_parent_path() ? lock_path.parent_path() : fs::path(".");
-  if (file->lock.gpulock && file->lock.gpulock->target) {
-    const auto& t = *file->lock.gpulock->target;
-    auto target = core::TagTarget::from_platform_tag(t.python, t.platform);
-    if (!target) {
-      return std::unexpected(
-          target.error().located(request.lock).with_context("while reading [tool.gpulock.target]"));
-    }
-    options.target_tags = core::supported_tags(*target);
-  }
-  auto text = lock::export_requirements(file->lock, options);
-  if (!text) {
-    core::Error e = text.error();
-    if (e.where.empty()) e.where = request.lock;
-    return std::unexpected(e.with_context("while exporting the lock for pip"));
+  install::Environment env;
+  if (request.installer == install::Kind::Native) {
+    auto native = native_environment(request, file->lock, observer, result);
+    if (!native) return std::unexpected(native.error());
+    env = std::move(*native);
+  } else {
+    env.python = default_python(request.python);
   }
 
-  InstallResult result;
-  result.python = default_python(request.python);
-  result.requirements = *text;
-  result.from_mirror = std::move(from_mirror);
-  auto dir = TempDir::make();
-  if (!dir) return std::unexpected(dir.error());
-  const fs::path req = dir->path() / "requirements.txt";
-  {
-    std::ofstream out(req, std::ios::binary);
-    out << *text;
-    if (!out.flush()) {
-      return std::unexpected(core::make_error(core::ErrorCode::Io,
-                                              "cannot write the requirements file", req.string()));
-    }
+  install::Options options = request.options;
+  options.lock_path = request.lock;
+  auto installer = install::make_installer(request.installer, std::move(options));
+  auto plan = installer->plan(file->lock, env, observer);
+  if (!plan) return std::unexpected(plan.error());
+  result.plan = std::move(*plan);
+  result.warnings.insert(result.warnings.end(), result.plan.warnings.begin(),
+                         result.plan.warnings.end());
+  if (request.options.dry_run) {
+    result.plan.state.reset();  // what the plan held (a shared lock of the environment)
+    return result;
   }
-  result.pip_argv = {result.python, "-m",
-                     "pip",         "install",
-                     "--no-deps",   "--require-hashes",
-                     "--no-input",  "--disable-pip-version-check",
-                     "-r",          req.string()};
-  sys::ProgramOptions po;
-  po.timeout = std::chrono::milliseconds(0);  // large wheels take what they take
-  // pip's hash-checking mode reports a file that is not the lock's with this line; chunks may
-  // split it, so a short tail of the previous chunk is kept.
-  static constexpr std::string_view kPipHashMismatch = "DO NOT MATCH THE HASHES";
-  std::string tail;
-  po.on_output = [&](std::string_view chunk, bool is_stderr) {
-    tail.append(chunk);
-    if (tail.find(kPipHashMismatch) != std::string::npos) result.hash_mismatch = true;
-    if (tail.size() > kPipHashMismatch.size()) tail.erase(0, tail.size() - kPipHashMismatch.size());
-    if (on_output) on_output(chunk, is_stderr);
-  };
-  auto pip = sys::run_program(result.pip_argv, po);
-  if (!pip) return std::unexpected(pip.error());
-  result.pip_exit_code = pip->exit_code;
-  result.pip_timed_out = pip->timed_out;
-  if (result.pip_exit_code != 0 || !request.probe) return result;
+  auto applied = installer->apply(result.plan, observer);
+  if (!applied) return std::unexpected(applied.error());
+  result.applied = std::move(*applied);
+  result.warnings.insert(result.warnings.end(), result.applied.warnings.begin(),
+                         result.applied.warnings.end());
 
-  auto report = probe_installed(request, result.python);
+  if (!result.applied.ok() || !request.probe) return result;
+  auto report = probe_installed(request, result.plan.python);
   if (!report) return std::unexpected(report.error());
   result.probe = std::move(*report);
   return result;

@@ -14,11 +14,10 @@
 #include "gpulock/core/name.h"
 #include "gpulock/core/version.h"
 #include "gpulock/gpu/gpu_policy.h"
+#include "gpulock/install/env_lock.h"
+#include "gpulock/install/interpreter.h"
 #include "gpulock/lock/lockfile.h"
 #include "gpulock/sys/process.h"
-
-#include "env_lock.h"
-#include "interpreter.h"
 
 namespace gpulock::app {
 namespace fs = std::filesystem;
@@ -226,7 +225,7 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
 
   EnvironmentReport report;
   core::Environment markers;
-  EnvLock sync_guard;
+  install::EnvLock sync_guard;
   if (!request.site_packages.empty()) {
     std::error_code ec;
     fs::path site = fs::absolute(request.site_packages, ec);
@@ -241,11 +240,11 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
     markers = core::Environment::linux_cpython(python, host_machine());
   } else {
     const std::string python = default_python(request.python);
-    auto in = ask_interpreter(python);
+    auto in = install::ask_interpreter(python);
     if (!in) return std::unexpected(in.error());
     // Held (shared) while the environment is read: a sync running now would show half its
     // work as drift.
-    auto held = EnvLock::acquire(in->prefix, false, std::chrono::milliseconds(0));
+    auto held = install::EnvLock::acquire(in->prefix, false, std::chrono::milliseconds(0));
     if (!held) {
       return std::unexpected(
           core::make_error(core::ErrorCode::Io,

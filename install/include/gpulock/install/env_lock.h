@@ -10,7 +10,7 @@
 
 #include "gpulock/core/error.h"
 
-namespace gpulock::app {
+namespace gpulock::install {
 
 inline constexpr std::string_view kEnvLockFile = ".gpulock-lock";
 
@@ -37,4 +37,4 @@ class EnvLock {
   int fd_ = -1;
 };
 
-}  // namespace gpulock::app
+}  // namespace gpulock::install

@@ -1,5 +1,5 @@
-// The shared cache of unpacked wheels (app/wheel_cache.h).
-#include "gpulock/app/wheel_cache.h"
+// The shared cache of unpacked wheels (install/wheel_cache.h).
+#include "gpulock/install/wheel_cache.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -17,14 +17,13 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
-#include "gpulock/app/wheel_install.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
+#include "gpulock/install/record.h"
+#include "gpulock/install/wheel_install.h"
 #include "gpulock/sys/atomic_file.h"
 
-#include "record.h"
-
-namespace gpulock::app {
+namespace gpulock::install {
 namespace fs = std::filesystem;
 namespace {
 
@@ -297,4 +296,4 @@ core::Result<PruneResult> prune_wheel_cache(const fs::path& root, unsigned unuse
   return out;
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::install

@@ -1,4 +1,4 @@
-#include "record.h"
+#include "gpulock/install/record.h"
 
 #include <charconv>
 #include <fstream>
@@ -9,7 +9,7 @@
 
 #include "gpulock/index/hash.h"
 
-namespace gpulock::app::record {
+namespace gpulock::install::record {
 
 std::vector<std::string> csv_fields(const std::string& line) {
   std::vector<std::string> out;
@@ -212,4 +212,4 @@ std::string check_stat(const std::filesystem::path& prefix, const std::filesyste
   return {};
 }
 
-}  // namespace gpulock::app::record
+}  // namespace gpulock::install::record

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The native wheel installer (issue 25): one wheel, already unpacked (the shared cache,
-/// app/wheel_cache.h), installed into an environment as the binary distribution format
+/// install/wheel_cache.h), installed into an environment as the binary distribution format
 /// specification says (PEP 427 §Installing a wheel) and as pip 26 does where it is silent:
 /// the root into purelib or platlib (`Root-Is-Purelib`), `<name>.data/<scheme>/` into the
 /// scheme's directory, `#!python` in `.data/scripts` rewritten to the interpreter, console and
@@ -21,7 +21,7 @@
 #include "gpulock/core/filename.h"
 #include "gpulock/sys/link_file.h"
 
-namespace gpulock::app {
+namespace gpulock::install {
 
 /// Where an environment's files go (the target interpreter's sysconfig paths).
 struct InstallScheme {
@@ -169,4 +169,4 @@ struct RemovedDistribution {
     const std::filesystem::path& dist_info, const InstallScheme& scheme,
     InstallJournal* journal = nullptr, const FileOwners* others = nullptr);
 
-}  // namespace gpulock::app
+}  // namespace gpulock::install

@@ -1,4 +1,4 @@
-#include "interpreter.h"
+#include "gpulock/install/interpreter.h"
 
 #include <chrono>
 #include <fstream>
@@ -11,7 +11,7 @@
 #include "gpulock/core/version.h"
 #include "gpulock/sys/process.h"
 
-namespace gpulock::app {
+namespace gpulock::install {
 namespace fs = std::filesystem;
 namespace {
 
@@ -163,4 +163,4 @@ std::optional<Interpreter> read_venv(const std::string& python) {
   return in;
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::install

@@ -10,7 +10,7 @@
 #include "gpulock/core/environment.h"
 #include "gpulock/core/error.h"
 
-namespace gpulock::app {
+namespace gpulock::install {
 
 struct Interpreter {
   std::string version;     ///< "3.11.7"
@@ -30,4 +30,4 @@ struct Interpreter {
 /// Runs `python -c` with the query. Errors: Io (cannot run, fails, no site-packages).
 [[nodiscard]] core::Result<Interpreter> ask_interpreter(const std::string& python);
 
-}  // namespace gpulock::app
+}  // namespace gpulock::install

@@ -1,4 +1,4 @@
-#include "env_lock.h"
+#include "gpulock/install/env_lock.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <sys/file.h>
 
-namespace gpulock::app {
+namespace gpulock::install {
 namespace fs = std::filesystem;
 namespace {
 
@@ -99,4 +99,4 @@ core::Result<EnvLock> EnvLock::acquire(const fs::path& prefix, bool exclusive,
   return lock;
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::install

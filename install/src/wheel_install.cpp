@@ -1,6 +1,6 @@
-// The native wheel installer (app/wheel_install.h), following pip 26's
+// The native wheel installer (install/wheel_install.h), following pip 26's
 // operations/install/wheel.py rule by rule (tests/install compares the two environments).
-#include "gpulock/app/wheel_install.h"
+#include "gpulock/install/wheel_install.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -18,15 +18,14 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include "gpulock/app/wheel_cache.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/sha256.h"
 #include "gpulock/core/text.h"
 #include "gpulock/index/hash.h"
+#include "gpulock/install/record.h"
+#include "gpulock/install/wheel_cache.h"
 
-#include "record.h"
-
-namespace gpulock::app {
+namespace gpulock::install {
 namespace fs = std::filesystem;
 namespace {
 
@@ -676,4 +675,4 @@ core::Result<RemovedDistribution> remove_distribution(const fs::path& dist_info,
   return out;
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::install

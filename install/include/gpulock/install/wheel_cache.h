@@ -7,7 +7,7 @@
 /// temporary directory beside the entry (locked while it is filled) and renamed into place.
 /// Every use checks the entry against its manifest (kEntryManifest) first: an entry that was
 /// pruned half way, torn, or edited through a hard link is unpacked again.
-/// Environments link their files from here (app/wheel_install.h).
+/// Environments link their files from here (install/wheel_install.h).
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -18,7 +18,7 @@
 #include "gpulock/core/error.h"
 #include "gpulock/index/client.h"
 
-namespace gpulock::app {
+namespace gpulock::install {
 
 /// `<cache_dir>/wheels-v1` (cache_dir empty: index::default_cache_dir()).
 [[nodiscard]] std::filesystem::path wheel_cache_root(const std::string& cache_dir);
@@ -74,4 +74,4 @@ struct PruneResult {
 [[nodiscard]] core::Result<PruneResult> prune_wheel_cache(const std::filesystem::path& root,
                                                           unsigned unused_days, bool all);
 
-}  // namespace gpulock::app
+}  // namespace gpulock::install

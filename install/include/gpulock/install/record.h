@@ -11,7 +11,7 @@
 
 #include <sys/stat.h>
 
-namespace gpulock::app::record {
+namespace gpulock::install::record {
 
 struct Row {
   std::string path;  ///< '/'-separated, relative to the site-packages directory
@@ -52,7 +52,7 @@ struct StatRow {
 inline constexpr std::string_view kStatFile = ".gpulock-files";
 
 /// "path\tsize\tmtime_ns" lines (a path with a tab or newline is left out). The same format is
-/// the wheel cache's entry manifest (app/wheel_cache.h).
+/// the wheel cache's entry manifest (install/wheel_cache.h).
 [[nodiscard]] std::string write_stats(const std::vector<StatRow>& rows);
 /// The rows of such a file (malformed lines skipped); nullopt when it cannot be read.
 [[nodiscard]] std::optional<std::vector<StatRow>> read_stat_file(const std::filesystem::path& file);
@@ -67,4 +67,4 @@ inline constexpr std::string_view kStatFile = ".gpulock-files";
 /// The prefix of an environment whose site-packages is `site` (lib/pythonX.Y/site-packages).
 [[nodiscard]] std::filesystem::path prefix_of_site(const std::filesystem::path& site);
 
-}  // namespace gpulock::app::record
+}  // namespace gpulock::install::record

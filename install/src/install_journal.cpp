@@ -18,12 +18,12 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
-#include "gpulock/app/wheel_install.h"
 #include "gpulock/core/sha256.h"
+#include "gpulock/install/wheel_install.h"
 #include "gpulock/sys/atomic_file.h"
 #include "gpulock/sys/env.h"
 
-namespace gpulock::app {
+namespace gpulock::install {
 namespace fs = std::filesystem;
 namespace {
 
@@ -523,4 +523,4 @@ InterruptedSync roll_back_interrupted(const fs::path& stash, const fs::path& reg
   return result;
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::install

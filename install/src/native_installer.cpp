@@ -1,8 +1,6 @@
-// `gpulock install` as an exact sync (app/install_sync.h): the environment and its scheme, the
-// plan, then the fetch into the cache (every hash checked before anything changes), removals,
-// installs, and the probe.
-#include "gpulock/app/install_sync.h"
-
+// The native installer (install/installer.h, install/sync_plan.h): an exact sync. plan: the
+// environment's scheme, its lock, an interrupted sync finished, what changes; apply: the fetch
+// into the cache (every hash checked before anything changes), removals, installs.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -13,26 +11,25 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/app/venv.h"
-#include "gpulock/app/wheel_cache.h"
 #include "gpulock/core/marker.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/tags.h"
 #include "gpulock/core/version.h"
 #include "gpulock/index/url.h"
+#include "gpulock/install/env_lock.h"
+#include "gpulock/install/installer.h"
+#include "gpulock/install/interpreter.h"
+#include "gpulock/install/record.h"
+#include "gpulock/install/wheel_cache.h"
+#include "gpulock/install/wheel_install.h"
 #include "gpulock/lock/export.h"
-#include "gpulock/lock/lockfile.h"
 #include "gpulock/probe/environment.h"
-#include "gpulock/sys/env.h"
 #include "gpulock/sys/paths.h"
 
-#include "env_lock.h"
-#include "install_internal.h"
-#include "interpreter.h"
-#include "record.h"
+#include "installers.h"
 
-namespace gpulock::app {
+namespace gpulock::install {
 namespace fs = std::filesystem;
 namespace {
 
@@ -52,70 +49,6 @@ std::string json_string(std::string_view s) {
     out += c;
   }
   return out + "\"";
-}
-
-// The environment to sync: --venv, --python, $VIRTUAL_ENV, else ./.venv (created when missing).
-core::Result<std::string> environment_python(const InstallRequest& request, const lock::Lock& lk,
-                                             const SyncObserver& observer, SyncResult& result) {
-  if (!request.venv.empty() && !request.python.empty())
-    return core::fail(ErrorCode::Usage, "--venv and --python exclude each other");
-  fs::path venv;
-  if (!request.venv.empty()) {
-    venv = request.venv;
-  } else if (!request.python.empty()) {
-    return request.python;
-  } else if (auto v = sys::env_value("VIRTUAL_ENV")) {
-    return (fs::path(*v) / "bin" / "python").string();
-  } else {
-    venv = ".venv";
-  }
-  std::error_code ec;
-  if (fs::exists(venv / "bin" / "python", ec)) return (venv / "bin" / "python").string();
-  if (fs::exists(venv, ec) && !fs::is_empty(venv, ec)) {
-    return core::fail_at(ErrorCode::Usage,
-                         "this directory exists and is not a virtual environment (no bin/python)",
-                         venv.string());
-  }
-  VenvRequest vr;
-  vr.dir = sys::absolute_path(venv);
-  vr.requires_python = lk.requires_python;
-  if (lk.gpulock && lk.gpulock->target) vr.target = lk.gpulock->target;
-  // Why the interpreters found before the chosen one were not taken.
-  auto passed_over = [&](const CreatedVenv& chosen) {
-    if (!observer.info) return;
-    for (const auto& line : chosen.passed_over)
-      observer.info(fmt::format("not chosen: {}", line));
-  };
-  if (request.dry_run) {
-    // Nothing is created: the plan is made with the interpreter that would make the venv.
-    auto chosen = choose_venv_interpreter(vr);
-    if (!chosen) return std::unexpected(chosen.error());
-    result.would_create_with = chosen->base_python;
-    result.prefix = vr.dir;
-    if (observer.info) {
-      observer.info(
-          fmt::format("would create a virtual environment at {} with {} (Python {}), "
-                      "the first interpreter on PATH the lock accepts",
-                      venv.string(), chosen->base_python, chosen->version));
-    }
-    passed_over(*chosen);
-    return chosen->base_python;
-  }
-  const auto started = std::chrono::steady_clock::now();
-  auto made = create_venv(vr);
-  if (!made) return std::unexpected(made.error());
-  result.created = true;
-  result.venv_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (observer.info) {
-    observer.info(fmt::format(
-        "created a virtual environment at {} (Python {}, {}{}): the first "
-        "interpreter on PATH the lock accepts",
-        venv.string(), made->version, made->base_python,
-        made->base_executable == made->base_python ? "" : " -> " + made->base_executable));
-  }
-  passed_over(*made);
-  return made->python.string();
 }
 
 InstallScheme scheme_of(const Interpreter& in) {
@@ -151,7 +84,7 @@ struct PlanInputs {
   const probe::PythonEnvironment& env;
   const core::Environment& markers;
   std::optional<std::vector<core::Tag>> tags;
-  const InstallRequest& request;
+  const Options& options;
 };
 
 // The locked package's file: URL, sha256, size, name.
@@ -163,7 +96,7 @@ core::Status locked_file(const PlanInputs& in, const lock::Package& p, SyncItem&
   if (*file == nullptr || (!(*file)->url && !(*file)->path)) {
     return core::fail_at(ErrorCode::InvalidLockfile,
                          fmt::format("package '{}' has no wheel for this environment", p.name),
-                         in.request.lock);
+                         in.options.lock_path);
   }
   const lock::FileEntry& f = **file;
   item.filename = f.filename();
@@ -173,7 +106,7 @@ core::Status locked_file(const PlanInputs& in, const lock::Package& p, SyncItem&
                          fmt::format("package '{}': {} is not a wheel; the native installer "
                                      "installs wheels only",
                                      p.name, item.filename),
-                         in.request.lock)
+                         in.options.lock_path)
             .with_hint("build it into a wheel, or install with --installer pip"));
   }
   if (f.url) {
@@ -188,7 +121,7 @@ core::Status locked_file(const PlanInputs& in, const lock::Package& p, SyncItem&
     return core::fail_at(
         ErrorCode::InvalidLockfile,
         fmt::format("package '{}': {} has no sha256 in the lock", p.name, item.filename),
-        in.request.lock);
+        in.options.lock_path);
   }
   item.sha256 = sha->second;
   item.wheel_size = f.size;
@@ -301,13 +234,13 @@ core::Result<SyncPlan> make_plan(const PlanInputs& in) {
     item.dist_info = d.dist_info;
     item.size = installed_bytes(d);
     item.action = SyncAction::Remove;
-    if (in.request.system) {
+    if (in.options.system) {
       item.action = SyncAction::Keep;
       item.reason = "--system: nothing is removed from a system Python";
-    } else if (in.request.no_remove) {
+    } else if (in.options.no_remove) {
       item.action = SyncAction::Keep;
       item.reason = "--no-remove";
-    } else if (is_tool_package(d.name) && !in.request.exact) {
+    } else if (is_tool_package(d.name) && !in.options.exact) {
       item.action = SyncAction::Keep;
       item.reason = "a tool package (--exact removes it)";
     }
@@ -317,8 +250,8 @@ core::Result<SyncPlan> make_plan(const PlanInputs& in) {
 }
 
 // Every wheel to install, in the cache and verified. Stops at the first error.
-core::Result<std::vector<fs::path>> fetch_all(const InstallRequest& request, SyncPlan& plan,
-                                              const SyncObserver& observer, SyncResult& result,
+core::Result<std::vector<fs::path>> fetch_all(const Options& options, SyncPlan& plan,
+                                              const Observer& observer, Applied& result,
                                               std::vector<std::shared_ptr<void>>& holds) {
   std::vector<SyncItem*> jobs;
   std::uint64_t expected = 0;
@@ -330,13 +263,13 @@ core::Result<std::vector<fs::path>> fetch_all(const InstallRequest& request, Syn
   }
   std::vector<fs::path> dirs(jobs.size());
   if (jobs.empty()) return dirs;
-  index::IndexClient client(request.client);
-  const fs::path root = wheel_cache_root(request.client.cache_dir);
+  index::IndexClient client(options.client);
+  const fs::path root = wheel_cache_root(options.client.cache_dir);
   std::mutex mu;
   std::optional<core::Error> error;
   std::size_t done = 0;
   std::uint64_t bytes = 0;
-  parallel_for(jobs.size(), std::max(1u, request.jobs), [&](std::size_t i) {
+  parallel_for(jobs.size(), std::max(1u, options.jobs), [&](std::size_t i) {
     {
       std::lock_guard<std::mutex> lock(mu);
       if (error) return;
@@ -385,10 +318,11 @@ core::Result<std::vector<fs::path>> fetch_all(const InstallRequest& request, Syn
 // Removals, then installs, through one journal: a failure anywhere puts back every file that
 // was set aside and removes every file written, so the environment is as it was; the files set
 // aside are deleted only once the last wheel is in.
-core::Status apply_plan(const InstallRequest& request, SyncPlan& plan,
+core::Status apply_plan(const Options& install_options, SyncPlan& plan,
                         const std::vector<fs::path>& dirs, const InstallScheme& scheme,
-                        SyncResult& result) {
-  InstallJournal journal({scheme.prefix, scheme.purelib}, sync_registry(request.client.cache_dir));
+                        Applied& result) {
+  InstallJournal journal({scheme.prefix, scheme.purelib},
+                         sync_registry(install_options.client.cache_dir));
   // The files of the distributions that stay: a wheel may not overwrite them with other bytes,
   // and a removal keeps those it shares with one of them.
   FileOwners owners;
@@ -429,7 +363,7 @@ core::Status apply_plan(const InstallRequest& request, SyncPlan& plan,
     auto wheel = core::WheelFilename::parse_with_variant(item.filename);
     if (!wheel) return undo(wheel.error());
     WheelInstallOptions options;
-    options.link_mode = request.link_mode;
+    options.link_mode = install_options.link_mode;
     options.requested = item.requested;
     options.direct_url_json = item.direct_url_json;
     options.journal = &journal;
@@ -447,16 +381,16 @@ core::Status apply_plan(const InstallRequest& request, SyncPlan& plan,
 
 // A sync killed half way (issue 25) left its stash and journal in the environment: before
 // anything else, its rollback is finished (a dry run only says so), in one line.
-core::Status finish_interrupted_syncs(const InstallRequest& request, const InstallScheme& scheme,
-                                      SyncResult& result) {
+core::Status finish_interrupted_syncs(const Options& options, const InstallScheme& scheme,
+                                      Plan& result) {
   for (const auto& stash : find_interrupted_syncs({scheme.prefix, scheme.purelib})) {
-    if (request.dry_run) {
+    if (options.dry_run) {
       result.warnings.push_back(fmt::format(
           "an interrupted gpulock install left {}; the next install rolls it back first",
           stash.string()));
       continue;
     }
-    const fs::path registry = sync_registry(request.client.cache_dir);
+    const fs::path registry = sync_registry(options.client.cache_dir);
     auto undone = roll_back_interrupted(
         stash, registry,
         {scheme.purelib, scheme.platlib, scheme.scripts, scheme.headers, scheme.data});
@@ -497,7 +431,7 @@ core::Status finish_interrupted_syncs(const InstallRequest& request, const Insta
 
 // The tags the lock's target installs into this environment's Python (nullopt: the lock names no
 // target); a usage error when the Python is not one of the target's.
-core::Result<std::optional<std::vector<core::Tag>>> lock_target_tags(const InstallRequest& request,
+core::Result<std::optional<std::vector<core::Tag>>> lock_target_tags(const Options& options,
                                                                      const lock::Lock& lk,
                                                                      const Interpreter& in,
                                                                      const std::string& python) {
@@ -531,7 +465,7 @@ core::Result<std::optional<std::vector<core::Tag>>> lock_target_tags(const Insta
       auto target = core::TagTarget::from_platform_tag(python_tag, platform);
       if (!target) {
         return std::unexpected(target.error()
-                                   .located(request.lock)
+                                   .located(options.lock_path)
                                    .with_context("while reading [tool.gpulock.target]"));
       }
       for (auto& tag : core::supported_tags(*target)) {
@@ -577,97 +511,113 @@ std::uint64_t SyncPlan::bytes(SyncAction a) const {
   return total;
 }
 
-core::Result<SyncResult> sync_lock(const InstallRequest& request, const SyncObserver& observer) {
-  SyncResult result;
-  result.lock = request.lock;
-  result.dry_run = request.dry_run;
-  auto file = lock::read_lock_file(request.lock);
-  if (!file) return std::unexpected(file.error());
-  for (const auto& w : file->warnings)
-    result.warnings.push_back(w.message);
-  if (!request.mirror.empty() || !request.mirror_fallback.empty()) {
-    if (auto s = use_mirror(request, file->lock, result.from_mirror); !s)
-      return std::unexpected(s.error());
-  }
-  auto python = environment_python(request, file->lock, observer, result);
-  if (!python) return std::unexpected(python.error());
-  // A venv describes itself; other interpreters are asked (one process start).
-  auto described = read_venv(*python);
-  core::Result<Interpreter> in =
-      described ? core::Result<Interpreter>(std::move(*described)) : ask_interpreter(*python);
-  if (!in) return std::unexpected(in.error());
-  const bool planned_venv = !result.would_create_with.empty();
-  result.python = planned_venv ? (result.prefix / "bin" / "python").string() : *python;
-  if (!planned_venv) result.prefix = in->prefix;
-  result.python_version = in->version;
-  result.system = !planned_venv && in->prefix == in->base_prefix;
-  if (result.system && !request.system) {
-    return std::unexpected(
-        core::make_error(ErrorCode::Usage,
-                         fmt::format("{} is not a virtual environment (sys.prefix is "
-                                     "sys.base_prefix, {})",
-                                     *python, in->prefix.string()),
-                         *python)
-            .with_hint("give --system to install into it anyway (nothing is removed then), or "
-                       "--venv .venv to make a virtual environment"));
-  }
-  const InstallScheme scheme = scheme_of(*in);
-  // One sync of an environment at a time, held to the end (a dry run reads: shared).
+namespace {
+
+// What a plan holds until it is applied: the environment's scheme and its lock.
+struct NativeState : PlanState {
+  InstallScheme scheme;
   EnvLock env_lock;
-  if (!planned_venv) {
-    auto on_wait = [&](const std::string& line) {
-      if (observer.info) observer.info(line);
-    };
-    auto held = EnvLock::acquire(scheme.prefix, !request.dry_run, request.lock_timeout, on_wait);
-    if (!held && scheme.purelib != scheme.prefix && request.system) {
-      // A --system prefix that is not writable: its site-packages.
-      held = EnvLock::acquire(scheme.purelib, !request.dry_run, request.lock_timeout, on_wait);
+};
+
+class NativeInstaller final : public Installer {
+ public:
+  explicit NativeInstaller(Options options) : options_(std::move(options)) {}
+
+  core::Result<Plan> plan(const lock::Lock& lk, const Environment& env,
+                          const Observer& observer) override {
+    Plan result;
+    const std::string& python = env.python;
+    // A venv describes itself; other interpreters are asked (one process start).
+    auto described = read_venv(python);
+    core::Result<Interpreter> in =
+        described ? core::Result<Interpreter>(std::move(*described)) : ask_interpreter(python);
+    if (!in) return std::unexpected(in.error());
+    const bool planned_venv = env.venv_to_make.has_value();
+    result.python = planned_venv ? (*env.venv_to_make / "bin" / "python").string() : python;
+    result.prefix = planned_venv ? *env.venv_to_make : in->prefix;
+    result.python_version = in->version;
+    result.system = !planned_venv && in->prefix == in->base_prefix;
+    if (result.system && !options_.system) {
+      return std::unexpected(
+          core::make_error(ErrorCode::Usage,
+                           fmt::format("{} is not a virtual environment (sys.prefix is "
+                                       "sys.base_prefix, {})",
+                                       python, in->prefix.string()),
+                           python)
+              .with_hint("give --system to install into it anyway (nothing is removed then), or "
+                         "--venv .venv to make a virtual environment"));
     }
-    if (!held) return std::unexpected(held.error());
-    env_lock = std::move(*held);
+    auto state = std::make_shared<NativeState>();
+    state->scheme = scheme_of(*in);
+    const InstallScheme& scheme = state->scheme;
+    // One sync of an environment at a time, held to the end (a dry run reads: shared).
+    if (!planned_venv) {
+      auto on_wait = [&](const std::string& line) {
+        if (observer.info) observer.info(line);
+      };
+      const bool exclusive = !options_.dry_run;
+      auto held = EnvLock::acquire(scheme.prefix, exclusive, options_.lock_timeout, on_wait);
+      if (!held && scheme.purelib != scheme.prefix && options_.system) {
+        // A --system prefix that is not writable: its site-packages.
+        held = EnvLock::acquire(scheme.purelib, exclusive, options_.lock_timeout, on_wait);
+      }
+      if (!held) return std::unexpected(held.error());
+      state->env_lock = std::move(*held);
+      if (auto s = finish_interrupted_syncs(options_, scheme, result); !s)
+        return std::unexpected(s.error());
+    }
+    auto env_now = scan(scheme, planned_venv);
+    if (!env_now) return std::unexpected(env_now.error());
+
+    auto tags = lock_target_tags(options_, lk, *in, python);
+    if (!tags) return std::unexpected(tags.error());
+    const fs::path lock_path(options_.lock_path);
+    PlanInputs inputs{
+        lk,       lock_path.has_parent_path() ? lock_path.parent_path() : fs::path("."),
+        *env_now, in->markers,
+        *tags,    options_};
+    auto sync = make_plan(inputs);
+    if (!sync) return std::unexpected(sync.error());
+    result.sync = std::move(*sync);
+    result.state = std::move(state);
+    return result;
   }
-  if (!planned_venv) {
-    if (auto s = finish_interrupted_syncs(request, scheme, result); !s)
+
+  core::Result<Applied> apply(Plan& plan, const Observer& observer) override {
+    Applied result;
+    auto state = std::dynamic_pointer_cast<NativeState>(std::move(plan.state));
+    if (!state) return core::fail(ErrorCode::Internal, "a plan that is not the native installer's");
+    std::vector<std::shared_ptr<void>> holds;  // the cache entries, locked until the sync ends
+    auto dirs = fetch_all(options_, plan.sync, observer, result, holds);
+    if (!dirs) return std::unexpected(dirs.error());
+    if (auto s = apply_plan(options_, plan.sync, *dirs, state->scheme, result); !s)
       return std::unexpected(s.error());
-  }
-  std::vector<fs::path> sites = {scheme.purelib};
-  if (scheme.platlib != scheme.purelib) sites.push_back(scheme.platlib);
-  std::erase_if(sites, [](const fs::path& p) {
-    std::error_code ec;
-    return !fs::is_directory(p, ec);
-  });
-  probe::PythonEnvironment env;  // a venv still to be made is empty
-  if (!sites.empty() && !planned_venv) {
-    auto scanned = probe::scan_environment(sites);
-    if (!scanned) return std::unexpected(scanned.error());
-    env = std::move(*scanned);
+    // The sync is done: the environment's lock ends with `state`, so that the probe reads the
+    // environment as any reader does (shared).
+    return result;
   }
 
-  auto tags = lock_target_tags(request, file->lock, *in, *python);
-  if (!tags) return std::unexpected(tags.error());
-  const fs::path lock_path(request.lock);
-  PlanInputs inputs{
-      file->lock, lock_path.has_parent_path() ? lock_path.parent_path() : fs::path("."),
-      env,        in->markers,
-      *tags,      request};
-  auto plan = make_plan(inputs);
-  if (!plan) return std::unexpected(plan.error());
-  result.plan = std::move(*plan);
-  if (request.dry_run) return result;
+ private:
+  // The distributions installed now (a venv still to be made is empty).
+  static core::Result<probe::PythonEnvironment> scan(const InstallScheme& scheme,
+                                                     bool planned_venv) {
+    std::vector<fs::path> sites = {scheme.purelib};
+    if (scheme.platlib != scheme.purelib) sites.push_back(scheme.platlib);
+    std::erase_if(sites, [](const fs::path& p) {
+      std::error_code ec;
+      return !fs::is_directory(p, ec);
+    });
+    if (sites.empty() || planned_venv) return probe::PythonEnvironment{};
+    return probe::scan_environment(sites);
+  }
 
-  std::vector<std::shared_ptr<void>> holds;  // the cache entries, locked until the sync ends
-  auto dirs = fetch_all(request, result.plan, observer, result, holds);
-  if (!dirs) return std::unexpected(dirs.error());
-  if (auto s = apply_plan(request, result.plan, *dirs, scheme, result); !s)
-    return std::unexpected(s.error());
+  Options options_;
+};
 
-  // The sync is done: the probe reads the environment as any reader does (shared).
-  env_lock = EnvLock();
-  if (!request.probe) return result;
-  auto report = probe_installed(request, result.python);
-  if (!report) return std::unexpected(report.error());
-  result.probe = std::move(*report);
-  return result;
+}  // namespace
+
+std::unique_ptr<Installer> make_native_installer(Options options) {
+  return std::make_unique<NativeInstaller>(std::move(options));
 }
 
-}  // namespace gpulock::app
+}  // namespace gpulock::install
