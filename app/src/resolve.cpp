@@ -156,7 +156,7 @@ namespace {
 // (a hint being tried) confirms nothing and says nothing.
 std::vector<std::string> confirmed_kept_pins(const ResolveRequest& request,
                                              index::IndexClient& client,
-                                             const std::vector<KeptPin>& kept) {
+                                             const std::vector<catalog::KeptPin>& kept) {
   std::vector<std::string> out;
   if (request.dry_run) return out;
   for (const auto& k : kept) {
