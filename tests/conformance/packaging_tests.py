@@ -118,10 +118,27 @@ def ask_oracle(oracle, questions, stats):
     return problems
 
 
+# Facts of the kernel a recording ran on (its release and build), which a marker test's default
+# environment holds: two machines of the same kind differ in them (6.18.44-fc-v1272 and -v1294).
+HOST_FACTS = ("platform_release", "platform_version")
+
+
+def without_host_facts(question):
+    """`question` with the kernel's facts in a default environment replaced by one word."""
+    if isinstance(question, list):
+        return [without_host_facts(q) for q in question]
+    if isinstance(question, dict):
+        return {k: ("<host>" if k in HOST_FACTS and isinstance(v, str) else without_host_facts(v))
+                for k, v in question.items()}
+    return question
+
+
 def by_content(questions, tests, modules):
     """Per test of `modules`: its outcome and the questions it asked with their answers, as
-    sorted JSON text (independent of the order questions were numbered in)."""
-    return {t: (v["outcome"], sorted(json.dumps(questions[i], sort_keys=True) for i in v["asks"]))
+    sorted JSON text (independent of the order questions were numbered in, and of the kernel
+    the recording ran on)."""
+    return {t: (v["outcome"], sorted(json.dumps(without_host_facts(questions[i]), sort_keys=True)
+                                     for i in v["asks"]))
             for t, v in tests.items() if module_of(t) in modules}
 
 
