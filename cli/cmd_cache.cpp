@@ -1,5 +1,5 @@
 // `gpulock cache`: the shared cache of unpacked wheels the native installer links from
-// (issue 25, app/wheel_cache.h): `cache dir` prints where it is, `cache prune` empties it of
+// (issue 25, install/wheel_cache.h): `cache dir` prints where it is, `cache prune` empties it of
 // what is not in use. `--json` on both: one JSON document on stdout
 // (docs/schemas/cache-dir.schema.json, cache-prune.schema.json).
 #include <filesystem>

@@ -106,7 +106,8 @@ struct Package {
 struct IndexRecord {
   std::string name;
   std::string url;
-  std::string role;  ///< "default", "extra", "torch", "pinned"
+  /// "default", "extra", "torch", "pinned", "find-links", "direct" (catalog::recorded_role)
+  std::string role;
   /// Issue 41 item 2: the user-level setting this index came from ("env PIP_EXTRA_INDEX_URL",
   /// "file ~/.config/pip/pip.conf"), written only for an index that supplied a locked file;
   /// absent for flags and project files.
