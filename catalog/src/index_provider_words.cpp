@@ -106,8 +106,10 @@ std::vector<IndexProvider::MissingFromTorch> IndexProvider::missing_from_torch_s
       needer_name = by->second.substr(0, by->second.find('['));
       if (auto p = impl.packages.find(needer_name); p != impl.packages.end()) {
         for (const auto& e : p->second.entries) {
-          auto d = std::find_if(e.requirements.begin(), e.requirements.end(),
-                                [&](const resolver::Dependency& x) { return x.name == name; });
+          // A structured binding is captured through an init-capture (clang 14, the fuzz build).
+          auto d = std::find_if(
+              e.requirements.begin(), e.requirements.end(),
+              [&wanted = name](const resolver::Dependency& x) { return x.name == wanted; });
           if (e.dependencies_read && d != e.requirements.end()) {
             needer = &e;
             need = &*d;
