@@ -337,11 +337,10 @@ std::optional<int> add_given_inputs(Terminal& term, const CLI::App& sub, CheckAr
   request.given = a.given.request;
   // The machine flags describe this machine; with --inputs they are also compared with the
   // machine the lock was resolved for, when it was given by flags (issue 16).
-  auto driver = gpu::DriverSpec::parse(request.machine_flags.driver);
-  if (!driver) return report_error(term, driver.error());
-  request.given->driver = std::move(*driver);
-  request.given->cuda_ceiling = request.machine_flags.cuda_ceiling;
-  request.given->gpu_arch = request.machine_flags.gpu_arch;
+  if (auto driver = gpu::DriverSpec::parse(request.machine_flags.driver); !driver) {
+    return report_error(term, driver.error());
+  }
+  request.given->machine = request.machine_flags;
   return std::nullopt;
 }
 

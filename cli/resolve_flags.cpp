@@ -12,42 +12,24 @@
 namespace gpulock::cli {
 namespace {
 
-// A flag whose value is a type: `parse` (the type's one parser) runs as the value is read; the
+// A typed flag, from its row of the request's options table (app/resolve_request.h): the row's
+// parser writes the row's field as the value is read (a repeatable flag adds each value); the
 // first failure is kept for the command to report with its hints.
-template <class Into, class Parse>
-CLI::Option* add_typed(CLI::App& sub, const std::string& name, ResolveFlags& flags, Into& into,
-                       Parse parse, const std::string& help) {
-  auto* option = sub.add_option_function<std::string>(
-      name,
-      [&flags, &into, parse](const std::string& text) {
-        auto value = parse(text);
-        if (!value) {
-          if (!flags.error) flags.error = value.error();
-          return;
-        }
-        into = std::move(*value);
-      },
-      help);
-  return option->type_name("TEXT");
-}
-
-// The same for a repeatable flag collecting values.
-template <class T, class Parse>
-CLI::Option* add_typed_list(CLI::App& sub, const std::string& name, ResolveFlags& flags,
-                            std::vector<T>& into, Parse parse, const std::string& help) {
-  auto* option = sub.add_option_function<std::vector<std::string>>(
-      name,
-      [&flags, &into, parse](const std::vector<std::string>& texts) {
-        for (const auto& text : texts) {
-          auto value = parse(text);
-          if (!value) {
-            if (!flags.error) flags.error = value.error();
-            continue;
-          }
-          into.push_back(std::move(*value));
-        }
-      },
-      help);
+CLI::Option* add_row(CLI::App& sub, ResolveFlags& flags, std::string_view flag,
+                     const std::string& help) {
+  const app::RequestOption* row = app::find_request_option(flag);
+  auto apply = [&flags, row](const std::string& text) {
+    if (auto s = row->apply(flags.request, text); !s && !flags.error) flags.error = s.error();
+  };
+  CLI::Option* option = row->list
+                            ? sub.add_option_function<std::vector<std::string>>(
+                                  std::string(flag),
+                                  [apply](const std::vector<std::string>& texts) {
+                                    for (const auto& text : texts)
+                                      apply(text);
+                                  },
+                                  help)
+                            : sub.add_option_function<std::string>(std::string(flag), apply, help);
   return option->type_name("TEXT");
 }
 
@@ -55,13 +37,12 @@ CLI::Option* add_typed_list(CLI::App& sub, const std::string& name, ResolveFlags
 
 core::Status ResolveFlags::finish() {
   if (error) return std::unexpected(*error);
-  // The machine, as given (the lock records the text); the driver is typed now, the ceiling and
-  // the GPUs when the plan reads them with the environment (gpu::parse_machine).
-  auto driver = gpu::DriverSpec::parse(machine.driver);
-  if (!driver) return std::unexpected(driver.error());
-  request.driver = *driver;
-  request.cuda_ceiling = machine.cuda_ceiling;
-  request.gpu_arch = machine.gpu_arch;
+  // The machine, as given (the lock records the text); the driver is checked now, the ceiling
+  // and the GPUs when the plan reads them with the environment (gpu::parse_machine).
+  if (auto driver = gpu::DriverSpec::parse(machine.driver); !driver) {
+    return std::unexpected(driver.error());
+  }
+  request.machine = machine;
   if (pre) request.prerelease = resolver::PrereleasePolicy::Allow;
   if (!platforms.empty()) {
     request.target.platform = platforms.front();
@@ -92,16 +73,15 @@ std::vector<CLI::Option*> add_resolve_input_flags(CLI::App& sub, ResolveFlags& f
                               "A lower-priority index (repeatable)"));
   in.push_back(sub.add_option("-f,--find-links", r.find_links,
                               "A directory or page of wheels (lowest priority)"));
-  in.push_back(add_typed(sub, "--torch-backend", flags, r.torch_backend, app::TorchBackend::parse,
-                         "Torch family from <torch-index-base>/<backend>: auto, cpu or cuXYZ"));
+  in.push_back(add_row(sub, flags, "--torch-backend",
+                       "Torch family from <torch-index-base>/<backend>: auto, cpu or cuXYZ"));
   in.push_back(
       sub.add_option("--torch-index-base", r.torch_index_base, "Base of the PyTorch indexes")
           ->capture_default_str());
-  in.push_back(add_typed(
-      sub, "--nightly", flags, r.nightly, app::NightlyDate::parse,
-      "Torch family from <base>/nightly/<variant>, one build date: YYYY-MM-DD or latest"));
-  in.push_back(add_typed(sub, "--index-strategy", flags, r.index_strategy,
-                         app::parse_index_strategy, "first-index or unsafe-best-match")
+  in.push_back(
+      add_row(sub, flags, "--nightly",
+              "Torch family from <base>/nightly/<variant>, one build date: YYYY-MM-DD or latest"));
+  in.push_back(add_row(sub, flags, "--index-strategy", "first-index or unsafe-best-match")
                    ->default_str("first-index"));
   in.push_back(
       sub.add_option("--python-version", r.target.python_version, "Target Python, e.g. 3.11"));
@@ -109,24 +89,23 @@ std::vector<CLI::Option*> add_resolve_input_flags(CLI::App& sub, ResolveFlags& f
       "--platform", flags.platforms,
       "Target platform tag, e.g. manylinux_2_28_x86_64 (repeatable, as pip's: the first is "
       "the target, later ones add their wheel tags)"));
-  in.push_back(add_typed(sub, "--cuda-compat", flags, r.cuda_compat, gpu::parse_cuda_compat,
-                         "strict, or minor (NVIDIA minor-version compatibility)")
-                   ->default_str("strict"));
-  in.push_back(add_typed(sub, "--prerelease", flags, r.prerelease,
-                         resolver::parse_prerelease_policy, "if-necessary, allow or disallow")
+  in.push_back(
+      add_row(sub, flags, "--cuda-compat", "strict, or minor (NVIDIA minor-version compatibility)")
+          ->default_str("strict"));
+  in.push_back(add_row(sub, flags, "--prerelease", "if-necessary, allow or disallow")
                    ->default_str("if-necessary"));
   in.push_back(sub.add_flag("--pre", flags.pre, "Same as --prerelease allow"));
-  in.push_back(add_typed(sub, "--exclude-newer", flags, r.exclude_newer, app::ExcludeNewer::parse,
-                         "Ignore files published after DATE, TIMESTAMP or DURATION ago (7d)"));
+  in.push_back(add_row(sub, flags, "--exclude-newer",
+                       "Ignore files published after DATE, TIMESTAMP or DURATION ago (7d)"));
   return in;
 }
 
 void add_resolve_source_and_machine_flags(CLI::App& sub, ResolveFlags& flags) {
   auto& r = flags.request;
-  add_typed_list(sub, "--index", flags, r.named_indexes, index::NamedIndex::parse,
-                 "A named index NAME=URL, used through --index-for");
-  add_typed_list(sub, "--index-for", flags, r.index_for, index::IndexPin::parse,
-                 "Take packages matching GLOB only from index NAME: GLOB=NAME");
+  add_row(sub, flags, "--index", "A named index NAME=URL, used through --index-for");
+  add_row(sub, flags, "--index-for",
+          "Take packages matching GLOB only from index NAME: GLOB=NAME (or 'GLOB=NAME; MARKER': "
+          "only where the PEP 508 marker holds)");
   sub.add_option("--python", r.target.python,
                  "Resolve for this interpreter (asked for its version and platform)");
   add_machine_flags(sub, flags.machine, MachineRole::Target);

@@ -12,6 +12,7 @@
 #include "gpulock/app/mirror.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/resolve.h"
+#include "gpulock/app/resolve_record.h"
 #include "gpulock/catalog/source.h"
 #include "gpulock/core/text.h"
 #include "gpulock/index/client.h"
@@ -23,100 +24,12 @@
 #include "check_internal.h"
 #include "locked_index.h"
 #include "resolve_inputs.h"
+#include "resolve_session.h"
 
 namespace gpulock::app::check_detail {
 namespace {
 
 namespace fs = std::filesystem;
-
-// `<base>/<variant>/` or `<base>/nightly/<variant>/` -> `<base>`.
-std::string torch_base_of(const std::string& url) {
-  std::string s(core::trim_slash(url));
-  auto slash = s.rfind('/');
-  if (slash == std::string::npos) return s;
-  s = s.substr(0, slash);
-  if (s.ends_with("/nightly")) s = s.substr(0, s.size() - 8);
-  return s;
-}
-
-struct Rebuilt {
-  std::optional<ResolveRequest> request;
-  std::string why_not;  // when no request could be rebuilt
-};
-
-// The resolve request the lock's record describes: same inputs (re-read now), options,
-// indexes, target, GPU facts and snapshot; nothing written, no preferences.
-Rebuilt rebuild_request(const Context& ctx) {
-  const auto* rec = recorded_inputs(ctx.lock);
-  if (rec == nullptr) return {std::nullopt, "the lock records no inputs"};
-  const auto& tool = *ctx.lock.gpulock;
-  ResolveRequest r;
-  r.requirements = rec->requirements;
-  r.extras = rec->extras;
-  r.groups = rec->groups;
-
-  // Only top-level files: nested -r/-c files are read through the file that includes them.
-  std::set<std::string> nested;
-  std::map<std::string, RequirementsInput> read;
-  for (const auto& f : rec->files) {
-    if (f.kind == "project") continue;
-    std::string abs = (ctx.lock_dir / fs::path(f.path)).lexically_normal().string();
-    RequirementsInput one;
-    auto s = read_requirements_file(abs, f.kind == "constraints", one);
-    if (!s)
-      return {std::nullopt, fmt::format("{} cannot be read: {}", f.path, s.error().to_string())};
-    for (std::size_t i = 1; i < one.files.size(); ++i) {
-      nested.insert(sys::absolute_path(one.files[i].path).lexically_normal().string());
-    }
-    read[abs] = std::move(one);
-  }
-  // Indexes the top-level files name are added again by resolve, so they are left out below.
-  std::set<std::string> from_file_urls;
-  for (const auto& f : rec->files) {
-    std::string abs = (ctx.lock_dir / fs::path(f.path)).lexically_normal().string();
-    if (f.kind == "project") {
-      r.project = abs;
-      continue;
-    }
-    if (nested.contains(abs)) continue;
-    (f.kind == "constraints" ? r.constraint_files : r.requirement_files).push_back(abs);
-    const auto& in = read[abs];
-    for (const auto& u : in.extra_index_urls) {
-      from_file_urls.insert(
-          index::redact_url(index::IndexSource::simple(index::url_from_user_input(u)).url));
-    }
-    for (const auto& u : in.find_links) {
-      from_file_urls.insert(index::redact_url(index::IndexSource::find_links(u).url));
-    }
-  }
-  for (const auto& ix : tool.indexes) {
-    auto source = catalog::read_recorded_role(ix.role);
-    if (!source || source->is<catalog::Direct>()) continue;
-    const bool from_file = from_file_urls.contains(ix.url);
-    if (source->is<catalog::FindLinks>()) {
-      if (!from_file) r.find_links.push_back(ix.url);
-    } else if (source->role == catalog::Role::Default) {
-      r.index_url = ix.url;
-    } else if (source->role == catalog::Role::Extra) {
-      if (!from_file) r.extra_index_urls.push_back(ix.url);
-    } else if (source->role == catalog::Role::Family) {
-      r.torch_index_base = torch_base_of(ix.url);
-    } else if (source->role == catalog::Role::Pinned && !ix.name.empty()) {
-      r.named_indexes.push_back(index::NamedIndex{ix.name, ix.url});
-    }
-  }
-  // The recorded options, through the flags' own parsers (detail::read_recorded_options).
-  if (auto s = detail::read_recorded_options(*rec, tool, r); !s) {
-    return {std::nullopt,
-            fmt::format("the lock's recorded options do not read: {}", s.error().to_string())};
-  }
-  r.output = "-";
-  r.upgrade = true;
-  r.client = ctx.request.client;
-  r.client.refresh = true;
-  r.now_micros = ctx.request.now_micros;
-  return {std::move(r), {}};
-}
 
 // The command that re-resolves the lock taking `name`'s newest (issue 16 item 8): the lock's
 // own resolve command with --upgrade-package, complete, so that it runs as it is.
@@ -137,12 +50,22 @@ std::map<std::string, std::vector<std::string>> versions_by_name(const lock::Loc
 }
 
 core::Status check_moved(const Context& ctx, LayerResult& layer, std::vector<Drift>& drifts) {
-  auto rebuilt = rebuild_request(ctx);
-  if (!rebuilt.request) {
-    layer.notes.push_back(fmt::format("upstream moves not checked: {}", rebuilt.why_not));
+  // The request the lock records (app/resolve_record.h), resolved again today: same inputs
+  // (re-read now), options, indexes, target, GPU facts and snapshot; nothing written, no
+  // preferences.
+  auto rebuilt = from_record(ctx.lock, ctx.lock_dir);
+  if (!rebuilt) {
+    layer.notes.push_back(fmt::format("upstream moves not checked: {}", rebuilt.error().message));
     return {};
   }
-  auto result = resolve(*rebuilt.request);
+  rebuilt->upgrade = true;
+  rebuilt->client = ctx.request.client;
+  rebuilt->client.refresh = true;
+  // The lock's machine alone: nothing of this one is read.
+  detail::ResolveRun run;
+  run.machine_as_given = true;
+  run.now_micros = ctx.request.now_micros;
+  auto result = detail::ResolveSession(*rebuilt, std::move(run), {}, nullptr).run();
   if (!result) {
     // The locked files were reachable above; a resolve that fails now (a file's METADATA gone,
     // a hash that no longer matches) is reported, not fatal. Only Ctrl-C stops the check.

@@ -141,7 +141,7 @@ core::Result<GivenInputs> given_inputs(const Context& ctx, const ResolveRequest&
   auto inputs = detail::read_resolve_inputs(given);
   if (!inputs) return std::unexpected(inputs.error());
   GivenInputs out;
-  out.record = detail::make_inputs_record(given, *inputs, ctx.lock_dir);
+  out.record = detail::to_record(given, *inputs, ctx.lock_dir);
   for (const auto& g : detail::general_indexes(given, inputs->req)) {
     auto source = g.type.is<catalog::FindLinks>() ? index::IndexSource::find_links(g.url)
                                                   : index::IndexSource::simple(g.url);

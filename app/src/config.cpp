@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/requirements_file.h"
+#include "gpulock/app/resolve_request.h"
 #include "gpulock/core/marker.h"
 #include "gpulock/core/text.h"
 #include "gpulock/gpu/cuda_versions.h"
@@ -472,40 +473,12 @@ const ConfigKey* key_info(std::string_view key) {
 }
 
 core::Status check_value(std::string_view key, std::string_view value) {
-  auto status = [](const auto& r) -> core::Status {
-    if (!r) return std::unexpected(r.error());
-    return {};
-  };
-  if (key == "index") return status(index::NamedIndex::parse(value));
-  if (key == "index-for") {
-    auto semi = value.find(';');
-    auto pin = index::IndexPin::parse(core::trim(value.substr(0, semi)));
-    if (!pin || semi == std::string_view::npos) return status(pin);
-    auto marker = core::Marker::parse(core::trim(value.substr(semi + 1)));
-    if (!marker) {
-      return core::fail(core::ErrorCode::Usage,
-                        fmt::format("invalid --index-for {}: {}", core::quote_for_message(value),
-                                    marker.error().message));
-    }
-    return {};
-  }
-  if (key == "index-strategy") return status(parse_index_strategy(value));
-  if (key == "torch-backend") return status(TorchBackend::parse(value));
-  if (key == "nightly") return status(NightlyDate::parse(value));
-  if (key == "exclude-newer") return status(ExcludeNewer::parse(value));
-  if (key == "prerelease") return status(resolver::parse_prerelease_policy(value));
-  if (key == "cuda-compat") return status(gpu::parse_cuda_compat(value));
-  if (key == "python-version") {
-    bool ok = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
-      return (c >= '0' && c <= '9') || c == '.';
-    });
-    if (!ok || value.front() == '.' || value.back() == '.' ||
-        value.find('.') == std::string_view::npos) {
-      return core::fail(
-          core::ErrorCode::Usage,
-          fmt::format("invalid --python-version {}: expected X.Y", core::quote_for_message(value)));
-    }
-    return {};
+  // A resolve option's value through its row (resolve_request.h): its own parser, on a scratch
+  // request. An untyped value (a URL, a tag, mirror's) must be one word.
+  const RequestOption* option = find_request_option(key);
+  if (option != nullptr && option->typed) {
+    ResolveRequest scratch;
+    return option->apply(scratch, value);
   }
   if (value.empty() || value.find_first_of(" \t\n") != std::string_view::npos) {
     return core::fail(core::ErrorCode::Usage,

@@ -1,6 +1,7 @@
-// app::resolve(): the resolve workflow, one step per phase (resolve_steps.h has the data flow):
-// the plan, the torch sources and nightly date, the solve, then the lock or the explanation.
-// This file also holds what every step shares: usage errors and the hint commands tried first.
+// app::resolve(): the resolve workflow as a session (resolve_session.h), one step per phase
+// (resolve_steps.h has the data flow): the plan, the torch sources and nightly date, the solve,
+// then the lock or the explanation. This file also holds what every step shares: usage errors
+// and the hint commands tried first.
 
 #include "gpulock/app/resolve.h"
 
@@ -30,22 +31,13 @@ std::int64_t clock_micros() {
       .count();
 }
 
-// One flag of a suggested command, applied to a request (the flags hints suggest), through the
-// flag's own parser: the command a hint prints is exactly what was tried. A value that does not
-// parse (none does: gpulock writes them) leaves the request as it was.
+// One flag of a suggested command, applied to a request through the flag's row of the options
+// table (resolve_request.h), so through its own parser: the command a hint prints is exactly
+// what was tried. A value that does not parse (none does: gpulock writes them) leaves the
+// request as it was.
 void apply_edit(ResolveRequest& r, const FlagEdit& e) {
-  if (e.flag == "--torch-backend") {
-    if (auto v = TorchBackend::parse(e.value)) r.torch_backend = *v;
-  } else if (e.flag == "--driver") {
-    if (auto v = gpu::DriverSpec::parse(e.value)) r.driver = *v;
-  } else if (e.flag == "--cuda-compat") {
-    if (auto v = gpu::parse_cuda_compat(e.value)) r.cuda_compat = *v;
-  } else if (e.flag == "--index") {
-    if (auto v = index::NamedIndex::parse(e.value)) r.named_indexes.push_back(*v);
-  } else if (e.flag == "--index-for") {
-    if (auto v = index::IndexPin::parse(e.value)) r.index_for.push_back(*v);
-  } else if (e.flag == "--upgrade-package") {
-    r.upgrade_packages.push_back(e.value);
+  if (const RequestOption* option = find_request_option(e.flag)) {
+    (void)option->apply(r, e.value);
   }
 }
 
@@ -64,23 +56,25 @@ std::unexpected<core::Error> usage(std::string message, std::vector<std::string>
   return std::unexpected(e);
 }
 
-std::optional<TriedCommand> try_command(const ResolveRequest& request,
+std::optional<TriedCommand> try_command(const ResolveRequest& request, const ResolveRun& run,
                                         const std::vector<FlagEdit>& edits,
                                         const std::vector<std::string>& focus,
                                         index::IndexClient* client) {
-  if (request.dry_run) return std::nullopt;
+  if (run.trial) return std::nullopt;
   ResolveRequest r = request;
-  r.dry_run = true;
   for (const auto& e : edits)
     apply_edit(r, e);
-  auto tried = client != nullptr ? resolve(r, {}, *client) : resolve(r);
-  if (!tried || !tried->solved) return std::nullopt;
-  TriedCommand t{command_with(request.command_line, edits), {}};
+  ResolveRun trial = run;
+  trial.trial = true;
+  ResolveSession session(r, std::move(trial), {}, client);
+  auto solved = session.plan_and_solve();
+  if (!solved || *solved == nullptr) return std::nullopt;
+  TriedCommand t{command_with(request.command_line, edits), {}, {}};
   for (const auto& name : focus) {
-    auto p = std::find_if(tried->lock.packages.begin(), tried->lock.packages.end(),
-                          [&](const lock::Package& q) { return q.name == name && q.version; });
-    if (p == tried->lock.packages.end()) continue;
-    t.locks = fmt::format("{} {}", p->name, *p->version);
+    const auto* chosen = (*solved)->find(name);
+    if (chosen == nullptr || chosen->is_virtual) continue;
+    t.locks = fmt::format("{} {}", chosen->name, chosen->version.to_string());
+    t.version = chosen->version;
     break;
   }
   return t;
@@ -117,8 +111,6 @@ std::vector<std::string> focus_of(const std::vector<resolver::Dependency>& requi
   return out;
 }
 
-}  // namespace detail
-
 // Pages come back with only the wheels these targets can install as files (the rest summarized
 // by version): a warm run decodes, ranks and frees a few percent of a big page's files. A wheel
 // is kept when one of its tags is supported, as core::TagRanker::rank would find it.
@@ -152,47 +144,103 @@ namespace {
 
 // Issue 43 item 5: "kept X K from L; V is newer for this machine (--upgrade-package X)" claims
 // what `--upgrade-package X` gives, so it is printed only when that very edit, solved on the
-// same client, locks a version of X newer than K, and V is the version it locked. A dry run
-// (a hint being tried) confirms nothing and says nothing.
-std::vector<std::string> confirmed_kept_pins(const ResolveRequest& request,
+// same client, locks a version of X newer than K, and V is the version it locked. A trial
+// confirms nothing and says nothing.
+std::vector<std::string> confirmed_kept_pins(const ResolveRequest& request, const ResolveRun& run,
                                              index::IndexClient& client,
                                              const std::vector<catalog::KeptPin>& kept) {
   std::vector<std::string> out;
-  if (request.dry_run) return out;
+  if (run.trial) return out;
   for (const auto& k : kept) {
-    auto tried = detail::try_command(request, {{"--upgrade-package", k.name}}, {k.name}, &client);
-    if (!tried || tried->locks.empty()) continue;
-    std::string_view locked = tried->locks;
-    locked.remove_prefix(std::min(locked.size(), k.name.size() + 1));
-    auto newer = core::Version::parse(locked);
+    auto tried = try_command(request, run, {{"--upgrade-package", k.name}}, {k.name}, &client);
+    if (!tried || !tried->version) continue;
     auto old = core::Version::parse(k.kept);
-    if (!newer || !old || !(*old < *newer)) continue;
+    if (!old || !(*old < *tried->version)) continue;
     out.push_back(
         fmt::format("kept {} {} from {}; {} is newer for this machine (--upgrade-package {})",
-                    k.name, k.kept, request.output, locked, k.name));
+                    k.name, k.kept, request.output, tried->version->to_string(), k.name));
   }
   return out;
 }
 
-core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
-                                        const ResolveObserver& observer,
-                                        index::IndexClient* shared_client);
+}  // namespace
 
-// After a solve: `--find-links` pages that name another torch build than the one resolved are
-// swapped for that build's page and the resolve runs once more (the coupled wheels on them,
-// `+pt211cu128`, fit only their torch build). nullopt when no page needs it.
-core::Result<std::optional<ResolveResult>> follow_find_links(const ResolveRequest& request,
-                                                             const ResolveObserver& observer,
-                                                             index::IndexClient& client,
-                                                             const catalog::IndexProvider& provider,
-                                                             const resolver::Solution* solution) {
-  if (request.find_links_followed || request.find_links.empty()) return std::nullopt;
-  auto torch = provider.torch_build_tag(solution);
-  if (!torch) return std::nullopt;
-  ResolveRequest again = request;
-  again.find_links_followed = true;
+// What the solve leaves for write(): the provider (its catalog answers the questions the lock and
+// the explanation ask), the sources as given, and the outcome.
+struct SolveState {
+  SourceRecords sources;
+  std::unique_ptr<catalog::IndexProvider> provider;
+  resolver::Outcome outcome;
+};
+
+ResolveSession::ResolveSession(const ResolveRequest& request, ResolveRun run,
+                               const ResolveObserver& observer, index::IndexClient* client)
+    : request_(request),
+      run_(std::move(run)),
+      observer_(observer),
+      start_(std::chrono::steady_clock::now()),
+      client_(client) {}
+
+ResolveSession::~ResolveSession() = default;
+
+void ResolveSession::phase(std::string_view what) const {
+  if (observer_.on_phase) observer_.on_phase(what);
+}
+
+core::Status ResolveSession::plan() {
+  std::int64_t now = run_.now_micros != 0 ? run_.now_micros : clock_micros();
+  auto made = make_plan(request_, run_, now, result_, [this](std::string_view w) { phase(w); });
+  if (!made) return std::unexpected(made.error());
+  plan_ = std::make_unique<ResolvePlan>(std::move(*made));
+  if (client_ == nullptr) {
+    own_client_.emplace(client_options_for(request_, observer_, std::span(&result_.target, 1)));
+    client_ = &*own_client_;
+  }
+  return {};
+}
+
+core::Result<bool> ResolveSession::solve() {
+  index::IndexClient& client = *client_;
+  ResolvePlan& plan = *plan_;
+  if (plan.torch_requested) {
+    phase("Checking the PyTorch index");
+    auto ended = torch_sources_fail(client, request_, plan, result_);
+    if (!ended) return std::unexpected(ended.error());
+    if (*ended) return false;
+  }
+  if (request_.nightly) {
+    phase("Choosing the nightly date");
+    auto ended = choose_nightly(client, request_, plan, result_);
+    if (!ended) return std::unexpected(ended.error());
+    if (*ended) return false;
+  }
+
+  // Solve. The provider takes the config (no copy of the target's long tag list); the lock's
+  // records need only the sources and the nightly date, kept here.
+  phase("Resolving");
+  auto t_solve = std::chrono::steady_clock::now();
+  SourceRecords sources{plan.config.pinned, plan.config.torch, plan.config.general,
+                        plan.config.nightly_date};
+  auto provider = std::make_unique<catalog::IndexProvider>(client, std::move(plan.config));
+  resolver::SolveRequest solve_request{plan.requirements, plan.constraints};
+  auto outcome = resolver::solve(*provider, solve_request, plan.solve_options);
+  result_.timings.solve_ms = elapsed_ms(t_solve);
+  if (!outcome) return std::unexpected(outcome.error());
+  for (auto& w : provider->warnings())
+    result_.warnings.push_back(std::move(w));
+  solved_ = std::make_unique<SolveState>(
+      SolveState{std::move(sources), std::move(provider), std::move(*outcome)});
+
+  // `--find-links` pages that name another torch build than the one resolved are swapped for
+  // that build's page and the resolve runs once more (the coupled wheels on them, `+pt211cu128`,
+  // fit only their torch build).
+  if (run_.find_links_followed || request_.find_links.empty()) return true;
+  auto torch =
+      solved_->provider->torch_build_tag(std::get_if<resolver::Solution>(&solved_->outcome));
+  if (!torch) return true;
+  auto again = std::make_unique<ResolveRequest>(request_);
   std::vector<std::string> notes;
-  for (auto& url : again.find_links) {
+  for (auto& url : again->find_links) {
     auto followed = gpu::gpu_stacks().follow_find_links(url, *torch);
     if (!followed) continue;
     notes.push_back(fmt::format(
@@ -201,102 +249,75 @@ core::Result<std::optional<ResolveResult>> follow_find_links(const ResolveReques
         index::redact_url(url), *torch, index::redact_url(*followed)));
     url = *followed;
   }
-  if (notes.empty()) return std::nullopt;
-  auto result = run_resolve(again, observer, &client);
-  if (!result) return std::unexpected(result.error());
-  result->warnings.insert(result->warnings.begin(), notes.begin(), notes.end());
-  return std::optional<ResolveResult>(std::move(*result));
+  if (notes.empty()) return true;
+  ResolveRun run = run_;
+  run.find_links_followed = true;
+  followed_request_ = std::move(again);
+  followed_ =
+      std::make_unique<ResolveSession>(*followed_request_, std::move(run), observer_, &client);
+  result_.warnings = std::move(notes);
+  return false;
 }
 
-// The workflow, through `shared_client` or a client of its own.
-core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
-                                        const ResolveObserver& observer,
-                                        index::IndexClient* shared_client) {
-  using namespace detail;
-  auto start = std::chrono::steady_clock::now();
-  Phase phase = [&](std::string_view what) {
-    if (observer.on_phase) observer.on_phase(what);
-  };
-  ResolveResult result;
-  std::int64_t now = request.now_micros != 0 ? request.now_micros : clock_micros();
-  auto plan = make_plan(request, now, result, phase);
-  if (!plan) return std::unexpected(plan.error());
-
-  std::optional<index::IndexClient> own_client;
-  if (shared_client == nullptr)
-    own_client.emplace(client_options_for(request, observer, std::span(&result.target, 1)));
-  index::IndexClient& client = shared_client != nullptr ? *shared_client : *own_client;
-  auto finish = [&]() -> core::Result<ResolveResult> {
-    result.index_stats = client.stats();
-    result.timings.total_ms = elapsed_ms(start);
-    return std::move(result);
-  };
-  if (plan->torch_requested) {
-    phase("Checking the PyTorch index");
-    auto ended = torch_sources_fail(client, request, *plan, result);
-    if (!ended) return std::unexpected(ended.error());
-    if (*ended) return finish();
+core::Status ResolveSession::write() {
+  auto& provider = *solved_->provider;
+  if (auto* failure = std::get_if<resolver::NoSolution>(&solved_->outcome)) {
+    return explain_no_solution(request_, *plan_, *client_, provider, *failure, result_);
   }
-  if (request.nightly) {
-    phase("Choosing the nightly date");
-    auto ended = choose_nightly(client, request, *plan, result);
-    if (!ended) return std::unexpected(ended.error());
-    if (*ended) return finish();
-  }
-
-  // Solve. The provider takes the config (no copy of the target's long tag list); the lock's
-  // records need only the sources and the nightly date, kept here.
-  phase("Resolving");
-  auto t_solve = std::chrono::steady_clock::now();
-  SourceRecords sources{plan->config.pinned, plan->config.torch, plan->config.general,
-                        plan->config.nightly_date};
-  catalog::IndexProvider provider(client, std::move(plan->config));
-  resolver::SolveRequest solve_request{plan->requirements, plan->constraints};
-  auto outcome = resolver::solve(provider, solve_request, plan->solve_options);
-  result.timings.solve_ms = elapsed_ms(t_solve);
-  if (!outcome) return std::unexpected(outcome.error());
-  for (auto& w : provider.warnings())
-    result.warnings.push_back(std::move(w));
-
-  {
-    const auto* solved = std::get_if<resolver::Solution>(&*outcome);
-    auto followed = follow_find_links(request, observer, client, provider, solved);
-    if (!followed) return std::unexpected(followed.error());
-    if (*followed) return std::move(**followed);
-  }
-  if (auto* failure = std::get_if<resolver::NoSolution>(&*outcome)) {
-    if (auto s = explain_no_solution(request, *plan, client, provider, *failure, result); !s) {
-      return std::unexpected(s.error());
-    }
-    return finish();
-  }
-  const auto& solution = std::get<resolver::Solution>(*outcome);
-  for (auto& line : confirmed_kept_pins(request, client, provider.kept_pins_beaten(solution)))
-    result.warnings.push_back(std::move(line));
+  const auto& solution = std::get<resolver::Solution>(solved_->outcome);
+  for (auto& line :
+       confirmed_kept_pins(request_, run_, *client_, provider.kept_pins_beaten(solution)))
+    result_.warnings.push_back(std::move(line));
   // Issue 41 item 4: a build passed over because the torch source lacks a name it owns is said,
   // never silent.
   for (const auto& m : provider.missing_from_torch_source()) {
     if (solution.find(m.name) != nullptr) continue;
-    result.warnings.push_back(fmt::format("{} (that build was passed over); {}", m.line, m.hint));
+    result_.warnings.push_back(fmt::format("{} (that build was passed over); {}", m.line, m.hint));
   }
-  result.solved = true;
-  result.solve_stats = solution.stats;
-  if (auto s = write_lock(request, *plan, sources, client, provider, solution, result, phase); !s) {
-    return std::unexpected(s.error());
+  result_.solved = true;
+  result_.solve_stats = solution.stats;
+  return write_lock(request_, *plan_, solved_->sources, *client_, provider, solution, result_,
+                    [this](std::string_view w) { phase(w); });
+}
+
+ResolveResult ResolveSession::finish() {
+  result_.index_stats = client_->stats();
+  result_.timings.total_ms = elapsed_ms(start_);
+  return std::move(result_);
+}
+
+core::Result<ResolveResult> ResolveSession::run() {
+  if (auto s = plan(); !s) return std::unexpected(s.error());
+  auto go_on = solve();
+  if (!go_on) return std::unexpected(go_on.error());
+  if (followed_) {
+    // The notes on the pages swapped come first, then the second run's own words.
+    auto result = followed_->run();
+    if (!result) return std::unexpected(result.error());
+    result->warnings.insert(result->warnings.begin(), result_.warnings.begin(),
+                            result_.warnings.end());
+    return result;
+  }
+  if (*go_on) {
+    if (auto s = write(); !s) return std::unexpected(s.error());
   }
   return finish();
 }
 
-}  // namespace
+core::Result<const resolver::Solution*> ResolveSession::plan_and_solve() {
+  if (auto s = plan(); !s) return std::unexpected(s.error());
+  auto go_on = solve();
+  if (!go_on) return std::unexpected(go_on.error());
+  if (followed_) return followed_->plan_and_solve();
+  if (!*go_on) return nullptr;
+  return std::get_if<resolver::Solution>(&solved_->outcome);
+}
+
+}  // namespace detail
 
 core::Result<ResolveResult> resolve(const ResolveRequest& request,
                                     const ResolveObserver& observer) {
-  return run_resolve(request, observer, nullptr);
-}
-
-core::Result<ResolveResult> resolve(const ResolveRequest& request, const ResolveObserver& observer,
-                                    index::IndexClient& client) {
-  return run_resolve(request, observer, &client);
+  return detail::ResolveSession(request, {}, observer, nullptr).run();
 }
 
 }  // namespace gpulock::app

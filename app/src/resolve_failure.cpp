@@ -137,7 +137,7 @@ void explain_shared_dirs(const ResolveRequest& request, const ResolvePlan& plan,
                                   is12 ? fix.cuda13 : fix.cuda12));
       break;
     }
-    if (d.name != "torch" || request.dry_run) continue;
+    if (d.name != "torch" || plan.run.trial) continue;
     // torch on the other side's major: its variants of that major, newest first.
     bool torch_first =
         c.first.required_by.starts_with("torch") || c.first.required_by.starts_with("cuda-toolkit");
@@ -146,7 +146,7 @@ void explain_shared_dirs(const ResolveRequest& request, const ResolvePlan& plan,
     for (auto backend : kVariants) {
       if (backend.substr(2, 2) != fmt::format("{}", major)) continue;
       if (request.torch_backend && request.torch_backend->to_string() == backend) continue;
-      if (auto t = try_command(request, {{"--torch-backend", std::string(backend)}},
+      if (auto t = try_command(request, plan.run, {{"--torch-backend", std::string(backend)}},
                                focus_of(plan.requirements))) {
         hints.push_back(fmt::format("torch from /whl/{}: {}", backend, tried_text(*t)));
         break;
@@ -289,23 +289,23 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
   // item 8): a variant with kernels for the GPU, minor-version compatibility, CPU builds.
   for (const auto& backend : provider.arch_fix_backends()) {
     if (request.torch_backend && backend == request.torch_backend->to_string()) continue;
-    if (auto t = try_command(request, {{"--torch-backend", backend}}, focus_of(plan.requirements),
-                             &client)) {
+    if (auto t = try_command(request, plan.run, {{"--torch-backend", backend}},
+                             focus_of(plan.requirements), &client)) {
       result.explanation.hints.push_back(
           fmt::format("{}, which has kernels for your GPU", tried_text(*t)));
     }
   }
-  if (provider.cuda_hinted() && !request.dry_run) {
+  if (provider.cuda_hinted() && !plan.run.trial) {
     if (plan.gpu.context.no_gpu &&
         !(request.torch_backend && request.torch_backend->kind() == TorchBackend::Kind::Cpu)) {
-      if (auto t = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(plan.requirements),
-                               &client)) {
+      if (auto t = try_command(request, plan.run, {{"--torch-backend", "cpu"}},
+                               focus_of(plan.requirements), &client)) {
         result.explanation.hints.push_back(fmt::format("for CPU builds: {}", tried_text(*t)));
       }
     } else if (!plan.gpu.context.no_gpu && plan.gpu.context.ceiling &&
                plan.gpu.context.compat == gpu::CudaCompat::Strict) {
-      if (auto t = try_command(request, {{"--cuda-compat", "minor"}}, focus_of(plan.requirements),
-                               &client)) {
+      if (auto t = try_command(request, plan.run, {{"--cuda-compat", "minor"}},
+                               focus_of(plan.requirements), &client)) {
         result.explanation.hints.push_back(
             fmt::format("or allow minor-version compatibility: {}", tried_text(*t)));
       }

@@ -1,6 +1,7 @@
 // What `gpulock resolve` reads from its inputs and records in [tool.gpulock.inputs], shared by
 // resolve (which writes the record) and `gpulock check` (which recomputes it to compare): one
-// place decides which files, options and indexes a lock depends on.
+// place decides which files, options and indexes a lock depends on (the record's two sides are
+// resolve_record.cpp).
 #pragma once
 
 #include <filesystem>
@@ -36,21 +37,13 @@ struct ResolveInputs {
 [[nodiscard]] std::string path_relative_to(const std::filesystem::path& dir,
                                            const std::string& path);
 
-/// The [tool.gpulock.inputs] record of `request`: requirement texts, input files (relative to
-/// `lock_dir`, with their sha256), extras, groups, the options that change the result, and the
+/// The [tool.gpulock.inputs] record of `request` with its inputs already read (the public
+/// to_record, resolve_record.h, reads them): requirement texts, input files (relative to
+/// `lock_dir`, with their sha256), extras, groups, the options the table records, and the
 /// record's own sha256 over lock::canonical_inputs_text.
-[[nodiscard]] lock::GpulockInputs make_inputs_record(const ResolveRequest& request,
-                                                     const ResolveInputs& inputs,
-                                                     const std::filesystem::path& lock_dir);
-
-/// The other side of make_inputs_record (issue 21: the lock records the typed plan and `check
-/// --index` reads it back): sets `request`'s typed options from the record's options, each
-/// through its flag's own parser, the --index-for pins, the snapshot (the instant recorded, not
-/// "7d before now" again), the target and the machine ([tool.gpulock.gpu]). Errors: a recorded
-/// value its parser refuses (Usage), naming the key.
-[[nodiscard]] core::Status read_recorded_options(const lock::GpulockInputs& record,
-                                                 const lock::GpulockTool& tool,
-                                                 ResolveRequest& request);
+[[nodiscard]] lock::GpulockInputs to_record(const ResolveRequest& request,
+                                            const ResolveInputs& inputs,
+                                            const std::filesystem::path& lock_dir);
 
 /// One general (non-torch) index in first-index order: a Simple index with the Default or Extra
 /// role, or a FindLinks page (Extra); `url` as the user gave it (default and extra through

@@ -211,7 +211,7 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
                                const SourceRecords& sources, const LockedFacts& facts,
                                const ResolveResult& result, const fs::path& lock_dir) {
   lock::GpulockTool tool;
-  tool.inputs = make_inputs_record(request, plan.inputs, lock_dir);
+  tool.inputs = to_record(request, plan.inputs, lock_dir);
   tool.target = lock::GpulockTarget{};
   tool.target->python = result.target.python_version;
   tool.target->platform = result.target.platform;
@@ -358,7 +358,7 @@ core::Status write_lock(const ResolveRequest& request, const ResolvePlan& plan,
   summarize_gpu(plan, provider, *facts, result);
 
   result.lock_text = lock::to_toml(lk, lock::WriteOptions{request.command_line});
-  if (!request.dry_run && !request.defer_write && request.output != "-" &&
+  if (!plan.run.trial && !plan.run.defer_write && request.output != "-" &&
       plan.existing_text != result.lock_text) {
     auto written = write_output(request.output, result.lock_text);
     if (!written) return std::unexpected(written.error());

@@ -6,22 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/option_text.h"
 #include "gpulock/core/version.h"
 #include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/index/page.h"
 
 namespace gpulock::app {
 namespace {
-
-std::unexpected<core::Error> invalid(std::string_view flag, std::string_view text,
-                                     std::string_view expected) {
-  return core::fail(core::ErrorCode::Usage, fmt::format("invalid --{} {}: expected {}", flag,
-                                                        core::quote_for_message(text), expected));
-}
-
-bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 // Durations of --exclude-newer: 7d, 12h, 30m, 2w, 10s, or ISO 8601 P7D / PT12H; nullopt when
 // `d` is none. At most 100000 units.
@@ -32,7 +23,7 @@ std::optional<std::int64_t> duration_seconds(std::string_view d) {
   }
   if (d.size() < 2) return std::nullopt;
   std::string_view number = d.substr(0, d.size() - 1);
-  if (!all_digits(number)) return std::nullopt;
+  if (!core::all_digits(number)) return std::nullopt;
   std::int64_t n = 0;
   for (char c : number) {
     n = n * 10 + (c - '0');
@@ -66,14 +57,14 @@ core::Result<TorchBackend> TorchBackend::parse(std::string_view text) {
   if (text == "cpu") return cpu();
   // cuXYZ: the label PyTorch's indexes use, read as a version's local label is.
   if (text.size() >= 5 && text.size() <= 6 && text.starts_with("cu") &&
-      all_digits(text.substr(2))) {
+      core::all_digits(text.substr(2))) {
     auto v = core::Version::parse(fmt::format("0+{}", text));
     if (v) {
       auto build = gpu::classify_build(*v);
       if (build.kind == gpu::BuildKind::Cuda && build.cuda) return cuda(*build.cuda);
     }
   }
-  return invalid("torch-backend", text, "auto, cpu or cuXYZ (e.g. cu124)");
+  return core::invalid_option("torch-backend", text, "auto, cpu or cuXYZ (e.g. cu124)");
 }
 
 std::string TorchBackend::to_string() const {
@@ -90,7 +81,7 @@ std::string TorchBackend::to_string() const {
 
 core::Result<ExcludeNewer> ExcludeNewer::parse(std::string_view text) {
   auto bad = [&] {
-    return invalid(
+    return core::invalid_option(
         "exclude-newer", text,
         "a date (2025-06-01), a timestamp (2025-06-01T12:00:00Z) or a duration (7d, 12h, P7D)");
   };

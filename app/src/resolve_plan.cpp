@@ -38,16 +38,17 @@ std::vector<resolver::Dependency> to_dependencies(const std::vector<RequirementE
   return out;
 }
 
-core::Result<GpuSetup> detect_gpu(const ResolveRequest& request) {
+core::Result<GpuSetup> detect_gpu(const ResolveRequest& request, bool machine_as_given) {
   GpuSetup setup;
   probe::OverrideFlags flags;
   // Probe's overrides read --driver together with GPULOCK_DRIVER: auto is "not given".
-  flags.driver = request.driver.is_auto() ? "" : request.driver.to_string();
-  flags.cuda_ceiling = request.cuda_ceiling;
-  flags.gpu_arch = request.gpu_arch;
+  const gpu::DriverSpec driver = driver_of(request);
+  flags.driver = driver.is_auto() ? "" : driver.to_string();
+  flags.cuda_ceiling = request.machine.cuda_ceiling;
+  flags.gpu_arch = request.machine.gpu_arch;
   auto& ctx = setup.context;
   ctx.compat = request.cuda_compat;
-  if (request.machine_as_given) {
+  if (machine_as_given) {
     // A declared target's machine: its keys alone, never GPULOCK_* variables or this machine.
     auto options =
         probe::detect_options_from_env(flags, [](const char*) -> const char* { return nullptr; });
@@ -144,7 +145,7 @@ core::Status apply_target(const ResolveRequest& request, ResolvePlan& plan, Reso
   plan.requirements = to_dependencies(plan.inputs.req.requirements, target->environment);
   plan.constraints = to_dependencies(plan.inputs.req.constraints, target->environment);
   // Versions aligned across targets (resolve_targets): `==V` matches V with any local label.
-  for (const auto& [name, version] : request.align_pins) {
+  for (const auto& [name, version] : plan.run.align_pins) {
     auto spec = core::SpecifierSet::parse("==" + version);
     if (!spec) return std::unexpected(spec.error());
     plan.constraints.push_back({name, {}, std::move(*spec)});
@@ -171,7 +172,7 @@ core::Status apply_target(const ResolveRequest& request, ResolvePlan& plan, Reso
 core::Status describe_machine(const ResolveRequest& request, ResolvePlan& plan,
                               ResolveResult& result) {
   auto t_machine = std::chrono::steady_clock::now();
-  auto gpu = detect_gpu(request);
+  auto gpu = detect_gpu(request, plan.run.machine_as_given);
   if (!gpu) return std::unexpected(gpu.error());
   result.timings.machine_ms = elapsed_ms(t_machine);
   const auto& requirements = plan.requirements;
@@ -189,23 +190,24 @@ core::Status describe_machine(const ResolveRequest& request, ResolvePlan& plan,
         "there, or --cuda-ceiling X.Y"};
     // CPU builds, when this index has them: tried first (issue 16 item 8).
     std::optional<TriedCommand> cpu =
-        try_command(request, {{"--driver", "none"}}, focus_of(requirements));
+        try_command(request, plan.run, {{"--driver", "none"}}, focus_of(requirements));
     if (!cpu && !request.torch_backend)
-      cpu = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(requirements));
+      cpu = try_command(request, plan.run, {{"--torch-backend", "cpu"}}, focus_of(requirements));
     if (cpu) e.hints.push_back(fmt::format("lock CPU builds: {}", tried_text(*cpu)));
     e.hints.push_back("see what gpulock detects: gpulock probe --machine");
     return std::unexpected(e);
   }
   // A machine described by flags without its GPUs (issue 16): the arch lists cannot be checked.
-  const bool driver_given = request.driver.version().has_value() || !request.cuda_ceiling.empty();
+  const gpu::DriverSpec driver = driver_of(request);
+  const bool driver_given = driver.version().has_value() || !request.machine.cuda_ceiling.empty();
   if (driver_given && gpu->context.archs.empty() && !gpu->context.no_gpu && !cpu_backend &&
       mentions_cuda_linked(requirements)) {
     result.warnings.push_back(fmt::format(
         "{} without --gpu-arch: builds are not checked against any GPU (`gpulock probe --machine` "
         "on that machine "
         "prints its archs)",
-        !request.driver.is_auto() ? fmt::format("--driver {}", request.driver.to_string())
-                                  : fmt::format("--cuda-ceiling {}", request.cuda_ceiling)));
+        !driver.is_auto() ? fmt::format("--driver {}", driver.to_string())
+                          : fmt::format("--cuda-ceiling {}", request.machine.cuda_ceiling)));
   }
   if (gpu->context.compat == gpu::CudaCompat::Minor) {
     result.warnings.push_back(
@@ -323,9 +325,11 @@ catalog::SourceSpec make_source(std::string_view url, std::string name, catalog:
   return s;
 }
 
-core::Result<ResolvePlan> make_plan(const ResolveRequest& request, std::int64_t now_micros,
-                                    ResolveResult& result, const Phase& phase) {
+core::Result<ResolvePlan> make_plan(const ResolveRequest& request, const ResolveRun& run,
+                                    std::int64_t now_micros, ResolveResult& result,
+                                    const Phase& phase) {
   ResolvePlan plan;
+  plan.run = run;
   // Issue 41 item 3: --nightly never yields a non-nightly torch-family build, and
   // unsafe-best-match would merge the stable builds of every other index into the family's.
   if (request.nightly && request.index_strategy == IndexStrategy::UnsafeBestMatch) {

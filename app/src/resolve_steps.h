@@ -11,8 +11,8 @@
 //        v                                                        v
 //   write_lock (resolve_lock.cpp)                 explain_no_solution (resolve_failure.cpp)
 //
-// resolve.cpp runs them in order and holds the helpers every step shares (usage errors, tried
-// hint commands).
+// resolve.cpp runs them in order, as a ResolveSession (resolve_session.h: plan, solve, write),
+// and holds the helpers every step shares (usage errors, tried hint commands).
 
 #include <chrono>
 #include <cstdint>
@@ -35,6 +35,7 @@
 #include "gpulock/resolver/solver.h"
 
 #include "resolve_inputs.h"
+#include "resolve_session.h"
 
 namespace gpulock::app::detail {
 
@@ -48,14 +49,17 @@ using Phase = std::function<void(std::string_view)>;
                                                  std::vector<std::string> hints = {});
 
 /// A command a hint would suggest, tried first (issue 16 item 8: hints that work when followed):
-/// the run of `request` with `edits`, resolved dry. When it solves: the complete command and what
-/// it locks of the first of `focus` (normalized names) the lock has ("torch 2.12.1+cpu").
+/// `request` with `edits`, planned and solved by a trial session (no lock, no hints of its own).
+/// When it solves: the complete command and what it locks of the first of `focus` (normalized
+/// names) the solution has ("torch 2.12.1+cpu"). Nothing is tried within a trial (`run.trial`).
 /// `client`: the first solve's, so the try reads the pages that solve read (none again).
 struct TriedCommand {
   std::string command;
-  std::string locks;
+  std::string locks;                     ///< "torch 2.12.1+cpu"; "" when no focus was locked
+  std::optional<core::Version> version;  ///< the version in `locks`
 };
 [[nodiscard]] std::optional<TriedCommand> try_command(const ResolveRequest& request,
+                                                      const ResolveRun& run,
                                                       const std::vector<FlagEdit>& edits,
                                                       const std::vector<std::string>& focus,
                                                       index::IndexClient* client = nullptr);
@@ -77,6 +81,8 @@ struct GpuSetup {
 
 /// Everything resolve() decides before it asks an index anything.
 struct ResolvePlan {
+  /// How this session runs (resolve_session.h).
+  ResolveRun run;
   resolver::SolveOptions solve_options;
   std::optional<std::int64_t> exclude_newer;
   ResolveInputs inputs;
@@ -95,8 +101,8 @@ struct ResolvePlan {
 /// sources and takes the old lock's pins as preferences. Warnings go to `result.warnings`;
 /// `result.target` and the inputs/machine timings are set.
 [[nodiscard]] core::Result<ResolvePlan> make_plan(const ResolveRequest& request,
-                                                  std::int64_t now_micros, ResolveResult& result,
-                                                  const Phase& phase);
+                                                  const ResolveRun& run, std::int64_t now_micros,
+                                                  ResolveResult& result, const Phase& phase);
 
 [[nodiscard]] catalog::SourceSpec make_source(std::string_view url, std::string name,
                                               catalog::Role role);

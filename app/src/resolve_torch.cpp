@@ -331,8 +331,8 @@ core::Result<bool> torch_sources_fail(index::IndexClient& client, const ResolveR
   result.explanation.hints = std::move(problem->hints);
   lead_with_first_line(result.explanation);
   if (problem->cpu_variant) {
-    if (auto cpu = try_command(request, {{"--torch-backend", "cpu"}}, focus_of(plan.requirements),
-                               &client)) {
+    if (auto cpu = try_command(request, plan.run, {{"--torch-backend", "cpu"}},
+                               focus_of(plan.requirements), &client)) {
       result.explanation.hints.insert(result.explanation.hints.begin(),
                                       fmt::format("for CPU builds: {}", tried_text(*cpu)));
     }

@@ -258,16 +258,16 @@ ResolveRequest request_for_target(const ResolveRequest& shared, const TargetSpec
   r.target.python_version = target.python_version;
   r.target.platform = target.platforms.front();
   r.target.more_platforms.assign(target.platforms.begin() + 1, target.platforms.end());
-  // The target's machine, never this one's: without driver or cuda-ceiling it has no GPU.
-  r.driver = target.driver.is_auto() && target.cuda_ceiling.empty() ? gpu::DriverSpec::none()
-                                                                    : target.driver;
-  r.cuda_ceiling = target.cuda_ceiling;
-  r.machine_as_given = true;
-  r.gpu_arch = fmt::format("{}", fmt::join(target.gpu_archs, ","));
+  // The target's machine, never this one's (targets_resolve.cpp runs it as given): without
+  // driver or cuda-ceiling it has no GPU.
+  const bool no_gpu = target.driver.is_auto() && target.cuda_ceiling.empty();
+  r.machine.driver =
+      no_gpu ? "none" : (target.driver.is_auto() ? std::string() : target.driver.to_string());
+  r.machine.cuda_ceiling = target.cuda_ceiling;
+  r.machine.gpu_arch = fmt::format("{}", fmt::join(target.gpu_archs, ","));
   if (target.torch_backend) r.torch_backend = target.torch_backend;
   if (target.cuda_compat) r.cuda_compat = *target.cuda_compat;
   r.output = (dir / fmt::format("pylock.{}.toml", target.name)).string();
-  r.defer_write = true;
   return r;
 }
 

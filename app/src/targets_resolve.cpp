@@ -8,7 +8,7 @@
 //             cannot take it keeps its own, with a line saying why)
 //           --merge a target's units into one lock--> every lock written, or none.
 //
-// Alignment re-resolves a unit with `name==V` constraints (ResolveRequest::align_pins) through
+// Alignment re-resolves a unit with `name==V` constraints (ResolveRun::align_pins) through
 // the shared client, so a trial costs a warm resolve: no page is fetched twice.
 
 #include <algorithm>
@@ -26,6 +26,8 @@
 #include "gpulock/core/name.h"
 #include "gpulock/core/version.h"
 #include "gpulock/lock/lockfile.h"
+
+#include "resolve_session.h"
 
 namespace gpulock::app {
 namespace {
@@ -106,10 +108,13 @@ class TargetSet {
 
   // Resolves a unit with `pins`; a trial is dry (no hint commands are tried).
   core::Result<ResolveResult> run(const Unit& u, const Pins& pins, bool trial) {
-    ResolveRequest r = u.request;
-    r.align_pins.assign(pins.begin(), pins.end());
-    if (trial) r.dry_run = true;
-    auto result = resolve(r, observer_, client_);
+    // A declared target's machine as given, its lock returned for write_set.
+    detail::ResolveRun run;
+    run.machine_as_given = true;
+    run.defer_write = true;
+    run.trial = trial;
+    run.align_pins.assign(pins.begin(), pins.end());
+    auto result = detail::ResolveSession(u.request, std::move(run), observer_, &client_).run();
     if (!result) {
       return std::unexpected(result.error().with_context(
           fmt::format("while resolving target '{}'", targets_[u.target].name)));
@@ -450,7 +455,7 @@ core::Result<TargetsOutcome> resolve_targets(const ResolveRequest& shared,
       }
     }
   }
-  index::IndexClient client(client_options_for(shared, observer, tag_targets));
+  index::IndexClient client(detail::client_options_for(shared, observer, tag_targets));
   TargetSet set(targets, client, observer);
   set.units = std::move(units);
 
@@ -507,7 +512,7 @@ core::Result<TargetsOutcome> resolve_targets(const ResolveRequest& shared,
   out.index_stats = client.stats();
   const bool solved = std::all_of(out.targets.begin(), out.targets.end(),
                                   [](const TargetOutcome& o) { return o.result.solved; });
-  if (!solved || shared.dry_run) return out;
+  if (!solved) return out;
   if (auto s = write_set(out.targets); !s) return std::unexpected(s.error());
   return out;
 }

@@ -6,18 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/option_text.h"
+
 namespace gpulock::catalog {
 namespace {
-
-std::unexpected<core::Error> invalid(std::string_view flag, std::string_view text,
-                                     std::string_view expected) {
-  return core::fail(core::ErrorCode::Usage, fmt::format("invalid --{} {}: expected {}", flag,
-                                                        core::quote_for_message(text), expected));
-}
-
-bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 unsigned two_digits(std::string_view s) {
   return static_cast<unsigned>((s[0] - '0') * 10 + (s[1] - '0'));
@@ -28,7 +20,7 @@ unsigned two_digits(std::string_view s) {
 core::Result<IndexStrategy> parse_index_strategy(std::string_view text) {
   if (text == "first-index") return IndexStrategy::FirstIndex;
   if (text == "unsafe-best-match") return IndexStrategy::UnsafeBestMatch;
-  return invalid("index-strategy", text, "first-index or unsafe-best-match");
+  return core::invalid_option("index-strategy", text, "first-index or unsafe-best-match");
 }
 
 std::string_view index_strategy_name(IndexStrategy strategy) noexcept {
@@ -42,11 +34,11 @@ core::Result<NightlyDate> NightlyDate::parse(std::string_view text) {
         fmt::format("{}{}{}", text.substr(0, 4), text.substr(5, 2), text.substr(8, 2));
     if (auto d = from_build_tag(tag)) return *d;
   }
-  return invalid("nightly", text, "a build date YYYY-MM-DD (UTC) or latest");
+  return core::invalid_option("nightly", text, "a build date YYYY-MM-DD (UTC) or latest");
 }
 
 std::optional<NightlyDate> NightlyDate::from_build_tag(std::string_view tag) {
-  if (tag.size() != 8 || !all_digits(tag)) return std::nullopt;
+  if (tag.size() != 8 || !core::all_digits(tag)) return std::nullopt;
   core::CivilDate d;
   d.year =
       static_cast<std::int64_t>(two_digits(tag.substr(0, 2)) * 100 + two_digits(tag.substr(2, 2)));
