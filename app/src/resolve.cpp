@@ -187,7 +187,7 @@ core::Result<std::optional<ResolveResult>> follow_find_links(const ResolveReques
                                                              const catalog::IndexProvider& provider,
                                                              const resolver::Solution* solution) {
   if (request.find_links_followed || request.find_links.empty()) return std::nullopt;
-  auto torch = provider.torch_build_tag(solution);
+  auto torch = catalog::torch_build_tag(provider.catalog(), solution);
   if (!torch) return std::nullopt;
   ResolveRequest again = request;
   again.find_links_followed = true;
@@ -244,18 +244,21 @@ core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
     if (*ended) return finish();
   }
 
-  // Solve. The provider takes the config (no copy of the target's long tag list); the lock's
+  // Solve. The catalog takes the config (no copy of the target's long tag list); the lock's
   // records need only the sources and the nightly date, kept here.
   phase("Resolving");
   auto t_solve = std::chrono::steady_clock::now();
   SourceRecords sources{plan->config.pinned, plan->config.torch, plan->config.general,
                         plan->config.nightly_date};
-  catalog::IndexProvider provider(client, std::move(plan->config));
+  catalog::Catalog candidates(client, std::move(plan->config));
+  catalog::IndexProvider provider(candidates, [&request](const catalog::Hint& h) {
+    return hint_text(h, request.command_line);
+  });
   resolver::SolveRequest solve_request{plan->requirements, plan->constraints};
   auto outcome = resolver::solve(provider, solve_request, plan->solve_options);
   result.timings.solve_ms = elapsed_ms(t_solve);
   if (!outcome) return std::unexpected(outcome.error());
-  for (auto& w : provider.warnings())
+  for (auto& w : catalog::warnings(candidates))
     result.warnings.push_back(std::move(w));
 
   {
@@ -271,11 +274,12 @@ core::Result<ResolveResult> run_resolve(const ResolveRequest& request,
     return finish();
   }
   const auto& solution = std::get<resolver::Solution>(*outcome);
-  for (auto& line : confirmed_kept_pins(request, client, provider.kept_pins_beaten(solution)))
+  for (auto& line :
+       confirmed_kept_pins(request, client, catalog::kept_pins_beaten(candidates, solution)))
     result.warnings.push_back(std::move(line));
   // Issue 41 item 4: a build passed over because the torch source lacks a name it owns is said,
   // never silent.
-  for (const auto& m : provider.missing_from_torch_source()) {
+  for (const auto& m : catalog::missing_from_torch_source(candidates, provider.hint_writer())) {
     if (solution.find(m.name) != nullptr) continue;
     result.warnings.push_back(fmt::format("{} (that build was passed over); {}", m.line, m.hint));
   }

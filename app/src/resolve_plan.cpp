@@ -344,7 +344,6 @@ core::Result<ResolvePlan> make_plan(const ResolveRequest& request, std::int64_t 
   phase("Detecting the machine");
   if (auto s = describe_machine(request, plan, result); !s) return std::unexpected(s.error());
   plan.config.exclude_newer = plan.exclude_newer;
-  plan.config.command_line = request.command_line;
   if (auto s = list_sources(request, plan); !s) return std::unexpected(s.error());
   prefer_old_pins(request, plan, result);
   return plan;

@@ -25,6 +25,9 @@
 
 #include "gpulock/app/command_line.h"
 #include "gpulock/app/resolve.h"
+#include "gpulock/catalog/after_solve.h"
+#include "gpulock/catalog/catalog.h"
+#include "gpulock/catalog/hint.h"
 #include "gpulock/catalog/index_provider.h"
 #include "gpulock/core/error.h"
 #include "gpulock/gpu/gpu_policy.h"
@@ -122,6 +125,10 @@ struct ResolvePlan {
                                                 ResolveResult& result);
 
 // ---- no solution (resolve_failure.cpp) -----------------------------------------------------
+
+/// A catalog hint as this run words it: `command_line` (the run's, as recorded) with the hint's
+/// edits applied, between its words (issue 16 item 8); a hint without edits is its words.
+[[nodiscard]] std::string hint_text(const catalog::Hint& hint, std::string_view command_line);
 
 /// The explanation of a failed solve: unknown projects first, the proof, and the hints it
 /// points at, each tried first.
