@@ -7,9 +7,12 @@
 //        v
 //   torch sources checked, nightly date chosen (resolve_torch.cpp; index I/O)
 //        v
-//   IndexProvider (catalog + GPU policy) --resolver::solve--> Solution | NoSolution
+//   catalog::Catalog (sources, wheels, GPU policy) through its IndexProvider
+//        |                                    --resolver::solve--> Solution | NoSolution
 //        v                                                        v
 //   write_lock (resolve_lock.cpp)                 explain_no_solution (resolve_failure.cpp)
+//   (both ask the catalog's after-solve questions, catalog/after_solve.h; its hints are typed
+//   edits that hint_text words with the run's command line)
 //
 // resolve.cpp runs them in order and holds the helpers every step shares (usage errors, tried
 // hint commands).
@@ -86,7 +89,7 @@ struct ResolvePlan {
   std::vector<resolver::Dependency> requirements;
   std::vector<resolver::Dependency> constraints;
   GpuSetup gpu;
-  /// The sources, the target, the machine and the old lock's pins, for the provider.
+  /// The sources, the target, the machine and the old lock's pins, for the catalog.
   catalog::ProviderConfig config;
   /// --torch-backend or --nightly was given: the torch family comes only from `config.torch`.
   bool torch_requested = false;

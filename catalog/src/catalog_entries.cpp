@@ -1,4 +1,4 @@
-// IndexProvider: the candidates of a package in preference order, each with the wheel the target
+// Catalog: the candidates of a package in preference order, each with the wheel the target
 // installs, and why the others cannot be used.
 
 #include <algorithm>

@@ -301,7 +301,7 @@ struct Catalog::Impl {
   std::set<std::string, std::less<>> speculated_names;
   std::vector<index::ProjectPagePtr> speculative_pages;  // keeps the speculated files alive
   bool speculating = false;
-  std::function<void()> previous_hook;  // the client's wait hook before this provider's
+  std::function<void()> previous_hook;  // the client's wait hook before this catalog's
   ~Impl() { pages.set_wait_hook(std::move(previous_hook)); }
   // Starts `name`'s first-priority pages (every group's under unsafe-best-match).
   void prefetch_pages(std::string_view name);

@@ -1,4 +1,4 @@
-// IndexProvider: which sources a name comes from (first-index for every name, the torch family
+// Catalog: which sources a name comes from (first-index for every name, the torch family
 // from its own source, direct references from their URL), their pages and METADATA.
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// IndexProvider: PEP 825 wheel variants (Draft; shared/data/gpu-stacks.md §7.5, §7.9). A release
+// Catalog: PEP 825 wheel variants (Draft; shared/data/gpu-stacks.md §7.5, §7.9). A release
 // with variant wheels takes the label this machine selects, in PEP 825's order with gpulock's
 // policy on top (variant_select.h); its dependencies are then read with the variant markers of
 // that label.
