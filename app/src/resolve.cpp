@@ -165,10 +165,11 @@ std::vector<std::string> confirmed_kept_pins(const ResolveRequest& request, cons
 
 }  // namespace
 
-// What the solve leaves for write(): the provider (its catalog answers the questions the lock and
-// the explanation ask), the sources as given, and the outcome.
+// What the solve leaves for write(): the catalog (it answers the questions the lock and the
+// explanation ask, catalog/after_solve.h) and its adapter, the sources as given, and the outcome.
 struct SolveState {
   SourceRecords sources;
+  std::unique_ptr<catalog::Catalog> catalog;
   std::unique_ptr<catalog::IndexProvider> provider;
   resolver::Outcome outcome;
 };
@@ -215,28 +216,31 @@ core::Result<bool> ResolveSession::solve() {
     if (*ended) return false;
   }
 
-  // Solve. The provider takes the config (no copy of the target's long tag list); the lock's
-  // records need only the sources and the nightly date, kept here.
+  // Solve. The catalog takes the config (no copy of the target's long tag list); the lock's
+  // records need only the sources and the nightly date, kept here. Its hints are rendered as this
+  // run's command line with their edits (detail::hint_text).
   phase("Resolving");
   auto t_solve = std::chrono::steady_clock::now();
   SourceRecords sources{plan.config.pinned, plan.config.torch, plan.config.general,
                         plan.config.nightly_date};
-  auto provider = std::make_unique<catalog::IndexProvider>(client, std::move(plan.config));
+  auto candidates = std::make_unique<catalog::Catalog>(client, std::move(plan.config));
+  auto provider = std::make_unique<catalog::IndexProvider>(
+      *candidates, [this](const catalog::Hint& h) { return hint_text(h, request_.command_line); });
   resolver::SolveRequest solve_request{plan.requirements, plan.constraints};
   auto outcome = resolver::solve(*provider, solve_request, plan.solve_options);
   result_.timings.solve_ms = elapsed_ms(t_solve);
   if (!outcome) return std::unexpected(outcome.error());
-  for (auto& w : provider->warnings())
+  for (auto& w : catalog::warnings(*candidates))
     result_.warnings.push_back(std::move(w));
-  solved_ = std::make_unique<SolveState>(
-      SolveState{std::move(sources), std::move(provider), std::move(*outcome)});
+  solved_ = std::make_unique<SolveState>(SolveState{std::move(sources), std::move(candidates),
+                                                    std::move(provider), std::move(*outcome)});
 
   // `--find-links` pages that name another torch build than the one resolved are swapped for
   // that build's page and the resolve runs once more (the coupled wheels on them, `+pt211cu128`,
   // fit only their torch build).
   if (run_.find_links_followed || request_.find_links.empty()) return true;
-  auto torch =
-      solved_->provider->torch_build_tag(std::get_if<resolver::Solution>(&solved_->outcome));
+  auto torch = catalog::torch_build_tag(*solved_->catalog,
+                                        std::get_if<resolver::Solution>(&solved_->outcome));
   if (!torch) return true;
   auto again = std::make_unique<ResolveRequest>(request_);
   std::vector<std::string> notes;
@@ -265,12 +269,13 @@ core::Status ResolveSession::write() {
     return explain_no_solution(request_, *plan_, *client_, provider, *failure, result_);
   }
   const auto& solution = std::get<resolver::Solution>(solved_->outcome);
-  for (auto& line :
-       confirmed_kept_pins(request_, run_, *client_, provider.kept_pins_beaten(solution)))
+  for (auto& line : confirmed_kept_pins(request_, run_, *client_,
+                                        catalog::kept_pins_beaten(*solved_->catalog, solution)))
     result_.warnings.push_back(std::move(line));
   // Issue 41 item 4: a build passed over because the torch source lacks a name it owns is said,
   // never silent.
-  for (const auto& m : provider.missing_from_torch_source()) {
+  for (const auto& m :
+       catalog::missing_from_torch_source(*solved_->catalog, provider.hint_writer())) {
     if (solution.find(m.name) != nullptr) continue;
     result_.warnings.push_back(fmt::format("{} (that build was passed over); {}", m.line, m.hint));
   }

@@ -31,11 +31,11 @@ core::Result<UnknownProjects> unknown_projects(
     const std::vector<resolver::Dependency>& requirements) {
   UnknownProjects out;
   auto& lines = out.lines;
-  auto missing = provider.projects_not_found();
+  auto missing = catalog::projects_not_found(provider.catalog());
   if (missing.empty()) return out;
-  if (!provider.any_project_found() && missing.size() >= 2) {
+  if (!catalog::any_project_found(provider.catalog()) && missing.size() >= 2) {
     std::string where;
-    for (const auto* s : provider.sources_for(missing.front())) {
+    for (const auto* s : catalog::sources_for(provider.catalog(), missing.front())) {
       where += (where.empty() ? "" : ", ") + index::redact_url(s->source.url);
     }
     std::string names;
@@ -50,7 +50,7 @@ core::Result<UnknownProjects> unknown_projects(
   for (const auto& d : requirements) {
     if (std::find(missing.begin(), missing.end(), d.name) == missing.end()) continue;
     std::string where;
-    auto sources = provider.sources_for(d.name);
+    auto sources = catalog::sources_for(provider.catalog(), d.name);
     for (const auto* s : sources)
       where += (where.empty() ? "" : ", ") + index::redact_url(s->source.url);
     lines.push_back(fmt::format("'{}' is not on {}.", d.name,
@@ -67,7 +67,7 @@ core::Result<UnknownProjects> unknown_projects(
         client.prefetch_project(s->source, c);
     }
     for (const auto& c : candidates) {
-      for (const auto* s : provider.sources_for(c)) {
+      for (const auto* s : catalog::sources_for(provider.catalog(), c)) {
         auto page = client.fetch_project(s->source, c);
         if (page && (*page)->found) {
           out.hints.push_back(fmt::format("did you mean '{}'?", c));
@@ -114,7 +114,7 @@ void explain_shared_dirs(const ResolveRequest& request, const ResolvePlan& plan,
     });
   };
   auto base = [](std::string_view who) { return who.substr(0, who.find('[')); };
-  auto conflicts = provider.shared_dir_conflicts();
+  auto conflicts = catalog::shared_dir_conflicts(provider.catalog());
   auto it = std::find_if(conflicts.begin(), conflicts.end(), [&](const gpu::SharedDirConflict& x) {
     return (in_tree(x.first.package) || in_tree(x.second.package)) &&
            base(x.first.required_by) != base(x.second.required_by);
@@ -247,6 +247,11 @@ std::optional<std::string> import_package_conflict(const resolver::DerivationTre
 
 }  // namespace
 
+std::string hint_text(const catalog::Hint& hint, std::string_view command_line) {
+  if (hint.edits.empty()) return hint.text_before + hint.text_after;
+  return hint.text_before + core::command_with(command_line, hint.edits) + hint.text_after;
+}
+
 core::Status explain_no_solution(const ResolveRequest& request, const ResolvePlan& plan,
                                  index::IndexClient& client, catalog::IndexProvider& provider,
                                  const resolver::NoSolution& failure, ResolveResult& result) {
@@ -254,8 +259,8 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
   auto unknown = unknown_projects(client, provider, plan.requirements);
   if (!unknown) return std::unexpected(unknown.error());
   // Pages the hints compare are fetched now, never while the proof is rendered (issue 21).
-  provider.fetch_hint_pages(failure.tree);
-  for (auto& w : provider.warnings()) {
+  catalog::fetch_hint_pages(provider.catalog(), failure.tree);
+  for (auto& w : catalog::warnings(provider.catalog())) {
     if (std::find(result.warnings.begin(), result.warnings.end(), w) == result.warnings.end()) {
       result.warnings.push_back(std::move(w));
     }
@@ -268,7 +273,7 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
     result.explanation.brief.insert(result.explanation.brief.begin(), *import);
     lead_with_first_line(result.explanation);
   }
-  if (auto pins = provider.library_pin_conflict(failure.tree)) {
+  if (auto pins = catalog::library_pin_conflict(provider.catalog(), failure.tree)) {
     result.explanation.lines.insert(result.explanation.lines.begin(), *pins);
     result.explanation.brief.insert(result.explanation.brief.begin(), *pins);
     lead_with_first_line(result.explanation);
@@ -281,13 +286,13 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
                                           l.find("needs a newer CUDA than") != std::string::npos;
                                  });
     if (!mentioned) continue;
-    if (auto hint = provider.cuda_too_new_hint(d.name, d.specifier)) {
+    if (auto hint = catalog::cuda_too_new_hint(provider.catalog(), d.name, d.specifier)) {
       result.explanation.hints.push_back(*hint);
     }
   }
   // The fixes the explanation points at, as complete commands, each tried first (issue 16
   // item 8): a variant with kernels for the GPU, minor-version compatibility, CPU builds.
-  for (const auto& backend : provider.arch_fix_backends()) {
+  for (const auto& backend : catalog::arch_fix_backends(provider.catalog())) {
     if (request.torch_backend && backend == request.torch_backend->to_string()) continue;
     if (auto t = try_command(request, plan.run, {{"--torch-backend", backend}},
                              focus_of(plan.requirements), &client)) {
@@ -295,7 +300,7 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
           fmt::format("{}, which has kernels for your GPU", tried_text(*t)));
     }
   }
-  if (provider.cuda_hinted() && !plan.run.trial) {
+  if (catalog::cuda_hinted(provider.catalog()) && !plan.run.trial) {
     if (plan.gpu.context.no_gpu &&
         !(request.torch_backend && request.torch_backend->kind() == TorchBackend::Kind::Cpu)) {
       if (auto t = try_command(request, plan.run, {{"--torch-backend", "cpu"}},
@@ -324,7 +329,8 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
   // Issue 41 item 4: a name the torch source owns and lacks leads, with its way out before any
   // driver hint.
   std::vector<std::string> missing_lines, missing_hints;
-  for (const auto& m : provider.missing_from_torch_source()) {
+  for (const auto& m :
+       catalog::missing_from_torch_source(provider.catalog(), provider.hint_writer())) {
     bool in_proof =
         std::any_of(failure.tree.nodes.begin(), failure.tree.nodes.end(), [&](const auto& node) {
           return std::any_of(node.terms.begin(), node.terms.end(),

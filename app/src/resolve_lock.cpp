@@ -109,7 +109,7 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client,
   // The provider holds its own copy of the config, so sources are matched by URL.
   for (const auto& chosen : solution.packages) {
     if (chosen.is_virtual) continue;
-    auto sel = provider.selection(chosen.name, chosen.candidate_index);
+    auto sel = catalog::selection(provider.catalog(), chosen.name, chosen.candidate_index);
     if (sel.file == nullptr) {
       return core::fail(ErrorCode::Internal, fmt::format("no file recorded for {} {}", chosen.name,
                                                          chosen.version.to_string()));
@@ -185,7 +185,9 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client,
     }
     if (chosen.version.is_prerelease()) why.notes.push_back("a pre-release");
     if (gpu::is_torch_family(chosen.name)) {
-      for (auto& s : provider.skipped_before(chosen.name, chosen.candidate_index, &solution)) {
+      for (auto& s :
+           catalog::skipped_before(provider.catalog(), chosen.name, chosen.candidate_index,
+                                   &solution, provider.hint_writer())) {
         // Versions the requirements never allowed (`torch<2.6`, an `==` pin) explain themselves.
         if (s.kind == "excluded") continue;
         // A named cause is said only when a second solve confirms it (issue 43 item 5): torch
@@ -273,7 +275,7 @@ void summarize_gpu(const ResolvePlan& plan, catalog::IndexProvider& provider,
   const auto& ctx = plan.gpu.context;
   if (facts.torch == nullptr) return;
   {
-    auto sel = provider.selection("torch", facts.torch->candidate_index);
+    auto sel = catalog::selection(provider.catalog(), "torch", facts.torch->candidate_index);
     std::string v = facts.torch->version.to_string();
     // PEP 825: the release's variant names the build (variant wheels carry no local label).
     if (!sel.variant_label.empty()) v += fmt::format(" (variant {})", sel.variant_label);

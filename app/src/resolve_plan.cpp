@@ -348,7 +348,6 @@ core::Result<ResolvePlan> make_plan(const ResolveRequest& request, const Resolve
   phase("Detecting the machine");
   if (auto s = describe_machine(request, plan, result); !s) return std::unexpected(s.error());
   plan.config.exclude_newer = plan.exclude_newer;
-  plan.config.command_line = request.command_line;
   if (auto s = list_sources(request, plan); !s) return std::unexpected(s.error());
   prefer_old_pins(request, plan, result);
   return plan;

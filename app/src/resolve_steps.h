@@ -7,9 +7,12 @@
 //        v
 //   torch sources checked, nightly date chosen (resolve_torch.cpp; index I/O)
 //        v
-//   IndexProvider (catalog + GPU policy) --resolver::solve--> Solution | NoSolution
+//   catalog::Catalog (sources, wheels, GPU policy) through its IndexProvider
+//        |                                    --resolver::solve--> Solution | NoSolution
 //        v                                                        v
 //   write_lock (resolve_lock.cpp)                 explain_no_solution (resolve_failure.cpp)
+//   (both ask the catalog's after-solve questions, catalog/after_solve.h; its hints are typed
+//   edits that hint_text words with the run's command line)
 //
 // resolve.cpp runs them in order, as a ResolveSession (resolve_session.h: plan, solve, write),
 // and holds the helpers every step shares (usage errors, tried hint commands).
@@ -25,6 +28,9 @@
 
 #include "gpulock/app/command_line.h"
 #include "gpulock/app/resolve.h"
+#include "gpulock/catalog/after_solve.h"
+#include "gpulock/catalog/catalog.h"
+#include "gpulock/catalog/hint.h"
 #include "gpulock/catalog/index_provider.h"
 #include "gpulock/core/error.h"
 #include "gpulock/gpu/gpu_policy.h"
@@ -89,7 +95,7 @@ struct ResolvePlan {
   std::vector<resolver::Dependency> requirements;
   std::vector<resolver::Dependency> constraints;
   GpuSetup gpu;
-  /// The sources, the target, the machine and the old lock's pins, for the provider.
+  /// The sources, the target, the machine and the old lock's pins, for the catalog.
   catalog::ProviderConfig config;
   /// --torch-backend or --nightly was given: the torch family comes only from `config.torch`.
   bool torch_requested = false;
@@ -128,6 +134,10 @@ struct ResolvePlan {
                                                 ResolveResult& result);
 
 // ---- no solution (resolve_failure.cpp) -----------------------------------------------------
+
+/// A catalog hint as this run words it: `command_line` (the run's, as recorded) with the hint's
+/// edits applied, between its words (issue 16 item 8); a hint without edits is its words.
+[[nodiscard]] std::string hint_text(const catalog::Hint& hint, std::string_view command_line);
 
 /// The explanation of a failed solve: unknown projects first, the proof, and the hints it
 /// points at, each tried first.

@@ -1,406 +1,37 @@
-// IndexProvider: the adapter to resolver::Provider over the catalog and the GPU policy.
+// IndexProvider: the adapter to resolver::Provider over the Catalog (its candidates and
+// dependencies), and the explanation's words: the GPU policy's, and the catalog's hints
+// (first-index's other sources, arch fixes, placeholders), rendered by the HintWriter.
 
 #include "gpulock/catalog/index_provider.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cctype>
-#include <deque>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include "gpulock/catalog/variant_select.h"
-#include "gpulock/core/command_line.h"
-#include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
-#include "gpulock/gpu/gpu_stacks.h"
 #include "gpulock/index/interrupt.h"
 #include "gpulock/index/url.h"
 
-#include "index_provider_impl.h"
+#include "catalog_impl.h"
 
 namespace gpulock::catalog {
 
-using resolver::UnavailableKind;
-using resolver::UnavailableReason;
-
-bool glob_match(std::string_view pattern, std::string_view name) {
-  // Iterative wildcard match with one backtrack point (no recursion).
-  std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
-  while (n < name.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
-      ++p;
-      ++n;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = n;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      n = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*')
-    ++p;
-  return p == pattern.size();
-}
-
-IndexProvider::IndexProvider(PageSource& pages, ProviderConfig config)
-    : impl_(std::make_unique<Impl>(pages, nullptr, std::move(config))) {
-  impl_->prefetch_torch_listings();
-  impl_->seed_from_preferences();
-  impl_->previous_hook = impl_->pages.set_wait_hook([impl = impl_.get()] { impl->speculate(); });
-}
-
-IndexProvider::IndexProvider(index::IndexClient& client, ProviderConfig config) {
-  auto pages = std::make_unique<IndexClientPages>(client);
-  PageSource& ref = *pages;
-  impl_ = std::make_unique<Impl>(ref, std::move(pages), std::move(config));
-  impl_->prefetch_torch_listings();
-  impl_->seed_from_preferences();
-  impl_->previous_hook = impl_->pages.set_wait_hook([impl = impl_.get()] { impl->speculate(); });
-}
+IndexProvider::IndexProvider(Catalog& catalog, HintWriter write)
+    : catalog_(catalog), write_(std::move(write)) {}
 
 IndexProvider::~IndexProvider() = default;
 
-auto IndexProvider::Impl::virtual_candidates(std::string_view name) const
-    -> std::optional<resolver::PackageCandidates> {
-  if (name == kPython) {
-    resolver::PackageCandidates out;
-    out.priority = 100;
-    out.candidates.push_back({config.target.python_full, false, std::nullopt});
-    return out;
-  }
-  return gpu.virtual_candidates(name);
-}
-
 core::Result<resolver::PackageCandidates> IndexProvider::candidates(std::string_view package) {
-  if (package.starts_with("__")) {
-    auto v = impl_->virtual_candidates(package);
-    if (v) return *v;
-    return resolver::PackageCandidates{};
-  }
-  impl_->chain_speculation();
-  auto [it, inserted] = impl_->packages.try_emplace(std::string(package));
-  PackageState& state = it->second;
-  if (inserted) {
-    auto status = impl_->load(package, state);
-    if (!status) {
-      impl_->packages.erase(it);
-      return std::unexpected(status.error());
-    }
-  }
-  impl_->prefetch_first(package, state);
-
-  resolver::PackageCandidates out;
-  out.candidates.reserve(state.entries.size());
-  for (const auto& e : state.entries) {
-    resolver::Candidate c{e.version, e.yanked, e.unavailable};
-    if (!c.unavailable) c.unavailable = impl_->gpu.candidate_unavailable(package, e.version);
-    out.candidates.push_back(std::move(c));
-  }
-  if (impl_->config.nightly_date && gpu::is_torch_family(package)) {
-    out.prerelease = resolver::PrereleasePolicy::Allow;
-  }
-  if (gpu::is_torch_family(package)) out.priority = 10;
-  return out;
+  return catalog_.candidates(package);
 }
-
-namespace {
-
-// PEP 825 variant markers: the chosen label and its properties the machine supports.
-core::Environment variant_environment(const core::Environment& target,
-                                      const VariantChoice& variants) {
-  core::Environment variant_env = target;
-  variant_env.variant_label = variants.label;
-  for (const auto& prop : variants.properties) {
-    variant_env.variant_properties.insert(prop);
-    auto last = prop.rfind(" :: ");
-    auto first = prop.find(" :: ");
-    if (last != std::string::npos) variant_env.variant_features.insert(prop.substr(0, last));
-    if (first != std::string::npos) variant_env.variant_namespaces.insert(prop.substr(0, first));
-  }
-  return variant_env;
-}
-
-// What the GPU policy is told about a candidate: its included requirements, and for a variant
-// wheel its label and the arch list its variant properties give.
-gpu::CandidateFacts candidate_facts(std::string_view package, const core::Version& version,
-                                    const std::vector<core::Requirement>& included,
-                                    const VariantChoice* variants) {
-  gpu::CandidateFacts candidate{package, version, included};
-  if (variants != nullptr && !variants->label.empty()) {
-    candidate.variant_label = variants->label;
-    if (variants->metadata) {
-      auto props = variants->metadata->variants.find(variants->label);
-      if (props != variants->metadata->variants.end())
-        candidate.arch_list = arch_list_of_variant(props->second);
-    }
-  }
-  return candidate;
-}
-
-}  // namespace
 
 core::Result<resolver::Dependencies> IndexProvider::dependencies(std::string_view package,
                                                                  std::size_t index,
                                                                  const core::Version& version,
                                                                  std::string_view extra) {
-  resolver::Dependencies out;
-  if (package.starts_with("__"))
-    return impl_->gpu.virtual_dependencies(package, version).value_or(out);
-  impl_->chain_speculation();
-  auto it = impl_->packages.find(package);
-  if (it == impl_->packages.end() || index >= it->second.entries.size()) {
-    return core::fail(
-        core::ErrorCode::Internal,
-        fmt::format("dependencies of unknown candidate {} {}", package, version.to_string()));
-  }
-  VersionEntry& entry = it->second.entries[index];
-  if (entry.variants) {
-    if (auto settled = impl_->settle_variant(package, entry); !settled)
-      return std::unexpected(settled.error());
-    if (entry.variants->unavailable) {
-      out.unavailable = entry.variants->unavailable;
-      if (extra.empty()) {
-        entry.dependencies_read = true;
-        entry.dependencies_unavailable = out.unavailable;
-      }
-      return out;
-    }
-  }
-  if (entry.file == nullptr) {
-    out.unavailable = entry.unavailable;
-    return out;
-  }
-  if (entry.needs_pin) {
-    if (auto refused = impl_->pin_admits(package, entry)) {
-      out.unavailable = std::move(refused);
-      return out;
-    }
-  }
-  // Remember what was learned about the package itself (not an extra's proxy).
-  auto learned = [&]() -> resolver::Dependencies& {
-    if (extra.empty()) {
-      entry.dependencies_read = true;
-      entry.dependencies_unavailable = out.unavailable;
-    }
-    return out;
-  };
-  std::string problem;
-  auto md = impl_->read_metadata(*entry.file, problem);
-  if (!md) return std::unexpected(md.error());
-  if (*md == nullptr) {
-    out.unavailable = UnavailableReason{
-        UnavailableKind::MetadataError, fmt::format("has unusable metadata ({})", problem), {}};
-    return learned();
-  }
-  const core::CoreMetadata& meta = **md;
-  const core::Environment* env_ptr = &impl_->config.target.environment;
-  core::Environment variant_env;
-  if (entry.variants) {
-    variant_env = variant_environment(*env_ptr, *entry.variants);
-    env_ptr = &variant_env;
-  }
-  const auto& env = *env_ptr;
-  std::vector<core::Requirement> included;
-  for (const auto& req : meta.requires_dist) {
-    bool take = extra.empty() ? (req.marker.empty() || req.marker.matches(env, ""))
-                              : (req.marker.mentions_extra() && req.marker.matches(env, extra));
-    if (!take) continue;
-    if (!req.url.empty()) {
-      out.unavailable = UnavailableReason{
-          UnavailableKind::MetadataError,
-          fmt::format("depends on a direct URL ({} @ {}), which gpulock does not lock", req.name,
-                      index::redact_url(req.url)),
-          {}};
-      return learned();
-    }
-    resolver::Dependency d;
-    d.name = core::normalize_name(req.name);
-    impl_->note_required_by(d.name, package, extra);
-    for (const auto& x : req.extras)
-      d.extras.push_back(core::normalize_extra(x));
-    d.specifier = req.specifier;
-    out.dependencies.push_back(std::move(d));
-    included.push_back(req);
-  }
-  impl_->requirements_read[candidate_key(package, extra, version)] = out.dependencies;
-  if (!extra.empty()) return out;
-  entry.requirements = out.dependencies;
-
-  // Requires-Python from METADATA when the index did not say (the index's attribute was
-  // already applied to the candidate).
-  if (entry.file->requires_python().empty() && meta.requires_python &&
-      !meta.requires_python->empty()) {
-    out.dependencies.push_back({std::string(kPython), {}, *meta.requires_python});
-  }
-
-  // GPU policy (DESIGN.md §GPU model): its edges after the wheel's own requirements.
-  gpu::GpuFacts gpu =
-      impl_->gpu.facts(candidate_facts(package, version, included, entry.variants.get()));
-  entry.needs_cuda = gpu.need ? std::optional<gpu::CudaVersion>(gpu.need->cuda) : std::nullopt;
-  entry.archs_assumed = gpu.archs_assumed;
-  if (!gpu.warning.empty()) impl_->warn(std::move(gpu.warning));
-  for (auto& d : gpu.dependencies)
-    out.dependencies.push_back(std::move(d));
-  out.unavailable = std::move(gpu.unavailable);
-  if (!out.unavailable && entry.source != nullptr)
-    impl_->note_nightly_pins(package, version, *entry.source, entry.requirements);
-  return learned();
-}
-
-void IndexProvider::Impl::note_nightly_pins(std::string_view package, const core::Version& version,
-                                            const SourceSpec& source,
-                                            const std::vector<resolver::Dependency>& deps) {
-  if (!source.nightly() || !config.nightly_date) return;
-  auto built = nightly_date_of(version);
-  if (!built || built->build_tag() != config.nightly_date->build_tag()) return;
-  for (const auto& d : deps) {
-    for (const auto& spec : d.specifier) {
-      if (spec.op() != core::Operator::Equal || spec.wildcard()) continue;
-      nightly_pins[d.name].try_emplace(spec.version(),
-                                       fmt::format("{} {}", package, version.to_string()));
-    }
-  }
-}
-
-std::optional<UnavailableReason> IndexProvider::Impl::pin_admits(std::string_view package,
-                                                                 const VersionEntry& entry) {
-  if (auto by = nightly_pins.find(package); by != nightly_pins.end()) {
-    if (auto pin = by->second.find(entry.version); pin != by->second.end()) {
-      warn(fmt::format(
-          "{} has neither an upload time nor a dated version; kept under --exclude-newer because "
-          "the nightly {} pins {}=={}",
-          entry.file->filename(), pin->second, package, entry.version.to_string()));
-      return std::nullopt;
-    }
-  }
-  return UnavailableReason{UnavailableKind::ExcludedNewer,
-                           "has neither an upload time nor a dated version, and no admitted "
-                           "nightly pins it, so --exclude-newer leaves it out",
-                           {}};
-}
-
-void IndexProvider::Impl::note_required_by(const std::string& dependency, std::string_view depender,
-                                           std::string_view extra) {
-  std::string who = extra.empty() ? std::string(depender) : fmt::format("{}[{}]", depender, extra);
-  auto [it, inserted] = required_by.try_emplace(dependency, who);
-  if (!inserted && it->second.starts_with("nvidia-") && !depender.starts_with("nvidia-"))
-    it->second = std::move(who);
-}
-
-std::string candidate_key(std::string_view package, std::string_view extra,
-                          const core::Version& version) {
-  return extra.empty() ? fmt::format("{} {}", package, version.to_string())
-                       : fmt::format("{}[{}] {}", package, extra, version.to_string());
-}
-
-bool IndexProvider::Impl::disjoint(const resolver::Dependency& a,
-                                   const resolver::Dependency& b) const {
-  auto it = packages.find(a.name);
-  if (it != packages.end() && !it->second.entries.empty()) {
-    return std::none_of(it->second.entries.begin(), it->second.entries.end(), [&](const auto& e) {
-      return a.specifier.contains(e.version, true) && b.specifier.contains(e.version, true);
-    });
-  }
-  return false;
-}
-
-std::optional<std::string> IndexProvider::library_pin_conflict(
-    const resolver::DerivationTree& tree) const {
-  // Two packages, each one version, that require the same library with specifiers no version
-  // meets (issue 23: tensorflow[and-cuda] 2.19's cuDNN pin against torch 2.8's): every library
-  // they disagree on, the cuDNN first.
-  struct Edge {
-    std::string who;  // "tensorflow[and-cuda] 2.19.0"
-    const std::vector<resolver::Dependency>* requirements;
-    bool gpu_stack;  // neither the torch family nor an nvidia-* library
-  };
-  std::map<std::string, std::vector<Edge>, std::less<>> by_dependency;
-  for (const auto& node : tree.nodes) {
-    if (node.kind != resolver::NodeKind::Dependency || node.terms.size() != 2) continue;
-    const auto& depender = node.terms[0];
-    const auto& p = depender.package();
-    auto versions = depender.versions.versions();
-    if (p.is_root || p.is_virtual || versions.size() != 1) continue;
-    auto key = candidate_key(p.name, p.extra, versions[0]);
-    auto read = impl_->requirements_read.find(key);
-    if (read == impl_->requirements_read.end()) continue;
-    std::string who = p.extra.empty()
-                          ? fmt::format("{} {}", p.name, versions[0].to_string())
-                          : fmt::format("{}[{}] {}", p.name, p.extra, versions[0].to_string());
-    by_dependency[node.terms[1].package().name].push_back(
-        {std::move(who), &read->second,
-         !gpu::is_torch_family(p.name) && !p.name.starts_with("nvidia-")});
-  }
-  auto spec_of = [](const std::vector<resolver::Dependency>& reqs, std::string_view name) {
-    auto it = std::find_if(reqs.begin(), reqs.end(),
-                           [&](const resolver::Dependency& d) { return d.name == name; });
-    return it == reqs.end() ? nullptr : &*it;
-  };
-  for (const auto& [dep, edges] : by_dependency) {
-    if (!dep.starts_with("nvidia-") && !dep.starts_with("cuda-")) continue;
-    for (std::size_t i = 0; i < edges.size(); ++i) {
-      for (std::size_t j = i + 1; j < edges.size(); ++j) {
-        const Edge& a = edges[i];
-        const Edge& b = edges[j];
-        if (!a.gpu_stack && !b.gpu_stack) continue;
-        const auto* da = spec_of(*a.requirements, dep);
-        const auto* db = spec_of(*b.requirements, dep);
-        if (da == nullptr || db == nullptr || !impl_->disjoint(*da, *db)) continue;
-        // Every library both require with disjoint specifiers, the cuDNN first.
-        std::vector<std::pair<const resolver::Dependency*, const resolver::Dependency*>> all;
-        for (const auto& d : *a.requirements) {
-          if (!d.name.starts_with("nvidia-") && !d.name.starts_with("cuda-")) continue;
-          const auto* other = spec_of(*b.requirements, d.name);
-          if (other != nullptr && impl_->disjoint(d, *other)) all.emplace_back(&d, other);
-        }
-        std::stable_partition(all.begin(), all.end(), [](const auto& x) {
-          return x.first->name.starts_with("nvidia-cudnn-");
-        });
-        if (all.empty()) continue;
-        std::string text = fmt::format(
-            "{} and {} need different versions of the same CUDA libraries: {} {} ({}) vs {} ({})",
-            a.who, b.who, all.front().first->name,
-            resolver::specifier_text(all.front().first->specifier), a.who,
-            resolver::specifier_text(all.front().second->specifier), b.who);
-        if (all.size() > 1) {
-          std::vector<std::string> rest;
-          for (std::size_t k = 1; k < all.size(); ++k)
-            rest.push_back(all[k].first->name);
-          text += fmt::format("; they also disagree on {}", fmt::join(rest, ", "));
-        }
-        return text + ".";
-      }
-    }
-  }
-  return std::nullopt;
-}
-
-std::vector<gpu::SharedDirConflict> IndexProvider::shared_dir_conflicts() const {
-  std::vector<gpu::SharedDirConflict> out;
-  for (const auto& row : gpu::gpu_stacks().shared_dirs) {
-    std::vector<gpu::SharedDirConflict::Side> present;
-    for (const auto& name : row.packages) {
-      auto it = impl_->required_by.find(name);
-      if (it == impl_->required_by.end()) continue;
-      auto need = gpu::cuda_need_of_package(name, core::Version{});
-      if (!need) continue;
-      present.push_back({name, need->cuda.major, it->second});
-    }
-    for (std::size_t i = 0; i < present.size(); ++i) {
-      for (std::size_t j = i + 1; j < present.size(); ++j) {
-        if (present[i].major == present[j].major) continue;
-        out.push_back({row.dir, present[i], present[j]});
-        i = j = present.size();
-      }
-    }
-  }
-  return out;
+  return catalog_.dependencies(package, index, version, extra);
 }
 
 bool IndexProvider::should_cancel() {
@@ -410,60 +41,93 @@ bool IndexProvider::should_cancel() {
 
 void IndexProvider::on_version_chosen(std::string_view, const core::Version&,
                                       std::span<const resolver::Dependency> dependencies) {
-  // Start every dependency's first-priority pages at once: a cold resolve is then bounded by
-  // the depth of the graph, not its size.
-  for (const auto& d : dependencies) {
-    if (d.name.starts_with("__") || impl_->packages.contains(d.name)) continue;
-    impl_->wanted[d.name].push_back(d.specifier);
-    impl_->prefetch_pages(d.name);
-  }
-  impl_->chain_speculation();
+  catalog_.on_version_chosen(dependencies);
 }
 
-IndexProvider::Selection IndexProvider::selection(std::string_view package,
-                                                  std::size_t candidate_index) const {
-  Selection s;
-  auto it = impl_->packages.find(package);
-  if (it == impl_->packages.end() || candidate_index >= it->second.entries.size()) return s;
-  const auto& e = it->second.entries[candidate_index];
-  s.file = e.file;
-  s.source = e.source;
-  s.build = e.build;
-  std::span<const core::Requirement> requires_dist;
-  if (e.file != nullptr) {
-    auto m = impl_->metadata.find(e.file);
-    if (m != impl_->metadata.end() && m->second.metadata)
-      requires_dist = m->second.metadata->requires_dist;
+std::optional<std::string> IndexProvider::describe_term(const resolver::Term& term,
+                                                        std::string_view text) const {
+  (void)text;
+  const Catalog::Impl& impl = catalog_.impl();
+  if (term.package().name == kPython) {
+    std::string set = term.set_text();
+    return set.empty() ? "Python" : fmt::format("Python {}", core::spaced_specifier(set));
   }
-  if (auto need = gpu::GpuPolicy::cuda_need(package, e.version, requires_dist)) {
-    s.cuda = need->cuda;
-    s.cuda_minor_exact = need->minor_exact;
+  return impl.gpu.describe_term(term);
+}
+
+std::optional<std::string> IndexProvider::describe_dependency(
+    const resolver::Term& depender, const resolver::Term& dependency,
+    std::string_view depender_text, std::string_view dependency_text) const {
+  return catalog_.impl().gpu.describe_dependency(depender, dependency, depender_text,
+                                                 dependency_text);
+}
+
+std::optional<std::string> IndexProvider::describe_no_versions(const resolver::Term& term,
+                                                               std::string_view) const {
+  const Catalog::Impl& impl = catalog_.impl();
+  if (term.package().name == kPython) {
+    return fmt::format("the target is Python {}", impl.config.target.python_full.to_string());
   }
-  if (e.variants && !e.variants->label.empty()) {
-    s.variant_label = e.variants->label;
-    s.variant_properties = e.variants->properties;
-    s.variants_json = e.variants->metadata;
-    // PEP 825: the label's CUDA wins over the (un-suffixed) library names a variant requires.
-    if (auto cuda = gpu::cuda_of_variant_label(e.variants->label)) {
-      s.cuda = *cuda;
-      s.cuda_minor_exact = true;
-    } else if (e.variants->label == "null") {
-      s.cuda.reset();
+  return impl.gpu.describe_no_versions(term);
+}
+
+std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInfo& package) const {
+  std::vector<std::string> hints;
+  Catalog::Impl& impl = catalog_.impl();
+  if (package.is_virtual || package.is_root) {
+    if (package.name == gpu::kCuda) impl.cuda_hinted = true;
+    return impl.gpu.virtual_hints(package.name);
+  }
+  auto it = impl.packages.find(package.name);
+  if (it == impl.packages.end()) return hints;
+  const PackageState& state = it->second;
+  // No "pre-releases exist" hint here: under if-necessary a pre-release is chosen whenever no
+  // final release remains, and the reporter itself explains pre-releases that
+  // --prerelease disallow excluded. (A hint from this list alone misled: `x>9` with only
+  // unrelated pre-releases, or nightly torch, where pre-releases are allowed already.)
+  // First-index ignored lower-priority sources: say so when one of them has versions the used
+  // source lacks. Only pages fetch_hint_pages fetched are read: no I/O here.
+  if (auto pages = impl.hint_pages.find(package.name);
+      pages != impl.hint_pages.end() && impl.hints_skipped_sources(package.name, state)) {
+    std::unordered_map<core::Version, bool, core::VersionHash> known;
+    for (const auto& e : state.entries)
+      known.emplace(e.version, true);
+    for (const auto& [s, page] : pages->second) {
+      bool has_other =
+          std::any_of(page->files.begin(), page->files.end(),
+                      [&](const index::DistFile& f) { return !known.contains(f.version()); }) ||
+          std::any_of(page->omitted.begin(), page->omitted.end(),
+                      [&](const index::OmittedVersion& o) { return !known.contains(o.version); });
+      if (has_other) {
+        std::string other = index::redact_url(s->source.url);
+        hints.push_back(fmt::format(
+            "{} was also found on {}, but under first-index only {} is used for it (protection "
+            "against dependency confusion); {}",
+            package.name, other, Catalog::Impl::sources_text(state.sources),
+            write_hint(impl.first_index_fix(package.name, other), write_)));
+        break;
+      }
     }
   }
-  s.archs_assumed = e.archs_assumed;
-  return s;
-}
-
-const core::CoreMetadata* IndexProvider::metadata(std::string_view package,
-                                                  std::size_t candidate_index) const {
-  auto it = impl_->packages.find(package);
-  if (it == impl_->packages.end() || candidate_index >= it->second.entries.size()) return nullptr;
-  const auto* file = it->second.entries[candidate_index].file;
-  if (file == nullptr) return nullptr;
-  auto m = impl_->metadata.find(file);
-  if (m == impl_->metadata.end() || !m->second.metadata) return nullptr;
-  return &*m->second.metadata;
+  // A build without kernels for a GPU: which CUDA builds of that release have them. The command
+  // that asks for one is suggested by the resolve workflow once it has tried it.
+  for (const auto& fix : impl.arch_fixes(package.name, state)) {
+    std::string hint = gpu::GpuPolicy::arch_fix_hint(fix.release, fix.arch, fix.builds);
+    if (auto note = impl.gpu.arch_driver_note(fix.arch, fix.builds)) hint += "; " + *note;
+    hints.push_back(std::move(hint));
+  }
+  if (!state.placeholder_for.empty()) {
+    hints.push_back(fmt::format("{} is a placeholder; the CUDA 13 package is {}", package.name,
+                                state.placeholder_for));
+  } else if (state.only_sdists) {
+    hints.push_back(
+        fmt::format("{} has only source distributions on the index; gpulock does not build sdists",
+                    package.name));
+  } else if (state.only_other_platforms) {
+    hints.push_back(fmt::format("{} has wheels only for other platforms or Pythons than {}",
+                                package.name, impl.target_tag_text()));
+  }
+  return hints;
 }
 
 }  // namespace gpulock::catalog

@@ -1,7 +1,7 @@
-// The candidate catalog (IndexProvider over a PageSource) with the real GPU policy, resolved by
-// resolver::solve over pages built in memory (fake_page_source.h): source priority, --index-for,
-// --exclude-newer, yanked files, the torch variant under a driver's ceiling, and the exact
-// explanation of failed resolves (issue 21).
+// The candidate catalog (Catalog over a PageSource, through its IndexProvider) with the real GPU
+// policy, resolved by resolver::solve over pages built in memory (fake_page_source.h): source
+// priority, --index-for, --exclude-newer, yanked files, the torch variant under a driver's
+// ceiling, and the exact explanation of failed resolves (issue 21).
 
 #include <algorithm>
 #include <map>
@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "gpulock/catalog/after_solve.h"
 #include "gpulock/catalog/index_provider.h"
 #include "gpulock/resolver/report.h"
 #include "gpulock/resolver/resolver.h"
@@ -86,7 +87,7 @@ std::string explanation_of(catalog::IndexProvider& provider, FakePageSource& pag
   auto out = solve(provider, reqs);
   auto* ns = std::get_if<resolver::NoSolution>(&out);
   if (ns == nullptr) FAIL("expected no solution");
-  provider.fetch_hint_pages(ns->tree);
+  catalog::fetch_hint_pages(provider.catalog(), ns->tree);
   auto before = std::make_pair(pages.page_fetches, pages.metadata_fetches);
   std::string text = resolver::report(*ns, provider).to_string();
   CHECK(std::make_pair(pages.page_fetches, pages.metadata_fetches) == before);
@@ -108,7 +109,8 @@ TEST_CASE(
   c.general.push_back(app_test::source(kExtra, "extra"));
 
   SECTION("first-index") {
-    catalog::IndexProvider provider(pages, c);
+    catalog::Catalog provider_catalog(pages, c);
+    catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
     CHECK(solution_of(provider, {"foo", "bar"}) == Versions{{"bar", "1.0"}, {"foo", "1.0"}});
     CHECK(explanation_of(provider, pages, {"foo>=2"}) ==
           "Because you require foo>=2 and there is no version of foo>=2, version solving failed.\n"
@@ -128,9 +130,10 @@ TEST_CASE(
   }
   SECTION("unsafe-best-match") {
     c.strategy = catalog::IndexStrategy::UnsafeBestMatch;
-    catalog::IndexProvider provider(pages, c);
+    catalog::Catalog provider_catalog(pages, c);
+    catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
     CHECK(solution_of(provider, {"foo"}) == Versions{{"foo", "2.0"}});
-    auto sel = provider.selection("foo", 0);
+    auto sel = catalog::selection(provider.catalog(), "foo", 0);
     REQUIRE(sel.source != nullptr);
     CHECK(sel.source->source.url == kExtra);
   }
@@ -143,10 +146,11 @@ TEST_CASE("catalog: an index-for pin takes a name from one source only", "[app][
   pages.add_wheel(kPypi, wheel("other", "1.0"));
   auto c = config();
   c.pinned.emplace_back("acme-*", app_test::source(kPrivate, "pinned", "private"));
-  catalog::IndexProvider provider(pages, c);
+  catalog::Catalog provider_catalog(pages, c);
+  catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
   CHECK(solution_of(provider, {"acme-tools", "other"}) ==
         Versions{{"acme-tools", "1.2"}, {"other", "1.0"}});
-  auto sources = provider.sources_for("acme-tools");
+  auto sources = catalog::sources_for(provider.catalog(), "acme-tools");
   REQUIRE(sources.size() == 1);
   CHECK(sources[0]->source.url == kPrivate);
   CHECK(explanation_of(provider, pages, {"acme-tools>=9"}) ==
@@ -162,9 +166,10 @@ TEST_CASE("catalog: exclude-newer and yanked files", "[app][catalog]") {
   pages.add_wheel(kPypi, wheel("foo", "2.0"), WheelFacts{.upload_time = "2024-07-01T00:00:00Z"});
   auto c = config();
   c.exclude_newer = index::parse_timestamp("2024-06-01T00:00:00Z");
-  catalog::IndexProvider provider(pages, c);
+  catalog::Catalog provider_catalog(pages, c);
+  catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
   CHECK(solution_of(provider, {"foo"}) == Versions{{"foo", "1.0"}});
-  auto skipped = provider.skipped_before("foo", 2);
+  auto skipped = catalog::skipped_before(provider.catalog(), "foo", 2);
   REQUIRE(skipped.size() == 2);
   CHECK(skipped[0].version.to_string() == "2.0");
   CHECK(skipped[0].kind == "excluded-newer");
@@ -201,7 +206,8 @@ TEST_CASE("catalog: the torch variant under a driver's ceiling", "[app][catalog]
   SECTION(
       "--torch-backend auto: the variant above the ceiling is a candidate that cannot be used") {
     c.torch[0].above_ceiling = true;
-    catalog::IndexProvider provider(pages, c);
+    catalog::Catalog provider_catalog(pages, c);
+    catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
     CHECK(solution_of(provider, {"torch", "torchvision"}) ==
           Versions{{"__cuda", "12.6"},
                    {"__cuda_major", "12"},
@@ -209,18 +215,20 @@ TEST_CASE("catalog: the torch variant under a driver's ceiling", "[app][catalog]
                    {"filelock", "3.13.1"},
                    {"torch", "2.9.0+cu126"},
                    {"torchvision", "0.24.0+cu126"}});
-    auto skipped = provider.skipped_before("torch", 1);
+    auto skipped = catalog::skipped_before(provider.catalog(), "torch", 1);
     REQUIRE(skipped.size() == 1);
     CHECK(skipped[0].kind == "cuda-too-new");
     CHECK(skipped[0].reason == "needs CUDA 13.0 and your driver 560.35.03 supports CUDA <= 12.6");
-    CHECK(provider.cuda_too_new_hint("torch") ==
+    CHECK(catalog::cuda_too_new_hint(provider.catalog(), "torch") ==
           "torch's CUDA 13.0 builds need a driver >= 580.65.06 (run `gpulock probe --machine` to "
           "see yours)");
     // filelock is served by the torch source, so first-index takes it from there (issue 17).
-    CHECK(catalog::recorded_role(provider.selection("filelock", 0).source->type) == "torch");
+    CHECK(catalog::recorded_role(
+              catalog::selection(provider.catalog(), "filelock", 0).source->type) == "torch");
   }
   SECTION("a build the solver sees above the ceiling is explained with the driver") {
-    catalog::IndexProvider provider(pages, c);
+    catalog::Catalog provider_catalog(pages, c);
+    catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
     CHECK(solution_of(provider, {"torch"}).at("torch") == "2.9.0+cu126");
     CHECK(explanation_of(provider, pages, {"torch==2.9.0+cu130"}) ==
           "Because torch==2.9.0 (CUDA 13.0 build) needs CUDA >= 13.0 and your driver 560.35.03 "
@@ -229,10 +237,11 @@ TEST_CASE("catalog: the torch variant under a driver's ceiling", "[app][catalog]
           "And because you require torch==2.9.0+cu130, version solving failed.\n"
           "hint: a newer CUDA build needs a driver >= 570.26 (run `gpulock probe --machine` to see "
           "yours)");
-    CHECK(provider.cuda_hinted());
+    CHECK(catalog::cuda_hinted(provider.catalog()));
   }
   SECTION("mixed variants are a conflict in the policy's words") {
-    catalog::IndexProvider provider(pages, c);
+    catalog::Catalog provider_catalog(pages, c);
+    catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
     CHECK(explanation_of(provider, pages, {"torch==2.9.0+cu126", "torchvision==0.24.0+cu124"}) ==
           "Because torch==2.9.0 is a CUDA 12.6 build and torchvision==0.24.0 is a CUDA 12.4 build, "
           "torch==2.9.0 and torchvision==0.24.0 are incompatible.\n"
@@ -242,7 +251,8 @@ TEST_CASE("catalog: the torch variant under a driver's ceiling", "[app][catalog]
   SECTION("--driver none: CUDA builds need a GPU") {
     c.gpu = gpu::GpuContext{};
     c.gpu.no_gpu = true;
-    catalog::IndexProvider provider(pages, c);
+    catalog::Catalog provider_catalog(pages, c);
+    catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
     CHECK(explanation_of(provider, pages, {"torch"}) ==
           "Because torch needs CUDA and --driver none means no GPU, torch cannot be used.\n"
           "And because you require torch, version solving failed.\n"
@@ -261,13 +271,14 @@ TEST_CASE("catalog: a torch build without kernels for the GPU", "[app][catalog][
   c.gpu = gpu_context("570.86.15", "12.8", {"6.1"});
   c.torch.push_back(app_test::torch_variant(kTorch, "cu128"));
   c.torch_requested = true;
-  catalog::IndexProvider provider(pages, c);
+  catalog::Catalog provider_catalog(pages, c);
+  catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
   CHECK(explanation_of(provider, pages, {"torch"}) ==
         "Because you require torch and torch==2.8.0 has no kernels for your GPU's sm_61 (its CUDA "
         "12.8 build "
         "carries sm_75, sm_80, sm_86, sm_90, sm_100, sm_120), version solving failed.\n"
         "hint: torch 2.8 has kernels for your GPU's sm_61 only in variant cu126");
-  CHECK(provider.arch_fix_backends() == std::vector<std::string>{"cu126"});
+  CHECK(catalog::arch_fix_backends(provider.catalog()) == std::vector<std::string>{"cu126"});
 }
 
 TEST_CASE("catalog: cuDNN 9.11 on a Volta GPU", "[app][catalog][gpu]") {
@@ -276,7 +287,8 @@ TEST_CASE("catalog: cuDNN 9.11 on a Volta GPU", "[app][catalog][gpu]") {
   pages.add_wheel(kPypi, wheel("nvidia-cudnn-cu12", "9.11.0.98", "py3-none-manylinux_2_27_x86_64"));
   auto c = config();
   c.gpu = gpu_context("570.86.15", "12.8", {"7.0"});
-  catalog::IndexProvider provider(pages, c);
+  catalog::Catalog provider_catalog(pages, c);
+  catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
   CHECK(solution_of(provider, {"nvidia-cudnn-cu12"}) ==
         Versions{{"__cuda", "12.8"}, {"__cuda_major", "12"}, {"nvidia-cudnn-cu12", "9.10.2.21"}});
   CHECK(explanation_of(provider, pages, {"nvidia-cudnn-cu12>=9.11"}) ==
@@ -300,14 +312,16 @@ TEST_CASE("catalog: a named cause for a newer version is confirmed by a second s
   const auto newer = *core::Version::parse("2.8.0");
 
   SECTION("the missing torchaudio build, not sympy, kept torch 2.8.0 out") {
-    catalog::IndexProvider provider(pages, config());
+    catalog::Catalog provider_catalog(pages, config());
+    catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
     auto out = solve(provider, {"torch", "torchaudio"});
     const auto* solution = std::get_if<resolver::Solution>(&out);
     REQUIRE(solution != nullptr);
     const auto* torch = solution->find("torch");
     REQUIRE(torch != nullptr);
     CHECK(torch->version.to_string() == "2.7.1");
-    auto skipped = provider.skipped_before("torch", torch->candidate_index, solution);
+    auto skipped =
+        catalog::skipped_before(provider.catalog(), "torch", torch->candidate_index, solution);
     REQUIRE(skipped.size() == 1);
     // The first solve's guess names sympy ...
     CHECK(skipped[0].reason == "needs sympy>=1.14, and sympy 1.13.1 was chosen");
@@ -320,13 +334,15 @@ TEST_CASE("catalog: a named cause for a newer version is confirmed by a second s
                                    "torchaudio"));
   }
   SECTION("a requirement on sympy that does keep it out is confirmed") {
-    catalog::IndexProvider provider(pages, config());
+    catalog::Catalog provider_catalog(pages, config());
+    catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
     auto out = solve(provider, {"torch", "sympy<1.14"});
     const auto* solution = std::get_if<resolver::Solution>(&out);
     REQUIRE(solution != nullptr);
     const auto* torch = solution->find("torch");
     REQUIRE(torch != nullptr);
-    auto skipped = provider.skipped_before("torch", torch->candidate_index, solution);
+    auto skipped =
+        catalog::skipped_before(provider.catalog(), "torch", torch->candidate_index, solution);
     REQUIRE(skipped.size() == 1);
     CHECK(skipped[0].blocker == "sympy");
     CHECK(catalog::confirm_blocker(provider, request({"torch", "sympy<1.14"}), {}, "torch", newer,

@@ -16,8 +16,11 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/target.h"
+#include "gpulock/catalog/catalog.h"
+#include "gpulock/catalog/hint.h"
 #include "gpulock/catalog/index_provider.h"
 #include "gpulock/catalog/page_source.h"
+#include "gpulock/core/command_line.h"
 #include "gpulock/core/filename.h"
 #include "gpulock/core/name.h"
 
@@ -187,8 +190,17 @@ inline gl::catalog::ProviderConfig one_index_config(std::string_view url) {
   gl::catalog::ProviderConfig c;
   c.general.push_back(source(url, "default"));
   c.target = target_312();
-  c.command_line = "gpulock lock -r requirements.txt";
   return c;
+}
+
+/// The hints' commands as `gpulock lock -r requirements.txt` would word them: that command line
+/// with the hint's edits (app's writer does the same with the run's recorded command line).
+inline gl::catalog::HintWriter hint_writer() {
+  return [](const gl::catalog::Hint& h) {
+    if (h.edits.empty()) return h.text_before + h.text_after;
+    return h.text_before + gl::core::command_with("gpulock lock -r requirements.txt", h.edits) +
+           h.text_after;
+  };
 }
 
 }  // namespace app_test

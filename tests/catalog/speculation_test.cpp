@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "gpulock/catalog/after_solve.h"
 #include "gpulock/catalog/index_provider.h"
 #include "gpulock/resolver/report.h"
 #include "gpulock/resolver/resolver.h"
@@ -73,7 +74,8 @@ TEST_CASE("speculation: a dependency's page in, its likely candidate's METADATA 
   FakePageSource pages;
   pages.waits = true;
   graph(pages);
-  catalog::IndexProvider provider(pages, config());
+  catalog::Catalog provider_catalog(pages, config());
+  catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
   auto a = provider.candidates("a");
   REQUIRE(a.has_value());
   CHECK(pages.prefetched_metadata == std::vector<std::string>{url_of("a", "1.0")});
@@ -100,12 +102,14 @@ TEST_CASE("speculation never changes what is resolved", "[app][speculation]") {
   waiting.waits = true;
   graph(plain);
   graph(waiting);
-  catalog::IndexProvider p1(plain, config());
-  catalog::IndexProvider p2(waiting, config());
+  catalog::Catalog p1_catalog(plain, config());
+  catalog::IndexProvider p1(p1_catalog, app_test::hint_writer());
+  catalog::Catalog p2_catalog(waiting, config());
+  catalog::IndexProvider p2(p2_catalog, app_test::hint_writer());
   auto expected = std::map<std::string, std::string>{{"a", "1.0"}, {"b", "1.0"}, {"c", "1.0"}};
   CHECK(solve(p1, "a") == expected);
   CHECK(solve(p2, "a") == expected);
-  CHECK(p1.warnings() == p2.warnings());
+  CHECK(catalog::warnings(p1.catalog()) == catalog::warnings(p2.catalog()));
   // Every chosen wheel's METADATA was started ahead; d, which only b 3.0 needs, never was.
   for (const auto& [name, version] : expected)
     CHECK(has(waiting.prefetched_metadata, url_of(name, version)));
@@ -122,7 +126,8 @@ TEST_CASE("speculation: an existing lock's names are read before the solver reac
   // The old lock pinned c 1.0 (c 2.0 is newer) and d, which nothing needs any more.
   cfg.preferences.emplace("c", *core::Version::parse("1.0"));
   cfg.preferences.emplace("d", *core::Version::parse("1.0"));
-  catalog::IndexProvider provider(pages, cfg);
+  catalog::Catalog provider_catalog(pages, cfg);
+  catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
   // Their pages start with the provider, before any question (without the lock: only when a
   // dependency names them, one level of the graph per round trip).
   CHECK(has(pages.prefetched_pages, "c"));
@@ -137,7 +142,8 @@ TEST_CASE("speculation: an existing lock's names are read before the solver reac
   FakePageSource plain;
   graph(plain);
   add(plain, "c", "2.0");
-  catalog::IndexProvider unhurried(plain, cfg);
+  catalog::Catalog unhurried_catalog(plain, cfg);
+  catalog::IndexProvider unhurried(unhurried_catalog, app_test::hint_writer());
   auto expected = std::map<std::string, std::string>{{"a", "1.0"}, {"b", "1.0"}, {"c", "1.0"}};
   CHECK(solve(provider, "a") == expected);
   CHECK(solve(unhurried, "a") == expected);

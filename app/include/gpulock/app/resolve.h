@@ -39,7 +39,7 @@ struct PackageWhy {
   std::vector<resolver::Requirer> required_by;
   std::vector<std::string> notes;  ///< e.g. "CUDA 12.4 build (your driver supports CUDA <= 12.4)"
   /// Torch-family packages: the candidates preferred over the chosen one that were passed
-  /// over, best first, with why (IndexProvider::Skipped: version, kind, reason); versions the
+  /// over, best first, with why (catalog::Skipped: version, kind, reason); versions the
   /// requirements never allowed (kind "excluded") are left out.
   struct Skipped {
     std::string version;

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// PageSource: what the candidate catalog (IndexProvider) reads from package indexes, and
+/// PageSource: what the candidate catalog (Catalog) reads from package indexes, and
 /// nothing more: project pages, the root listing of a small index (the torch source), a wheel's
 /// METADATA and the digest of a direct reference's wheel. IndexClientPages reads them through
 /// index::IndexClient (HTTP, cache); tests give a fake that builds pages in memory

@@ -16,7 +16,7 @@
 
 namespace gpulock::catalog {
 
-/// A source's place in the priority order (index_provider.h): `--index-for` pins, then the torch
+/// A source's place in the priority order (catalog.h): `--index-for` pins, then the torch
 /// family's source, then `--index-url`, then the extra indexes and find-links pages.
 enum class Role : std::uint8_t {
   Pinned,   ///< `--index NAME=URL` named by `--index-for GLOB=NAME`, or a direct reference

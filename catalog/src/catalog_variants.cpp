@@ -1,4 +1,4 @@
-// IndexProvider: PEP 825 wheel variants (Draft; shared/data/gpu-stacks.md §7.5, §7.9). A release
+// Catalog: PEP 825 wheel variants (Draft; shared/data/gpu-stacks.md §7.5, §7.9). A release
 // with variant wheels takes the label this machine selects, in PEP 825's order with gpulock's
 // policy on top (variant_select.h); its dependencies are then read with the variant markers of
 // that label.
@@ -7,14 +7,13 @@
 
 #include "gpulock/catalog/variant_select.h"
 
-#include "index_provider_impl.h"
+#include "catalog_impl.h"
 
 namespace gpulock::catalog {
 
 using resolver::UnavailableKind;
 
-auto IndexProvider::Impl::settle_variant(std::string_view name, VersionEntry& entry)
-    -> core::Status {
+auto Catalog::Impl::settle_variant(std::string_view name, VersionEntry& entry) -> core::Status {
   auto& v = *entry.variants;
   if (v.settled) return {};
   v.settled = true;
@@ -63,36 +62,6 @@ auto IndexProvider::Impl::settle_variant(std::string_view name, VersionEntry& en
     return {};
   }
   return unusable(fmt::format("has {}", chosen.problem));
-}
-
-// ---- find-links pages that follow torch (issue 23, scenario 11) ----------------------------
-
-std::optional<std::string> IndexProvider::torch_build_tag(
-    const resolver::Solution* solution) const {
-  auto it = impl_->packages.find("torch");
-  if (it == impl_->packages.end()) return std::nullopt;
-  auto tag = [](const core::Version& v, const gpu::BuildLabel& build,
-                std::optional<gpu::CudaVersion> cuda) -> std::optional<std::string> {
-    std::string pub = v.public_version().to_string();
-    if (build.kind == gpu::BuildKind::Cpu) return pub + "+cpu";
-    if (build.kind == gpu::BuildKind::Cuda && build.cuda) cuda = build.cuda;
-    if (!cuda) return std::nullopt;
-    return fmt::format("{}+cu{}{}", pub, cuda->major, cuda->minor);
-  };
-  if (solution != nullptr) {
-    for (const auto& chosen : solution->packages) {
-      if (chosen.name != "torch" || chosen.is_virtual) continue;
-      auto sel = selection("torch", chosen.candidate_index);
-      return tag(chosen.version, sel.build, sel.cuda);
-    }
-    return std::nullopt;
-  }
-  for (const auto& e : it->second.entries) {
-    // Only a candidate the solver took up (its dependencies read): the requirements allowed it.
-    if (!e.dependencies_read) continue;
-    if (auto t = tag(e.version, e.build, e.needs_cuda)) return t;
-  }
-  return std::nullopt;
 }
 
 }  // namespace gpulock::catalog

@@ -1,14 +1,19 @@
 #pragma once
-// IndexProvider's state, private to catalog (issue 21: one file per idea). The provider's parts:
-//   index_provider_sources.cpp  which sources a name comes from (first-index, the torch family,
-//                               direct references), their pages and METADATA (via PageSource);
-//   index_provider_entries.cpp  which wheel of each version the target installs: the candidates
-//                               in preference order, and why the others cannot be used;
-//   index_provider_words.cpp    the explanation's words and the questions asked after a solve
-//                               (the GPU words are GpuPolicy's);
-//   index_provider.cpp          the resolver::Provider adapter (candidates, dependencies), which
-//                               asks GpuPolicy (gpu_policy_facts.cpp) for each candidate's GPU
-//                               facts.
+// Catalog's state, private to catalog (issue 21: one file per idea; issue 43 item 2: the catalog
+// apart from its adapter). The catalog's parts:
+//   catalog.cpp          the Catalog: its construction, the candidates and dependencies the
+//                        solver asks for (with GpuPolicy's facts, gpu_policy_facts.cpp), what a
+//                        chosen version starts;
+//   catalog_sources.cpp  which sources a name comes from (first-index, the torch family, direct
+//                        references), their pages and METADATA (via PageSource), speculation;
+//   catalog_entries.cpp  which wheel of each version the target installs: the candidates in
+//                        preference order, and why the others cannot be used;
+//   catalog_variants.cpp PEP 825: the label a release takes;
+//   catalog_words.cpp    the words shared by the explanation and the after-solve questions
+//                        (hints as typed edits, hint.h);
+//   after_solve.cpp      the questions the workflow asks after a solve (after_solve.h);
+//   index_provider.cpp   the resolver::Provider adapter (IndexProvider) and the explanation's
+//                        words.
 
 #include <deque>
 #include <functional>
@@ -19,10 +24,12 @@
 
 #include <fmt/format.h>
 
-#include "gpulock/catalog/index_provider.h"
+#include "gpulock/catalog/catalog.h"
+#include "gpulock/catalog/hint.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/variants.h"
+#include "gpulock/resolver/solver.h"
 
 namespace gpulock::catalog {
 
@@ -44,7 +51,7 @@ inline std::int64_t date_micros(const NightlyDate& date) {
 
 // PEP 825 (Draft): a release whose wheels for the target carry variant labels. PEP 825 selects
 // the version first, then the variant: which label the release takes is settled when the solver
-// first asks for its dependencies (IndexProvider::Impl::settle_variant).
+// first asks for its dependencies (Catalog::Impl::settle_variant).
 struct VariantChoice {
   // The best-ranked wheel of each label (tag rank), all from `source`: variant wheels of
   // different sources are never merged (PEP 825, multiple sources: the earliest index's).
@@ -100,7 +107,7 @@ struct MetadataState {
 [[nodiscard]] std::string candidate_key(std::string_view package, std::string_view extra,
                                         const core::Version& version);
 
-struct IndexProvider::Impl {
+struct Catalog::Impl {
   std::unique_ptr<PageSource> owned_pages;  // the IndexClient adapter, when built over a client
   PageSource& pages;
   ProviderConfig config;
@@ -152,9 +159,9 @@ struct IndexProvider::Impl {
     if (warned.insert(message).second) warnings.push_back(std::move(message));
   }
 
-  // The command that takes `name` from `other` instead of the source first-index chose: this
-  // run's, with the flags added.
-  std::string first_index_fix(std::string_view name, std::string_view other) const;
+  // The fix that takes `name` from `other` instead of the source first-index chose: the run's
+  // command with the flags added (a Hint: the caller's writer renders the command).
+  Hint first_index_fix(std::string_view name, std::string_view other) const;
 
   // Issue 41 item 4: `name` is a torch-family name the torch source owns and lacks (no page on
   // any source searched for it, no --index-for pin).
@@ -165,7 +172,7 @@ struct IndexProvider::Impl {
   std::string missing_from_torch_text(std::string_view name, const VersionEntry* needer,
                                       std::string_view needer_name,
                                       const resolver::Dependency* need) const;
-  std::string missing_from_torch_fix(std::string_view name) const;
+  Hint missing_from_torch_fix(std::string_view name) const;
 
   // Per GPU arch a candidate of `state` lacked kernels for: the release and the CUDA builds of
   // it that have them (the first such candidate tried, in preference order, speaks for its
@@ -187,7 +194,7 @@ struct IndexProvider::Impl {
   // `blocker` is set to the requirement's name.
   std::optional<std::string> conflict_reason(const VersionEntry& e,
                                              const resolver::Solution* solution,
-                                             std::string* hint = nullptr,
+                                             std::optional<Hint>* hint = nullptr,
                                              std::string* blocker = nullptr) const;
 
   // An existing lock's names (config.preferences): their pages start now, as the roots' do, and
@@ -294,7 +301,7 @@ struct IndexProvider::Impl {
   std::set<std::string, std::less<>> speculated_names;
   std::vector<index::ProjectPagePtr> speculative_pages;  // keeps the speculated files alive
   bool speculating = false;
-  std::function<void()> previous_hook;  // the client's wait hook before this provider's
+  std::function<void()> previous_hook;  // the client's wait hook before this catalog's
   ~Impl() { pages.set_wait_hook(std::move(previous_hook)); }
   // Starts `name`'s first-priority pages (every group's under unsafe-best-match).
   void prefetch_pages(std::string_view name);

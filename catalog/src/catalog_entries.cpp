@@ -1,4 +1,4 @@
-// IndexProvider: the candidates of a package in preference order, each with the wheel the target
+// Catalog: the candidates of a package in preference order, each with the wheel the target
 // installs, and why the others cannot be used.
 
 #include <algorithm>
@@ -11,14 +11,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "gpulock/catalog/index_provider.h"
+#include "gpulock/catalog/catalog.h"
 #include "gpulock/core/command_line.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/interrupt.h"
 #include "gpulock/index/url.h"
 
-#include "index_provider_impl.h"
+#include "catalog_impl.h"
 
 namespace gpulock::catalog {
 
@@ -162,7 +162,7 @@ void order_entries(std::string_view name, const ProviderConfig& config,
 
 }  // namespace
 
-auto IndexProvider::Impl::build_entries(
+auto Catalog::Impl::build_entries(
     std::string_view name, PackageState& state,
     const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files,
     const std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>>& omitted)

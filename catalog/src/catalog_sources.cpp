@@ -1,4 +1,4 @@
-// IndexProvider: which sources a name comes from (first-index for every name, the torch family
+// Catalog: which sources a name comes from (first-index for every name, the torch family
 // from its own source, direct references from their URL), their pages and METADATA.
 
 #include <algorithm>
@@ -10,14 +10,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "gpulock/catalog/index_provider.h"
+#include "gpulock/catalog/catalog.h"
 #include "gpulock/core/command_line.h"
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/index/interrupt.h"
 #include "gpulock/index/url.h"
 
-#include "index_provider_impl.h"
+#include "catalog_impl.h"
 
 namespace gpulock::catalog {
 
@@ -46,7 +46,7 @@ bool take_page(const index::ProjectPagePtr& page, const SourceSpec* s, PackageSt
 
 }  // namespace
 
-auto IndexProvider::Impl::torch_sources_serving(std::string_view name, bool* unsure) const
+auto Catalog::Impl::torch_sources_serving(std::string_view name, bool* unsure) const
     -> std::vector<const SourceSpec*> {
   std::vector<const SourceSpec*> out;
   for (const auto& s : config.torch) {
@@ -59,7 +59,7 @@ auto IndexProvider::Impl::torch_sources_serving(std::string_view name, bool* uns
   return out;
 }
 
-auto IndexProvider::Impl::groups_for(std::string_view name, bool* torch_unsure) const
+auto Catalog::Impl::groups_for(std::string_view name, bool* torch_unsure) const
     -> std::vector<std::vector<const SourceSpec*>> {
   std::vector<std::vector<const SourceSpec*>> groups;
   std::vector<const SourceSpec*> pinned;
@@ -87,7 +87,7 @@ auto IndexProvider::Impl::groups_for(std::string_view name, bool* torch_unsure) 
   return groups;
 }
 
-auto IndexProvider::Impl::requires_python_ok(const index::DistFile& file) -> bool {
+auto Catalog::Impl::requires_python_ok(const index::DistFile& file) -> bool {
   if (file.requires_python().empty()) return true;
   auto it = requires_python_cache.find(file.requires_python());
   if (it == requires_python_cache.end()) {
@@ -105,8 +105,7 @@ auto IndexProvider::Impl::requires_python_ok(const index::DistFile& file) -> boo
   return it->second->contains(config.target.python_full, true);
 }
 
-auto IndexProvider::Impl::publish_time(const index::DistFile& file) const
-    -> std::optional<std::int64_t> {
+auto Catalog::Impl::publish_time(const index::DistFile& file) const -> std::optional<std::int64_t> {
   if (auto t = file.upload_time()) return t;
   if (auto it = borrowed_upload_time.find(&file); it != borrowed_upload_time.end())
     return it->second;
@@ -114,8 +113,8 @@ auto IndexProvider::Impl::publish_time(const index::DistFile& file) const
   return std::nullopt;
 }
 
-auto IndexProvider::Impl::load_direct(std::string_view name, const std::string& given,
-                                      PackageState& state) -> core::Status {
+auto Catalog::Impl::load_direct(std::string_view name, const std::string& given,
+                                PackageState& state) -> core::Status {
   std::string url(index::strip_fragment(given));
   std::string fragment = given.size() > url.size() ? given.substr(url.size() + 1) : std::string();
   const std::string shown = index::redact_url(url);
@@ -168,7 +167,7 @@ auto IndexProvider::Impl::load_direct(std::string_view name, const std::string& 
   return {};
 }
 
-auto IndexProvider::Impl::load(std::string_view name, PackageState& state) -> core::Status {
+auto Catalog::Impl::load(std::string_view name, PackageState& state) -> core::Status {
   if (auto d = config.direct.find(name); d != config.direct.end())
     return load_direct(name, d->second, state);
   bool torch_unsure = false;
@@ -210,7 +209,7 @@ auto IndexProvider::Impl::load(std::string_view name, PackageState& state) -> co
   return {};
 }
 
-auto IndexProvider::Impl::borrow_upload_times(
+auto Catalog::Impl::borrow_upload_times(
     std::string_view name, const std::vector<std::vector<const SourceSpec*>>& groups,
     const std::vector<std::pair<const index::DistFile*, const SourceSpec*>>& files)
     -> core::Status {
@@ -246,7 +245,7 @@ auto IndexProvider::Impl::borrow_upload_times(
   return {};
 }
 
-auto IndexProvider::Impl::prefetch_pages(std::string_view name) -> void {
+auto Catalog::Impl::prefetch_pages(std::string_view name) -> void {
   auto groups = groups_for(name);
   if (groups.empty()) return;
   std::size_t n = config.strategy == IndexStrategy::UnsafeBestMatch ? groups.size() : 1;
@@ -256,7 +255,7 @@ auto IndexProvider::Impl::prefetch_pages(std::string_view name) -> void {
   }
 }
 
-auto IndexProvider::Impl::seed_from_preferences() -> void {
+auto Catalog::Impl::seed_from_preferences() -> void {
   // Which source serves a name outside the torch family is known only once the torch roots are
   // read: those names' pages wait for speculate, which starts them when the roots are in.
   bool roots_first = std::any_of(config.torch.begin(), config.torch.end(),
@@ -271,14 +270,14 @@ auto IndexProvider::Impl::seed_from_preferences() -> void {
   }
 }
 
-auto IndexProvider::Impl::chain_speculation() -> void {
+auto Catalog::Impl::chain_speculation() -> void {
   if (speculating) return;
   speculating = true;
   chain_dependencies();
   speculating = false;
 }
 
-auto IndexProvider::Impl::chain_dependencies() -> void {
+auto Catalog::Impl::chain_dependencies() -> void {
   for (std::size_t i = 0; i < speculated.size();) {
     const index::DistFile* file = speculated[i];
     if (!pages.metadata_done(*file)) {
@@ -307,7 +306,7 @@ auto IndexProvider::Impl::chain_dependencies() -> void {
   }
 }
 
-auto IndexProvider::Impl::speculate() -> void {
+auto Catalog::Impl::speculate() -> void {
   if (speculating) return;
   speculating = true;
   chain_dependencies();
@@ -321,7 +320,7 @@ auto IndexProvider::Impl::speculate() -> void {
   speculating = false;
 }
 
-auto IndexProvider::Impl::speculate_name(std::string_view name) -> bool {
+auto Catalog::Impl::speculate_name(std::string_view name) -> bool {
   for (const auto& s : config.torch) {
     if (!s.above_ceiling && !pages.project_list_done(s.source)) return false;
   }
@@ -356,7 +355,7 @@ auto IndexProvider::Impl::speculate_name(std::string_view name) -> bool {
   return true;
 }
 
-auto IndexProvider::Impl::prefetch_first(std::string_view name, const PackageState& state) -> void {
+auto Catalog::Impl::prefetch_first(std::string_view name, const PackageState& state) -> void {
   auto specs = wanted.find(name);
   // The solver takes a yanked release only when nothing else fits (PEP 592), a pre-release only
   // when no final release does.
@@ -381,7 +380,7 @@ auto IndexProvider::Impl::prefetch_first(std::string_view name, const PackageSta
   }
 }
 
-auto IndexProvider::Impl::read_metadata(const index::DistFile& file, std::string& problem)
+auto Catalog::Impl::read_metadata(const index::DistFile& file, std::string& problem)
     -> core::Result<const core::CoreMetadata*> {
   auto& slot = metadata[&file];
   if (slot.metadata) return &*slot.metadata;
@@ -409,25 +408,4 @@ auto IndexProvider::Impl::read_metadata(const index::DistFile& file, std::string
   slot.metadata = std::move(*parsed);
   return &*slot.metadata;
 }
-
-std::vector<const SourceSpec*> IndexProvider::sources_for(std::string_view name) const {
-  std::vector<const SourceSpec*> out;
-  for (const auto& g : impl_->groups_for(name))
-    out.insert(out.end(), g.begin(), g.end());
-  return out;
-}
-
-std::vector<std::string> IndexProvider::projects_not_found() const {
-  std::vector<std::string> out;
-  for (const auto& [name, state] : impl_->packages) {
-    if (state.sources.empty()) out.push_back(name);
-  }
-  return out;
-}
-
-bool IndexProvider::any_project_found() const {
-  return std::any_of(impl_->packages.begin(), impl_->packages.end(),
-                     [](const auto& p) { return !p.second.sources.empty(); });
-}
-
 }  // namespace gpulock::catalog
