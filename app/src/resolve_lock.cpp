@@ -225,7 +225,7 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
     if (ctx.driver) g.driver = ctx.driver->to_string();
     if (ctx.no_gpu) g.driver = "none";
     if (ctx.ceiling) g.cuda_ceiling = ctx.ceiling->to_string();
-    if (!ctx.method.empty()) g.method = ctx.method;
+    if (!ctx.ceiling_method.empty()) g.method = ctx.ceiling_method;
     g.compat = std::string(gpu::cuda_compat_name(ctx.compat));
     for (const auto& a : ctx.archs)
       g.archs.push_back(a.to_string());

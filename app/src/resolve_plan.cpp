@@ -58,23 +58,25 @@ core::Result<GpuSetup> detect_gpu(const ResolveRequest& request, bool machine_as
     if (ov.driver) ctx.driver = *ov.driver;
     if (!ctx.no_gpu && ov.cuda_ceiling) {
       ctx.ceiling = ov.cuda_ceiling;
-      ctx.method = std::string(probe::method_name(probe::Method::Override));
+      ctx.ceiling_method = std::string(probe::method_name(probe::Method::Override));
     } else if (!ctx.no_gpu && ov.driver) {
       ctx.ceiling = gpu::cuda_ceiling_for_driver(*ov.driver);
-      if (ctx.ceiling) ctx.method = std::string(probe::method_name(probe::Method::DriverTable));
+      if (ctx.ceiling) {
+        ctx.ceiling_method = std::string(probe::method_name(probe::Method::DriverTable));
+      }
     }
     if (ov.gpu_archs) ctx.archs = *ov.gpu_archs;
     return setup;
   }
   auto info = probe_machine(flags);
   if (!info) return std::unexpected(info.error());
-  ctx.no_gpu = info->status == probe::MachineStatus::NoGpuOverride;
-  if (info->driver) ctx.driver = info->driver->value;
-  if (info->cuda_ceiling && !ctx.no_gpu) {
-    ctx.ceiling = info->cuda_ceiling->value;
-    ctx.method = std::string(probe::method_name(info->cuda_ceiling->method));
+  // This machine as the fit rule reads it (probe::fit_machine), the one gpu::Machine; without
+  // a GPU no ceiling is kept.
+  static_cast<gpu::Machine&>(ctx) = probe::fit_machine(*info);
+  if (ctx.no_gpu) {
+    ctx.ceiling.reset();
+    ctx.ceiling_method.clear();
   }
-  if (info->gpu_archs) ctx.archs = info->gpu_archs->value;
   setup.machine = std::move(*info);
   return setup;
 }

@@ -22,30 +22,14 @@
 #include "gpulock/core/version.h"
 #include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/gpu/gpu_policy.h"
+#include "gpulock/gpu/machine.h"
 
 namespace gpulock::gpu {
-
-/// An OS and CPU architecture, as a wheel's platform tag names them.
-struct Platform {
-  std::string os;   ///< "linux", "macos", "windows"
-  std::string cpu;  ///< "x86_64", "aarch64", "arm64", "ppc64le", "s390x", ...
-  friend bool operator==(const Platform&, const Platform&) = default;
-};
 
 /// The platform of a wheel platform tag: `manylinux_2_28_x86_64`, `musllinux_1_2_aarch64`,
 /// `linux_x86_64` -> linux; `macosx_11_0_arm64` -> macos; `win_amd64` -> windows/x86_64 (AMD64
 /// is x86_64), `win_arm64`. nullopt for `any` and tags it cannot read.
 [[nodiscard]] std::optional<Platform> platform_of_tag(std::string_view tag);
-
-/// The machine, as far as the fit cares. Every fact may be unknown.
-struct Machine {
-  std::optional<Platform> platform;  ///< unknown: not compared, and said
-  bool no_gpu = false;               ///< known to have no NVIDIA GPU (`--driver none`)
-  std::optional<DriverVersion> driver;
-  std::optional<CudaVersion> ceiling;    ///< the driver's CUDA ceiling (stated or derived)
-  std::string ceiling_method;            ///< how the ceiling is known ("nvml", "override", ...)
-  std::vector<ComputeCapability> archs;  ///< empty: unknown
-};
 
 /// One locked package, as the fit reads it.
 struct LockedPackage {

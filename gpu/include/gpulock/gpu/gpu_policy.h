@@ -22,6 +22,7 @@
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/version.h"
 #include "gpulock/gpu/cuda_versions.h"
+#include "gpulock/gpu/machine.h"
 #include "gpulock/resolver/provider.h"
 
 namespace gpulock::gpu {
@@ -197,15 +198,11 @@ struct SharedDirConflict {
 };
 [[nodiscard]] std::string shared_dir_text(const SharedDirConflict& conflict);
 
-/// What the resolution knows of the GPU side of the target machine.
-struct GpuContext {
-  /// `--driver none`: no GPU; only CPU builds of CUDA-linked packages qualify.
-  bool no_gpu = false;
-  std::optional<gpu::DriverVersion> driver;
-  std::optional<CudaVersion> ceiling;  ///< absent: unknown (no driver found, nothing given)
-  std::vector<ComputeCapability> archs;
-  gpu::CudaCompat compat = gpu::CudaCompat::Strict;
-  std::string method;  ///< how the ceiling was found ("override", "nvml", ...)
+/// What the resolution knows of the target machine (a gpu::Machine: `no_gpu` is `--driver none`,
+/// only CPU builds of CUDA-linked packages qualify; an absent ceiling is unknown, no driver found
+/// and none given), with the compatibility the lock is made under (`--cuda-compat`).
+struct GpuContext : Machine {
+  CudaCompat compat = CudaCompat::Strict;
 };
 
 /// One candidate as the GPU policy sees it: what the catalog read of the wheel the target would
