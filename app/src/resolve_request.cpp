@@ -139,8 +139,11 @@ core::Status apply_machine(std::string& field, gpu::MachineFlags flags, std::str
   return {};
 }
 
+// The driver by its type's parser (DriverSpec: auto, none or a version), as the CLI checks it.
 core::Status apply_driver(Req& r, std::string_view v) {
-  return apply_machine(r.machine.driver, {std::string(v), "", ""}, v);
+  if (auto d = gpu::DriverSpec::parse(v); !d) return std::unexpected(d.error());
+  r.machine.driver = std::string(v);
+  return {};
 }
 core::Status apply_ceiling(Req& r, std::string_view v) {
   return apply_machine(r.machine.cuda_ceiling, {"", std::string(v), ""}, v);

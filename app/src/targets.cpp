@@ -91,11 +91,6 @@ core::Status read_key(std::string_view key, const TomlValue& value, TargetSpec& 
     return core::fail(ErrorCode::InvalidInput, "expected a string");
   }
   const std::string& text = texts->front();
-  auto set = [](auto parsed, auto& into) -> core::Status {
-    if (!parsed) return std::unexpected(parsed.error());
-    into = std::move(*parsed);
-    return {};
-  };
   if (key == "python-version") {
     auto pythons = pythons_of(text);
     if (!pythons) return std::unexpected(pythons.error());
@@ -107,24 +102,26 @@ core::Status read_key(std::string_view key, const TomlValue& value, TargetSpec& 
     t.platforms = std::move(*texts);
     return {};
   }
-  // The machine's keys are read by the flags' one parser (gpu::parse_machine), as given.
+  // The machine's keys, torch-backend and cuda-compat: through their rows of the request's
+  // options table (resolve_request.h), so by the flags' own parsers (the machine's is
+  // gpu::parse_machine), each value as given.
+  const RequestOption* row = find_request_option(key);
+  ResolveRequest scratch;
+  for (const auto& one : *texts) {
+    if (auto s = row->apply(scratch, one); !s) return s;
+  }
   if (key == "gpu-arch") {
-    for (const auto& arch : *texts) {
-      if (auto m = gpu::parse_machine({.driver = "", .cuda_ceiling = "", .gpu_arch = arch}); !m)
-        return std::unexpected(m.error().error);
-    }
     t.gpu_archs = std::move(*texts);
-    return {};
-  }
-  if (key == "cuda-ceiling") {
-    if (auto m = gpu::parse_machine({.driver = "", .cuda_ceiling = text, .gpu_arch = ""}); !m)
-      return std::unexpected(m.error().error);
+  } else if (key == "cuda-ceiling") {
     t.cuda_ceiling = text;
-    return {};
+  } else if (key == "driver") {
+    t.driver = driver_of(scratch);
+  } else if (key == "torch-backend") {
+    t.torch_backend = scratch.torch_backend;
+  } else {
+    t.cuda_compat = scratch.cuda_compat;
   }
-  if (key == "driver") return set(gpu::DriverSpec::parse(text), t.driver);
-  if (key == "torch-backend") return set(TorchBackend::parse(text), t.torch_backend);
-  return set(gpu::parse_cuda_compat(text), t.cuda_compat);
+  return {};
 }
 
 core::Result<TargetSpec> read_target(const std::string& file, const std::string& table,
