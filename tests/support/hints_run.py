@@ -38,8 +38,6 @@ SHOWS = re.compile(r"\bsee\b")
 KNOWN = {
     "move it into the project's gpulock.toml and update the lock":
         "the command is the second of two steps the hint names",
-    "re-locks every target as a set":
-        "check --all-targets gives the command without the index flags the locks were made with",
 }
 FINDING_EXIT_1 = {"check", "diff"}
 
