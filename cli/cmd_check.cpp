@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/check.h"
+#include "gpulock/app/command_line.h"
 #include "gpulock/app/machine.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/targets.h"
@@ -249,6 +250,8 @@ int check_all_targets(Context& ctx, const CheckArgs& a, app::CheckRequest reques
   const std::filesystem::path dir = std::filesystem::path(declared->file).parent_path();
   int exit = kExitSuccess;
   std::vector<std::string> json;
+  // The command the locks were made with (their indexes and inputs): the re-lock's.
+  std::string command;
   for (const auto& t : declared->targets) {
     const std::string path = (dir / fmt::format("pylock.{}.toml", t.name)).string();
     if (!std::filesystem::exists(path, ec)) {
@@ -266,8 +269,10 @@ int check_all_targets(Context& ctx, const CheckArgs& a, app::CheckRequest reques
     if (result->drift_found()) exit = kExitFinding;
     std::vector<std::string> differences;
     if (auto text = app::read_text_file(path)) {
-      if (auto parsed = lock::parse_lock(*text, path))
+      if (auto parsed = lock::parse_lock(*text, path)) {
         differences = app::target_differences(t, parsed->lock);
+        if (command.empty()) command = parsed->lock.command;
+      }
     }
     for (const auto& line : differences) {
       term.error(fmt::format("{}: target '{}' {}", path, t.name, line));
@@ -281,7 +286,7 @@ int check_all_targets(Context& ctx, const CheckArgs& a, app::CheckRequest reques
   }
   if (format == "json") term.out(fmt::format("[\n{}]\n", fmt::join(json, ",\n")));
   if (exit != kExitSuccess && format == "text")
-    term.hint("`gpulock resolve --all-targets` re-locks every target as a set");
+    term.hint(fmt::format("{} re-locks every target as a set", app::relock_all_targets(command)));
   return exit;
 }
 

@@ -35,4 +35,11 @@ std::string relock_here(std::string_view lock_command) {
   return "`" + command_with(lock_command, edits) + "`";
 }
 
+std::string relock_all_targets(std::string_view lock_command) {
+  if (lock_command.empty()) return "`gpulock resolve --all-targets`";
+  const std::vector<FlagEdit> edits = {{"--target", "X", FlagEdit::Op::Remove},
+                                       {"--all-targets", "", FlagEdit::Op::Set}};
+  return "`" + command_with(lock_command, edits) + "`";
+}
+
 }  // namespace gpulock::app

@@ -163,7 +163,35 @@ std::vector<std::string> confirmed_kept_pins(const ResolveRequest& request, cons
   return out;
 }
 
+// Whether `hint`'s edits, solved on the same client, give what `fix` claims: a solution, and
+// with a focus, that package locked newer than the build that was passed over.
+bool fix_works(const ResolveRequest& request, const ResolveRun& run, index::IndexClient& client,
+               const catalog::FixHint& fix, const catalog::Hint& hint) {
+  std::vector<std::string> focus;
+  if (!fix.focus.empty()) focus.push_back(fix.focus);
+  auto tried = try_command(request, run, hint.edits, focus, &client);
+  if (!tried) return false;
+  if (fix.focus.empty() || !fix.newer_than) return true;
+  return tried->version && *fix.newer_than < *tried->version;
+}
+
 }  // namespace
+
+void confirm_fix_hints(const ResolveRequest& request, const ResolveRun& run,
+                       index::IndexClient& client, catalog::Catalog& catalog,
+                       const resolver::DerivationTree* tree, const resolver::Solution* solution) {
+  if (run.trial) return;
+  std::vector<catalog::HintVerdict> verdicts;
+  for (const auto& fix : catalog::fix_hints(catalog, tree, solution)) {
+    catalog::HintVerdict v{fix.key, fix_works(request, run, client, fix, fix.hint), std::nullopt};
+    for (std::size_t i = 0; !v.confirmed && !v.instead && i < fix.alternatives.size(); ++i) {
+      if (fix_works(request, run, client, fix, fix.alternatives[i]))
+        v.instead = fix.alternatives[i];
+    }
+    verdicts.push_back(std::move(v));
+  }
+  catalog::set_hint_verdicts(catalog, verdicts);
+}
 
 // What the solve leaves for write(): the catalog (it answers the questions the lock and the
 // explanation ask, catalog/after_solve.h) and its adapter, the sources as given, and the outcome.
@@ -269,6 +297,9 @@ core::Status ResolveSession::write() {
     return explain_no_solution(request_, *plan_, *client_, provider, *failure, result_);
   }
   const auto& solution = std::get<resolver::Solution>(solved_->outcome);
+  // Proven words (issue 43 item 5): the fix hints the warnings and skipped reasons would give,
+  // tried before they are worded.
+  confirm_fix_hints(request_, run_, *client_, *solved_->catalog, nullptr, &solution);
   for (auto& line : confirmed_kept_pins(request_, run_, *client_,
                                         catalog::kept_pins_beaten(*solved_->catalog, solution)))
     result_.warnings.push_back(std::move(line));

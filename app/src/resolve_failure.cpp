@@ -260,6 +260,8 @@ core::Status explain_no_solution(const ResolveRequest& request, const ResolvePla
   if (!unknown) return std::unexpected(unknown.error());
   // Pages the hints compare are fetched now, never while the proof is rendered (issue 21).
   catalog::fetch_hint_pages(provider.catalog(), failure.tree);
+  // Proven words (issue 43 item 5): the fix hints the explanation would give, tried first.
+  confirm_fix_hints(request, plan.run, client, provider.catalog(), &failure.tree, nullptr);
   for (auto& w : catalog::warnings(provider.catalog())) {
     if (std::find(result.warnings.begin(), result.warnings.end(), w) == result.warnings.end()) {
       result.warnings.push_back(std::move(w));

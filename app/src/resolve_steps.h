@@ -69,6 +69,13 @@ struct TriedCommand {
                                                       const std::vector<FlagEdit>& edits,
                                                       const std::vector<std::string>& focus,
                                                       index::IndexClient* client = nullptr);
+/// Proven words (issue 43 item 5): each fix hint with a command that the catalog's words would
+/// print (catalog::fix_hints: a failed solve's `tree`, or a `solution`'s warnings and skipped
+/// reasons) tried with try_command on `client`, then its alternatives, and the verdicts given
+/// to the catalog (catalog::set_hint_verdicts) before anything is rendered. None in a trial.
+void confirm_fix_hints(const ResolveRequest& request, const ResolveRun& run,
+                       index::IndexClient& client, catalog::Catalog& catalog,
+                       const resolver::DerivationTree* tree, const resolver::Solution* solution);
 /// "`COMMAND` locks torch X" (or "`COMMAND` finds a solution").
 [[nodiscard]] std::string tried_text(const TriedCommand& t);
 /// What a tried command is judged by: torch, else the requirements' names in order.

@@ -245,10 +245,12 @@ std::vector<MissingFromTorch> missing_from_torch_source(const Catalog& cat,
         }
       }
     }
+    auto fix =
+        impl.checked_fix(fmt::format("torch-source:{}", name), impl.missing_from_torch_fix(name));
     out.push_back(
         {name,
          fmt::format("{}: {}", name, impl.missing_from_torch_text(name, needer, needer_name, need)),
-         write_hint(impl.missing_from_torch_fix(name), write)});
+         fix ? write_hint(*fix, write) : Catalog::Impl::missing_from_torch_why(name), needer_name});
   }
   return out;
 }
@@ -372,6 +374,113 @@ void fetch_hint_pages(Catalog& cat, const resolver::DerivationTree& tree) {
     }
     if ((*page)->found) impl.hint_pages[name].emplace_back(s, *page);
   }
+}
+
+namespace {
+
+// The value of a hint's `--index NAME=URL` edit ("other=URL"), or "".
+std::string index_edit(const Hint& hint) {
+  for (const auto& e : hint.edits) {
+    if (e.flag == "--index") return e.value;
+  }
+  return {};
+}
+
+// A fix that is not enough alone may be with the others that take names from the same index
+// (setuptools and triton, both from PyPI): all of them at once, the first alternative tried.
+void add_combined(std::vector<FixHint>& fixes) {
+  for (auto& f : fixes) {
+    std::string index = index_edit(f.hint);
+    if (index.empty()) continue;
+    Hint all{{}, {}, "`"};
+    std::vector<std::string> names;
+    for (const auto& g : fixes) {
+      if (index_edit(g.hint) != index) continue;
+      for (const auto& e : g.hint.edits) {
+        bool seen = std::any_of(all.edits.begin(), all.edits.end(), [&](const auto& x) {
+          return x.flag == e.flag && x.value == e.value;
+        });
+        if (seen) continue;
+        all.edits.push_back(e);
+        if (e.flag == "--index-for") names.push_back(e.value.substr(0, e.value.find('=')));
+      }
+    }
+    if (names.size() < 2) continue;
+    constexpr std::string_view kTorchSource = "torch-source:";
+    std::string why = f.key.starts_with(kTorchSource)
+                          ? Catalog::Impl::missing_from_torch_why(
+                                std::string_view(f.key).substr(kTorchSource.size())) +
+                                "; "
+                          : std::string();
+    all.text_before = fmt::format("{}to take {} from {}: `", why, fmt::join(names, " and "),
+                                  index.substr(index.find('=') + 1));
+    f.alternatives.insert(f.alternatives.begin(), std::move(all));
+  }
+}
+
+}  // namespace
+
+std::vector<FixHint> fix_hints(const Catalog& cat, const resolver::DerivationTree* tree,
+                               const resolver::Solution* solution) {
+  const Catalog::Impl& impl = cat.impl();
+  std::vector<FixHint> out;
+  std::vector<MissingFromTorch> missing;
+  if (solution != nullptr) missing = missing_from_torch_source(cat);
+  impl.collecting = &out;
+  // The words that would be printed are asked for as they would be; checked_fix records each
+  // fix it is given (one per key) instead of looking up its verdict.
+  auto focus_from = [&](std::size_t from, const std::string& focus,
+                        const std::optional<core::Version>& newer_than) {
+    for (std::size_t i = from; i < out.size(); ++i) {
+      out[i].focus = focus;
+      out[i].newer_than = newer_than;
+    }
+  };
+  if (tree != nullptr) {
+    std::set<std::string, std::less<>> names;
+    for (const auto& node : tree->nodes) {
+      for (const auto& t : node.terms) {
+        const auto& p = t.package();
+        if (!p.is_root && !p.is_virtual) names.insert(p.name);
+      }
+    }
+    for (const auto& name : names) {
+      if (auto other = impl.first_index_other(name)) {
+        (void)impl.checked_fix(fmt::format("first-index:{}={}", name, *other),
+                               impl.first_index_fix(name, *other),
+                               impl.first_index_alternatives(name, *other, {}));
+      }
+      if (impl.missing_from_torch(name)) {
+        (void)impl.checked_fix(fmt::format("torch-source:{}", name),
+                               impl.missing_from_torch_fix(name));
+      }
+    }
+  }
+  if (solution != nullptr) {
+    for (const auto& m : missing) {
+      if (solution->find(m.name) != nullptr) continue;
+      std::size_t from = out.size();
+      (void)impl.checked_fix(fmt::format("torch-source:{}", m.name),
+                             impl.missing_from_torch_fix(m.name));
+      const auto* needer = m.needed_by.empty() ? nullptr : solution->find(m.needed_by);
+      if (needer != nullptr) focus_from(from, needer->name, needer->version);
+    }
+    for (const auto& chosen : solution->packages) {
+      if (chosen.is_virtual || !gpu::is_torch_family(chosen.name)) continue;
+      std::size_t from = out.size();
+      (void)skipped_before(cat, chosen.name, chosen.candidate_index, solution);
+      focus_from(from, chosen.name, chosen.version);
+    }
+  }
+  impl.collecting = nullptr;
+  add_combined(out);
+  return out;
+}
+
+void set_hint_verdicts(Catalog& cat, const std::vector<HintVerdict>& verdicts) {
+  Catalog::Impl& impl = cat.impl();
+  for (const auto& v : verdicts)
+    impl.verdicts.insert_or_assign(v.key, v);
 }
 
 std::vector<std::string> arch_fix_backends(const Catalog& cat) {

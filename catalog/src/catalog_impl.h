@@ -162,6 +162,26 @@ struct Catalog::Impl {
   // The fix that takes `name` from `other` instead of the source first-index chose: the run's
   // command with the flags added (a Hint: the caller's writer renders the command).
   Hint first_index_fix(std::string_view name, std::string_view other) const;
+  // The lower-priority source (redacted URL) whose fetched page (fetch_hint_pages) has versions
+  // of `name` that its first-index source lacks: the explanation's first-index hint names it.
+  std::optional<std::string> first_index_other(std::string_view name) const;
+
+  // Proven words (issue 43 item 5): the verdicts of the fix hints the workflow tried
+  // (set_hint_verdicts), by key (fix_hints). `checked_fix` gives the hint to print: as made
+  // when confirmed or never tried (no verdicts: a trial session, the catalog's own tests), the
+  // command that does work instead, or nothing (the fact is said without a command). While
+  // `collecting` is set, every fix asked for is recorded there instead (fix_hints).
+  std::map<std::string, HintVerdict, std::less<>> verdicts;
+  mutable std::vector<FixHint>* collecting = nullptr;
+  std::optional<Hint> checked_fix(std::string key, Hint hint,
+                                  std::vector<Hint> alternatives = {}) const;
+  // The names `e` requires that their first-index source has no usable version for while a
+  // lower-priority source was skipped for them (first-index only), in requirement order.
+  std::vector<std::string> stale_names(const VersionEntry& e) const;
+  // What to try when first_index_fix(name, other) does not work, in order: every one of
+  // `names` from `other` (when more than `name`), and every index trusted equally.
+  std::vector<Hint> first_index_alternatives(std::string_view name, std::string_view other,
+                                             const std::vector<std::string>& names) const;
 
   // Issue 41 item 4: `name` is a torch-family name the torch source owns and lacks (no page on
   // any source searched for it, no --index-for pin).
@@ -173,6 +193,8 @@ struct Catalog::Impl {
                                       std::string_view needer_name,
                                       const resolver::Dependency* need) const;
   Hint missing_from_torch_fix(std::string_view name) const;
+  // The fact that fix starts with: "triton is a torch-family name, which comes only from ...".
+  static std::string missing_from_torch_why(std::string_view name);
 
   // Per GPU arch a candidate of `state` lacked kernels for: the release and the CUDA builds of
   // it that have them (the first such candidate tried, in preference order, speaks for its

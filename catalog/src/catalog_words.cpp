@@ -43,6 +43,82 @@ auto Catalog::Impl::first_index_fix(std::string_view name, std::string_view othe
   return fix;
 }
 
+auto Catalog::Impl::first_index_other(std::string_view name) const -> std::optional<std::string> {
+  auto it = packages.find(name);
+  auto fetched = hint_pages.find(name);
+  if (it == packages.end() || fetched == hint_pages.end() ||
+      !hints_skipped_sources(name, it->second)) {
+    return std::nullopt;
+  }
+  std::unordered_map<core::Version, bool, core::VersionHash> known;
+  for (const auto& e : it->second.entries)
+    known.emplace(e.version, true);
+  for (const auto& [s, page] : fetched->second) {
+    bool has_other =
+        std::any_of(page->files.begin(), page->files.end(),
+                    [&](const index::DistFile& f) { return !known.contains(f.version()); }) ||
+        std::any_of(page->omitted.begin(), page->omitted.end(),
+                    [&](const index::OmittedVersion& o) { return !known.contains(o.version); });
+    if (has_other) return index::redact_url(s->source.url);
+  }
+  return std::nullopt;
+}
+
+auto Catalog::Impl::checked_fix(std::string key, Hint hint, std::vector<Hint> alternatives) const
+    -> std::optional<Hint> {
+  if (hint.edits.empty()) return hint;
+  if (collecting != nullptr) {
+    bool seen = std::any_of(collecting->begin(), collecting->end(),
+                            [&](const FixHint& f) { return f.key == key; });
+    if (!seen) collecting->push_back({std::move(key), hint, {}, {}, std::move(alternatives)});
+    return hint;
+  }
+  auto it = verdicts.find(key);
+  if (it == verdicts.end() || it->second.confirmed) return hint;
+  return it->second.instead;
+}
+
+auto Catalog::Impl::stale_names(const VersionEntry& e) const -> std::vector<std::string> {
+  std::vector<std::string> out;
+  if (config.strategy != IndexStrategy::FirstIndex) return out;
+  for (const auto& d : e.requirements) {
+    auto pit = packages.find(d.name);
+    if (pit == packages.end() || pit->second.skipped.empty() || pit->second.sources.empty()) {
+      continue;
+    }
+    bool satisfied =
+        std::any_of(pit->second.entries.begin(), pit->second.entries.end(), [&](const auto& c) {
+          return c.file != nullptr && !c.unavailable && d.specifier.contains(c.version, true);
+        });
+    if (!satisfied && std::find(out.begin(), out.end(), d.name) == out.end()) out.push_back(d.name);
+  }
+  return out;
+}
+
+auto Catalog::Impl::first_index_alternatives(std::string_view name, std::string_view other,
+                                             const std::vector<std::string>& names) const
+    -> std::vector<Hint> {
+  std::vector<Hint> out;
+  // Every name the build needs that its first-index source cannot give, from `other`.
+  if (names.size() > 1) {
+    Hint all{fmt::format("to take {} from {}: `", fmt::join(names, " and "), other),
+             {{"--index", fmt::format("other={}", other), core::FlagEdit::Op::Add}},
+             "`"};
+    for (const auto& n : names)
+      all.edits.push_back({"--index-for", fmt::format("{}=other", n), core::FlagEdit::Op::Add});
+    out.push_back(std::move(all));
+  }
+  // --nightly refuses unsafe-best-match (issue 41 item 3).
+  bool nightly = std::any_of(config.torch.begin(), config.torch.end(),
+                             [](const SourceSpec& s) { return s.nightly(); });
+  if (!nightly) {
+    out.push_back({fmt::format("to take {} from {}, trusting every index equally: `", name, other),
+                   {{"--index-strategy", "unsafe-best-match", core::FlagEdit::Op::Set}},
+                   "`"});
+  }
+  return out;
+}
+
 auto Catalog::Impl::missing_from_torch(std::string_view name) const -> bool {
   if (config.torch.empty() || !gpu::is_torch_family(name)) return false;
   if (std::any_of(config.pinned.begin(), config.pinned.end(),
@@ -72,15 +148,19 @@ auto Catalog::Impl::missing_from_torch_text(std::string_view name, const Version
   return text;
 }
 
+auto Catalog::Impl::missing_from_torch_why(std::string_view name) -> std::string {
+  return fmt::format(
+      "{} is a torch-family name, which comes only from the PyTorch index unless --index-for "
+      "names another",
+      name);
+}
+
 auto Catalog::Impl::missing_from_torch_fix(std::string_view name) const -> Hint {
   auto general =
       std::find_if(config.general.begin(), config.general.end(), [](const SourceSpec& s) {
         return s.type.is<Simple>() && (s.type.role == Role::Default || s.type.role == Role::Extra);
       });
-  std::string why = fmt::format(
-      "{} is a torch-family name, which comes only from the PyTorch index unless --index-for "
-      "names another",
-      name);
+  std::string why = missing_from_torch_why(name);
   if (general == config.general.end()) {
     return {fmt::format("{}: add `--index NAME=URL --index-for {}=NAME`", why, name), {}, {}};
   }
@@ -128,7 +208,9 @@ auto Catalog::Impl::conflict_reason(const VersionEntry& e, const resolver::Solut
   // requirement the solution then had to bend.
   for (const auto& d : e.requirements) {
     if (!missing_from_torch(d.name)) continue;
-    if (hint != nullptr) *hint = missing_from_torch_fix(d.name);
+    if (hint != nullptr) {
+      *hint = checked_fix(fmt::format("torch-source:{}", d.name), missing_from_torch_fix(d.name));
+    }
     named(d.name);
     return fmt::format("needs {}, and {}", d.to_string(),
                        missing_from_torch_text(d.name, &e, "", nullptr));
@@ -156,7 +238,11 @@ auto Catalog::Impl::conflict_reason(const VersionEntry& e, const resolver::Solut
         std::string other = index::redact_url(dep.skipped.front()->source.url);
         reason +=
             fmt::format(" (first-index: {} comes only from there, not from {})", d.name, other);
-        if (hint != nullptr) *hint = first_index_fix(d.name, other);
+        if (hint != nullptr) {
+          *hint = checked_fix(fmt::format("first-index:{}={}", d.name, other),
+                              first_index_fix(d.name, other),
+                              first_index_alternatives(d.name, other, stale_names(e)));
+        }
       }
       named(d.name);
       return reason;

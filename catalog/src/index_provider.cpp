@@ -5,7 +5,6 @@
 #include "gpulock/catalog/index_provider.h"
 
 #include <algorithm>
-#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -87,27 +86,15 @@ std::vector<std::string> IndexProvider::package_hints(const resolver::PackageInf
   // unrelated pre-releases, or nightly torch, where pre-releases are allowed already.)
   // First-index ignored lower-priority sources: say so when one of them has versions the used
   // source lacks. Only pages fetch_hint_pages fetched are read: no I/O here.
-  if (auto pages = impl.hint_pages.find(package.name);
-      pages != impl.hint_pages.end() && impl.hints_skipped_sources(package.name, state)) {
-    std::unordered_map<core::Version, bool, core::VersionHash> known;
-    for (const auto& e : state.entries)
-      known.emplace(e.version, true);
-    for (const auto& [s, page] : pages->second) {
-      bool has_other =
-          std::any_of(page->files.begin(), page->files.end(),
-                      [&](const index::DistFile& f) { return !known.contains(f.version()); }) ||
-          std::any_of(page->omitted.begin(), page->omitted.end(),
-                      [&](const index::OmittedVersion& o) { return !known.contains(o.version); });
-      if (has_other) {
-        std::string other = index::redact_url(s->source.url);
-        hints.push_back(fmt::format(
-            "{} was also found on {}, but under first-index only {} is used for it (protection "
-            "against dependency confusion); {}",
-            package.name, other, Catalog::Impl::sources_text(state.sources),
-            write_hint(impl.first_index_fix(package.name, other), write_)));
-        break;
-      }
-    }
+  if (auto other = impl.first_index_other(package.name)) {
+    // Proven words (issue 43 item 5): the command only when a second solve confirmed it.
+    auto fix = impl.checked_fix(fmt::format("first-index:{}={}", package.name, *other),
+                                impl.first_index_fix(package.name, *other));
+    hints.push_back(fmt::format(
+        "{} was also found on {}, but under first-index only {} is used for it (protection "
+        "against dependency confusion){}",
+        package.name, *other, Catalog::Impl::sources_text(state.sources),
+        fix ? "; " + write_hint(*fix, write_) : std::string()));
   }
   // A build without kernels for a GPU: which CUDA builds of that release have them. The command
   // that asks for one is suggested by the resolve workflow once it has tried it.

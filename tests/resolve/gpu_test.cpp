@@ -626,3 +626,24 @@ TEST_CASE("resolve without a driver: an error with hints, or CPU builds with --d
     CHECK(locked_version(followed.out, "torch") == "2.12.1+cpu");
   }
 }
+
+TEST_CASE("resolve: a passed-over build's fix is given only when it makes that build the choice",
+          "[resolve][gpu][issue43]") {
+  // Issue 43 item 5. torch 2.13.0+cu126 needs setuptools>=77.0.3, which under first-index only
+  // the PyPI-like index has; but the cuDNN pin keeps torch at 2.8.0 whatever the setuptools, so
+  // taking setuptools from there would not give a newer torch: the fact is said, no command.
+  fs::path dir = fresh_dir("cudnn-pin-unconfirmed");
+  Options o;
+  o.cwd = dir;
+  Run r = resolve({"torch", "nvidia-cudnn-cu12==9.5.1.17", "--torch-backend", "auto", "--driver",
+                   "570.86.10", "-o", "pylock.toml"},
+                  o);
+  INFO(describe(r));
+  REQUIRE(r.status == 0);
+  CHECK(lock_versions(dir / "pylock.toml").at("torch") == "2.8.0+cu126");
+  CHECK(normalize(r.err).find("torch 2.13.0+cu126 needs setuptools>=77.0.3, and "
+                              "http://INDEX/whl/cu128/ (and 4 more) has only setuptools 70.2.0 "
+                              "(first-index: setuptools comes only from there, not from "
+                              "http://INDEX/simple/)") != std::string::npos);
+  CHECK(hint_line(r.err, "to take setuptools").empty());
+}

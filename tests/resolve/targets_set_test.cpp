@@ -189,6 +189,14 @@ TEST_CASE("five targets are locked by one command, with the same versions where 
     CHECK(drift.err.find("error: " + files[4].string() +
                          ": target 'cu130' declares driver 590.44.01, the lock was made for "
                          "driver 580.65.06\n") != std::string::npos);
+    // The re-lock is the command the locks were made with (their indexes and inputs), not a
+    // bare `gpulock resolve --all-targets` (issue 43 item 5; hints_run runs it).
+    std::string relock = hint_line(drift.err, "re-locks every target as a set");
+    INFO(relock);
+    CHECK(relock.starts_with("hint: `gpulock resolve --index-url "));
+    CHECK(relock.find(" --torch-index-base ") != std::string::npos);
+    CHECK(relock.find(" torch numpy --all-targets` re-locks every target as a set") !=
+          std::string::npos);
     // On a machine, check takes the lock this machine would install.
     Run here = run({kExe, "check", "--machine", "--python", "/usr/bin/python3", "--driver",
                     "560.35.03", "--gpu-arch", "sm_80"},

@@ -89,3 +89,33 @@ TEST_CASE("a torch build passed over for a name the PyTorch index lacks is said,
                  "triton; torch 2.13.0+cu130 needs triton==3.7.1\n") != std::string::npos);
   CHECK(err.find("cuda-toolkit 12.9.1 was chosen") == std::string::npos);
 }
+
+// Issue 43 item 5 (proven words): a hint's command is given only when a second solve confirms
+// it. At driver 580 no torch build can be used without triton, and torch 2.13 also needs a
+// setuptools that only the PyPI-like index has: taking setuptools alone from there still fails
+// (triton is missing), so that hint names the command that takes both, and every command a hint
+// gives works when followed.
+TEST_CASE("a fix that needs another name from the same index names both, and works",
+          "[resolve][issue41][issue43]") {
+  fs::path dir = fresh_dir("torch-source-no-triton-580-proven");
+  Options o = on_no_triton(dir);
+  Run r = resolve({"torch", "--torch-backend", "auto", "--driver", "580.65.06", "-o", "-"}, o);
+  INFO(describe(r));
+  CHECK(r.status == 1);
+  std::string setuptools = hint_line(r.err, "setuptools was also found on");
+  INFO(setuptools);
+  REQUIRE_FALSE(setuptools.empty());
+  CHECK(setuptools.find("to take setuptools and triton from ") != std::string::npos);
+  CHECK(setuptools.find("--index-for setuptools=other --index-for triton=other`") !=
+        std::string::npos);
+  int commands = 0;
+  for (const auto& hint : hint_lines(r.err)) {
+    if (hint.find("`gpulock ") == std::string::npos) continue;
+    ++commands;
+    Run followed = run_hint(hint, o);
+    INFO(hint);
+    INFO(describe(followed));
+    CHECK(followed.status == 0);
+  }
+  CHECK(commands >= 2);
+}

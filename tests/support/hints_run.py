@@ -36,16 +36,8 @@ SHOWS = re.compile(r"\bsee\b")
 # Hints whose command does not (yet) do what the hint says, matched by a part of the hint line,
 # each with why it is still printed (issue 43 item 5 leaves them to confirm). Only shrinks.
 KNOWN = {
-    "which comes only from the PyTorch index unless --index-for names another; to take":
-        "the --index-for hint for a torch-family name is written, not solved first",
-    "but under first-index only":
-        "the first-index hint ('to take X from URL') is written, not solved first",
-    "has only setuptools":
-        "the first-index hint ('to take setuptools from URL') is written, not solved first",
     "move it into the project's gpulock.toml and update the lock":
         "the command is the second of two steps the hint names",
-    "re-locks every target as a set":
-        "check --all-targets gives the command without the index flags the locks were made with",
 }
 FINDING_EXIT_1 = {"check", "diff"}
 

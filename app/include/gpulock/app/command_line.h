@@ -29,4 +29,9 @@ using core::split_command;
 /// that say what to run.
 [[nodiscard]] std::string relock_here(std::string_view lock_command);
 
+/// For a hint: "`<a target lock's command, over every target>`" (`--all-targets` instead of any
+/// `--target NAME`; the indexes and inputs the locks were made with kept), or "`gpulock resolve
+/// --all-targets`" when the lock records no command.
+[[nodiscard]] std::string relock_all_targets(std::string_view lock_command);
+
 }  // namespace gpulock::app

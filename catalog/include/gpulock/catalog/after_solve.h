@@ -99,6 +99,18 @@ namespace gpulock::catalog {
 /// becomes a warning (the hint is advice; the explanation stands without it).
 void fetch_hint_pages(Catalog& catalog, const resolver::DerivationTree& tree);
 
+/// Proven words (issue 43 item 5): the fix hints with a command that the words of this solve
+/// would print (`tree`: a failed solve's explanation, after fetch_hint_pages; `solution`: the
+/// warnings and skipped reasons of a solved one), one per key, for the workflow to try (on the
+/// same IndexClient) before anything is rendered. Rendered afterwards, each is printed as
+/// set_hint_verdicts says; a hint never tried (no verdict) is printed as made.
+[[nodiscard]] std::vector<FixHint> fix_hints(const Catalog& catalog,
+                                             const resolver::DerivationTree* tree,
+                                             const resolver::Solution* solution);
+/// The verdicts of the hints fix_hints gave: a confirmed one is printed as made, one with an
+/// `instead` prints that command, any other keeps its fact and names no command.
+void set_hint_verdicts(Catalog& catalog, const std::vector<HintVerdict>& verdicts);
+
 /// Proven words (issue 43 item 5): does a second solve through `provider` (over the same
 /// catalog) confirm that `package` `version` was passed over because of `blocker`? `request`
 /// plus `package==version` either solves (the first solution's choices, `blocker`'s among them,

@@ -120,8 +120,10 @@ struct MissingFromTorch {
   /// "triton: the PyTorch index URL has no triton; torch 2.13.0+cu130 needs triton==3.7.1"
   std::string line;
   /// "to take triton from another index: `gpulock resolve ... --index other=URL --index-for
-  /// triton=other`"
+  /// triton=other`"; the fact alone when that command was tried and does not work.
   std::string hint;
+  /// The package whose candidate needed it ("torch"), when known.
+  std::string needed_by;
 };
 /// A candidate the solver would have preferred over the chosen one, and why it was not used
 /// (for --explain and --report).
