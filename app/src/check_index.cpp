@@ -2,7 +2,6 @@
 // index with the same hash and not yanked (PEP 592), and what would a resolve with the same
 // recorded inputs and snapshot pick today ("upstream moved")?
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <set>
 
@@ -10,26 +9,19 @@
 
 #include "gpulock/app/command_line.h"
 #include "gpulock/app/mirror.h"
-#include "gpulock/app/requirements_file.h"
 #include "gpulock/app/resolve.h"
 #include "gpulock/app/resolve_record.h"
 #include "gpulock/catalog/source.h"
-#include "gpulock/core/text.h"
 #include "gpulock/index/client.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/url.h"
-#include "gpulock/lock/toml_value.h"
-#include "gpulock/sys/paths.h"
 
 #include "check_internal.h"
 #include "locked_index.h"
-#include "resolve_inputs.h"
 #include "resolve_session.h"
 
 namespace gpulock::app::check_detail {
 namespace {
-
-namespace fs = std::filesystem;
 
 // The command that re-resolves the lock taking `name`'s newest (issue 16 item 8): the lock's
 // own resolve command with --upgrade-package, complete, so that it runs as it is.

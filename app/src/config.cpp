@@ -11,10 +11,7 @@
 
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/app/resolve_request.h"
-#include "gpulock/core/marker.h"
 #include "gpulock/core/text.h"
-#include "gpulock/gpu/cuda_versions.h"
-#include "gpulock/index/index_spec.h"
 #include "gpulock/index/url.h"
 #include "gpulock/lock/toml_document.h"
 #include "gpulock/resolver/provider.h"

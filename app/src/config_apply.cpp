@@ -1,6 +1,5 @@
 // apply_config (app/config.h): the loaded settings onto resolve's typed request, beneath the
 // flags; user-level settings keep their origin (issue 41 item 2).
-#include <fmt/format.h>
 
 #include "gpulock/app/config.h"
 #include "gpulock/app/resolve_request.h"

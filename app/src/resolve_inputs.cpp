@@ -6,9 +6,7 @@
 
 #include "gpulock/app/project_file.h"
 #include "gpulock/core/requirement.h"
-#include "gpulock/core/sha256.h"
 #include "gpulock/index/url.h"
-#include "gpulock/lock/toml_value.h"
 #include "gpulock/sys/paths.h"
 
 namespace gpulock::app::detail {
