@@ -422,17 +422,25 @@ int run_native_install(Context& ctx, InstallArgs& args, app::InstallRequest& req
 
 // The lock's recorded inputs against the files and flags they name now (check --inputs): the
 // changes, one line each; empty when none (or the lock records no inputs).
-std::vector<std::string> stale_inputs(const std::string& lock) {
+// What changed since `lock` was made (none for a lock that cannot be read: that is the
+// install's own error), and the command that made it.
+struct StaleInputs {
+  std::vector<std::string> changes;
+  std::string lock_command;
+};
+
+StaleInputs stale_inputs(const std::string& lock) {
   app::CheckRequest cr;
   cr.lock = lock;
   cr.inputs = true;
   auto r = app::check(cr);
-  std::vector<std::string> out;
-  if (!r) return out;  // a lock that cannot be read is the install's own error
+  StaleInputs out;
+  if (!r) return out;
   for (const auto& d : r->drifts) {
     if (d.layer == app::CheckLayer::Inputs && d.severity == app::DriftSeverity::Error)
-      out.push_back(d.message);
+      out.changes.push_back(d.message);
   }
+  out.lock_command = r->lock_command;
   return out;
 }
 
@@ -442,16 +450,18 @@ int run_install(Context& ctx, InstallArgs& args) {
   if (auto ended = pick_lock(ctx, args)) return *ended;
   // A stale lock (issue 41): its inputs changed since it was made. Said before the sync;
   // --locked refuses to install it (uv sync --locked).
-  if (auto changes = stale_inputs(args.lock); !changes.empty()) {
+  if (auto [changes, lock_command] = stale_inputs(args.lock); !changes.empty()) {
     const std::string what = fmt::format(
         "{} is stale: {}{}", args.lock, changes.front(),
         changes.size() > 1 ? fmt::format(" (and {} more changes)", changes.size() - 1) : "");
     if (args.locked) {
       ctx.term.error(fmt::format("--locked: {}", what));
-      ctx.term.hint(
-          fmt::format("`gpulock check --inputs --lock {}` lists the changes; `gpulock "
-                      "resolve` locks again; nothing was installed",
-                      args.lock));
+      // The lock's own command locks again; a lock without one names no command.
+      ctx.term.hint(fmt::format(
+          "`gpulock check --inputs --lock {}` lists the changes; {}; nothing was installed",
+          args.lock,
+          lock_command.empty() ? std::string("resolve it again")
+                               : fmt::format("`{}` locks again", lock_command)));
       return kExitFinding;
     }
     ctx.term.warning(

@@ -108,6 +108,7 @@ core::Result<CheckResult> check(const CheckRequest& request) {
 
   CheckResult result;
   result.lock_path = request.lock;
+  result.lock_command = lock_file->lock.command;
   result.strict = request.strict;
   for (const auto& w : lock_file->warnings)
     result.warnings.push_back(w.to_string());

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "gpulock/app/config.h"
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/catalog/source.h"
+#include "gpulock/core/command_line.h"
 #include "gpulock/core/text.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/url.h"
@@ -186,11 +188,17 @@ core::Status compare_user_settings(const Context& ctx, const lock::GpulockInputs
                     now_text(*config, key, *ix.origin, winner)),
         rec.line.line);
     d.expected = ix.url;
+    // The way out that works alone: the lock's command with the setting given as its flag (a
+    // flag wins over any variable or file, and the lock then records it as given).
+    const core::FlagEdit again{
+        "--" + key, ix.url, key == "index-url" ? core::FlagEdit::Op::Set : core::FlagEdit::Op::Add};
     d.hint = fmt::format(
-        "a setting outside the project made this lock: give {} {} again, or move it into the "
-        "project's gpulock.toml and update the lock{}",
+        "a setting outside the project made this lock: give {} {} again{}, or move it into the "
+        "project's gpulock.toml and update the lock",
         key, index::redact_url(ix.url),
-        ctx.lock.command.empty() ? std::string() : ": " + ctx.lock.command);
+        ctx.lock.command.empty()
+            ? std::string()
+            : " (`" + core::command_with(ctx.lock.command, std::span(&again, 1)) + "`)");
     drifts.push_back(std::move(d));
     reported.insert(*ix.origin);
     if (!winner.empty()) reported.insert(winner);

@@ -25,6 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+import hint_log  # noqa: E402  (tests/support/hint_log.py: hints for ctest hints_run)
+
 HERE = Path(__file__).resolve().parent
 
 # Limits for the tests: each trips within a few seconds.
@@ -156,9 +159,11 @@ class World:
 
     def run(self, mode: str, cache: Path | None = None, timeout: float = 60,
             env: dict[str, str] | None = None, flags: list[str] | None = None):
-        return subprocess.run(self.argv(mode, cache) + (flags or []), env=self.env(env),
-                              cwd=self.work,
-                              capture_output=True, text=True, timeout=timeout)
+        argv, e = self.argv(mode, cache) + (flags or []), self.env(env)
+        p = subprocess.run(argv, env=e, cwd=self.work, capture_output=True, text=True,
+                           timeout=timeout)
+        hint_log.keep(argv, e, self.work, p.returncode, p.stdout, p.stderr)
+        return p
 
     def start(self, mode: str) -> subprocess.Popen:
         # No floor: the signal, not the drip, must end the run.

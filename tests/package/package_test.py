@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "security"))
-from install_attack import check, make_wheel, run  # noqa: E402
+from install_attack import check, hint_log, make_wheel, run  # noqa: E402
 
 
 def sh(*args, cwd=None, env=None, timeout=300) -> subprocess.CompletedProcess:
@@ -35,6 +35,7 @@ def sh(*args, cwd=None, env=None, timeout=300) -> subprocess.CompletedProcess:
     e.update(env or {})
     p = subprocess.run([str(a) for a in args], cwd=cwd, env=e, capture_output=True, text=True,
                        timeout=timeout)
+    hint_log.keep(args, e, cwd, p.returncode, p.stdout, p.stderr)
     print(f"$ {' '.join(str(a) for a in args)}\n  -> {p.returncode}\n" +
           "".join(f"  | {line}\n" for line in (p.stdout + p.stderr).splitlines()[:12]))
     return p

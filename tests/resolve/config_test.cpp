@@ -295,6 +295,9 @@ TEST_CASE("configuration reaches resolve and check --inputs names a changed sour
   SECTION("a variable set now overrides the pip.conf that supplied jinja2: named once") {
     env["UV_INDEX_URL"] = "https://user:secret@uv.example/simple";
     env["GPULOCK_TORCH_BACKEND"] = "cu126";
+    // The PyTorch index that backend reads is the loopback one (the hint's command, run by
+    // hints_run in this environment, asks it for jinja2).
+    env["GPULOCK_TORCH_INDEX_BASE"] = servers().torch_index_base();
     Run c = run({kExe, "check", "--inputs"}, env, dir);
     INFO(describe(c));
     CHECK(c.status == 1);

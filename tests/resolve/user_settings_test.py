@@ -115,8 +115,11 @@ def test(g: Gpulock, work: Path) -> None:
     check(p.returncode == 0 and "warning:" in p.out and "PIP_INDEX_URL (index-url " in p.out
           and "would be asked before" in p.out and "where 1 locked package came from" in p.out,
           "a variable set now that would be asked first: a warning naming it")
-    # Project-level inputs keep their strictness: an edited gpulock.toml is drift.
-    (proj / "gpulock.toml").write_text(f'index-url = "{(proj / "simple").as_uri()}"\n')
+    # Project-level inputs keep their strictness: an edited gpulock.toml is drift (here the team
+    # adds a second wheel directory; the lock's command, which the hint gives, locks again).
+    (proj / "more-wheels").mkdir()
+    (proj / "gpulock.toml").write_text(
+        f'index-url = "{(proj / "simple").as_uri()}"\nfind-links = ["wheels", "more-wheels"]\n')
     p = g.run("check", "--inputs", "--lock", "pylock.project.toml")
     check(p.returncode == 1 and "gpulock.toml changed since the lock was resolved" in p.out,
           "an edited project gpulock.toml is still drift")

@@ -28,6 +28,9 @@ import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+import hint_log  # noqa: E402  (tests/support/hint_log.py: hints for ctest hints_run)
+
 FAILURES: list[str] = []
 SECRET = "s3cr3tT0ken"
 
@@ -177,6 +180,7 @@ class Gpulock:
                            timeout=120)
         p.out = p.stdout.decode(errors="replace")
         p.err = p.stderr.decode(errors="replace")
+        hint_log.keep([self.exe, *args], e, self.work, p.returncode, p.out, p.err)
         print(f"$ gpulock {' '.join(args)}\n  -> {p.returncode}\n" +
               "".join(f"  | {line}\n" for line in (p.out + p.err).splitlines()[:40]))
         return p

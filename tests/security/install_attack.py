@@ -23,6 +23,9 @@ import time
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+import hint_log  # noqa: E402  (tests/support/hint_log.py: hints for ctest hints_run)
+
 FAILURES: list[str] = []
 
 
@@ -115,6 +118,7 @@ class Gpulock:
             p = subprocess.CompletedProcess(args, -999, b"", b"timed out")
         p.out = p.stdout.decode(errors="replace")
         p.err = p.stderr.decode(errors="replace")
+        hint_log.keep(self.argv(args), e, self.work, p.returncode, p.out, p.err)
         print(f"$ gpulock {' '.join(args)}\n  -> {p.returncode}\n" +
               "".join(f"  | {line}\n" for line in (p.out + p.err).splitlines()[:30]))
         return p

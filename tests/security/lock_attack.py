@@ -35,6 +35,9 @@ import time
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+import hint_log  # noqa: E402  (tests/support/hint_log.py: hints for ctest hints_run)
+
 FAILURES: list[str] = []
 
 
@@ -148,6 +151,7 @@ class Gpulock:
         p.seconds = time.monotonic() - started
         p.out = p.stdout.decode(errors="replace")
         p.err = p.stderr.decode(errors="replace")
+        hint_log.keep([self.exe, *args], e, self.work, p.returncode, p.out, p.err)
         print(f"$ gpulock {' '.join(args)}\n  -> {p.returncode} ({p.seconds:.1f} s)\n" +
               "".join(f"  | {line}\n" for line in (p.out + p.err).splitlines()[:20]))
         return p

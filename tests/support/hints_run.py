@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
 """Runs every command a `hint:` line gave during the tests (issue 43, "done when").
 
-tests/support/cli_runner.h keeps each gpulock run whose output has a `hint:` line with a
-gpulock command in it (in backquotes, or after ": ") under the build's hint-log/: its argv, env,
-output, exit status, the directory it ran in and a copy of that directory as it was, and runs
-this script with --run-record at once, while the test's servers and files are there. For each
-such command, it runs it as the user would have (the same environment, in a fresh copy of that
-directory, absolute paths into the old directory pointed at the copy) and checks:
+tests/support/cli_runner.h (Catch2 tests) and tests/support/hint_log.py (Python tests) keep
+each gpulock run whose output has a `hint:` line with a gpulock command in it (in backquotes, or
+after ": ") under the build's hint-log/: its argv, env, output, exit status, the directory it
+ran in and a copy of that directory as it was, and run this script with --run-record at once,
+while the test's servers and files are there. For each such command, it runs it as the user
+would have (the same environment, in a fresh copy of that directory, absolute paths into the
+old directory pointed at the copy) and checks:
   - it exits 0, or 1 where the command reports findings by its exit status (check, diff);
   - the finding the hint was printed for (the nearest line above the hint block that is not a
     hint) is not in its output, unless the hint only shows something ("see what ...").
 and writes result.json beside the record. Not run, and listed: a hint that is a pattern rather
 than a command (`...`, `URL`, `VERSION`, `<URL>`), one for another machine ("there", "on a
 machine with an NVIDIA GPU"), and an install (it would change the environment the test goes
-on using: the copy links the directory's subdirectories). ctest `hints_run` (the cleanup of fixture `hint_log`, after every test that uses
-the servers) reads every result: it fails on a command that did not work, except those in
-KNOWN (each with why: the list only shrinks); `--self-test` checks the parsing.
+on using: the copy links the directory's subdirectories). ctest `hints_run` (the cleanup of
+fixture `hint_log`, which every test that runs gpulock requires, so it runs after the last of
+them) reads every result: it fails on a command that did not work, except those in KNOWN (each
+with why: the list only shrinks); `--self-test` checks the parsing.
 """
 import argparse
 import collections
@@ -35,10 +37,7 @@ ELSEWHERE = re.compile(r"prints there|on a machine with|on another machine")
 SHOWS = re.compile(r"\bsee\b")
 # Hints whose command does not (yet) do what the hint says, matched by a part of the hint line,
 # each with why it is still printed (issue 43 item 5 leaves them to confirm). Only shrinks.
-KNOWN = {
-    "move it into the project's gpulock.toml and update the lock":
-        "the command is the second of two steps the hint names",
-}
+KNOWN = {}
 FINDING_EXIT_1 = {"check", "diff"}
 
 

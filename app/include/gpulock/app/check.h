@@ -122,6 +122,7 @@ struct CheckRequest {
 
 struct CheckResult {
   std::string lock_path;              ///< as given
+  std::string lock_command;           ///< the command that made the lock, as recorded ("": none)
   std::vector<LayerResult> layers;    ///< always the four, in CheckLayer order
   std::vector<Drift> drifts;          ///< layer order, then the order found
   std::vector<std::string> warnings;  ///< the lock reader's warnings
