@@ -123,10 +123,18 @@ void check_record(const Context& ctx, const std::string& python, const lock::Pac
     if (rc.problems.size() > kMaxShown) {
       d.details.push_back(fmt::format("... and {} more", rc.problems.size() - kMaxShown));
     }
-    d.hint = fmt::format(
-        "reinstall it: `{} -m pip uninstall -y {}`, then `gpulock install --lock {} --python "
-        "{}`",
-        python, p.name, ctx.lock_path, python);
+    // gpulock install replaces a package whose files changed by the same size and mtime check
+    // (or, for one another tool installed, its RECORD's hashes); a file --deep alone found
+    // changed (same size and mtime, another sha256) it would keep, so that one is removed first.
+    d.hint = ctx.request.deep
+                 ? fmt::format(
+                       "reinstall it: `{} -m pip uninstall -y {}`, then `gpulock install "
+                       "--lock {} --python {}`",
+                       python, p.name, ctx.lock_path, python)
+                 : fmt::format(
+                       "reinstall it: `gpulock install --lock {} --python {}` replaces "
+                       "it",
+                       ctx.lock_path, python);
     drifts.push_back(std::move(d));
   } else if (ctx.request.deep) {
     layer.notes.push_back(

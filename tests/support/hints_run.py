@@ -13,8 +13,8 @@ old directory pointed at the copy) and checks:
     hint) is not in its output, unless the hint only shows something ("see what ...").
 and writes result.json beside the record. Not run, and listed: a hint that is a pattern rather
 than a command (`...`, `URL`, `VERSION`, `<URL>`), one for another machine ("there", "on a
-machine with an NVIDIA GPU"), and an install (it would change the environment the test goes
-on using: the copy links the directory's subdirectories). ctest `hints_run` (the cleanup of
+machine with an NVIDIA GPU"). An install runs into a copy of the environment it names (the
+copy of the directory links its subdirectories: the test's own environment stays as it was). ctest `hints_run` (the cleanup of
 fixture `hint_log`, which every test that runs gpulock requires, so it runs after the last of
 them) reads every result: it fails on a command that did not work, except those in KNOWN (each
 with why: the list only shrinks); `--self-test` checks the parsing.
@@ -63,6 +63,64 @@ def read_nul(path):
         return [x.decode() for x in f.read().split(b"\0") if x]
 
 
+def own_environment(argv, env, old_dir, cwd, work):
+    """(env, "", (root, copy)) with the environment an install command names (--python,
+    --venv, else $VIRTUAL_ENV, else ./.venv) replaced in `argv` (in place) and `env` by a copy
+    under `work`; (env, why, None) when there is none to copy."""
+    def original(path):
+        path = path if os.path.isabs(path) else os.path.join(old_dir, path)
+        if path.startswith(cwd + "/"):
+            path = old_dir + path[len(cwd):]
+        return os.path.normpath(path)
+
+    env = dict(env)
+    where, root = None, None
+    for i, word in enumerate(argv[:-1]):
+        if word == "--python":
+            where, root = i + 1, os.path.dirname(os.path.dirname(original(argv[i + 1])))
+        elif word == "--venv":
+            where, root = i + 1, original(argv[i + 1])
+    if root is None:
+        root = env.get("VIRTUAL_ENV") or os.path.join(old_dir, ".venv")
+    if not os.path.isfile(os.path.join(root, "pyvenv.cfg")):
+        return env, f"its environment {root} is not a virtual environment to copy", None
+    rel = os.path.relpath(root, old_dir)
+    if old_dir not in ("", "/") and not rel.startswith(".."):
+        # Inside the directory: its top-level entry, a link in the copy, becomes a real copy,
+        # so relative paths (./.venv) reach the copied environment too.
+        top = rel.split(os.sep)[0]
+        link = os.path.join(cwd, top)
+        if os.path.islink(link):
+            os.remove(link)
+        if not os.path.exists(link):
+            shutil.copytree(os.path.join(old_dir, top), link, symlinks=True)
+        copy = os.path.normpath(os.path.join(cwd, rel))
+    else:
+        copy = os.path.join(work, "env")
+        shutil.copytree(root, copy, symlinks=True)
+    if where is not None:
+        argv[where] = (os.path.join(copy, "bin", "python") if argv[where - 1] == "--python"
+                       else copy)
+    elif "VIRTUAL_ENV" in env:
+        env["VIRTUAL_ENV"] = copy
+    return env, "", (root, copy)
+
+
+def fixed_for(record, moved, copied, exe, cwd, env, finding):
+    """Whether the command that printed the hint, run again after it (in the same copy, on the
+    copied environment), no longer says `finding`: a fix (an install that replaces what changed)
+    can name the finding in its own output, as what it fixes."""
+    argv = [moved(w) for w in read_nul(os.path.join(record, "argv"))]
+    if copied:
+        root, copy = copied
+        argv = [copy + w[len(root):] if w == root or w.startswith(root + "/") else w
+                for w in argv]
+    argv[0] = os.path.abspath(exe)
+    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
+                          errors="replace")
+    return finding not in proc.stdout + proc.stderr
+
+
 def run_record(record, exe, scratch):
     """[(status, message)] for each hint command of one kept run."""
     env = dict(kv.split("=", 1) for kv in read_nul(os.path.join(record, "env")))
@@ -94,27 +152,27 @@ def run_record(record, exe, scratch):
                 return cwd + word[len(old_dir):]
             return word
 
-        outside = [w for w in words[2:] if w.startswith("/") and moved(w) == w
-                   and not w.startswith("/usr/")]
-        if len(words) > 1 and words[1] == "install":
-            # An environment is a directory, which the copy links rather than copies: the
-            # install would change the test's own.
-            shutil.rmtree(work, ignore_errors=True)
-            where = outside[0] if outside else "the environment"
-            results.append(("outside", f"{command}  (changes {where}, which the test goes on "
-                            "using)"))
-            continue
         argv = [moved(w) for w in words]
         argv[0] = os.path.abspath(exe)
         shutil.copytree(snapshot, cwd, symlinks=True)
-        proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+        run_env, copied = env, None
+        if len(words) > 1 and words[1] == "install":
+            # The copy links the directory's subdirectories: the install gets a copy of the
+            # environment of its own, so it cannot change the one the test goes on using.
+            run_env, why, copied = own_environment(argv, env, old_dir, cwd, work)
+            if why:
+                shutil.rmtree(work, ignore_errors=True)
+                results.append(("outside", f"{command}  ({why})"))
+                continue
+        proc = subprocess.run(argv, cwd=cwd, env=run_env, capture_output=True, text=True,
                               timeout=300, errors="replace")
         allowed = {0, 1} if len(argv) > 1 and argv[1] in FINDING_EXIT_1 else {0}
         output = proc.stdout + proc.stderr
         problems = []
         if proc.returncode not in allowed:
             problems.append(f"exit {proc.returncode}")
-        if finding and finding in output and not SHOWS.search(hint):
+        if finding and finding in output and not SHOWS.search(hint) and not fixed_for(
+                record, moved, copied, exe, cwd, run_env, finding):
             problems.append(f"its output still says: {finding}")
         shutil.rmtree(work, ignore_errors=True)
         known = next((why for part, why in KNOWN.items() if part in hint), None)
@@ -179,7 +237,7 @@ def main():
     print(f"{len(records)} runs printed command hints: {counts['ok']} commands worked, "
           f"{counts['fail']} did not, {counts['known']} known not to (KNOWN), "
           f"{counts['pattern']} patterns, {counts['elsewhere']} for another machine, "
-          f"{counts['outside']} would change an environment the test still uses")
+          f"{counts['outside']} installs without an environment to copy")
     for status in ("pattern", "elsewhere", "outside", "known", "fail"):
         for message in sorted(set(listed[status])):
             print(f"{status.upper()}: {message}")
