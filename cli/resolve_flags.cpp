@@ -12,24 +12,25 @@
 namespace gpulock::cli {
 namespace {
 
-// A typed flag, from its row of the request's options table (app/resolve_request.h): the row's
-// parser writes the row's field as the value is read (a repeatable flag adds each value); the
-// first failure is kept for the command to report with its hints.
+// A flag, from its row of the request's options table (app/resolve_request.h): the row's parser
+// writes the row's field as the value is read (a repeatable flag adds each value); the first
+// failure is kept for the command to report with its hints. `names`: the flag with its short
+// form ("-f,--find-links"), when it has one.
 CLI::Option* add_row(CLI::App& sub, ResolveFlags& flags, std::string_view flag,
-                     const std::string& help) {
+                     const std::string& help, std::string_view names = {}) {
   const app::RequestOption* row = app::find_request_option(flag);
+  const std::string name(names.empty() ? flag : names);
   auto apply = [&flags, row](const std::string& text) {
     if (auto s = row->apply(flags.request, text); !s && !flags.error) flags.error = s.error();
   };
-  CLI::Option* option = row->list
-                            ? sub.add_option_function<std::vector<std::string>>(
-                                  std::string(flag),
-                                  [apply](const std::vector<std::string>& texts) {
-                                    for (const auto& text : texts)
-                                      apply(text);
-                                  },
-                                  help)
-                            : sub.add_option_function<std::string>(std::string(flag), apply, help);
+  CLI::Option* option = row->list ? sub.add_option_function<std::vector<std::string>>(
+                                        name,
+                                        [apply](const std::vector<std::string>& texts) {
+                                          for (const auto& text : texts)
+                                            apply(text);
+                                        },
+                                        help)
+                                  : sub.add_option_function<std::string>(name, apply, help);
   return option->type_name("TEXT");
 }
 
@@ -44,10 +45,6 @@ core::Status ResolveFlags::finish() {
   }
   request.machine = machine;
   if (pre) request.prerelease = resolver::PrereleasePolicy::Allow;
-  if (!platforms.empty()) {
-    request.target.platform = platforms.front();
-    request.target.more_platforms.assign(platforms.begin() + 1, platforms.end());
-  }
   return {};
 }
 
@@ -66,29 +63,25 @@ std::vector<CLI::Option*> add_resolve_input_flags(CLI::App& sub, ResolveFlags& f
       sub.add_option("--extra", r.extras, "Include an optional-dependencies extra of --project"));
   in.push_back(
       sub.add_option("--group", r.groups, "Include a [dependency-groups] group of --project"));
-  in.push_back(
-      sub.add_option("--index-url", r.index_url,
-                     "Default index (PEP 503/691 simple API; default https://pypi.org/simple/)"));
-  in.push_back(sub.add_option("--extra-index-url", r.extra_index_urls,
-                              "A lower-priority index (repeatable)"));
-  in.push_back(sub.add_option("-f,--find-links", r.find_links,
-                              "A directory or page of wheels (lowest priority)"));
+  in.push_back(add_row(sub, flags, "--index-url",
+                       "Default index (PEP 503/691 simple API; default https://pypi.org/simple/)"));
+  in.push_back(add_row(sub, flags, "--extra-index-url", "A lower-priority index (repeatable)"));
+  in.push_back(add_row(sub, flags, "--find-links",
+                       "A directory or page of wheels (lowest priority)", "-f,--find-links"));
   in.push_back(add_row(sub, flags, "--torch-backend",
                        "Torch family from <torch-index-base>/<backend>: auto, cpu or cuXYZ"));
-  in.push_back(
-      sub.add_option("--torch-index-base", r.torch_index_base, "Base of the PyTorch indexes")
-          ->capture_default_str());
+  in.push_back(add_row(sub, flags, "--torch-index-base", "Base of the PyTorch indexes")
+                   ->default_str(r.torch_index_base));
   in.push_back(
       add_row(sub, flags, "--nightly",
               "Torch family from <base>/nightly/<variant>, one build date: YYYY-MM-DD or latest"));
   in.push_back(add_row(sub, flags, "--index-strategy", "first-index or unsafe-best-match")
                    ->default_str("first-index"));
+  in.push_back(add_row(sub, flags, "--python-version", "Target Python, e.g. 3.11"));
   in.push_back(
-      sub.add_option("--python-version", r.target.python_version, "Target Python, e.g. 3.11"));
-  in.push_back(sub.add_option(
-      "--platform", flags.platforms,
-      "Target platform tag, e.g. manylinux_2_28_x86_64 (repeatable, as pip's: the first is "
-      "the target, later ones add their wheel tags)"));
+      add_row(sub, flags, "--platform",
+              "Target platform tag, e.g. manylinux_2_28_x86_64 (repeatable, as pip's: the first is "
+              "the target, later ones add their wheel tags)"));
   in.push_back(
       add_row(sub, flags, "--cuda-compat", "strict, or minor (NVIDIA minor-version compatibility)")
           ->default_str("strict"));

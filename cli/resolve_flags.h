@@ -1,11 +1,14 @@
 #pragma once
 /// @file
 /// Resolve's input flags, declared once for `gpulock resolve` and `gpulock check` (issue 21):
-/// one name, one help text and one parser per flag. Typed values (--torch-backend, --nightly,
-/// --index-strategy, --cuda-compat, --prerelease, --exclude-newer, --driver, --index,
-/// --index-for) are parsed by their types' own parsers (app/resolve_options.h and the types it
-/// names) as the command line is read; the first value that does not parse is kept and reported
-/// by the command (one `error:` line with the type's hints, exit 2).
+/// one name, one help text and one parser per flag. Every flag with a row in the request's
+/// options table (app/resolve_request.h: the indexes, --find-links, --torch-backend,
+/// --torch-index-base, --nightly, --index-strategy, --python-version, --platform, --cuda-compat,
+/// --prerelease, --exclude-newer, --index, --index-for) is read through its row's parser as the
+/// command line is read, as the configuration, targets, hint edits and the lock record read it;
+/// the first value that does not parse is kept and reported by the command (one `error:` line
+/// with the type's hints, exit 2). The machine flags are declared once for every command
+/// (machine_flags.h).
 
 #include <optional>
 #include <string>
@@ -20,13 +23,12 @@ namespace gpulock::cli {
 
 struct ResolveFlags {
   app::ResolveRequest request;
-  bool pre = false;                    ///< --pre: --prerelease allow
-  std::vector<std::string> platforms;  ///< --platform, repeatable as pip's
-  gpu::MachineFlags machine;           ///< --driver, --cuda-ceiling, --gpu-arch (machine_flags.h)
+  bool pre = false;           ///< --pre: --prerelease allow
+  gpu::MachineFlags machine;  ///< --driver, --cuda-ceiling, --gpu-arch (machine_flags.h)
   /// The first typed value that did not parse.
   std::optional<core::Error> error;
 
-  /// Applies --pre, --platform and the machine flags to `request` (after parsing); returns
+  /// Applies --pre and the machine flags to `request` (after parsing); returns
   /// `error` when set, else the driver's parse error.
   [[nodiscard]] core::Status finish();
 };
