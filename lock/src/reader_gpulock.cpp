@@ -190,7 +190,7 @@ core::Status Reader::read_gpulock_gpu(const toml::table& t, std::string_view in,
     field = std::move(*v);
     return {};
   };
-  auto cuda = [](std::string_view s) { return gpu::CudaVersion::parse(s); };
+  constexpr auto cuda = &gpu::CudaVersion::parse;
   constexpr std::string_view not_cuda = "is not a CUDA version (major.minor, like 12.4)";
   GPULOCK_TRY(typed("driver", x.driver, parse_locked_driver,
                     "is not a driver version (like 550.54.14) or none"));
