@@ -106,7 +106,7 @@ std::string environment_section(const app::EnvironmentReport& report, const Term
       if (report.lock_gpu->variant) parts.push_back(*report.lock_gpu->variant);
       if (report.lock_gpu->cudnn) parts.push_back("cuDNN " + *report.lock_gpu->cudnn);
       if (report.lock_gpu->min_driver)
-        parts.push_back("min driver " + *report.lock_gpu->min_driver);
+        parts.push_back("min driver " + report.lock_gpu->min_driver->to_string());
       for (std::size_t i = 0; i < parts.size(); ++i)
         l += (i == 0 ? " (" : ", ") + parts[i];
       if (!parts.empty()) l += ")";
@@ -472,10 +472,14 @@ void lock_json(JsonWriter& w, const app::EnvironmentReport& report) {
     if (report.lock_gpu) {
       w.begin_object();
       w.field("variant", report.lock_gpu->variant);
-      w.field("cuda", report.lock_gpu->cuda);
+      const auto text = [](const auto& v) { return v.to_string(); };
+      w.key("cuda").value_or_null(report.lock_gpu->cuda, text);
       w.field("cudnn", report.lock_gpu->cudnn);
-      w.field("min_driver", report.lock_gpu->min_driver);
-      w.field("archs", report.lock_gpu->archs);
+      w.key("min_driver").value_or_null(report.lock_gpu->min_driver, text);
+      std::vector<std::string> archs;
+      for (const auto& a : report.lock_gpu->archs)
+        archs.push_back(a.to_string());
+      w.field("archs", archs);
       w.end_object();
     } else {
       w.null();

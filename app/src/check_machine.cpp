@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "gpulock/app/command_line.h"
 #include "gpulock/core/version.h"
@@ -58,9 +57,10 @@ Drift drift_of(const Context& ctx, const probe::MachineInfo& machine, const lock
     case gpu::FitProblem::DriverBelow: {
       Drift d = make_drift(
           CheckLayer::Machine, "driver-below-minimum", "driver",
-          fmt::format("this machine's NVIDIA driver {} is older than the lock's minimum {}{}",
-                      r.actual, r.expected,
-                      gpu->cuda ? fmt::format(" (for CUDA {})", *gpu->cuda) : std::string()),
+          fmt::format(
+              "this machine's NVIDIA driver {} is older than the lock's minimum {}{}", r.actual,
+              r.expected,
+              gpu->cuda ? fmt::format(" (for CUDA {})", gpu->cuda->to_string()) : std::string()),
           r.line);
       d.expected = r.expected;
       d.actual = r.actual;
@@ -112,14 +112,14 @@ void note_other_gpus(const lock::GpulockGpu* gpu, const std::vector<gpu::Compute
   if (gpu && !gpu->archs.empty()) {
     for (const auto& arch : archs) {
       const std::string name = arch.to_string();
-      if (std::find(gpu->archs.begin(), gpu->archs.end(), name) != gpu->archs.end()) continue;
+      if (std::find(gpu->archs.begin(), gpu->archs.end(), arch) != gpu->archs.end()) continue;
       if (std::any_of(drifts.begin(), drifts.end(),
                       [&](const Drift& d) { return d.subject == name; }))
         continue;
       layer.notes.push_back(
           fmt::format("GPU {} is not one the lock was resolved for ({}); the locked builds have "
                       "kernels for it",
-                      name, fmt::join(gpu->archs, ", ")));
+                      name, arch_names(gpu->archs)));
     }
   }
 }
@@ -148,8 +148,9 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
   }
   const std::size_t gpu_line = gpu->line.line;
   std::string needs;
-  if (gpu->min_driver) needs += fmt::format("driver >= {}", *gpu->min_driver);
-  if (gpu->cuda) needs += fmt::format("{}CUDA {}", needs.empty() ? "" : ", ", *gpu->cuda);
+  if (gpu->min_driver) needs += fmt::format("driver >= {}", gpu->min_driver->to_string());
+  if (gpu->cuda)
+    needs += fmt::format("{}CUDA {}", needs.empty() ? "" : ", ", gpu->cuda->to_string());
   // The package that raised the lock's CUDA above its build's (a CUDA 12.6 torch beside an
   // unpinned nvidia-cublas-cu12 12.9): named, so the CUDA is not read as the build's.
   if (const auto* raised = gpu::cuda_raised_by(facts))
@@ -162,9 +163,10 @@ void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerR
     // A machine without a driver (a CI runner): what could not be checked, not a failure.
     Drift d = make_drift(
         CheckLayer::Machine, "no-driver", "driver",
-        fmt::format("no NVIDIA driver was found here, so the lock's driver minimum{} and GPU "
-                    "architectures were not checked",
-                    gpu->min_driver ? fmt::format(" ({})", *gpu->min_driver) : std::string()),
+        fmt::format(
+            "no NVIDIA driver was found here, so the lock's driver minimum{} and GPU "
+            "architectures were not checked",
+            gpu->min_driver ? fmt::format(" ({})", gpu->min_driver->to_string()) : std::string()),
         gpu_line);
     d.severity = DriftSeverity::Info;
     if (!machine.verdict.empty()) d.details.push_back(machine.verdict);

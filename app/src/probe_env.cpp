@@ -108,14 +108,14 @@ void compare_machine(const ProbeRequest& request, const std::string& lock_comman
   const bool lock_needs_gpu =
       report.lock_gpu && (report.lock_gpu->cuda || report.lock_gpu->variant);
   if (report.lock_gpu && report.lock_gpu->min_driver && m.driver) {
-    auto min = gpu::DriverVersion::parse(*report.lock_gpu->min_driver);
-    if (min && m.driver->value < *min) {
+    const auto& min = report.lock_gpu->min_driver;
+    if (m.driver->value < *min) {
+      const auto& cuda = report.lock_gpu->cuda;
       report.findings.push_back(finding(
           "driver-below-minimum", probe::Severity::Fail, "driver",
           fmt::format("The NVIDIA driver is {} but the lock needs at least {}{}.",
                       m.driver->value.to_string(), min->to_string(),
-                      report.lock_gpu->cuda ? fmt::format(" (for CUDA {})", *report.lock_gpu->cuda)
-                                            : std::string()),
+                      cuda ? fmt::format(" (for CUDA {})", cuda->to_string()) : std::string()),
           fmt::format("update the driver to {} or newer, or resolve a lock for this driver ({})",
                       min->to_string(), relock_here(lock_command))));
     }
@@ -166,15 +166,16 @@ void compare_machine(const ProbeRequest& request, const std::string& lock_comman
     }
   }
   if (request.require_gpu && lock_needs_gpu && !report.load.kernels.gpu_usable) {
-    report.findings.push_back(finding(
-        "gpu-required", probe::Severity::Fail, "gpu",
-        fmt::format("The lock is for {} but no GPU is usable here{}.",
-                    report.lock_gpu->variant ? *report.lock_gpu->variant
-                                             : "CUDA " + report.lock_gpu->cuda.value_or("?"),
-                    report.load.kernels.reason.empty()
-                        ? std::string()
-                        : fmt::format(" ({})", report.load.kernels.reason)),
-        "run on a machine with an NVIDIA GPU and driver, or drop --require-gpu"));
+    const LockGpuFacts& g = *report.lock_gpu;
+    const std::string locked =
+        g.variant ? *g.variant : "CUDA " + (g.cuda ? g.cuda->to_string() : std::string("?"));
+    report.findings.push_back(
+        finding("gpu-required", probe::Severity::Fail, "gpu",
+                fmt::format("The lock is for {} but no GPU is usable here{}.", locked,
+                            report.load.kernels.reason.empty()
+                                ? std::string()
+                                : fmt::format(" ({})", report.load.kernels.reason)),
+                "run on a machine with an NVIDIA GPU and driver, or drop --require-gpu"));
   }
 }
 

@@ -222,18 +222,16 @@ lock::GpulockTool gpulock_tool(const ResolveRequest& request, const ResolvePlan&
   const auto& ctx = plan.gpu.context;
   if (ctx.ceiling || ctx.no_gpu || facts.locked_cuda) {
     lock::GpulockGpu g;
-    if (ctx.driver) g.driver = ctx.driver->to_string();
-    if (ctx.no_gpu) g.driver = "none";
-    if (ctx.ceiling) g.cuda_ceiling = ctx.ceiling->to_string();
+    if (ctx.driver) g.driver = gpu::DriverSpec::of(*ctx.driver);
+    if (ctx.no_gpu) g.driver = gpu::DriverSpec::none();
+    g.cuda_ceiling = ctx.ceiling;
     if (!ctx.ceiling_method.empty()) g.method = ctx.ceiling_method;
-    g.compat = std::string(gpu::cuda_compat_name(ctx.compat));
-    for (const auto& a : ctx.archs)
-      g.archs.push_back(a.to_string());
+    g.compat = ctx.compat;
+    g.archs = ctx.archs;
     g.variant = facts.variant;
     if (facts.locked_cuda) {
-      g.cuda = facts.locked_cuda->to_string();
-      if (auto md = gpu::min_driver_for_cuda(*facts.locked_cuda, ctx.compat))
-        g.min_driver = md->to_string();
+      g.cuda = facts.locked_cuda;
+      g.min_driver = gpu::min_driver_for_cuda(*facts.locked_cuda, ctx.compat);
     }
     g.cudnn = facts.cudnn;
     tool.gpu = std::move(g);

@@ -91,16 +91,14 @@ bool same_gpu_facts(const lock::Lock& old, const gpu::GpuContext& ctx) {
   const auto* g = old.gpulock ? (old.gpulock->gpu ? &*old.gpulock->gpu : nullptr) : nullptr;
   bool now_gpu = ctx.ceiling.has_value() || ctx.no_gpu;
   if (g == nullptr) return !now_gpu;
-  std::string driver = ctx.no_gpu ? "none" : ctx.driver ? ctx.driver->to_string() : "";
-  std::string ceiling = ctx.ceiling ? ctx.ceiling->to_string() : "";
-  const std::string_view compat = gpu::cuda_compat_name(ctx.compat);
-  std::vector<std::string> archs;
-  for (const auto& a : ctx.archs)
-    archs.push_back(a.to_string());
-  return g->driver.value_or("") == driver && g->cuda_ceiling.value_or("") == ceiling &&
-         g->compat.value_or(std::string(gpu::cuda_compat_name(gpu::CudaCompat::Strict))) ==
-             compat &&
-         g->archs == archs;
+  std::optional<gpu::DriverSpec> driver;
+  if (ctx.no_gpu) {
+    driver = gpu::DriverSpec::none();
+  } else if (ctx.driver) {
+    driver = gpu::DriverSpec::of(*ctx.driver);
+  }
+  return g->driver == driver && g->cuda_ceiling == ctx.ceiling &&
+         g->compat.value_or(gpu::CudaCompat::Strict) == ctx.compat && g->archs == ctx.archs;
 }
 
 // A package whose build depends on the machine's CUDA: the torch family, nvidia-* and cuda-*.

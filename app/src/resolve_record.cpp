@@ -134,19 +134,12 @@ core::Status read_options(const lock::GpulockInputs& rec, const lock::GpulockToo
     r.machine.driver = "none";
     return {};
   }
-  if (tool.gpu->driver) {
-    auto driver = gpu::DriverSpec::parse(*tool.gpu->driver);
-    if (!driver) {
-      return std::unexpected(
-          core::make_error(driver.error().code,
-                           fmt::format("[tool.gpulock.gpu] driver: {}", driver.error().message)));
-    }
-    r.machine.driver = driver->is_auto() ? "" : driver->to_string();
-  }
-  r.machine.cuda_ceiling = tool.gpu->cuda_ceiling.value_or("");
+  const lock::GpulockGpu& g = *tool.gpu;
+  if (g.driver) r.machine.driver = g.driver->is_auto() ? "" : g.driver->to_string();
+  r.machine.cuda_ceiling = g.cuda_ceiling ? g.cuda_ceiling->to_string() : "";
   std::string archs;
-  for (const auto& a : tool.gpu->archs)
-    archs += (archs.empty() ? "" : ",") + a;
+  for (const auto& a : g.archs)
+    archs += (archs.empty() ? "" : ",") + a.to_string();
   r.machine.gpu_arch = archs;
   return {};
 }

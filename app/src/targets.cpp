@@ -228,18 +228,24 @@ std::vector<std::string> target_differences(const TargetSpec& target, const lock
                               t.platform));
   }
   const lock::GpulockGpu* gpu = tool->gpu ? &*tool->gpu : nullptr;
-  const std::string locked_driver = gpu && gpu->driver ? *gpu->driver : "none";
+  // The lock's values as it prints them, against the target's as given.
+  const std::string locked_driver = gpu && gpu->driver ? gpu->driver->to_string() : "none";
   if (!target.driver.is_auto() && target.driver.to_string() != locked_driver) {
     out.push_back(fmt::format("declares driver {}, the lock was made for driver {}",
                               target.driver.to_string(), locked_driver));
   }
+  const std::string locked_ceiling =
+      gpu && gpu->cuda_ceiling ? gpu->cuda_ceiling->to_string() : "none";
   if (!target.cuda_ceiling.empty() &&
-      (gpu == nullptr || gpu->cuda_ceiling != std::optional<std::string>(target.cuda_ceiling))) {
+      (gpu == nullptr || !gpu->cuda_ceiling || locked_ceiling != target.cuda_ceiling)) {
     out.push_back(fmt::format("declares cuda-ceiling {}, the lock was made for {}",
-                              target.cuda_ceiling,
-                              gpu && gpu->cuda_ceiling ? *gpu->cuda_ceiling : "none"));
+                              target.cuda_ceiling, locked_ceiling));
   }
-  const std::vector<std::string> archs = gpu ? gpu->archs : std::vector<std::string>{};
+  std::vector<std::string> archs;
+  if (gpu) {
+    for (const auto& a : gpu->archs)
+      archs.push_back(a.to_string());
+  }
   if (archs != target.gpu_archs) {
     out.push_back(fmt::format("declares gpu-arch [{}], the lock was made for [{}]",
                               fmt::join(target.gpu_archs, ", "), fmt::join(archs, ", ")));

@@ -85,12 +85,6 @@ LockFit judge(const fs::path& path, const probe::MachineInfo& machine, const Tar
       return fit;
     }
   }
-  const lock::GpulockGpu* gpu = tool && tool->gpu ? &*tool->gpu : nullptr;
-  if (facts.cuda_builds && gpu->cuda && !facts.cuda) {
-    fit.gpu = true;
-    fit.why = fmt::format("does not read: its CUDA {} is not a version", *gpu->cuda);
-    return fit;
-  }
   const gpu::Machine here = probe::fit_machine(machine);
   // A lock that names no platform: its arch tables are read for this host's CPU.
   if (facts.cpu.empty() && here.platform) facts.cpu = here.platform->cpu;

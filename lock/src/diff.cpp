@@ -9,6 +9,8 @@
 #include "gpulock/core/name.h"
 #include "gpulock/core/version.h"
 
+#include "gpu_text.h"
+
 namespace gpulock::lock {
 namespace {
 
@@ -295,16 +297,18 @@ LockDiff diff_locks(const Lock& old_input, const Lock& new_input) {
 
   const auto og_gpu = gpu(og);
   const auto ng_gpu = gpu(ng);
-  auto gpu_field = [&](const char* key, std::optional<std::string> GpulockGpu::*member) {
-    f.add(fmt::format("gpu.{}", key), og_gpu ? (*og_gpu).*member : std::nullopt,
-          ng_gpu ? (*ng_gpu).*member : std::nullopt);
+  // Each field as the text the lock holds (gpu_text.h).
+  auto gpu_field = [&](const char* key, auto member) {
+    f.add(fmt::format("gpu.{}", key),
+          og_gpu ? gpu_text((*og_gpu).*member) : std::optional<std::string>{},
+          ng_gpu ? gpu_text((*ng_gpu).*member) : std::optional<std::string>{});
   };
   gpu_field("driver", &GpulockGpu::driver);
   gpu_field("cuda-ceiling", &GpulockGpu::cuda_ceiling);
   gpu_field("method", &GpulockGpu::method);
   gpu_field("compat", &GpulockGpu::compat);
-  f.add_list("gpu.archs", field(og_gpu, [](auto& g) { return g.archs; }),
-             field(ng_gpu, [](auto& g) { return g.archs; }));
+  f.add_list("gpu.archs", field(og_gpu, [](auto& g) { return gpu_text(g.archs); }),
+             field(ng_gpu, [](auto& g) { return gpu_text(g.archs); }));
   gpu_field("variant", &GpulockGpu::variant);
   gpu_field("cuda", &GpulockGpu::cuda);
   gpu_field("cudnn", &GpulockGpu::cudnn);

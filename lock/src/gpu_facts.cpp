@@ -17,14 +17,9 @@ gpu::LockFacts gpu_facts(const Lock& lock) {
   if (tool && tool->gpu) {
     const GpulockGpu& g = *tool->gpu;
     facts.gpu_line = g.line.line;
-    if (g.cuda) {
-      if (auto c = gpu::CudaVersion::parse(*g.cuda)) facts.cuda = *c;
-    }
-    if (g.min_driver) {
-      if (auto d = gpu::DriverVersion::parse(*g.min_driver)) facts.min_driver = *d;
-    }
-    if (g.compat)
-      facts.compat = gpu::parse_cuda_compat(*g.compat).value_or(gpu::CudaCompat::Strict);
+    facts.cuda = g.cuda;
+    facts.min_driver = g.min_driver;
+    facts.compat = g.compat.value_or(gpu::CudaCompat::Strict);
     facts.cuda_builds = facts.cuda.has_value() || (g.variant && *g.variant != "cpu");
     if (g.variant) facts.build_cuda = gpu::cuda_of_variant_label(*g.variant);
   }

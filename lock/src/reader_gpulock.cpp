@@ -8,10 +8,30 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "gpulock/gpu/cuda_versions.h"
+
 #include "reader_impl.h"
 #include "toml_convert.h"
 
 namespace gpulock::lock::reading {
+
+namespace {
+
+// `driver`: what gpulock writes, a driver version (as written) or "none"; "auto" is read too.
+std::optional<gpu::DriverSpec> parse_locked_driver(std::string_view text) {
+  if (text == "none") return gpu::DriverSpec::none();
+  if (text == "auto") return gpu::DriverSpec();
+  auto v = gpu::DriverVersion::parse(text);
+  if (!v) return std::nullopt;
+  return gpu::DriverSpec::of(std::move(*v));
+}
+
+// A free-text value, taken as it is.
+std::optional<std::string> opt_text(std::string_view text) {
+  return std::string(text);
+}
+
+}  // namespace
 
 core::Result<GpulockTool> Reader::read_gpulock(const toml::table& t) {
   GpulockTool g;
@@ -149,34 +169,57 @@ core::Status Reader::read_gpulock_target(const toml::table& t, std::string_view 
   return {};
 }
 
-// [tool.gpulock.gpu]
+// [tool.gpulock.gpu]: each value parsed once, into the gpu module's types. A lock is input: a
+// value that does not parse is refused, naming the file, the line and the key.
 core::Status Reader::read_gpulock_gpu(const toml::table& t, std::string_view in, GpulockTool& g) {
   auto gpu = opt_table(t, "gpu", in);
   if (!gpu) return std::unexpected(gpu.error());
-  if (*gpu) {
-    const toml::table& gt = **gpu;
-    constexpr std::string_view gin = "in [tool.gpulock.gpu]";
-    GpulockGpu x;
-    x.line.line = line_of(gt);
-    for (auto [key, field] :
-         {std::pair{"driver", &x.driver}, std::pair{"cuda-ceiling", &x.cuda_ceiling},
-          std::pair{"method", &x.method}, std::pair{"compat", &x.compat},
-          std::pair{"variant", &x.variant}, std::pair{"cuda", &x.cuda},
-          std::pair{"cudnn", &x.cudnn}, std::pair{"min-driver", &x.min_driver}}) {
-      auto v = opt_string(gt, key, gin);
-      if (!v) return std::unexpected(v.error());
-      *field = std::move(*v);
+  if (!*gpu) return {};
+  const toml::table& gt = **gpu;
+  constexpr std::string_view gin = "in [tool.gpulock.gpu]";
+  GpulockGpu x;
+  x.line.line = line_of(gt);
+  // `parse` gives an optional or a Result; `problem` says what the value is not.
+  auto typed = [&]<class T>(std::string_view key, std::optional<T>& field, auto parse,
+                            std::string_view problem) -> core::Status {
+    auto text = opt_string(gt, key, gin);
+    if (!text) return std::unexpected(text.error());
+    if (!*text) return {};
+    auto v = parse(**text);
+    if (!v) return check_field(gt, key, gin, std::string(problem));
+    field = std::move(*v);
+    return {};
+  };
+  constexpr auto cuda = &gpu::CudaVersion::parse;
+  constexpr std::string_view not_cuda = "is not a CUDA version (major.minor, like 12.4)";
+  GPULOCK_TRY(typed("driver", x.driver, parse_locked_driver,
+                    "is not a driver version (like 550.54.14) or none"));
+  GPULOCK_TRY(typed("cuda-ceiling", x.cuda_ceiling, cuda, not_cuda));
+  GPULOCK_TRY(typed("method", x.method, opt_text, ""));
+  GPULOCK_TRY(typed("compat", x.compat, gpu::parse_cuda_compat, "is not strict or minor"));
+  GPULOCK_TRY(typed("variant", x.variant, opt_text, ""));
+  GPULOCK_TRY(typed("cuda", x.cuda, cuda, not_cuda));
+  GPULOCK_TRY(typed("cudnn", x.cudnn, opt_text, ""));
+  GPULOCK_TRY(typed("min-driver", x.min_driver, gpu::DriverVersion::parse,
+                    "is not a driver version (like 550.54.14)"));
+  auto archs = strings_or_empty(gt, "archs", gin);
+  if (!archs) return std::unexpected(archs.error());
+  for (std::size_t i = 0; i < archs->size(); ++i) {
+    const std::string& text = (*archs)[i];
+    auto arch = gpu::ComputeCapability::parse(text);
+    if (!arch) {
+      return fail(line_of(*gt.get("archs")->as_array()->get(i)),
+                  fmt::format("'archs' {} has an entry that is not a GPU architecture (sm_XY, "
+                              "like sm_90): {}",
+                              gin, core::quote_for_message(text)));
     }
-    auto archs = strings_or_empty(gt, "archs", gin);
-    if (!archs) return std::unexpected(archs.error());
-    x.archs = std::move(*archs);
-    x.unknown = unknown_keys(gt,
-                             {"driver", "cuda-ceiling", "method", "compat", "archs", "variant",
-                              "cuda", "cudnn", "min-driver"},
-                             gin);
-    g.gpu = std::move(x);
+    x.archs.push_back(*arch);
   }
-
+  x.unknown = unknown_keys(gt,
+                           {"driver", "cuda-ceiling", "method", "compat", "archs", "variant",
+                            "cuda", "cudnn", "min-driver"},
+                           gin);
+  g.gpu = std::move(x);
   return {};
 }
 

@@ -9,6 +9,7 @@
 #include "gpulock/lock/lockfile.h"
 #include "gpulock/sys/atomic_file.h"
 
+#include "gpu_text.h"
 #include "header_comment.h"
 
 namespace gpulock::lock {
@@ -267,15 +268,15 @@ void write_gpulock(Writer& w, const GpulockTool& g) {
   if (g.gpu) {
     const auto& gpu = *g.gpu;
     w.header("[tool.gpulock.gpu]");
-    w.opt_string("driver", gpu.driver);
-    w.opt_string("cuda-ceiling", gpu.cuda_ceiling);
+    w.opt_string("driver", gpu_text(gpu.driver));
+    w.opt_string("cuda-ceiling", gpu_text(gpu.cuda_ceiling));
     w.opt_string("method", gpu.method);
-    w.opt_string("compat", gpu.compat);
-    w.string_array("archs", gpu.archs);
+    w.opt_string("compat", gpu_text(gpu.compat));
+    w.string_array("archs", gpu_text(gpu.archs));
     w.opt_string("variant", gpu.variant);
-    w.opt_string("cuda", gpu.cuda);
+    w.opt_string("cuda", gpu_text(gpu.cuda));
     w.opt_string("cudnn", gpu.cudnn);
-    w.opt_string("min-driver", gpu.min_driver);
+    w.opt_string("min-driver", gpu_text(gpu.min_driver));
     w.unknown_keys(gpu.unknown);
   }
   if (g.snapshot) {

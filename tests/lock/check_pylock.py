@@ -23,6 +23,42 @@ except ImportError:  # still checks structure and types
 NORMALIZED = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
+# [tool.gpulock.gpu]'s typed values, as gpu/src/cuda_versions.cpp parses them.
+def number(text):
+    return int(text) if re.fullmatch(r"[0-9]{1,9}", text) else None
+
+
+def driver_version(text):
+    parts = text.split(".")
+    return len(parts) <= 4 and all(number(p) is not None for p in parts)
+
+
+def cuda_version(text):
+    major, dot, rest = text.partition(".")
+    if not 1 <= (number(major) or 0) <= 99:
+        return False
+    if not dot:
+        return True
+    minor, dot2, extra = rest.partition(".")
+    return (number(minor) is not None and number(minor) <= 9
+            and (not dot2 or number(extra) is not None))
+
+
+def compute_capability(text):
+    if text.startswith("sm_"):
+        digits = text[3:]
+        return (2 <= len(digits) <= 3 and bool(number(digits[:-1]))
+                and number(digits[-1]) is not None)
+    major, dot, minor = text.partition(".")
+    return (bool(dot) and 1 <= (number(major) or 0) <= 99 and number(minor) is not None
+            and number(minor) <= 9)
+
+
+GPU_VALUES = {"driver": lambda t: t in ("none", "auto") or driver_version(t),
+              "min-driver": driver_version, "cuda": cuda_version, "cuda-ceiling": cuda_version,
+              "compat": lambda t: t in ("strict", "minor")}
+
+
 class Invalid(Exception):
     pass
 
@@ -148,6 +184,12 @@ def check_lock(doc):
         for key in ("driver", "cuda-ceiling", "method", "compat", "variant", "cuda", "cudnn",
                     "min-driver"):
             check_str(gpu, key, "[tool.gpulock.gpu]")
+        # The typed values (gpu/cuda_versions.h): each must parse.
+        for key, parses in GPU_VALUES.items():
+            if key in gpu:
+                need(parses(gpu[key]), f"[tool.gpulock.gpu]: bad '{key}' {gpu[key]!r}")
+        for arch in gpu.get("archs", []):
+            need(compute_capability(arch), f"[tool.gpulock.gpu]: bad 'archs' entry {arch!r}")
         inputs = g.get("inputs", {})
         for key in ("requirements", "extras", "groups"):
             check_str_list(inputs, key, "[tool.gpulock.inputs]")

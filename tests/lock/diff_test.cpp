@@ -152,10 +152,10 @@ TEST_CASE("changed GPU facts and snapshot", "[lock][diff]") {
   Lock b = a;
   auto& gpu = *b.gpulock->gpu;
   gpu.variant = "cu126";
-  gpu.cuda = "12.6";
+  gpu.cuda = gpulock::gpu::CudaVersion{12, 6};
   gpu.cudnn = "9.5.1.17";
-  gpu.min_driver = "560.28.03";
-  gpu.archs = {"sm_80", "sm_90"};
+  gpu.min_driver = gpulock::gpu::DriverVersion::parse("560.28.03").value();
+  gpu.archs = {{8, 0}, {9, 0}};
   b.gpulock->snapshot->nightly = "2025-02-01";
   b.gpulock->snapshot->exclude_newer = TomlDatetime{{2025, 2, 1}, {12, 0, 0, 0}, 0};
   const LockDiff d = diff_locks(a, b);

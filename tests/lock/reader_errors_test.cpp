@@ -48,6 +48,22 @@ const BadCase kBadCases[] = {
      "string, not an integer"},
     {"tool-gpulock-archs-not-array.toml", 10,
      "'archs' in [tool.gpulock.gpu] must be an array of strings, not a string"},
+    // [tool.gpulock.gpu]'s typed values: one that does not parse is refused at its key's line.
+    {"tool-gpulock-driver-bad.toml", 10,
+     "'driver' in [tool.gpulock.gpu] is not a driver version (like 550.54.14) or none: 'abc'"},
+    {"tool-gpulock-cuda-ceiling-bad.toml", 10,
+     "'cuda-ceiling' in [tool.gpulock.gpu] is not a CUDA version (major.minor, like 12.4): "
+     "'12.x'"},
+    {"tool-gpulock-compat-bad.toml", 10,
+     "'compat' in [tool.gpulock.gpu] is not strict or minor: 'loose'"},
+    {"tool-gpulock-archs-bad.toml", 12,
+     "'archs' in [tool.gpulock.gpu] has an entry that is not a GPU architecture (sm_XY, like "
+     "sm_90): 'sm_x'"},
+    {"tool-gpulock-cuda-bad.toml", 10,
+     "'cuda' in [tool.gpulock.gpu] is not a CUDA version (major.minor, like 12.4): 'x'"},
+    {"tool-gpulock-min-driver-bad.toml", 10,
+     "'min-driver' in [tool.gpulock.gpu] is not a driver version (like 550.54.14): "
+     "'550.54.14 '"},
     {"packages-not-array.toml", 3, "'packages' at the top level must be an array of tables"},
     {"vcs-without-commit.toml", 7, "'commit-id' is required in the vcs source of package 'mylib'"},
 };

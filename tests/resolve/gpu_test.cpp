@@ -93,8 +93,8 @@ TEST_CASE("resolve picks the variant each driver runs and the exact nvidia-* set
   REQUIRE(lock.gpulock);
   REQUIRE(lock.gpulock->gpu);
   const auto& gpu = *lock.gpulock->gpu;
-  CHECK(gpu.driver == c.driver);
-  CHECK(gpu.cuda_ceiling == c.ceiling);
+  CHECK(gpu_text(gpu.driver) == c.driver);
+  CHECK(gpu_text(gpu.cuda_ceiling) == c.ceiling);
   CHECK(gpu.variant == c.variant);
   std::vector<std::string> archs;
   std::string rest = c.gpu_arch;
@@ -103,7 +103,7 @@ TEST_CASE("resolve picks the variant each driver runs and the exact nvidia-* set
     archs.push_back(rest.substr(0, comma));
     rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
   }
-  CHECK(gpu.archs == archs);
+  CHECK(gpu_text(gpu.archs) == archs);
   // The torch-family variant indexes the lock used are recorded with their role.
   bool torch_index = false;
   for (const auto& ix : lock.gpulock->indexes) {
@@ -604,7 +604,7 @@ TEST_CASE("resolve without a driver: an error with hints, or CPU builds with --d
     auto lock = read_lock(dir / "pylock.toml");
     REQUIRE(lock.gpulock);
     REQUIRE(lock.gpulock->gpu);
-    CHECK(lock.gpulock->gpu->driver == "none");
+    CHECK(gpu_text(lock.gpulock->gpu->driver) == "none");
     CHECK(lock.gpulock->gpu->variant == "cpu");
   }
   SECTION("--driver none without a torch backend: explained failure") {

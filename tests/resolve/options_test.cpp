@@ -277,13 +277,13 @@ TEST_CASE("resolve --cuda-ceiling stands in for a driver", "[resolve][gpu][drive
   REQUIRE(lock.gpulock->gpu);
   const auto& g = *lock.gpulock->gpu;
   CHECK(!g.driver);
-  CHECK(g.cuda_ceiling == "12.4");
+  CHECK(gpu_text(g.cuda_ceiling) == "12.4");
   CHECK(g.method == "override");
-  CHECK(g.compat == "strict");
+  CHECK(gpu_text(g.compat) == "strict");
   CHECK(g.variant == "cu118");
-  CHECK(g.cuda == "11.8");
+  CHECK(gpu_text(g.cuda) == "11.8");
   CHECK(g.cudnn == "9.1.0.70");
-  CHECK(g.min_driver == "520.61.05");
+  CHECK(gpu_text(g.min_driver) == "520.61.05");
   CHECK(normalize(r.err) ==
         no_arch_warning("--cuda-ceiling 12.4") +
             "Resolved 24 packages in N ms; wrote pylock.toml\n"
@@ -310,13 +310,13 @@ TEST_CASE(
   REQUIRE(lock.gpulock);
   REQUIRE(lock.gpulock->gpu);
   const auto& g = *lock.gpulock->gpu;
-  CHECK(g.driver == "550.54.14");
-  CHECK(g.cuda_ceiling == "12.4");
+  CHECK(gpu_text(g.driver) == "550.54.14");
+  CHECK(gpu_text(g.cuda_ceiling) == "12.4");
   CHECK(g.method == "driver-table");
-  CHECK(g.compat == "minor");
+  CHECK(gpu_text(g.compat) == "minor");
   CHECK(g.variant == "cu129");
-  CHECK(g.cuda == "12.9");
-  CHECK(g.min_driver == "525.60.13");  // CUDA 12.x minor-version compatibility
+  CHECK(gpu_text(g.cuda) == "12.9");
+  CHECK(gpu_text(g.min_driver) == "525.60.13");  // CUDA 12.x minor-version compatibility
   REQUIRE(lock.gpulock->inputs);
   CHECK(lock.gpulock->inputs->options.at("cuda-compat") == "minor");
   CHECK(
@@ -355,7 +355,7 @@ TEST_CASE("resolve bounds a torch build the arch table does not know by its CUDA
   auto lock = read_lock(dir / "pylock.toml");
   REQUIRE(lock.gpulock);
   REQUIRE(lock.gpulock->gpu);
-  CHECK(lock.gpulock->gpu->archs == std::vector<std::string>{"sm_86"});
+  CHECK(gpu_text(lock.gpulock->gpu->archs) == std::vector<std::string>{"sm_86"});
   CHECK(lock.gpulock->gpu->method == "driver-table");
 }
 
@@ -476,10 +476,10 @@ TEST_CASE("resolve uses the detected driver and GPUs when no --driver is given",
   REQUIRE(lock.gpulock);
   REQUIRE(lock.gpulock->gpu);
   const auto& g = *lock.gpulock->gpu;
-  CHECK(g.driver == "550.54.14");
-  CHECK(g.cuda_ceiling == "12.4");
+  CHECK(gpu_text(g.driver) == "550.54.14");
+  CHECK(gpu_text(g.cuda_ceiling) == "12.4");
   CHECK(g.method == "driver-table");
-  CHECK(g.archs == std::vector<std::string>{"sm_61"});
+  CHECK(gpu_text(g.archs) == std::vector<std::string>{"sm_61"});
   CHECK(g.variant == "cu118");
   CHECK(normalize(r.err) ==
         "warning: no GPU architecture list is known for torch 2.7.1 (CUDA 11.8); assumed: kernels "

@@ -11,6 +11,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -255,6 +256,23 @@ inline gpulock::lock::Lock read_lock(const fs::path& path) {
   INFO(path.string() << (lock ? "" : ": " + lock.error().to_string()));
   REQUIRE(lock.has_value());
   return lock->lock;
+}
+
+// A [tool.gpulock.gpu] value as the lock prints it; "" when absent.
+template <class T>
+std::string gpu_text(const std::optional<T>& v) {
+  if (!v) return "";
+  if constexpr (std::is_enum_v<T>) {
+    return std::string(gpulock::gpu::cuda_compat_name(*v));
+  } else {
+    return v->to_string();
+  }
+}
+inline std::vector<std::string> gpu_text(const std::vector<gpulock::gpu::ComputeCapability>& v) {
+  std::vector<std::string> out;
+  for (const auto& a : v)
+    out.push_back(a.to_string());
+  return out;
 }
 
 // Output with the volatile parts replaced: the servers' URL, the work dir, millisecond figures.

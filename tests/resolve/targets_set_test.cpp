@@ -357,7 +357,7 @@ torch-backend = "auto"
   REQUIRE(lock.gpulock);
   REQUIRE(lock.gpulock->gpu);
   CHECK(!lock.gpulock->gpu->driver);
-  CHECK(lock.gpulock->gpu->cuda_ceiling == std::optional<std::string>("12.6"));
-  CHECK(lock.gpulock->gpu->archs == std::vector<std::string>{"sm_80"});
+  CHECK(gpu_text(lock.gpulock->gpu->cuda_ceiling) == "12.6");
+  CHECK(gpu_text(lock.gpulock->gpu->archs) == std::vector<std::string>{"sm_80"});
   CHECK(versions(lock)["torch"].ends_with("+cu126"));
 }

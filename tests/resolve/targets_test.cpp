@@ -84,8 +84,8 @@ TEST_CASE("resolve --all-targets writes one lock per declared target", "[resolve
   REQUIRE(cu118.gpulock->target);
   CHECK(cu118.gpulock->target->name == std::optional<std::string>("cu118"));
   REQUIRE(cu118.gpulock->gpu);
-  CHECK(cu118.gpulock->gpu->driver == std::optional<std::string>("535.54.03"));
-  CHECK(cu118.gpulock->gpu->archs == std::vector<std::string>{"sm_80"});
+  CHECK(gpu_text(cu118.gpulock->gpu->driver) == "535.54.03");
+  CHECK(gpu_text(cu118.gpulock->gpu->archs) == std::vector<std::string>{"sm_80"});
   CHECK(!fs::exists(dir / "pylock.toml"));
   // Each is a valid PEP 751 lock, checked from outside.
   Run valid = run(

@@ -133,7 +133,7 @@ TEST_CASE("every CUDA-bound wheel is held to the driver's ceiling", "[resolve][i
   CHECK(v->release_at(0) == 12);
   CHECK(v->release_at(1) <= 8);
   REQUIRE(lock.gpulock->gpu.has_value());
-  CHECK(lock.gpulock->gpu->cuda == "12.8");
+  CHECK(gpu_text(lock.gpulock->gpu->cuda) == "12.8");
 }
 
 TEST_CASE("an unknown arch list is bounded by what its CUDA can build", "[resolve][issue16]") {

@@ -8,7 +8,8 @@ lock is read, and a local file gpulock reads must be a regular file of bounded s
 writes hostile locks (and wheels, FIFOs, a mirror) under DIR, runs the real gpulock binary
 (Python standard library only) and asserts the safe outcome:
 
-  fields        a hostile sha256/url/path/size exits 3 with one error line, from every command
+  fields        a hostile sha256/url/path/size (or a [tool.gpulock.gpu] value that does not
+                parse) exits 3 with one error line, from every command
                 that reads a lock, and touches nothing (a victim where `../` would lead stays)
   local-files   file:///dev/zero, path = "/dev/zero", a FIFO: install and mirror add end at
                 once with an error; a local file larger than the lock's size is refused
@@ -88,9 +89,10 @@ def toml_str(s: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def write_lock(path: Path, wheel: dict, name: str = "alpha", version: str = "1.0") -> Path:
+def write_lock(path: Path, wheel: dict, name: str = "alpha", version: str = "1.0",
+               tail: str = "") -> Path:
     """A lock of one package with one wheel; `wheel` maps keys to Python values (str, int) or to
-    raw TOML text (bytes)."""
+    raw TOML text (bytes). `tail`: TOML text after the package (a [tool.gpulock] table)."""
     lines = ['lock-version = "1.0"', 'created-by = "tests/security/lock_attack.py"',
              'requires-python = ">=3.8"', "", "[[packages]]", f'name = "{name}"',
              f'version = "{version}"', "", "[[packages.wheels]]"]
@@ -103,7 +105,7 @@ def write_lock(path: Path, wheel: dict, name: str = "alpha", version: str = "1.0
             lines.append(f"{k} = {{ " + ", ".join(f"{a} = {toml_str(b)}" for a, b in v.items()) + " }")
         else:
             lines.append(f"{k} = {toml_str(v)}")
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text("\n".join(lines) + "\n" + tail)
     return path
 
 
@@ -209,8 +211,17 @@ def attack_fields(g: Gpulock, work: Path) -> None:
         "size-huge": ("size", {**base, "size": 2**62}),
         "size-string": ("size", {**base, "size": "123"}),
     }
-    for label, (field, fields) in hostile.items():
-        lock = write_lock(work / f"{label}.toml", fields)
+    # [tool.gpulock.gpu]'s values are typed when read: one that does not parse is refused too.
+    gpu_values = {
+        "gpu-driver": ("driver", 'driver = "abc"'),
+        "gpu-cuda": ("cuda", 'cuda = "x"'),
+        "gpu-archs": ("archs", 'archs = ["sm_90", "sm_x"]'),
+    }
+    cases = [(label, field, fields, "") for label, (field, fields) in hostile.items()]
+    cases += [(label, field, base, f"\n[tool.gpulock]\nschema = 1\n\n[tool.gpulock.gpu]\n{value}\n")
+              for label, (field, value) in gpu_values.items()]
+    for label, field, fields, tail in cases:
+        lock = write_lock(work / f"{label}.toml", fields, tail=tail)
         commands = {
             "install": ("install", "--lock", str(lock), "--venv", str(venv), "--cache-dir",
                         str(cache), "--no-probe"),

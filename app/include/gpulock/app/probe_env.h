@@ -13,6 +13,7 @@
 
 #include "gpulock/app/machine.h"
 #include "gpulock/core/error.h"
+#include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/probe/environment.h"
 #include "gpulock/probe/load_probe.h"
 #include "gpulock/probe/machine.h"
@@ -41,10 +42,13 @@ struct PackageCheck {
   bool matches = false;
 };
 
-/// What the lock says about the GPU side, as read.
+/// What the lock says about the GPU side, as read (`[tool.gpulock.gpu]`, typed by the reader).
 struct LockGpuFacts {
-  std::optional<std::string> variant, cuda, cudnn, min_driver;
-  std::vector<std::string> archs;
+  std::optional<std::string> variant;
+  std::optional<gpu::CudaVersion> cuda;
+  std::optional<std::string> cudnn;
+  std::optional<gpu::DriverVersion> min_driver;
+  std::vector<gpu::ComputeCapability> archs;
 };
 
 struct EnvironmentReport {

@@ -8,9 +8,9 @@
 
 namespace gpulock::lock {
 
-/// The facts of `lock` for gpu::lock_fits. A recorded value that does not parse is left unset
-/// (a CUDA that is not a version; a compat other than strict or minor counts as strict), a
-/// package without a version or with one that does not parse is left out. `cpu` is the CPU of
+/// The facts of `lock` for gpu::lock_fits: the typed values of `[tool.gpulock.gpu]` as the
+/// reader parsed them (no compat counts as strict); a package without a version or with one
+/// that does not parse is left out. `cpu` is the CPU of
 /// the lock's first platform, empty when it has none.
 [[nodiscard]] gpu::LockFacts gpu_facts(const Lock& lock);
 

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/lock/toml_value.h"
 
 namespace gpulock::lock {
@@ -156,19 +157,23 @@ struct GpulockTarget {
   friend bool operator==(const GpulockTarget&, const GpulockTarget&) = default;
 };
 
-/// `[tool.gpulock.gpu]`: the GPU facts the lock was resolved for and what it needs. Every field
-/// is optional; a CPU-only lock has no table at all.
+/// `[tool.gpulock.gpu]`: the GPU facts the lock was resolved for and what it needs, typed (the
+/// reader parses each value once and refuses one that does not parse; the writer prints each
+/// value's canonical text, the text gpulock wrote: a driver as given, CUDA "12.4", "sm_90").
+/// Every field is optional; a CPU-only lock has no table at all.
 struct GpulockGpu {
-  std::optional<std::string> driver;        ///< driver version used, e.g. "550.54.14"
-  std::optional<std::string> cuda_ceiling;  ///< the driver's CUDA ceiling, e.g. "12.4"
-  std::optional<std::string> method;        ///< how the ceiling was found ("nvml", "override", ...)
-  std::optional<std::string> compat;        ///< "strict" or "minor"
-  std::vector<std::string> archs;           ///< GPU archs the lock must run on, e.g. "sm_90"
-  std::optional<std::string> variant;       ///< torch CUDA variant chosen, e.g. "cu124"
-  std::optional<std::string> cuda;          ///< CUDA runtime version locked, e.g. "12.4"
-  std::optional<std::string> cudnn;         ///< cuDNN version locked, e.g. "9.1.0.70"
-  std::optional<std::string> min_driver;    ///< minimum driver this lock needs
-  TomlTable unknown;                        ///< keys of a newer writer, kept
+  /// The machine's driver: a version ("550.54.14", kept as written), or "none" for a machine
+  /// without a GPU (`--driver none`).
+  std::optional<gpu::DriverSpec> driver;
+  std::optional<gpu::CudaVersion> cuda_ceiling;  ///< the driver's CUDA ceiling, e.g. 12.4
+  std::optional<std::string> method;      ///< how the ceiling was found ("nvml", "override", ...)
+  std::optional<gpu::CudaCompat> compat;  ///< "strict" or "minor"
+  std::vector<gpu::ComputeCapability> archs;     ///< GPU archs the lock must run on, e.g. sm_90
+  std::optional<std::string> variant;            ///< torch CUDA variant chosen, e.g. "cu124"
+  std::optional<gpu::CudaVersion> cuda;          ///< CUDA runtime version locked, e.g. 12.4
+  std::optional<std::string> cudnn;              ///< cuDNN version locked, e.g. "9.1.0.70"
+  std::optional<gpu::DriverVersion> min_driver;  ///< minimum driver this lock needs
+  TomlTable unknown;                             ///< keys of a newer writer, kept
   SourceLine line;
   friend bool operator==(const GpulockGpu&, const GpulockGpu&) = default;
 };
