@@ -8,6 +8,7 @@
 #include "gpulock/app/requirements_file.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/core/version.h"
+#include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/gpu/machine_flags.h"
 #include "gpulock/lock/toml_document.h"
 
@@ -234,19 +235,30 @@ std::vector<std::string> target_differences(const TargetSpec& target, const lock
     out.push_back(fmt::format("declares driver {}, the lock was made for driver {}",
                               target.driver.to_string(), locked_driver));
   }
+  // The ceiling and the GPUs are compared as values (12 is 12.0, 8.6 is sm_86); a declared one
+  // that does not parse is a difference.
   const std::string locked_ceiling =
       gpu && gpu->cuda_ceiling ? gpu->cuda_ceiling->to_string() : "none";
-  if (!target.cuda_ceiling.empty() &&
-      (gpu == nullptr || !gpu->cuda_ceiling || locked_ceiling != target.cuda_ceiling)) {
-    out.push_back(fmt::format("declares cuda-ceiling {}, the lock was made for {}",
-                              target.cuda_ceiling, locked_ceiling));
+  if (!target.cuda_ceiling.empty()) {
+    auto declared = gpu::CudaVersion::parse(target.cuda_ceiling);
+    if (gpu == nullptr || !gpu->cuda_ceiling || !declared || *declared != *gpu->cuda_ceiling) {
+      out.push_back(fmt::format("declares cuda-ceiling {}, the lock was made for {}",
+                                target.cuda_ceiling, locked_ceiling));
+    }
   }
   std::vector<std::string> archs;
+  std::vector<gpu::ComputeCapability> locked_archs;
   if (gpu) {
+    locked_archs = gpu->archs;
     for (const auto& a : gpu->archs)
       archs.push_back(a.to_string());
   }
-  if (archs != target.gpu_archs) {
+  bool same_archs = target.gpu_archs.size() == locked_archs.size();
+  for (std::size_t i = 0; same_archs && i < locked_archs.size(); ++i) {
+    auto declared = gpu::ComputeCapability::parse(target.gpu_archs[i]);
+    same_archs = declared && *declared == locked_archs[i];
+  }
+  if (!same_archs) {
     out.push_back(fmt::format("declares gpu-arch [{}], the lock was made for [{}]",
                               fmt::join(target.gpu_archs, ", "), fmt::join(archs, ", ")));
   }
