@@ -45,6 +45,7 @@ const std::string& served_root() {
   static const std::string root = [] {
     std::string dir = index_test::scratch_dir("members-served");
     std::filesystem::create_directories(dir + "/wheels");
+    index_test::write_text(dir + "/manifest.json", "{}\n");  // servers.py serves such trees
     auto w = [&](const char* name, const std::string& bytes) {
       index_test::write_text(dir + "/wheels/" + name, bytes);
     };

@@ -15,6 +15,7 @@
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
 
+#include "cache.h"
 #include "index_test_support.h"
 #include "zip_builder.h"
 #include "zip_directory.h"
@@ -331,4 +332,43 @@ TEST_CASE("local wheels: the test wheels built by Python's zipfile", "[members]"
   auto missing = read_wheel_members(wheels + "missing.whl");
   REQUIRE_FALSE(missing);
   CHECK(missing.error().code == core::ErrorCode::Io);
+}
+
+TEST_CASE("member lists in the cache: round trip; torn or altered entries are misses",
+          "[members][cache]") {
+  std::string root = index_test::scratch_dir("members-cache-entry");
+  index::detail::DiskCache cache(root, true);
+  index::detail::MembersEntry e;
+  e.url = "https://files.example/x.whl";
+  e.stored_at = 1234;
+  e.size = 999;
+  e.etag = "\"abc\"";
+  e.last_modified = "Sun, 06 Dec 2026 00:00:00 GMT";
+  e.members = make_wheel_members(
+      index::detail::members_from_buffer(build_zip(index_test::cudnn_like_entries()), "x").value());
+  const std::string key = "sha256-" + std::string(64, 'a') + " " + e.url;
+  REQUIRE(cache.store_members(key, e));
+  auto back = cache.load_members(key);
+  REQUIRE(back);
+  CHECK(back->members == e.members);  // shared libraries recomputed, digest kept
+  CHECK(back->url == e.url);
+  CHECK(back->stored_at == 1234);
+  CHECK(back->size == 999);
+  CHECK(back->etag == e.etag);
+  CHECK(back->last_modified == e.last_modified);
+  CHECK_FALSE(cache.load_members("url:" + e.url + " size:999"));  // another key
+  std::string path;
+  for (const auto& ent : std::filesystem::recursive_directory_iterator(root)) {
+    if (ent.is_regular_file()) path = ent.path().string();
+  }
+  REQUIRE(path.find("/members-v1/") != std::string::npos);
+  const std::string good = index_test::read_text(path);
+  index_test::write_text(path, good.substr(0, good.size() / 2));
+  CHECK_FALSE(cache.load_members(key));
+  std::string flipped = good;
+  flipped[good.size() - 5] ^= 0x01;
+  index_test::write_text(path, flipped);
+  CHECK_FALSE(cache.load_members(key));
+  index_test::write_text(path, good);
+  CHECK(cache.load_members(key));
 }
