@@ -334,7 +334,7 @@ TEST_CASE("local wheels: the test wheels built by Python's zipfile", "[members]"
   CHECK(missing.error().code == core::ErrorCode::Io);
 }
 
-TEST_CASE("member lists in the cache: round trip; torn or altered entries are misses",
+TEST_CASE("member lists in the cache: round trip, and torn or altered entries are misses",
           "[members][cache]") {
   std::string root = index_test::scratch_dir("members-cache-entry");
   index::detail::DiskCache cache(root, true);
