@@ -256,3 +256,23 @@ TEST_CASE("many member lists at once: one wave of tails, then one of larger dire
   }
   CHECK(lying == 1);
 }
+
+TEST_CASE("many member lists are read in parallel", "[http][members]") {
+  // The fault server's /barrier3/ holds each request until three wait at once (504 after 10 s):
+  // the three tails are in flight together, or this fails.
+  IndexClient client(
+      test_options(index_test::scratch_dir("members-parallel"), unique_agent("members-parallel")));
+  const std::string base = served().servers.env().fault_url() + "/barrier3/wheels/";
+  std::vector<WheelRef> wheels{{base + kCudnn, file_size(kCudnn), {}},
+                               {base + kBig, file_size(kBig), {}},
+                               {base + kZip64, file_size(kZip64), {}}};
+  auto results = client.wheel_members(wheels);
+  REQUIRE(results.size() == 3);
+  for (const auto& r : results) {
+    REQUIRE(r);
+    CHECK_FALSE(r->members.empty());
+  }
+  CHECK(results[1]->members.size() == 3000 + 14);
+  CHECK(client.stats().range_requests == 4);  // three tails, then the big wheel's directory
+  CHECK(client.stats().retries == 0);
+}
