@@ -92,6 +92,33 @@ def issue25_seeds(out):
           [b"\x00" + p for p in pyproject])
 
 
+def issue44_seeds(out):
+    """zip_directory: wheels shaped like NVIDIA's, written by Python's zipfile (plain, with a
+    comment, zip64 end records forced), plus those the C++ tests build (seed-cudnn-like*, ...)."""
+    import io
+    import zipfile
+    files = [("nvidia/__init__.py", b""), ("nvidia/cudnn/", b""),
+             ("nvidia/cudnn/lib/libcudnn_graph.so.9", b"\x7fELF"),
+             ("nvidia/cudnn/lib/libcudnn.so.9", b"\x7fELF" * 40),
+             ("nvidia_cudnn_cu13-9.20.0.48.dist-info/RECORD", b"")]
+    seeds = []
+    for comment, zip64, method in ((b"", False, zipfile.ZIP_DEFLATED), (b"c" * 300, False,
+                                   zipfile.ZIP_STORED), (b"", True, zipfile.ZIP_DEFLATED)):
+        limit = zipfile.ZIP_FILECOUNT_LIMIT
+        if zip64:
+            zipfile.ZIP_FILECOUNT_LIMIT = 1  # forces the zip64 end record and locator
+        try:
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, "w", method) as z:
+                for name, data in files:
+                    z.writestr(zipfile.ZipInfo(name, (2024, 1, 1, 0, 0, 0)), data, method)
+                z.comment = comment
+            seeds.append(buf.getvalue())
+        finally:
+            zipfile.ZIP_FILECOUNT_LIMIT = limit
+    write(out, "zip_directory", seeds)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--index", type=Path, required=True)
@@ -171,6 +198,7 @@ def main():
                 libs.append(so.read_bytes())
         write(out, "elf", libs)
     issue25_seeds(out)
+    issue44_seeds(out)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@
 
 #include "cache_binary.h"
 #include "temp_files.h"
+#include "zip_directory.h"
 
 namespace gpulock::index::detail {
 namespace {
@@ -27,6 +28,7 @@ namespace {
 constexpr std::string_view kPagesBucket = "pages-v4";
 constexpr std::string_view kMetadataBucket = "metadata-v1";
 constexpr std::string_view kDigestBucket = "digests-v1";
+constexpr std::string_view kMembersBucket = "members-v1";
 constexpr std::string_view kHostsBucket = "hosts-v2";
 
 constexpr char kMagic[4] = {'G', 'P', 'L', 'K'};
@@ -236,6 +238,58 @@ bool DiskCache::store_metadata(std::string_view key, const MetadataEntry& e) con
   put_i64(payload, e.stored_at);
   put_str(payload, e.text);
   return write_file_atomic(path_for(kMetadataBucket, key), end_frame(payload, 'M'));
+}
+
+std::optional<MembersEntry> DiskCache::load_members(std::string_view key) const {
+  if (!enabled_) return std::nullopt;
+  FileBytes data;
+  if (!data.open(path_for(kMembersBucket, key))) return std::nullopt;
+  auto payload = unframe(data.view(), 'W');
+  if (!payload) return std::nullopt;
+  std::string_view in = *payload;
+  Reader r{in};
+  std::string_view stored_key = r.str();
+  MembersEntry e;
+  e.url = r.str();
+  e.stored_at = r.get<std::int64_t>();
+  e.size = r.get<std::uint64_t>();
+  e.etag = r.str();
+  e.last_modified = r.str();
+  std::string digest(r.str());
+  auto count = r.get<std::uint64_t>();
+  // Each member takes at least 16 bytes: a count that cannot fit reads as a miss, not a reserve.
+  if (!r.ok || stored_key != key || count > in.size() / 16) return std::nullopt;
+  std::vector<WheelMember> members(static_cast<std::size_t>(count));
+  for (auto& m : members) {
+    m.path = r.str();
+    m.size = r.get<std::uint64_t>();
+    m.crc32 = r.get<std::uint32_t>();
+  }
+  if (!r.ok || !in.empty()) return std::nullopt;
+  e.members = wheel_members_with_digest(std::move(members), std::move(digest));
+  return e;
+}
+
+bool DiskCache::store_members(std::string_view key, const MembersEntry& e) const {
+  if (!enabled_) return false;
+  std::size_t expected = 256 + key.size() + e.url.size();
+  for (const auto& m : e.members.members)
+    expected += 16 + m.path.size();
+  std::string payload = begin_frame(expected);
+  put_str(payload, key);
+  put_str(payload, e.url);
+  put_i64(payload, e.stored_at);
+  put_u64(payload, e.size);
+  put_str(payload, e.etag);
+  put_str(payload, e.last_modified);
+  put_str(payload, e.members.digest);
+  put_u64(payload, e.members.members.size());
+  for (const auto& m : e.members.members) {
+    put_str(payload, m.path);
+    put_u64(payload, m.size);
+    put_u32(payload, m.crc32);
+  }
+  return write_file_atomic(path_for(kMembersBucket, key), end_frame(payload, 'W'));
 }
 
 std::optional<DigestEntry> DiskCache::load_digest(std::string_view url) const {

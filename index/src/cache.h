@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "gpulock/index/page.h"
+#include "gpulock/index/wheel_members.h"
 
 namespace gpulock::index::detail {
 
@@ -57,6 +58,17 @@ struct DigestEntry {
   std::string last_modified;
 };
 
+/// A wheel's member list (issue 44). Keyed by "sha256-<hex>" (immutable) or, for a file without
+/// a known hash, by "url:<redacted url> size:<n>", validated by `size` and `etag`.
+struct MembersEntry {
+  std::string url;             ///< redacted wheel URL
+  std::int64_t stored_at = 0;  ///< unix seconds of the last validation
+  std::uint64_t size = 0;      ///< the file's size
+  std::string etag;
+  std::string last_modified;
+  WheelMembers members;  ///< shared_libraries recomputed on load, not stored
+};
+
 class DiskCache {
  public:
   DiskCache(std::string root, bool enabled) : root_(std::move(root)), enabled_(enabled) {}
@@ -77,6 +89,9 @@ class DiskCache {
   /// `key`: "sha256-<hex>" or a URL.
   [[nodiscard]] std::optional<MetadataEntry> load_metadata(std::string_view key) const;
   bool store_metadata(std::string_view key, const MetadataEntry& entry) const;
+
+  [[nodiscard]] std::optional<MembersEntry> load_members(std::string_view key) const;
+  bool store_members(std::string_view key, const MembersEntry& entry) const;
 
   [[nodiscard]] std::optional<DigestEntry> load_digest(std::string_view url) const;
   bool store_digest(const DigestEntry& entry) const;

@@ -281,6 +281,9 @@ ClientStats IndexClient::stats() const {
   s.range_metadata = c.range_metadata;
   s.downloaded_metadata = c.downloaded_metadata;
   s.pages_parsed = c.pages_parsed;
+  s.members_cache_hits = c.members_hits;
+  s.range_members = c.range_members;
+  s.downloaded_members = c.downloaded_members;
   return s;
 }
 

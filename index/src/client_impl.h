@@ -8,6 +8,7 @@
 //                            find-links sources
 //   client_project_list.cpp  index roots: which projects a source serves
 //   client_metadata.cpp      wheel METADATA: PEP 658/714 files, range reads, whole downloads
+//   client_members.cpp       a wheel's member list: its zip's tail by range reads, the cache
 //   client_digest.cpp        a file's sha256 and size (FileDigest)
 //   client_download.cpp      whole files into a partial file, resumed by Range (a mirror)
 //   client_limits.cpp        the environment variables behind ClientOptions' limits
@@ -34,6 +35,7 @@
 
 #include "cache.h"
 #include "task_pool.h"
+#include "temp_files.h"
 #include "transport.h"
 
 namespace gpulock::index {
@@ -52,6 +54,9 @@ std::string strip_userinfo(std::string_view url, std::string* userinfo = nullptr
 
 // "HTTP 404 Not Found" (the reason phrase when the status has a common one).
 std::string status_text(long status);
+
+// "bytes 100-199/1234" -> {100, 1234}; false when malformed.
+bool parse_content_range(std::string_view v, std::uint64_t& start, std::uint64_t& total);
 
 }  // namespace detail
 
@@ -87,7 +92,8 @@ struct IndexClient::Impl {
   struct Counters {
     std::atomic<std::uint64_t> requests{0}, page{0}, metadata{0}, range{0}, download{0}, digest{0},
         retries{0}, not_modified{0}, page_hits{0}, metadata_hits{0}, digest_hits{0}, bytes{0},
-        range_metadata{0}, downloaded_metadata{0}, pages_parsed{0};
+        range_metadata{0}, downloaded_metadata{0}, pages_parsed{0}, members_hits{0},
+        range_members{0}, downloaded_members{0};
   } counters;
 
   std::atomic<bool> cancelled{false};
@@ -107,6 +113,7 @@ struct IndexClient::Impl {
   std::unordered_map<std::string, std::shared_ptr<detail::Op<ProjectPagePtr>>> link_pages;
   std::unordered_map<std::string, std::shared_ptr<detail::Op<std::string>>> metadata;
   std::unordered_map<std::string, std::shared_ptr<detail::Op<FileDigest>>> digests;
+  std::unordered_map<std::string, std::shared_ptr<detail::Op<WheelMembers>>> member_lists;
 
   // Per host: do range requests work? And credentials learned from index URLs.
   std::mutex hosts_mu;
@@ -220,9 +227,49 @@ struct IndexClient::Impl {
   core::Result<std::optional<std::string>> range_metadata(const MetadataJob& job,
                                                           const std::string& host);
   core::Result<std::string> download_metadata(const MetadataJob& job);
+  core::Result<std::string> fetch_range(const std::string& url, const std::string& shown,
+                                        std::uint64_t a, std::uint64_t b,
+                                        std::string_view etag = {});
+  struct WheelDownload {
+    detail::TempFile file;
+    FileDigest digest;
+    std::string etag;
+    std::string last_modified;
+  };
+  // The whole wheel in a temporary file, bounded by `size` (else max_download_bytes), its
+  // sha256 checked when given.
+  core::Result<WheelDownload> download_wheel(const std::string& url, const std::string& shown,
+                                             std::optional<std::uint64_t> size,
+                                             const std::string& sha256);
   std::shared_ptr<detail::Op<std::string>> metadata_op(const DistFile& file, bool& created,
                                                        std::string& key);
   bool metadata_done(const DistFile& file);
+
+  // ---- wheel member lists (client_members.cpp) ------------------------------------------------
+
+  struct MembersJob {
+    std::string url;    // as given, without the fragment (its credentials are sent)
+    std::string clean;  // credential-free
+    std::string shown;  // redacted
+    std::string path;   // a local wheel's path, else empty
+    std::optional<std::uint64_t> size;
+    std::string sha256;
+    // The cache and memo key: "sha256-<hex> <clean url>" (as METADATA's: a page's hash claim
+    // alone never selects a list another URL served), else "url:<clean url> size:<n|->", or
+    // "file:<path>" (not cached).
+    std::string key;
+  };
+  static core::Result<MembersJob> members_job(const WheelRef& wheel);
+  std::optional<WheelMembers> cached_members(const MembersJob& job, const std::string& key,
+                                             std::optional<detail::MembersEntry>& stale);
+  core::Result<WheelMembers> load_members(const MembersJob& job, const std::string& key);
+  core::Result<std::optional<detail::MembersEntry>> range_members(
+      const MembersJob& job, const std::string& host, const detail::MembersEntry* stale);
+  core::Result<detail::MembersEntry> members_from_tail(const MembersJob& job,
+                                                       detail::HttpResponse& tail);
+  core::Result<detail::MembersEntry> download_members(const MembersJob& job);
+  std::shared_ptr<detail::Op<WheelMembers>> members_op(const MembersJob& job,
+                                                       const std::string& key, bool& created);
 
   // ---- PEP 825 variant metadata (client_variants.cpp) -----------------------------------------
 

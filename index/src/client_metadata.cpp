@@ -39,8 +39,10 @@ std::string metadata_key(const DistFile& f) {
   return f.sha256().empty() ? "url:" + url : "sha256-" + std::string(f.sha256()) + " " + url;
 }
 
+}  // namespace
+
 // "bytes 100-199/1234" -> {100, 1234}.
-bool parse_content_range(std::string_view v, std::uint64_t& start, std::uint64_t& total) {
+bool detail::parse_content_range(std::string_view v, std::uint64_t& start, std::uint64_t& total) {
   if (!v.starts_with("bytes ")) return false;
   v.remove_prefix(6);
   auto dash = v.find('-');
@@ -52,8 +54,6 @@ bool parse_content_range(std::string_view v, std::uint64_t& start, std::uint64_t
   return e1 == std::errc{} && e2 == std::errc{} && p1 == v.data() + dash &&
          p2 == v.data() + v.size();
 }
-
-}  // namespace
 
 // ---- IndexClient::Impl: metadata -----------------------------------------------------------
 
@@ -194,29 +194,14 @@ core::Result<std::optional<std::string>> IndexClient::Impl::range_metadata(
   bool coded = !r.content_encoding.empty() && r.content_encoding != "identity";
   if (r.status == 206 && r.error == TransportError::None && !coded) {
     std::uint64_t start = 0, total = 0;
-    if (!parse_content_range(r.content_range, start, total) || start + r.body.size() != total) {
+    if (!detail::parse_content_range(r.content_range, start, total) ||
+        start + r.body.size() != total) {
       set_ranges_supported(host, false);
       return std::optional<std::string>();
     }
     set_ranges_supported(host, true);
-    detail::RangeFetch fetch = [this, &job](std::uint64_t a,
-                                            std::uint64_t b) -> core::Result<std::string> {
-      HttpRequest req;
-      req.url = job.url;
-      req.identity_encoding = true;
-      req.range = fmt::format("{}-{}", a, b);
-      req.max_body = b - a + 1;
-      auto resp = request(std::move(req), RequestKind::Range);
-      if (!resp) return std::unexpected(resp.error());
-      std::uint64_t got_start = 0, got_total = 0;
-      if (resp->status != 206 || resp->error != TransportError::None ||
-          !parse_content_range(resp->content_range, got_start, got_total) || got_start != a) {
-        return core::fail_at(ErrorCode::Network,
-                             fmt::format("range request for bytes {}-{} failed ({})", a, b,
-                                         status_text(resp->status)),
-                             job.shown);
-      }
-      return std::move(resp->body);
+    detail::RangeFetch fetch = [this, &job](std::uint64_t a, std::uint64_t b) {
+      return fetch_range(job.url, job.shown, a, b);
     };
     auto text =
         detail::metadata_via_ranges(total, start, std::move(r.body), fetch, &*job.wheel, job.shown);
@@ -252,30 +237,58 @@ core::Result<std::optional<std::string>> IndexClient::Impl::range_metadata(
   return std::optional<std::string>();
 }
 
+// Bytes [a, b] of `url` by one range request: a 206 starting at `a`, else a Network error. With
+// `etag`, a response with another ETag is one too (the file changed between two requests).
+core::Result<std::string> IndexClient::Impl::fetch_range(const std::string& url,
+                                                         const std::string& shown, std::uint64_t a,
+                                                         std::uint64_t b, std::string_view etag) {
+  HttpRequest req;
+  req.url = url;
+  req.identity_encoding = true;
+  req.range = fmt::format("{}-{}", a, b);
+  req.max_body = b - a + 1;
+  auto resp = request(std::move(req), RequestKind::Range);
+  if (!resp) return std::unexpected(resp.error());
+  std::uint64_t got_start = 0, got_total = 0;
+  if (resp->status != 206 || resp->error != TransportError::None ||
+      !detail::parse_content_range(resp->content_range, got_start, got_total) || got_start != a) {
+    return core::fail_at(
+        ErrorCode::Network,
+        fmt::format("range request for bytes {}-{} failed ({})", a, b, status_text(resp->status)),
+        shown);
+  }
+  if (!etag.empty() && !resp->etag.empty() && resp->etag != etag) {
+    return core::fail_at(ErrorCode::Network,
+                         "the wheel changed between two range requests (its ETag differs)", shown);
+  }
+  return std::move(resp->body);
+}
+
 // The whole wheel, streamed to a temporary file and hashed as it arrives.
-core::Result<std::string> IndexClient::Impl::download_metadata(const MetadataJob& job) {
+core::Result<IndexClient::Impl::WheelDownload> IndexClient::Impl::download_wheel(
+    const std::string& url, const std::string& shown, std::optional<std::uint64_t> size,
+    const std::string& sha256) {
   std::string dir = cache.temp_dir();
   auto temp = detail::make_temp_file(dir.empty() ? std::string("/tmp") : dir, "wheel");
   if (!temp) return std::unexpected(temp.error());
   const int fd = temp->fd();
-  const std::string& templ = temp->path();
   Sha256 hash;
   bool write_failed = false;
   HttpRequest req;
-  req.url = job.url;
+  req.url = url;
   // Bounded by the size the index declares, else by the download limit.
-  req.max_body = job.size && *job.size > 0 ? *job.size : options.max_download_bytes;
-  req.sink = [&](const char* data, std::size_t size) {
-    hash.update(std::string_view(data, size));
+  req.max_body = size && *size > 0 ? *size : options.max_download_bytes;
+  req.sink = [&](const char* data, std::size_t n) {
+    hash.update(std::string_view(data, n));
     std::size_t written = 0;
-    while (written < size) {
-      ssize_t n = ::write(fd, data + written, size - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
+    while (written < n) {
+      ssize_t w = ::write(fd, data + written, n - written);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
         write_failed = true;
         return false;
       }
-      written += static_cast<std::size_t>(n);
+      written += static_cast<std::size_t>(w);
     }
     return true;
   };
@@ -288,28 +301,36 @@ core::Result<std::string> IndexClient::Impl::download_metadata(const MetadataJob
   if (response->error == TransportError::TooLarge) {
     return core::fail_at(
         ErrorCode::IndexFormat,
-        job.size && *job.size > 0
-            ? fmt::format("the wheel is larger than the {} bytes the index declares", *job.size)
+        size && *size > 0
+            ? fmt::format("the wheel is larger than the {} bytes the index declares", *size)
             : fmt::format("the wheel is larger than the {} download limit "
                           "(GPULOCK_MAX_DOWNLOAD_SIZE)",
                           format_byte_size(options.max_download_bytes)),
-        job.shown);
+        shown);
   }
   if (write_failed || response->error == TransportError::Aborted) {
     return core::fail_at(ErrorCode::Io, "cannot write the downloaded wheel to a temporary file",
-                         templ);
+                         temp->path());
   }
   if (response->status < 200 || response->status >= 300) {
-    return std::unexpected(status_error(response->status, job.shown));
+    return std::unexpected(status_error(response->status, shown));
   }
-  std::string actual = hash.finish_hex();
-  if (!job.sha256.empty() && actual != job.sha256) {
+  WheelDownload out{std::move(*temp), {}, response->etag, response->last_modified};
+  out.digest.size = hash.size();
+  out.digest.sha256 = hash.finish_hex();
+  if (!sha256.empty() && out.digest.sha256 != sha256) {
     return core::fail_at(
         ErrorCode::HashMismatch,
-        fmt::format("hash mismatch: expected sha256:{}, got sha256:{}", job.sha256, actual),
-        job.shown);
+        fmt::format("hash mismatch: expected sha256:{}, got sha256:{}", sha256, out.digest.sha256),
+        shown);
   }
-  auto text = read_wheel_metadata(templ, &*job.wheel, job.shown);
+  return out;
+}
+
+core::Result<std::string> IndexClient::Impl::download_metadata(const MetadataJob& job) {
+  auto wheel = download_wheel(job.url, job.shown, job.size, job.sha256);
+  if (!wheel) return std::unexpected(wheel.error());
+  auto text = read_wheel_metadata(wheel->file.path(), &*job.wheel, job.shown);
   if (text) ++counters.downloaded_metadata;
   return text;
 }

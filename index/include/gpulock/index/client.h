@@ -32,6 +32,7 @@
 #include "gpulock/index/hash.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/project_list.h"
+#include "gpulock/index/wheel_members.h"
 #include "gpulock/sys/env.h"
 
 namespace gpulock::index {
@@ -81,6 +82,9 @@ struct ClientStats {
   std::uint64_t range_metadata = 0;       ///< METADATA obtained by range reads
   std::uint64_t downloaded_metadata = 0;  ///< METADATA obtained by a full download
   std::uint64_t pages_parsed = 0;         ///< HTML/JSON pages parsed (0 on a warm run)
+  std::uint64_t members_cache_hits = 0;   ///< wheel member lists served from the cache
+  std::uint64_t range_members = 0;        ///< member lists read by range requests
+  std::uint64_t downloaded_members = 0;   ///< member lists read from a whole wheel
 };
 
 struct ClientOptions {
@@ -217,6 +221,26 @@ class IndexClient {
   /// Whether fetch_metadata(file) would answer without waiting: a prefetch of it has finished
   /// (or it was fetched). Never starts anything.
   [[nodiscard]] bool metadata_done(const DistFile& file);
+
+  /// The member list of a wheel (issue 44 item 1; wheel_members.h): from its zip's central
+  /// directory, read by a range request for the tail (1% of `wheel.size`, at least 72 KiB, at
+  /// most 1 MiB) and at most one more for the rest of a larger directory; from the whole wheel,
+  /// hashed and bounded as fetch_metadata's download, where the server ignores Range; local and
+  /// file:// wheels directly (not cached). Cached by `wheel.sha256` with the URL when given
+  /// (immutable), else by URL and size and revalidated by ETag like METADATA (immutable hosts:
+  /// never); --offline uses the cache only. The list is not checked against `wheel.sha256`
+  /// unless the whole wheel was read. Errors: InvalidInput (not a zip, a central directory that
+  /// lies about its place, size or entry count; a `sha256` that is not 64 hex digits; a URL that
+  /// is neither http(s), file:// nor a path), IndexFormat (a directory over 64 MiB of reads, a
+  /// size other than `wheel.size`), HashMismatch (a whole download), Offline, Io, and
+  /// fetch_project's HTTP errors, each naming the (redacted) URL.
+  [[nodiscard]] core::Result<WheelMembers> wheel_members(const WheelRef& wheel);
+  /// The member lists of `wheels`, one result per wheel in the same order: every list not in the
+  /// cache is read at once on the client's pool (max_parallel transfers in flight), so N wheels
+  /// cost two waves of round trips (tails, then larger directories), not 2N. Memoized per wheel
+  /// like wheel_members.
+  [[nodiscard]] std::vector<core::Result<WheelMembers>> wheel_members(
+      std::span<const WheelRef> wheels);
 
   /// The text of a PEP 825 variant metadata file a page lists (ProjectPage::variants_files),
   /// once per run: at most 1 MiB, its sha256 checked when the page gives one, cached like
