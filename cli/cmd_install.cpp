@@ -421,9 +421,8 @@ int run_native_install(Context& ctx, InstallArgs& args, app::InstallRequest& req
 }
 
 // The lock's recorded inputs against the files and flags they name now (check --inputs): the
-// changes, one line each; empty when none (or the lock records no inputs).
-// What changed since `lock` was made (none for a lock that cannot be read: that is the
-// install's own error), and the command that made it.
+// changes, one line each (none when the lock records no inputs, or cannot be read: that is the
+// install's own error), and the command that made the lock.
 struct StaleInputs {
   std::vector<std::string> changes;
   std::string lock_command;
