@@ -270,10 +270,11 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
   report.load = probe::run_load_probe(report.environment, *load_options);
   report.findings = probe::assess_load(report.environment, report.load);
   // The install command for this environment and lock (issue 16 item 8: after `probe --python
-  // X`, a bare `gpulock install` would install into another environment).
+  // X`, a bare `gpulock install` would install into another environment). Without a lock (none
+  // given, no ./pylock.toml) the command names the lock to make as LOCK, not a file not there.
   std::string install =
       fmt::format("gpulock install --lock {}",
-                  shell_quote(lock_path.empty() ? std::string("pylock.toml") : lock_path));
+                  lock_path.empty() ? std::string("LOCK") : shell_quote(lock_path));
   if (!report.environment.python.empty()) {
     install += " --python " + shell_quote(report.environment.python);
   } else {
