@@ -55,6 +55,17 @@ std::string strip_userinfo(std::string_view url, std::string* userinfo = nullptr
 // "HTTP 404 Not Found" (the reason phrase when the status has a common one).
 std::string status_text(long status);
 
+// The Offline error of a cache miss under --offline: "SUBJECT is not in the cache, and --offline
+// forbids fetching it" ("not in the cache, ..." without a subject), naming `shown`, with the
+// hint to fill the cache once.
+inline core::Error offline_miss(std::string_view subject, std::string_view shown) {
+  std::string message(subject);
+  message += subject.empty() ? "not in the cache" : " is not in the cache";
+  message += ", and --offline forbids fetching it";
+  return core::make_error(core::ErrorCode::Offline, std::move(message), std::string(shown))
+      .with_hint("run once without --offline to fill the cache");
+}
+
 // "bytes 100-199/1234" -> {100, 1234}; false when malformed.
 bool parse_content_range(std::string_view v, std::uint64_t& start, std::uint64_t& total);
 

@@ -96,12 +96,7 @@ core::Result<WheelMembers> IndexClient::Impl::load_members(const MembersJob& job
   std::optional<MembersEntry> stale;
   if (auto hit = cached_members(job, key, stale)) return std::move(*hit);
   if (options.offline) {
-    return std::unexpected(
-        core::make_error(ErrorCode::Offline,
-                         "the wheel's file list is not in the cache, and --offline forbids "
-                         "fetching it",
-                         job.shown)
-            .with_hint("run once without --offline to fill the cache"));
+    return std::unexpected(detail::offline_miss("the wheel's file list", job.shown));
   }
   std::optional<MembersEntry> entry;
   const std::string host = url_host(job.clean);

@@ -90,12 +90,7 @@ core::Result<std::string> IndexClient::Impl::load_metadata(const MetadataJob& jo
   }
   if (options.offline) {
     return std::unexpected(
-        core::make_error(
-            ErrorCode::Offline,
-            fmt::format("the METADATA of {} is not in the cache, and --offline forbids fetching it",
-                        job.filename),
-            job.shown)
-            .with_hint("run once without --offline to fill the cache"));
+        detail::offline_miss(fmt::format("the METADATA of {}", job.filename), job.shown));
   }
   auto text = remote_metadata(job);
   if (!text) return text;

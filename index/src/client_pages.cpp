@@ -166,10 +166,7 @@ std::optional<core::Result<ProjectPagePtr>> IndexClient::Impl::page_from_cache(
     return std::make_shared<const ProjectPage>(std::move(entry->page));
   }
   if (options.offline) {
-    return std::unexpected(core::make_error(ErrorCode::Offline,
-                                            "not in the cache, and --offline forbids fetching it",
-                                            lookup.shown)
-                               .with_hint("run once without --offline to fill the cache"));
+    return std::unexpected(detail::offline_miss("", lookup.shown));
   }
   return std::nullopt;
 }

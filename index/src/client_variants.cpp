@@ -54,12 +54,7 @@ core::Result<std::string> IndexClient::Impl::load_variants_json(const VariantsJo
       }
     }
     if (options.offline) {
-      return std::unexpected(
-          core::make_error(ErrorCode::Offline,
-                           "the variant metadata is not in the cache, and --offline forbids "
-                           "fetching it",
-                           job.shown)
-              .with_hint("run once without --offline to fill the cache"));
+      return std::unexpected(detail::offline_miss("the variant metadata", job.shown));
     }
     HttpRequest req;
     req.url = job.url;
