@@ -16,6 +16,7 @@
 #include "gpulock/install/record.h"
 #include "gpulock/install/sync_plan.h"
 #include "gpulock/install/wheel_install.h"
+#include "gpulock/lock/wheel_files.h"
 #include "gpulock/probe/environment.h"
 #include "gpulock/probe/load_probe.h"
 
@@ -93,15 +94,53 @@ std::string python_xy(const std::string& full) {
   return second == std::string::npos ? full : full.substr(0, second);
 }
 
+// Issue 44 item 1: the shared libraries the lock recorded for `p`'s wheel (read from the wheel's
+// own zip at lock time, so this holds without a RECORD, or with one another tool rewrote) are
+// in site-packages. Of several wheels (a lock for several platforms), the one installed is taken
+// to be the one with the fewest missing.
+void check_locked_files(const lock::Package& p, const probe::InstalledDistribution& installed,
+                        const std::string& install_hint, std::vector<Drift>& drifts) {
+  auto records = lock::wheel_files(p);
+  if (!records || records->empty()) return;
+  std::vector<std::string> missing;
+  std::size_t total = 0;
+  std::string file;
+  bool first = true;
+  for (const auto& [name, rec] : *records) {
+    auto m = install::record::missing_locked_libraries(p, name, installed.site_packages);
+    if (first || m.size() < missing.size()) {
+      missing = std::move(m);
+      total = rec.shared_libraries.size();
+      file = name;
+      first = false;
+    }
+  }
+  if (missing.empty()) return;
+  Drift d = make_drift(
+      CheckLayer::Env, "locked-file-missing", p.name,
+      fmt::format("{} {}: {} of the {} shared libraries the lock records for {} {} not installed",
+                  p.name, installed.version, missing.size(), total, file,
+                  missing.size() == 1 ? "is" : "are"),
+      p.line.line);
+  constexpr std::size_t kMaxShown = 20;
+  for (std::size_t i = 0; i < missing.size() && i < kMaxShown; ++i)
+    d.details.push_back(fmt::format("{}: missing", missing[i]));
+  if (missing.size() > kMaxShown)
+    d.details.push_back(fmt::format("... and {} more", missing.size() - kMaxShown));
+  // install's sync makes the same comparison (native_installer's make_plan) and replaces it.
+  d.hint = fmt::format("{}; it replaces one whose recorded libraries are missing", install_hint);
+  drifts.push_back(std::move(d));
+}
+
 // The installed files of `p`: against its RECORD (--deep), else against their size and mtime
-// at install.
-void check_record(const Context& ctx, const std::string& python, const lock::Package& p,
+// at install. Returns whether it found a problem.
+bool check_record(const Context& ctx, const std::string& python, const lock::Package& p,
                   const probe::InstalledDistribution& installed, const std::string& install_hint,
                   LayerResult& layer, std::vector<Drift>& drifts) {
   const auto* got = &installed;
   const std::size_t line = p.line.line;
   auto rc = verify_record(*got, ctx.request.deep);
-  if (!rc.has_record && !ctx.request.deep) return;  // not installed by gpulock: --deep hashes
+  if (!rc.has_record && !ctx.request.deep) return false;  // not by gpulock: --deep hashes
   if (!rc.has_record) {
     Drift d = make_drift(
         CheckLayer::Env, "record-unverifiable", p.name,
@@ -110,7 +149,9 @@ void check_record(const Context& ctx, const std::string& python, const lock::Pac
     d.severity = DriftSeverity::Warning;
     d.hint = install_hint;
     drifts.push_back(std::move(d));
-  } else if (!rc.problems.empty()) {
+    return false;
+  }
+  if (!rc.problems.empty()) {
     Drift d = make_drift(CheckLayer::Env, "record-mismatch", p.name,
                          fmt::format("{} {}: {} of {} installed files {}", p.name, got->version,
                                      rc.problems.size(), rc.files,
@@ -136,10 +177,13 @@ void check_record(const Context& ctx, const std::string& python, const lock::Pac
                        "it",
                        ctx.lock_path, python);
     drifts.push_back(std::move(d));
-  } else if (ctx.request.deep) {
+    return true;
+  }
+  if (ctx.request.deep) {
     layer.notes.push_back(
         fmt::format("{} {}: {} files match RECORD", p.name, got->version, rc.files));
   }
+  return false;
 }
 
 // The load probe's verdict for this environment (the lock and machine comparisons are the
@@ -226,7 +270,9 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
       continue;
     }
     if (!p.version || same_version(got->version, want)) {
-      check_record(ctx, python, p, *got, install_hint, layer, drifts);
+      // A file RECORD's check already named is not named twice.
+      if (!check_record(ctx, python, p, *got, install_hint, layer, drifts))
+        check_locked_files(p, *got, install_hint, drifts);
       continue;
     }
     auto iv = core::Version::parse(got->version);

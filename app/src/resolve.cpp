@@ -256,6 +256,14 @@ core::Result<bool> ResolveSession::solve() {
       *candidates, [this](const catalog::Hint& h) { return hint_text(h, request_.command_line); });
   resolver::SolveRequest solve_request{plan.requirements, plan.constraints};
   auto outcome = resolver::solve(*provider, solve_request, plan.solve_options);
+  // Issue 44 item 3: a chosen wheel whose own files leave a hazard (gpu::wheel_hazards) is
+  // offered again as yanked, and the solve runs again: it stays only where a requirement pins it
+  // exactly. Each round judges only wheels not judged before, so the rounds end.
+  for (int round = 0; round < 8 && outcome; ++round) {
+    const auto* solution = std::get_if<resolver::Solution>(&*outcome);
+    if (solution == nullptr || catalog::mark_wheel_hazards(*candidates, *solution) == 0) break;
+    outcome = resolver::solve(*provider, solve_request, plan.solve_options);
+  }
   result_.timings.solve_ms = elapsed_ms(t_solve);
   if (!outcome) return std::unexpected(outcome.error());
   for (auto& w : catalog::warnings(*candidates))

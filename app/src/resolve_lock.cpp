@@ -12,6 +12,7 @@
 #include "gpulock/core/civil_date.h"
 #include "gpulock/index/page.h"
 #include "gpulock/index/url.h"
+#include "gpulock/lock/wheel_files.h"
 
 #include "resolve_steps.h"
 
@@ -97,7 +98,70 @@ struct LockedFacts {
   // The provider holds its own copy of the config, so sources are matched by URL.
   std::set<std::string> used_sources;
   const resolver::ChosenPackage* torch = nullptr;
+  // Every locked wheel: its package's place in the lock and how to read its file list.
+  struct Wheel {
+    std::size_t package = 0;
+    std::string filename;
+    index::WheelRef ref;
+    std::vector<std::string> missing;  // sonames of its hazards (gpu::wheel_hazards)
+  };
+  std::vector<Wheel> wheels;
 };
+
+// Issue 44 item 1: every locked wheel's file list, read from its zip's central directory (all
+// at once: two waves of range requests, or the cache) and recorded in the lock as a digest and
+// the shared libraries. A list that cannot be read (an --offline run without it in the cache, a
+// server that lost the file) leaves that wheel without a record, and says so.
+void record_wheel_files(index::IndexClient& client, const LockedFacts& facts, lock::Lock& lk,
+                        ResolveResult& result, const Phase& phase) {
+  if (facts.wheels.empty()) return;
+  phase(fmt::format("Reading the file lists of {} wheels", facts.wheels.size()));
+  std::vector<index::WheelRef> refs;
+  for (const auto& w : facts.wheels)
+    refs.push_back(w.ref);
+  auto lists = client.wheel_members(refs);
+  std::vector<std::string> unread;
+  for (std::size_t i = 0; i < facts.wheels.size() && i < lists.size(); ++i) {
+    const auto& w = facts.wheels[i];
+    if (!lists[i]) {
+      unread.push_back(fmt::format("{} ({})", w.filename, lists[i].error().message));
+      continue;
+    }
+    lock::set_wheel_files(
+        lk.packages[w.package], w.filename,
+        {lists[i]->members.size(), lists[i]->digest, lists[i]->shared_libraries, w.missing});
+  }
+  if (!unread.empty()) {
+    result.warnings.push_back(fmt::format(
+        "the lock records no file list for {} of {} wheels, which could not be read: {}{}",
+        unread.size(), facts.wheels.size(), unread.front(),
+        unread.size() > 1 ? fmt::format(" and {} more", unread.size() - 1) : ""));
+  }
+}
+
+// Issue 44 item 3: a wheel chosen although its files leave a hazard (gpu::wheel_hazards), so
+// a requirement pinned it exactly: one warning per hazard, naming the pin.
+void warn_hazards(const resolver::ChosenPackage& chosen, const catalog::Selection& sel,
+                  ResolveResult& result) {
+  if (sel.hazards.empty()) return;
+  std::string pins;
+  std::size_t pinners = 0;
+  for (const auto& r : chosen.required_by) {
+    if (r.requirement.find("==") == std::string::npos) continue;  // not the pin
+    ++pinners;
+    if (!pins.empty()) pins += ", ";
+    pins += r.package.empty() ? fmt::format("your requirement {}", r.requirement)
+                              : fmt::format("{} {} ({})", r.package,
+                                            r.version ? r.version->to_string() : "", r.requirement);
+  }
+  for (const auto& h : sel.hazards) {
+    result.warnings.push_back(fmt::format(
+        "{} {} ({}) {}; it is locked because {} pin{} it exactly, and the lock records the "
+        "missing {}",
+        chosen.name, chosen.version.to_string(), sel.file->filename(), h.text(),
+        pins.empty() ? std::string("a requirement") : pins, pinners > 1 ? "" : "s", h.file));
+  }
+}
 
 // One lock package per chosen candidate, and why it was chosen (result.why).
 core::Result<LockedFacts> lock_packages(index::IndexClient& client,
@@ -142,6 +206,17 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client,
       f.hashes["sha256"] = digest->sha256;
       if (!f.size) f.size = digest->size;
     }
+    if (sel.file->filename().ends_with(".whl")) {
+      LockedFacts::Wheel w;
+      w.package = lk.packages.size();
+      w.filename = sel.file->filename();
+      w.ref.url = sel.file->url();
+      w.ref.size = f.size;
+      w.ref.sha256 = f.hashes["sha256"];
+      for (const auto& h : sel.hazards)
+        w.missing.push_back(h.file);
+      facts.wheels.push_back(std::move(w));
+    }
     if (direct_ref) {
       p.archive = std::move(f);
     } else {
@@ -184,7 +259,9 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client,
                                                : fmt::format("needs CUDA {}.x", sel.cuda->major));
     }
     if (chosen.version.is_prerelease()) why.notes.push_back("a pre-release");
-    if (gpu::is_torch_family(chosen.name)) {
+    warn_hazards(chosen, sel, result);
+    if (gpu::is_torch_family(chosen.name) ||
+        catalog::has_hazards(provider.catalog(), chosen.name)) {
       for (auto& s :
            catalog::skipped_before(provider.catalog(), chosen.name, chosen.candidate_index,
                                    &solution, provider.hint_writer())) {
@@ -353,6 +430,7 @@ core::Status write_lock(const ResolveRequest& request, const ResolvePlan& plan,
   lk.default_groups = std::vector<std::string>{};
   auto facts = lock_packages(client, provider, plan, solution, result, phase);
   if (!facts) return std::unexpected(facts.error());
+  if (!plan.run.trial) record_wheel_files(client, *facts, lk, result, phase);
   lk.gpulock = gpulock_tool(request, plan, sources, *facts, result, lock_dir);
   lk.command = request.command_line;
   summarize_gpu(plan, provider, *facts, result);

@@ -130,6 +130,7 @@ Selection selection(const Catalog& cat, std::string_view package, std::size_t ca
   s.file = e.file;
   s.source = e.source;
   s.build = e.build;
+  s.hazards = e.hazards;
   std::span<const core::Requirement> requires_dist;
   if (e.file != nullptr) {
     auto m = impl.metadata.find(e.file);
@@ -284,7 +285,13 @@ std::vector<Skipped> skipped_before(const Catalog& cat, std::string_view package
       s.kind = std::string(resolver::unavailable_kind_name(r.kind));
       s.reason = r.message.empty() ? "cannot be used" : r.message;
     };
-    if (e.unavailable && e.unavailable->kind == UnavailableKind::CudaTooNew && e.build.cuda) {
+    if (!e.hazards.empty()) {
+      // Before the other reasons: a candidate tried and then found to have a hazard was passed
+      // over for that, not for what its first trial met.
+      s.kind = "hazard";
+      s.reason = e.hazards.front().text() + " (used only when pinned with ==)";
+    } else if (e.unavailable && e.unavailable->kind == UnavailableKind::CudaTooNew &&
+               e.build.cuda) {
       s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::CudaTooNew));
       s.reason = gpu.needs_cuda_text(*e.build.cuda);
     } else if (e.unavailable) {
@@ -577,6 +584,46 @@ bool confirm_blocker(resolver::Provider& provider, const resolver::SolveRequest&
     }
   }
   return false;
+}
+
+std::size_t mark_wheel_hazards(Catalog& cat, const resolver::Solution& solution) {
+  Catalog::Impl& impl = cat.impl();
+  std::vector<std::pair<std::string_view, VersionEntry*>> judged;
+  std::vector<index::WheelRef> refs;
+  for (const auto& chosen : solution.packages) {
+    if (chosen.is_virtual || !gpu::has_wheel_rules(chosen.name)) continue;
+    auto it = impl.packages.find(chosen.name);
+    if (it == impl.packages.end() || chosen.candidate_index >= it->second.entries.size()) continue;
+    VersionEntry& e = it->second.entries[chosen.candidate_index];
+    if (e.hazards_read || e.file == nullptr || !e.file->filename().ends_with(".whl")) continue;
+    index::WheelRef ref;
+    ref.url = e.file->url();
+    ref.size = e.file->size();
+    for (const auto& h : e.file->hashes()) {
+      if (h.algorithm == "sha256") ref.sha256 = h.hex;
+    }
+    judged.emplace_back(chosen.name, &e);
+    refs.push_back(std::move(ref));
+  }
+  if (refs.empty()) return 0;
+  auto lists = impl.pages.wheel_members(refs);
+  std::size_t marked = 0;
+  for (std::size_t i = 0; i < judged.size() && i < lists.size(); ++i) {
+    VersionEntry& e = *judged[i].second;
+    e.hazards_read = true;
+    if (!lists[i]) continue;
+    e.hazards = gpu::wheel_hazards(judged[i].first, e.version, lists[i]->shared_libraries);
+    if (!e.hazards.empty()) ++marked;
+  }
+  return marked;
+}
+
+bool has_hazards(const Catalog& cat, std::string_view package) {
+  const Catalog::Impl& impl = cat.impl();
+  auto it = impl.packages.find(package);
+  if (it == impl.packages.end()) return false;
+  return std::any_of(it->second.entries.begin(), it->second.entries.end(),
+                     [](const VersionEntry& e) { return !e.hazards.empty(); });
 }
 
 }  // namespace gpulock::catalog

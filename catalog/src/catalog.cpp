@@ -76,7 +76,7 @@ auto Catalog::Impl::virtual_candidates(std::string_view name) const
   if (name == kPython) {
     resolver::PackageCandidates out;
     out.priority = 100;
-    out.candidates.push_back({config.target.python_full, false, std::nullopt});
+    out.candidates.push_back({config.target.python_full, false, std::nullopt, {}});
     return out;
   }
   return gpu.virtual_candidates(name);
@@ -103,7 +103,11 @@ core::Result<resolver::PackageCandidates> Catalog::candidates(std::string_view p
   resolver::PackageCandidates out;
   out.candidates.reserve(state.entries.size());
   for (const auto& e : state.entries) {
-    resolver::Candidate c{e.version, e.yanked, e.unavailable};
+    resolver::Candidate c{e.version, e.yanked, e.unavailable, {}};
+    if (!e.hazards.empty()) {
+      c.yanked = true;
+      c.yanked_reason = e.hazards.front().text();
+    }
     if (!c.unavailable) c.unavailable = impl_->gpu.candidate_unavailable(package, e.version);
     out.candidates.push_back(std::move(c));
   }

@@ -27,6 +27,7 @@
 #include "gpulock/catalog/catalog.h"
 #include "gpulock/catalog/hint.h"
 #include "gpulock/core/specifier.h"
+#include "gpulock/gpu/wheel_rules.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/variants.h"
 #include "gpulock/resolver/solver.h"
@@ -85,6 +86,11 @@ struct VersionEntry {
   // time nor a dated version (pytorch-triton); usable only when an admitted nightly pins exactly
   // this version (Impl::nightly_pins), checked when its dependencies are read.
   bool needs_pin = false;
+  // Issue 44 item 3: what its wheel's own files leave against the wheel-content rules
+  // (gpu::wheel_hazards), once mark_wheel_hazards read its file list. A candidate with a hazard
+  // is offered as yanked: taken only when a requirement pins it exactly.
+  bool hazards_read = false;
+  std::vector<gpu::WheelHazard> hazards;
 };
 
 struct PackageState {

@@ -34,6 +34,11 @@ core::Result<std::string> IndexClientPages::fetch_variants_json(const index::Dis
   return client_.fetch_variants_json(file);
 }
 
+std::vector<core::Result<index::WheelMembers>> IndexClientPages::wheel_members(
+    std::span<const index::WheelRef> wheels) {
+  return client_.wheel_members(wheels);
+}
+
 bool IndexClientPages::metadata_done(const index::DistFile& file) {
   return client_.metadata_done(file);
 }

@@ -37,8 +37,10 @@ std::optional<resolver::PackageCandidates> GpuPolicy::virtual_candidates(
   out.priority = 100;
   if (name == kCuda) {
     if (!machine_.no_gpu && machine_.ceiling) {
-      out.candidates.push_back(
-          {make_version(machine_.ceiling->major, machine_.ceiling->minor), false, std::nullopt});
+      out.candidates.push_back({make_version(machine_.ceiling->major, machine_.ceiling->minor),
+                                false,
+                                std::nullopt,
+                                {}});
     }
     return out;
   }
@@ -46,15 +48,15 @@ std::optional<resolver::PackageCandidates> GpuPolicy::virtual_candidates(
     // Every CUDA a variant label can name (9.0 to 13.9), and 0 for CPU builds.
     for (std::uint64_t major = 13; major >= 9; --major) {
       for (std::uint64_t minor = 10; minor-- > 0;)
-        out.candidates.push_back({make_version(major, minor), false, std::nullopt});
+        out.candidates.push_back({make_version(major, minor), false, std::nullopt, {}});
     }
-    out.candidates.push_back({make_version(0, 0), false, std::nullopt});
+    out.candidates.push_back({make_version(0, 0), false, std::nullopt, {}});
     return out;
   }
   if (name == kCudaMajor) {
     for (std::uint64_t major = 13; major >= 9; --major) {
       std::uint64_t parts[1] = {major};
-      out.candidates.push_back({core::Version::from_release(parts), false, std::nullopt});
+      out.candidates.push_back({core::Version::from_release(parts), false, std::nullopt, {}});
     }
     return out;
   }
@@ -64,7 +66,7 @@ std::optional<resolver::PackageCandidates> GpuPolicy::virtual_candidates(
       if (row.import_name != name.substr(kImportPrefix.size())) continue;
       for (std::uint64_t k = 1; k <= row.packages.size(); ++k) {
         std::uint64_t parts[1] = {k};
-        out.candidates.push_back({core::Version::from_release(parts), false, std::nullopt});
+        out.candidates.push_back({core::Version::from_release(parts), false, std::nullopt, {}});
       }
     }
     return out;

@@ -186,6 +186,7 @@ core::Result<SyncPlan> make_plan(const PlanInputs& in) {
   SyncPlan plan;
   const auto roots = lock_roots(in.lock);
   std::set<std::string> locked;
+  std::vector<const lock::Package*> package_of;  // the lock's package of plan.items[i]
   for (const auto& p : in.lock.packages) {
     if (p.marker) {
       auto m = core::Marker::parse(*p.marker);
@@ -208,6 +209,7 @@ core::Result<SyncPlan> make_plan(const PlanInputs& in) {
       }
     }
     plan.items.push_back(std::move(item));
+    package_of.push_back(&p);
   }
   // Packages already at the locked version: their files against RECORD, in parallel.
   std::vector<std::size_t> same;
@@ -216,7 +218,19 @@ core::Result<SyncPlan> make_plan(const PlanInputs& in) {
   }
   std::vector<std::string> problems(same.size());
   parallel_for(same.size(), 4, [&](std::size_t k) {
-    problems[k] = record_problem(*in.env.find(plan.items[same[k]].name));
+    const auto& item = plan.items[same[k]];
+    const auto& installed = *in.env.find(item.name);
+    problems[k] = record_problem(installed);
+    if (!problems[k].empty()) return;
+    // A shared library the lock recorded for this wheel (issue 44) that is not there: a RECORD
+    // another tool rewrote, or no RECORD at all, would not say so.
+    auto missing = record::missing_locked_libraries(*package_of[same[k]], item.filename,
+                                                    installed.site_packages);
+    if (!missing.empty()) {
+      problems[k] = fmt::format(
+          "a shared library the lock records is missing ({}{})", missing.front(),
+          missing.size() > 1 ? fmt::format(" and {} more", missing.size() - 1) : std::string());
+    }
   });
   for (std::size_t k = 0; k < same.size(); ++k) {
     if (problems[k].empty()) continue;

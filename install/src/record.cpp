@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "gpulock/index/hash.h"
+#include "gpulock/lock/wheel_files.h"
 
 namespace gpulock::install::record {
 
@@ -138,6 +139,35 @@ std::filesystem::path inside_file(const std::filesystem::path& prefix,
 std::filesystem::path prefix_of_site(const std::filesystem::path& site) {
   // <prefix>/lib/pythonX.Y/site-packages
   return site.lexically_normal().parent_path().parent_path().parent_path();
+}
+
+std::string site_path_of_member(std::string_view member) {
+  auto slash = member.find('/');
+  if (slash == std::string_view::npos || !member.substr(0, slash).ends_with(".data"))
+    return std::string(member);
+  auto rest = member.substr(slash + 1);
+  for (std::string_view scheme : {"purelib/", "platlib/"}) {
+    if (rest.starts_with(scheme)) return std::string(rest.substr(scheme.size()));
+  }
+  return {};
+}
+
+std::vector<std::string> missing_locked_libraries(const lock::Package& package,
+                                                  std::string_view filename,
+                                                  const std::filesystem::path& site) {
+  std::vector<std::string> missing;
+  auto records = lock::wheel_files(package);
+  if (!records) return missing;
+  auto rec = records->find(filename);
+  if (rec == records->end()) return missing;
+  for (const auto& lib : rec->second.shared_libraries) {
+    std::string rel = site_path_of_member(lib);
+    if (rel.empty()) continue;
+    // The lock's paths are checked relative (wheel_files), so this stays inside `site`.
+    struct stat st {};
+    if (::stat((site / rel).c_str(), &st) != 0) missing.push_back(std::move(rel));
+  }
+  return missing;
 }
 
 std::string verify_file(const std::filesystem::path& prefix, const std::filesystem::path& site,

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "gpulock/lock/wheel_files.h"
+
 #include "reader_impl.h"
 #include "toml_convert.h"
 
@@ -357,6 +359,9 @@ core::Result<Package> Reader::read_package(const toml::table& t, std::size_t ind
   if (*tool) {
     TomlValue v = to_value(**tool);
     p.tool = std::move(*std::get_if<TomlTable>(&v.data));
+    // gpulock's own record of the wheels' files (issue 44) is checked as any other field.
+    auto files = wheel_files(p);
+    if (!files) return std::unexpected(error(line_of(**tool), files.error().message));
   }
   p.unknown =
       unknown_keys(t,

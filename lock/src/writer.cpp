@@ -1,6 +1,7 @@
 // gpulock's pylock.toml writer: a fixed layout so the same model always gives the same bytes
 // (docs/concepts/lockfile.md). toml++'s serializer is not used: it orders keys its own way and
 // prefers literal strings.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -73,10 +74,23 @@ class Writer {
     out_ += "]\n";
   }
 
-  // Keys of a generic table whose values are not tables, as `key = inline`.
+  // Keys of a generic table whose values are not tables, as `key = inline`; an array of
+  // strings too long for one line gets one item per line (string_array), as a wheel's shared
+  // libraries under [packages.tool.gpulock.files] do.
   void scalar_keys(const TomlTable& table) {
     for (const auto& [k, v] : table) {
-      if (!v.is<TomlTable>()) key_value(k, to_toml_inline(v));
+      if (v.is<TomlTable>()) continue;
+      const auto* array = v.get_if<TomlArray>();
+      if (array != nullptr && !array->empty() &&
+          std::all_of(array->begin(), array->end(),
+                      [](const TomlValue& item) { return item.is<std::string>(); })) {
+        std::vector<std::string> items;
+        for (const auto& item : *array)
+          items.push_back(*item.get_if<std::string>());
+        string_array(k, items);
+        continue;
+      }
+      key_value(k, to_toml_inline(v));
     }
   }
 

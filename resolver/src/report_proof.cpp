@@ -203,9 +203,12 @@ std::vector<std::string> Reporter::hints() const {
     if (n.reason.kind == UnavailableKind::PrereleaseDisallowed) {
       add("pre-releases of " + name + " would satisfy the requirements (" + versions +
           "), but pre-releases are disallowed (try --prerelease allow)");
-    } else if (n.reason.kind == UnavailableKind::Yanked) {
+    } else if (n.reason.kind == UnavailableKind::Yanked && n.reason.message.empty()) {
       add("yanked versions of " + name + " (" + versions +
           ") are used only when a requirement pins them exactly with ==");
+    } else if (n.reason.kind == UnavailableKind::Yanked) {
+      add(name + " " + versions + ", which " + n.reason.message +
+          ", is used only when a requirement pins it exactly with ==");
     }
   }
   for (const auto* p : seen) {

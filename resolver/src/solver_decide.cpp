@@ -238,6 +238,7 @@ void Solver::add_unavailable(PackageId p, Set set) {
       reason.kind = UnavailableKind::PrereleaseDisallowed;
     } else {
       reason.kind = UnavailableKind::Yanked;
+      reason.message = c.yanked_reason;
     }
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
       return g.reason.kind == reason.kind && g.reason.message == reason.message;

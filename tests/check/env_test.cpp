@@ -274,3 +274,110 @@ TEST_CASE("check env --deep: nvidia-* wheels against their RECORD", "[check][env
   auto shallow = w.gpulock("check --env --json " + py, machine);
   CHECK(shallow.out.find("\"kind\": \"record-mismatch\"") == std::string::npos);
 }
+
+// Issue 44 item 1: the lock records every wheel's file list (a digest over path, size and CRC-32
+// and the shared libraries), read from the zip's central directory at lock time; `check --env`
+// and install's sync compare an environment against it without a RECORD.
+TEST_CASE("check env and install: the shared libraries the lock records for each wheel",
+          "[check][env][files]") {
+  Venv v("env-files");
+  auto& w = v.w;
+  auto r = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 " + fixture_indexes(v.url) + " " +
+                     kTarget + " --driver 550.54.14 -o pylock.toml");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  check_lock_independently(w / "pylock.toml");
+  const std::string text = read_file(w / "pylock.toml");
+  INFO(text);
+  // The record of the cuDNN wheel, against Python's own reading of the same wheel (zipfile).
+  const fs::path wheel =
+      gpulock::test::shared_servers().index_root() / "packages" / "nvidia-cudnn-cu12";
+  write_file(w / "members.py",
+             "import hashlib, pathlib, re, sys, zipfile\n"
+             "whl = next(p for p in pathlib.Path(sys.argv[1]).rglob('*.whl')\n"
+             "           if p.name.startswith('nvidia_cudnn_cu12-9.1.0.70-') and 'x86_64' in "
+             "p.name)\n"
+             "infos = [i for i in zipfile.ZipFile(whl).infolist() if not "
+             "i.filename.endswith('/')]\n"
+             "text = b''.join(i.filename.encode() + b'\\0' + str(i.file_size).encode() + "
+             "b'\\0' +\n"
+             "                ('%08x' % i.CRC).encode() + b'\\n'\n"
+             "                for i in sorted(infos, key=lambda i: i.filename.encode()))\n"
+             "libs = sorted(i.filename for i in infos\n"
+             "              if re.fullmatch(r'lib.*\\.so(\\..*)?', i.filename.rsplit('/', "
+             "1)[-1]))\n"
+             "print(whl.name); print(len(infos)); print(hashlib.sha256(text).hexdigest())\n"
+             "print('\\n'.join(libs))\n");
+  auto expected = w.shell("python3 members.py " + shell_quote(wheel.string()));
+  INFO(expected.err);
+  REQUIRE(expected.status == 0);
+  auto want = lines_of(expected.out);
+  REQUIRE(want.size() == 3 + 8);  // the fixture wheel ships the eight cuDNN 9 libraries
+  CHECK(text.find("\n[packages.tool.gpulock.files.\"" + want[0] + "\"]\nmembers = " + want[1] +
+                  "\nmembers-sha256 = \"" + want[2] + "\"\nshared-libraries = [\n") !=
+        std::string::npos);
+  for (std::size_t i = 3; i < want.size(); ++i)
+    CHECK(text.find("  \"" + want[i] + "\",\n") != std::string::npos);
+  // Every locked wheel has a record (cuBLAS, the other package, too).
+  CHECK(text.find("\n[packages.tool.gpulock.files.\"nvidia_cublas_cu12-") != std::string::npos);
+  // A warm re-lock reads the lists from the cache: the same lock, offline.
+  auto again = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 " + fixture_indexes(v.url) + " " +
+                         kTarget + " --driver 550.54.14 --offline -o relock.toml");
+  INFO(again.err);
+  CHECK(again.status == 0);
+  CHECK(again.err.find("records no file list") == std::string::npos);
+  // The same lock but for the command in its header comment.
+  auto body = [](const std::string& t) { return t.substr(t.find("\nlock-version")); };
+  CHECK(body(read_file(w / "relock.toml")) == body(text));
+
+  REQUIRE(w.gpulock("export -o locked.txt").status == 0);
+  auto installed = v.pip("install --no-deps --require-hashes -r locked.txt");
+  INFO(installed.out << installed.err);
+  REQUIRE(installed.status == 0);
+  const std::string py = "--python " + v.python;
+  const std::string machine = "GPULOCK_DRIVER=550.54.14";
+  auto clean = w.gpulock("check --env " + py, machine);
+  INFO(clean.out << clean.err);
+  CHECK(clean.out.find("locked-file-missing") == std::string::npos);
+  CHECK(clean.out.find("shared libraries the lock records") == std::string::npos);
+
+  // A library removed together with its RECORD line (a RECORD another tool rewrote): RECORD
+  // cannot say so, the lock's record does.
+  auto site = lines_of(w.shell(shell_quote(v.python) +
+                               " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'")
+                           .out)
+                  .at(0);
+  const std::string lib = "nvidia/cudnn/lib/libcudnn_graph.so.9";
+  fs::remove(fs::path(site) / lib);
+  fs::path record;
+  for (const auto& e : fs::directory_iterator(site)) {
+    if (e.path().filename().string().starts_with("nvidia_cudnn_cu12-"))
+      record = e.path() / "RECORD";
+  }
+  REQUIRE(!record.empty());
+  std::string rows;
+  for (const auto& l : lines_of(read_file(record))) {
+    if (!l.starts_with(lib + ",")) rows += l + "\n";
+  }
+  write_file(record, rows);
+  auto missing = w.gpulock("check --env " + py, machine);
+  INFO(missing.out << missing.err);
+  CHECK(missing.status == 1);
+  CHECK(missing.out.find(": nvidia-cudnn-cu12 9.1.0.70: 1 of the 8 shared libraries the lock "
+                         "records for " +
+                         want[0] + " is not installed\n      " + lib + ": missing\n") !=
+        std::string::npos);
+  auto j = w.gpulock("check --env --json " + py, machine);
+  CHECK(j.out.find("\"kind\": \"locked-file-missing\"") != std::string::npos);
+  // install's sync makes the same comparison, and puts the library back.
+  auto fix = w.gpulock("install --lock pylock.toml --no-probe " + py, machine);
+  INFO(fix.out << fix.err);
+  CHECK(fix.status == 0);
+  CHECK((fix.out + fix.err).find("a shared library the lock records is missing (" + lib + ")") !=
+        std::string::npos);
+  CHECK(fs::exists(fs::path(site) / lib));
+  auto after = w.gpulock("check --env " + py, machine);
+  INFO(after.out << after.err);
+  CHECK(after.out.find("locked-file-missing") == std::string::npos);
+  CHECK(after.out.find("shared libraries the lock records") == std::string::npos);
+}

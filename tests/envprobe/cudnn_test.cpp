@@ -78,7 +78,7 @@ TEST_CASE("sub-libraries per cuDNN version", "[envprobe][cudnn]") {
   CHECK(find(v91, "heuristic").loaded_by == "libcudnn_graph.so.9");
   CHECK(find(v91, "ops").soname == "libcudnn_ops.so.9");
   // 9.20 looks for engines_tensor_ir without shipping it; 9.21 ships it; 9.22 adds ext
-  // (probe/data/cudnn_files.txt, shared/data/wheel-contents.md §1.2).
+  // (gpu/data/cudnn_files.txt, shared/data/wheel-contents.md §1.2).
   auto v920 = cudnn_sublibraries({9, 20, 0}, none);
   CHECK_FALSE(find(v920, "engines_tensor_ir").required);
   CHECK(find(v920, "engines_tensor_ir").shipped_since == "9.21");

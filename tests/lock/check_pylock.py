@@ -115,6 +115,41 @@ def check_file(f, where, package, kind):
                  f"{where}: file {filename} has another version")
 
 
+def file_name(f):
+    from urllib.parse import unquote
+    if f.get("name"):
+        return f["name"]
+    if f.get("path"):
+        return f["path"].rsplit("/", 1)[-1]
+    return unquote(f.get("url", "").split("?")[0].split("#")[0].rsplit("/", 1)[-1])
+
+
+# [packages.tool.gpulock.files."<wheel>"] (lock/include/gpulock/lock/wheel_files.h): gpulock's
+# record of each wheel's files, keyed by a file name the package lists.
+def check_wheel_files(p, where):
+    files = p.get("tool", {}).get("gpulock", {}).get("files")
+    if files is None:
+        return
+    where = f"{where}.tool.gpulock.files"
+    need(isinstance(files, dict), f"{where}: must be a table")
+    names = {file_name(f) for f in p.get("wheels", []) + [p[k] for k in ("archive", "sdist")
+                                                          if k in p] if isinstance(f, dict)}
+    for name, rec in files.items():
+        need(name in names, f"{where}: {name!r} is not a file of the package")
+        need(isinstance(rec, dict), f"{where}.{name}: must be a table")
+        n = rec.get("members")
+        need(isinstance(n, int) and not isinstance(n, bool) and n >= 0,
+             f"{where}.{name}: 'members' must be a non-negative integer")
+        need(isinstance(rec.get("members-sha256"), str)
+             and re.fullmatch(r"[0-9a-f]{64}", rec["members-sha256"]),
+             f"{where}.{name}: 'members-sha256' must be 64 lowercase hex digits")
+        for lib in rec.get("shared-libraries", []):
+            need(isinstance(lib, str) and lib and not lib.startswith("/")
+                 and all(part not in ("", ".", "..") for part in lib.split("/"))
+                 and "\\" not in lib,
+                 f"{where}.{name}: shared library {lib!r} is not a relative path")
+
+
 def check_lock(doc):
     lv = check_str(doc, "lock-version", "top level", required=True)
     if Version is not None:
@@ -176,6 +211,7 @@ def check_lock(doc):
         need(dists != ["wheels"] or p["wheels"], f"{where}: no wheels and no sdist")
         for a in p.get("attestation-identities", []):
             check_str(a, "kind", where + ".attestation-identities", required=True)
+        check_wheel_files(p, where)
     g = doc.get("tool", {}).get("gpulock")
     if g is not None:
         need(isinstance(g.get("schema"), int), "[tool.gpulock] needs an integer schema")

@@ -64,6 +64,14 @@ const BadCase kBadCases[] = {
     {"tool-gpulock-min-driver-bad.toml", 10,
      "'min-driver' in [tool.gpulock.gpu] is not a driver version (like 550.54.14): "
      "'550.54.14 '"},
+    // [packages.tool.gpulock.files] (wheel_files.h): gpulock's record of each wheel's files.
+    {"tool-gpulock-files-digest-bad.toml", 9,
+     "package 'a': [packages.tool.gpulock.files] \"a-1.0-py3-none-any.whl\": members-sha256 is "
+     "not 64 lowercase hex digits"},
+    {"tool-gpulock-files-path-bad.toml", 9,
+     "\"a-1.0-py3-none-any.whl\": shared-libraries holds an entry that is not a relative path"},
+    {"tool-gpulock-files-unknown-wheel.toml", 9,
+     "\"b-1.0-py3-none-any.whl\": names a file the package does not list"},
     {"packages-not-array.toml", 3, "'packages' at the top level must be an array of tables"},
     {"vcs-without-commit.toml", 7, "'commit-id' is required in the vcs source of package 'mylib'"},
 };

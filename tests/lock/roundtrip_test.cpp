@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpulock/lock/lockfile.h"
+#include "gpulock/lock/wheel_files.h"
 
 #include "lock_test_support.h"
 
@@ -538,4 +539,47 @@ TEST_CASE("[tool.gpulock.gpu]'s typed values write back as the text they were re
   auto none = parse_lock(head + tables[2], "p.toml");
   REQUIRE(none.has_value());
   CHECK(none->lock.gpulock->gpu->driver->is_none());
+}
+
+TEST_CASE("a wheel's file record is written, read back and typed", "[lock][roundtrip][files]") {
+  Lock lock;
+  lock.created_by = "gpulock test";
+  Package p;
+  p.name = "nvidia-cudnn-cu13";
+  p.version = "9.20.0.48";
+  const std::string file = "nvidia_cudnn_cu13-9.20.0.48-py3-none-manylinux_2_27_x86_64.whl";
+  p.wheels = std::vector<FileEntry>{wheel(file, "https://example.org/" + file, 'a')};
+  WheelFiles rec;
+  rec.members = 31;
+  rec.members_sha256 = sha('b');
+  for (const char* lib : {"libcudnn.so.9", "libcudnn_adv.so.9", "libcudnn_cnn.so.9",
+                          "libcudnn_engines_precompiled.so.9", "libcudnn_graph.so.9"})
+    rec.shared_libraries.push_back(std::string("nvidia/cu13/lib/") + lib);
+  set_wheel_files(p, file, rec);
+  // Setting it again replaces the record, and other keys of [packages.tool.gpulock] stay.
+  std::get<TomlTable>((*p.tool)["gpulock"].data)["variant"] = "x";
+  set_wheel_files(p, file, rec);
+  lock.packages.push_back(p);
+
+  const std::string text = to_toml(lock);
+  INFO(text);
+  CHECK(text.find("[packages.tool.gpulock.files.\"" + file + "\"]\nmembers = 31\n") !=
+        std::string::npos);
+  // A long list gets one library per line.
+  CHECK(text.find("shared-libraries = [\n  \"nvidia/cu13/lib/libcudnn.so.9\",\n") !=
+        std::string::npos);
+  auto back = parse_lock(text, "pylock.toml");
+  REQUIRE(back.has_value());
+  CHECK(back->lock == lock);
+  auto files = wheel_files(back->lock.packages.at(0));
+  REQUIRE(files.has_value());
+  REQUIRE(files->size() == 1);
+  CHECK(files->at(file) == rec);
+  CHECK(back->lock.packages.at(0).tool->at("gpulock").get_if<TomlTable>()->contains("variant"));
+  lock_test::check_text_with_tomllib(text);
+
+  // A package without a record has none.
+  Package plain;
+  plain.name = "a";
+  CHECK(wheel_files(plain).value().empty());
 }

@@ -45,6 +45,18 @@ namespace gpulock::catalog {
                                                   const resolver::Solution* solution = nullptr,
                                                   const HintWriter& write = {});
 
+/// Issue 44 item 3: the file lists of the chosen wheels of packages with wheel-content rules
+/// (gpu::has_wheel_rules), read at once (PageSource::wheel_members: range reads or the cache),
+/// judged by gpu::wheel_hazards. A candidate with a hazard is offered to the next solve as
+/// yanked (PEP 592): taken only when a requirement pins it with `==`, and then kept (it never
+/// moves another package's version). Returns how many candidates it newly found a hazard in; a
+/// list that cannot be read finds none (record_wheel_files says so when the lock is written).
+[[nodiscard]] std::size_t mark_wheel_hazards(Catalog& catalog, const resolver::Solution& solution);
+
+/// Whether any candidate of `package` was found to have a hazard (so `--explain` lists what
+/// was passed over for it).
+[[nodiscard]] bool has_hazards(const Catalog& catalog, std::string_view package);
+
 /// Existing-lock pins kept although a newer candidate this machine can use exists (CUDA-bound
 /// packages only): candidates for "kept torch 2.11.0+cu130 from pylock.toml; 2.13.0+cu130 is
 /// newer for this machine (--upgrade-package torch)", which resolve prints only when a solve

@@ -37,6 +37,7 @@
 #include "gpulock/core/target.h"
 #include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/gpu/gpu_policy.h"
+#include "gpulock/gpu/wheel_rules.h"
 #include "gpulock/index/client.h"
 #include "gpulock/index/variants.h"
 #include "gpulock/resolver/provider.h"
@@ -112,6 +113,9 @@ struct Selection {
   std::string variant_label;
   std::vector<std::string> variant_properties;
   std::shared_ptr<const index::VariantsJson> variants_json;
+  /// Issue 44: what the file's own files leave against the wheel-content rules, when its file
+  /// list was judged (mark_wheel_hazards); a chosen candidate with a hazard was pinned exactly.
+  std::vector<gpu::WheelHazard> hazards;
 };
 /// Issue 41 item 4: a name the torch source owns (the torch family, never taken from a lower
 /// index) that the torch source lacks, and the candidate that needed it.

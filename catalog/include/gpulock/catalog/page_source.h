@@ -9,8 +9,10 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpulock/core/error.h"
 #include "gpulock/index/client.h"
@@ -44,6 +46,16 @@ class PageSource {
                          std::string(file.url()));
   }
 
+  /// The member lists of wheels (issue 44), one result per wheel in order
+  /// (index::IndexClient::wheel_members). A source without them answers NotFound for each.
+  [[nodiscard]] virtual std::vector<core::Result<index::WheelMembers>> wheel_members(
+      std::span<const index::WheelRef> wheels) {
+    std::vector<core::Result<index::WheelMembers>> out;
+    for (const auto& w : wheels)
+      out.push_back(
+          core::fail_at(core::ErrorCode::NotFound, "file lists are not available here", w.url));
+    return out;
+  }
   /// Hints that the matching fetch comes soon (a source may start it in the background).
   virtual void prefetch_project(const index::IndexSource& source, std::string_view name) {
     (void)source;
@@ -86,6 +98,8 @@ class IndexClientPages final : public PageSource {
   core::Result<std::string> fetch_metadata(const index::DistFile& file) override;
   core::Result<index::FileDigest> fetch_file_digest(std::string_view url) override;
   core::Result<std::string> fetch_variants_json(const index::DistFile& file) override;
+  std::vector<core::Result<index::WheelMembers>> wheel_members(
+      std::span<const index::WheelRef> wheels) override;
   void prefetch_project(const index::IndexSource& source, std::string_view name) override;
   void prefetch_project_list(const index::IndexSource& source) override;
   void prefetch_metadata(const index::DistFile& file) override;

@@ -2,7 +2,7 @@
 /// @file
 /// cuDNN facts the load probe needs (shared/research/standards-and-peers.md §C): the version
 /// encodings, the CUDNN_STATUS_* names, and which sub-libraries each cuDNN version ships and
-/// which library loads each of them: the cuDNN file table, data in `probe/data/cudnn_files.txt`
+/// which library loads each of them: the cuDNN file table, data in `gpu/data/cudnn_files.txt`
 /// (compiled in; each row names its sources, shared/data/wheel-contents.md §1).
 
 #include <compare>
@@ -16,6 +16,7 @@
 
 #include "gpulock/core/error.h"
 #include "gpulock/core/specifier.h"
+#include "gpulock/gpu/wheel_rules.h"
 
 namespace gpulock::probe {
 
@@ -46,34 +47,11 @@ struct CudnnVersion {
 /// "CUDNN_STATUS_<code>" for codes gpulock does not know.
 [[nodiscard]] std::string cudnn_status_name(int code);
 
-/// The cuDNN file table (`probe/data/cudnn_files.txt`, whose header says the row forms): per
-/// cuDNN major, each sub-library, the library that dlopens it, the versions that ship it and the
-/// versions that look for it without shipping it, with the sources of each row. Pure.
-struct CudnnFileTable {
-  struct Row {
-    std::uint32_t major = 0;
-    std::string name;       ///< "engines_tensor_ir"
-    std::string loaded_by;  ///< "cudnn" (the shim) or "cudnn_graph"
-    core::SpecifierSet ships;
-    std::string ships_text;  ///< ">=9.21"
-    std::optional<core::SpecifierSet> looked_up;
-    std::string looked_up_text;        ///< "==9.20.*"; empty for none
-    std::vector<std::string> sources;  ///< keys of `sources`
-  };
-  std::vector<Row> rows;
-  /// key -> where it points ("github.com/pytorch/pytorch/issues/188892 (...)"), in file order.
-  std::vector<std::pair<std::string, std::string>> sources;
-
-  /// Errors: InvalidInput naming the line (an unknown row kind, a bad specifier, a source key
-  /// no `source` row defines).
-  [[nodiscard]] static core::Result<CudnnFileTable> parse(std::string_view text);
-};
-
-/// The text of `probe/data/cudnn_files.txt`, compiled in.
-[[nodiscard]] std::string_view cudnn_files_text();
-/// The compiled-in table, parsed once (a table that does not parse is a build defect: the unit
-/// tests parse it).
-[[nodiscard]] const CudnnFileTable& cudnn_file_table();
+/// The cuDNN file table lives in the pure gpu module (gpu/wheel_rules.h), which the lock-time
+/// check of wheel contents shares (issue 44).
+using gpu::cudnn_file_table;
+using gpu::cudnn_files_text;
+using gpu::CudnnFileTable;
 
 /// One cuDNN sub-library a cuDNN version ships (or may load).
 struct CudnnSublibrary {

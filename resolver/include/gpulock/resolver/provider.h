@@ -79,6 +79,10 @@ struct Candidate {
   bool yanked = false;
   /// Set when the candidate cannot be used at all (no compatible wheel, ...).
   std::optional<UnavailableReason> unavailable;
+  /// Why a candidate the index does not yank is treated as yanked (a predicate, as
+  /// UnavailableReason::message: "ships no libcudnn_engines_tensor_ir.so.9, ..."); empty for a
+  /// PEP 592 yank. The explanation says it in place of "is yanked".
+  std::string yanked_reason;
 };
 
 /// The answer to Provider::candidates().

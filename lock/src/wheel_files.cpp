@@ -1,0 +1,125 @@
+// The typed view of `[packages.tool.gpulock.files]` (wheel_files.h).
+#include "gpulock/lock/wheel_files.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace gpulock::lock {
+namespace {
+
+using core::ErrorCode;
+
+bool is_hex64(std::string_view s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// A member path as a zip names it, safe to join to a directory: relative, '/'-separated, no
+// empty, `.` or `..` component, no backslash or NUL.
+bool is_member_path(std::string_view p) {
+  if (p.empty() || p.front() == '/' || p.find('\\') != std::string_view::npos ||
+      p.find('\0') != std::string_view::npos)
+    return false;
+  std::size_t start = 0;
+  while (start <= p.size()) {
+    auto end = p.find('/', start);
+    if (end == std::string_view::npos) end = p.size();
+    auto part = p.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+core::Result<WheelFilesMap> wheel_files(const Package& package) {
+  WheelFilesMap out;
+  auto bad = [&](std::string_view file, std::string what) {
+    return core::fail(ErrorCode::InvalidLockfile,
+                      fmt::format("package '{}': [packages.tool.gpulock.files] \"{}\": {}",
+                                  package.name, file, what));
+  };
+  if (!package.tool) return out;
+  auto g = package.tool->find("gpulock");
+  const auto* gpulock = g == package.tool->end() ? nullptr : g->second.get_if<TomlTable>();
+  if (gpulock == nullptr) return out;
+  auto f = gpulock->find("files");
+  if (f == gpulock->end()) return out;
+  const auto* table = f->second.get_if<TomlTable>();
+  if (table == nullptr) {
+    return core::fail(
+        ErrorCode::InvalidLockfile,
+        fmt::format("package '{}': [packages.tool.gpulock] files is not a table", package.name));
+  }
+  std::vector<std::string> names;
+  for (const FileEntry* file : package.files())
+    names.push_back(file->filename());
+  for (const auto& [name, value] : *table) {
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      return bad(name, "names a file the package does not list");
+    const auto* t = value.get_if<TomlTable>();
+    if (t == nullptr) return bad(name, "is not a table");
+    WheelFiles rec;
+    auto members = t->find("members");
+    const auto* count = members == t->end() ? nullptr : members->second.get_if<std::int64_t>();
+    if (count == nullptr || *count < 0) return bad(name, "members is not a non-negative integer");
+    rec.members = static_cast<std::uint64_t>(*count);
+    auto digest = t->find("members-sha256");
+    const auto* hex = digest == t->end() ? nullptr : digest->second.get_if<std::string>();
+    if (hex == nullptr || !is_hex64(*hex))
+      return bad(name, "members-sha256 is not 64 lowercase hex digits");
+    rec.members_sha256 = *hex;
+    auto libs = t->find("shared-libraries");
+    if (libs != t->end()) {
+      const auto* array = libs->second.get_if<TomlArray>();
+      if (array == nullptr) return bad(name, "shared-libraries is not an array");
+      for (const auto& item : *array) {
+        const auto* path = item.get_if<std::string>();
+        if (path == nullptr || !is_member_path(*path))
+          return bad(name, "shared-libraries holds an entry that is not a relative path");
+        rec.shared_libraries.push_back(*path);
+      }
+    }
+    auto missing = t->find("missing-libraries");
+    if (missing != t->end()) {
+      const auto* array = missing->second.get_if<TomlArray>();
+      if (array == nullptr) return bad(name, "missing-libraries is not an array");
+      for (const auto& item : *array) {
+        const auto* soname = item.get_if<std::string>();
+        if (soname == nullptr || !is_member_path(*soname) || soname->find('/') != std::string::npos)
+          return bad(name, "missing-libraries holds an entry that is not a file name");
+        rec.missing_libraries.push_back(*soname);
+      }
+    }
+    out.emplace(name, std::move(rec));
+  }
+  return out;
+}
+
+void set_wheel_files(Package& package, std::string_view filename, const WheelFiles& files) {
+  // A value of another type where a table belongs is replaced: the record is gpulock's own.
+  auto table_at = [](TomlValue& v) -> TomlTable& {
+    if (!v.is<TomlTable>()) v = TomlTable{};
+    return std::get<TomlTable>(v.data);
+  };
+  if (!package.tool) package.tool = TomlTable{};
+  TomlTable& files_tab = table_at(table_at((*package.tool)["gpulock"])["files"]);
+  TomlArray libs;
+  for (const auto& lib : files.shared_libraries)
+    libs.emplace_back(lib);
+  TomlTable rec{{"members", static_cast<std::int64_t>(files.members)},
+                {"members-sha256", files.members_sha256},
+                {"shared-libraries", std::move(libs)}};
+  if (!files.missing_libraries.empty()) {
+    TomlArray missing;
+    for (const auto& soname : files.missing_libraries)
+      missing.emplace_back(soname);
+    rec["missing-libraries"] = std::move(missing);
+  }
+  files_tab[std::string(filename)] = std::move(rec);
+}
+
+}  // namespace gpulock::lock

@@ -1,0 +1,94 @@
+// The wheel-content rules (issue 44 item 2): what a cuDNN wheel's file list leaves against the
+// cuDNN file table (gpu/data/cudnn_files.txt). File lists as NVIDIA's wheels have them
+// (shared/data/wheel-contents.md §1.2: the eight cuDNN 9 files; 9.20.0.48 without
+// libcudnn_engines_tensor_ir.so.9, pytorch/pytorch#187824; 9.21 with it, RMLT-280).
+#include "gpulock/gpu/wheel_rules.h"
+
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+using gpulock::core::Version;
+using gpulock::gpu::has_wheel_rules;
+using gpulock::gpu::wheel_hazards;
+
+namespace {
+
+std::vector<std::string> cudnn9(const std::string& dir, bool tensor_ir) {
+  std::vector<std::string> out;
+  for (const char* n :
+       {"libcudnn.so.9", "libcudnn_adv.so.9", "libcudnn_cnn.so.9",
+        "libcudnn_engines_precompiled.so.9", "libcudnn_engines_runtime_compiled.so.9",
+        "libcudnn_graph.so.9", "libcudnn_heuristic.so.9", "libcudnn_ops.so.9"})
+    out.push_back(dir + n);
+  if (tensor_ir) out.push_back(dir + "libcudnn_engines_tensor_ir.so.9");
+  return out;
+}
+
+Version v(const char* text) {
+  return Version::parse(text).value();
+}
+
+}  // namespace
+
+TEST_CASE("the rules judge cuDNN wheels only", "[gpu][wheel_rules]") {
+  CHECK(has_wheel_rules("nvidia-cudnn-cu12"));
+  CHECK(has_wheel_rules("nvidia-cudnn-cu13"));
+  CHECK_FALSE(has_wheel_rules("nvidia-cudnn"));
+  CHECK_FALSE(has_wheel_rules("nvidia-cudnn-cu1x"));
+  CHECK_FALSE(has_wheel_rules("nvidia-cublas-cu12"));
+  CHECK(wheel_hazards("nvidia-cublas-cu12", v("12.4.5.8"), {}).empty());
+}
+
+TEST_CASE("cuDNN 9.20.0.48 ships no engines_tensor_ir, which its graph library loads",
+          "[gpu][wheel_rules]") {
+  const auto files = cudnn9("nvidia/cudnn/lib/", false);
+  auto h = wheel_hazards("nvidia-cudnn-cu13", v("9.20.0.48"), files);
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].file == "libcudnn_engines_tensor_ir.so.9");
+  CHECK(h[0].loaded_by == "libcudnn_graph.so.9");
+  CHECK_FALSE(h[0].release_ships);
+  CHECK(h[0].sources.find("PT-188892") != std::string::npos);
+  CHECK(h[0].text() ==
+        "ships no libcudnn_engines_tensor_ir.so.9, which its libcudnn_graph.so.9 loads by name: "
+        "another release's copy on the library path would be loaded "
+        "(CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH at the first convolution)");
+  // The same files at the CUDA 13 layout (nvidia/cu13/lib) are the same wheel.
+  CHECK(wheel_hazards("nvidia-cudnn-cu13", v("9.20.0.48"), cudnn9("nvidia/cu13/lib/", false)) == h);
+}
+
+TEST_CASE("complete cuDNN wheels have no hazard, an incomplete one has", "[gpu][wheel_rules]") {
+  CHECK(wheel_hazards("nvidia-cudnn-cu13", v("9.19.0.56"), cudnn9("nvidia/cudnn/lib/", false))
+            .empty());
+  CHECK(wheel_hazards("nvidia-cudnn-cu12", v("9.1.0.70"), cudnn9("nvidia/cudnn/lib/", false))
+            .empty());
+  CHECK(wheel_hazards("nvidia-cudnn-cu13", v("9.21.0.82"), cudnn9("nvidia/cudnn/lib/", true))
+            .empty());
+  // 9.21 ships engines_tensor_ir: a 9.21 wheel without it is incomplete.
+  auto h = wheel_hazards("nvidia-cudnn-cu13", v("9.21.0.82"), cudnn9("nvidia/cudnn/lib/", false));
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].release_ships);
+  CHECK(
+      h[0].text().starts_with("ships no libcudnn_engines_tensor_ir.so.9, which its release "
+                              "ships and its libcudnn_graph.so.9 loads by name"));
+  // A sub-library the shim loads, missing.
+  auto files = cudnn9("nvidia/cudnn/lib/", false);
+  files.erase(files.begin() + 1);  // libcudnn_adv.so.9
+  h = wheel_hazards("nvidia-cudnn-cu12", v("9.1.0.70"), files);
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].file == "libcudnn_adv.so.9");
+  CHECK(h[0].loaded_by == "libcudnn.so.9");
+}
+
+TEST_CASE("a wheel without the cuDNN loader is not judged", "[gpu][wheel_rules]") {
+  // A placeholder or a wheel of only Python files: not a cuDNN build.
+  CHECK(wheel_hazards("nvidia-cudnn-cu13", v("9.20.0.48"), {}).empty());
+  CHECK(wheel_hazards("nvidia-cudnn-cu13", v("9.20.0.48"),
+                      std::vector<std::string>{"nvidia/cudnn/lib/libcudnn_graph.so.9"})
+            .empty());
+  // A file named like the loader but in a path component is not it.
+  CHECK(wheel_hazards("nvidia-cudnn-cu13", v("9.20.0.48"),
+                      std::vector<std::string>{"nvidia/libcudnn.so.9/readme"})
+            .empty());
+}
