@@ -108,6 +108,11 @@ std::string report_json(const app::ResolveResult& result, const app::ResolveRequ
   w.field("not_modified", s.not_modified);
   w.field("page_cache_hits", s.page_cache_hits);
   w.field("metadata_cache_hits", s.metadata_cache_hits);
+  w.field("bytes_received", s.bytes_received);
+  // Issue 44: wheel file lists, by how they were read.
+  w.field("members_range", s.range_members);
+  w.field("members_download", s.downloaded_members);
+  w.field("members_cache_hits", s.members_cache_hits);
   w.end_object();
   const auto& st = result.solve_stats;
   w.key("solver").begin_object();

@@ -16,7 +16,6 @@
 #include "gpulock/install/record.h"
 #include "gpulock/install/sync_plan.h"
 #include "gpulock/install/wheel_install.h"
-#include "gpulock/lock/wheel_files.h"
 #include "gpulock/probe/environment.h"
 #include "gpulock/probe/load_probe.h"
 
@@ -100,26 +99,13 @@ std::string python_xy(const std::string& full) {
 // to be the one with the fewest missing.
 void check_locked_files(const lock::Package& p, const probe::InstalledDistribution& installed,
                         const std::string& install_hint, std::vector<Drift>& drifts) {
-  auto records = lock::wheel_files(p);
-  if (!records || records->empty()) return;
-  std::vector<std::string> missing;
-  std::size_t total = 0;
-  std::string file;
-  bool first = true;
-  for (const auto& [name, rec] : *records) {
-    auto m = install::record::missing_locked_libraries(p, name, installed.site_packages);
-    if (first || m.size() < missing.size()) {
-      missing = std::move(m);
-      total = rec.shared_libraries.size();
-      file = name;
-      first = false;
-    }
-  }
-  if (missing.empty()) return;
+  auto libs = install::record::check_locked_libraries(p, installed.site_packages);
+  if (libs.missing.empty()) return;
+  const auto& missing = libs.missing;
   Drift d = make_drift(
       CheckLayer::Env, "locked-file-missing", p.name,
       fmt::format("{} {}: {} of the {} shared libraries the lock records for {} {} not installed",
-                  p.name, installed.version, missing.size(), total, file,
+                  p.name, installed.version, missing.size(), libs.total, libs.file,
                   missing.size() == 1 ? "is" : "are"),
       p.line.line);
   constexpr std::size_t kMaxShown = 20;

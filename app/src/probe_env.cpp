@@ -16,6 +16,7 @@
 #include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/install/env_lock.h"
 #include "gpulock/install/interpreter.h"
+#include "gpulock/install/record.h"
 #include "gpulock/lock/lockfile.h"
 #include "gpulock/sys/process.h"
 
@@ -59,7 +60,23 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
     check.matches =
         installed != nullptr && (!p.version || versions_equal(installed->version, *p.version));
     report.packages.push_back(check);
-    if (check.matches) continue;
+    if (check.matches) {
+      // Issue 44 item 4: the shared libraries the lock recorded for the wheel (its own zip's
+      // list, read at lock time) are there, RECORD or not.
+      auto libs = install::record::check_locked_libraries(p, installed->site_packages);
+      if (libs.missing.empty()) continue;
+      std::string names;
+      for (const auto& m : libs.missing)
+        names += (names.empty() ? "" : ", ") + m;
+      report.findings.push_back(finding(
+          "locked-file-missing", probe::Severity::Fail, p.name,
+          fmt::format("{} {}: {} of the {} shared libraries the lock records for {} {} not "
+                      "installed: {}.",
+                      p.name, installed->version, libs.missing.size(), libs.total, libs.file,
+                      libs.missing.size() == 1 ? "is" : "are", names),
+          fmt::format("`{}` replaces it", install)));
+      continue;
+    }
     if (installed == nullptr) {
       report.findings.push_back(
           finding("lock-missing", probe::Severity::Fail, p.name,

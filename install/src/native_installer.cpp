@@ -23,6 +23,7 @@
 #include "gpulock/install/record.h"
 #include "gpulock/install/wheel_cache.h"
 #include "gpulock/install/wheel_install.h"
+#include "gpulock/lock/wheel_files.h"
 #include "gpulock/lock/export.h"
 #include "gpulock/probe/environment.h"
 #include "gpulock/sys/paths.h"
@@ -124,6 +125,10 @@ core::Status locked_file(const PlanInputs& in, const lock::Package& p, SyncItem&
         in.options.lock_path);
   }
   item.sha256 = sha->second;
+  if (auto records = lock::wheel_files(p); records) {
+    if (auto rec = records->find(item.filename); rec != records->end())
+      item.members_sha256 = rec->second.members_sha256;
+  }
   item.wheel_size = f.size;
   item.size = f.size.value_or(0);
   if (!p.index && f.url) {
@@ -296,6 +301,7 @@ core::Result<std::vector<fs::path>> fetch_all(const Options& options, SyncPlan& 
     cr.sha256 = item.sha256;
     cr.size = item.wheel_size;
     cr.filename = item.filename;
+    cr.members_sha256 = item.members_sha256;
     std::uint64_t last = 0;
     cr.on_bytes = [&](std::uint64_t received) {
       std::lock_guard<std::mutex> lock(mu);

@@ -152,6 +152,22 @@ std::string site_path_of_member(std::string_view member) {
   return {};
 }
 
+LockedLibraries check_locked_libraries(const lock::Package& package,
+                                       const std::filesystem::path& site) {
+  LockedLibraries best;
+  auto records = lock::wheel_files(package);
+  if (!records) return best;
+  for (const auto& [name, rec] : *records) {
+    auto missing = missing_locked_libraries(package, name, site);
+    if (best.file.empty() || missing.size() < best.missing.size()) {
+      best.file = name;
+      best.total = rec.shared_libraries.size();
+      best.missing = std::move(missing);
+    }
+  }
+  return best;
+}
+
 std::vector<std::string> missing_locked_libraries(const lock::Package& package,
                                                   std::string_view filename,
                                                   const std::filesystem::path& site) {

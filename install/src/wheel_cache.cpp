@@ -17,6 +17,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "gpulock/index/wheel_members.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
 #include "gpulock/install/record.h"
@@ -188,6 +189,23 @@ core::Result<CachedWheel> cached_wheel(index::IndexClient& client, const fs::pat
         index::redact_url(request.url)));
   }
   if (out.downloaded) out.bytes = digest->size;
+  // Issue 44 item 1: the file list is read again from the wheel itself, now that its bytes are
+  // the lock's, and checked against what the lock recorded at lock time.
+  if (!request.members_sha256.empty()) {
+    auto members = index::read_wheel_members(archive, request.filename);
+    if (!members || members->digest != request.members_sha256) {
+      if (out.downloaded) fs::remove(partial, ec);
+      return std::unexpected(core::make_error(
+          core::ErrorCode::InvalidLockfile,
+          members ? fmt::format("the lock's record of {}'s files (members-sha256 {}) is not the "
+                                "wheel's ({}), although the wheel's sha256 is the lock's: the "
+                                "record was changed; nothing was installed",
+                                request.filename, request.members_sha256, members->digest)
+                  : fmt::format("cannot read the file list of {}: {}; nothing was installed",
+                                request.filename, members.error().message),
+          index::redact_url(request.url)));
+    }
+  }
 
   // A unique directory of our own, locked while we fill it (prune skips it), published whole
   // by one rename.

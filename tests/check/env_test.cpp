@@ -369,6 +369,12 @@ TEST_CASE("check env and install: the shared libraries the lock records for each
         std::string::npos);
   auto j = w.gpulock("check --env --json " + py, machine);
   CHECK(j.out.find("\"kind\": \"locked-file-missing\"") != std::string::npos);
+  // The probe knows the files the lock promised too, without RECORD (issue 44 item 4).
+  auto probed = w.gpulock("probe --lock pylock.toml --json " + py, machine);
+  INFO(probed.out << probed.err);
+  CHECK(probed.out.find("\"id\": \"locked-file-missing\"") != std::string::npos);
+  CHECK(probed.out.find("1 of the 8 shared libraries the lock records for " + want[0] +
+                        " is not installed: " + lib + ".") != std::string::npos);
   // install's sync makes the same comparison, and puts the library back.
   auto fix = w.gpulock("install --lock pylock.toml --no-probe " + py, machine);
   INFO(fix.out << fix.err);
@@ -380,4 +386,19 @@ TEST_CASE("check env and install: the shared libraries the lock records for each
   INFO(after.out << after.err);
   CHECK(after.out.find("locked-file-missing") == std::string::npos);
   CHECK(after.out.find("shared libraries the lock records") == std::string::npos);
+
+  // A lock whose record of the files was changed: when the wheel is read whole (a cold cache),
+  // its list is read again and the install refused before the environment is touched.
+  std::string edited = text;
+  edited.replace(edited.find(want[2]), want[2].size(), std::string(64, '0'));
+  write_file(w / "edited.toml", edited);
+  auto bad = w.gpulock(
+      "install --lock edited.toml --no-probe --cache-dir cold-cache --venv edited-venv", machine);
+  INFO(bad.out << bad.err);
+  CHECK(bad.status == 3);
+  CHECK(bad.err.find("the lock's record of " + want[0] + "'s files (members-sha256 " +
+                     std::string(64, '0') + ") is not the wheel's (" + want[2] + ")") !=
+        std::string::npos);
+  // Nothing of the lock reached the environment (the venv itself is made first).
+  CHECK(w.shell("ls -d edited-venv/lib/python*/site-packages/nvidia*").status != 0);
 }

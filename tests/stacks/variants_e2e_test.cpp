@@ -100,9 +100,10 @@ TEST_CASE("stacks 13: variant selection under the strict ceiling, end to end",
             "\"cuda12.8\" = { nvidia = { cuda_version_lower_bound = [\"12.0\"], sm_arch = "
             "[\"70_real\", \"75_real\", \"80_real\", \"86_real\", \"90_real\", \"100_real\", "
             "\"120_real\"] }, priority = { order = [\"2\"] } } } }\n") != std::string::npos);
-    CHECK(r.out.find("[packages.tool.gpulock]\nvariant = \"cuda12.8\"\nvariant-properties = "
-                     "[\"nvidia :: cuda_version_lower_bound :: 12.0\", \"nvidia :: sm_arch :: "
-                     "90_real\", \"priority :: order :: 2\"]\n") != std::string::npos);
+    CHECK(r.out.find("[packages.tool.gpulock]\nvariant = \"cuda12.8\"\nvariant-properties = [\n"
+                     "  \"nvidia :: cuda_version_lower_bound :: 12.0\",\n"
+                     "  \"nvidia :: sm_arch :: 90_real\",\n"
+                     "  \"priority :: order :: 2\",\n]\n") != std::string::npos);
     // Variant markers: the cuda12.8 label's libraries, none of cuda13.0's.
     CHECK(locked(r.out, "nvidia-cudnn-cu12") == "9.10.2.21");
     CHECK(locked(r.out, "nvidia-cublas-cu12") == "12.8.4.1");

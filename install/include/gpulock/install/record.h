@@ -81,4 +81,16 @@ inline constexpr std::string_view kStatFile = ".gpulock-files";
                                                                 std::string_view filename,
                                                                 const std::filesystem::path& site);
 
+/// The package's recorded wheel with the fewest of its shared libraries missing from `site`
+/// (of several wheels, a lock for several platforms, that one is taken to be the one
+/// installed): its file name, how many libraries it records, and those missing. `file` is empty
+/// when the lock records no wheel of the package.
+struct LockedLibraries {
+  std::string file;
+  std::size_t total = 0;
+  std::vector<std::string> missing;
+};
+[[nodiscard]] LockedLibraries check_locked_libraries(const lock::Package& package,
+                                                     const std::filesystem::path& site);
+
 }  // namespace gpulock::install::record

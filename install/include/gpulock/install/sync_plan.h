@@ -35,6 +35,9 @@ struct SyncItem {
   std::uint64_t size = 0;  ///< install/replace: the wheel's size; remove: installed bytes
   // Install / replace: the file and where it comes from.
   std::string filename, url, sha256;
+  /// The lock's record of the wheel's file list (issue 44, lock/wheel_files.h), checked against
+  /// the wheel when it is read whole; empty when the lock records none.
+  std::string members_sha256;
   std::optional<std::uint64_t> wheel_size;
   bool requested = false;                      ///< a root of the lock: REQUESTED
   std::optional<std::string> direct_url_json;  ///< a package without an index (PEP 610)

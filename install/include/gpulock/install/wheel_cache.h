@@ -28,6 +28,10 @@ struct CachedWheelRequest {
   std::string sha256;  ///< the lock's, lowercase hex
   std::optional<std::uint64_t> size;
   std::string filename;                         ///< for messages
+  /// The lock's members-sha256 for this wheel (lock/wheel_files.h); empty: none recorded. A
+  /// wheel read whole whose central directory gives another digest is refused: its sha256 is the
+  /// lock's, so the lock's record of its files was changed.
+  std::string members_sha256;
   std::function<void(std::uint64_t)> on_bytes;  ///< bytes received so far (any thread)
 };
 
