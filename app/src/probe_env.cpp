@@ -68,13 +68,13 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
       std::string names;
       for (const auto& m : libs.missing)
         names += (names.empty() ? "" : ", ") + m;
-      report.findings.push_back(finding(
-          "locked-file-missing", probe::Severity::Fail, p.name,
-          fmt::format("{} {}: {} of the {} shared libraries the lock records for {} {} not "
-                      "installed: {}.",
-                      p.name, installed->version, libs.missing.size(), libs.total, libs.file,
-                      libs.missing.size() == 1 ? "is" : "are", names),
-          fmt::format("`{}` replaces it", install)));
+      report.findings.push_back(
+          finding("locked-file-missing", probe::Severity::Fail, p.name,
+                  fmt::format("{} {}: {} of the {} shared libraries the lock records for {} {} not "
+                              "installed: {}.",
+                              p.name, installed->version, libs.missing.size(), libs.total,
+                              libs.file, libs.missing.size() == 1 ? "is" : "are", names),
+                  fmt::format("`{}` replaces it", install)));
       continue;
     }
     if (installed == nullptr) {

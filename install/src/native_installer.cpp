@@ -23,8 +23,8 @@
 #include "gpulock/install/record.h"
 #include "gpulock/install/wheel_cache.h"
 #include "gpulock/install/wheel_install.h"
-#include "gpulock/lock/wheel_files.h"
 #include "gpulock/lock/export.h"
+#include "gpulock/lock/wheel_files.h"
 #include "gpulock/probe/environment.h"
 #include "gpulock/sys/paths.h"
 

@@ -17,9 +17,9 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
-#include "gpulock/index/wheel_members.h"
 #include "gpulock/index/url.h"
 #include "gpulock/index/wheel.h"
+#include "gpulock/index/wheel_members.h"
 #include "gpulock/install/record.h"
 #include "gpulock/install/wheel_install.h"
 #include "gpulock/sys/atomic_file.h"

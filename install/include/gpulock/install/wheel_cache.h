@@ -27,7 +27,7 @@ struct CachedWheelRequest {
   std::string url;     ///< http(s) or file://
   std::string sha256;  ///< the lock's, lowercase hex
   std::optional<std::uint64_t> size;
-  std::string filename;                         ///< for messages
+  std::string filename;  ///< for messages
   /// The lock's members-sha256 for this wheel (lock/wheel_files.h); empty: none recorded. A
   /// wheel read whole whose central directory gives another digest is refused: its sha256 is the
   /// lock's, so the lock's record of its files was changed.
