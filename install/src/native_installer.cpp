@@ -321,6 +321,13 @@ core::Result<std::vector<fs::path>> fetch_all(const Options& options, SyncPlan& 
 core::Status apply_plan(const Options& install_options, SyncPlan& plan,
                         const std::vector<fs::path>& dirs, const InstallScheme& scheme,
                         Applied& result) {
+  // A no-op sync: nothing set aside or written, so no journal, and no owners of the files that
+  // stay (reading every RECORD of a torch-sized environment was most of a no-op's time).
+  const bool changes = std::any_of(plan.items.begin(), plan.items.end(), [](const SyncItem& i) {
+    return i.action == SyncAction::Install || i.action == SyncAction::Replace ||
+           i.action == SyncAction::Remove;
+  });
+  if (!changes) return {};
   InstallJournal journal({scheme.prefix, scheme.purelib},
                          sync_registry(install_options.client.cache_dir));
   // The files of the distributions that stay: a wheel may not overwrite them with other bytes,

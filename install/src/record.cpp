@@ -1,8 +1,10 @@
 #include "gpulock/install/record.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -133,6 +135,20 @@ std::filesystem::path inside_file(const std::filesystem::path& prefix,
   return file;
 }
 
+// A relative path without empty, `.` or `..` components (nor a NUL): below the directory it
+// is joined to.
+bool plain_relative(std::string_view path) {
+  if (path.empty() || path.front() == '/' || path.find('\0') != std::string_view::npos)
+    return false;
+  for (std::size_t start = 0; start <= path.size();) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    const std::string_view part = path.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::filesystem::path prefix_of_site(const std::filesystem::path& site) {
@@ -201,8 +217,17 @@ std::optional<std::vector<StatRow>> read_stat_file(const std::filesystem::path& 
 
 std::string check_stat(const std::filesystem::path& prefix, const std::filesystem::path& site,
                        const StatRow& row) {
-  const auto file = inside_file(prefix, site, row.path);
-  if (file.empty()) return "outside the environment (not read)";
+  // Most rows are plain paths below site-packages: joined as text, without the lexical
+  // normalization inside_file needs for `..` (a no-op sync checks every installed file).
+  std::string file;
+  if (plain_relative(row.path)) {
+    file = site.native();
+    file += '/';
+    file += row.path;
+  } else {
+    file = inside_file(prefix, site, row.path).native();
+    if (file.empty()) return "outside the environment (not read)";
+  }
   struct stat st {};
   if (::lstat(file.c_str(), &st) != 0) return "missing";
   if (static_cast<std::uint64_t>(st.st_size) != row.size)
