@@ -116,6 +116,19 @@ TEST_CASE("record: check_stat, plain paths joined as text, `..` paths kept insid
     CHECK(record::check_stat(prefix, site, {outside, 0, 0}) ==
           "outside the environment (not read)");
   }
+  // StatChecker: the same answers, a directory opened once for the rows in it.
+  record::StatChecker checker(prefix, site);
+  CHECK(checker.check(a).empty());
+  CHECK(checker.check(bigger).starts_with("modified (size 3"));
+  CHECK(checker.check({"pkg/gone.py", 1, 0}) == "missing");
+  CHECK(checker.check({"nodir/x.py", 1, 0}) == "missing");
+  CHECK(checker.check({"nodir/y.py", 1, 0}) == "missing");
+  CHECK(checker.check(older).starts_with("modified (its mtime"));
+  CHECK(checker.check(row("../../../bin/tool", prefix / "bin" / "tool")).empty());
+  CHECK(checker.check({"../../../../etc/passwd", 0, 0}) == "outside the environment (not read)");
+  std::ofstream(site / "top.py") << "x";
+  CHECK(checker.check(row("top.py", site / "top.py")).empty());
+  CHECK(checker.check(a).empty());
   std::error_code ec;
   fs::remove_all(prefix, ec);
 }
