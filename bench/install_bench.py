@@ -63,6 +63,24 @@ def venv(path, with_pip=False):
     return os.path.join(path, "bin", "python")
 
 
+def gpulock_argv(gpulock, lock, python, cache):
+    """The native install of LOCK into PYTHON's environment (also bench/install_scale/run)."""
+    return [gpulock, "install", "--lock", lock, "--python", python, "--no-probe", "--cache-dir", cache]
+
+
+def pip_argv(pip, lock, python, cache):
+    """pip 26 installing the files LOCK names into PYTHON's environment: PIP is pip's source
+    directory (src/pip, run by this interpreter) or, given as "-m", `python -m pip`."""
+    launcher = [sys.executable, "-m", "pip"] if pip == "-m" else [sys.executable, pip]
+    return launcher + ["--python", python, "install", "--no-deps", "--require-hashes", "--no-input",
+                       "--disable-pip-version-check", "--cache-dir", cache, "-r", lock]
+
+
+def default_pip():
+    """The reference pip 26.3 beside the checkout (shared/reference/pip), the one the tests use."""
+    return os.path.join(HERE, "..", "..", "shared", "reference", "pip", "src", "pip")
+
+
 def bench(name, lock, args, work):
     g, pip = args.gpulock, args.pip
     os.makedirs(work, exist_ok=True)
@@ -88,16 +106,13 @@ def bench(name, lock, args, work):
         shutil.rmtree(cache, ignore_errors=True)
         return venv(os.path.join(work, "v"))
 
-    native = lambda py: [g, "install", "--lock", lock, "--python", py, "--no-probe",  # noqa
-                         "--cache-dir", cache]
+    native = lambda py: gpulock_argv(g, lock, py, cache)  # noqa: E731
     best("gpulock native, cold cache", native_cold, native)
     best("gpulock native, warm cache", lambda: venv(os.path.join(work, "v")), native)
     pip_cache = os.path.join(work, "pip-cache")
     shutil.rmtree(pip_cache, ignore_errors=True)
-    pip_argv = lambda py: [sys.executable, pip, "--python", py, "install", "--no-deps",  # noqa
-                           "--require-hashes", "--no-input", "--disable-pip-version-check",
-                           "--cache-dir", pip_cache, "-r", lock]
-    best(PIP_ROW, lambda: venv(os.path.join(work, "v")), pip_argv)
+    best(PIP_ROW, lambda: venv(os.path.join(work, "v")),
+         lambda py: pip_argv(pip, lock, py, pip_cache))
     best("gpulock --installer pip", lambda: venv(os.path.join(work, "vp"), with_pip=True),
          lambda py: [g, "install", "--installer", "pip", "--lock", lock, "--python", py,
                      "--no-probe"])
@@ -107,8 +122,7 @@ def bench(name, lock, args, work):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpulock", required=True)
-    ap.add_argument("--pip", default=os.path.join(HERE, "..", "..", "shared", "reference", "pip",
-                                                  "src", "pip"))
+    ap.add_argument("--pip", default=default_pip())
     ap.add_argument("--work", default="/tmp/gpulock-install-bench")
     ap.add_argument("--lock", action="append", default=[])
     ap.add_argument("--large-mb", type=int, default=400)

@@ -53,9 +53,10 @@ RecordCheck verify_record(const probe::InstalledDistribution& d, bool deep) {
     auto stats = install::record::read_stats(d.dist_info);
     if (!stats) return out;
     out.has_record = true;
+    install::record::StatChecker checker(prefix, d.site_packages);
     for (const auto& row : *stats) {
       ++out.files;
-      std::string problem = install::record::check_stat(prefix, d.site_packages, row);
+      std::string problem = checker.check(row);
       if (!problem.empty()) out.problems.push_back(fmt::format("{}: {}", row.path, problem));
     }
     return out;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -139,19 +140,10 @@ core::Status locked_file(const PlanInputs& in, const lock::Package& p, SyncItem&
   return {};
 }
 
-// A file of an installed distribution that changed since gpulock installed it (its size and
-// mtime then, record.h's kStatFile), or, for one another tool installed, that differs from its
-// RECORD; "" when none.
+// A file of an installed distribution that another tool installed (no kStatFile) that
+// differs from its RECORD; "" when none.
 std::string record_problem(const probe::InstalledDistribution& d) {
   const fs::path prefix = record::prefix_of_site(d.site_packages);
-  if (auto stats = record::read_stats(d.dist_info)) {
-    for (const auto& row : *stats) {
-      std::string problem = record::check_stat(prefix, d.site_packages, row);
-      if (!problem.empty())
-        return fmt::format("a file changed since it was installed ({}: {})", row.path, problem);
-    }
-    return {};
-  }
   auto rows = record::read(d.dist_info);
   if (!rows) return "a file differs from its RECORD (it has no RECORD)";
   for (const auto& row : *rows) {
@@ -185,6 +177,50 @@ void parallel_for(std::size_t n, std::size_t threads, Fn fn) {
   work();
   for (auto& t : pool)
     t.join();
+}
+
+// For each of `dists` (installed, at the locked version): the first file that changed since
+// gpulock installed it (its size and mtime then, record.h's kStatFile), or, for a distribution
+// another tool installed, that differs from its RECORD; "" when none. The stats run in slices
+// of rows, so that a torch-sized distribution does not leave the other threads idle.
+std::vector<std::string> changed_files(
+    const std::vector<const probe::InstalledDistribution*>& dists) {
+  constexpr std::size_t kThreads = 4;
+  constexpr std::size_t kSlice = 1024;
+  std::vector<std::optional<std::vector<record::StatRow>>> stats(dists.size());
+  std::vector<std::string> problems(dists.size());
+  parallel_for(dists.size(), kThreads, [&](std::size_t k) {
+    stats[k] = record::read_stats(dists[k]->dist_info);
+    if (!stats[k]) problems[k] = record_problem(*dists[k]);
+  });
+  struct Slice {
+    std::size_t dist, begin, end;
+  };
+  std::vector<Slice> slices;
+  for (std::size_t k = 0; k < dists.size(); ++k) {
+    const std::size_t n = stats[k] ? stats[k]->size() : 0;
+    for (std::size_t b = 0; b < n; b += kSlice)
+      slices.push_back({k, b, std::min(n, b + kSlice)});
+  }
+  std::vector<std::string> found(slices.size());
+  parallel_for(slices.size(), kThreads, [&](std::size_t i) {
+    const Slice& sl = slices[i];
+    const auto& d = *dists[sl.dist];
+    record::StatChecker checker(record::prefix_of_site(d.site_packages), d.site_packages);
+    for (std::size_t r = sl.begin; r < sl.end; ++r) {
+      const auto& row = (*stats[sl.dist])[r];
+      std::string problem = checker.check(row);
+      if (problem.empty()) continue;
+      found[i] = fmt::format("a file changed since it was installed ({}: {})", row.path, problem);
+      return;
+    }
+  });
+  // The first changed file in each distribution's row order.
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    auto& problem = problems[slices[i].dist];
+    if (problem.empty()) problem = std::move(found[i]);
+  }
+  return problems;
 }
 
 core::Result<SyncPlan> make_plan(const PlanInputs& in) {
@@ -221,22 +257,24 @@ core::Result<SyncPlan> make_plan(const PlanInputs& in) {
   for (std::size_t i = 0; i < plan.items.size(); ++i) {
     if (plan.items[i].action == SyncAction::Unchanged) same.push_back(i);
   }
-  std::vector<std::string> problems(same.size());
-  parallel_for(same.size(), 4, [&](std::size_t k) {
-    const auto& item = plan.items[same[k]];
-    const auto& installed = *in.env.find(item.name);
-    problems[k] = record_problem(installed);
-    if (!problems[k].empty()) return;
+  std::vector<const probe::InstalledDistribution*> dists;
+  for (std::size_t i : same)
+    dists.push_back(in.env.find(plan.items[i].name));
+  auto problems = changed_files(dists);
+  for (std::size_t k = 0; k < same.size(); ++k) {
+    if (!problems[k].empty()) continue;
     // A shared library the lock recorded for this wheel (issue 44) that is not there: a RECORD
-    // another tool rewrote, or no RECORD at all, would not say so.
+    // another tool rewrote, or no RECORD at all, would not say so. Not a change of the cached
+    // files (a removal does not reach them through a hard link): the entry is used again.
+    auto& item = plan.items[same[k]];
     auto missing = record::missing_locked_libraries(*package_of[same[k]], item.filename,
-                                                    installed.site_packages);
-    if (!missing.empty()) {
-      problems[k] = fmt::format(
-          "a shared library the lock records is missing ({}{})", missing.front(),
-          missing.size() > 1 ? fmt::format(" and {} more", missing.size() - 1) : std::string());
-    }
-  });
+                                                    dists[k]->site_packages);
+    if (missing.empty()) continue;
+    item.action = SyncAction::Replace;
+    item.reason = fmt::format(
+        "a shared library the lock records is missing ({}{})", missing.front(),
+        missing.size() > 1 ? fmt::format(" and {} more", missing.size() - 1) : std::string());
+  }
   for (std::size_t k = 0; k < same.size(); ++k) {
     if (problems[k].empty()) continue;
     auto& item = plan.items[same[k]];
@@ -341,6 +379,13 @@ core::Result<std::vector<fs::path>> fetch_all(const Options& options, SyncPlan& 
 core::Status apply_plan(const Options& install_options, SyncPlan& plan,
                         const std::vector<fs::path>& dirs, const InstallScheme& scheme,
                         Applied& result) {
+  // A no-op sync: nothing set aside or written, so no journal, and no owners of the files that
+  // stay (reading every RECORD of a torch-sized environment was most of a no-op's time).
+  const bool changes = std::any_of(plan.items.begin(), plan.items.end(), [](const SyncItem& i) {
+    return i.action == SyncAction::Install || i.action == SyncAction::Replace ||
+           i.action == SyncAction::Remove;
+  });
+  if (!changes) return {};
   InstallJournal journal({scheme.prefix, scheme.purelib},
                          sync_registry(install_options.client.cache_dir));
   // The files of the distributions that stay: a wheel may not overwrite them with other bytes,

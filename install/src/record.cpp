@@ -1,8 +1,13 @@
 #include "gpulock/install/record.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -134,6 +139,29 @@ std::filesystem::path inside_file(const std::filesystem::path& prefix,
   return file;
 }
 
+// A relative path without empty, `.` or `..` components (nor a NUL): below the directory it
+// is joined to.
+bool plain_relative(std::string_view path) {
+  if (path.empty() || path.front() == '/' || path.find('\0') != std::string_view::npos)
+    return false;
+  for (std::size_t start = 0; start <= path.size();) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    const std::string_view part = path.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+// A file's stat against the size and mtime recorded at install; empty: unchanged.
+std::string compare_stat(const struct ::stat& st, const StatRow& row) {
+  if (static_cast<std::uint64_t>(st.st_size) != row.size)
+    return fmt::format("modified (size {}, {} when installed)", st.st_size, row.size);
+  if (mtime_ns(st) != row.mtime_ns)
+    return "modified (its mtime is not the one recorded at install)";
+  return {};
+}
+
 }  // namespace
 
 std::filesystem::path prefix_of_site(const std::filesystem::path& site) {
@@ -247,15 +275,51 @@ std::optional<std::vector<StatRow>> read_stat_file(const std::filesystem::path& 
 
 std::string check_stat(const std::filesystem::path& prefix, const std::filesystem::path& site,
                        const StatRow& row) {
-  const auto file = inside_file(prefix, site, row.path);
-  if (file.empty()) return "outside the environment (not read)";
+  // Most rows are plain paths below site-packages: joined as text, without the lexical
+  // normalization inside_file needs for `..` (a no-op sync checks every installed file).
+  std::string file;
+  if (plain_relative(row.path)) {
+    file = site.native();
+    file += '/';
+    file += row.path;
+  } else {
+    file = inside_file(prefix, site, row.path).native();
+    if (file.empty()) return "outside the environment (not read)";
+  }
   struct stat st {};
   if (::lstat(file.c_str(), &st) != 0) return "missing";
-  if (static_cast<std::uint64_t>(st.st_size) != row.size)
-    return fmt::format("modified (size {}, {} when installed)", st.st_size, row.size);
-  if (mtime_ns(st) != row.mtime_ns)
-    return "modified (its mtime is not the one recorded at install)";
-  return {};
+  return compare_stat(st, row);
+}
+
+StatChecker::StatChecker(std::filesystem::path prefix, std::filesystem::path site)
+    : prefix_(std::move(prefix)), site_(std::move(site)) {}
+
+StatChecker::~StatChecker() {
+  if (dir_fd_ >= 0) ::close(dir_fd_);
+}
+
+std::string StatChecker::check(const StatRow& row) {
+  if (!plain_relative(row.path)) return check_stat(prefix_, site_, row);
+  const auto slash = row.path.rfind('/');
+  const std::string_view dir =
+      slash == std::string::npos ? std::string_view() : std::string_view(row.path).substr(0, slash);
+  if (!opened_ || dir != dir_) {
+    if (dir_fd_ >= 0) ::close(dir_fd_);
+    std::string path = site_.native();
+    if (!dir.empty()) {
+      path += '/';
+      path += dir;
+    }
+    // Followed as lstat follows a path's directories; only the last component is not.
+    dir_fd_ = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    dir_ = dir;
+    opened_ = true;
+  }
+  if (dir_fd_ < 0) return "missing";
+  const char* name = row.path.c_str() + (slash == std::string::npos ? 0 : slash + 1);
+  struct stat st {};
+  if (::fstatat(dir_fd_, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return "missing";
+  return compare_stat(st, row);
 }
 
 }  // namespace gpulock::install::record

@@ -1,11 +1,20 @@
-// install/installer.h's pure parts: --installer's one parser and a file source applied to a lock.
+// install/installer.h's pure parts: --installer's one parser and a file source applied to a lock;
+// record.h's check_stat (the no-op sync's check of every installed file).
 #include "gpulock/install/installer.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
+
+#include "gpulock/install/record.h"
 
 using namespace gpulock;
 
@@ -71,4 +80,55 @@ TEST_CASE("a file source redirects the files it has, with a sha256 and a URL") {
   auto s = install::take_files_from(source, broken, taken);
   REQUIRE_FALSE(s);
   CHECK(s.error().code == core::ErrorCode::Network);
+}
+
+TEST_CASE("record: check_stat, plain paths joined as text, `..` paths kept inside the prefix") {
+  namespace fs = std::filesystem;
+  std::string tmpl = (fs::temp_directory_path() / "gpulock-check-stat-XXXXXX").string();
+  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+  const fs::path prefix = tmpl;
+  const fs::path site = prefix / "lib" / "python3.11" / "site-packages";
+  fs::create_directories(site / "pkg");
+  fs::create_directories(prefix / "bin");
+  std::ofstream(site / "pkg" / "a.py") << "abc";
+  std::ofstream(prefix / "bin" / "tool") << "#!/bin/sh\n";
+  auto row = [](std::string path, const fs::path& file) {
+    struct ::stat st {};
+    REQUIRE(::lstat(file.c_str(), &st) == 0);
+    return install::record::StatRow{std::move(path), static_cast<std::uint64_t>(st.st_size),
+                                    install::record::mtime_ns(st)};
+  };
+  namespace record = install::record;
+  const auto a = row("pkg/a.py", site / "pkg" / "a.py");
+  CHECK(record::check_stat(prefix, site, a).empty());
+  CHECK(
+      record::check_stat(prefix, site, row("../../../bin/tool", prefix / "bin" / "tool")).empty());
+  auto bigger = a;
+  bigger.size = 4;
+  CHECK(record::check_stat(prefix, site, bigger).starts_with("modified (size 3"));
+  auto older = a;
+  older.mtime_ns -= 1;
+  CHECK(record::check_stat(prefix, site, older).starts_with("modified (its mtime"));
+  CHECK(record::check_stat(prefix, site, {"pkg/gone.py", 1, 0}) == "missing");
+  CHECK(record::check_stat(prefix, site, {"pkg/./a.py", a.size, a.mtime_ns}).empty());
+  for (const char* outside : {"../../../../etc/passwd", "/etc/passwd", ""}) {
+    CAPTURE(outside);
+    CHECK(record::check_stat(prefix, site, {outside, 0, 0}) ==
+          "outside the environment (not read)");
+  }
+  // StatChecker: the same answers, a directory opened once for the rows in it.
+  record::StatChecker checker(prefix, site);
+  CHECK(checker.check(a).empty());
+  CHECK(checker.check(bigger).starts_with("modified (size 3"));
+  CHECK(checker.check({"pkg/gone.py", 1, 0}) == "missing");
+  CHECK(checker.check({"nodir/x.py", 1, 0}) == "missing");
+  CHECK(checker.check({"nodir/y.py", 1, 0}) == "missing");
+  CHECK(checker.check(older).starts_with("modified (its mtime"));
+  CHECK(checker.check(row("../../../bin/tool", prefix / "bin" / "tool")).empty());
+  CHECK(checker.check({"../../../../etc/passwd", 0, 0}) == "outside the environment (not read)");
+  std::ofstream(site / "top.py") << "x";
+  CHECK(checker.check(row("top.py", site / "top.py")).empty());
+  CHECK(checker.check(a).empty());
+  std::error_code ec;
+  fs::remove_all(prefix, ec);
 }

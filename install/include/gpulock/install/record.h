@@ -66,6 +66,24 @@ inline constexpr std::string_view kStatFile = ".gpulock-files";
 /// One installed file against its StatRow, as verify_file (same path rules); empty: unchanged.
 [[nodiscard]] std::string check_stat(const std::filesystem::path& prefix,
                                      const std::filesystem::path& site, const StatRow& row);
+/// check_stat over the rows of one site-packages, the same answers: a row in the directory of
+/// the row before it is a stat relative to that directory, opened once (a no-op sync stats
+/// every installed file). One per thread.
+class StatChecker {
+ public:
+  StatChecker(std::filesystem::path prefix, std::filesystem::path site);
+  ~StatChecker();
+  StatChecker(const StatChecker&) = delete;
+  StatChecker& operator=(const StatChecker&) = delete;
+  [[nodiscard]] std::string check(const StatRow& row);
+
+ private:
+  std::filesystem::path prefix_;
+  std::filesystem::path site_;
+  std::string dir_;  // relative to site_, the directory dir_fd_ is open on (-1: missing)
+  int dir_fd_ = -1;
+  bool opened_ = false;
+};
 /// The prefix of an environment whose site-packages is `site` (lib/pythonX.Y/site-packages).
 [[nodiscard]] std::filesystem::path prefix_of_site(const std::filesystem::path& site);
 
