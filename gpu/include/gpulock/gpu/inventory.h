@@ -1,0 +1,96 @@
+#pragma once
+/// @file
+/// A team's machine inventory as gpulock reads it (issue 45, `gpulock fleet check`): the text
+/// people already have (kubectl node JSON with GPU Feature Discovery labels, the default
+/// `nvidia-smi` table, `nvidia-smi --query-gpu` CSV, `/proc/driver/nvidia/version` with
+/// `gpus/*/information`, `nvidia-smi -q -x` XML, `nvidia-smi -L`) turned into one
+/// `gpu::Machine` per host, for `gpu::lock_fits`. Each host says which facts were read, which
+/// were derived from NVIDIA's tables, and which are unknown. Format facts:
+/// shared/data/inventory-formats.md; product names: shared/data/gpu-names.md. Pure: the caller
+/// gives the text, nothing here opens a file. Every size and loop is bounded; untrusted text
+/// never crashes it.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpulock/core/error.h"
+#include "gpulock/gpu/cuda_versions.h"
+#include "gpulock/gpu/machine.h"
+
+namespace gpulock::gpu {
+
+/// The formats `parse_inventory` reads.
+enum class InventoryFormat : std::uint8_t {
+  Auto,         ///< detected from the content
+  KubectlJson,  ///< `kubectl get nodes -o json` (or one node's `kubectl get node N -o json`)
+  SmiTable,     ///< the default `nvidia-smi` table, drivers 450 to 610
+  SmiCsv,       ///< `nvidia-smi --query-gpu=... --format=csv[,noheader]`
+  Proc,         ///< `/proc/driver/nvidia/version` (+ `/proc/driver/nvidia/gpus/*/information`)
+  SmiXml,       ///< `nvidia-smi -q -x`
+  SmiList,      ///< `nvidia-smi -L`
+};
+
+/// "kubectl-json", "nvidia-smi", "csv", "proc", "xml", "nvidia-smi-L" ("auto" for Auto).
+[[nodiscard]] std::string_view inventory_format_name(InventoryFormat format) noexcept;
+
+/// `--inventory-format`: one of the names above. Errors: Usage, with the names as a hint.
+[[nodiscard]] core::Result<InventoryFormat> parse_inventory_format(std::string_view text);
+
+/// One GPU of a host.
+struct InventoryGpu {
+  std::string name;                     ///< as the source prints it ("NVIDIA A100-SXM4-80GB")
+  std::optional<ComputeCapability> cc;  ///< stated, or from the name; nullopt: unknown
+  bool cc_stated = false;               ///< read from the source (CSV compute_cap, GFD labels)
+  bool mig = false;                     ///< MIG is on for it
+};
+
+/// One host of an inventory.
+struct InventoryHost {
+  std::string name;      ///< the source's host name, else the file's stem
+  std::size_t line = 0;  ///< where it starts in the text (1-based)
+  Machine machine;       ///< what `gpu::lock_fits` is given
+  std::vector<InventoryGpu> gpus;
+  std::vector<std::string> read;      ///< facts read ("driver 550.54.15", "CUDA ceiling 12.4")
+  std::vector<std::string> derived;   ///< facts derived ("CUDA ceiling 12.4 (R550's, ...)")
+  std::vector<std::string> unknown;   ///< facts the text lacks ("GPU compute capability")
+  std::vector<std::string> warnings;  ///< what the reader should know (WSL, MIG, cut text)
+  bool wsl = false;                   ///< the Windows driver under WSL: no Linux minimums
+  std::string l4t;                    ///< Jetson: the L4T release /proc shows ("35.3.1")
+};
+
+/// What `parse_inventory` read.
+struct Inventory {
+  InventoryFormat format = InventoryFormat::Auto;  ///< the format read (never Auto)
+  std::vector<InventoryHost> hosts;
+};
+
+/// The format of `text`, from its content; Auto when none is recognised.
+[[nodiscard]] InventoryFormat detect_inventory_format(std::string_view text);
+
+/// Reads `text` (named `display_name` in errors; its stem names a host the source does not
+/// name). Errors (InvalidInput, located in `display_name`): no fact at all can be read, the
+/// format is not recognised, `kubectl -o yaml` (with a hint to use `-o json`). A text cut off
+/// part way is read as far as it is complete, the facts it lacks named in `unknown`.
+[[nodiscard]] core::Result<Inventory> parse_inventory(
+    std::string_view text, std::string_view display_name,
+    InventoryFormat format = InventoryFormat::Auto);
+
+/// The compute capability of a product name as `nvidia-smi` or GFD prints it ("NVIDIA
+/// A100-SXM4-80GB", "Tesla-T4", "NVIDIA RTX PRO 6000 Blac..."), through the table of
+/// shared/data/gpu-names.md; nullopt for a name it does not match (or matches ambiguously).
+[[nodiscard]] std::optional<ComputeCapability> compute_capability_of_name(std::string_view name);
+
+/// A driver's CUDA ceiling derived from its branch (inventory-formats.md's branch table, over
+/// cuda_versions.h's). `newer_than_table`: the branch is newer than every row, `ceiling` is
+/// then the newest known ceiling (what the fit assumes at least).
+struct DerivedCeiling {
+  std::optional<CudaVersion> ceiling;
+  bool newer_than_table = false;
+};
+[[nodiscard]] DerivedCeiling ceiling_of_branch(const DriverVersion& driver);
+
+}  // namespace gpulock::gpu
