@@ -81,6 +81,13 @@ bool looks_like_csv(std::string_view text) {
   return false;
 }
 
+// Adds `what` to the host's unknown facts unless a reader named it already (with its reason).
+void add_unknown(InventoryHost& h, std::string_view what) {
+  for (const auto& u : h.unknown)
+    if (u.starts_with(what)) return;
+  h.unknown.emplace_back(what);
+}
+
 std::string_view short_text(std::string_view s) {
   return s.substr(0, std::min<std::size_t>(s.size(), 80));
 }
@@ -101,7 +108,7 @@ void finish_driver(const RawHost& raw, InventoryHost& h,
       h.unknown.push_back(fmt::format("driver version (reads '{}')", short_text(raw.driver)));
     }
   } else {
-    h.unknown.emplace_back("driver version");
+    add_unknown(h, "driver version");
   }
   if (driver && !raw.smi_version.empty() && raw.smi_version != raw.driver) {
     h.wsl = true;
@@ -137,7 +144,7 @@ void finish_ceiling(const RawHost& raw, InventoryHost& h,
         short_text(stated)));
   }
   if (!derive_from) {
-    h.unknown.emplace_back("CUDA ceiling");
+    add_unknown(h, "CUDA ceiling");
     return;
   }
   const DerivedCeiling d = ceiling_of_branch(*derive_from);
@@ -194,7 +201,7 @@ void finish_gpus(RawHost& raw, InventoryHost& h) {
     std::sort(archs.begin(), archs.end());
     h.machine.archs = std::move(archs);
   }
-  if (raw.gpus.empty() && !raw.gpus_listed) h.unknown.emplace_back("GPUs");
+  if (raw.gpus.empty() && !raw.gpus_listed) add_unknown(h, "GPUs");
   if (raw.gpus.empty() && raw.gpus_listed && raw.driver.empty() && raw.ceiling.empty())
     h.machine.no_gpu = true;
   std::vector<std::string_view> models;
@@ -395,13 +402,13 @@ InventoryHost finish_host(RawHost raw) {
   std::optional<DriverVersion> derive_from;
   finish_driver(raw, h, derive_from);
   if (raw.l4t.empty()) finish_ceiling(raw, h, derive_from);
-  if (!raw.l4t.empty()) h.unknown.emplace_back("CUDA ceiling");
+  if (!raw.l4t.empty()) add_unknown(h, "CUDA ceiling");
   finish_gpus(raw, h);
   if (raw.platform) {
     h.machine.platform = raw.platform;
     h.read.push_back(fmt::format("platform {}/{}", raw.platform->os, raw.platform->cpu));
   } else {
-    h.unknown.emplace_back("platform (OS and CPU)");
+    add_unknown(h, "platform (OS and CPU)");
   }
   return h;
 }

@@ -210,8 +210,8 @@ std::vector<RawHost> read_smi_table(std::string_view text, std::string_view stem
         RawHost h;
         h.name = host_name(stem, 0, std::exchange(prompt, {}));
         h.line = line.number;
-        h.unknown.emplace_back(
-            "the table's header (driver and CUDA ceiling): the text starts below it");
+        h.unknown.emplace_back("driver version (the text starts below the table's header)");
+        h.unknown.emplace_back("CUDA ceiling (the text starts below the table's header)");
         hosts.push_back(std::move(h));
       }
       auto& h = hosts.back();
@@ -292,7 +292,8 @@ std::vector<RawHost> read_smi_list(std::string_view text, std::string_view stem)
   RawHost h;
   h.name = std::string(stem);
   h.gpus_listed = true;
-  h.unknown.emplace_back("driver version and CUDA ceiling (nvidia-smi -L names GPUs only)");
+  h.unknown.emplace_back("driver version (nvidia-smi -L names GPUs only)");
+  h.unknown.emplace_back("CUDA ceiling (nvidia-smi -L names GPUs only)");
   for (const auto& line : split_lines(text)) {
     auto t = core::trim(line.text);
     if (t.starts_with("MIG ") && !h.gpus.empty()) {
