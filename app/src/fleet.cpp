@@ -144,7 +144,11 @@ std::string reason_words(const gpu::FitReason& r, const gpu::LockFacts& lock,
     case gpu::FitProblem::NoKernels:
       break;
   }
-  return gpu::reason_text(r);
+  // The rule's sentence speaks of "this machine": here it is the node.
+  std::string text = gpu::reason_text(r);
+  if (auto at = text.find("this machine"); at != std::string::npos)
+    text.replace(at, 12, "the node");
+  return text;
 }
 
 FleetFit judge(const gpu::LockFacts& lock_facts, const gpu::InventoryHost& h) {
