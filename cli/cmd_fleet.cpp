@@ -249,7 +249,7 @@ RunFn setup(CLI::App& sub) {
   auto a = std::make_shared<FleetArgs>();
   sub.require_subcommand(1);
   CLI::App* check = sub.add_subcommand(
-      "check", "Which lock runs on which node of an inventory (kubectl, nvidia-smi, /proc)");
+      "check", "Which lock runs on which node of an inventory (kubectl, nvidia-smi, /proc, Slurm)");
   check->add_option("--lock", a->locks,
                     "A lock to place (repeatable; default: ./pylock.toml and ./pylock.*.toml)");
   check
@@ -259,8 +259,8 @@ RunFn setup(CLI::App& sub) {
       ->required();
   check
       ->add_option("--inventory-format", a->inventory_format,
-                   "Read every inventory as: auto, kubectl-json, nvidia-smi, csv, proc, xml, "
-                   "nvidia-smi-L")
+                   "Read every inventory as: auto, kubectl-json, kubectl-describe, nvidia-smi, "
+                   "nvidia-smi-q, xml, csv, nvidia-smi-L, proc, probe-json, collect-env, slurm")
       ->capture_default_str();
   check->add_option("--format", a->format, "Output: text, json or github (annotations)")
       ->check(CLI::IsMember({"text", "json", "github"}))

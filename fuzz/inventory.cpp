@@ -1,8 +1,9 @@
-// Inventory readers (gpu/inventory.h, issue 45): kubectl node JSON, the nvidia-smi table, CSV,
-// /proc, `nvidia-smi -q -x` and `-L`. Byte 0 picks the format (0 and 7: detected from the
-// content, else 1-6 forced); the rest is the text. Properties: a read inventory has a host, every
-// host has a name and at most the bounded number of GPUs, a known compute capability of a host
-// is one of its GPUs', and a ceiling is stated, derived or assumed when known.
+// Inventory readers (gpu/inventory.h, issue 45): kubectl node JSON and describe, the nvidia-smi
+// table, CSV, /proc, `nvidia-smi -q -x`, `-q` and `-L`, probe JSON, collect_env, scontrol. Byte 0
+// picks the format (0 and 12: detected from the content, else 1-11 forced); the rest is the
+// text. Properties: a read inventory has a host, every host has a name and at most the bounded
+// number of GPUs, a known compute capability of a host is one of its GPUs', and a ceiling is
+// stated, derived or assumed when known.
 #include "gpulock/gpu/inventory.h"
 
 #include <algorithm>
@@ -15,9 +16,9 @@ using namespace gpulock;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  const auto pick = static_cast<std::uint8_t>(data[0] % 8);
+  const auto pick = static_cast<std::uint8_t>(data[0] % 13);
   const auto format =
-      pick == 7 ? gpu::InventoryFormat::Auto : static_cast<gpu::InventoryFormat>(pick);
+      pick == 12 ? gpu::InventoryFormat::Auto : static_cast<gpu::InventoryFormat>(pick);
   std::string_view text = gpulock::fuzz::as_text(data + 1, size - 1);
   (void)gpu::detect_inventory_format(text);
   (void)gpu::compute_capability_of_name(text.substr(0, 300));

@@ -30,6 +30,11 @@ constexpr std::array kFormatNames{
     FormatName{InventoryFormat::Proc, "proc"},
     FormatName{InventoryFormat::SmiXml, "xml"},
     FormatName{InventoryFormat::SmiList, "nvidia-smi-L"},
+    FormatName{InventoryFormat::KubectlDescribe, "kubectl-describe"},
+    FormatName{InventoryFormat::ProbeJson, "probe-json"},
+    FormatName{InventoryFormat::SmiQuery, "nvidia-smi-q"},
+    FormatName{InventoryFormat::CollectEnv, "collect-env"},
+    FormatName{InventoryFormat::Slurm, "slurm"},
 };
 
 // The CUDA ceilings of branches newer than cuda_versions.cpp's table (which stops at 13.2,
@@ -110,14 +115,19 @@ void finish_driver(const RawHost& raw, InventoryHost& h,
   } else {
     add_unknown(h, "driver version");
   }
-  if (driver && !raw.smi_version.empty() && raw.smi_version != raw.driver) {
+  const bool smi_differs = !raw.smi_version.empty() && raw.smi_version != raw.driver;
+  if (driver && (raw.wsl || smi_differs)) {
     h.wsl = true;
     h.read.push_back(
-        fmt::format("Windows driver {} (WSL; NVIDIA-SMI {} is the Linux user-mode version)",
-                    driver->to_string(), raw.smi_version));
+        smi_differs
+            ? fmt::format("Windows driver {} (WSL; NVIDIA-SMI {} is the Linux user-mode version)",
+                          driver->to_string(), raw.smi_version)
+            : fmt::format("Windows driver {} (WSL)", driver->to_string()));
     h.warnings.emplace_back(
-        "WSL: the driver is the Windows driver; the fit uses the stated CUDA ceiling, not "
+        "WSL: the driver is the Windows driver; the fit uses the CUDA ceiling, not "
         "Linux driver minimums");
+    // Windows drivers are numbered on the Linux branches (R550: 551.xx).
+    derive_from = driver;
     if (auto umd = DriverVersion::parse(raw.smi_version)) derive_from = *umd;
     return;
   }
@@ -256,10 +266,28 @@ DerivedCeiling ceiling_of_branch(const DriverVersion& driver) {
 }
 
 InventoryFormat detect_inventory_format(std::string_view text) {
+  if (text.find("\"gpulock.machine/1\"") != std::string_view::npos)
+    return InventoryFormat::ProbeJson;
   if (text.find("\"apiVersion\"") != std::string_view::npos &&
       text.find("\"kind\"") != std::string_view::npos && text.find('{') != std::string_view::npos)
     return InventoryFormat::KubectlJson;
   if (text.find("<nvidia_smi_log") != std::string_view::npos) return InventoryFormat::SmiXml;
+  if (text.find("NVSMI LOG") != std::string_view::npos ||
+      (text.find("Product Name") != std::string_view::npos &&
+       text.find("Attached GPUs") != std::string_view::npos))
+    return InventoryFormat::SmiQuery;
+  if (text.find("Collecting environment information") != std::string_view::npos ||
+      (text.find("GPU models and configuration") != std::string_view::npos &&
+       text.find("Nvidia driver version") != std::string_view::npos) ||
+      (text.find("PyTorch version:") != std::string_view::npos &&
+       text.find("Nvidia driver version") != std::string_view::npos))
+    return InventoryFormat::CollectEnv;
+  if (text.find("NodeName=") != std::string_view::npos &&
+      text.find("Gres=") != std::string_view::npos)
+    return InventoryFormat::Slurm;
+  if (text.find("\nLabels:") != std::string_view::npos &&
+      (text.starts_with("Name:") || text.find("\nName:") != std::string_view::npos))
+    return InventoryFormat::KubectlDescribe;
   if (text.find("NVIDIA-SMI ") != std::string_view::npos &&
       (text.find("Driver Version:") != std::string_view::npos ||
        text.find("KMD Version:") != std::string_view::npos))
@@ -295,9 +323,11 @@ core::Result<Inventory> parse_inventory(std::string_view text, std::string_view 
       return std::unexpected(
           core::make_error(core::ErrorCode::InvalidInput,
                            "no inventory format recognised (no GPU or driver fact found)", where)
-              .with_hint("give kubectl get nodes -o json, nvidia-smi, nvidia-smi -q -x, "
-                         "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv, "
-                         "nvidia-smi -L or /proc/driver/nvidia/version output"));
+              .with_hint(
+                  "give kubectl get nodes -o json, kubectl describe nodes, nvidia-smi (-q, -q -x, "
+                  "-L, --query-gpu=name,driver_version,compute_cap --format=csv), "
+                  "/proc/driver/nvidia/version, gpulock probe --machine --json, "
+                  "collect_env or scontrol show node -o output"));
     }
   }
   const std::string stem = stem_of(display_name);
@@ -323,6 +353,21 @@ core::Result<Inventory> parse_inventory(std::string_view text, std::string_view 
       break;
     case InventoryFormat::SmiList:
       raw = read_smi_list(text, stem);
+      break;
+    case InventoryFormat::KubectlDescribe:
+      raw = read_kubectl_describe(text, stem);
+      break;
+    case InventoryFormat::ProbeJson:
+      raw = read_probe_json(text, stem);
+      break;
+    case InventoryFormat::SmiQuery:
+      raw = read_smi_query(text, stem);
+      break;
+    case InventoryFormat::CollectEnv:
+      raw = read_collect_env(text, stem);
+      break;
+    case InventoryFormat::Slurm:
+      raw = read_slurm(text, stem);
       break;
     case InventoryFormat::Auto:
       break;

@@ -71,5 +71,11 @@ struct Line {
 [[nodiscard]] std::vector<RawHost> read_proc(std::string_view text, std::string_view stem);
 [[nodiscard]] std::vector<RawHost> read_smi_xml(std::string_view text, std::string_view stem);
 [[nodiscard]] std::vector<RawHost> read_smi_list(std::string_view text, std::string_view stem);
+[[nodiscard]] std::vector<RawHost> read_kubectl_describe(std::string_view text,
+                                                         std::string_view stem);
+[[nodiscard]] std::vector<RawHost> read_probe_json(std::string_view text, std::string_view stem);
+[[nodiscard]] std::vector<RawHost> read_smi_query(std::string_view text, std::string_view stem);
+[[nodiscard]] std::vector<RawHost> read_collect_env(std::string_view text, std::string_view stem);
+[[nodiscard]] std::vector<RawHost> read_slurm(std::string_view text, std::string_view stem);
 
 }  // namespace gpulock::gpu::inventory_detail

@@ -348,3 +348,126 @@ core::Result<std::vector<RawHost>> read_kubectl_json(std::string_view text, std:
 }
 
 }  // namespace gpulock::gpu::inventory_detail
+
+namespace gpulock::gpu::inventory_detail {
+namespace {
+
+// A node of `kubectl describe node(s)` as the JSON reader's value: metadata.name and the labels.
+JValue described_node(std::string name) {
+  JValue node;
+  node.kind = JValue::Kind::Object;
+  JValue meta;
+  meta.kind = JValue::Kind::Object;
+  JValue n;
+  n.kind = JValue::Kind::String;
+  n.text = std::move(name);
+  meta.members.emplace_back("name", std::move(n));
+  JValue labels;
+  labels.kind = JValue::Kind::Object;
+  meta.members.emplace_back("labels", std::move(labels));
+  node.members.emplace_back("metadata", std::move(meta));
+  return node;
+}
+
+JValue& labels_of(JValue& node) {
+  return node.members[0].second.members[1].second;
+}
+
+// One `key=value` label of a Labels: block.
+void add_label(JValue& node, std::string_view text) {
+  text = core::trim(text);
+  auto eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0) return;
+  auto& labels = labels_of(node);
+  if (labels.members.size() >= 4096) return;
+  JValue v;
+  v.kind = JValue::Kind::String;
+  v.text = std::string(text.substr(eq + 1, kMaxField));
+  labels.members.emplace_back(std::string(text.substr(0, std::min(eq, kMaxField))), std::move(v));
+}
+
+}  // namespace
+
+std::vector<RawHost> read_kubectl_describe(std::string_view text, std::string_view stem) {
+  std::vector<RawHost> hosts;
+  std::optional<JValue> node;
+  std::size_t node_line = 0;
+  bool in_labels = false;
+  auto flush = [&] {
+    if (node && hosts.size() < kMaxHosts)
+      hosts.push_back(node_host(*node, node_line, stem, hosts.size()));
+    node.reset();
+  };
+  for (const auto& line : split_lines(text)) {
+    const auto t = line.text;
+    if (t.starts_with("Name:")) {
+      flush();
+      node = described_node(std::string(core::trim(t.substr(5)).substr(0, kMaxField)));
+      node_line = line.number;
+      in_labels = false;
+      continue;
+    }
+    if (!node) continue;
+    if (t.starts_with("Labels:")) {
+      in_labels = true;
+      add_label(*node, t.substr(7));
+      continue;
+    }
+    if (in_labels && !t.empty() && (t[0] == ' ' || t[0] == '\t')) {
+      add_label(*node, t);
+      continue;
+    }
+    in_labels = false;
+  }
+  flush();
+  return hosts;
+}
+
+std::vector<RawHost> read_probe_json(std::string_view text, std::string_view stem) {
+  // One `gpulock probe --machine --json` document, or several one after the other (gathered
+  // from many hosts): each object that starts a line is one host.
+  std::vector<RawHost> hosts;
+  std::size_t line = 1, counted = 0;
+  for (std::size_t p = text.find('{'); p != std::string_view::npos && hosts.size() < kMaxHosts;
+       p = text.find('{', p + 1)) {
+    if (p != 0 && text[p - 1] != '\n') continue;
+    Reader r(text);
+    r.seek(p);
+    JValue doc;
+    const bool ok = r.value(doc, 0);
+    const JValue* schema = doc.get("schema");
+    if (schema == nullptr || schema->text != "gpulock.machine/1") continue;
+    RawHost h;
+    h.line = line_at(text, p, counted, line);
+    h.name = hosts.empty() ? std::string(stem) : fmt::format("{}#{}", stem, hosts.size() + 1);
+    auto version_of = [&](std::string_view key) -> std::string {
+      const JValue* o = doc.get(key);
+      const JValue* v = o != nullptr ? o->get("version") : nullptr;
+      return v != nullptr && v->kind == JValue::Kind::String ? v->text : std::string();
+    };
+    h.driver = version_of("driver");
+    h.ceiling = version_of("cuda_ceiling");
+    h.ceiling_from = "probe --machine cuda_ceiling";
+    const JValue* wsl = doc.get("wsl");
+    if (wsl != nullptr && wsl->text == "true")
+      h.warnings.emplace_back("WSL (as probe found it): the driver is the one probe read");
+    if (const JValue* gpus = doc.get("gpus"); gpus != nullptr) {
+      h.gpus_listed = true;
+      for (const auto& g : gpus->items) {
+        if (h.gpus.size() >= kMaxGpusPerHost) break;
+        const JValue* name = g.get("name");
+        const JValue* cc = g.get("compute_capability");
+        h.gpus.push_back({name != nullptr ? name->text : std::string("(unnamed GPU)"),
+                          cc != nullptr && cc->kind == JValue::Kind::String ? cc->text : "",
+                          false});
+      }
+    }
+    if (!ok) h.warnings.emplace_back("the JSON stops part way: facts after the cut are not read");
+    hosts.push_back(std::move(h));
+    if (!ok) break;
+    p = r.pos() > p ? r.pos() - 1 : p;
+  }
+  return hosts;
+}
+
+}  // namespace gpulock::gpu::inventory_detail

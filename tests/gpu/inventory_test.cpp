@@ -296,3 +296,82 @@ TEST_CASE("--inventory-format names", "[gpu][inventory]") {
   CHECK(parse_inventory_format("nvidia-smi").value() == InventoryFormat::SmiTable);
   CHECK_FALSE(parse_inventory_format("yaml"));
 }
+
+TEST_CASE("kubectl describe nodes: the Labels: block", "[gpu][inventory]") {
+  auto inv = read("kubectl-describe.txt");
+  CHECK(inv.format == InventoryFormat::KubectlDescribe);
+  REQUIRE(inv.hosts.size() == 2);
+  CHECK(inv.hosts[0].name == "l4-node-01");
+  CHECK(driver(inv.hosts[0]) == "560.35.03");
+  CHECK(ceiling(inv.hosts[0]) == "12.6");
+  CHECK(archs(inv.hosts[0]) == "8.9");
+  CHECK(inv.hosts[0].gpus.size() == 4);
+  CHECK(inv.hosts[1].name == "gb200-node-01");
+  CHECK(platform(inv.hosts[1]) == "linux/aarch64");
+  CHECK(archs(inv.hosts[1]) == "10.0");  // from the product name
+}
+
+TEST_CASE("gpulock probe --machine --json, two documents", "[gpu][inventory]") {
+  auto inv = read("probe-machine.json");
+  CHECK(inv.format == InventoryFormat::ProbeJson);
+  REQUIRE(inv.hosts.size() == 2);
+  CHECK(inv.hosts[0].name == "probe-machine");
+  CHECK(driver(inv.hosts[0]) == "570.133.20");
+  CHECK(ceiling(inv.hosts[0]) == "12.8");
+  CHECK(archs(inv.hosts[0]) == "8.9");
+  CHECK(inv.hosts[1].name == "probe-machine#2");
+  CHECK(driver(inv.hosts[1]) == "535.230.02");
+  CHECK(archs(inv.hosts[1]) == "-");
+}
+
+TEST_CASE("nvidia-smi -q: vGPU 'Not Found', WSL's WDDM", "[gpu][inventory]") {
+  auto vgpu = read("smi-q-vgpu.txt");
+  CHECK(vgpu.format == InventoryFormat::SmiQuery);
+  REQUIRE(vgpu.hosts.size() == 1);
+  CHECK(driver(vgpu.hosts[0]) == "550.144.03");
+  CHECK(ceiling(vgpu.hosts[0]) == "12.4");
+  CHECK(vgpu.hosts[0].machine.ceiling_method == "derived");
+  CHECK(mentions(vgpu.hosts[0].warnings, "Not Found"));
+  CHECK(vgpu.hosts[0].gpus.size() == 2);
+  CHECK(archs(vgpu.hosts[0]) == "8.6");
+  auto wsl = read("smi-q-wsl.txt");
+  REQUIRE(wsl.hosts.size() == 1);
+  CHECK(wsl.hosts[0].wsl);
+  CHECK_FALSE(wsl.hosts[0].machine.driver);
+  CHECK(ceiling(wsl.hosts[0]) == "12.5");
+  CHECK(archs(wsl.hosts[0]) == "8.9");
+}
+
+TEST_CASE("collect_env: the toolkit's CUDA is not the ceiling", "[gpu][inventory]") {
+  auto inv = read("collect-env.txt");
+  CHECK(inv.format == InventoryFormat::CollectEnv);
+  REQUIRE(inv.hosts.size() == 1);
+  CHECK(driver(inv.hosts[0]) == "580.95.05");
+  CHECK(ceiling(inv.hosts[0]) == "13.0");  // not the 13.1.115 runtime
+  CHECK(inv.hosts[0].machine.ceiling_method == "derived");
+  CHECK(inv.hosts[0].gpus.size() == 2);
+  CHECK(archs(inv.hosts[0]) == "9.0");
+  CHECK(platform(inv.hosts[0]) == "linux/x86_64");
+  auto vllm = read("collect-env-vllm-wsl.txt");
+  REQUIRE(vllm.hosts.size() == 1);
+  CHECK(vllm.hosts[0].wsl);
+  CHECK(mentions(vllm.hosts[0].read, "Windows driver 551.88"));
+  CHECK(archs(vllm.hosts[0]) == "8.6");
+}
+
+TEST_CASE("scontrol show node -o: Gres types and driver features", "[gpu][inventory]") {
+  auto inv = read("slurm-nodes.txt");
+  CHECK(inv.format == InventoryFormat::Slurm);
+  REQUIRE(inv.hosts.size() == 3);
+  CHECK(inv.hosts[0].name == "gpu01");
+  CHECK(driver(inv.hosts[0]) == "550.54.15");
+  CHECK(ceiling(inv.hosts[0]) == "12.4");
+  CHECK(archs(inv.hosts[0]) == "8.0");
+  CHECK(inv.hosts[0].gpus.size() == 8);
+  CHECK(inv.hosts[1].name == "gpu02");
+  CHECK(platform(inv.hosts[1]) == "linux/aarch64");
+  CHECK(archs(inv.hosts[1]) == "9.0");
+  CHECK(mentions(inv.hosts[1].unknown, "driver version"));
+  CHECK(inv.hosts[2].name == "cpu01");
+  CHECK(inv.hosts[2].machine.no_gpu);
+}

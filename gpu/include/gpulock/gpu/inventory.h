@@ -25,16 +25,22 @@ namespace gpulock::gpu {
 
 /// The formats `parse_inventory` reads.
 enum class InventoryFormat : std::uint8_t {
-  Auto,         ///< detected from the content
-  KubectlJson,  ///< `kubectl get nodes -o json` (or one node's `kubectl get node N -o json`)
-  SmiTable,     ///< the default `nvidia-smi` table, drivers 450 to 610
-  SmiCsv,       ///< `nvidia-smi --query-gpu=... --format=csv[,noheader]`
-  Proc,         ///< `/proc/driver/nvidia/version` (+ `/proc/driver/nvidia/gpus/*/information`)
-  SmiXml,       ///< `nvidia-smi -q -x`
-  SmiList,      ///< `nvidia-smi -L`
+  Auto,             ///< detected from the content
+  KubectlJson,      ///< `kubectl get nodes -o json` (or one node's `kubectl get node N -o json`)
+  SmiTable,         ///< the default `nvidia-smi` table, drivers 450 to 610
+  SmiCsv,           ///< `nvidia-smi --query-gpu=... --format=csv[,noheader]`
+  Proc,             ///< `/proc/driver/nvidia/version` (+ `/proc/driver/nvidia/gpus/*/information`)
+  SmiXml,           ///< `nvidia-smi -q -x`
+  SmiList,          ///< `nvidia-smi -L`
+  KubectlDescribe,  ///< `kubectl describe node(s)` (the Labels: block)
+  ProbeJson,        ///< `gpulock probe --machine --json` (one or several documents)
+  SmiQuery,         ///< `nvidia-smi -q`
+  CollectEnv,       ///< PyTorch's `python -m torch.utils.collect_env`
+  Slurm,            ///< Slurm's `scontrol show node -o` (Arch, Gres=gpu:TYPE:N, ActiveFeatures)
 };
 
-/// "kubectl-json", "nvidia-smi", "csv", "proc", "xml", "nvidia-smi-L" ("auto" for Auto).
+/// "kubectl-json", "nvidia-smi", "csv", "proc", "xml", "nvidia-smi-L", "kubectl-describe",
+/// "probe-json", "nvidia-smi-q", "collect-env", "slurm" ("auto" for Auto).
 [[nodiscard]] std::string_view inventory_format_name(InventoryFormat format) noexcept;
 
 /// `--inventory-format`: one of the names above. Errors: Usage, with the names as a hint.
