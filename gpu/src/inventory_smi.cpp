@@ -1,6 +1,7 @@
 // nvidia-smi's own outputs (shared/data/inventory-formats.md, sections 1, 2, 4, 5, 10 and 13):
 // the default table in the layouts of drivers 450 to 610, `--query-gpu` CSV and `-L`.
 #include <algorithm>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -238,6 +239,7 @@ std::vector<RawHost> read_smi_table(std::string_view text, std::string_view stem
 
 std::vector<RawHost> read_smi_csv(std::string_view text, std::string_view stem) {
   std::vector<RawHost> hosts;
+  std::unordered_map<std::string, std::size_t> index;  // host name -> its place in hosts
   std::optional<Columns> header;
   std::size_t header_fields = 0;
   for (const auto& line : split_lines(text)) {
@@ -266,17 +268,17 @@ std::vector<RawHost> read_smi_csv(std::string_view text, std::string_view stem) 
     if (!driver.empty() && !is_driver_text(driver)) continue;
     std::string host = field_at(fields, c.host);
     if (host.empty()) host = std::string(stem);
-    auto it =
-        std::find_if(hosts.begin(), hosts.end(), [&](const RawHost& h) { return h.name == host; });
-    if (it == hosts.end()) {
+    auto found = index.find(host);
+    if (found == index.end()) {
       if (hosts.size() >= kMaxHosts) continue;
       RawHost h;
       h.name = host;
       h.line = line.number;
       h.gpus_listed = true;
       hosts.push_back(std::move(h));
-      it = hosts.end() - 1;
+      found = index.emplace(host, hosts.size() - 1).first;
     }
+    auto it = hosts.begin() + static_cast<std::ptrdiff_t>(found->second);
     if (it->driver.empty()) it->driver = driver;
     if (!driver.empty() && driver != it->driver)
       it->warnings.push_back(
