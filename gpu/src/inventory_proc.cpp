@@ -23,29 +23,11 @@ std::string_view word_after(std::string_view s, std::string_view after) {
 }
 
 void read_module_line(std::string_view line, RawHost& h) {
-  std::string_view cpu;
-  std::string_view version;
-  if (line.find("Kernel Module for ") != std::string_view::npos) {
-    cpu = word_after(line, "Kernel Module for ");
-    auto p = line.find(cpu, line.find("Kernel Module for ") + 18);
-    version = word_after(line.substr(p), cpu);
-  } else {
-    auto unix_at = line.find("NVIDIA UNIX ");
-    auto module_at = line.find(" Kernel Module");
-    if (unix_at != std::string_view::npos && module_at != std::string_view::npos &&
-        module_at > unix_at + 12)
-      cpu = core::trim(line.substr(unix_at + 12, module_at - unix_at - 12));
-    version = word_after(line, "Kernel Module");
-  }
-  version = leading_version(version);
-  if (!cpu.empty() && cpu.size() < 32) h.platform = Platform{"linux", cpu_of(cpu)};
-  if (version.empty()) return;
-  auto parsed = DriverVersion::parse(version);
-  if (parsed && parsed->branch() < 100) {
-    h.l4t = std::string(version);  // Jetson: the L4T release, not a driver
-  } else {
-    h.driver = std::string(version.substr(0, kMaxField));
-  }
+  auto m = read_proc_module(line);
+  if (!m) return;
+  if (!m->cpu.empty()) h.platform = Platform{"linux", m->cpu};
+  if (m->driver) h.driver = m->driver->to_string();
+  h.l4t = m->l4t;
 }
 
 // Decodes the five predefined entities; any other `&...;` is kept as written.
@@ -97,6 +79,52 @@ std::size_t next_gpu(std::string_view s, std::size_t from) {
 }
 
 }  // namespace
+
+}  // namespace gpulock::gpu::inventory_detail
+
+namespace gpulock::gpu {
+
+std::optional<ProcModule> read_proc_module(std::string_view text) {
+  using namespace inventory_detail;
+  std::string_view line;
+  for (const auto& l : split_lines(text.substr(0, std::min<std::size_t>(text.size(), 65536)))) {
+    if (l.text.find("Kernel Module") != std::string_view::npos &&
+        l.text.find("NVIDIA UNIX") != std::string_view::npos) {
+      line = l.text;
+      break;
+    }
+  }
+  if (line.empty()) return std::nullopt;
+  std::string_view cpu;
+  std::string_view version;
+  if (line.find("Kernel Module for ") != std::string_view::npos) {
+    cpu = word_after(line, "Kernel Module for ");
+    auto p = line.find(cpu, line.find("Kernel Module for ") + 18);
+    version = word_after(line.substr(p), cpu);
+  } else {
+    auto unix_at = line.find("NVIDIA UNIX ");
+    auto module_at = line.find(" Kernel Module");
+    if (unix_at != std::string_view::npos && module_at != std::string_view::npos &&
+        module_at > unix_at + 12)
+      cpu = core::trim(line.substr(unix_at + 12, module_at - unix_at - 12));
+    version = word_after(line, "Kernel Module");
+  }
+  version = leading_version(version);
+  ProcModule m;
+  if (!cpu.empty() && cpu.size() < 32) m.cpu = cpu_of(cpu);
+  if (version.empty()) return m;
+  auto parsed = DriverVersion::parse(version);
+  if (parsed && parsed->branch() < 100) {
+    m.l4t = std::string(version.substr(0, 64));  // Jetson: the L4T release, not a driver
+  } else if (parsed) {
+    m.driver = *parsed;
+  }
+  return m;
+}
+
+}  // namespace gpulock::gpu
+
+namespace gpulock::gpu::inventory_detail {
 
 std::vector<RawHost> read_proc(std::string_view text, std::string_view stem) {
   std::vector<RawHost> hosts;

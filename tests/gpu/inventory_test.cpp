@@ -375,3 +375,24 @@ TEST_CASE("scontrol show node -o: Gres types and driver features", "[gpu][invent
   CHECK(inv.hosts[2].name == "cpu01");
   CHECK(inv.hosts[2].machine.no_gpu);
 }
+
+TEST_CASE("read_proc_module: the one /proc module reader (fleet and probe)", "[gpu][inventory]") {
+  auto prop = read_proc_module("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.173.02  Wed");
+  REQUIRE(prop);
+  CHECK(prop->driver->to_string() == "580.173.02");
+  CHECK(prop->cpu == "x86_64");
+  auto open = read_proc_module(
+      "GCC version: x\nNVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.142  Release");
+  REQUIRE(open);
+  CHECK(open->driver->to_string() == "580.142");
+  CHECK(open->cpu == "aarch64");
+  auto jetson =
+      read_proc_module("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  35.3.1");
+  REQUIRE(jetson);
+  CHECK_FALSE(jetson->driver);
+  CHECK(jetson->l4t == "35.3.1");
+  CHECK_FALSE(read_proc_module("NVRM version: unknown"));
+  auto none = read_proc_module("NVIDIA UNIX Kernel Module");
+  REQUIRE(none);
+  CHECK_FALSE(none->driver);
+}

@@ -90,6 +90,17 @@ struct Inventory {
 /// shared/data/gpu-names.md; nullopt for a name it does not match (or matches ambiguously).
 [[nodiscard]] std::optional<ComputeCapability> compute_capability_of_name(std::string_view name);
 
+/// The kernel module line of `/proc/driver/nvidia/version` (the first in `text`): proprietary
+/// ("NVIDIA UNIX x86_64 Kernel Module  580.173.02 ...") or open ("NVIDIA UNIX Open Kernel Module
+/// for aarch64  580.142 ..."). One reader for `fleet` and `probe --machine` (issue 45 item 5).
+struct ProcModule {
+  std::optional<DriverVersion> driver;  ///< nullopt: no version, or a Jetson's L4T release
+  std::string cpu;                      ///< "x86_64", "aarch64"; empty when not said
+  std::string l4t;                      ///< Jetson: the L4T release shown in place of a driver
+};
+/// nullopt when `text` has no kernel module line.
+[[nodiscard]] std::optional<ProcModule> read_proc_module(std::string_view text);
+
 /// A driver's CUDA ceiling derived from its branch (inventory-formats.md's branch table, over
 /// cuda_versions.h's). `newer_than_table`: the branch is newer than every row, `ceiling` is
 /// then the newest known ceiling (what the fit assumes at least).
