@@ -27,6 +27,7 @@ struct FleetArgs {
   std::string format = "text";
   bool json = false;
   bool require_all = false;
+  std::string emit;  ///< place: "k8s" or "slurm"
 };
 
 std::string archs_text(const gpu::InventoryHost& h) {
@@ -245,58 +246,140 @@ std::string github_report(const app::FleetResult& r, bool require_all) {
   return out;
 }
 
+// The emitted placement of each lock: YAML (k8s) or sbatch lines (slurm), with how it was
+// checked against the inventory.
+std::string place_report(const app::FleetResult& r, const std::vector<app::LockPlacement>& k8s,
+                         const std::string& emit) {
+  std::string out;
+  for (std::size_t i = 0; i < r.locks.size(); ++i) {
+    const auto& l = r.locks[i];
+    std::vector<std::string> names;
+    for (auto n : l.nodes)
+      names.push_back(r.nodes[n].host.name);
+    out += fmt::format("# {}: runs on {} node{}{}{}\n", l.name, names.size(),
+                       names.size() == 1 ? "" : "s", names.empty() ? "" : ": ",
+                       fmt::join(names, ", "));
+    if (emit == "slurm") {
+      out += names.empty() ? "# (no node: nothing to submit to)\n"
+                           : fmt::format("#SBATCH --nodelist={}\n", fmt::join(names, ","));
+      continue;
+    }
+    const auto& p = k8s[i];
+    if (!p.problem.empty()) {
+      out += fmt::format("# no selector: {}\n\n", p.problem);
+      continue;
+    }
+    out +=
+        "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "      nodeSelectorTerms:\n";
+    for (const auto& term : p.terms) {
+      out += "      - matchExpressions:\n";
+      for (const auto& e : term) {
+        std::vector<std::string> quoted;
+        for (const auto& v : e.values)
+          quoted.push_back(fmt::format("\"{}\"", v));
+        out += fmt::format("        - {{key: {}, operator: {}, values: [{}]}}\n", e.key, e.op,
+                           fmt::join(quoted, ", "));
+      }
+    }
+    if (p.terms.empty()) out += "      []\n";
+    if (!p.extra.empty())
+      out += fmt::format("# selects nodes the lock does not fit: {}\n", fmt::join(p.extra, ", "));
+    if (!p.missing.empty())
+      out += fmt::format("# misses nodes the lock fits: {}\n", fmt::join(p.missing, ", "));
+    if (p.exact()) out += "# checked: it selects exactly the labelled nodes the lock fits\n";
+    if (!p.unlabelled.empty())
+      out += fmt::format("# not checked (no labels): {}\n", fmt::join(p.unlabelled, ", "));
+    out += "\n";
+  }
+  return out;
+}
+
+void add_inventory_flags(CLI::App* cmd, FleetArgs& a) {
+  cmd->add_option("--lock", a.locks,
+                  "A lock to place (repeatable; default: ./pylock.toml and ./pylock.*.toml)");
+  cmd->add_option("--inventory", a.inventories,
+                  "An inventory: a file, a directory of files, or - for standard input "
+                  "(repeatable)")
+      ->required();
+  cmd->add_option("--inventory-format", a.inventory_format,
+                  "Read every inventory as: auto, kubectl-json, kubectl-describe, nvidia-smi, "
+                  "nvidia-smi-q, xml, csv, nvidia-smi-L, proc, probe-json, collect-env, slurm")
+      ->capture_default_str();
+}
+
+core::Result<app::FleetResult> run_fleet(const FleetArgs& a, Context& ctx) {
+  app::FleetRequest request;
+  request.locks = a.locks;
+  request.inventories = a.inventories;
+  auto format = gpu::parse_inventory_format(a.inventory_format);
+  if (!format) return std::unexpected(format.error());
+  request.format = *format;
+  auto result = app::fleet_check(request);
+  if (!result) return result;
+  for (const auto& w : result->warnings)
+    ctx.term.warning(w);
+  return result;
+}
+
+int run_check(const FleetArgs& a, Context& ctx) {
+  auto result = run_fleet(a, ctx);
+  if (!result) return report_error(ctx.term, result.error());
+  const std::string out_format = a.json ? "json" : a.format;
+  if (out_format == "json") {
+    ctx.term.out(json_report(*result));
+  } else if (out_format == "github") {
+    ctx.term.out(github_report(*result, a.require_all));
+  } else {
+    ctx.term.out(text_report(*result, ctx.term));
+  }
+  bool idle_lock = false, idle_node = false;
+  for (const auto& l : result->locks)
+    idle_lock = idle_lock || l.nodes.empty();
+  for (const auto& n : result->nodes)
+    idle_node = idle_node || node_runs_nothing(n);
+  return idle_lock || (a.require_all && idle_node) ? kExitFinding : kExitSuccess;
+}
+
+int run_place(const FleetArgs& a, Context& ctx) {
+  auto result = run_fleet(a, ctx);
+  if (!result) return report_error(ctx.term, result.error());
+  std::vector<app::LockPlacement> k8s;
+  if (a.emit == "k8s") k8s = app::place_k8s(*result);
+  ctx.term.out(place_report(*result, k8s, a.emit));
+  bool failed = false;
+  for (std::size_t i = 0; i < result->locks.size(); ++i)
+    failed = failed || result->locks[i].nodes.empty() || (a.emit == "k8s" && !k8s[i].exact());
+  return failed ? kExitFinding : kExitSuccess;
+}
+
 RunFn setup(CLI::App& sub) {
   auto a = std::make_shared<FleetArgs>();
   sub.require_subcommand(1);
   CLI::App* check = sub.add_subcommand(
       "check", "Which lock runs on which node of an inventory (kubectl, nvidia-smi, /proc, Slurm)");
-  check->add_option("--lock", a->locks,
-                    "A lock to place (repeatable; default: ./pylock.toml and ./pylock.*.toml)");
-  check
-      ->add_option("--inventory", a->inventories,
-                   "An inventory: a file, a directory of files, or - for standard input "
-                   "(repeatable)")
-      ->required();
-  check
-      ->add_option("--inventory-format", a->inventory_format,
-                   "Read every inventory as: auto, kubectl-json, kubectl-describe, nvidia-smi, "
-                   "nvidia-smi-q, xml, csv, nvidia-smi-L, proc, probe-json, collect-env, slurm")
-      ->capture_default_str();
+  add_inventory_flags(check, *a);
   check->add_option("--format", a->format, "Output: text, json or github (annotations)")
       ->check(CLI::IsMember({"text", "json", "github"}))
       ->capture_default_str();
   check->add_flag("--json", a->json, "Same as --format json");
   check->add_flag("--require-all", a->require_all, "Exit 1 when some node runs no lock");
-  return [a](Context& ctx) -> int {
-    app::FleetRequest request;
-    request.locks = a->locks;
-    request.inventories = a->inventories;
-    auto format = gpu::parse_inventory_format(a->inventory_format);
-    if (!format) return report_error(ctx.term, format.error());
-    request.format = *format;
-    auto result = app::fleet_check(request);
-    if (!result) return report_error(ctx.term, result.error());
-    for (const auto& w : result->warnings)
-      ctx.term.warning(w);
-    const std::string out_format = a->json ? "json" : a->format;
-    if (out_format == "json") {
-      ctx.term.out(json_report(*result));
-    } else if (out_format == "github") {
-      ctx.term.out(github_report(*result, a->require_all));
-    } else {
-      ctx.term.out(text_report(*result, ctx.term));
-    }
-    bool idle_lock = false, idle_node = false;
-    for (const auto& l : result->locks)
-      idle_lock = idle_lock || l.nodes.empty();
-    for (const auto& n : result->nodes)
-      idle_node = idle_node || node_runs_nothing(n);
-    return idle_lock || (a->require_all && idle_node) ? kExitFinding : kExitSuccess;
+  CLI::App* place = sub.add_subcommand(
+      "place",
+      "Per lock, a Kubernetes nodeAffinity or a Slurm --nodelist, checked against the "
+      "inventory");
+  add_inventory_flags(place, *a);
+  place->add_option("--emit", a->emit, "What to print: k8s (nodeAffinity) or slurm (--nodelist)")
+      ->check(CLI::IsMember({"k8s", "slurm"}))
+      ->required();
+  return [a, place](Context& ctx) -> int {
+    return place->parsed() ? run_place(*a, ctx) : run_check(*a, ctx);
   };
 }
 
 const bool registered = register_command(
-    {"fleet", "Which lock runs on which node of a team's machines (fleet check)", 58, &setup});
+    {"fleet", "Which lock runs on which node of a team's machines (fleet check, fleet place)", 58,
+     &setup});
 
 }  // namespace
 }  // namespace gpulock::cli

@@ -204,6 +204,7 @@ core::Result<FleetResult> fleet_check(const FleetRequest& request) {
     l.cuda = facts.back().cuda;
     result.locks.push_back(std::move(l));
   }
+  result.facts = facts;
   if (auto st = read_inventory(request, result); !st) return std::unexpected(st.error());
   for (std::size_t n = 0; n < result.nodes.size(); ++n) {
     auto& node = result.nodes[n];

@@ -444,6 +444,8 @@ InventoryHost finish_host(RawHost raw) {
   h.line = raw.line;
   h.warnings = std::move(raw.warnings);
   h.unknown = std::move(raw.unknown);
+  h.labels = std::move(raw.labels);
+  h.labelled = raw.labelled;
   std::optional<DriverVersion> derive_from;
   finish_driver(raw, h, derive_from);
   if (raw.l4t.empty()) finish_ceiling(raw, h, derive_from);

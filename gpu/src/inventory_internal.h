@@ -37,6 +37,8 @@ struct RawHost {
   bool gpus_listed = false;  ///< the source lists GPUs (an empty list then means none)
   bool wsl = false;
   std::string l4t;  ///< Jetson: the L4T release in place of a driver version
+  std::vector<std::pair<std::string, std::string>> labels;  ///< kubectl: the GPU and arch labels
+  bool labelled = false;
   std::vector<std::string> warnings;
   std::vector<std::string> unknown;  ///< facts the text lacks, named by the reader
 };

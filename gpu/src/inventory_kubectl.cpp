@@ -222,6 +222,14 @@ RawHost node_host(const JValue& node, std::size_t line, std::string_view stem, s
                ? name->text
                : fmt::format("{}#{}", stem, index);
   const JValue* labels = meta != nullptr ? meta->get("labels") : nullptr;
+  h.labelled = true;
+  if (labels != nullptr) {
+    for (const auto& [k, v] : labels->members) {
+      if ((k.starts_with("nvidia.com/") || k == "kubernetes.io/arch") &&
+          v.kind == JValue::Kind::String && h.labels.size() < 512)
+        h.labels.emplace_back(k, v.text);
+    }
+  }
   h.driver = label(labels, "nvidia.com/cuda.driver-version.full");
   if (h.driver.empty()) h.driver = joined(labels, "cuda.driver-version", "revision");
   if (h.driver.empty()) h.driver = joined(labels, "cuda.driver", "rev");

@@ -7,12 +7,14 @@ Checks: the text report of a mixed fleet is tests/cli/golden/fleet-check.txt (pa
 --json gives the right lock per node and the right unplaceable nodes; exit 1 when a lock runs on
 no node, 0 when each runs somewhere, 1 with --require-all when a node runs none; --format github;
 `-` reads standard input; exit 3 with one error: line naming the file when nothing can be read,
-and kubectl YAML refused with its hint.
+and kubectl YAML refused with its hint. `fleet place --emit k8s`: the emitted nodeAffinity,
+applied by this test to the inventory's labels, selects exactly the nodes each lock fits.
 
 Usage: fleet_test.py GPULOCK WORKDIR [--update]
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,6 +48,67 @@ def run(exe, args, cwd, stdin=None):
                        input=stdin)
     hint_log.keep(argv, env, cwd, p.returncode, p.stdout, p.stderr)
     return p
+
+
+def parse_affinity(text):
+    """fleet place --emit k8s: lock name -> its nodeSelectorTerms (lists of (key, op, values))."""
+    out, lock, term = {}, None, None
+    for line in text.splitlines():
+        m = re.match(r"# (\S+): runs on", line)
+        if m:
+            lock = m.group(1)
+            out[lock] = []
+            continue
+        if line.strip() == "- matchExpressions:":
+            term = []
+            out[lock].append(term)
+            continue
+        m = re.match(r"\s+- \{key: (\S+), operator: (In|Gt), values: \[(.*)\]\}$", line)
+        if m:
+            term.append((m.group(1), m.group(2), json.loads("[" + m.group(3) + "]")))
+    return out
+
+
+def selects(term, labels):
+    for key, op, values in term:
+        if key not in labels:
+            return False
+        if op == "In" and labels[key] not in values:
+            return False
+        if op == "Gt" and not int(labels[key]) > int(values[0]):
+            return False
+    return True
+
+
+def place_tests(exe, work, locks):
+    """The emitted nodeAffinity, applied here to the inventory's labels, selects exactly the
+    nodes fleet check says each lock fits."""
+    kubectl = work / "inventory" / "kubectl-nodes.json"
+    p = run(exe, ["fleet", "place", "--emit", "k8s", *locks, "--inventory", str(kubectl)], work)
+    check(p.returncode == 1, f"place: a lock without a node exits 1, got {p.returncode}")
+    affinity = parse_affinity(p.stdout)
+    check(set(affinity) == {"pylock.cu124.toml", "pylock.cu130.toml", "pylock.cu130-arm.toml"},
+          f"place: a selector per lock: {sorted(affinity)}")
+    doc = json.loads(run(exe, ["fleet", "check", *locks, "--inventory", str(kubectl), "--json"],
+                         work).stdout)
+    items = json.loads(kubectl.read_text().split("\n", 1)[1])["items"]
+    labels = {n["metadata"]["name"]: n["metadata"]["labels"] for n in items}
+    for lock in doc["locks"]:
+        terms = affinity.get(lock["name"], [])
+        picked = sorted(n for n, l in labels.items() if any(selects(t, l) for t in terms))
+        check(picked == sorted(lock["nodes"]),
+              f"place: {lock['name']} selects {picked}, fits {sorted(lock['nodes'])}")
+    check(affinity["pylock.cu124.toml"] and "exactly" in p.stdout, "place: checked exactly")
+    # A node the lock fits whose labels cannot say so (no compute labels): exit 1, named.
+    shutil.copy(SAMPLES / "kubectl-describe.txt", work / "describe.txt")
+    p = run(exe, ["fleet", "place", "--emit", "k8s", "--lock", "pylock.cu130-arm.toml",
+                  "--inventory", "describe.txt"], work)
+    check(p.returncode == 1 and "misses nodes the lock fits: gb200-node-01" in p.stdout,
+          f"place: unlabelled compute capability: {p.returncode} {p.stdout}")
+    p = run(exe, ["fleet", "place", "--emit", "slurm", "--lock", "pylock.cu124.toml",
+                  "--inventory", str(kubectl)], work)
+    check(p.returncode == 0 and "#SBATCH --nodelist=a100-node-01,h100-r610-01" in p.stdout,
+          f"place slurm: {p.returncode} {p.stdout}")
 
 
 def main():
@@ -135,6 +198,8 @@ def main():
     p = run(exe, ["fleet", "check", *locks, "--inventory", "inventory", "--inventory-format",
                   "yaml"], work)
     check(p.returncode == 2, f"bad --inventory-format: exit 2, got {p.returncode}")
+
+    place_tests(exe, work, locks)
 
     if FAILURES:
         print(f"{len(FAILURES)} failure(s)", file=sys.stderr)

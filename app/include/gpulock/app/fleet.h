@@ -12,6 +12,7 @@
 
 #include "gpulock/core/error.h"
 #include "gpulock/gpu/cuda_versions.h"
+#include "gpulock/gpu/fit.h"
 #include "gpulock/gpu/inventory.h"
 
 namespace gpulock::app {
@@ -51,9 +52,36 @@ struct FleetNode {
 
 struct FleetResult {
   std::vector<FleetLock> locks;
+  std::vector<gpu::LockFacts> facts;  ///< each lock's, as the fit read them
   std::vector<FleetNode> nodes;
   std::vector<std::string> warnings;  ///< files of a directory that were skipped, and why
 };
+
+/// One expression of a Kubernetes node selector term (`In` or `Gt`).
+struct SelectorExpression {
+  std::string key;
+  std::string op;  ///< "In", "Gt"
+  std::vector<std::string> values;
+};
+
+/// `fleet place --emit k8s` (issue 45 item 3): a lock's required nodeAffinity over the GFD labels
+/// (terms ORed, expressions ANDed), checked against the inventory's labelled nodes.
+struct LockPlacement {
+  std::vector<std::vector<SelectorExpression>> terms;  ///< empty with `problem` set
+  std::string problem;                                 ///< why no selector could be made
+  std::vector<std::string> extra;       ///< nodes it selects that the lock does not fit
+  std::vector<std::string> missing;     ///< nodes the lock fits that it does not select
+  std::vector<std::string> unlabelled;  ///< nodes without labels (not from kubectl): not checked
+  [[nodiscard]] bool exact() const { return problem.empty() && extra.empty() && missing.empty(); }
+};
+
+/// A selector per lock (in `result.locks` order), from the lock's platforms, CUDA and the
+/// compute capabilities among the inventory's nodes it has kernels for.
+[[nodiscard]] std::vector<LockPlacement> place_k8s(const FleetResult& result);
+
+/// Does a node's labels satisfy a term?
+[[nodiscard]] bool selects(const std::vector<SelectorExpression>& term,
+                           const std::vector<std::pair<std::string, std::string>>& labels);
 
 /// Reads the locks and the inventory and judges every node. Errors: a lock or an inventory file
 /// that does not read (InvalidInput/InvalidLockfile/Io naming the file; a directory's files

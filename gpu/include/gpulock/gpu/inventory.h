@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpulock/core/error.h"
@@ -66,6 +67,10 @@ struct InventoryHost {
   std::vector<std::string> warnings;  ///< what the reader should know (WSL, MIG, cut text)
   bool wsl = false;                   ///< the Windows driver under WSL: no Linux minimums
   std::string l4t;                    ///< Jetson: the L4T release /proc shows ("35.3.1")
+  /// Kubernetes sources: the node's `nvidia.com/*` and `kubernetes.io/arch` labels, for a
+  /// placement's selector to be checked against (`fleet place`).
+  std::vector<std::pair<std::string, std::string>> labels;
+  bool labelled = false;  ///< the source has node labels (kubectl), even if none of those
 };
 
 /// What `parse_inventory` read.
