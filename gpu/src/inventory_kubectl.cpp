@@ -22,16 +22,22 @@ constexpr int kMaxDepth = 64;
 struct JValue {
   enum class Kind : std::uint8_t { Null, Bool, Number, String, Array, Object };
   Kind kind = Kind::Null;
-  std::string text;  ///< a string's value, a number's or literal's text
-  std::vector<JValue> items;
-  std::vector<std::pair<std::string, JValue>> members;
+  std::string text;               ///< a string's value, a number's or literal's text
+  std::vector<JValue> items;      ///< an array's values, an object's member values
+  std::vector<std::string> keys;  ///< an object's member names (items[i] is keys[i]'s value)
 
   [[nodiscard]] const JValue* get(std::string_view key) const {
     if (kind != Kind::Object) return nullptr;
-    for (const auto& [k, v] : members)
-      if (k == key) return &v;
+    for (std::size_t i = 0; i < keys.size() && i < items.size(); ++i)
+      if (keys[i] == key) return &items[i];
     return nullptr;
   }
+  JValue& add(std::string key, JValue v) {
+    keys.push_back(std::move(key));
+    items.push_back(std::move(v));
+    return items.back();
+  }
+  JValue& add(std::string key) { return add(std::move(key), JValue()); }
 };
 
 class Reader {
@@ -122,8 +128,7 @@ class Reader {
       do {
         std::string key;
         if (!string(key) || !eat(':')) return false;
-        v.members.emplace_back(std::move(key), JValue{});
-        if (!value(v.members.back().second, depth + 1)) return false;
+        if (!value(v.add(std::move(key)), depth + 1)) return false;
       } while (eat(','));
       return eat('}');
     }
@@ -207,7 +212,7 @@ bool mig_on(const JValue* labels, std::string_view product) {
   auto config = label(labels, "nvidia.com/mig.config");
   if (!config.empty() && config != "all-disabled") return true;
   if (labels != nullptr) {
-    for (const auto& [k, v] : labels->members)
+    for (const auto& k : labels->keys)
       if (k.starts_with("nvidia.com/mig-") && k.ends_with(".count")) return true;
   }
   return false;
@@ -224,7 +229,9 @@ RawHost node_host(const JValue& node, std::size_t line, std::string_view stem, s
   const JValue* labels = meta != nullptr ? meta->get("labels") : nullptr;
   h.labelled = true;
   if (labels != nullptr) {
-    for (const auto& [k, v] : labels->members) {
+    for (std::size_t i = 0; i < labels->keys.size() && i < labels->items.size(); ++i) {
+      const auto& k = labels->keys[i];
+      const auto& v = labels->items[i];
       if ((k.starts_with("nvidia.com/") || k == "kubernetes.io/arch") &&
           v.kind == JValue::Kind::String && h.labels.size() < 512)
         h.labels.emplace_back(k, v.text);
@@ -333,8 +340,7 @@ core::Result<std::vector<RawHost>> read_kubectl_json(std::string_view text, std:
         }
         continue;
       }
-      top.members.emplace_back(std::move(key), JValue{});
-      if (!r.value(top.members.back().second, 1)) {
+      if (!r.value(top.add(std::move(key)), 1)) {
         ok = false;
         break;
       }
@@ -369,16 +375,16 @@ JValue described_node(std::string name) {
   JValue n;
   n.kind = JValue::Kind::String;
   n.text = std::move(name);
-  meta.members.emplace_back("name", std::move(n));
+  meta.add("name", std::move(n));
   JValue labels;
   labels.kind = JValue::Kind::Object;
-  meta.members.emplace_back("labels", std::move(labels));
-  node.members.emplace_back("metadata", std::move(meta));
+  meta.add("labels", std::move(labels));
+  node.add("metadata", std::move(meta));
   return node;
 }
 
 JValue& labels_of(JValue& node) {
-  return node.members[0].second.members[1].second;
+  return node.items[0].items[1];
 }
 
 // One `key=value` label of a Labels: block.
@@ -387,11 +393,11 @@ void add_label(JValue& node, std::string_view text) {
   auto eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0) return;
   auto& labels = labels_of(node);
-  if (labels.members.size() >= 4096) return;
+  if (labels.keys.size() >= 4096) return;
   JValue v;
   v.kind = JValue::Kind::String;
   v.text = std::string(text.substr(eq + 1, kMaxField));
-  labels.members.emplace_back(std::string(text.substr(0, std::min(eq, kMaxField))), std::move(v));
+  labels.add(std::string(text.substr(0, std::min(eq, kMaxField))), std::move(v));
 }
 
 }  // namespace
