@@ -269,6 +269,10 @@ std::string place_report(const app::FleetResult& r, const std::vector<app::LockP
       out += fmt::format("# no selector: {}\n\n", p.problem);
       continue;
     }
+    if (p.terms.size() == 1 && p.terms[0].empty()) {
+      out += "# any node: no nodeAffinity needed (CPU builds, no platform)\n\n";
+      continue;
+    }
     out +=
         "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
         "      nodeSelectorTerms:\n";
