@@ -7,6 +7,7 @@
 // `items` array is walked element by element), nests at most kMaxDepth deep, and stops at the
 // first byte that breaks the grammar, keeping the nodes read before it.
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,10 @@ namespace gpulock::gpu::inventory_detail {
 namespace {
 
 constexpr int kMaxDepth = 64;
+
+// The members of a node object (at any depth) its facts are read from.
+constexpr std::array<std::string_view, 7> kKept{
+    "metadata", "name", "labels", "status", "nodeInfo", "architecture", "operatingSystem"};
 
 struct JValue {
   enum class Kind : std::uint8_t { Null, Bool, Number, String, Array, Object };
@@ -68,6 +73,17 @@ class Reader {
     if (!eat('"')) return false;
     out.clear();
     while (pos_ < text_.size()) {
+      // A run without quotes, escapes or control bytes is copied at once.
+      std::size_t run = pos_;
+      while (run < text_.size() && text_[run] != '"' && text_[run] != '\\' &&
+             static_cast<unsigned char>(text_[run]) >= 0x20)
+        ++run;
+      if (run > pos_) {
+        if (out.size() < kMaxField)
+          out.append(text_.substr(pos_, std::min(run - pos_, kMaxField - out.size())));
+        pos_ = run;
+        continue;
+      }
       char c = text_[pos_++];
       if (c == '"') return true;
       if (static_cast<unsigned char>(c) < 0x20) return false;
@@ -112,7 +128,9 @@ class Reader {
     return false;
   }
 
-  bool value(JValue& v, int depth) {
+  /// `filtered`: an object keeps only the members a node's facts are read from (kKept; every
+  /// member of `labels`), the others are read and dropped (images, conditions, annotations).
+  bool value(JValue& v, int depth, bool filtered = false) {
     if (depth > kMaxDepth) return false;
     skip_space();
     if (pos_ >= text_.size()) return false;
@@ -128,7 +146,14 @@ class Reader {
       do {
         std::string key;
         if (!string(key) || !eat(':')) return false;
-        if (!value(v.add(std::move(key)), depth + 1)) return false;
+        const bool keep = !filtered || std::find(kKept.begin(), kKept.end(), key) != kKept.end();
+        const bool labels = key == "labels";
+        if (keep) {
+          if (!value(v.add(std::move(key)), depth + 1, filtered && !labels)) return false;
+        } else {
+          JValue dropped;
+          if (!value(dropped, depth + 1, true)) return false;
+        }
       } while (eat(','));
       return eat('}');
     }
@@ -138,7 +163,7 @@ class Reader {
       if (eat(']')) return true;
       do {
         v.items.emplace_back();
-        if (!value(v.items.back(), depth + 1)) return false;
+        if (!value(v.items.back(), depth + 1, filtered)) return false;
       } while (eat(','));
       return eat(']');
     }
@@ -281,8 +306,13 @@ RawHost node_host(const JValue& node, std::size_t line, std::string_view stem, s
 
 std::size_t line_at(std::string_view text, std::size_t pos, std::size_t& counted_to,
                     std::size_t& line) {
-  for (; counted_to < pos && counted_to < text.size(); ++counted_to)
-    if (text[counted_to] == '\n') ++line;
+  const std::size_t end = std::min(pos, text.size());
+  if (counted_to < end) {
+    line +=
+        static_cast<std::size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
+                                            text.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
+    counted_to = end;
+  }
   return line;
 }
 
@@ -327,7 +357,7 @@ core::Result<std::vector<RawHost>> read_kubectl_json(std::string_view text, std:
           JValue node;
           r.skip_space();
           const std::size_t node_line = line_at(text, r.pos(), counted, line);
-          if (!r.value(node, 1)) {
+          if (!r.value(node, 1, true)) {
             ok = false;
             break;
           }
@@ -340,7 +370,7 @@ core::Result<std::vector<RawHost>> read_kubectl_json(std::string_view text, std:
         }
         continue;
       }
-      if (!r.value(top.add(std::move(key)), 1)) {
+      if (!r.value(top.add(std::move(key)), 1, true)) {
         ok = false;
         break;
       }
