@@ -28,6 +28,7 @@ struct FleetArgs {
   bool json = false;
   bool require_all = false;
   std::string emit;  ///< place: "k8s" or "slurm"
+  bool all_targets = false;
 };
 
 std::string archs_text(const gpu::InventoryHost& h) {
@@ -302,6 +303,8 @@ std::string place_report(const app::FleetResult& r, const std::vector<app::LockP
 void add_inventory_flags(CLI::App* cmd, FleetArgs& a) {
   cmd->add_option("--lock", a.locks,
                   "A lock to place (repeatable; default: ./pylock.toml and ./pylock.*.toml)");
+  cmd->add_flag("--all-targets", a.all_targets,
+                "The locks of the targets declared here (gpulock.toml or pyproject.toml)");
   cmd->add_option("--inventory", a.inventories,
                   "An inventory: a file, a directory of files, or - for standard input "
                   "(repeatable)")
@@ -316,6 +319,7 @@ core::Result<app::FleetResult> run_fleet(const FleetArgs& a, Context& ctx) {
   app::FleetRequest request;
   request.locks = a.locks;
   request.inventories = a.inventories;
+  request.all_targets = a.all_targets;
   auto format = gpu::parse_inventory_format(a.inventory_format);
   if (!format) return std::unexpected(format.error());
   request.format = *format;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/app/targets.h"
 #include "gpulock/gpu/fit.h"
 #include "gpulock/lock/gpu_facts.h"
 #include "gpulock/lock/lockfile.h"
@@ -181,7 +182,15 @@ void pick_best(FleetNode& node, const std::vector<FleetLock>& locks) {
 
 core::Result<FleetResult> fleet_check(const FleetRequest& request) {
   FleetResult result;
-  std::vector<std::string> paths = request.locks.empty() ? default_locks() : request.locks;
+  std::vector<std::string> paths = request.locks;
+  if (request.all_targets) {
+    auto declared = read_targets("", ".");
+    if (!declared) return std::unexpected(declared.error());
+    for (const auto& t : declared->targets)
+      paths.push_back(fmt::format("pylock.{}.toml", t.name));
+  } else if (paths.empty()) {
+    paths = default_locks();
+  }
   if (paths.empty())
     return std::unexpected(
         core::make_error(ErrorCode::Usage, "no lock given and no pylock.toml here")

@@ -201,6 +201,17 @@ def main():
 
     place_tests(exe, work, locks)
 
+    # --all-targets: the declared targets' locks.
+    (work / "gpulock.toml").write_text(
+        '[targets.cu124]\npython-version = "3.11"\nplatform = "manylinux_2_28_x86_64"\n'
+        'driver = "550.54.14"\n\n[targets.cu130]\npython-version = "3.11"\n'
+        'platform = "manylinux_2_28_x86_64"\ndriver = "580.65.06"\n')
+    p = run(exe, ["fleet", "check", "--all-targets", "--inventory", "inventory/smi-r580.txt",
+                  "--json"], work)
+    doc = json.loads(p.stdout) if p.stdout else {"locks": []}
+    check([l["path"] for l in doc["locks"]] == ["pylock.cu124.toml", "pylock.cu130.toml"],
+          f"--all-targets: {p.returncode} {p.stderr} {doc['locks']}")
+
     if FAILURES:
         print(f"{len(FAILURES)} failure(s)", file=sys.stderr)
         return 1

@@ -21,6 +21,9 @@ struct FleetRequest {
   std::vector<std::string> locks;        ///< lock files; empty: ./pylock.toml and ./pylock.*.toml
   std::vector<std::string> inventories;  ///< files, directories, "-" (standard input)
   gpu::InventoryFormat format = gpu::InventoryFormat::Auto;  ///< `--inventory-format`
+  /// `--all-targets`: the locks of the targets declared here (gpulock.toml or pyproject.toml),
+  /// `pylock.<name>.toml` each, after those of `locks`.
+  bool all_targets = false;
 };
 
 /// One lock of the check.
