@@ -29,6 +29,7 @@ struct FleetArgs {
   bool require_all = false;
   std::string emit;  ///< place: "k8s" or "slurm"
   bool all_targets = false;
+  std::string slurm_features;
 };
 
 std::string archs_text(const gpu::InventoryHost& h) {
@@ -303,6 +304,8 @@ std::string place_report(const app::FleetResult& r, const std::vector<app::LockP
 void add_inventory_flags(CLI::App* cmd, FleetArgs& a) {
   cmd->add_option("--lock", a.locks,
                   "A lock to place (repeatable; default: ./pylock.toml and ./pylock.*.toml)");
+  cmd->add_option("--slurm-features", a.slurm_features,
+                  "A file of site-specific Slurm names: NAME driver=V | ceiling=X.Y | gpu=PRODUCT");
   cmd->add_flag("--all-targets", a.all_targets,
                 "The locks of the targets declared here (gpulock.toml or pyproject.toml)");
   cmd->add_option("--inventory", a.inventories,
@@ -320,6 +323,7 @@ core::Result<app::FleetResult> run_fleet(const FleetArgs& a, Context& ctx) {
   request.locks = a.locks;
   request.inventories = a.inventories;
   request.all_targets = a.all_targets;
+  request.slurm_features = a.slurm_features;
   auto format = gpu::parse_inventory_format(a.inventory_format);
   if (!format) return std::unexpected(format.error());
   request.format = *format;

@@ -75,6 +75,14 @@ core::Result<std::vector<std::string>> inventory_files(const std::string& source
 }
 
 core::Status read_inventory(const FleetRequest& request, FleetResult& result) {
+  std::optional<gpu::FeatureMap> features;
+  if (!request.slurm_features.empty()) {
+    auto text = read_inventory_file(request.slurm_features);
+    if (!text) return std::unexpected(text.error());
+    auto map = gpu::parse_feature_map(*text, request.slurm_features);
+    if (!map) return std::unexpected(map.error());
+    features = std::move(*map);
+  }
   for (const auto& source : request.inventories) {
     bool is_dir = false;
     auto files = inventory_files(source, is_dir);
@@ -83,7 +91,7 @@ core::Status read_inventory(const FleetRequest& request, FleetResult& result) {
     for (const auto& file : *files) {
       auto text = read_inventory_file(file);
       if (!text) return std::unexpected(text.error());
-      auto inv = gpu::parse_inventory(*text, file, request.format);
+      auto inv = gpu::parse_inventory(*text, file, request.format, features ? &*features : nullptr);
       if (!inv) {
         if (!is_dir) return std::unexpected(inv.error());
         result.warnings.push_back(fmt::format("{}: skipped: {}", file, inv.error().message));

@@ -305,7 +305,7 @@ InventoryFormat detect_inventory_format(std::string_view text) {
 }
 
 core::Result<Inventory> parse_inventory(std::string_view text, std::string_view display_name,
-                                        InventoryFormat format) {
+                                        InventoryFormat format, const FeatureMap* features) {
   const std::string where(display_name);
   if (text.size() > kMaxText)
     return core::fail_at(
@@ -367,7 +367,7 @@ core::Result<Inventory> parse_inventory(std::string_view text, std::string_view 
       raw = read_collect_env(text, stem);
       break;
     case InventoryFormat::Slurm:
-      raw = read_slurm(text, stem);
+      raw = read_slurm(text, stem, features);
       break;
     case InventoryFormat::Auto:
       break;

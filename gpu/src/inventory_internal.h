@@ -78,6 +78,7 @@ struct Line {
 [[nodiscard]] std::vector<RawHost> read_probe_json(std::string_view text, std::string_view stem);
 [[nodiscard]] std::vector<RawHost> read_smi_query(std::string_view text, std::string_view stem);
 [[nodiscard]] std::vector<RawHost> read_collect_env(std::string_view text, std::string_view stem);
-[[nodiscard]] std::vector<RawHost> read_slurm(std::string_view text, std::string_view stem);
+[[nodiscard]] std::vector<RawHost> read_slurm(std::string_view text, std::string_view stem,
+                                              const FeatureMap* features);
 
 }  // namespace gpulock::gpu::inventory_detail

@@ -113,7 +113,8 @@ std::vector<RawHost> read_collect_env(std::string_view text, std::string_view st
   return hosts;
 }
 
-std::vector<RawHost> read_slurm(std::string_view text, std::string_view stem) {
+std::vector<RawHost> read_slurm(std::string_view text, std::string_view stem,
+                                const FeatureMap* map) {
   std::vector<RawHost> hosts;
   (void)stem;
   for (const auto& line : split_lines(text)) {
@@ -159,6 +160,9 @@ std::vector<RawHost> read_slurm(std::string_view text, std::string_view stem) {
           n = n * 10 + static_cast<std::size_t>(c - '0');
         }
         h.gpus_listed = true;
+        if (map != nullptr) {
+          if (auto name = map->find(type, "gpu"); !name.empty()) type = std::string(name);
+        }
         for (std::size_t i = 0; i < n && h.gpus.size() < kMaxGpusPerHost; ++i)
           h.gpus.push_back({type.empty() ? std::string("(untyped gpu gres)") : type, {}, false});
       }
@@ -171,12 +175,20 @@ std::vector<RawHost> read_slurm(std::string_view text, std::string_view stem) {
     while (!f.empty()) {
       auto comma = f.find(',');
       auto item = f.substr(0, comma);
+      if (map != nullptr) {
+        if (auto v = map->find(item, "driver"); !v.empty()) h.driver = std::string(v);
+        if (auto v = map->find(item, "ceiling"); !v.empty()) {
+          h.ceiling = std::string(v);
+          h.ceiling_from = fmt::format("feature {} (--slurm-features)", item);
+        }
+      }
       auto at = item.find("driver");
       if (at != std::string_view::npos) {
         auto v = item.substr(at + 6);
         while (!v.empty() && (v[0] == '-' || v[0] == '_' || v[0] == '='))
           v.remove_prefix(1);
-        if (!leading_version(v).empty()) h.driver = std::string(leading_version(v));
+        if (!leading_version(v).empty() && h.driver.empty())
+          h.driver = std::string(leading_version(v));
       }
       if (comma == std::string_view::npos) break;
       f.remove_prefix(comma + 1);
@@ -190,3 +202,46 @@ std::vector<RawHost> read_slurm(std::string_view text, std::string_view stem) {
 }
 
 }  // namespace gpulock::gpu::inventory_detail
+
+namespace gpulock::gpu {
+
+std::string_view FeatureMap::find(std::string_view name, std::string_view kind) const {
+  for (const auto& e : entries)
+    if (e.name == name && e.kind == kind) return e.value;
+  return {};
+}
+
+core::Result<FeatureMap> parse_feature_map(std::string_view text, std::string_view where) {
+  using namespace inventory_detail;
+  FeatureMap map;
+  for (const auto& line :
+       split_lines(text.substr(0, std::min<std::size_t>(text.size(), 1 << 20)))) {
+    auto t = core::trim(line.text.substr(0, line.text.find('#')));
+    if (t.empty()) continue;
+    auto bad = [&](std::string why) {
+      return core::fail_at(core::ErrorCode::InvalidInput,
+                           fmt::format("{}: expected NAME driver=VERSION, NAME ceiling=X.Y or "
+                                       "NAME gpu=PRODUCT",
+                                       why),
+                           std::string(where), line.number);
+    };
+    auto sp = t.find_first_of(" \t");
+    if (sp == std::string_view::npos) return bad("no KIND=VALUE");
+    auto rest = core::trim(t.substr(sp));
+    auto eq = rest.find('=');
+    if (eq == std::string_view::npos) return bad("no '='");
+    FeatureMap::Entry e{std::string(t.substr(0, sp)), std::string(core::trim(rest.substr(0, eq))),
+                        std::string(core::trim(rest.substr(eq + 1)))};
+    if (e.kind == "driver") {
+      if (!DriverVersion::parse(e.value)) return bad(fmt::format("bad driver '{}'", e.value));
+    } else if (e.kind == "ceiling") {
+      if (!CudaVersion::parse(e.value)) return bad(fmt::format("bad CUDA version '{}'", e.value));
+    } else if (e.kind != "gpu" || e.value.empty()) {
+      return bad(fmt::format("unknown KIND '{}'", e.kind));
+    }
+    if (map.entries.size() < 10000) map.entries.push_back(std::move(e));
+  }
+  return map;
+}
+
+}  // namespace gpulock::gpu

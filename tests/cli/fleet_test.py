@@ -201,6 +201,16 @@ def main():
 
     place_tests(exe, work, locks)
 
+    # A site's Slurm names: the driver from a feature, the GPU from a Gres type.
+    (work / "site.map").write_text("cuda13 driver=580.65.06\nhopper gpu=NVIDIA H100 80GB HBM3\n")
+    (work / "nodes.slurm").write_text(
+        "NodeName=h01 Arch=x86_64 ActiveFeatures=cuda13,ib Gres=gpu:hopper:8 State=IDLE\n")
+    p = run(exe, ["fleet", "check", "--lock", "pylock.cu130.toml", "--inventory", "nodes.slurm",
+                  "--slurm-features", "site.map", "--json"], work)
+    doc = json.loads(p.stdout) if p.stdout else {"nodes": [{}]}
+    check(p.returncode == 0 and doc["nodes"][0].get("best") == "pylock.cu130.toml",
+          f"--slurm-features: {p.returncode} {p.stderr} {doc['nodes'][0]}")
+
     # --all-targets: the declared targets' locks.
     (work / "gpulock.toml").write_text(
         '[targets.cu124]\npython-version = "3.11"\nplatform = "manylinux_2_28_x86_64"\n'

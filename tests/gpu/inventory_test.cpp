@@ -396,3 +396,26 @@ TEST_CASE("read_proc_module: the one /proc module reader (fleet and probe)", "[g
   REQUIRE(none);
   CHECK_FALSE(none->driver);
 }
+
+TEST_CASE("scontrol with a site's feature map", "[gpu][inventory]") {
+  auto map = parse_feature_map(
+      "# site names\ncuda124 ceiling=12.4\nr550 driver=550.54.15\n"
+      "gh200 gpu=NVIDIA GH200 480GB\nbig gpu=Graphics Device\n",
+      "site.map");
+  REQUIRE(map);
+  CHECK(map->find("r550", "driver") == "550.54.15");
+  const std::string text =
+      "NodeName=n1 Arch=aarch64 ActiveFeatures=r550,cuda124 Gres=gpu:gh200:4\n";
+  auto inv = parse_inventory(text, "nodes.txt", InventoryFormat::Auto, &*map);
+  REQUIRE(inv);
+  REQUIRE(inv->hosts.size() == 1);
+  CHECK(driver(inv->hosts[0]) == "550.54.15");
+  CHECK(ceiling(inv->hosts[0]) == "12.4");
+  CHECK(inv->hosts[0].machine.ceiling_method == "stated");
+  CHECK(inv->hosts[0].gpus.at(0).name == "NVIDIA GH200 480GB");
+  CHECK(archs(inv->hosts[0]) == "9.0");
+  auto bad = parse_feature_map("ok driver=550\nx speed=fast\n", "site.map");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().line == 2);
+  CHECK_FALSE(parse_feature_map("r550 driver=abc\n", "m"));
+}

@@ -24,6 +24,7 @@ struct FleetRequest {
   /// `--all-targets`: the locks of the targets declared here (gpulock.toml or pyproject.toml),
   /// `pylock.<name>.toml` each, after those of `locks`.
   bool all_targets = false;
+  std::string slurm_features;  ///< `--slurm-features`: a gpu::FeatureMap file, else empty
 };
 
 /// One lock of the check.

@@ -86,9 +86,27 @@ struct Inventory {
 /// name). Errors (InvalidInput, located in `display_name`): no fact at all can be read, the
 /// format is not recognised, `kubectl -o yaml` (with a hint to use `-o json`). A text cut off
 /// part way is read as far as it is complete, the facts it lacks named in `unknown`.
+struct FeatureMap;
 [[nodiscard]] core::Result<Inventory> parse_inventory(
     std::string_view text, std::string_view display_name,
-    InventoryFormat format = InventoryFormat::Auto);
+    InventoryFormat format = InventoryFormat::Auto, const FeatureMap* features = nullptr);
+
+/// A site's Slurm names (`fleet --slurm-features FILE`), one per line: `NAME KIND=VALUE`, where
+/// NAME is an `ActiveFeatures` word or a `Gres=gpu:TYPE` type and KIND is `driver` (a driver
+/// version), `ceiling` (a CUDA ceiling) or `gpu` (the product name a Gres type stands for);
+/// `#` starts a comment. "cuda12 ceiling=12.4", "a100 gpu=NVIDIA A100-SXM4-80GB".
+struct FeatureMap {
+  struct Entry {
+    std::string name, kind, value;
+  };
+  std::vector<Entry> entries;
+  /// The value of `kind` for `name`, else empty.
+  [[nodiscard]] std::string_view find(std::string_view name, std::string_view kind) const;
+};
+/// Errors: InvalidInput naming `where` and the line (not `NAME KIND=VALUE`, an unknown KIND, a
+/// value its parser refuses).
+[[nodiscard]] core::Result<FeatureMap> parse_feature_map(std::string_view text,
+                                                         std::string_view where);
 
 /// The compute capability of a product name as `nvidia-smi` or GFD prints it ("NVIDIA
 /// A100-SXM4-80GB", "Tesla-T4", "NVIDIA RTX PRO 6000 Blac..."), through the table of
