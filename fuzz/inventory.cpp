@@ -3,7 +3,8 @@
 // picks the format (0 and 12: detected from the content, else 1-11 forced); the rest is the
 // text. Properties: a read inventory has a host, every host has a name and at most the bounded
 // number of GPUs, a known compute capability of a host is one of its GPUs', and a ceiling is
-// stated, derived or assumed when known.
+// stated, derived or assumed when known. The text is also read as a Slurm feature map (parsed
+// maps always apply to a fixed scontrol line).
 #include "gpulock/gpu/inventory.h"
 
 #include <algorithm>
@@ -22,6 +23,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view text = gpulock::fuzz::as_text(data + 1, size - 1);
   (void)gpu::detect_inventory_format(text);
   (void)gpu::compute_capability_of_name(text.substr(0, 300));
+  // The text as a site's Slurm feature map, applied to a fixed scontrol line.
+  if (auto map = gpu::parse_feature_map(text, "fuzz/site.map")) {
+    auto slurm = gpu::parse_inventory(
+        "NodeName=n1 Arch=x86_64 ActiveFeatures=a,b,cuda Gres=gpu:a100:2,gpu:x:1\n", "n",
+        gpu::InventoryFormat::Slurm, &*map);
+    FUZZ_CHECK(slurm.has_value() && slurm->hosts.size() == 1, std::string("scontrol with a map"));
+  }
   auto inv = gpu::parse_inventory(text, "fuzz/input.txt", format);
   if (!inv) return 0;
   FUZZ_CHECK(!inv->hosts.empty(), std::string("an inventory without hosts"));
