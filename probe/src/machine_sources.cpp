@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/core/text.h"
+#include "gpulock/gpu/inventory.h"
 
 namespace gpulock::probe::detail {
 namespace {
@@ -39,18 +40,11 @@ std::optional<gpu::DriverVersion> parse_sysfs_version(std::string_view content) 
 }
 
 std::optional<gpu::DriverVersion> parse_procfs_version(std::string_view content) {
-  std::string_view line = content.substr(0, content.find('\n'));
-  if (line.find("NVRM") == std::string_view::npos) return std::nullopt;
-  while (!line.empty()) {
-    std::size_t start = line.find_first_not_of(" \t");
-    if (start == std::string_view::npos) break;
-    line.remove_prefix(start);
-    std::size_t end = line.find_first_of(" \t");
-    if (auto v = driver_token(line.substr(0, end))) return v;
-    if (end == std::string_view::npos) break;
-    line.remove_prefix(end);
-  }
-  return std::nullopt;
+  // The first line only, read by fleet's reader (gpu/inventory.h): a Jetson's L4T release
+  // ("35.3.1") is not a driver version.
+  auto module = gpu::read_proc_module(content.substr(0, content.find('\n')));
+  if (!module) return std::nullopt;
+  return module->driver;
 }
 
 std::optional<gpu::DriverVersion> version_from_library_file(std::string_view path) {

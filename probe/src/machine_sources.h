@@ -19,7 +19,8 @@ namespace gpulock::probe::detail {
 /// `/proc/driver/nvidia/version`, first line, e.g.
 /// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024"
 /// or "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build ...":
-/// the first token that is a driver version of at least two parts.
+/// the module's version, read by gpu::read_proc_module (the reader `fleet` uses); nullopt for a
+/// Jetson's L4T release.
 [[nodiscard]] std::optional<gpu::DriverVersion> parse_procfs_version(std::string_view content);
 
 /// The version in a driver library's file name: "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.14"

@@ -306,6 +306,19 @@ def p_mirror_gc(w: World) -> list[Doc]:
                          "--json")]
 
 
+def p_fleet_check(w: World) -> list[Doc]:
+    """Locks of the fit matrix (tests/gpu) against every inventory sample (fixtures/inventory)."""
+    sys.path.insert(0, str(HERE.parent / "gpu"))
+    from fit_matrix_test import lock_text  # noqa: E402
+    d = w.work / "fleet"
+    d.mkdir(exist_ok=True)
+    for name in ("cu124", "cu130-arm"):
+        (d / f"pylock.{name}.toml").write_text(lock_text(name))
+    samples = HERE.parent.parent / "fixtures" / "inventory"
+    return [w.stdout_doc("fleet", "check", "--inventory", str(samples), "--json", ok=(0, 1),
+                         cwd=d)]
+
+
 PRODUCERS: dict[str, Callable[[World], list[Doc]]] = {
     "resolve.schema.json": p_resolve,
     "resolve-targets.schema.json": p_resolve_targets,
@@ -324,6 +337,7 @@ PRODUCERS: dict[str, Callable[[World], list[Doc]]] = {
     "mirror-add.schema.json": p_mirror_add,
     "mirror-verify.schema.json": p_mirror_verify,
     "mirror-gc.schema.json": p_mirror_gc,
+    "fleet-check.schema.json": p_fleet_check,
 }
 
 

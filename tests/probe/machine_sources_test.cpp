@@ -34,6 +34,12 @@ TEST_CASE("the kernel module version files", "[probe][sources]") {
             ->to_string() == "535.104.05");
   CHECK_FALSE(parse_procfs_version("GCC version: 12.2.0\n"));
   CHECK_FALSE(parse_procfs_version("NVRM version: unknown\n"));
+  // Issue 45 item 5: fleet's reader; a Jetson shows its L4T release, not a driver version.
+  CHECK_FALSE(
+      parse_procfs_version("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  "
+                           "35.3.1  Release Build  (buildbrain@mobile-u64)\n"));
+  CHECK(parse_procfs_version("NVRM version: NVIDIA UNIX aarch64 Kernel Module  550.120\n")
+            ->to_string() == "550.120");
 }
 
 TEST_CASE("the driver version in a library's file name", "[probe][sources]") {
