@@ -9,22 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "gpulock/core/text.h"
+
 namespace gpulock::gpu {
 namespace {
-
-std::vector<std::string_view> words_of(std::string_view line) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
-      ++i;
-    std::size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t')
-      ++i;
-    if (i > start) out.push_back(line.substr(start, i - start));
-  }
-  return out;
-}
 
 std::vector<std::string> split_commas(std::string_view text) {
   std::vector<std::string> out;
@@ -49,7 +37,7 @@ core::Result<CudnnFileTable> CudnnFileTable::parse(std::string_view text) {
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
     ++line_no;
     if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-    auto w = words_of(line);
+    auto w = core::words(line);
     if (w.empty()) continue;
     auto bad = [&](std::string_view why) {
       return core::fail(core::ErrorCode::InvalidInput,

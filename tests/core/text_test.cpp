@@ -2,6 +2,7 @@
 #include "gpulock/core/text.h"
 
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -61,4 +62,13 @@ TEST_CASE("append_utf8 and utf8_sequence round-trip every boundary code point") 
   CHECK(utf8_sequence("\x80", 0, cp) == 0);              // a stray continuation byte
   CHECK(utf8_sequence("a\xE2\x82\xAC", 1, cp) == 3);
   CHECK(cp == 0x20AC);
+}
+
+TEST_CASE("words splits on runs of spaces and tabs") {
+  using V = std::vector<std::string_view>;
+  CHECK(words("sublibrary 9  graph\tcudnn") == V{"sublibrary", "9", "graph", "cudnn"});
+  CHECK(words("  \t lead and trail \t ") == V{"lead", "and", "trail"});
+  CHECK(words("").empty());
+  CHECK(words(" \t ").empty());
+  CHECK(words("one") == V{"one"});
 }

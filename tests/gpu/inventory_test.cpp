@@ -291,7 +291,7 @@ TEST_CASE("ceilings of driver branches", "[gpu][inventory]") {
   CHECK_FALSE(of("384.81").ceiling);
 }
 
-TEST_CASE("--inventory-format names", "[gpu][inventory]") {
+TEST_CASE("the names --inventory-format takes", "[gpu][inventory]") {
   CHECK(parse_inventory_format("kubectl-json").value() == InventoryFormat::KubectlJson);
   CHECK(parse_inventory_format("nvidia-smi").value() == InventoryFormat::SmiTable);
   CHECK_FALSE(parse_inventory_format("yaml"));

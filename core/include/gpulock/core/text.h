@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpulock::core {
 
@@ -37,6 +38,10 @@ inline constexpr std::string_view kAsciiSpace = " \t\n\v\f\r";
 
 /// `s` without trailing slashes: "https://x/simple//" -> "https://x/simple"; "/" -> "".
 [[nodiscard]] std::string_view trim_slash(std::string_view s) noexcept;
+
+/// The words of `line`, separated by runs of spaces and tabs (the row form of gpulock's data
+/// tables): "a  b\tc" -> {"a", "b", "c"}.
+[[nodiscard]] std::vector<std::string_view> words(std::string_view line);
 
 /// Appends the code point `cp` (at most U+10FFFF) as UTF-8. Surrogates are encoded like any
 /// code point; a caller that must not write them replaces them first.
