@@ -31,6 +31,21 @@ std::string_view trim_slash(std::string_view s) noexcept {
   return trim_right(s, "/");
 }
 
+std::vector<TableRow> table_rows(std::string_view text) {
+  std::vector<TableRow> out;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    auto nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    ++line_no;
+    if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    auto w = words(line);
+    if (!w.empty()) out.push_back({line_no, line, std::move(w)});
+  }
+  return out;
+}
+
 std::vector<std::string_view> words(std::string_view line) {
   std::vector<std::string_view> out;
   std::size_t i = 0;

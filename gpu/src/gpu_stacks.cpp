@@ -39,18 +39,11 @@ core::Result<core::SpecifierSet> versions_of(std::string_view text) {
 
 core::Result<GpuStacks> GpuStacks::parse(std::string_view text) {
   GpuStacks out;
-  std::size_t line_no = 0;
-  while (!text.empty()) {
-    auto nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    ++line_no;
-    if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-    auto w = core::words(line);
-    if (w.empty()) continue;
+  for (const auto& row : core::table_rows(text)) {
+    const auto& w = row.words;
     auto bad = [&](std::string_view why) {
       return core::fail(core::ErrorCode::InvalidInput,
-                        fmt::format("gpu_stacks.txt line {}: {}", line_no, why));
+                        fmt::format("gpu_stacks.txt line {}: {}", row.line, why));
     };
     std::string_view kind = w[0];
     if (kind == "need-name" && w.size() >= 3) {
@@ -97,7 +90,7 @@ core::Result<GpuStacks> GpuStacks::parse(std::string_view text) {
       if (w[1].find("{L}") == std::string_view::npos) return bad("a find-links form needs {L}");
       out.find_links.push_back({std::string(w[1]), w.size() > 2 ? std::string(w[2]) : ""});
     } else {
-      return bad(fmt::format("cannot read '{}'", core::trim(line)));
+      return bad(fmt::format("cannot read '{}'", core::trim(row.text)));
     }
   }
   return out;

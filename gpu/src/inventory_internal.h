@@ -9,9 +9,20 @@
 #include <string_view>
 #include <vector>
 
+#include "gpulock/core/text.h"
 #include "gpulock/gpu/inventory.h"
 
 namespace gpulock::gpu::inventory_detail {
+
+/// The token after the first `key` in `s`: leading white space skipped, up to the first of
+/// `stops`; empty when `key` is not there.
+[[nodiscard]] inline std::string_view token_after(std::string_view s, std::string_view key,
+                                                  std::string_view stops = " \t") {
+  auto p = s.find(key);
+  if (p == std::string_view::npos) return {};
+  auto rest = core::trim_left(s.substr(p + key.size()));
+  return rest.substr(0, rest.find_first_of(stops));
+}
 
 /// Bounds on untrusted text (an inventory of 10,000 nodes is about 60 MB).
 inline constexpr std::size_t kMaxText = std::size_t{1} << 30;

@@ -14,14 +14,6 @@
 namespace gpulock::gpu::inventory_detail {
 namespace {
 
-// The word after `after` in `s`.
-std::string_view word_after(std::string_view s, std::string_view after) {
-  auto p = s.find(after);
-  if (p == std::string_view::npos) return {};
-  auto rest = core::trim_left(s.substr(p + after.size()));
-  return rest.substr(0, rest.find_first_of(" \t"));
-}
-
 void read_module_line(std::string_view line, RawHost& h) {
   auto m = read_proc_module(line);
   if (!m) return;
@@ -98,16 +90,16 @@ std::optional<ProcModule> read_proc_module(std::string_view text) {
   std::string_view cpu;
   std::string_view version;
   if (line.find("Kernel Module for ") != std::string_view::npos) {
-    cpu = word_after(line, "Kernel Module for ");
+    cpu = token_after(line, "Kernel Module for ");
     auto p = line.find(cpu, line.find("Kernel Module for ") + 18);
-    version = word_after(line.substr(p), cpu);
+    version = token_after(line.substr(p), cpu);
   } else {
     auto unix_at = line.find("NVIDIA UNIX ");
     auto module_at = line.find(" Kernel Module");
     if (unix_at != std::string_view::npos && module_at != std::string_view::npos &&
         module_at > unix_at + 12)
       cpu = core::trim(line.substr(unix_at + 12, module_at - unix_at - 12));
-    version = word_after(line, "Kernel Module");
+    version = token_after(line, "Kernel Module");
   }
   version = leading_version(version);
   ProcModule m;

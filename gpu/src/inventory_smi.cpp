@@ -12,13 +12,9 @@
 namespace gpulock::gpu::inventory_detail {
 namespace {
 
-// The token after `key` in `line` (up to a space or '|'), else empty.
+// The token after `key` in `line` (up to a space or '|', at most kMaxField), else empty.
 std::string value_after(std::string_view line, std::string_view key) {
-  auto p = line.find(key);
-  if (p == std::string_view::npos) return {};
-  auto rest = core::trim_left(line.substr(p + key.size()));
-  auto end = rest.find_first_of(" \t|");
-  return std::string(rest.substr(0, std::min(end, kMaxField)));
+  return std::string(token_after(line, key, " \t|").substr(0, kMaxField));
 }
 
 std::vector<std::string_view> cells_of(std::string_view line) {

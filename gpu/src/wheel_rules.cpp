@@ -30,15 +30,9 @@ std::vector<std::string> split_commas(std::string_view text) {
 core::Result<CudnnFileTable> CudnnFileTable::parse(std::string_view text) {
   CudnnFileTable out;
   std::vector<std::pair<std::size_t, std::string>> used;  // line, source key
-  std::size_t line_no = 0;
-  while (!text.empty()) {
-    auto nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    ++line_no;
-    if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-    auto w = core::words(line);
-    if (w.empty()) continue;
+  for (const auto& table_row : core::table_rows(text)) {
+    const std::size_t line_no = table_row.line;
+    const auto& w = table_row.words;
     auto bad = [&](std::string_view why) {
       return core::fail(core::ErrorCode::InvalidInput,
                         fmt::format("cudnn_files.txt line {}: {}", line_no, why));

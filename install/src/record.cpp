@@ -180,13 +180,31 @@ std::string site_path_of_member(std::string_view member) {
   return {};
 }
 
+namespace {
+
+// The shared libraries of one wheel's record that are not in `site`, as site-relative paths.
+std::vector<std::string> missing_libraries(const lock::WheelFiles& rec,
+                                           const std::filesystem::path& site) {
+  std::vector<std::string> missing;
+  for (const auto& lib : rec.shared_libraries) {
+    std::string rel = site_path_of_member(lib);
+    if (rel.empty()) continue;
+    // The lock's paths are checked relative (wheel_files), so this stays inside `site`.
+    struct stat st {};
+    if (::stat((site / rel).c_str(), &st) != 0) missing.push_back(std::move(rel));
+  }
+  return missing;
+}
+
+}  // namespace
+
 LockedLibraries check_locked_libraries(const lock::Package& package,
                                        const std::filesystem::path& site) {
   LockedLibraries best;
   auto records = lock::wheel_files(package);
   if (!records) return best;
   for (const auto& [name, rec] : *records) {
-    auto missing = missing_locked_libraries(package, name, site);
+    auto missing = missing_libraries(rec, site);
     if (best.file.empty() || missing.size() < best.missing.size()) {
       best.file = name;
       best.total = rec.shared_libraries.size();
@@ -199,19 +217,11 @@ LockedLibraries check_locked_libraries(const lock::Package& package,
 std::vector<std::string> missing_locked_libraries(const lock::Package& package,
                                                   std::string_view filename,
                                                   const std::filesystem::path& site) {
-  std::vector<std::string> missing;
   auto records = lock::wheel_files(package);
-  if (!records) return missing;
+  if (!records) return {};
   auto rec = records->find(filename);
-  if (rec == records->end()) return missing;
-  for (const auto& lib : rec->second.shared_libraries) {
-    std::string rel = site_path_of_member(lib);
-    if (rel.empty()) continue;
-    // The lock's paths are checked relative (wheel_files), so this stays inside `site`.
-    struct stat st {};
-    if (::stat((site / rel).c_str(), &st) != 0) missing.push_back(std::move(rel));
-  }
-  return missing;
+  if (rec == records->end()) return {};
+  return missing_libraries(rec->second, site);
 }
 
 std::string verify_file(const std::filesystem::path& prefix, const std::filesystem::path& site,

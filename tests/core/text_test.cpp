@@ -72,3 +72,14 @@ TEST_CASE("words splits on runs of spaces and tabs") {
   CHECK(words(" \t ").empty());
   CHECK(words("one") == V{"one"});
 }
+
+TEST_CASE("table_rows skips blank and comment lines and keeps line numbers") {
+  auto rows = table_rows("# header\n\nsource K  where it is # note\n  \t\nrow 1\n# end");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].line == 3);
+  CHECK(rows[0].text == "source K  where it is ");
+  CHECK(rows[0].words == std::vector<std::string_view>{"source", "K", "where", "it", "is"});
+  CHECK(rows[1].line == 5);
+  CHECK(rows[1].words == std::vector<std::string_view>{"row", "1"});
+  CHECK(table_rows("").empty());
+}

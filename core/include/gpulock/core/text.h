@@ -43,6 +43,18 @@ inline constexpr std::string_view kAsciiSpace = " \t\n\v\f\r";
 /// tables): "a  b\tc" -> {"a", "b", "c"}.
 [[nodiscard]] std::vector<std::string_view> words(std::string_view line);
 
+/// One row of a data table: its 1-based line number, its text without the `#` comment, and the
+/// words of that text.
+struct TableRow {
+  std::size_t line = 0;
+  std::string_view text;
+  std::vector<std::string_view> words;
+};
+
+/// The rows of a data table's `text` (gpu/data/*.txt): every line with a word once its `#`
+/// comment is cut; blank and comment-only lines are skipped.
+[[nodiscard]] std::vector<TableRow> table_rows(std::string_view text);
+
 /// Appends the code point `cp` (at most U+10FFFF) as UTF-8. Surrogates are encoded like any
 /// code point; a caller that must not write them replaces them first.
 void append_utf8(std::string& out, std::uint32_t cp);
