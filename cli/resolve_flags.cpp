@@ -45,6 +45,7 @@ core::Status ResolveFlags::finish() {
   }
   request.machine = machine;
   if (pre) request.prerelease = resolver::PrereleasePolicy::Allow;
+  if (allow_incomplete) request.allow_incomplete = true;
   return {};
 }
 
@@ -88,6 +89,10 @@ std::vector<CLI::Option*> add_resolve_input_flags(CLI::App& sub, ResolveFlags& f
   in.push_back(add_row(sub, flags, "--prerelease", "if-necessary, allow or disallow")
                    ->default_str("if-necessary"));
   in.push_back(sub.add_flag("--pre", flags.pre, "Same as --prerelease allow"));
+  in.push_back(sub.add_flag("--allow-incomplete", flags.allow_incomplete,
+                            "Lock a set that breaks a rule between its wheels (two writing one "
+                            "path, an nvJitLink older than a library links) with a warning, "
+                            "recorded in the lock"));
   in.push_back(add_row(sub, flags, "--exclude-newer",
                        "Ignore files published after DATE, TIMESTAMP or DURATION ago (7d)"));
   return in;

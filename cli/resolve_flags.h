@@ -23,8 +23,9 @@ namespace gpulock::cli {
 
 struct ResolveFlags {
   app::ResolveRequest request;
-  bool pre = false;           ///< --pre: --prerelease allow
-  gpu::MachineFlags machine;  ///< --driver, --cuda-ceiling, --gpu-arch (machine_flags.h)
+  bool pre = false;               ///< --pre: --prerelease allow
+  bool allow_incomplete = false;  ///< --allow-incomplete
+  gpu::MachineFlags machine;      ///< --driver, --cuda-ceiling, --gpu-arch (machine_flags.h)
   /// The first typed value that did not parse.
   std::optional<core::Error> error;
 
@@ -36,7 +37,8 @@ struct ResolveFlags {
 /// Declares the flags that name what is resolved and for which target, as resolve and check
 /// both take them: requirements, -r, -c, --project, --extra, --group, --index-url,
 /// --extra-index-url, -f, --torch-backend, --torch-index-base, --nightly, --index-strategy,
-/// --python-version, --platform, --cuda-compat, --prerelease, --pre, --exclude-newer. Returns
+/// --python-version, --platform, --cuda-compat, --prerelease, --pre, --allow-incomplete,
+/// --exclude-newer. Returns
 /// the options declared (check compares the lock's record when any was given).
 std::vector<CLI::Option*> add_resolve_input_flags(CLI::App& sub, ResolveFlags& flags);
 

@@ -23,6 +23,9 @@
 namespace gpulock::app {
 namespace {
 
+// How many times the solve runs again after judging the chosen wheels' files (issue 44).
+constexpr int kWheelFileRounds = 8;
+
 using core::ErrorCode;
 
 std::int64_t clock_micros() {
@@ -256,12 +259,14 @@ core::Result<bool> ResolveSession::solve() {
       *candidates, [this](const catalog::Hint& h) { return hint_text(h, request_.command_line); });
   resolver::SolveRequest solve_request{plan.requirements, plan.constraints};
   auto outcome = resolver::solve(*provider, solve_request, plan.solve_options);
-  // Issue 44 item 3: a chosen wheel whose own files leave a hazard (gpu::wheel_hazards) is
-  // offered again as yanked, and the solve runs again: it stays only where a requirement pins it
-  // exactly. Each round judges only wheels not judged before, so the rounds end.
-  for (int round = 0; round < 8 && outcome; ++round) {
+  // Issue 44 item 3: the chosen wheels' file lists are judged (catalog::judge_wheel_files). A
+  // wheel whose own files leave a hazard is offered again as yanked, so it stays only where a
+  // requirement pins it exactly; two wheels writing one path get a conflict rule. The solve then
+  // runs again. Each round judges only what is new; write() refuses a set that still breaks a
+  // rule after the last round (unless --allow-incomplete).
+  for (int round = 0; round < kWheelFileRounds && outcome; ++round) {
     const auto* solution = std::get_if<resolver::Solution>(&*outcome);
-    if (solution == nullptr || catalog::mark_wheel_hazards(*candidates, *solution) == 0) break;
+    if (solution == nullptr || catalog::judge_wheel_files(*candidates, *solution) == 0) break;
     outcome = resolver::solve(*provider, solve_request, plan.solve_options);
   }
   result_.timings.solve_ms = elapsed_ms(t_solve);
@@ -317,6 +322,25 @@ core::Status ResolveSession::write() {
        catalog::missing_from_torch_source(*solved_->catalog, provider.hint_writer())) {
     if (solution.find(m.name) != nullptr) continue;
     result_.warnings.push_back(fmt::format("{} (that build was passed over); {}", m.line, m.hint));
+  }
+  if (!request_.allow_incomplete) {
+    // The rounds ended with a set that still breaks a rule between its wheels.
+    auto conflicts = catalog::set_conflicts(*solved_->catalog, solution);
+    if (!conflicts.empty()) {
+      resolver::Report& r = result_.explanation;
+      r.headline = conflicts.front().text;
+      r.lines.push_back(fmt::format(
+          "The solves stopped after {} rounds, each avoiding the conflicts the one before found, "
+          "at a set that still breaks a rule between its wheels:",
+          kWheelFileRounds));
+      for (const auto& c : conflicts)
+        r.lines.push_back(c.text);
+      r.brief = r.lines;
+      r.hints.push_back(
+          "--allow-incomplete locks this set anyway, with a warning and the "
+          "conflict recorded in the lock");
+      return {};
+    }
   }
   result_.solved = true;
   result_.solve_stats = solution.stats;

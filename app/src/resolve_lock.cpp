@@ -103,7 +103,8 @@ struct LockedFacts {
     std::size_t package = 0;
     std::string filename;
     index::WheelRef ref;
-    std::vector<std::string> missing;  // sonames of its hazards (gpu::wheel_hazards)
+    std::vector<std::string> missing;    // sonames of its hazards (gpu::wheel_hazards)
+    std::vector<std::string> conflicts;  // rules its set breaks (--allow-incomplete)
   };
   std::vector<Wheel> wheels;
 };
@@ -127,9 +128,9 @@ void record_wheel_files(index::IndexClient& client, const LockedFacts& facts, lo
       unread.push_back(fmt::format("{} ({})", w.filename, lists[i].error().message));
       continue;
     }
-    lock::set_wheel_files(
-        lk.packages[w.package], w.filename,
-        {lists[i]->members.size(), lists[i]->digest, lists[i]->shared_libraries, w.missing});
+    lock::set_wheel_files(lk.packages[w.package], w.filename,
+                          {lists[i]->members.size(), lists[i]->digest, lists[i]->shared_libraries,
+                           w.missing, w.conflicts});
   }
   if (!unread.empty()) {
     result.warnings.push_back(fmt::format(
@@ -163,6 +164,45 @@ void warn_hazards(const resolver::ChosenPackage& chosen, const catalog::Selectio
   }
 }
 
+// Why `chosen` is locked: its source, file, requirers and notes, and (for the torch family and
+// packages with a hazard) the versions passed over for it.
+PackageWhy why_chosen(catalog::IndexProvider& provider, const ResolvePlan& plan,
+                      const resolver::Solution& solution, const resolver::ChosenPackage& chosen,
+                      const catalog::Selection& sel) {
+  PackageWhy why;
+  why.name = chosen.name;
+  why.version = chosen.version.to_string();
+  why.source = sel.source ? index::redact_url(sel.source->source.url) : "";
+  why.file = sel.file->filename();
+  why.required_by = chosen.required_by;
+  if (!sel.variant_label.empty())
+    why.notes.push_back(fmt::format("variant {} (PEP 825)", sel.variant_label));
+  if (sel.cuda) {
+    why.notes.push_back(sel.cuda_minor_exact ? fmt::format("needs CUDA {}", sel.cuda->to_string())
+                                             : fmt::format("needs CUDA {}.x", sel.cuda->major));
+  }
+  if (chosen.version.is_prerelease()) why.notes.push_back("a pre-release");
+  if (gpu::is_torch_family(chosen.name) || catalog::has_hazards(provider.catalog(), chosen.name)) {
+    for (auto& s : catalog::skipped_before(provider.catalog(), chosen.name, chosen.candidate_index,
+                                           &solution, provider.hint_writer())) {
+      // Versions the requirements never allowed (`torch<2.6`, an `==` pin) explain themselves.
+      if (s.kind == "excluded") continue;
+      // A named cause is said only when a second solve confirms it (issue 43 item 5): torch
+      // 2.8.0 "needs sympy>=1.14, and sympy 1.13.1 was chosen" when the missing torchaudio
+      // build kept it out is not.
+      if (s.kind == "conflict" && !s.blocker.empty() &&
+          !catalog::confirm_blocker(provider, {plan.requirements, plan.constraints},
+                                    plan.solve_options, chosen.name, s.version, s.blocker)) {
+        s.reason = "conflicts with the other requirements";
+        s.hint.clear();
+      }
+      why.skipped.push_back(
+          {s.version.to_string(), std::move(s.kind), std::move(s.reason), std::move(s.hint)});
+    }
+  }
+  return why;
+}
+
 // One lock package per chosen candidate, and why it was chosen (result.why).
 core::Result<LockedFacts> lock_packages(index::IndexClient& client,
                                         catalog::IndexProvider& provider, const ResolvePlan& plan,
@@ -170,6 +210,13 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client,
                                         const Phase& phase) {
   LockedFacts facts;
   lock::Lock& lk = result.lock;
+  // Issue 44 item 3: what the set breaks, locked anyway (--allow-incomplete; without it the
+  // solve avoided or refused it): said once each, recorded on both wheels.
+  const auto conflicts = catalog::set_conflicts(provider.catalog(), solution);
+  for (const auto& c : conflicts) {
+    result.warnings.push_back(
+        fmt::format("{}; locked anyway (--allow-incomplete), and the lock records it", c.text));
+  }
   // The provider holds its own copy of the config, so sources are matched by URL.
   for (const auto& chosen : solution.packages) {
     if (chosen.is_virtual) continue;
@@ -215,6 +262,9 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client,
       w.ref.sha256 = f.hashes["sha256"];
       for (const auto& h : sel.hazards)
         w.missing.push_back(h.file);
+      for (const auto& c : conflicts) {
+        if (c.package == chosen.name || c.other == chosen.name) w.conflicts.push_back(c.text);
+      }
       facts.wheels.push_back(std::move(w));
     }
     if (direct_ref) {
@@ -246,41 +296,8 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client,
         facts.variant = gpu::variant_name(*sel.cuda);
     }
 
-    PackageWhy why;
-    why.name = chosen.name;
-    why.version = chosen.version.to_string();
-    why.source = sel.source ? index::redact_url(sel.source->source.url) : "";
-    why.file = sel.file->filename();
-    why.required_by = chosen.required_by;
-    if (!sel.variant_label.empty())
-      why.notes.push_back(fmt::format("variant {} (PEP 825)", sel.variant_label));
-    if (sel.cuda) {
-      why.notes.push_back(sel.cuda_minor_exact ? fmt::format("needs CUDA {}", sel.cuda->to_string())
-                                               : fmt::format("needs CUDA {}.x", sel.cuda->major));
-    }
-    if (chosen.version.is_prerelease()) why.notes.push_back("a pre-release");
+    result.why.push_back(why_chosen(provider, plan, solution, chosen, sel));
     warn_hazards(chosen, sel, result);
-    if (gpu::is_torch_family(chosen.name) ||
-        catalog::has_hazards(provider.catalog(), chosen.name)) {
-      for (auto& s :
-           catalog::skipped_before(provider.catalog(), chosen.name, chosen.candidate_index,
-                                   &solution, provider.hint_writer())) {
-        // Versions the requirements never allowed (`torch<2.6`, an `==` pin) explain themselves.
-        if (s.kind == "excluded") continue;
-        // A named cause is said only when a second solve confirms it (issue 43 item 5): torch
-        // 2.8.0 "needs sympy>=1.14, and sympy 1.13.1 was chosen" when the missing torchaudio
-        // build kept it out is not.
-        if (s.kind == "conflict" && !s.blocker.empty() &&
-            !catalog::confirm_blocker(provider, {plan.requirements, plan.constraints},
-                                      plan.solve_options, chosen.name, s.version, s.blocker)) {
-          s.reason = "conflicts with the other requirements";
-          s.hint.clear();
-        }
-        why.skipped.push_back(
-            {s.version.to_string(), std::move(s.kind), std::move(s.reason), std::move(s.hint)});
-      }
-    }
-    result.why.push_back(std::move(why));
   }
   return facts;
 }

@@ -111,6 +111,7 @@ bool is_cuda_bound(std::string_view name, const core::Version& v) {
 // needs the time of the run).
 void apply_flag_values(const ResolveRequest& request, std::int64_t now, ResolvePlan& plan) {
   plan.config.strategy = request.index_strategy;
+  plan.config.allow_incomplete = request.allow_incomplete;
   plan.solve_options.prerelease = request.prerelease;
   if (request.exclude_newer) plan.exclude_newer = request.exclude_newer->cutoff(now);
 }

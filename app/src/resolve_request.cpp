@@ -51,6 +51,14 @@ core::Status read_through(const Rec& in, std::string_view key, Req& r,
   return {};
 }
 
+// A switch's value in the configuration or the record: "true" or "false".
+core::Result<bool> parse_switch(std::string_view v) {
+  if (v == "true") return true;
+  if (v == "false") return false;
+  return std::unexpected(core::make_error(
+      core::ErrorCode::InvalidInput, fmt::format("invalid value '{}': expected true or false", v)));
+}
+
 // `--index-for GLOB=NAME`, or a configured `GLOB=NAME; MARKER` (uv's sources with a marker).
 core::Status apply_index_for(Req& r, std::string_view value) {
   auto semi = value.find(';');
@@ -153,7 +161,7 @@ core::Status apply_archs(Req& r, std::string_view v) {
 }
 
 // The rows. Lambdas without captures: plain functions, one per field.
-const std::array<RequestOption, 18> kOptions{{
+const std::array<RequestOption, 19> kOptions{{
     {"index-url", "--index-url", false, false,
      [](Req& r, std::string_view v) -> core::Status {
        r.index_url = std::string(v);
@@ -278,6 +286,16 @@ const std::array<RequestOption, 18> kOptions{{
        if (!r.machine.gpu_arch.empty()) out["gpu-arch"] = r.machine.gpu_arch;
      },
      [](const Rec& in, Req& r) { return read_through(in, "gpu-arch", r, apply_archs); }},
+    // Recorded only when set, so a lock made without it keeps its inputs' sha256.
+    {"allow-incomplete", "--allow-incomplete", false, true,
+     [](Req& r, std::string_view v) { return assign(parse_switch(v), r.allow_incomplete); },
+     [](Req& r) { r.allow_incomplete = false; },
+     [](const Req& r, Rec& out) {
+       if (r.allow_incomplete) out["allow-incomplete"] = "true";
+     },
+     [](const Rec& in, Req& r) {
+       return read_one(in, "allow-incomplete", parse_switch, r.allow_incomplete);
+     }},
     // Not recorded: an upgrade changes which pins are kept, not what the lock is for.
     {"upgrade-package", "--upgrade-package", true, false,
      [](Req& r, std::string_view v) -> core::Status {

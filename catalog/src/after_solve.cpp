@@ -586,38 +586,6 @@ bool confirm_blocker(resolver::Provider& provider, const resolver::SolveRequest&
   return false;
 }
 
-std::size_t mark_wheel_hazards(Catalog& cat, const resolver::Solution& solution) {
-  Catalog::Impl& impl = cat.impl();
-  std::vector<std::pair<std::string_view, VersionEntry*>> judged;
-  std::vector<index::WheelRef> refs;
-  for (const auto& chosen : solution.packages) {
-    if (chosen.is_virtual || !gpu::has_wheel_rules(chosen.name)) continue;
-    auto it = impl.packages.find(chosen.name);
-    if (it == impl.packages.end() || chosen.candidate_index >= it->second.entries.size()) continue;
-    VersionEntry& e = it->second.entries[chosen.candidate_index];
-    if (e.hazards_read || e.file == nullptr || !e.file->filename().ends_with(".whl")) continue;
-    index::WheelRef ref;
-    ref.url = e.file->url();
-    ref.size = e.file->size();
-    for (const auto& h : e.file->hashes()) {
-      if (h.algorithm == "sha256") ref.sha256 = h.hex;
-    }
-    judged.emplace_back(chosen.name, &e);
-    refs.push_back(std::move(ref));
-  }
-  if (refs.empty()) return 0;
-  auto lists = impl.pages.wheel_members(refs);
-  std::size_t marked = 0;
-  for (std::size_t i = 0; i < judged.size() && i < lists.size(); ++i) {
-    VersionEntry& e = *judged[i].second;
-    e.hazards_read = true;
-    if (!lists[i]) continue;
-    e.hazards = gpu::wheel_hazards(judged[i].first, e.version, lists[i]->shared_libraries);
-    if (!e.hazards.empty()) ++marked;
-  }
-  return marked;
-}
-
 bool has_hazards(const Catalog& cat, std::string_view package) {
   const Catalog::Impl& impl = cat.impl();
   auto it = impl.packages.find(package);

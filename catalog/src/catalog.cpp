@@ -17,6 +17,7 @@
 #include "gpulock/core/name.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/gpu/gpu_stacks.h"
+#include "gpulock/gpu/library_rules.h"
 #include "gpulock/index/interrupt.h"
 #include "gpulock/index/url.h"
 
@@ -256,6 +257,12 @@ core::Result<resolver::Dependencies> Catalog::dependencies(std::string_view pack
   if (!gpu.warning.empty()) impl_->warn(std::move(gpu.warning));
   for (auto& d : gpu.dependencies)
     out.dependencies.push_back(std::move(d));
+  // Issue 44 item 3: conflict rules, from the library-family table and from the file lists of
+  // solutions before this one (two wheels writing one path), unless --allow-incomplete.
+  if (!impl_->config.allow_incomplete) {
+    out.conflicts = gpu::library_conflicts(package, version);
+    out.conflicts.insert(out.conflicts.end(), entry.conflicts.begin(), entry.conflicts.end());
+  }
   out.unavailable = std::move(gpu.unavailable);
   if (!out.unavailable && entry.source != nullptr)
     impl_->note_nightly_pins(package, version, *entry.source, entry.requirements);

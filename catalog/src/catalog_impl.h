@@ -87,10 +87,14 @@ struct VersionEntry {
   // this version (Impl::nightly_pins), checked when its dependencies are read.
   bool needs_pin = false;
   // Issue 44 item 3: what its wheel's own files leave against the wheel-content rules
-  // (gpu::wheel_hazards), once mark_wheel_hazards read its file list. A candidate with a hazard
+  // (gpu::wheel_hazards), once judge_wheel_files read its file list. A candidate with a hazard
   // is offered as yanked: taken only when a requirement pins it exactly.
   bool hazards_read = false;
   std::vector<gpu::WheelHazard> hazards;
+  std::shared_ptr<const index::WheelMembers> members;  // its wheel's file list, once read
+  // Issue 44 item 3: conflict rules learned from the file lists of earlier solutions (this
+  // wheel and another write one path with different bytes), offered with its dependencies.
+  std::vector<resolver::Conflict> conflicts;
 };
 
 struct PackageState {

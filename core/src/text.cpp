@@ -31,6 +31,17 @@ std::string_view trim_slash(std::string_view s) noexcept {
   return trim_right(s, "/");
 }
 
+std::vector<std::string> comma_items(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    auto comma = text.find(',');
+    if (comma != 0) out.emplace_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
 std::vector<TableRow> table_rows(std::string_view text) {
   std::vector<TableRow> out;
   std::size_t line_no = 0;

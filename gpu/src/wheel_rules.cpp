@@ -12,20 +12,6 @@
 #include "gpulock/core/text.h"
 
 namespace gpulock::gpu {
-namespace {
-
-std::vector<std::string> split_commas(std::string_view text) {
-  std::vector<std::string> out;
-  while (!text.empty()) {
-    auto comma = text.find(',');
-    if (comma != 0) out.emplace_back(text.substr(0, comma));
-    if (comma == std::string_view::npos) break;
-    text.remove_prefix(comma + 1);
-  }
-  return out;
-}
-
-}  // namespace
 
 core::Result<CudnnFileTable> CudnnFileTable::parse(std::string_view text) {
   CudnnFileTable out;
@@ -65,7 +51,7 @@ core::Result<CudnnFileTable> CudnnFileTable::parse(std::string_view text) {
       row.looked_up = std::move(*looked);
       row.looked_up_text = std::string(w[5]);
     }
-    row.sources = split_commas(w[6]);
+    row.sources = core::comma_items(w[6]);
     for (const auto& key : row.sources)
       used.emplace_back(line_no, key);
     out.rows.push_back(std::move(row));

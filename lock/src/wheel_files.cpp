@@ -94,6 +94,17 @@ core::Result<WheelFilesMap> wheel_files(const Package& package) {
         rec.missing_libraries.push_back(*soname);
       }
     }
+    auto conflicts = t->find("conflicts");
+    if (conflicts != t->end()) {
+      const auto* array = conflicts->second.get_if<TomlArray>();
+      if (array == nullptr) return bad(name, "conflicts is not an array");
+      for (const auto& item : *array) {
+        const auto* text = item.get_if<std::string>();
+        if (text == nullptr || text->empty())
+          return bad(name, "conflicts holds an entry that is not a sentence");
+        rec.conflicts.push_back(*text);
+      }
+    }
     out.emplace(name, std::move(rec));
   }
   return out;
@@ -118,6 +129,12 @@ void set_wheel_files(Package& package, std::string_view filename, const WheelFil
     for (const auto& soname : files.missing_libraries)
       missing.emplace_back(soname);
     rec["missing-libraries"] = std::move(missing);
+  }
+  if (!files.conflicts.empty()) {
+    TomlArray conflicts;
+    for (const auto& text : files.conflicts)
+      conflicts.emplace_back(text);
+    rec["conflicts"] = std::move(conflicts);
   }
   files_tab[std::string(filename)] = std::move(rec);
 }

@@ -134,6 +134,16 @@ core::Status InMemoryProvider::add_extra(std::string_view package, std::string_v
   return {};
 }
 
+core::Status InMemoryProvider::add_conflict(std::string_view package, std::string_view version,
+                                            std::string_view constraint, std::string reason) {
+  auto e = find(package, version);
+  if (!e) return std::unexpected(e.error());
+  auto dep = parse_dependency(constraint);
+  if (!dep) return std::unexpected(dep.error());
+  (*e)->conflicts.push_back({std::move(dep->name), std::move(dep->specifier), std::move(reason)});
+  return {};
+}
+
 core::Status InMemoryProvider::set_yanked(std::string_view package, std::string_view version) {
   auto e = find(package, version);
   if (!e) return std::unexpected(e.error());
@@ -256,6 +266,7 @@ core::Result<Dependencies> InMemoryProvider::dependencies(std::string_view packa
   }
   if (extra.empty()) {
     out.dependencies = e.dependencies;
+    out.conflicts = e.conflicts;
   } else if (auto x = e.extras.find(extra); x != e.extras.end()) {
     out.dependencies = x->second;
   }

@@ -92,6 +92,10 @@ Fact Reporter::fact(std::size_t i) const {
       f.text = "your constraints allow only " + t.package().display_name() + n.constraint;
       break;
     }
+    case NodeKind::Conflict:
+      f.text = term_text(n.terms[0]) + " cannot be used with " + term_text(n.terms[1]) + " (" +
+               n.constraint + ")";
+      break;
     case NodeKind::Unavailable: {
       const Term& t = n.terms[0];
       std::string text = term_text(t);

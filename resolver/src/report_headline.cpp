@@ -45,12 +45,12 @@ std::vector<std::size_t> Reporter::leaves() const {
 }
 
 // A fact that stops candidates by itself: no version, a build that cannot be used, a
-// constraint (a dependency only leads somewhere).
+// constraint or a conflict rule (a dependency only leads somewhere).
 bool Reporter::blocking(std::size_t i) const {
   const auto& n = node(i);
   if (collapsed_dependency(i) || n.terms.empty()) return false;
   return n.kind == NodeKind::NoVersions || n.kind == NodeKind::Unavailable ||
-         n.kind == NodeKind::Constraint;
+         n.kind == NodeKind::Constraint || n.kind == NodeKind::Conflict;
 }
 
 std::optional<Reporter::Edge> Reporter::edge_of(std::size_t i) const {

@@ -74,6 +74,9 @@ core::Status Solver::decision_making(PackageId p, bool& made) {
                                 (*d.versions)[bit], deps.dependencies);
     auto added = add_incompatibilities_from_dependencies(p, bit, deps.dependencies);
     if (!added) return std::unexpected(added.error());
+    auto ruled = add_conflicts(p, bit, deps.conflicts);
+    if (!ruled) return std::unexpected(ruled.error());
+    added->insert(added->end(), ruled->begin(), ruled->end());
     // "Add version to the partial solution as a decision, unless this would produce a
     // conflict in any of the new incompatibilities."
     for (IncompatId id : *added) {
@@ -217,6 +220,30 @@ core::Result<std::vector<IncompatId>> Solver::add_incompatibilities_from_depende
     }
   }
   deps_of_[pair_key(p, bit)] = std::move(edges);
+  return out;
+}
+
+// A version's conflict rules: {p at this version, q outside the allowed set}, both terms
+// positive, so q is not required (apply_constraints does the same for the root's -c
+// constraints).
+core::Result<std::vector<IncompatId>> Solver::add_conflicts(PackageId p, std::uint32_t bit,
+                                                            const std::vector<Conflict>& rules) {
+  std::vector<IncompatId> out;
+  for (const Conflict& rule : rules) {
+    auto q = intern(rule.name, "");
+    if (!q) return std::unexpected(q.error());
+    if (*q == p) continue;
+    Domain& d = domain_of(*q);
+    OwnedSet allowed;
+    build_set(d, rule.allowed, allowed);
+    OwnedSet outside = detail::combined(d.full, allowed, detail::AndNot{});
+    if (outside.empty()) continue;
+    IncompatId id =
+        make_two(NodeKind::Conflict, p, true, detail::single(bit), kNone, *q, true, outside, kNone);
+    incompats_[id].text = intern_string(rule.reason);
+    add_incompatibility(id);
+    out.push_back(id);
+  }
   return out;
 }
 

@@ -302,6 +302,8 @@ class Solver {
   IncompatId unit_propagation(PackageId start);
   std::pair<bool, IncompatId> conflict_resolution(IncompatId incompat);
   core::Status decision_making(PackageId p, bool& made);
+  core::Result<std::vector<IncompatId>> add_conflicts(PackageId p, std::uint32_t bit,
+                                                      const std::vector<Conflict>& rules);
   core::Result<std::vector<IncompatId>> add_incompatibilities_from_dependencies(
       PackageId p, std::uint32_t bit, const std::vector<Dependency>& deps);
   void add_unavailable(PackageId p, Set set);

@@ -77,7 +77,8 @@ NoSolution Solver::build_no_solution(IncompatId terminal) const {
         node.terms.push_back(export_term(terms_[inc.first + k]));
       }
       if (inc.reason != kNone) node.reason = reasons_[inc.reason];
-      if (inc.kind == NodeKind::Constraint) node.constraint = strings_[inc.text];
+      if (inc.kind == NodeKind::Constraint || inc.kind == NodeKind::Conflict)
+        node.constraint = strings_[inc.text];
       if (inc.empty_dep != kNone) {
         node.cause1 = index.at(key({order[i].id, 1}));
         node.cause2 = index.at(key({order[i].id, 2}));

@@ -226,6 +226,8 @@ std::string kind_name(NodeKind k) {
       return "constraint";
     case NodeKind::Unavailable:
       return "unavailable";
+    case NodeKind::Conflict:
+      return "conflict";
     case NodeKind::Derived:
       return "derived";
   }

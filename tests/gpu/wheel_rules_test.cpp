@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "gpulock/gpu/library_rules.h"
+
 using gpulock::core::Version;
 using gpulock::gpu::has_wheel_rules;
 using gpulock::gpu::wheel_hazards;
@@ -91,4 +93,52 @@ TEST_CASE("a wheel without the cuDNN loader is not judged", "[gpu][wheel_rules]"
   CHECK(wheel_hazards("nvidia-cudnn-cu13", v("9.20.0.48"),
                       std::vector<std::string>{"nvidia/libcudnn.so.9/readme"})
             .empty());
+}
+
+// Issue 44 item 2: version floors between library families (gpu/data/library_rules.txt).
+TEST_CASE("library rules: nvJitLink floors of the libraries that link it", "[gpu][files]") {
+  using gpulock::gpu::library_conflicts;
+  using gpulock::gpu::LibraryRules;
+  auto v = [](const char* text) { return *gpulock::core::Version::parse(text); };
+
+  auto parsed = LibraryRules::parse(gpulock::gpu::library_rules_text());
+  REQUIRE(parsed.has_value());
+  CHECK(parsed->links.size() == 9);
+
+  // CUDA 12.4's cuSPARSE: nvJitLink >= 12.4, with the reason and its sources.
+  auto rules = library_conflicts("nvidia-cusparse-cu12", v("12.3.1.170"));
+  REQUIRE(rules.size() == 1);
+  CHECK(rules[0].name == "nvidia-nvjitlink-cu12");
+  CHECK(gpulock::resolver::specifier_text(rules[0].allowed) == ">=12.4");
+  CHECK(rules[0].reason ==
+        "its libcusparse.so.12 is built with CUDA 12.4 and links nvJitLink 12.4's symbols, so an "
+        "older libnvJitLink fails at load with an undefined symbol");
+  // A version between two releases takes the older floor; one above the newest row, the newest.
+  CHECK(gpulock::resolver::specifier_text(
+            library_conflicts("nvidia-cusparse-cu12", v("12.2.0.1"))[0].allowed) == ">=12.1");
+  CHECK(gpulock::resolver::specifier_text(
+            library_conflicts("nvidia-cusparse-cu12", v("12.5.10.65"))[0].allowed) == ">=12.4");
+  CHECK(gpulock::resolver::specifier_text(
+            library_conflicts("nvidia-cusparse", v("12.6.3.3"))[0].allowed) == ">=13.0");
+  // Below every row, and a package without rows: none.
+  CHECK(library_conflicts("nvidia-cusparse-cu12", v("12.0.0")).empty());
+  CHECK(library_conflicts("nvidia-nvjitlink-cu12", v("12.4.127")).empty());
+  CHECK(library_conflicts("nvidia-cufft-cu12", v("11.2.1.3"))[0].name == "nvidia-nvjitlink-cu12");
+}
+
+TEST_CASE("library rules: a table that does not parse names its line", "[gpu][files]") {
+  using gpulock::gpu::LibraryRules;
+  CHECK(LibraryRules::parse("links a 1.0 12.4 b libb.so.1 K\nsource K somewhere\n").has_value());
+  auto unknown = LibraryRules::parse("# comment\nneeds a 1.0 12.4 b libb.so.1 K\n");
+  REQUIRE(!unknown);
+  CHECK(unknown.error().message.starts_with("library_rules.txt line 2: expected `links"));
+  auto version = LibraryRules::parse("links a one 12.4 b libb.so.1 K\nsource K x\n");
+  REQUIRE(!version);
+  CHECK(version.error().message.starts_with("library_rules.txt line 1: FROM:"));
+  auto cuda = LibraryRules::parse("links a 1.0 12 b libb.so.1 K\nsource K x\n");
+  REQUIRE(!cuda);
+  CHECK(cuda.error().message == "library_rules.txt line 1: CUDA: expected MAJOR.MINOR");
+  auto source = LibraryRules::parse("links a 1.0 12.4 b libb.so.1 K,L\nsource K x\n");
+  REQUIRE(!source);
+  CHECK(source.error().message == "library_rules.txt line 1: source L has no `source` row");
 }

@@ -148,6 +148,9 @@ def check_wheel_files(p, where):
                  and all(part not in ("", ".", "..") for part in lib.split("/"))
                  and "\\" not in lib,
                  f"{where}.{name}: shared library {lib!r} is not a relative path")
+        for text in rec.get("conflicts", []):
+            need(isinstance(text, str) and text,
+                 f"{where}.{name}: conflict {text!r} is not a sentence")
 
 
 def check_lock(doc):

@@ -415,3 +415,38 @@ TEST_CASE("dependencies no candidate satisfies merge only when written alike",
   CHECK(solution_of(p, request({"rt"})) ==
         std::map<std::string, std::string>{{"__cuda", "12.4"}, {"rt", "12.4.127"}});
 }
+
+// Issue 44 item 3: a provider's conflict rule ({A at v, B outside C}) is avoided when another
+// version can be chosen, explained with its reason when none can, and never requires B.
+TEST_CASE("conflict rules are avoided, explained, and require nothing", "[resolver][conflicts]") {
+  InMemoryProvider p;
+  const std::string why = "its libcusparse.so.12 links __nvJitLinkComplete_12_4";
+  add(p, "cusparse", "12.3.1", {"nvjitlink"});
+  add(p, "cusparse", "12.1.0", {"nvjitlink"});
+  REQUIRE(p.add_conflict("cusparse", "12.3.1", "nvjitlink>=12.4", why));
+  REQUIRE(p.add_conflict("cusparse", "12.1.0", "nvjitlink>=12.1", "links 12.1"));
+  add(p, "nvjitlink", "12.4.127");
+  add(p, "nvjitlink", "12.1.105");
+  add(p, "app", "2.0", {"cusparse", "nvjitlink==12.1.105"});
+  add(p, "lone", "1.0");
+  REQUIRE(p.add_conflict("lone", "1.0", "absent<1", "never used"));
+
+  SECTION("without a pin, the newest of each") {
+    CHECK(solution_of(p, request({"cusparse"})) ==
+          std::map<std::string, std::string>{{"cusparse", "12.3.1"}, {"nvjitlink", "12.4.127"}});
+  }
+  SECTION("an older nvJitLink pinned elsewhere: the older cuSPARSE is chosen") {
+    CHECK(solution_of(p, request({"app", "cusparse"})) ==
+          std::map<std::string, std::string>{
+              {"app", "2.0"}, {"cusparse", "12.1.0"}, {"nvjitlink", "12.1.105"}});
+  }
+  SECTION("when none can be chosen, the rule and its reason are the explanation") {
+    std::string text = explanation_of(p, request({"app", "cusparse>=12.3"}));
+    INFO(text);
+    CHECK(text.find("cusparse==12.3.1 cannot be used with nvjitlink==12.1.105 (" + why + ")") !=
+          std::string::npos);
+  }
+  SECTION("the other package of a rule is not required") {
+    CHECK(solution_of(p, request({"lone"})) == std::map<std::string, std::string>{{"lone", "1.0"}});
+  }
+}

@@ -83,7 +83,11 @@ struct ResolveRequest {
       resolver::PrereleasePolicy::IfNecessary;  ///< --prerelease, --pre
   std::optional<ExcludeNewer> exclude_newer;    ///< --exclude-newer DATE|TIMESTAMP|DURATION
   bool upgrade = false;                         ///< --upgrade
-  std::vector<std::string> upgrade_packages;    ///< --upgrade-package NAME
+  /// --allow-incomplete (issue 44 item 3): lock a set that breaks a rule between its wheels (two
+  /// writing one path, an nvJitLink older than a library links) with a warning, the conflict
+  /// recorded in the lock, instead of avoiding or refusing it.
+  bool allow_incomplete = false;
+  std::vector<std::string> upgrade_packages;  ///< --upgrade-package NAME
 
   index::ClientOptions client;  ///< --cache-dir --offline --refresh --no-cache
   /// The command line as typed, for the lock's header comment and the complete commands hints

@@ -45,13 +45,30 @@ namespace gpulock::catalog {
                                                   const resolver::Solution* solution = nullptr,
                                                   const HintWriter& write = {});
 
-/// Issue 44 item 3: the file lists of the chosen wheels of packages with wheel-content rules
-/// (gpu::has_wheel_rules), read at once (PageSource::wheel_members: range reads or the cache),
-/// judged by gpu::wheel_hazards. A candidate with a hazard is offered to the next solve as
-/// yanked (PEP 592): taken only when a requirement pins it with `==`, and then kept (it never
-/// moves another package's version). Returns how many candidates it newly found a hazard in; a
-/// list that cannot be read finds none (record_wheel_files says so when the lock is written).
-[[nodiscard]] std::size_t mark_wheel_hazards(Catalog& catalog, const resolver::Solution& solution);
+/// Issue 44 item 3: the file lists of the chosen wheels not read before, read at once
+/// (PageSource::wheel_members: range reads or the cache) and judged:
+/// - a cuDNN wheel (gpu::has_wheel_rules) by gpu::wheel_hazards: a candidate with a hazard is
+///   offered to the next solve as yanked (PEP 592), so it is taken only when a requirement pins
+///   it with `==`, and then kept (it never moves another package's version);
+/// - every pair of chosen wheels: two that write one installed path with different bytes (size
+///   or CRC-32; the empty `nvidia/__init__.py` every NVIDIA wheel ships is no conflict) get a
+///   conflict rule for the next solve (resolver::Conflict), unless the
+///   catalog was made with `allow_incomplete`.
+/// Returns how many hazards and conflict rules it newly found; a list that cannot be read finds
+/// none (record_wheel_files says so when the lock is written).
+[[nodiscard]] std::size_t judge_wheel_files(Catalog& catalog, const resolver::Solution& solution);
+
+/// A rule the set `solution` breaks (issue 44 item 3): two of its wheels writing one path with
+/// different bytes, or a library beside an nvJitLink older than the CUDA it was built with
+/// (gpu::library_conflicts). Found under `--allow-incomplete`, or when the solves stopped
+/// before finding a set without it.
+struct SetConflict {
+  std::string package;  ///< the package whose wheel the lock records it on
+  std::string other;    ///< the other package
+  std::string text;     ///< one sentence naming both wheels and the path or the versions
+};
+[[nodiscard]] std::vector<SetConflict> set_conflicts(const Catalog& catalog,
+                                                     const resolver::Solution& solution);
 
 /// Whether any candidate of `package` was found to have a hazard (so `--explain` lists what
 /// was passed over for it).

@@ -87,6 +87,10 @@ struct ProviderConfig {
   /// Existing lock pins (normalized name -> version), tried first.
   std::map<std::string, core::Version, std::less<>> preferences;
   gpu::GpuContext gpu;
+  /// `--allow-incomplete` (issue 44 item 3): the wheel-content conflict rules (library_rules.h,
+  /// two wheels writing one path) are not offered to the solver; the resolve warns of what the
+  /// chosen set breaks and records it in the lock instead.
+  bool allow_incomplete = false;
   // No command line (issue 43 item 2): the catalog's hints are typed edits (hint.h), rendered by
   // the caller's HintWriter.
 };
@@ -114,7 +118,7 @@ struct Selection {
   std::vector<std::string> variant_properties;
   std::shared_ptr<const index::VariantsJson> variants_json;
   /// Issue 44: what the file's own files leave against the wheel-content rules, when its file
-  /// list was judged (mark_wheel_hazards); a chosen candidate with a hazard was pinned exactly.
+  /// list was judged (judge_wheel_files); a chosen candidate with a hazard was pinned exactly.
   std::vector<gpu::WheelHazard> hazards;
 };
 /// Issue 41 item 4: a name the torch source owns (the torch family, never taken from a lower

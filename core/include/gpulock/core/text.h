@@ -43,6 +43,10 @@ inline constexpr std::string_view kAsciiSpace = " \t\n\v\f\r";
 /// tables): "a  b\tc" -> {"a", "b", "c"}.
 [[nodiscard]] std::vector<std::string_view> words(std::string_view line);
 
+/// The non-empty items of a comma-separated list (a data table's SOURCES column): "a,,b" ->
+/// {"a", "b"}.
+[[nodiscard]] std::vector<std::string> comma_items(std::string_view text);
+
 /// One row of a data table: its 1-based line number, its text without the `#` comment, and the
 /// words of that text.
 struct TableRow {

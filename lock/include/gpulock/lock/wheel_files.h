@@ -35,6 +35,10 @@ struct WheelFiles {
   /// (gpu::wheel_hazards), recorded when it was locked anyway (pinned exactly); the loader takes
   /// another copy on the machine for them. Written only when not empty.
   std::vector<std::string> missing_libraries;
+  /// Issue 44: the rules between wheels this wheel's set breaks (two wheels writing one path, an
+  /// nvJitLink older than the CUDA a library links), recorded when `--allow-incomplete` locked
+  /// it anyway; one sentence each. Written only when not empty.
+  std::vector<std::string> conflicts;
   friend bool operator==(const WheelFiles&, const WheelFiles&) = default;
 };
 
@@ -45,7 +49,8 @@ using WheelFilesMap = std::map<std::string, WheelFiles, std::less<>>;
 /// InvalidLockfile naming the package, the wheel and the key: a record that is not a table, a
 /// `members` that is not a non-negative integer, a `members-sha256` that is not 64 lowercase hex
 /// digits, a shared library that is not a relative '/'-separated path without `..`, a missing
-/// library that is not a file name (no '/'), and a record
+/// library that is not a file name (no '/'), a conflict that is not a non-empty string, and a
+/// record
 /// for a file name that none of the package's wheels (or its archive) has.
 [[nodiscard]] core::Result<WheelFilesMap> wheel_files(const Package& package);
 

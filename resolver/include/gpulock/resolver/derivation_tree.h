@@ -29,6 +29,9 @@ enum class NodeKind : std::uint8_t {
   Constraint,
   /// {p in S}: the candidates in S cannot be used, for `reason`.
   Unavailable,
+  /// {p in S, q in T}: p (terms[0]) cannot be used with q in T (terms[1]), a provider's
+  /// conflict rule (resolver::Conflict; `constraint` holds its reason).
+  Conflict,
   /// Derived from `cause1` and `cause2` by conflict resolution (resolution rule).
   Derived,
 };
@@ -39,7 +42,7 @@ struct DerivationNode {
   std::vector<Term> terms;
   /// Unavailable only.
   UnavailableReason reason;
-  /// Constraint only: the constraint's specifier text ("<2").
+  /// Constraint: the constraint's specifier text ("<2"). Conflict: the rule's reason.
   std::string constraint;
   /// Derived only: indices into DerivationTree::nodes.
   std::size_t cause1 = 0;

@@ -32,6 +32,10 @@ class InMemoryProvider : public Provider {
   core::Status add_extra(std::string_view package, std::string_view version, std::string_view extra,
                          const std::vector<std::string>& dependencies);
 
+  /// A conflict rule of an existing version (resolver::Conflict): `constraint` in
+  /// parse_dependency syntax ("bar<2" allows only bar<2 beside it), `reason` why.
+  core::Status add_conflict(std::string_view package, std::string_view version,
+                            std::string_view constraint, std::string reason);
   core::Status set_yanked(std::string_view package, std::string_view version);
   core::Status set_unavailable(std::string_view package, std::string_view version,
                                UnavailableReason reason);
@@ -79,6 +83,7 @@ class InMemoryProvider : public Provider {
   struct Entry {
     Candidate candidate;
     std::vector<Dependency> dependencies;
+    std::vector<Conflict> conflicts;
     std::map<std::string, std::vector<Dependency>, std::less<>> extras;
     std::optional<UnavailableReason> dependencies_unavailable;
   };

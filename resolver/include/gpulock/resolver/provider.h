@@ -111,12 +111,24 @@ struct Dependency {
 /// SpecifierSet::to_string(), which sorts them like packaging does.
 [[nodiscard]] std::string specifier_text(const core::SpecifierSet& specifier);
 
+/// A conflict rule of one version, not a requirement: `name` need not be used at all; when it
+/// is, only in `allowed` (the incompatibility {this version, name outside allowed}, as a `-c`
+/// constraint is for the root). `reason` says why, for explanations ("its libcusparse.so.12 is
+/// built with CUDA 12.4 and links nvJitLink 12.4's symbols ...").
+struct Conflict {
+  std::string name;            ///< normalized
+  core::SpecifierSet allowed;  ///< the versions of `name` this version can be used with
+  std::string reason;
+};
+
 /// The answer to Provider::dependencies().
 struct Dependencies {
   std::vector<Dependency> dependencies;
   /// Set when this version's dependencies cannot be known for the target (metadata error, ...):
   /// the version is then unusable for that reason.
   std::optional<UnavailableReason> unavailable;
+  /// Conflict rules of this version (resolver::Conflict).
+  std::vector<Conflict> conflicts;
 };
 
 /// Wording for explanations (see report.h). Every hook returns std::nullopt to keep the

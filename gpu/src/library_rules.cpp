@@ -1,0 +1,96 @@
+// Rules between library families (library_rules.h): gpu/data/library_rules.txt, compiled in and
+// parsed once, and the conflict rules it gives a candidate (issue 44 item 2). Pure.
+#include "gpulock/gpu/library_rules.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "gpulock/core/specifier.h"
+#include "gpulock/core/text.h"
+
+namespace gpulock::gpu {
+
+core::Result<LibraryRules> LibraryRules::parse(std::string_view text) {
+  LibraryRules out;
+  std::vector<std::pair<std::size_t, std::string>> used;  // line, source key
+  for (const auto& table_row : core::table_rows(text)) {
+    const std::size_t line_no = table_row.line;
+    const auto& w = table_row.words;
+    auto bad = [&](std::string_view why) {
+      return core::fail(core::ErrorCode::InvalidInput,
+                        fmt::format("library_rules.txt line {}: {}", line_no, why));
+    };
+    if (w[0] == "source" && w.size() >= 3) {
+      const auto* end = w.back().data() + w.back().size();
+      out.sources.emplace_back(std::string(w[1]), std::string(w[2].data(), end));
+      continue;
+    }
+    if (w[0] != "links" || w.size() != 7) {
+      return bad(
+          "expected `links PACKAGE FROM CUDA NEEDS LIBRARY SOURCES` or `source KEY WHERE`");
+    }
+    Link link;
+    link.package = std::string(w[1]);
+    auto from = core::Version::parse(w[2]);
+    if (!from) return bad(fmt::format("FROM: {}", from.error().message));
+    link.from = std::move(*from);
+    auto cuda = core::Version::parse(w[3]);
+    if (!cuda || cuda->release().size() != 2) return bad("CUDA: expected MAJOR.MINOR");
+    link.cuda = std::string(w[3]);
+    link.needs = std::string(w[4]);
+    link.library = std::string(w[5]);
+    link.sources = core::comma_items(w[6]);
+    for (const auto& key : link.sources)
+      used.emplace_back(line_no, key);
+    out.links.push_back(std::move(link));
+  }
+  for (const auto& use : used) {
+    const std::string& key = use.second;
+    bool defined = std::any_of(out.sources.begin(), out.sources.end(),
+                               [&](const auto& s) { return s.first == key; });
+    if (!defined) {
+      return core::fail(
+          core::ErrorCode::InvalidInput,
+          fmt::format("library_rules.txt line {}: source {} has no `source` row", use.first, key));
+    }
+  }
+  return out;
+}
+
+const LibraryRules& library_rules() {
+  static const LibraryRules kRules = [] {
+    auto parsed = LibraryRules::parse(library_rules_text());
+    // The compiled-in text is part of the build; the unit tests parse it.
+    if (!parsed) std::abort();
+    return std::move(*parsed);
+  }();
+  return kRules;
+}
+
+std::vector<resolver::Conflict> library_conflicts(std::string_view package,
+                                                  const core::Version& version) {
+  std::vector<resolver::Conflict> out;
+  const LibraryRules& rules = library_rules();
+  const LibraryRules::Link* best = nullptr;
+  for (const auto& link : rules.links) {
+    if (link.package != package || version < link.from) continue;
+    if (best == nullptr || best->from < link.from) best = &link;
+  }
+  if (best == nullptr) return out;
+  auto floor = core::SpecifierSet::parse(">=" + best->cuda);
+  if (!floor) return out;
+  resolver::Conflict d;
+  d.name = best->needs;
+  d.allowed = std::move(*floor);
+  // The row's sources stay in the table (library_rules.txt): the words say what fails.
+  d.reason = fmt::format(
+      "its {} is built with CUDA {} and links nvJitLink {}'s symbols, so an older libnvJitLink "
+      "fails at load with an undefined symbol",
+      best->library, best->cuda, best->cuda);
+  out.push_back(std::move(d));
+  return out;
+}
+
+}  // namespace gpulock::gpu
