@@ -165,7 +165,7 @@ void warn_hazards(const resolver::ChosenPackage& chosen, const catalog::Selectio
 }
 
 // Why `chosen` is locked: its source, file, requirers and notes, and (for the torch family and
-// packages with a hazard) the versions passed over for it.
+// packages with a hazard or a conflict rule) the versions passed over for it.
 PackageWhy why_chosen(catalog::IndexProvider& provider, const ResolvePlan& plan,
                       const resolver::Solution& solution, const resolver::ChosenPackage& chosen,
                       const catalog::Selection& sel) {
@@ -182,7 +182,7 @@ PackageWhy why_chosen(catalog::IndexProvider& provider, const ResolvePlan& plan,
                                              : fmt::format("needs CUDA {}.x", sel.cuda->major));
   }
   if (chosen.version.is_prerelease()) why.notes.push_back("a pre-release");
-  if (gpu::is_torch_family(chosen.name) || catalog::has_hazards(provider.catalog(), chosen.name)) {
+  if (gpu::is_torch_family(chosen.name) || catalog::has_wheel_findings(provider.catalog(), chosen.name, solution)) {
     for (auto& s : catalog::skipped_before(provider.catalog(), chosen.name, chosen.candidate_index,
                                            &solution, provider.hint_writer())) {
       // Versions the requirements never allowed (`torch<2.6`, an `==` pin) explain themselves.

@@ -16,6 +16,7 @@
 #include "gpulock/core/requirement.h"
 #include "gpulock/core/specifier.h"
 #include "gpulock/gpu/gpu_stacks.h"
+#include "gpulock/gpu/library_rules.h"
 #include "gpulock/index/url.h"
 #include "gpulock/resolver/resolver.h"
 
@@ -25,6 +26,40 @@ namespace gpulock::catalog {
 
 using resolver::UnavailableKind;
 using resolver::UnavailableReason;
+
+namespace {
+
+// A conflict rule (resolver::Conflict) between candidate `e` of `package` and a package of
+// `solution`, either way round, worded for --explain: "cannot be used with tool-b 2.0 (REASON)".
+std::optional<std::string> ruled_out(const Catalog::Impl& impl, std::string_view package,
+                                     const VersionEntry& e, const resolver::Solution& solution) {
+  auto own = gpu::library_conflicts(package, e.version);
+  own.insert(own.end(), e.conflicts.begin(), e.conflicts.end());
+  for (const auto& rule : own) {
+    const resolver::ChosenPackage* other = solution.find(rule.name);
+    if (other != nullptr && !rule.allowed.contains(other->version)) {
+      return fmt::format("cannot be used with {} {} ({})", rule.name, other->version.to_string(),
+                         rule.reason);
+    }
+  }
+  for (const auto& chosen : solution.packages) {
+    if (chosen.is_virtual || chosen.name == package) continue;
+    auto it = impl.packages.find(chosen.name);
+    if (it == impl.packages.end() || chosen.candidate_index >= it->second.entries.size()) continue;
+    auto rules = gpu::library_conflicts(chosen.name, chosen.version);
+    const auto& learned = it->second.entries[chosen.candidate_index].conflicts;
+    rules.insert(rules.end(), learned.begin(), learned.end());
+    for (const auto& rule : rules) {
+      if (rule.name == package && !rule.allowed.contains(e.version)) {
+        return fmt::format("cannot be used with {} {} ({})", chosen.name,
+                           chosen.version.to_string(), rule.reason);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::optional<std::string> library_pin_conflict(const Catalog& cat,
                                                 const resolver::DerivationTree& tree) {
@@ -285,11 +320,16 @@ std::vector<Skipped> skipped_before(const Catalog& cat, std::string_view package
       s.kind = std::string(resolver::unavailable_kind_name(r.kind));
       s.reason = r.message.empty() ? "cannot be used" : r.message;
     };
+    std::optional<std::string> ruled;
+    if (e.hazards.empty() && solution != nullptr) ruled = ruled_out(impl, package, e, *solution);
     if (!e.hazards.empty()) {
       // Before the other reasons: a candidate tried and then found to have a hazard was passed
       // over for that, not for what its first trial met.
       s.kind = "hazard";
       s.reason = e.hazards.front().text() + " (used only when pinned with ==)";
+    } else if (ruled) {
+      s.kind = "conflict";
+      s.reason = std::move(*ruled);
     } else if (e.unavailable && e.unavailable->kind == UnavailableKind::CudaTooNew &&
                e.build.cuda) {
       s.kind = std::string(resolver::unavailable_kind_name(UnavailableKind::CudaTooNew));
@@ -586,12 +626,15 @@ bool confirm_blocker(resolver::Provider& provider, const resolver::SolveRequest&
   return false;
 }
 
-bool has_hazards(const Catalog& cat, std::string_view package) {
+bool has_wheel_findings(const Catalog& cat, std::string_view package,
+                        const resolver::Solution& solution) {
   const Catalog::Impl& impl = cat.impl();
   auto it = impl.packages.find(package);
   if (it == impl.packages.end()) return false;
   return std::any_of(it->second.entries.begin(), it->second.entries.end(),
-                     [](const VersionEntry& e) { return !e.hazards.empty(); });
+                     [&](const VersionEntry& e) {
+                       return !e.hazards.empty() || ruled_out(impl, package, e, solution);
+                     });
 }
 
 }  // namespace gpulock::catalog

@@ -28,8 +28,7 @@ core::Result<LibraryRules> LibraryRules::parse(std::string_view text) {
       continue;
     }
     if (w[0] != "links" || w.size() != 7) {
-      return bad(
-          "expected `links PACKAGE FROM CUDA NEEDS LIBRARY SOURCES` or `source KEY WHERE`");
+      return bad("expected `links PACKAGE FROM CUDA NEEDS LIBRARY SOURCES` or `source KEY WHERE`");
     }
     Link link;
     link.package = std::string(w[1]);
@@ -85,10 +84,18 @@ std::vector<resolver::Conflict> library_conflicts(std::string_view package,
   d.name = best->needs;
   d.allowed = std::move(*floor);
   // The row's sources stay in the table (library_rules.txt): the words say what fails.
-  d.reason = fmt::format(
-      "its {} is built with CUDA {} and links nvJitLink {}'s symbols, so an older libnvJitLink "
-      "fails at load with an undefined symbol",
-      best->library, best->cuda, best->cuda);
+  // FROM is the first version built with that CUDA: a later version may be built with a later
+  // one, so only the floor is claimed for it.
+  d.reason = version == best->from
+                 ? fmt::format(
+                       "its {} is built with CUDA {} and links nvJitLink {}'s symbols, so an "
+                       "older libnvJitLink fails at load with an undefined symbol",
+                       best->library, best->cuda, best->cuda)
+                 : fmt::format(
+                       "its {} is built with CUDA {} or later and links that CUDA's nvJitLink "
+                       "symbols, so a libnvJitLink older than {} fails at load with an undefined "
+                       "symbol",
+                       best->library, best->cuda, best->cuda);
   out.push_back(std::move(d));
   return out;
 }

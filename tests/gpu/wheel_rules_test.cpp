@@ -116,8 +116,11 @@ TEST_CASE("library rules: nvJitLink floors of the libraries that link it", "[gpu
   // A version between two releases takes the older floor; one above the newest row, the newest.
   CHECK(gpulock::resolver::specifier_text(
             library_conflicts("nvidia-cusparse-cu12", v("12.2.0.1"))[0].allowed) == ">=12.1");
-  CHECK(gpulock::resolver::specifier_text(
-            library_conflicts("nvidia-cusparse-cu12", v("12.5.10.65"))[0].allowed) == ">=12.4");
+  auto later = library_conflicts("nvidia-cusparse-cu12", v("12.5.10.65"));
+  CHECK(gpulock::resolver::specifier_text(later[0].allowed) == ">=12.4");
+  CHECK(later[0].reason ==
+        "its libcusparse.so.12 is built with CUDA 12.4 or later and links that CUDA's nvJitLink "
+        "symbols, so a libnvJitLink older than 12.4 fails at load with an undefined symbol");
   CHECK(gpulock::resolver::specifier_text(
             library_conflicts("nvidia-cusparse", v("12.6.3.3"))[0].allowed) == ">=13.0");
   // Below every row, and a package without rows: none.

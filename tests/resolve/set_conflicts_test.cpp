@@ -31,9 +31,10 @@ void write_wheel(const fs::path& dir, const std::string& name, const std::string
                  const std::vector<index_test::ZipEntry>& files) {
   const std::string dist = name + "-" + version + ".dist-info";
   std::vector<index_test::ZipEntry> entries = files;
+  entries.push_back({dist + "/METADATA",
+                     "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n"});
   entries.push_back(
-      {dist + "/METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n"});
-  entries.push_back({dist + "/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"});
+      {dist + "/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"});
   entries.push_back({dist + "/RECORD", ""});
   std::ofstream(dir / (name + "-" + version + "-py3-none-any.whl"), std::ios::binary)
       << index_test::build_zip(entries);
@@ -113,9 +114,9 @@ TEST_CASE("NCCL cu12 and cu13 wheels never lock together, and shared empty files
 
   // Every NVIDIA wheel ships the same empty nvidia/__init__.py: wheels of two libraries lock
   // together without a word.
-  Run other = resolve({"nvidia-nccl-cu12==2.27.3", "nvidia-cublas-cu12", "--driver", "580.65.06",
-                       "-o", "ok.toml"},
-                      o);
+  Run other = resolve(
+      {"nvidia-nccl-cu12==2.27.3", "nvidia-cublas-cu12", "--driver", "580.65.06", "-o", "ok.toml"},
+      o);
   INFO(describe(other));
   CHECK(other.status == 0);
   CHECK(other.err.find("warning:") == std::string::npos);
@@ -128,20 +129,23 @@ TEST_CASE("an nvJitLink older than the CUDA a cuSPARSE links is avoided or expla
   o.cwd = dir;
   // nvidia-cusparse-cu12 12.3.1.170 is CUDA 12.4's; with nvJitLink 12.2 pinned, 12.1.0.106 (CUDA
   // 12.1's) is chosen instead.
-  Run avoided =
-      resolve({"nvidia-cusparse-cu12", "nvidia-nvjitlink-cu12==12.2.140", "--driver", "580.65.06",
-               "-o", "pylock.toml"}, o);
+  Run avoided = resolve({"nvidia-cusparse-cu12", "nvidia-nvjitlink-cu12==12.2.140", "--driver",
+                         "580.65.06", "--explain", "-o", "pylock.toml"},
+                        o);
   INFO(describe(avoided));
   REQUIRE(avoided.status == 0);
   CHECK(lock_versions(dir / "pylock.toml").at("nvidia-cusparse-cu12") == "12.1.0.106");
+  CHECK(avoided.out.find("  skipped nvidia-cusparse-cu12 12.3.1.170: cannot be used with "
+                         "nvidia-nvjitlink-cu12 12.2.140 (its libcusparse.so.12 is built with CUDA "
+                         "12.4 and links nvJitLink 12.4's symbols") != std::string::npos);
 
   const std::string rule =
       "nvidia-cusparse-cu12==12.3.1.170 cannot be used with nvidia-nvjitlink-cu12<12.4.127 (its "
       "libcusparse.so.12 is built with CUDA 12.4 and links nvJitLink 12.4's symbols, so an older "
       "libnvJitLink fails at load with an undefined symbol)";
-  Run pinned = resolve(
-      {"nvidia-cusparse-cu12==12.3.1.170", "nvidia-nvjitlink-cu12==12.2.140", "--driver", "580.65.06",
-       "-o", "x.toml"}, o);
+  Run pinned = resolve({"nvidia-cusparse-cu12==12.3.1.170", "nvidia-nvjitlink-cu12==12.2.140",
+                        "--driver", "580.65.06", "-o", "x.toml"},
+                       o);
   INFO(describe(pinned));
   CHECK(pinned.status == 1);
   CHECK(pinned.err.find(rule) != std::string::npos);

@@ -70,9 +70,10 @@ struct SetConflict {
 [[nodiscard]] std::vector<SetConflict> set_conflicts(const Catalog& catalog,
                                                      const resolver::Solution& solution);
 
-/// Whether any candidate of `package` was found to have a hazard (so `--explain` lists what
-/// was passed over for it).
-[[nodiscard]] bool has_hazards(const Catalog& catalog, std::string_view package);
+/// Whether any candidate of `package` was found to have a hazard, or is ruled out by a conflict
+/// rule with a package of `solution` (so `--explain` lists what was passed over for it).
+[[nodiscard]] bool has_wheel_findings(const Catalog& catalog, std::string_view package,
+                                      const resolver::Solution& solution);
 
 /// Existing-lock pins kept although a newer candidate this machine can use exists (CUDA-bound
 /// packages only): candidates for "kept torch 2.11.0+cu130 from pylock.toml; 2.13.0+cu130 is
