@@ -182,7 +182,8 @@ PackageWhy why_chosen(catalog::IndexProvider& provider, const ResolvePlan& plan,
                                              : fmt::format("needs CUDA {}.x", sel.cuda->major));
   }
   if (chosen.version.is_prerelease()) why.notes.push_back("a pre-release");
-  if (gpu::is_torch_family(chosen.name) || catalog::has_wheel_findings(provider.catalog(), chosen.name, solution)) {
+  if (gpu::is_torch_family(chosen.name) ||
+      catalog::has_wheel_findings(provider.catalog(), chosen.name, solution)) {
     for (auto& s : catalog::skipped_before(provider.catalog(), chosen.name, chosen.candidate_index,
                                            &solution, provider.hint_writer())) {
       // Versions the requirements never allowed (`torch<2.6`, an `==` pin) explain themselves.

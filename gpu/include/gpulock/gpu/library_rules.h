@@ -44,7 +44,8 @@ struct LibraryRules {
 /// The conflict rules of `package` (normalized) at `version`: for the row with the highest FROM
 /// at or below it, "`needs` >= CUDA" with the reason ("its libcusparse.so.12 is built with CUDA
 /// 12.4 and links nvJitLink 12.4's symbols, so an older libnvJitLink fails at load with an
-/// undefined symbol"; for a later version "built with CUDA 12.4 or later"). Empty for a package without rows or a version below them all.
+/// undefined symbol"; for a later version "built with CUDA 12.4 or later"). Empty for a package
+/// without rows or a version below them all.
 [[nodiscard]] std::vector<resolver::Conflict> library_conflicts(std::string_view package,
                                                                 const core::Version& version);
 
