@@ -25,6 +25,18 @@ function(gpulock_add_module name)
   target_link_libraries(gpulock_${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   target_compile_features(gpulock_${name} PUBLIC cxx_std_23)
   gpulock_add_warnings(gpulock_${name})
+  gpulock_unity(gpulock_${name})
+endfunction()
+
+# GPULOCK_UNITY_BUILD: a module's sources compiled in batches of 16 (CMake's unity build), which
+# parses each header once per batch: the presets turn it on (a clean build, as CI's, takes about
+# half the time); a developer's incremental build may turn it off (-DGPULOCK_UNITY_BUILD=OFF),
+# where one edit then recompiles one file, not its batch. Only the production modules and the
+# CLI: every helper in an anonymous namespace there has a name of its own.
+function(gpulock_unity target)
+  if(GPULOCK_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
+  endif()
 endfunction()
 
 # gpulock_add_catch_test(NAME SOURCES ... DEPS ... [LABELS ...] [TEST_SPEC SPEC])

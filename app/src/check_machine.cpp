@@ -11,6 +11,8 @@
 #include "gpulock/gpu/fit.h"
 #include "gpulock/gpu/gpu_policy.h"
 #include "gpulock/lock/gpu_facts.h"
+#include "gpulock/lock/wheel_files.h"
+#include "gpulock/probe/load_probe.h"
 
 #include "check_internal.h"
 
@@ -124,11 +126,51 @@ void note_other_gpus(const lock::GpulockGpu* gpu, const std::vector<gpu::Compute
   }
 }
 
+// Issue 44 item 3: a wheel the lock records with missing libraries (a hazard, locked because a
+// requirement pinned it): where this machine's loader would take each from instead. A copy is a
+// library of another release loaded beside the wheel's own: an error. None: nothing to say.
+void check_hazard_copies(const Context& ctx, std::vector<Drift>& drifts) {
+  auto options = probe::load_probe_options_from_env();
+  if (!options) return;  // only GPULOCK_PROBE_TIMEOUT_MS can be wrong, which this never uses
+  for (const auto& p : ctx.lock.packages) {
+    auto files = lock::wheel_files(p);
+    if (!files) continue;
+    for (const auto& [wheel, rec] : *files) {
+      for (const auto& soname : rec.missing_libraries) {
+        auto copy = probe::find_library_copy(soname, *options);
+        if (!copy) continue;
+        std::string via(probe::found_via_name(copy->via));
+        if (copy->via == probe::FoundVia::LdLibraryPath) via += " entry " + copy->entry;
+        Drift d = make_drift(
+            CheckLayer::Machine, "hazard-copy", p.name,
+            fmt::format("{} {} ({}) ships no {}, which its own libraries load by name (the lock "
+                        "records it as missing); on this machine the loader takes {} through "
+                        "the {} instead: a copy from another release, loaded beside this one's "
+                        "libraries (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH at the first "
+                        "convolution)",
+                        p.name, p.version.value_or(""), wheel, soname, copy->path, via),
+            p.line.line);
+        d.hint = copy->via == probe::FoundVia::LdLibraryPath
+                     ? fmt::format(
+                           "remove {} from LD_LIBRARY_PATH, or lock a release whose wheel "
+                           "ships {}",
+                           copy->entry, soname)
+                     : fmt::format(
+                           "remove {} (or its directory from the loader's search), or "
+                           "lock a release whose wheel ships {}",
+                           copy->path, soname);
+        drifts.push_back(std::move(d));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerResult& layer,
                    std::vector<Drift>& drifts) {
   layer.checked = true;
+  check_hazard_copies(ctx, drifts);
   std::string here = machine_text(machine);
   const auto* gpu = recorded_gpu(ctx.lock);
   auto facts = lock::gpu_facts(ctx.lock);

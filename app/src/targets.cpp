@@ -21,9 +21,9 @@ using lock::TomlArray;
 using lock::TomlTable;
 using lock::TomlValue;
 
-constexpr std::string_view kKeys[] = {"python-version", "platform", "driver",
-                                      "cuda-ceiling",   "gpu-arch", "torch-backend",
-                                      "cuda-compat"};
+constexpr std::string_view kTargetKeys[] = {"python-version", "platform", "driver",
+                                            "cuda-ceiling",   "gpu-arch", "torch-backend",
+                                            "cuda-compat"};
 
 bool valid_name(std::string_view name) {
   return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
@@ -137,9 +137,9 @@ core::Result<TargetSpec> read_target(const std::string& file, const std::string&
   TargetSpec t;
   t.name = name;
   for (const auto& [key, v] : *keys) {
-    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
+    if (std::find(std::begin(kTargetKeys), std::end(kTargetKeys), key) == std::end(kTargetKeys)) {
       return fail(fmt::format("unknown key {} (a target takes {})", core::quote_for_message(key),
-                              fmt::join(kKeys, ", ")));
+                              fmt::join(kTargetKeys, ", ")));
     }
     if (auto s = read_key(key, v, t); !s)
       return fail(fmt::format("{}: {}", key, s.error().message));

@@ -9,15 +9,13 @@
 
 #include "gpulock/core/name.h"
 
+#include "text_util.h"
+
 namespace gpulock::core {
 namespace {
 
-bool is_alnum(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-bool is_digit(char c) noexcept {
-  return c >= '0' && c <= '9';
-}
+using detail::is_alnum;
+using detail::is_digit;
 
 std::unexpected<Error> bad_filename(std::string_view filename, std::string why,
                                     std::size_t column) {

@@ -4,12 +4,13 @@
 
 #include "gpulock/core/text.h"
 
+#include "text_util.h"
+
 namespace gpulock::core {
 namespace {
 
-bool is_alnum(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
+using detail::is_alnum;
+
 bool is_separator(char c) noexcept {
   return c == '-' || c == '_' || c == '.';
 }

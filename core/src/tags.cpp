@@ -11,14 +11,15 @@
 
 #include "gpulock/core/text.h"
 
+#include "text_util.h"
+
 namespace gpulock::core {
 namespace {
 
+using detail::is_digit;
+
 bool is_tag_char(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-bool is_digit(char c) noexcept {
-  return c >= '0' && c <= '9';
 }
 std::string lowered(std::string_view s) {
   std::string out(s);

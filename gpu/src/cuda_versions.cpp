@@ -8,20 +8,15 @@
 
 #include "gpulock/core/text.h"
 
+#include "number.h"
+
 namespace gpulock::gpu {
 namespace {
 
+using detail::parse_number;
+
 bool is_digit(char c) noexcept {
   return c >= '0' && c <= '9';
-}
-
-// A run of decimal digits as a number; nullopt when empty, not digits, or too large.
-std::optional<std::uint32_t> parse_number(std::string_view text) noexcept {
-  if (text.empty() || text.size() > 9) return std::nullopt;
-  std::uint32_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
 }
 
 // Source: NVIDIA CUDA Toolkit Release Notes, Table 3 (Linux x86_64 minimum driver of each

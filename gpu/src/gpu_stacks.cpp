@@ -10,15 +10,12 @@
 
 #include "gpulock/core/text.h"
 
+#include "number.h"
+
 namespace gpulock::gpu {
 namespace {
 
-std::optional<std::uint32_t> parse_number(std::string_view s) {
-  std::uint32_t out = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) return std::nullopt;
-  return out;
-}
+using detail::parse_number;
 
 std::string replace_all(std::string text, std::string_view from, std::string_view to) {
   for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))

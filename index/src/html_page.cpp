@@ -19,10 +19,6 @@
 namespace gpulock::index {
 namespace {
 
-bool is_space(char c) noexcept {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-}
-
 // HTML's ASCII whitespace (no \v).
 constexpr std::string_view kHtmlSpace = " \t\n\r\f";
 
@@ -195,22 +191,22 @@ class HtmlPageParser {
     const std::size_t n = html_.size();
     const std::size_t tag_start = html_.rfind('<', pos);
     while (true) {
-      while (pos < n && (is_space(html_[pos]) || html_[pos] == '/'))
+      while (pos < n && (detail::is_html_space(html_[pos]) || html_[pos] == '/'))
         ++pos;
       if (pos >= n) return error(tag_start, "unterminated tag (the page ends inside it)");
       if (html_[pos] == '>') return pos + 1;
       std::size_t name_start = pos;
-      while (pos < n && !is_space(html_[pos]) && html_[pos] != '=' && html_[pos] != '>' &&
-             !(html_[pos] == '/' && pos + 1 < n && html_[pos + 1] == '>')) {
+      while (pos < n && !detail::is_html_space(html_[pos]) && html_[pos] != '=' &&
+             html_[pos] != '>' && !(html_[pos] == '/' && pos + 1 < n && html_[pos + 1] == '>')) {
         ++pos;
       }
       Attribute attr;
       attr.name = html_.substr(name_start, pos - name_start);
-      while (pos < n && is_space(html_[pos]))
+      while (pos < n && detail::is_html_space(html_[pos]))
         ++pos;
       if (pos < n && html_[pos] == '=') {
         ++pos;
-        while (pos < n && is_space(html_[pos]))
+        while (pos < n && detail::is_html_space(html_[pos]))
           ++pos;
         if (pos >= n) return error(tag_start, "unterminated tag (the page ends inside it)");
         char quote = html_[pos];
@@ -223,7 +219,7 @@ class HtmlPageParser {
           pos = close + 1;
         } else {
           std::size_t value_start = pos;
-          while (pos < n && !is_space(html_[pos]) && html_[pos] != '>')
+          while (pos < n && !detail::is_html_space(html_[pos]) && html_[pos] != '>')
             ++pos;
           attr.raw = html_.substr(value_start, pos - value_start);
         }

@@ -16,6 +16,12 @@
 
 namespace gpulock::index::detail {
 
+/// HTML's ASCII whitespace (space, \t, \n, \r, \f; no \v), for the PEP 503 page and the
+/// project list readers.
+inline bool is_html_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
 /// core::WheelFilename::parse_with_variant (PEP 825 labels accepted), memoized per page: a PyPI
 /// page has thousands of wheels but only tens of distinct names, versions and tag sets, and parsing
 /// each filename from scratch is the dominant cost of reading a page. Each distinct component is

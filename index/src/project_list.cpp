@@ -8,13 +8,11 @@
 #include "gpulock/core/name.h"
 #include "gpulock/core/text.h"
 
+#include "page_builder.h"
+
 namespace gpulock::index {
 
 namespace {
-
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f';
-}
 
 // The position of `tag` ("<a", "</a") at or after `from`, case-insensitive, followed by a space,
 // '>' or '/', or npos.
@@ -26,7 +24,8 @@ std::size_t find_tag(std::string_view s, std::string_view tag, std::size_t from)
     for (std::size_t i = 1; i < tag.size() && match; ++i)
       match = core::ascii_lower(s[at + i]) == tag[i];
     std::size_t after = at + tag.size();
-    if (match && (after == s.size() || is_space(s[after]) || s[after] == '>' || s[after] == '/'))
+    if (match && (after == s.size() || detail::is_html_space(s[after]) || s[after] == '>' ||
+                  s[after] == '/'))
       return at;
     from = at + 1;
   }

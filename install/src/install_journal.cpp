@@ -23,9 +23,13 @@
 #include "gpulock/sys/atomic_file.h"
 #include "gpulock/sys/env.h"
 
+#include "io_error.h"
+
 namespace gpulock::install {
 namespace fs = std::filesystem;
 namespace {
+
+using detail::io_error;
 
 constexpr std::string_view kJournal = "journal";
 constexpr std::string_view kStashPrefix = ".gpulock-stash-";
@@ -55,11 +59,6 @@ std::string read_small(const fs::path& p, std::size_t max) {
   in.read(out.data(), static_cast<std::streamsize>(max));
   out.resize(static_cast<std::size_t>(in.gcount()));
   return out;
-}
-
-core::Error io_error(std::string_view what, const fs::path& path, int err) {
-  return core::make_error(core::ErrorCode::Io, fmt::format("{}: {}", what, std::strerror(err)),
-                          path.string());
 }
 
 // A path on one journal line: tab, newline and backslash escaped.

@@ -24,14 +24,13 @@
 #include "gpulock/install/wheel_install.h"
 #include "gpulock/sys/atomic_file.h"
 
+#include "io_error.h"
+
 namespace gpulock::install {
 namespace fs = std::filesystem;
 namespace {
 
-core::Error io_error(std::string_view what, const fs::path& path, const std::error_code& ec) {
-  return core::make_error(core::ErrorCode::Io, fmt::format("{}: {}", what, ec.message()),
-                          path.string());
-}
+using detail::io_error;
 
 std::uint64_t tree_size(const fs::path& dir) {
   std::uint64_t total = 0;

@@ -25,20 +25,15 @@
 #include "gpulock/install/record.h"
 #include "gpulock/install/wheel_cache.h"
 
+#include "io_error.h"
+
 namespace gpulock::install {
 namespace fs = std::filesystem;
 namespace {
 
+using detail::io_error;
+
 using core::ErrorCode;
-
-core::Error io_error(std::string_view what, const fs::path& path, int err) {
-  return core::make_error(ErrorCode::Io, fmt::format("{}: {}", what, std::strerror(err)),
-                          path.string());
-}
-
-core::Error io_error(std::string_view what, const fs::path& path, const std::error_code& ec) {
-  return core::make_error(ErrorCode::Io, fmt::format("{}: {}", what, ec.message()), path.string());
-}
 
 // The process umask, read without changing it (/proc/self/status), else 022.
 mode_t process_umask() {
@@ -274,10 +269,10 @@ std::string record_path(const fs::path& dest, const fs::path& lib_dir) {
   return dest.lexically_relative(lib_dir).generic_string();
 }
 
-class Installer {
+class WheelInstaller {
  public:
-  Installer(const fs::path& unpacked, const core::WheelFilename& wheel, const InstallScheme& scheme,
-            const WheelInstallOptions& options)
+  WheelInstaller(const fs::path& unpacked, const core::WheelFilename& wheel,
+                 const InstallScheme& scheme, const WheelInstallOptions& options)
       : root_(unpacked), wheel_(wheel), scheme_(scheme), options_(options) {}
 
   core::Result<InstalledWheel> run() {
@@ -594,7 +589,7 @@ core::Result<InstalledWheel> install_unpacked_wheel(const fs::path& unpacked,
                                                     const core::WheelFilename& wheel,
                                                     const InstallScheme& scheme,
                                                     const WheelInstallOptions& options) {
-  return Installer(unpacked, wheel, scheme, options).run();
+  return WheelInstaller(unpacked, wheel, scheme, options).run();
 }
 
 core::Result<RemovedDistribution> remove_distribution(const fs::path& dist_info,

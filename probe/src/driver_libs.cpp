@@ -115,21 +115,21 @@ void* open_first(int fd, std::span<const std::string> candidates, bool hermetic)
 }
 
 template <class Fn>
-Fn* symbol(void* handle, const char* name) {
+Fn* driver_symbol(void* handle, const char* name) {
   return reinterpret_cast<Fn*>(::dlsym(handle, name));
 }
 
 void nvml_body(int fd, const std::vector<std::string>& candidates, bool hermetic) {
   void* h = open_first(fd, candidates, hermetic);
   if (h == nullptr) return;
-  auto init = symbol<nvmlReturn_t()>(h, "nvmlInit_v2");
+  auto init = driver_symbol<nvmlReturn_t()>(h, "nvmlInit_v2");
   if (init == nullptr) {
     emit(fd, {"missing", "nvmlInit_v2"});
     return;
   }
   if (traced(fd, "nvmlInit_v2", init) != 0) return;
 
-  if (auto f = symbol<nvmlReturn_t(char*, unsigned)>(h, "nvmlSystemGetDriverVersion")) {
+  if (auto f = driver_symbol<nvmlReturn_t(char*, unsigned)>(h, "nvmlSystemGetDriverVersion")) {
     char buffer[81] = {};
     if (traced(fd, "nvmlSystemGetDriverVersion", [&] { return f(buffer, 80); }) == 0) {
       emit(fd, {"driver_version", c_string(buffer, sizeof buffer)});
@@ -137,7 +137,7 @@ void nvml_body(int fd, const std::vector<std::string>& candidates, bool hermetic
   } else {
     emit(fd, {"missing", "nvmlSystemGetDriverVersion"});
   }
-  if (auto f = symbol<nvmlReturn_t(int*)>(h, "nvmlSystemGetCudaDriverVersion_v2")) {
+  if (auto f = driver_symbol<nvmlReturn_t(int*)>(h, "nvmlSystemGetCudaDriverVersion_v2")) {
     int v = 0;
     if (traced(fd, "nvmlSystemGetCudaDriverVersion_v2", [&] { return f(&v); }) == 0) {
       emit(fd, {"cuda_version", std::to_string(v)});
@@ -146,14 +146,17 @@ void nvml_body(int fd, const std::vector<std::string>& candidates, bool hermetic
     emit(fd, {"missing", "nvmlSystemGetCudaDriverVersion_v2"});
   }
 
-  auto get_count = symbol<nvmlReturn_t(unsigned*)>(h, "nvmlDeviceGetCount_v2");
+  auto get_count = driver_symbol<nvmlReturn_t(unsigned*)>(h, "nvmlDeviceGetCount_v2");
   auto get_handle =
-      symbol<nvmlReturn_t(unsigned, nvmlDevice_t*)>(h, "nvmlDeviceGetHandleByIndex_v2");
-  auto get_name = symbol<nvmlReturn_t(nvmlDevice_t, char*, unsigned)>(h, "nvmlDeviceGetName");
-  auto get_uuid = symbol<nvmlReturn_t(nvmlDevice_t, char*, unsigned)>(h, "nvmlDeviceGetUUID");
-  auto get_cc =
-      symbol<nvmlReturn_t(nvmlDevice_t, int*, int*)>(h, "nvmlDeviceGetCudaComputeCapability");
-  auto get_mem = symbol<nvmlReturn_t(nvmlDevice_t, nvmlMemory_t*)>(h, "nvmlDeviceGetMemoryInfo");
+      driver_symbol<nvmlReturn_t(unsigned, nvmlDevice_t*)>(h, "nvmlDeviceGetHandleByIndex_v2");
+  auto get_name =
+      driver_symbol<nvmlReturn_t(nvmlDevice_t, char*, unsigned)>(h, "nvmlDeviceGetName");
+  auto get_uuid =
+      driver_symbol<nvmlReturn_t(nvmlDevice_t, char*, unsigned)>(h, "nvmlDeviceGetUUID");
+  auto get_cc = driver_symbol<nvmlReturn_t(nvmlDevice_t, int*, int*)>(
+      h, "nvmlDeviceGetCudaComputeCapability");
+  auto get_mem =
+      driver_symbol<nvmlReturn_t(nvmlDevice_t, nvmlMemory_t*)>(h, "nvmlDeviceGetMemoryInfo");
   if (get_count == nullptr || get_handle == nullptr) {
     emit(fd, {"missing",
               get_count == nullptr ? "nvmlDeviceGetCount_v2" : "nvmlDeviceGetHandleByIndex_v2"});
@@ -196,7 +199,7 @@ void nvml_body(int fd, const std::vector<std::string>& candidates, bool hermetic
       }
     }
   }
-  if (auto f = symbol<nvmlReturn_t()>(h, "nvmlShutdown")) traced(fd, "nvmlShutdown", f);
+  if (auto f = driver_symbol<nvmlReturn_t()>(h, "nvmlShutdown")) traced(fd, "nvmlShutdown", f);
   emit(fd, {"done"});
 }
 
@@ -212,8 +215,8 @@ std::string format_uuid(const CUuuid& u) {
 void cuda_body(int fd, const std::vector<std::string>& candidates, bool hermetic) {
   void* h = open_first(fd, candidates, hermetic);
   if (h == nullptr) return;
-  auto init = symbol<CUresult(unsigned)>(h, "cuInit");
-  auto version = symbol<CUresult(int*)>(h, "cuDriverGetVersion");
+  auto init = driver_symbol<CUresult(unsigned)>(h, "cuInit");
+  auto version = driver_symbol<CUresult(int*)>(h, "cuDriverGetVersion");
   if (init == nullptr || version == nullptr) {
     emit(fd, {"missing", init == nullptr ? "cuInit" : "cuDriverGetVersion"});
     return;
@@ -226,12 +229,12 @@ void cuda_body(int fd, const std::vector<std::string>& candidates, bool hermetic
     emit(fd, {"cuda_version", std::to_string(v)});
   }
   if (init_rc != 0) return;
-  auto get_count = symbol<CUresult(int*)>(h, "cuDeviceGetCount");
-  auto get_device = symbol<CUresult(CUdevice*, int)>(h, "cuDeviceGet");
-  auto get_name = symbol<CUresult(char*, int, CUdevice)>(h, "cuDeviceGetName");
-  auto get_attr = symbol<CUresult(int*, int, CUdevice)>(h, "cuDeviceGetAttribute");
-  auto get_mem = symbol<CUresult(std::size_t*, CUdevice)>(h, "cuDeviceTotalMem_v2");
-  auto get_uuid = symbol<CUresult(CUuuid*, CUdevice)>(h, "cuDeviceGetUuid");
+  auto get_count = driver_symbol<CUresult(int*)>(h, "cuDeviceGetCount");
+  auto get_device = driver_symbol<CUresult(CUdevice*, int)>(h, "cuDeviceGet");
+  auto get_name = driver_symbol<CUresult(char*, int, CUdevice)>(h, "cuDeviceGetName");
+  auto get_attr = driver_symbol<CUresult(int*, int, CUdevice)>(h, "cuDeviceGetAttribute");
+  auto get_mem = driver_symbol<CUresult(std::size_t*, CUdevice)>(h, "cuDeviceTotalMem_v2");
+  auto get_uuid = driver_symbol<CUresult(CUuuid*, CUdevice)>(h, "cuDeviceGetUuid");
   if (get_count == nullptr || get_device == nullptr) {
     emit(fd, {"missing", get_count == nullptr ? "cuDeviceGetCount" : "cuDeviceGet"});
     return;

@@ -28,7 +28,7 @@ std::uint64_t u64(std::string_view b, std::size_t at) {
   return v;
 }
 
-core::Error bad(const std::string& where, std::string what) {
+core::Error cache_error(const std::string& where, std::string what) {
   return core::make_error(core::ErrorCode::InvalidInput, std::move(what), where);
 }
 
@@ -63,20 +63,21 @@ core::Result<LdCache> LdCache::parse(std::string_view b, const std::string& wher
   if (b.starts_with(kOldMagic)) {
     // Old table: magic, nlibs, then entries; the new table follows, 8-byte aligned.
     if (b.size() < kOldMagic.size() + 4)
-      return std::unexpected(bad(where, "truncated ld.so cache"));
+      return std::unexpected(cache_error(where, "truncated ld.so cache"));
     std::uint32_t n = u32(b, kOldMagic.size());
     std::uint64_t end = kOldMagic.size() + 4 + std::uint64_t{n} * kOldEntrySize;
     base = static_cast<std::size_t>((end + 7) & ~std::uint64_t{7});
-    if (base >= b.size()) return std::unexpected(bad(where, "ld.so cache without the new table"));
+    if (base >= b.size())
+      return std::unexpected(cache_error(where, "ld.so cache without the new table"));
   }
   std::string_view t = b.substr(base);
   if (!t.starts_with(kNewMagic) || t.size() < kNewHeaderSize ||
       t.substr(kNewMagic.size(), kNewVersion.size()) != kNewVersion) {
-    return std::unexpected(bad(where, "not a glibc ld.so cache (glibc-ld.so.cache1.1)"));
+    return std::unexpected(cache_error(where, "not a glibc ld.so cache (glibc-ld.so.cache1.1)"));
   }
   const std::uint32_t nlibs = u32(t, 20);
   if (std::uint64_t{nlibs} * kNewEntrySize > t.size() - kNewHeaderSize) {
-    return std::unexpected(bad(where, "truncated ld.so cache"));
+    return std::unexpected(cache_error(where, "truncated ld.so cache"));
   }
   // String offsets count from the start of the new table (glibc dl-cache.c `cache_data`).
   const std::string_view strings = t;
@@ -95,7 +96,8 @@ core::Result<LdCache> LdCache::parse(std::string_view b, const std::string& wher
     auto key = string_at(u32(t, at + 4));
     auto value = string_at(u32(t, at + 8));
     e.hwcap = u64(t, at + 16);
-    if (!key || !value) return std::unexpected(bad(where, "ld.so cache entry out of range"));
+    if (!key || !value)
+      return std::unexpected(cache_error(where, "ld.so cache entry out of range"));
     e.soname = std::move(*key);
     e.path = std::move(*value);
     cache.entries_.push_back(std::move(e));

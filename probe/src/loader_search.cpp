@@ -95,3 +95,21 @@ std::vector<std::string> default_system_dirs() {
 }
 
 }  // namespace gpulock::probe::detail
+
+namespace gpulock::probe {
+
+std::optional<LibraryCopy> find_library_copy(const std::string& soname,
+                                             const LoadProbeOptions& options) {
+  detail::LoaderSearch loader;
+  char buf[4096];
+  if (::getcwd(buf, sizeof buf) != nullptr) loader.cwd = buf;
+  loader.ld_library_path = detail::split_path_list(options.ld_library_path, ":;");
+  if (auto cache = detail::LdCache::read(options.ld_cache)) loader.cache = std::move(*cache);
+  loader.system_dirs =
+      options.system_dirs.empty() ? detail::default_system_dirs() : options.system_dirs;
+  auto hit = loader.find(soname, "", nullptr);
+  if (!hit) return std::nullopt;
+  return LibraryCopy{std::move(hit->path), hit->via, std::move(hit->entry)};
+}
+
+}  // namespace gpulock::probe

@@ -228,3 +228,51 @@ TEST_CASE("check machine: a torch build without a known arch list is compared as
                        "have kernels for "
                        "it") != std::string::npos);
 }
+
+// Issue 44 item 3: a cuDNN wheel locked with a hazard (nvidia-cudnn-cu13 9.20.0.48, pinned: it
+// ships no libcudnn_engines_tensor_ir.so.9, which its libcudnn_graph.so.9 loads by name). On a
+// machine whose loader finds another release's copy (here through LD_LIBRARY_PATH, as in
+// pytorch/pytorch#188892), check --machine names the file, the route and the way out.
+TEST_CASE("check machine: the copy a locked hazard would load", "[check][machine]") {
+  Workdir w("machine-hazard-copy");
+  const std::string url = gpulock::test::shared_servers().http_url();
+  auto r = w.gpulock("resolve nvidia-cudnn-cu13==9.20.0.48 " + fixture_indexes(url) + " " +
+                     kTarget + " --driver 580.65.06 -o pylock.toml");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const fs::path system = w / "system-cudnn";
+  fs::create_directories(system);
+  write_file(system / "libcudnn_engines_tensor_ir.so.9", "a cuDNN 9.23 file, by name\n");
+  const auto lock = scan_lock(w / "pylock.toml");
+  const std::string line = std::to_string(lock.at("nvidia-cudnn-cu13").line);
+
+  auto found =
+      w.gpulock("check --machine", "GPULOCK_DRIVER=580.65.06 LD_LIBRARY_PATH=" + system.string());
+  INFO(found.out << found.err);
+  CHECK(found.status == 1);
+  auto out = lines_of(found.out);
+  auto at = std::find_if(out.begin(), out.end(), [](const std::string& l) {
+    return l.starts_with("  error: pylock.toml:");
+  });
+  REQUIRE(at != out.end());
+  CHECK(*at ==
+        "  error: pylock.toml:" + line +
+            ": nvidia-cudnn-cu13 9.20.0.48 "
+            "(nvidia_cudnn_cu13-9.20.0.48-py3-none-manylinux_2_27_x86_64.whl) ships no "
+            "libcudnn_engines_tensor_ir.so.9, which its own libraries load by name (the lock "
+            "records it as missing); on this machine the loader takes " +
+            (system / "libcudnn_engines_tensor_ir.so.9").string() +
+            " through the LD_LIBRARY_PATH entry " + system.string() +
+            " instead: a copy from another release, loaded beside this one's libraries "
+            "(CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH at the first convolution)");
+  REQUIRE(at + 1 != out.end());
+  CHECK(*(at + 1) == "    hint: remove " + system.string() +
+                         " from LD_LIBRARY_PATH, or lock a release whose wheel ships "
+                         "libcudnn_engines_tensor_ir.so.9");
+
+  // The entry without the file: the loader finds nothing there.
+  auto empty = w.gpulock("check --machine",
+                         "GPULOCK_DRIVER=580.65.06 LD_LIBRARY_PATH=" + (w / "none").string());
+  INFO(empty.out << empty.err);
+  CHECK(empty.out.find("through the LD_LIBRARY_PATH entry") == std::string::npos);
+}

@@ -40,7 +40,7 @@ bool eval_fails(std::string_view text, const Environment& env = linux311(),
   return true;
 }
 
-std::size_t error_column(std::string_view text) {
+std::size_t marker_error_column(std::string_view text) {
   auto r = Marker::parse(text);
   if (r) return 0;
   CHECK(r.error().code == ErrorCode::InvalidMarker);
@@ -379,29 +379,29 @@ TEST_CASE("Empty marker, conjunction and copies", "[core][marker]") {
 }
 
 TEST_CASE("Invalid markers report the column of the offending token", "[core][marker]") {
-  CHECK(error_column("") == 1);
-  CHECK(error_column("os_name") == 8);
-  CHECK(error_column("os_name ==") == 11);
-  CHECK(error_column("os_name == 'a") == 12);
-  CHECK(error_column("os_name = 'a'") == 9);
-  CHECK(error_column("foo == 'a'") == 1);
-  CHECK(error_column("python_versions == 'a'") == 1);
-  CHECK(error_column("platform.release == 'a'") == 1);  // not a spelling packaging accepts
-  CHECK(error_column("(os_name == 'a'") == 16);
-  CHECK(error_column("os_name == 'a')") == 15);
-  CHECK(error_column("os_name == 'a' garbage") == 16);
-  CHECK(error_column("os_name == 'a' and") == 19);
-  CHECK(error_column("os_name == 'a' andos_name == 'b'") == 16);
-  CHECK(error_column("os_name not 'a'") == 13);
-  CHECK(error_column("os_name notin 'a'") == 9);
-  CHECK(error_column("os_name == 'a\\'") == 14);
-  CHECK(error_column("os_name == '\\N{DIGIT ONE}'") == 13);
-  CHECK(error_column("os_name == '\\x4'") == 13);
-  CHECK(error_column("os_name == '\\U00110000'") == 13);
-  CHECK(error_column(std::string_view("os_name == 'a\0b'", 17)) == 14);
-  CHECK(error_column("os_name == 'a\nb'") == 14);
-  CHECK(error_column("os_name == 'a'\r\n") == 15);
-  CHECK(error_column("os_name == 'posix' and (os_name == 'a' or)") == 42);
+  CHECK(marker_error_column("") == 1);
+  CHECK(marker_error_column("os_name") == 8);
+  CHECK(marker_error_column("os_name ==") == 11);
+  CHECK(marker_error_column("os_name == 'a") == 12);
+  CHECK(marker_error_column("os_name = 'a'") == 9);
+  CHECK(marker_error_column("foo == 'a'") == 1);
+  CHECK(marker_error_column("python_versions == 'a'") == 1);
+  CHECK(marker_error_column("platform.release == 'a'") == 1);  // not a spelling packaging accepts
+  CHECK(marker_error_column("(os_name == 'a'") == 16);
+  CHECK(marker_error_column("os_name == 'a')") == 15);
+  CHECK(marker_error_column("os_name == 'a' garbage") == 16);
+  CHECK(marker_error_column("os_name == 'a' and") == 19);
+  CHECK(marker_error_column("os_name == 'a' andos_name == 'b'") == 16);
+  CHECK(marker_error_column("os_name not 'a'") == 13);
+  CHECK(marker_error_column("os_name notin 'a'") == 9);
+  CHECK(marker_error_column("os_name == 'a\\'") == 14);
+  CHECK(marker_error_column("os_name == '\\N{DIGIT ONE}'") == 13);
+  CHECK(marker_error_column("os_name == '\\x4'") == 13);
+  CHECK(marker_error_column("os_name == '\\U00110000'") == 13);
+  CHECK(marker_error_column(std::string_view("os_name == 'a\0b'", 17)) == 14);
+  CHECK(marker_error_column("os_name == 'a\nb'") == 14);
+  CHECK(marker_error_column("os_name == 'a'\r\n") == 15);
+  CHECK(marker_error_column("os_name == 'posix' and (os_name == 'a' or)") == 42);
   auto r = Marker::parse("(os_name == 'a'");
   REQUIRE_FALSE(r);
   CHECK(r.error().message.find("column 1") != std::string::npos);  // names the open '('

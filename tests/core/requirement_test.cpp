@@ -19,7 +19,8 @@ Requirement req(std::string_view text) {
   return *r;
 }
 
-std::size_t error_column(std::string_view text, ErrorCode code = ErrorCode::InvalidRequirement) {
+std::size_t requirement_error_column(std::string_view text,
+                                     ErrorCode code = ErrorCode::InvalidRequirement) {
   auto r = Requirement::parse(text);
   if (r) return 0;
   INFO(text << ": " << r.error().to_string());
@@ -125,39 +126,39 @@ TEST_CASE("URLs as packaging checks them", "[core][requirement]") {
         "git+https://github.com/pytorch/vision@v0.20.0");
   CHECK(req("name @ https://[::1]:8080/x").url == "https://[::1]:8080/x");
   CHECK(req("name @ ssh://git@host:22/x").url == "ssh://git@host:22/x");
-  CHECK(error_column("name @ file:/tmp/x") == 8);  // urlunparse gives file:///tmp/x
-  CHECK(error_column("name @ FILE:///x") == 8);
-  CHECK(error_column("name @ file:///x?") == 8);
-  CHECK(error_column("name @ http:///x") == 8);  // no network location
-  CHECK(error_column("name @ C:\\x\\y.whl") == 8);
-  CHECK(error_column("name @ /tmp/x.whl") == 8);
-  CHECK(error_column("name @ https://[bad]/x") == 8);
-  CHECK(error_column("name @ https://[::1/x") == 8);
-  CHECK(error_column("name @ https://[127.0.0.1]/x") == 8);
+  CHECK(requirement_error_column("name @ file:/tmp/x") == 8);  // urlunparse gives file:///tmp/x
+  CHECK(requirement_error_column("name @ FILE:///x") == 8);
+  CHECK(requirement_error_column("name @ file:///x?") == 8);
+  CHECK(requirement_error_column("name @ http:///x") == 8);  // no network location
+  CHECK(requirement_error_column("name @ C:\\x\\y.whl") == 8);
+  CHECK(requirement_error_column("name @ /tmp/x.whl") == 8);
+  CHECK(requirement_error_column("name @ https://[bad]/x") == 8);
+  CHECK(requirement_error_column("name @ https://[::1/x") == 8);
+  CHECK(requirement_error_column("name @ https://[127.0.0.1]/x") == 8);
 }
 
 TEST_CASE("Invalid requirements report the column", "[core][requirement]") {
-  CHECK(error_column("") == 1);
-  CHECK(error_column("   ") == 4);
-  CHECK(error_column("-name") == 1);
-  CHECK(error_column("name-") == 5);
-  CHECK(error_column("name[") == 6);
-  CHECK(error_column("name[a b]") == 8);
-  CHECK(error_column("name[a,]") == 8);
-  CHECK(error_column("name[a") == 7);
-  CHECK(error_column("name>=1.0 foo") == 11);
-  CHECK(error_column("name @") == 7);
-  CHECK(error_column("name (>=1") == 10);
-  CHECK(error_column("name >=1.0; ", ErrorCode::InvalidMarker) == 13);
-  CHECK(error_column("name; os_name=='a' garbage") == 20);
-  CHECK(error_column("name; (os_name=='a'", ErrorCode::InvalidMarker) == 20);
-  CHECK(error_column("name; os_name='a'", ErrorCode::InvalidMarker) == 14);
-  CHECK(error_column("name @ http://x os_name=='a'") == 17);
+  CHECK(requirement_error_column("") == 1);
+  CHECK(requirement_error_column("   ") == 4);
+  CHECK(requirement_error_column("-name") == 1);
+  CHECK(requirement_error_column("name-") == 5);
+  CHECK(requirement_error_column("name[") == 6);
+  CHECK(requirement_error_column("name[a b]") == 8);
+  CHECK(requirement_error_column("name[a,]") == 8);
+  CHECK(requirement_error_column("name[a") == 7);
+  CHECK(requirement_error_column("name>=1.0 foo") == 11);
+  CHECK(requirement_error_column("name @") == 7);
+  CHECK(requirement_error_column("name (>=1") == 10);
+  CHECK(requirement_error_column("name >=1.0; ", ErrorCode::InvalidMarker) == 13);
+  CHECK(requirement_error_column("name; os_name=='a' garbage") == 20);
+  CHECK(requirement_error_column("name; (os_name=='a'", ErrorCode::InvalidMarker) == 20);
+  CHECK(requirement_error_column("name; os_name='a'", ErrorCode::InvalidMarker) == 14);
+  CHECK(requirement_error_column("name @ http://x os_name=='a'") == 17);
   // Specifier errors keep their code and point into the requirement.
-  CHECK(error_column("name>=1.0+local", ErrorCode::InvalidSpecifier) == 10);
-  CHECK(error_column("name>=1.0.*", ErrorCode::InvalidSpecifier) == 10);
-  CHECK(error_column("name~=1", ErrorCode::InvalidSpecifier) == 8);
-  CHECK(error_column("name==99999999999999999999", ErrorCode::InvalidSpecifier) == 7);
-  CHECK(error_column("name===a,b", ErrorCode::InvalidSpecifier) == 10);
-  CHECK(error_column("name (>=1.0, <2.0+x)", ErrorCode::InvalidSpecifier) == 18);
+  CHECK(requirement_error_column("name>=1.0+local", ErrorCode::InvalidSpecifier) == 10);
+  CHECK(requirement_error_column("name>=1.0.*", ErrorCode::InvalidSpecifier) == 10);
+  CHECK(requirement_error_column("name~=1", ErrorCode::InvalidSpecifier) == 8);
+  CHECK(requirement_error_column("name==99999999999999999999", ErrorCode::InvalidSpecifier) == 7);
+  CHECK(requirement_error_column("name===a,b", ErrorCode::InvalidSpecifier) == 10);
+  CHECK(requirement_error_column("name (>=1.0, <2.0+x)", ErrorCode::InvalidSpecifier) == 18);
 }

@@ -77,6 +77,18 @@ enum class FoundVia : std::uint8_t {
 /// "absolute-path", "rpath", "ld-library-path", "runpath", "ld-cache", "system-dir" (JSON).
 [[nodiscard]] std::string_view found_via_id(FoundVia via) noexcept;
 
+/// Where the dynamic loader takes `soname` from when a library whose own directory lacks it (a
+/// wheel that does not ship it) loads it by bare name: LD_LIBRARY_PATH, then the ld.so cache,
+/// then the system directories, as `options` describe them (loader_search.h; no RPATH or
+/// RUNPATH of the caller is followed). nullopt when none of them has it. Reads files only.
+struct LibraryCopy {
+  std::string path;  ///< the file the loader would open
+  FoundVia via = FoundVia::SystemDir;
+  std::string entry;  ///< the LD_LIBRARY_PATH entry as written, or the cache
+};
+[[nodiscard]] std::optional<LibraryCopy> find_library_copy(const std::string& soname,
+                                                           const LoadProbeOptions& options);
+
 /// What happened when a step ran in the child.
 enum class LoadOutcome : std::uint8_t {
   Ok,        ///< loaded / returned
