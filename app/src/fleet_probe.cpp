@@ -1,0 +1,403 @@
+// `gpulock fleet probe --slurm` (app/fleet_probe.h, issue 45 item 4): a held job array, each
+// task pinned to its node, released, polled to its end, and what each task wrote gathered as one
+// probe-json inventory (gpu::ProbeEntry), every node kept, a failed one with its error.
+#include "gpulock/app/fleet_probe.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "gpulock/core/command_line.h"
+#include "gpulock/core/text.h"
+#include "gpulock/sys/atomic_file.h"
+#include "gpulock/sys/paths.h"
+#include "gpulock/sys/process.h"
+
+namespace gpulock::app {
+namespace {
+
+namespace fs = std::filesystem;
+using core::ErrorCode;
+
+constexpr std::size_t kMaxNodes = 10000;
+constexpr std::size_t kMaxDocument = (std::size_t{1} << 20) + 1;  // one byte over: "too big"
+constexpr std::size_t kMaxSmallFile = 4096;
+constexpr std::chrono::milliseconds kCommandTimeout{60'000};
+
+// A Slurm command's stdout; Io when it cannot be run or exits non-zero (its stderr's last line).
+core::Result<std::string> slurm(const std::vector<std::string>& argv) {
+  sys::ProgramOptions options;
+  options.timeout = kCommandTimeout;
+  auto r = sys::run_program(argv, options);
+  std::string line;
+  for (const auto& w : argv)
+    line += (line.empty() ? "" : " ") + core::shell_quote(w);
+  if (!r)
+    return std::unexpected(core::make_error(ErrorCode::Io, r.error().message)
+                               .with_hint("fleet probe --slurm runs sinfo, sbatch, scontrol and "
+                                          "squeue: run it where Slurm's commands are installed"));
+  if (r->timed_out || r->exit_code != 0) {
+    auto err = core::trim(r->err);
+    if (auto nl = err.find_last_of('\n'); nl != std::string_view::npos) err = err.substr(nl + 1);
+    return core::fail(
+        ErrorCode::Io,
+        fmt::format("{} {}: {}", line,
+                    r->timed_out ? "timed out" : fmt::format("failed (exit {})", r->exit_code),
+                    err.empty() ? std::string_view("no message") : err));
+  }
+  return std::move(r->out);
+}
+
+// The non-empty lines of a command's output, trimmed.
+std::vector<std::string> words_of(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    auto t = core::trim(text.substr(0, nl));
+    if (!t.empty()) out.emplace_back(t);
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return out;
+}
+
+// The nodes: `sinfo -N -h -o %N` (a node of several partitions once), or each host list given
+// expanded by `scontrol show hostnames`.
+core::Result<std::vector<std::string>> list_nodes(const FleetProbeRequest& request) {
+  std::vector<std::string> nodes;
+  if (request.nodes.empty()) {
+    auto out = slurm({"sinfo", "-N", "-h", "-o", "%N"});
+    if (!out) return std::unexpected(out.error());
+    nodes = words_of(*out);
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  } else {
+    for (const auto& list : request.nodes) {
+      auto out = slurm({"scontrol", "show", "hostnames", list});
+      if (!out) return std::unexpected(out.error());
+      for (auto& n : words_of(*out))
+        if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(std::move(n));
+    }
+  }
+  if (nodes.empty())
+    return std::unexpected(core::make_error(ErrorCode::Usage, "Slurm lists no node to probe")
+                               .with_hint("name the nodes with --nodes LIST"));
+  if (nodes.size() > kMaxNodes)
+    return core::fail(ErrorCode::Usage,
+                      fmt::format("{} nodes: at most {} are probed at once; give --nodes",
+                                  nodes.size(), kMaxNodes));
+  for (const auto& n : nodes)
+    if (!valid_node_name(n))
+      return core::fail(ErrorCode::Usage,
+                        fmt::format("Slurm node name {} is not one gpulock submits to "
+                                    "(letters, digits, '.', '_', '-')",
+                                    core::quote_for_message(n)));
+  return nodes;
+}
+
+// This binary, as the nodes should run it.
+core::Result<std::string> this_binary() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    return std::unexpected(
+        core::make_error(ErrorCode::Io, fmt::format("cannot read /proc/self/exe: {}", ec.message()))
+            .with_hint("give the path gpulock has on the nodes with --gpulock PATH"));
+  return p.string();
+}
+
+// A private directory (0700) under `parent`, removed when this goes out of scope.
+class WorkDir {
+ public:
+  WorkDir() = default;
+  WorkDir(const WorkDir&) = delete;
+  WorkDir& operator=(const WorkDir&) = delete;
+  ~WorkDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  core::Status make(const std::string& parent) {
+    std::string tmpl = (sys::absolute_path(parent.empty() ? fs::path(".") : fs::path(parent)) /
+                        ".gpulock-fleet-probe.XXXXXX")
+                           .string();
+    if (::mkdtemp(tmpl.data()) == nullptr)
+      return core::fail_at(ErrorCode::Io,
+                           fmt::format("cannot make a private directory: {}", std::strerror(errno)),
+                           parent.empty() ? std::string(".") : parent);
+    path_ = tmpl;
+    return {};
+  }
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// At most `limit` bytes of a file the nodes wrote; nullopt when it is not there.
+std::optional<std::string> read_bounded(const std::string& path, std::size_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text(limit, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(limit));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
+std::optional<int> exit_status(const std::string& path) {
+  auto text = read_bounded(path, 32);
+  if (!text) return std::nullopt;
+  auto t = core::trim(*text);
+  if (t.empty() || t.size() > 3 ||
+      !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return std::stoi(std::string(t));
+}
+
+// The last non-empty line of what a command wrote to stderr on the node.
+std::string last_line(const std::string& path) {
+  auto text = read_bounded(path, kMaxSmallFile * 4);
+  if (!text) return {};
+  auto t = core::trim(*text);
+  if (auto nl = t.find_last_of('\n'); nl != std::string_view::npos) t = t.substr(nl + 1);
+  return std::string(core::trim(t));
+}
+
+core::Status write_script(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  std::error_code ec;
+  fs::permissions(path, fs::perms::owner_all, fs::perm_options::replace, ec);
+  if (!out || ec) return core::fail_at(ErrorCode::Io, "cannot write the job script", path);
+  return {};
+}
+
+// Submits the array held, pins each task to its node, releases it. The job id.
+core::Result<std::string> submit(const FleetProbeRequest& request,
+                                 const std::vector<std::string>& nodes, const std::string& dir,
+                                 const std::string& script) {
+  std::vector<std::string> argv{"sbatch",
+                                "--parsable",
+                                "--hold",
+                                fmt::format("--array=0-{}", nodes.size() - 1),
+                                "--job-name=gpulock-fleet-probe",
+                                "--nodes=1",
+                                "--ntasks=1",
+                                fmt::format("--output={}/%a.slurm.out", dir)};
+  argv.insert(argv.end(), request.sbatch_args.begin(), request.sbatch_args.end());
+  argv.push_back(script);
+  auto out = slurm(argv);
+  if (!out) return std::unexpected(out.error());
+  // "42" or "42;cluster".
+  std::string job(core::trim(std::string_view(*out).substr(0, out->find(';'))));
+  if (job.empty() || job.size() > 20 ||
+      !std::all_of(job.begin(), job.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return core::fail(ErrorCode::Io, fmt::format("sbatch --parsable printed {}, not a job id",
+                                                 core::quote_for_message(*out)));
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    auto pinned = slurm({"scontrol", "update", fmt::format("JobId={}_{}", job, i),
+                         fmt::format("ReqNodeList={}", nodes[i])});
+    if (!pinned) {
+      (void)slurm({"scancel", job});
+      return std::unexpected(pinned.error());
+    }
+  }
+  if (auto released = slurm({"scontrol", "release", job}); !released) {
+    (void)slurm({"scancel", job});
+    return std::unexpected(released.error());
+  }
+  return job;
+}
+
+// Polls squeue until the array is gone or the deadline passes (then cancels it). The last state
+// seen of each task ("PENDING (ReqNodeNotAvail)"), by task index.
+core::Result<std::map<std::size_t, std::string>> wait_for(const std::string& job,
+                                                          std::chrono::seconds timeout,
+                                                          bool& timed_out) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + timeout;
+  std::map<std::size_t, std::string> states;
+  std::chrono::milliseconds pause{250};
+  int failures = 0;
+  for (;;) {
+    auto out = slurm({"squeue", "-h", "-r", "-j", job, "-o", "%K %T %r"});
+    if (!out) {
+      // A job that has left the controller's memory is "Invalid job id specified".
+      if (out.error().message.find("Invalid job id") != std::string::npos) break;
+      if (++failures >= 3) return std::unexpected(out.error());
+    } else {
+      failures = 0;
+      const auto lines = words_of(*out);
+      if (lines.empty()) break;
+      for (const auto& l : lines) {
+        auto sp = l.find(' ');
+        const auto id = l.substr(0, sp);
+        if (sp == std::string::npos || id.empty() || id.size() > 6 ||
+            !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; }))
+          continue;
+        auto rest = core::trim(std::string_view(l).substr(sp + 1));
+        auto sp2 = rest.find(' ');
+        std::string state(rest.substr(0, sp2));
+        if (sp2 != std::string_view::npos && rest.substr(sp2 + 1) != "None")
+          state += fmt::format(" ({})", core::trim(rest.substr(sp2 + 1)));
+        states[std::stoul(id)] = state.substr(0, 200);
+      }
+    }
+    if (clock::now() >= deadline) {
+      timed_out = true;
+      (void)slurm({"scancel", job});
+      break;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds{2000});
+  }
+  return states;
+}
+
+// What task `i` left for its node.
+gpu::ProbeEntry gather_one(const FleetProbeRequest& request, const std::string& dir, std::size_t i,
+                           const std::string& node, const std::string& state, bool timed_out) {
+  gpu::ProbeEntry e;
+  e.node = node;
+  const auto base = fmt::format("{}/{}", dir, i);
+  const auto rc = exit_status(base + ".machine.rc");
+  if (!rc) {
+    e.error = "the task left no result";
+    if (!state.empty()) e.error += fmt::format(" (last seen {})", state);
+    if (timed_out) e.error += "; the array was cancelled at --timeout";
+    if (auto slurm_out = last_line(base + ".slurm.out"); !slurm_out.empty())
+      e.error += fmt::format("; its output: {}", slurm_out);
+    else if (!timed_out)
+      e.error += "; is the work directory shared with the node? (--work-dir)";
+    return e;
+  }
+  auto ran_on = read_bounded(base + ".node", 256);
+  if (ran_on && !core::trim(*ran_on).empty() && core::trim(*ran_on) != node) {
+    e.error = fmt::format("the task ran on {}, not on the node it was pinned to",
+                          core::quote_for_message(core::trim(*ran_on)));
+    return e;
+  }
+  if (*rc != 0) {
+    auto why = last_line(base + ".machine.err");
+    e.error = fmt::format("gpulock probe --machine --json exited {}{}{}", *rc,
+                          why.empty() ? "" : ": ", why);
+    return e;
+  }
+  auto doc = read_bounded(base + ".machine.json", kMaxDocument).value_or("");
+  if (auto ok = gpu::check_probe_document(doc, node); !ok) {
+    e.error = ok.error().message;
+    return e;
+  }
+  e.document = std::move(doc);
+  for (std::size_t k = 0; k < request.locks.size(); ++k) {
+    const auto lock_base = fmt::format("{}.lock.{}", base, k);
+    gpu::ProbeEntry::LockProbe l;
+    l.lock = request.locks[k];
+    const auto lrc = exit_status(lock_base + ".rc");
+    l.exit = lrc.value_or(-1);
+    if (!lrc) {
+      l.result = "no result";
+    } else if (*lrc == 0) {
+      l.result = "the environment matches the lock";
+    } else if (*lrc == 1) {
+      l.result = "the environment does not match the lock (a verdict line fails)";
+    } else {
+      auto why = last_line(lock_base + ".err");
+      l.result =
+          fmt::format("gpulock probe --lock exited {}{}{}", *lrc, why.empty() ? "" : ": ", why);
+    }
+    e.locks.push_back(std::move(l));
+  }
+  return e;
+}
+
+}  // namespace
+
+bool FleetProbeResult::all_ok() const {
+  return !timed_out && std::all_of(nodes.begin(), nodes.end(), [](const gpu::ProbeEntry& e) {
+    return e.error.empty() &&
+           std::all_of(e.locks.begin(), e.locks.end(), [](const auto& l) { return l.exit == 0; });
+  });
+}
+
+bool valid_node_name(std::string_view name) noexcept {
+  if (name.empty() || name.size() > 255 || name[0] == '-') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  });
+}
+
+std::string probe_job_script(const std::string& gpulock, const std::vector<std::string>& locks,
+                             const std::string& dir) {
+  using core::shell_quote;
+  std::string s =
+      "#!/bin/sh\n"
+      "# gpulock fleet probe --slurm: array task I probes the node it is pinned to and writes\n"
+      "# I.node, I.machine.{json,err,rc} and I.lock.K.{json,err,rc} into the directory below.\n";
+  s += fmt::format("dir={}\ngpulock={}\n", shell_quote(dir), shell_quote(gpulock));
+  s += "i=\"${SLURM_ARRAY_TASK_ID:?not an array task}\"\n";
+  s += "printf '%s\\n' \"${SLURMD_NODENAME:-}\" > \"$dir/$i.node\"\n";
+  s += "\"$gpulock\" probe --machine --json > \"$dir/$i.machine.json\" 2> "
+       "\"$dir/$i.machine.err\"\n"
+       "echo \"$?\" > \"$dir/$i.machine.rc\"\n";
+  for (std::size_t k = 0; k < locks.size(); ++k) {
+    s += fmt::format(
+        "\"$gpulock\" probe --lock {} --json > \"$dir/$i.lock.{}.json\" 2> "
+        "\"$dir/$i.lock.{}.err\"\n"
+        "echo \"$?\" > \"$dir/$i.lock.{}.rc\"\n",
+        shell_quote(locks[k]), k, k, k);
+  }
+  s += "exit 0\n";
+  return s;
+}
+
+core::Result<FleetProbeResult> fleet_probe(const FleetProbeRequest& request,
+                                           const FleetProbeProgress& progress) {
+  auto say = [&](const std::string& what) {
+    if (progress) progress(what);
+  };
+  std::string gpulock = request.gpulock;
+  if (gpulock.empty()) {
+    auto self = this_binary();
+    if (!self) return std::unexpected(self.error());
+    gpulock = *self;
+  }
+  auto nodes = list_nodes(request);
+  if (!nodes) return std::unexpected(nodes.error());
+  WorkDir dir;
+  if (auto made = dir.make(request.work_dir); !made) return std::unexpected(made.error());
+  const std::string script = dir.path() + "/probe.sh";
+  if (auto w = write_script(script, probe_job_script(gpulock, request.locks, dir.path())); !w)
+    return std::unexpected(w.error());
+  FleetProbeResult result;
+  auto job = submit(request, *nodes, dir.path(), script);
+  if (!job) return std::unexpected(job.error());
+  result.job = *job;
+  say(fmt::format("submitted job {}: {} task{}, one per node", *job, nodes->size(),
+                  nodes->size() == 1 ? "" : "s"));
+  auto states = wait_for(*job, request.timeout, result.timed_out);
+  if (!states) return std::unexpected(states.error());
+  for (std::size_t i = 0; i < nodes->size(); ++i) {
+    auto s = states->find(i);
+    result.nodes.push_back(gather_one(request, dir.path(), i, (*nodes)[i],
+                                      s == states->end() ? std::string() : s->second,
+                                      result.timed_out));
+    result.inventory += gpu::probe_entry_text(result.nodes.back());
+  }
+  if (!request.output.empty()) {
+    if (auto w = sys::write_file_atomically(request.output, result.inventory); !w)
+      return std::unexpected(w.error());
+  }
+  return result;
+}
+
+}  // namespace gpulock::app
