@@ -260,8 +260,25 @@ std::string github_report(const app::FleetResult& r, bool require_all) {
 
 // The emitted placement of each lock: YAML (k8s) or sbatch lines (slurm), with how it was
 // checked against the inventory.
+// `--emit slurm`: the `--constraint` when ActiveFeatures select exactly the nodes, checked;
+// else the `--nodelist`, saying why.
+std::string slurm_lines(const app::SlurmPlacement& p) {
+  if (p.nodelist.empty()) return "# (no node: nothing to submit to)\n";
+  if (p.constraint.empty())
+    return fmt::format("#SBATCH --nodelist={}\n# no --constraint: {}\n", fmt::join(p.nodelist, ","),
+                       p.why_not);
+  std::string out = fmt::format("#SBATCH --constraint={}\n", p.constraint);
+  if (!p.extra.empty())
+    out += fmt::format("# selects nodes the lock does not fit: {}\n", fmt::join(p.extra, ", "));
+  if (!p.missing.empty())
+    out += fmt::format("# misses nodes the lock fits: {}\n", fmt::join(p.missing, ", "));
+  if (p.exact())
+    out += "# checked: its ActiveFeatures select exactly the Slurm nodes the lock fits\n";
+  return out;
+}
+
 std::string place_report(const app::FleetResult& r, const std::vector<app::LockPlacement>& k8s,
-                         const std::string& emit) {
+                         const std::vector<app::SlurmPlacement>& slurm, const std::string& emit) {
   std::string out;
   for (std::size_t i = 0; i < r.locks.size(); ++i) {
     const auto& l = r.locks[i];
@@ -272,8 +289,7 @@ std::string place_report(const app::FleetResult& r, const std::vector<app::LockP
                        names.size() == 1 ? "" : "s", names.empty() ? "" : ": ",
                        fmt::join(names, ", "));
     if (emit == "slurm") {
-      out += names.empty() ? "# (no node: nothing to submit to)\n"
-                           : fmt::format("#SBATCH --nodelist={}\n", fmt::join(names, ","));
+      out += slurm_lines(slurm[i]);
       continue;
     }
     const auto& p = k8s[i];
@@ -367,11 +383,14 @@ int run_place(const FleetArgs& a, Context& ctx) {
   auto result = run_fleet(a, ctx);
   if (!result) return report_error(ctx.term, result.error());
   std::vector<app::LockPlacement> k8s;
+  std::vector<app::SlurmPlacement> slurm;
   if (a.emit == "k8s") k8s = app::place_k8s(*result);
-  ctx.term.out(place_report(*result, k8s, a.emit));
+  if (a.emit == "slurm") slurm = app::place_slurm(*result);
+  ctx.term.out(place_report(*result, k8s, slurm, a.emit));
   bool failed = false;
   for (std::size_t i = 0; i < result->locks.size(); ++i)
-    failed = failed || result->locks[i].nodes.empty() || (a.emit == "k8s" && !k8s[i].exact());
+    failed = failed || result->locks[i].nodes.empty() || (a.emit == "k8s" && !k8s[i].exact()) ||
+             (a.emit == "slurm" && !slurm[i].exact());
   return failed ? kExitFinding : kExitSuccess;
 }
 
@@ -478,7 +497,9 @@ RunFn setup(CLI::App& sub) {
       "Per lock, a Kubernetes nodeAffinity or a Slurm --nodelist, checked against the "
       "inventory");
   add_inventory_flags(place, *a);
-  place->add_option("--emit", a->emit, "What to print: k8s (nodeAffinity) or slurm (--nodelist)")
+  place
+      ->add_option("--emit", a->emit,
+                   "What to print: k8s (nodeAffinity) or slurm (--constraint, else --nodelist)")
       ->check(CLI::IsMember({"k8s", "slurm"}))
       ->required();
   CLI::App* probe = sub.add_subcommand(
