@@ -39,6 +39,10 @@ sys.path.insert(0, str(ROOT / "tests" / "gpu"))
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 from fit_matrix_test import lock_text, package  # noqa: E402
 import hint_log  # noqa: E402
+import jsonschema  # noqa: E402  (python3-jsonschema, scripts/install-deps)
+
+MACHINE_SCHEMA = jsonschema.Draft202012Validator(
+    json.loads((ROOT / "docs" / "schemas" / "probe-machine.schema.json").read_text()))
 
 FAILURES = []
 
@@ -178,7 +182,8 @@ def run(exe, args, cwd, env):
 
 
 def documents(text):
-    """The gathered inventory: JSON objects one after the other."""
+    """The gathered inventory: JSON objects one after the other, each valid against
+    docs/schemas/probe-machine.schema.json."""
     out, dec, i = [], json.JSONDecoder(), 0
     while True:
         while i < len(text) and text[i].isspace():
@@ -186,6 +191,8 @@ def documents(text):
         if i >= len(text):
             return out
         doc, i = dec.raw_decode(text, i)
+        errors = [e.message for e in MACHINE_SCHEMA.iter_errors(doc)]
+        check(not errors, f"entry for {doc.get('node')}: schema: {errors}")
         out.append(doc)
 
 
