@@ -54,11 +54,12 @@ std::string driver_text(const gpu::InventoryHost& h) {
   if (!h.l4t.empty()) return "L4T " + h.l4t;
   for (const auto& r : h.read)
     if (r.starts_with("Windows driver ")) return r.substr(15, r.find(' ', 15) - 15) + " (WSL)";
-  return h.machine.driver ? h.machine.driver->to_string() : "unknown";
+  if (h.machine.driver) return h.machine.driver->to_string();
+  return h.machine.no_gpu ? "none" : "unknown";
 }
 
 std::string ceiling_text(const gpu::InventoryHost& h) {
-  if (!h.machine.ceiling) return "unknown";
+  if (!h.machine.ceiling) return h.machine.no_gpu ? "none" : "unknown";
   if (h.machine.ceiling_method == "assumed")
     return fmt::format(">={} (assumed)", h.machine.ceiling->to_string());
   return fmt::format("{} ({})", h.machine.ceiling->to_string(),
@@ -414,15 +415,20 @@ std::string probe_report(const app::FleetProbeResult& r, const Terminal& term) {
   }
   std::string out = render_table(rows, styles, term);
   bool heading = false;
+  std::size_t lock_failed = 0;
   for (const auto& e : r.nodes) {
     for (const auto& l : e.locks) {
       if (!heading) out += "\n" + section_heading(term, "lock probes");
       heading = true;
+      lock_failed += l.exit == 0 ? 0 : 1;
       out += fmt::format("{}{}: {}: {}\n", kSectionIndent, e.node, l.lock, l.result);
     }
   }
-  out += fmt::format("\njob {}: {} node{} probed, {} failed{}\n", r.job, r.nodes.size() - failed,
-                     r.nodes.size() - failed == 1 ? "" : "s", failed,
+  const std::string locks_text = heading ? fmt::format("; {} lock probe{} did not pass",
+                                                       lock_failed, lock_failed == 1 ? "" : "s")
+                                         : std::string();
+  out += fmt::format("\njob {}: {} node{} probed, {} failed{}{}\n", r.job, r.nodes.size() - failed,
+                     r.nodes.size() - failed == 1 ? "" : "s", failed, locks_text,
                      r.timed_out ? " (the array was cancelled at --timeout)" : "");
   return out;
 }
@@ -464,12 +470,16 @@ void add_probe_flags(CLI::App* probe, FleetArgs& a) {
   probe->add_flag("--slurm", a.slurm, "Run the probes as a Slurm job array (the only engine)");
   probe->add_option("--gpulock", a.gpulock,
                     "The path of gpulock on the nodes (default: this binary's path)");
-  probe->add_option("--nodes", a.nodes,
-                    "Slurm nodes to probe, a host list such as gpu[01-04],cpu01 (repeatable; "
-                    "default: every node sinfo lists)");
-  probe->add_option("--lock", a.locks,
-                    "Also run gpulock probe --lock FILE --json on each node (repeatable; the path "
-                    "as the nodes see it)");
+  probe
+      ->add_option("--nodes", a.nodes,
+                   "Slurm nodes to probe, a host list such as gpu[01-04],cpu01 (repeatable; "
+                   "default: every node sinfo lists)")
+      ->allow_extra_args(false);
+  probe
+      ->add_option("--lock", a.locks,
+                   "Also run gpulock probe --lock FILE --json on each node (repeatable; the path "
+                   "as the nodes see it)")
+      ->allow_extra_args(false);
   probe->add_option("-o,--output", a.output,
                     "Write the gathered inventory here (default: standard output, the report to "
                     "standard error)");

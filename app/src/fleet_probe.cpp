@@ -127,6 +127,7 @@ class WorkDir {
   core::Status make(const std::string& parent) {
     std::string tmpl = (sys::absolute_path(parent.empty() ? fs::path(".") : fs::path(parent)) /
                         ".gpulock-fleet-probe.XXXXXX")
+                           .lexically_normal()
                            .string();
     if (::mkdtemp(tmpl.data()) == nullptr)
       return core::fail_at(ErrorCode::Io,

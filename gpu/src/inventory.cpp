@@ -451,7 +451,8 @@ InventoryHost finish_host(RawHost raw) {
   h.featured = raw.featured;
   if (!raw.probe_error.empty())
     h.warnings.push_back(fmt::format("the probe failed on the node: {}", raw.probe_error));
-  if (!raw.no_gpu_read.empty()) {
+  const bool none_read = !raw.no_gpu_read.empty();
+  if (none_read) {
     h.machine.no_gpu = true;
     h.read.push_back(std::move(raw.no_gpu_read));
   }
@@ -466,6 +467,10 @@ InventoryHost finish_host(RawHost raw) {
   } else {
     add_unknown(h, "platform (OS and CPU)");
   }
+  if (none_read)  // read as none: no driver version or ceiling is unknown
+    std::erase_if(h.unknown, [](const std::string& u) {
+      return u == "driver version" || u == "CUDA ceiling";
+    });
   return h;
 }
 

@@ -16,7 +16,9 @@ free ports). It waits, bounded, until sinfo shows the node idle, then:
 - `--lock L` runs `probe --lock L --json` on the node too and reports its result per node;
 - a task that fails (`--gpulock` naming no program on the node) is kept with its error in the
   report and in the file (`probe_error`), exit 1, and fleet check still lists the node;
-- a node Slurm does not know is refused before anything runs (exit 74).
+- a task still running at `--timeout` is cancelled and its node kept with why;
+- a node Slurm does not know is refused: the held array is cancelled before any task runs
+  (exit 74).
 
 The daemons are stopped in a finally block, by pid. Needs root (slurmd runs as root) and the
 Debian packages: it fails, never skips, when they are missing.
@@ -261,6 +263,20 @@ def probe_tests(exe, work, cluster):
             work, env)
     check(node in p.stdout and "the probe failed on the node" in p.stdout,
           f"failed task: fleet check lists the node and why: {p.returncode} {p.stdout}{p.stderr}")
+
+    # --timeout: a task still running is cancelled, and its node reported with why.
+    slow = work / "slow-gpulock"
+    slow.write_text("#!/bin/sh\nsleep 60\n")
+    slow.chmod(0o755)
+    started = time.monotonic()
+    p = run(exe, ["fleet", "probe", "--slurm", "--gpulock", str(slow), "--timeout", "2",
+                  "-o", "slow.json"], work, env)
+    check(p.returncode == 1 and "cancelled at --timeout" in p.stdout
+          and time.monotonic() - started < 30,
+          f"timeout: exit 1, the node reported: {p.returncode} {p.stdout}{p.stderr}")
+    docs = documents((work / "slow.json").read_text())
+    check(len(docs) == 1 and "the task left no result" in docs[0].get("probe_error", ""),
+          f"timeout: kept in the inventory: {docs}")
 
     # A node Slurm does not know: refused before anything runs.
     p = run(exe, ["fleet", "probe", "--slurm", "--nodes", "no-such-node"], work, env)

@@ -455,6 +455,8 @@ TEST_CASE("fleet probe's gathered entries: named by node, failures kept", "[gpu]
   CHECK(inv->hosts[1].name == "cpu01");
   CHECK(inv->hosts[1].machine.no_gpu);
   CHECK(mentions(inv->hosts[1].read, "no NVIDIA driver"));
+  CHECK_FALSE(mentions(inv->hosts[1].unknown, "driver version"));
+  CHECK_FALSE(mentions(inv->hosts[1].unknown, "CUDA ceiling"));
   CHECK(inv->hosts[2].name == "gpu02");
   CHECK(mentions(inv->hosts[2].warnings, "the probe failed on the node: probe exited 127"));
   CHECK(text.find('\xff') == std::string::npos);
