@@ -181,6 +181,14 @@ core::Status write_script(const std::string& path, const std::string& text) {
   return {};
 }
 
+// A path in sbatch's --output, where '%' starts a replacement: "%%" is a '%'.
+std::string sbatch_literal(std::string_view path) {
+  std::string out;
+  for (char c : path)
+    out += c == '%' ? std::string("%%") : std::string(1, c);
+  return out;
+}
+
 // Submits the array held, pins each task to its node, releases it. The job id.
 core::Result<std::string> submit(const FleetProbeRequest& request,
                                  const std::vector<std::string>& nodes, const std::string& dir,
@@ -192,7 +200,7 @@ core::Result<std::string> submit(const FleetProbeRequest& request,
                                 "--job-name=gpulock-fleet-probe",
                                 "--nodes=1",
                                 "--ntasks=1",
-                                fmt::format("--output={}/%a.slurm.out", dir)};
+                                fmt::format("--output={}/%a.slurm.out", sbatch_literal(dir))};
   argv.insert(argv.end(), request.sbatch_args.begin(), request.sbatch_args.end());
   argv.push_back(script);
   auto out = slurm(argv);
