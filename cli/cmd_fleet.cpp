@@ -427,9 +427,10 @@ std::string probe_report(const app::FleetProbeResult& r, const Terminal& term) {
   const std::string locks_text = heading ? fmt::format("; {} lock probe{} did not pass",
                                                        lock_failed, lock_failed == 1 ? "" : "s")
                                          : std::string();
-  out += fmt::format("\njob {}: {} node{} probed, {} failed{}{}\n", r.job, r.nodes.size() - failed,
-                     r.nodes.size() - failed == 1 ? "" : "s", failed, locks_text,
-                     r.timed_out ? " (the array was cancelled at --timeout)" : "");
+  out += fmt::format("\n{}: {} node{} probed, {} failed{}{}\n",
+                     r.job.empty() ? std::string("no job submitted") : "job " + r.job,
+                     r.nodes.size() - failed, r.nodes.size() - failed == 1 ? "" : "s", failed,
+                     locks_text, r.timed_out ? " (the array was cancelled at --timeout)" : "");
   return out;
 }
 

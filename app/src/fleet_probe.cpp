@@ -4,6 +4,7 @@
 #include "gpulock/app/fleet_probe.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -100,6 +101,41 @@ core::Result<std::vector<std::string>> list_nodes(const FleetProbeRequest& reque
                                     "(letters, digits, '.', '_', '-')",
                                     core::quote_for_message(n)));
   return nodes;
+}
+
+// Why a node is not submitted to, from its `sinfo -N -o %t` state ("down*", "drain"); empty when
+// it can run a task (idle, mix, alloc, powered down and the like: it waits for it).
+std::string unusable(std::string_view state) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kDead{{
+      {"down", "down"},
+      {"drain", "drained"},
+      {"drng", "draining"},
+      {"fail", "failed"},
+      {"failg", "failing"},
+      {"futr", "a future node"},
+      {"inval", "invalid"},
+  }};
+  std::string_view base = state;
+  while (!base.empty() && std::string_view("*~#!%$@^-").find(base.back()) != std::string_view::npos)
+    base.remove_suffix(1);
+  for (const auto& [name, words] : kDead)
+    if (base == name) return fmt::format("not submitted: sinfo shows it {} ({})", words, state);
+  if (state.find('*') != std::string_view::npos)
+    return fmt::format("not submitted: sinfo shows it not responding ({})", state);
+  return {};
+}
+
+// Every node's state as `sinfo -N -h -o "%N %t"` prints it (a node of several partitions once).
+core::Result<std::map<std::string, std::string>> node_states() {
+  auto out = slurm({"sinfo", "-N", "-h", "-o", "%N %t"});
+  if (!out) return std::unexpected(out.error());
+  std::map<std::string, std::string> states;
+  for (const auto& line : words_of(*out)) {
+    const auto sp = line.find(' ');
+    if (sp == std::string::npos || states.size() >= kMaxNodes * 4) continue;
+    states.emplace(line.substr(0, sp), std::string(core::trim(line.substr(sp + 1))).substr(0, 32));
+  }
+  return states;
 }
 
 // This binary, as the nodes should run it.
@@ -382,31 +418,63 @@ core::Result<FleetProbeResult> fleet_probe(const FleetProbeRequest& request,
   }
   auto nodes = list_nodes(request);
   if (!nodes) return std::unexpected(nodes.error());
+  auto node_state = node_states();
+  if (!node_state) return std::unexpected(node_state.error());
+  // The nodes a task is submitted to (array index -> node index); the others are reported now.
+  std::vector<std::size_t> runnable;
+  std::vector<std::string> skipped(nodes->size());
+  for (std::size_t i = 0; i < nodes->size(); ++i) {
+    auto st = node_state->find((*nodes)[i]);
+    if (st == node_state->end())
+      return std::unexpected(
+          core::make_error(ErrorCode::Usage, fmt::format("Slurm has no node {}",
+                                                         core::quote_for_message((*nodes)[i])))
+              .with_hint("sinfo -N lists the nodes; give them with --nodes LIST"));
+    skipped[i] = unusable(st->second);
+    if (skipped[i].empty()) runnable.push_back(i);
+  }
+  FleetProbeResult result;
+  auto finish = [&]() -> core::Result<FleetProbeResult> {
+    for (const auto& e : result.nodes)
+      result.inventory += gpu::probe_entry_text(e);
+    if (!request.output.empty()) {
+      if (auto w = sys::write_file_atomically(request.output, result.inventory); !w)
+        return std::unexpected(w.error());
+    }
+    return std::move(result);
+  };
+  if (runnable.empty()) {
+    for (std::size_t i = 0; i < nodes->size(); ++i)
+      result.nodes.push_back({(*nodes)[i], "", skipped[i], {}});
+    return finish();
+  }
   WorkDir dir;
   if (auto made = dir.make(request.work_dir); !made) return std::unexpected(made.error());
   const std::string script = dir.path() + "/probe.sh";
   if (auto w = write_script(script, probe_job_script(gpulock, request.locks, dir.path())); !w)
     return std::unexpected(w.error());
-  FleetProbeResult result;
-  auto job = submit(request, *nodes, dir.path(), script);
+  std::vector<std::string> targets;
+  for (auto i : runnable)
+    targets.push_back((*nodes)[i]);
+  auto job = submit(request, targets, dir.path(), script);
   if (!job) return std::unexpected(job.error());
   result.job = *job;
-  say(fmt::format("submitted job {}: {} task{}, one per node", *job, nodes->size(),
-                  nodes->size() == 1 ? "" : "s"));
+  say(fmt::format("submitted job {}: {} task{}, one per node", *job, targets.size(),
+                  targets.size() == 1 ? "" : "s"));
   auto states = wait_for(*job, request.timeout, result.timed_out);
   if (!states) return std::unexpected(states.error());
-  for (std::size_t i = 0; i < nodes->size(); ++i) {
-    auto s = states->find(i);
-    result.nodes.push_back(gather_one(request, dir.path(), i, (*nodes)[i],
+  for (std::size_t i = 0, task = 0; i < nodes->size(); ++i) {
+    if (!skipped[i].empty()) {
+      result.nodes.push_back({(*nodes)[i], "", skipped[i], {}});
+      continue;
+    }
+    auto s = states->find(task);
+    result.nodes.push_back(gather_one(request, dir.path(), task, (*nodes)[i],
                                       s == states->end() ? std::string() : s->second,
                                       result.timed_out));
-    result.inventory += gpu::probe_entry_text(result.nodes.back());
+    ++task;
   }
-  if (!request.output.empty()) {
-    if (auto w = sys::write_file_atomically(request.output, result.inventory); !w)
-      return std::unexpected(w.error());
-  }
-  return result;
+  return finish();
 }
 
 }  // namespace gpulock::app

@@ -17,8 +17,8 @@ free ports). It waits, bounded, until sinfo shows the node idle, then:
 - a task that fails (`--gpulock` naming no program on the node) is kept with its error in the
   report and in the file (`probe_error`), exit 1, and fleet check still lists the node;
 - a task still running at `--timeout` is cancelled and its node kept with why;
-- a node Slurm does not know is refused: the held array is cancelled before any task runs
-  (exit 74).
+- a drained node is not submitted to, and is kept with why;
+- a node Slurm does not know is refused before anything is submitted (exit 2).
 
 The daemons are stopped in a finally block, by pid. Needs root (slurmd runs as root) and the
 Debian packages: it fails, never skips, when they are missing.
@@ -278,10 +278,26 @@ def probe_tests(exe, work, cluster):
     check(len(docs) == 1 and "the task left no result" in docs[0].get("probe_error", ""),
           f"timeout: kept in the inventory: {docs}")
 
-    # A node Slurm does not know: refused before anything runs.
+    # A drained node is not submitted to (it would wait to --timeout), and is kept with why.
+    def scontrol(*args):
+        subprocess.run(["scontrol", "update", f"NodeName={node}", *args], env=env, check=True,
+                       capture_output=True, timeout=30)
+    scontrol("State=DRAIN", "Reason=fleet-probe-test")
+    try:
+        p = run(exe, ["fleet", "probe", "--slurm", "-o", "drained.json"], work, env)
+    finally:
+        scontrol("State=RESUME")
+    check(p.returncode == 1 and "not submitted: sinfo shows it drained" in p.stdout
+          and "no job submitted" in p.stdout,
+          f"drained: exit 1, the node reported: {p.returncode} {p.stdout}{p.stderr}")
+    docs = documents((work / "drained.json").read_text())
+    check(len(docs) == 1 and docs[0].get("node") == node and "drained" in
+          docs[0].get("probe_error", ""), f"drained: kept in the inventory: {docs}")
+
+    # A node Slurm does not know: refused before anything is submitted.
     p = run(exe, ["fleet", "probe", "--slurm", "--nodes", "no-such-node"], work, env)
-    check(p.returncode == 74 and p.stderr.startswith("error:"),
-          f"unknown node: exit 74 with an error: line, got {p.returncode}: {p.stderr}")
+    check(p.returncode == 2 and p.stderr.startswith("error: Slurm has no node 'no-such-node'"),
+          f"unknown node: exit 2 with an error: line, got {p.returncode}: {p.stderr}")
 
 
 def main():

@@ -45,7 +45,9 @@ struct FleetProbeResult {
 /// Progress for people ("submitted job 42: 3 tasks"), called as each step starts.
 using FleetProbeProgress = std::function<void(std::string_view)>;
 
-/// Submits, waits and gathers. Errors: Usage (no node, a node name gpulock does not submit to),
+/// Submits, waits and gathers; a node sinfo shows down, drained or not responding gets no task
+/// and an entry saying so. Errors: Usage (no node, a node sinfo does not list, a node name
+/// gpulock does not submit to),
 /// Io (a Slurm command cannot be run or fails: sinfo, sbatch, scontrol, squeue; the private
 /// directory cannot be made; `output` cannot be written). A node whose task failed is not an error:
 /// its entry says why.
