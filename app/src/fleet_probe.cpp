@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -125,17 +126,36 @@ std::string unusable(std::string_view state) {
   return {};
 }
 
-// Every node's state as `sinfo -N -h -o "%N %t"` prints it (a node of several partitions once).
-core::Result<std::map<std::string, std::string>> node_states() {
-  auto out = slurm({"sinfo", "-N", "-h", "-o", "%N %t"});
+// A node as `sinfo -N -h -o "%N %P %t"` shows it: its state and partitions (a row for each).
+struct NodeInfo {
+  std::string state;
+  std::set<std::string> partitions;
+};
+
+core::Result<std::map<std::string, NodeInfo>> node_infos() {
+  auto out = slurm({"sinfo", "-N", "-h", "-o", "%N %P %t"});
   if (!out) return std::unexpected(out.error());
-  std::map<std::string, std::string> states;
+  std::map<std::string, NodeInfo> nodes;
   for (const auto& line : words_of(*out)) {
     const auto sp = line.find(' ');
-    if (sp == std::string::npos || states.size() >= kMaxNodes * 4) continue;
-    states.emplace(line.substr(0, sp), std::string(core::trim(line.substr(sp + 1))).substr(0, 32));
+    const auto sp2 = sp == std::string::npos ? sp : line.find(' ', sp + 1);
+    if (sp2 == std::string::npos || nodes.size() >= kMaxNodes * 4) continue;
+    auto& n = nodes[line.substr(0, sp)];
+    std::string partition = line.substr(sp + 1, sp2 - sp - 1);
+    if (!partition.empty() && partition.back() == '*') partition.pop_back();  // the default
+    if (!partition.empty() && n.partitions.size() < 64)
+      n.partitions.insert(partition.substr(0, 128));
+    n.state = std::string(core::trim(std::string_view(line).substr(sp2 + 1))).substr(0, 32);
   }
-  return states;
+  return nodes;
+}
+
+// Did the user choose the partition (`-p P`, `-pP`, `--partition P`, `--partition=P`)?
+bool partition_given(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a == "--partition" || a.starts_with("--partition=") ||
+           (a.starts_with("-p") && !a.starts_with("--"));
+  });
 }
 
 // This binary, as the nodes should run it.
@@ -225,10 +245,21 @@ std::string sbatch_literal(std::string_view path) {
   return out;
 }
 
-// Submits the array held, pins each task to its node, releases it. The job id.
-core::Result<std::string> submit(const FleetProbeRequest& request,
-                                 const std::vector<std::string>& nodes, const std::string& dir,
-                                 const std::string& script) {
+// The array as submitted: its job id, and for each task the error that kept it from its node
+// (empty when it was pinned).
+struct Submitted {
+  std::string job;
+  std::vector<std::string> pin_errors;
+};
+
+// Submits the array held to all the nodes' partitions (none given: sbatch's default or the
+// user's), pins each task to its node and its node's partitions (a task that cannot be is
+// cancelled, its error kept), releases it.
+core::Result<Submitted> submit(const FleetProbeRequest& request,
+                               const std::vector<std::string>& nodes,
+                               const std::vector<std::string>& node_partitions,
+                               const std::string& dir, const std::string& script,
+                               const std::string& partitions) {
   std::vector<std::string> argv{"sbatch",
                                 "--parsable",
                                 "--hold",
@@ -237,33 +268,51 @@ core::Result<std::string> submit(const FleetProbeRequest& request,
                                 "--nodes=1",
                                 "--ntasks=1",
                                 fmt::format("--output={}/%a.slurm.out", sbatch_literal(dir))};
+  if (!partitions.empty()) argv.push_back("--partition=" + partitions);
   argv.insert(argv.end(), request.sbatch_args.begin(), request.sbatch_args.end());
   argv.push_back(script);
   auto out = slurm(argv);
   if (!out) return std::unexpected(out.error());
   // "42" or "42;cluster".
-  std::string job(core::trim(std::string_view(*out).substr(0, out->find(';'))));
+  Submitted sub;
+  sub.job = std::string(core::trim(std::string_view(*out).substr(0, out->find(';'))));
+  const auto& job = sub.job;
   if (job.empty() || job.size() > 20 ||
       !std::all_of(job.begin(), job.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return core::fail(ErrorCode::Io, fmt::format("sbatch --parsable printed {}, not a job id",
                                                  core::quote_for_message(*out)));
+  sub.pin_errors.resize(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    auto pinned = slurm({"scontrol", "update", fmt::format("JobId={}_{}", job, i),
-                         fmt::format("ReqNodeList={}", nodes[i])});
+    const auto task = fmt::format("{}_{}", job, i);
+    std::vector<std::string> update{"scontrol", "update", "JobId=" + task,
+                                    fmt::format("ReqNodeList={}", nodes[i])};
+    // A task left to several partitions waits for a scheduling pass of each (seconds to minutes).
+    if (!partitions.empty() && !node_partitions[i].empty())
+      update.push_back("Partition=" + node_partitions[i]);
+    auto pinned = slurm(update);
     if (!pinned) {
-      (void)slurm({"scancel", job});
-      return std::unexpected(pinned.error());
+      sub.pin_errors[i] =
+          fmt::format("the task could not be pinned to the node: {}", pinned.error().message);
+      (void)slurm({"scancel", task});
     }
   }
   if (auto released = slurm({"scontrol", "release", job}); !released) {
     (void)slurm({"scancel", job});
     return std::unexpected(released.error());
   }
-  return job;
+  return sub;
 }
 
-// Polls squeue until the array is gone or the deadline passes (then cancels it). The last state
-// seen of each task ("PENDING (ReqNodeNotAvail)"), by task index.
+// Pending reasons of a task that Slurm will never start as submitted (its node is not in the
+// partition, the account or QOS refuses it).
+constexpr std::array<std::string_view, 7> kNever{
+    "BadConstraints", "PartitionConfig",   "PartitionNodeLimit", "InvalidAccount",
+    "InvalidQOS",     "AccountNotAllowed", "QOSNotAllowed"};
+constexpr std::string_view kNeverRuns = ": Slurm will not start it as submitted, cancelled";
+
+// Polls squeue until the array is gone or the deadline passes (then cancels it); a task pending
+// for a reason of kNever is cancelled at once. The last state seen of each task ("PENDING
+// (ReqNodeNotAvail)"), by task index.
 core::Result<std::map<std::size_t, std::string>> wait_for(const std::string& job,
                                                           std::chrono::seconds timeout,
                                                           bool& timed_out) {
@@ -273,7 +322,7 @@ core::Result<std::map<std::size_t, std::string>> wait_for(const std::string& job
   std::chrono::milliseconds pause{250};
   int failures = 0;
   for (;;) {
-    auto out = slurm({"squeue", "-h", "-r", "-j", job, "-o", "%K %T %r"});
+    auto out = slurm({"squeue", "-h", "-r", "-j", job, "-o", "%K %P %T %r"});
     if (!out) {
       // A job that has left the controller's memory is "Invalid job id specified".
       if (out.error().message.find("Invalid job id") != std::string::npos) break;
@@ -289,11 +338,26 @@ core::Result<std::map<std::size_t, std::string>> wait_for(const std::string& job
             !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; }))
           continue;
         auto rest = core::trim(std::string_view(l).substr(sp + 1));
+        // The partitions it may run in: with several, a pending reason may be one partition's.
+        const bool one_partition = rest.substr(0, rest.find(' ')).find(',') == std::string::npos;
+        rest = core::trim_left(rest.substr(std::min(rest.size(), rest.find(' '))));
         auto sp2 = rest.find(' ');
         std::string state(rest.substr(0, sp2));
-        if (sp2 != std::string_view::npos && rest.substr(sp2 + 1) != "None")
-          state += fmt::format(" ({})", core::trim(rest.substr(sp2 + 1)));
-        states[std::stoul(id)] = state.substr(0, 200);
+        const auto reason =
+            sp2 == std::string_view::npos ? std::string_view() : core::trim(rest.substr(sp2 + 1));
+        if (!reason.empty() && reason != "None") state += fmt::format(" ({})", reason);
+        auto& seen = states[std::stoul(id)];
+        if (seen.ends_with(kNeverRuns)) continue;
+        // A task Slurm says twice it will never start in its one partition is cancelled now, not
+        // at --timeout.
+        const bool never = one_partition && state.starts_with("PENDING") &&
+                           std::find(kNever.begin(), kNever.end(), reason) != kNever.end();
+        const bool again = never && seen == state.substr(0, 200);
+        seen = state.substr(0, 200);
+        if (again) {
+          (void)slurm({"scancel", fmt::format("{}_{}", job, id)});
+          seen += kNeverRuns;
+        }
       }
     }
     if (clock::now() >= deadline) {
@@ -320,7 +384,7 @@ gpu::ProbeEntry gather_one(const FleetProbeRequest& request, const std::string& 
     if (timed_out) e.error += "; the array was cancelled at --timeout";
     if (auto slurm_out = last_line(base + ".slurm.out"); !slurm_out.empty())
       e.error += fmt::format("; its output: {}", slurm_out);
-    else if (!timed_out)
+    else if (!timed_out && !state.ends_with(kNeverRuns))
       e.error += "; is the work directory shared with the node? (--work-dir)";
     return e;
   }
@@ -418,20 +482,24 @@ core::Result<FleetProbeResult> fleet_probe(const FleetProbeRequest& request,
   }
   auto nodes = list_nodes(request);
   if (!nodes) return std::unexpected(nodes.error());
-  auto node_state = node_states();
-  if (!node_state) return std::unexpected(node_state.error());
-  // The nodes a task is submitted to (array index -> node index); the others are reported now.
+  auto infos = node_infos();
+  if (!infos) return std::unexpected(infos.error());
+  // The nodes a task is submitted to (array index -> node index) and their partitions (the job
+  // may run in any of them: each task's node picks one); the others are reported now.
   std::vector<std::size_t> runnable;
   std::vector<std::string> skipped(nodes->size());
+  std::set<std::string> partitions;
   for (std::size_t i = 0; i < nodes->size(); ++i) {
-    auto st = node_state->find((*nodes)[i]);
-    if (st == node_state->end())
+    auto info = infos->find((*nodes)[i]);
+    if (info == infos->end())
       return std::unexpected(
           core::make_error(ErrorCode::Usage, fmt::format("Slurm has no node {}",
                                                          core::quote_for_message((*nodes)[i])))
               .with_hint("sinfo -N lists the nodes; give them with --nodes LIST"));
-    skipped[i] = unusable(st->second);
-    if (skipped[i].empty()) runnable.push_back(i);
+    skipped[i] = unusable(info->second.state);
+    if (!skipped[i].empty()) continue;
+    runnable.push_back(i);
+    partitions.insert(info->second.partitions.begin(), info->second.partitions.end());
   }
   FleetProbeResult result;
   auto finish = [&]() -> core::Result<FleetProbeResult> {
@@ -453,19 +521,29 @@ core::Result<FleetProbeResult> fleet_probe(const FleetProbeRequest& request,
   const std::string script = dir.path() + "/probe.sh";
   if (auto w = write_script(script, probe_job_script(gpulock, request.locks, dir.path())); !w)
     return std::unexpected(w.error());
-  std::vector<std::string> targets;
-  for (auto i : runnable)
+  std::vector<std::string> targets, target_partitions;
+  for (auto i : runnable) {
     targets.push_back((*nodes)[i]);
-  auto job = submit(request, targets, dir.path(), script);
-  if (!job) return std::unexpected(job.error());
-  result.job = *job;
-  say(fmt::format("submitted job {}: {} task{}, one per node", *job, targets.size(),
+    const auto& ps = infos->at((*nodes)[i]).partitions;
+    target_partitions.push_back(fmt::format("{}", fmt::join(ps, ",")));
+  }
+  const std::string partition_list = partition_given(request.sbatch_args)
+                                         ? std::string()
+                                         : fmt::format("{}", fmt::join(partitions, ","));
+  auto sub = submit(request, targets, target_partitions, dir.path(), script, partition_list);
+  if (!sub) return std::unexpected(sub.error());
+  result.job = sub->job;
+  say(fmt::format("submitted job {}: {} task{}, one per node", sub->job, targets.size(),
                   targets.size() == 1 ? "" : "s"));
-  auto states = wait_for(*job, request.timeout, result.timed_out);
+  auto states = wait_for(sub->job, request.timeout, result.timed_out);
   if (!states) return std::unexpected(states.error());
   for (std::size_t i = 0, task = 0; i < nodes->size(); ++i) {
     if (!skipped[i].empty()) {
       result.nodes.push_back({(*nodes)[i], "", skipped[i], {}});
+      continue;
+    }
+    if (!sub->pin_errors[task].empty()) {
+      result.nodes.push_back({(*nodes)[i], "", sub->pin_errors[task++], {}});
       continue;
     }
     auto s = states->find(task);

@@ -2,14 +2,17 @@
 """`gpulock fleet probe --slurm` on a real Slurm, not a mock (issue 45 item 4).
 
 The test starts its own cluster on loopback: munged (a key of its own, its socket in the work
-directory), slurmctld and slurmd (Debian's slurm-wlm, from scripts/install-deps) with a one-node
-configuration written to the work directory (NodeName = this host's short name, NodeAddr
+directory), slurmctld and slurmd (Debian's slurm-wlm, from scripts/install-deps) with a
+configuration written to the work directory: the node NodeName = this host's short name (NodeAddr
 127.0.0.1, ProctrackType=proctrack/linuxproc, TaskPlugin=task/none, no cgroups, no accounting,
-free ports). It waits, bounded, until sinfo shows the node idle, then:
+free ports) in partition `debug`, and a second slurmd on the same host as node NAME-b in
+partition `second` (`slurmd -N`, a port of its own), so that the array has a task per node to
+pin. It waits, bounded, until sinfo shows both idle, then:
 
-- `fleet probe --slurm --output FILE` submits the job array, waits for it, and gathers the node's
-  `probe --machine --json`: exit 0, the report names the node, the file holds one
-  gpulock.machine/1 document whose `node` is the Slurm node name;
+- `fleet probe --slurm --output FILE` submits the job array (to both partitions), waits for it,
+  and gathers each node's `probe --machine --json`: exit 0, the report names the nodes, the file
+  holds a gpulock.machine/1 document per node whose `node` is its Slurm name, each written by a
+  task that ran on that node;
 - `fleet check --inventory FILE` reads it under that name and judges a CUDA lock and a CPU lock
   against what the probe found (on a machine without an NVIDIA driver: no GPU, the CPU lock
   fits, the CUDA lock does not, and why);
@@ -17,7 +20,8 @@ free ports). It waits, bounded, until sinfo shows the node idle, then:
 - a task that fails (`--gpulock` naming no program on the node) is kept with its error in the
   report and in the file (`probe_error`), exit 1, and fleet check still lists the node;
 - a task still running at `--timeout` is cancelled and its node kept with why;
-- a drained node is not submitted to, and is kept with why;
+- a drained node is not submitted to, and is kept with why; a task whose node is not in the
+  partition given after `--` is cancelled at once, not at --timeout;
 - a node Slurm does not know is refused before anything is submitted (exit 2).
 
 The daemons are stopped in a finally block, by pid. Needs root (slurmd runs as root) and the
@@ -67,16 +71,15 @@ class Cluster:
     def __init__(self, root: Path):
         self.root = root
         self.node = socket.gethostname().split(".")[0]
+        self.node2 = f"{self.node}-b"
         self.procs = []
         self.env = dict(os.environ)
         self.env["SLURM_CONF"] = str(root / "slurm.conf")
 
     def logs(self):
         out = ""
-        for name in ["munged.log", "slurmctld.log", "slurmd.log"]:
-            p = self.root / "log" / name
-            if p.exists():
-                out += f"--- {name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-15:])
+        for p in sorted((self.root / "log").glob("*.log")):
+            out += f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-15:])
         return out
 
     def start(self):
@@ -102,22 +105,21 @@ class Cluster:
                     f"--pid-file={r / 'run' / 'munged.pid'}",
                     f"--log-file={r / 'log' / 'munged.log'}", f"--seed-file={r / 'key' / 'seed'}"])
         self.wait_for(lambda: sock.exists(), 10, "munged's socket")
-        ctld_port, d_port = free_port(), free_port()
+        ctld_port, d_port, d2_port = free_port(), free_port(), free_port()
         conf = f"""ClusterName=gpulocktest
 SlurmctldHost={self.node}(127.0.0.1)
 SlurmctldPort={ctld_port}
-SlurmdPort={d_port}
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket={sock}
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation={r / 'state'}
-SlurmdSpoolDir={r / 'spool'}
+SlurmdSpoolDir={r / 'spool'}/%n
 SlurmctldPidFile={r / 'run' / 'slurmctld.pid'}
-SlurmdPidFile={r / 'run' / 'slurmd.pid'}
+SlurmdPidFile={r / 'run' / 'slurmd-%n.pid'}
 SlurmctldLogFile={r / 'log' / 'slurmctld.log'}
-SlurmdLogFile={r / 'log' / 'slurmd.log'}
+SlurmdLogFile={r / 'log' / 'slurmd-%n.log'}
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/linear
@@ -130,21 +132,26 @@ ReturnToService=2
 SlurmdTimeout=30
 InactiveLimit=0
 MinJobAge=300
-NodeName={self.node} NodeAddr=127.0.0.1 CPUs={os.cpu_count() or 1} State=UNKNOWN
+NodeName={self.node} NodeHostname={self.node} NodeAddr=127.0.0.1 Port={d_port} CPUs=1 State=UNKNOWN
+NodeName={self.node2} NodeHostname={self.node} NodeAddr=127.0.0.1 Port={d2_port} CPUs=1 State=UNKNOWN
 PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
+PartitionName=second Nodes={self.node2} MaxTime=INFINITE State=UP
 """
         (r / "slurm.conf").write_text(conf)
         self.spawn([shutil.which("slurmctld") or "/usr/sbin/slurmctld", "-D", "-i"])
-        self.spawn([shutil.which("slurmd") or "/usr/sbin/slurmd", "-D", "-N", self.node])
+        for n in [self.node, self.node2]:
+            self.spawn([shutil.which("slurmd") or "/usr/sbin/slurmd", "-D", "-N", n], n)
 
         def idle():
             p = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], env=self.env,
                                capture_output=True, text=True, timeout=10)
-            return p.returncode == 0 and f"{self.node} idle" in p.stdout
-        self.wait_for(idle, 30, f"sinfo to show {self.node} idle")
+            lines = p.stdout.splitlines()
+            return p.returncode == 0 and all(f"{n} idle" in lines
+                                             for n in [self.node, self.node2])
+        self.wait_for(idle, 30, f"sinfo to show {self.node} and {self.node2} idle")
 
-    def spawn(self, argv):
-        log = open(self.root / "log" / (Path(argv[0]).name + ".out"), "w")
+    def spawn(self, argv, tag=""):
+        log = open(self.root / "log" / (Path(argv[0]).name + tag + ".out"), "w")
         self.procs.append(subprocess.Popen(argv, env=self.env, stdout=log, stderr=log,
                                            stdin=subprocess.DEVNULL))
 
@@ -178,7 +185,9 @@ def run(exe, args, cwd, env):
     if "GPULOCK_HINT_LOG" in os.environ:
         env["GPULOCK_HINT_LOG"] = os.environ["GPULOCK_HINT_LOG"]
     argv = [exe] + args
+    t0 = time.monotonic()
     p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    print(f"{time.monotonic() - t0:5.1f} s: {' '.join(args)}", file=sys.stderr)
     hint_log.keep(argv, env, cwd, p.returncode, p.stdout, p.stderr)
     return p
 
@@ -207,18 +216,28 @@ def cpu_lock():
 
 
 def probe_tests(exe, work, cluster):
-    env, node = cluster.env, cluster.node
-    p = run(exe, ["fleet", "probe", "--slurm", "--output", "fleet.json", "--work-dir", "."],
+    env, node, node2 = cluster.env, cluster.node, cluster.node2
+    # Every node sinfo lists, one task each, in the partitions of the nodes (debug, second).
+    p = run(exe, ["fleet", "probe", "--slurm", "--output", "all.json", "--work-dir", "."],
             work, env)
     check(p.returncode == 0, f"probe: exit 0, got {p.returncode}: {p.stdout}{p.stderr}\n"
           f"{cluster.logs()}")
-    check(node in p.stdout and " ok" in p.stdout and "1 node probed, 0 failed" in p.stdout,
-          f"probe: the report names the node: {p.stdout}")
+    check(all(f"\n{n} " in p.stdout for n in [node, node2]) and "2 nodes probed, 0 failed"
+          in p.stdout, f"probe: the report names both nodes: {p.stdout}")
     check(not list(work.glob(".gpulock-fleet-probe.*")), "probe: the private directory is gone")
+    docs = documents((work / "all.json").read_text()) if (work / "all.json").exists() else []
+    check([d.get("node") for d in docs] == sorted([node, node2])
+          and all(d.get("schema") == "gpulock.machine/1" and "probe_error" not in d
+                  for d in docs), f"probe: a document per node, each pinned: {docs}")
+
+    # One node.
+    p = run(exe, ["fleet", "probe", "--slurm", "--nodes", node, "--output", "fleet.json"],
+            work, env)
+    check(p.returncode == 0 and "1 node probed, 0 failed" in p.stdout,
+          f"probe --nodes: exit 0, got {p.returncode}: {p.stdout}{p.stderr}")
     docs = documents((work / "fleet.json").read_text()) if (work / "fleet.json").exists() else []
-    check(len(docs) == 1 and docs[0].get("schema") == "gpulock.machine/1"
-          and docs[0].get("node") == node and "probe_error" not in docs[0],
-          f"probe: one document for {node}: {docs}")
+    check(len(docs) == 1 and docs[0].get("node") == node and "probe_error" not in docs[0],
+          f"probe --nodes: one document for {node}: {docs}")
     no_driver = bool(docs) and docs[0].get("status") == "no-driver"
 
     p = run(exe, ["fleet", "check", "--inventory", "fleet.json", "--lock", "pylock.cu124.toml",
@@ -250,8 +269,8 @@ def probe_tests(exe, work, cluster):
           f"probe --lock: recorded in the inventory: {docs}")
 
     # A task that fails is kept with its error, never dropped; standard output: the inventory.
-    p = run(exe, ["fleet", "probe", "--slurm", "--gpulock", str(work / "no such gpulock"),
-                  "--timeout", "60"], work, env)
+    p = run(exe, ["fleet", "probe", "--slurm", "--nodes", node, "--gpulock",
+                  str(work / "no such gpulock"), "--timeout", "60"], work, env)
     check(p.returncode == 1, f"failed task: exit 1, got {p.returncode}: {p.stderr}")
     check(f"{node}" in p.stderr and "failed: gpulock probe --machine --json exited 127" in p.stderr,
           f"failed task: the report names the node and its error: {p.stderr}")
@@ -269,8 +288,8 @@ def probe_tests(exe, work, cluster):
     slow.write_text("#!/bin/sh\nsleep 60\n")
     slow.chmod(0o755)
     started = time.monotonic()
-    p = run(exe, ["fleet", "probe", "--slurm", "--gpulock", str(slow), "--timeout", "2",
-                  "-o", "slow.json"], work, env)
+    p = run(exe, ["fleet", "probe", "--slurm", "--nodes", node, "--gpulock", str(slow),
+                  "--timeout", "2", "-o", "slow.json"], work, env)
     check(p.returncode == 1 and "cancelled at --timeout" in p.stdout
           and time.monotonic() - started < 30,
           f"timeout: exit 1, the node reported: {p.returncode} {p.stdout}{p.stderr}")
@@ -287,12 +306,22 @@ def probe_tests(exe, work, cluster):
         p = run(exe, ["fleet", "probe", "--slurm", "-o", "drained.json"], work, env)
     finally:
         scontrol("State=RESUME")
-    check(p.returncode == 1 and "not submitted: sinfo shows it drained" in p.stdout
-          and "no job submitted" in p.stdout,
+    # drained, or draining while the task cancelled above completes; the other node probed
+    check(p.returncode == 1 and "not submitted: sinfo shows it drain" in p.stdout
+          and "1 node probed, 1 failed" in p.stdout,
           f"drained: exit 1, the node reported: {p.returncode} {p.stdout}{p.stderr}")
-    docs = documents((work / "drained.json").read_text())
-    check(len(docs) == 1 and docs[0].get("node") == node and "drained" in
-          docs[0].get("probe_error", ""), f"drained: kept in the inventory: {docs}")
+    docs = {d.get("node"): d for d in documents((work / "drained.json").read_text())}
+    check(set(docs) == {node, node2} and "sinfo shows it drain" in
+          docs[node].get("probe_error", "") and "probe_error" not in docs[node2],
+          f"drained: kept in the inventory: {docs}")
+    # A task Slurm will never start as submitted (its node is not in the partition sbatch was
+    # given) is cancelled at once, not at --timeout.
+    started = time.monotonic()
+    p = run(exe, ["fleet", "probe", "--slurm", "--nodes", node2, "--", "--partition=debug"],
+            work, env)
+    check(p.returncode == 1 and "Slurm will not start it as submitted" in p.stderr
+          and time.monotonic() - started < 30,
+          f"partition: cancelled at once: {p.returncode} {p.stderr}")
 
     # A node Slurm does not know: refused before anything is submitted.
     p = run(exe, ["fleet", "probe", "--slurm", "--nodes", "no-such-node"], work, env)
