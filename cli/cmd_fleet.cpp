@@ -4,6 +4,9 @@
 // and for a node no lock fits, the reasons; per lock: its nodes. Text, `--json`
 // (docs/schemas/fleet-check.schema.json) or `--format github`. Exit 1 when a lock runs on no
 // node (or, with --require-all, a node runs no lock); 3 when an inventory cannot be read.
+// `fleet place` prints a nodeAffinity or sbatch lines per lock; `fleet probe --slurm` runs
+// `probe --machine` on every node through a job array (app/fleet_probe.h) and reports the nodes
+// of the inventory it gathers.
 #include <chrono>
 #include <memory>
 #include <string>

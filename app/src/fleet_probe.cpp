@@ -81,11 +81,12 @@ core::Result<std::vector<std::string>> list_nodes(const FleetProbeRequest& reque
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   } else {
+    std::set<std::string> seen;
     for (const auto& list : request.nodes) {
       auto out = slurm({"scontrol", "show", "hostnames", list});
       if (!out) return std::unexpected(out.error());
       for (auto& n : words_of(*out))
-        if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(std::move(n));
+        if (seen.insert(n).second && nodes.size() <= kMaxNodes) nodes.push_back(std::move(n));
     }
   }
   if (nodes.empty())
