@@ -13,6 +13,7 @@ pin. It waits, bounded, until sinfo shows both idle, then:
   and gathers each node's `probe --machine --json`: exit 0, the report names the nodes, the file
   holds a gpulock.machine/1 document per node whose `node` is its Slurm name, each written by a
   task that ran on that node;
+- `fleet place --emit slurm` over it prints those names as the `--nodelist`;
 - `fleet check --inventory FILE` reads it under that name and judges a CUDA lock and a CPU lock
   against what the probe found (on a machine without an NVIDIA driver: no GPU, the CPU lock
   fits, the CUDA lock does not, and why);
@@ -229,6 +230,13 @@ def probe_tests(exe, work, cluster):
     check([d.get("node") for d in docs] == sorted([node, node2])
           and all(d.get("schema") == "gpulock.machine/1" and "probe_error" not in d
                   for d in docs), f"probe: a document per node, each pinned: {docs}")
+
+    # The Slurm names are what sbatch takes: fleet place prints them as the --nodelist.
+    p = run(exe, ["fleet", "place", "--emit", "slurm", "--inventory", "all.json", "--lock",
+                  "pylock.cpu.toml"], work, env)
+    check(p.returncode == 0
+          and f"#SBATCH --nodelist={','.join(sorted([node, node2]))}" in p.stdout,
+          f"place: the probed nodes by their Slurm names: {p.returncode} {p.stdout}{p.stderr}")
 
     # One node.
     p = run(exe, ["fleet", "probe", "--slurm", "--nodes", node, "--output", "fleet.json"],
