@@ -4,6 +4,10 @@
 // and for a node no lock fits, the reasons; per lock: its nodes. Text, `--json`
 // (docs/schemas/fleet-check.schema.json) or `--format github`. Exit 1 when a lock runs on no
 // node (or, with --require-all, a node runs no lock); 3 when an inventory cannot be read.
+// `fleet place` prints a nodeAffinity or sbatch lines per lock; `fleet probe --slurm` runs
+// `probe --machine` on every node through a job array (app/fleet_probe.h) and reports the nodes
+// of the inventory it gathers.
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "gpulock/app/fleet.h"
+#include "gpulock/app/fleet_probe.h"
 
 #include "command.h"
 #include "exit_codes.h"
@@ -30,6 +35,14 @@ struct FleetArgs {
   std::string emit;  ///< place: "k8s" or "slurm"
   bool all_targets = false;
   std::string slurm_features;
+  // fleet probe
+  bool slurm = false;
+  std::string gpulock;
+  std::vector<std::string> nodes;
+  std::string output;
+  std::string work_dir;
+  int timeout = 600;
+  std::vector<std::string> sbatch_args;
 };
 
 std::string archs_text(const gpu::InventoryHost& h) {
@@ -44,11 +57,12 @@ std::string driver_text(const gpu::InventoryHost& h) {
   if (!h.l4t.empty()) return "L4T " + h.l4t;
   for (const auto& r : h.read)
     if (r.starts_with("Windows driver ")) return r.substr(15, r.find(' ', 15) - 15) + " (WSL)";
-  return h.machine.driver ? h.machine.driver->to_string() : "unknown";
+  if (h.machine.driver) return h.machine.driver->to_string();
+  return h.machine.no_gpu ? "none" : "unknown";
 }
 
 std::string ceiling_text(const gpu::InventoryHost& h) {
-  if (!h.machine.ceiling) return "unknown";
+  if (!h.machine.ceiling) return h.machine.no_gpu ? "none" : "unknown";
   if (h.machine.ceiling_method == "assumed")
     return fmt::format(">={} (assumed)", h.machine.ceiling->to_string());
   return fmt::format("{} ({})", h.machine.ceiling->to_string(),
@@ -250,8 +264,25 @@ std::string github_report(const app::FleetResult& r, bool require_all) {
 
 // The emitted placement of each lock: YAML (k8s) or sbatch lines (slurm), with how it was
 // checked against the inventory.
+// `--emit slurm`: the `--constraint` when ActiveFeatures select exactly the nodes, checked;
+// else the `--nodelist`, saying why.
+std::string slurm_lines(const app::SlurmPlacement& p) {
+  if (p.nodelist.empty()) return "# (no node: nothing to submit to)\n";
+  if (p.constraint.empty())
+    return fmt::format("#SBATCH --nodelist={}\n# no --constraint: {}\n", fmt::join(p.nodelist, ","),
+                       p.why_not);
+  std::string out = fmt::format("#SBATCH --constraint={}\n", p.constraint);
+  if (!p.extra.empty())
+    out += fmt::format("# selects nodes the lock does not fit: {}\n", fmt::join(p.extra, ", "));
+  if (!p.missing.empty())
+    out += fmt::format("# misses nodes the lock fits: {}\n", fmt::join(p.missing, ", "));
+  if (p.exact())
+    out += "# checked: its ActiveFeatures select exactly the Slurm nodes the lock fits\n";
+  return out;
+}
+
 std::string place_report(const app::FleetResult& r, const std::vector<app::LockPlacement>& k8s,
-                         const std::string& emit) {
+                         const std::vector<app::SlurmPlacement>& slurm, const std::string& emit) {
   std::string out;
   for (std::size_t i = 0; i < r.locks.size(); ++i) {
     const auto& l = r.locks[i];
@@ -262,8 +293,7 @@ std::string place_report(const app::FleetResult& r, const std::vector<app::LockP
                        names.size() == 1 ? "" : "s", names.empty() ? "" : ": ",
                        fmt::join(names, ", "));
     if (emit == "slurm") {
-      out += names.empty() ? "# (no node: nothing to submit to)\n"
-                           : fmt::format("#SBATCH --nodelist={}\n", fmt::join(names, ","));
+      out += slurm_lines(slurm[i]);
       continue;
     }
     const auto& p = k8s[i];
@@ -357,12 +387,112 @@ int run_place(const FleetArgs& a, Context& ctx) {
   auto result = run_fleet(a, ctx);
   if (!result) return report_error(ctx.term, result.error());
   std::vector<app::LockPlacement> k8s;
+  std::vector<app::SlurmPlacement> slurm;
   if (a.emit == "k8s") k8s = app::place_k8s(*result);
-  ctx.term.out(place_report(*result, k8s, a.emit));
+  if (a.emit == "slurm") slurm = app::place_slurm(*result);
+  ctx.term.out(place_report(*result, k8s, slurm, a.emit));
   bool failed = false;
   for (std::size_t i = 0; i < result->locks.size(); ++i)
-    failed = failed || result->locks[i].nodes.empty() || (a.emit == "k8s" && !k8s[i].exact());
+    failed = failed || result->locks[i].nodes.empty() || (a.emit == "k8s" && !k8s[i].exact()) ||
+             (a.emit == "slurm" && !slurm[i].exact());
   return failed ? kExitFinding : kExitSuccess;
+}
+
+// `fleet probe`: per node, the facts its probe gave (read back from the gathered inventory) or
+// why it has none, and each lock probe's result.
+std::string probe_report(const app::FleetProbeResult& r, const Terminal& term) {
+  TableRows rows{{"node", "driver", "CUDA ceiling", "GPUs", "probe"}};
+  TableStyles styles{{Style::Bold, Style::Bold, Style::Bold, Style::Bold, Style::Bold}};
+  auto inv = gpu::parse_inventory(r.inventory, "fleet-probe.json", gpu::InventoryFormat::ProbeJson);
+  std::size_t failed = 0;
+  for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+    const auto& e = r.nodes[i];
+    const gpu::InventoryHost* h = inv && i < inv->hosts.size() ? &inv->hosts[i] : nullptr;
+    const bool ok = e.error.empty() && h != nullptr;
+    failed += ok ? 0 : 1;
+    const std::string driver = h == nullptr ? "-" : (h->machine.no_gpu ? "none" : driver_text(*h));
+    rows.push_back({e.node, ok ? driver : "-", ok ? ceiling_text(*h) : "-",
+                    ok ? archs_text(*h) : "-", ok ? "ok" : "failed: " + e.error});
+    styles.push_back(
+        {Style::Plain, Style::Plain, Style::Plain, Style::Plain, ok ? Style::Green : Style::Red});
+  }
+  std::string out = render_table(rows, styles, term);
+  bool heading = false;
+  std::size_t lock_failed = 0;
+  for (const auto& e : r.nodes) {
+    for (const auto& l : e.locks) {
+      if (!heading) out += "\n" + section_heading(term, "lock probes");
+      heading = true;
+      lock_failed += l.exit == 0 ? 0 : 1;
+      out += fmt::format("{}{}: {}: {}\n", kSectionIndent, e.node, l.lock, l.result);
+    }
+  }
+  const std::string locks_text = heading ? fmt::format("; {} lock probe{} did not pass",
+                                                       lock_failed, lock_failed == 1 ? "" : "s")
+                                         : std::string();
+  out += fmt::format("\n{}: {} node{} probed, {} failed{}{}\n",
+                     r.job.empty() ? std::string("no job submitted") : "job " + r.job,
+                     r.nodes.size() - failed, r.nodes.size() - failed == 1 ? "" : "s", failed,
+                     locks_text, r.timed_out ? " (the array was cancelled at --timeout)" : "");
+  return out;
+}
+
+// Exit 0 when every node gave its facts (and every lock probe passed), 1 otherwise (the
+// inventory is written all the same, failed nodes with their errors); 74 when Slurm cannot be
+// used.
+int run_probe(const FleetArgs& a, Context& ctx) {
+  if (!a.slurm)
+    return report_error(
+        ctx.term,
+        core::make_error(core::ErrorCode::Usage, "fleet probe needs an engine: give --slurm")
+            .with_hint("add --slurm: Slurm is the one engine fleet probe runs on"));
+  if (a.timeout <= 0)
+    return report_error(ctx.term, core::make_error(core::ErrorCode::Usage,
+                                                   "invalid --timeout: expected seconds > 0"));
+  app::FleetProbeRequest request;
+  request.gpulock = a.gpulock;
+  request.nodes = a.nodes;
+  request.locks = a.locks;
+  request.sbatch_args = a.sbatch_args;
+  request.work_dir = a.work_dir;
+  request.timeout = std::chrono::seconds(a.timeout);
+  request.output = a.output == "-" ? std::string() : a.output;
+  auto result = app::fleet_probe(request, [&](std::string_view line) { ctx.term.info(line, 0); });
+  if (!result) return report_error(ctx.term, result.error());
+  const std::string report = probe_report(*result, ctx.term);
+  if (request.output.empty()) {
+    ctx.term.out(result->inventory);
+    ctx.term.err(report);
+  } else {
+    ctx.term.out(report + fmt::format("wrote {}: gpulock fleet check --inventory {}\n",
+                                      request.output, request.output));
+  }
+  return result->all_ok() ? kExitSuccess : kExitFinding;
+}
+
+void add_probe_flags(CLI::App* probe, FleetArgs& a) {
+  probe->add_flag("--slurm", a.slurm, "Run the probes as a Slurm job array (the only engine)");
+  probe->add_option("--gpulock", a.gpulock,
+                    "The path of gpulock on the nodes (default: this binary's path)");
+  probe
+      ->add_option("--nodes", a.nodes,
+                   "Slurm nodes to probe, a host list such as gpu[01-04],cpu01 (repeatable; "
+                   "default: every node sinfo lists)")
+      ->allow_extra_args(false);
+  probe
+      ->add_option("--lock", a.locks,
+                   "Also run gpulock probe --lock FILE --json on each node (repeatable; the path "
+                   "as the nodes see it)")
+      ->allow_extra_args(false);
+  probe->add_option("-o,--output", a.output,
+                    "Write the gathered inventory here (default: standard output, the report to "
+                    "standard error)");
+  probe->add_option("--work-dir", a.work_dir,
+                    "Where the tasks write their results: a directory the nodes share (default: "
+                    "the current directory)");
+  probe->add_option("--timeout", a.timeout, "Seconds to wait for the array before it is cancelled")
+      ->capture_default_str();
+  probe->add_option("sbatch_args", a.sbatch_args, "Arguments for sbatch, after --");
 }
 
 RunFn setup(CLI::App& sub) {
@@ -381,17 +511,26 @@ RunFn setup(CLI::App& sub) {
       "Per lock, a Kubernetes nodeAffinity or a Slurm --nodelist, checked against the "
       "inventory");
   add_inventory_flags(place, *a);
-  place->add_option("--emit", a->emit, "What to print: k8s (nodeAffinity) or slurm (--nodelist)")
+  place
+      ->add_option("--emit", a->emit,
+                   "What to print: k8s (nodeAffinity) or slurm (--constraint, else --nodelist)")
       ->check(CLI::IsMember({"k8s", "slurm"}))
       ->required();
-  return [a, place](Context& ctx) -> int {
+  CLI::App* probe = sub.add_subcommand(
+      "probe",
+      "Run gpulock probe --machine on every node through a Slurm job array and gather the "
+      "results as an inventory");
+  add_probe_flags(probe, *a);
+  return [a, place, probe](Context& ctx) -> int {
+    if (probe->parsed()) return run_probe(*a, ctx);
     return place->parsed() ? run_place(*a, ctx) : run_check(*a, ctx);
   };
 }
 
 const bool registered = register_command(
-    {"fleet", "Which lock runs on which node of a team's machines (fleet check, fleet place)", 58,
-     &setup});
+    {"fleet",
+     "Which lock runs on which node of a team's machines (fleet check, fleet place, fleet probe)",
+     58, &setup});
 
 }  // namespace
 }  // namespace gpulock::cli

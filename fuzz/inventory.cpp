@@ -4,7 +4,8 @@
 // text. Properties: a read inventory has a host, every host has a name and at most the bounded
 // number of GPUs, a known compute capability of a host is one of its GPUs', and a ceiling is
 // stated, derived or assumed when known. The text is also read as a Slurm feature map (parsed
-// maps always apply to a fixed scontrol line).
+// maps always apply to a fixed scontrol line). A text that passes fleet probe's check, gathered
+// with other nodes, reads back node by node.
 #include "gpulock/gpu/inventory.h"
 
 #include <algorithm>
@@ -29,6 +30,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         "NodeName=n1 Arch=x86_64 ActiveFeatures=a,b,cuda Gres=gpu:a100:2,gpu:x:1\n", "n",
         gpu::InventoryFormat::Slurm, &*map);
     FUZZ_CHECK(slurm.has_value() && slurm->hosts.size() == 1, std::string("scontrol with a map"));
+  }
+  // `fleet probe`: a node's output that passes the check, gathered between a failed node whose
+  // error is the text and another copy, reads back as exactly those three hosts, by name.
+  if (gpu::check_probe_document(text, "n1")) {
+    const std::string gathered =
+        gpu::probe_entry_text({"n1", std::string(text), "", {{"l", 1, std::string(text)}}}) +
+        gpu::probe_entry_text({"n2", "", std::string(text), {}}) +
+        gpu::probe_entry_text({"n3", std::string(text), "", {}});
+    auto back = gpu::parse_inventory(gathered, "fleet.json", gpu::InventoryFormat::ProbeJson);
+    FUZZ_CHECK(back.has_value() && back->hosts.size() == 3 && back->hosts[0].name == "n1" &&
+                   back->hosts[1].name == "n2" && back->hosts[2].name == "n3",
+               std::string("a gathered fleet probe does not read back node by node"));
   }
   auto inv = gpu::parse_inventory(text, "fuzz/input.txt", format);
   if (!inv) return 0;

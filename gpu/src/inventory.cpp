@@ -377,7 +377,8 @@ core::Result<Inventory> parse_inventory(std::string_view text, std::string_view 
   bool any_fact = false;
   for (auto& r : raw) {
     any_fact = any_fact || !r.driver.empty() || !r.ceiling.empty() || !r.gpus.empty() ||
-               !r.l4t.empty() || r.platform.has_value();
+               !r.l4t.empty() || r.platform.has_value() || !r.no_gpu_read.empty() ||
+               !r.probe_error.empty();
     inv.hosts.push_back(finish_host(std::move(r)));
   }
   if (!any_fact) {
@@ -446,6 +447,15 @@ InventoryHost finish_host(RawHost raw) {
   h.unknown = std::move(raw.unknown);
   h.labels = std::move(raw.labels);
   h.labelled = raw.labelled;
+  h.features = std::move(raw.features);
+  h.featured = raw.featured;
+  if (!raw.probe_error.empty())
+    h.warnings.push_back(fmt::format("the probe failed on the node: {}", raw.probe_error));
+  const bool none_read = !raw.no_gpu_read.empty();
+  if (none_read) {
+    h.machine.no_gpu = true;
+    h.read.push_back(std::move(raw.no_gpu_read));
+  }
   std::optional<DriverVersion> derive_from;
   finish_driver(raw, h, derive_from);
   if (raw.l4t.empty()) finish_ceiling(raw, h, derive_from);
@@ -457,6 +467,10 @@ InventoryHost finish_host(RawHost raw) {
   } else {
     add_unknown(h, "platform (OS and CPU)");
   }
+  if (none_read)  // read as none: no driver version or ceiling is unknown
+    std::erase_if(h.unknown, [](const std::string& u) {
+      return u == "driver version" || u == "CUDA ceiling";
+    });
   return h;
 }
 

@@ -52,6 +52,13 @@ struct RawHost {
   bool labelled = false;
   std::vector<std::string> warnings;
   std::vector<std::string> unknown;  ///< facts the text lacks, named by the reader
+  /// The source states there is no NVIDIA driver (probe's `no-driver`): the fact as read.
+  std::string no_gpu_read;
+  /// `fleet probe`: the node's probe gave no document, and why (a statement about the node,
+  /// though not a fact of its GPUs: the host is kept and the error shown).
+  std::string probe_error;
+  std::vector<std::string> features;  ///< Slurm: the node's ActiveFeatures
+  bool featured = false;              ///< the source is Slurm's (features known, maybe none)
 };
 
 /// The file's stem ("inventory/node-a.txt" -> "node-a").
@@ -87,6 +94,9 @@ struct Line {
 [[nodiscard]] std::vector<RawHost> read_kubectl_describe(std::string_view text,
                                                          std::string_view stem);
 [[nodiscard]] std::vector<RawHost> read_probe_json(std::string_view text, std::string_view stem);
+/// Is `text` exactly one complete JSON object (white space around it allowed) whose `schema` is
+/// `schema`? Through the reader of read_probe_json, with its bounds.
+[[nodiscard]] bool one_json_document(std::string_view text, std::string_view schema);
 [[nodiscard]] std::vector<RawHost> read_smi_query(std::string_view text, std::string_view stem);
 [[nodiscard]] std::vector<RawHost> read_collect_env(std::string_view text, std::string_view stem);
 [[nodiscard]] std::vector<RawHost> read_slurm(std::string_view text, std::string_view stem,

@@ -484,6 +484,17 @@ std::vector<RawHost> read_probe_json(std::string_view text, std::string_view ste
     RawHost h;
     h.line = line_at(text, p, counted, line);
     h.name = hosts.empty() ? std::string(stem) : fmt::format("{}#{}", stem, hosts.size() + 1);
+    // `fleet probe` writes each node's name (`node`), and `probe_error` for a node whose probe
+    // gave no document.
+    if (const JValue* node = doc.get("node");
+        node != nullptr && node->kind == JValue::Kind::String && !node->text.empty())
+      h.name = node->text;
+    if (const JValue* failed = doc.get("probe_error");
+        failed != nullptr && failed->kind == JValue::Kind::String)
+      h.probe_error = failed->text.empty() ? std::string("no document") : failed->text;
+    if (const JValue* status = doc.get("status");
+        status != nullptr && status->kind == JValue::Kind::String && (status->text == "no-driver"))
+      h.no_gpu_read = "no NVIDIA driver (probe --machine: no-driver)";
     auto version_of = [&](std::string_view key) -> std::string {
       const JValue* o = doc.get(key);
       const JValue* v = o != nullptr ? o->get("version") : nullptr;
@@ -512,6 +523,19 @@ std::vector<RawHost> read_probe_json(std::string_view text, std::string_view ste
     p = r.pos() > p ? r.pos() - 1 : p;
   }
   return hosts;
+}
+
+bool one_json_document(std::string_view text, std::string_view schema) {
+  if (text.size() > kMaxText) return false;
+  Reader r(text);
+  r.skip_space();
+  if (!r.at('{')) return false;
+  JValue doc;
+  if (!r.value(doc, 0)) return false;
+  r.skip_space();
+  if (r.pos() != text.size()) return false;
+  const JValue* s = doc.get("schema");
+  return s != nullptr && s->kind == JValue::Kind::String && s->text == schema;
 }
 
 }  // namespace gpulock::gpu::inventory_detail

@@ -122,6 +122,7 @@ std::vector<RawHost> read_slurm(std::string_view text, std::string_view stem,
     if (!t.starts_with("NodeName=") || hosts.size() >= kMaxHosts) continue;
     RawHost h;
     h.line = line.number;
+    h.featured = true;
     std::string gres, features;
     std::string_view rest = t;
     while (!rest.empty()) {
@@ -175,6 +176,8 @@ std::vector<RawHost> read_slurm(std::string_view text, std::string_view stem,
     while (!f.empty()) {
       auto comma = f.find(',');
       auto item = f.substr(0, comma);
+      if (!item.empty() && item != "(null)" && h.features.size() < 1024)
+        h.features.emplace_back(item);
       if (map != nullptr) {
         if (auto v = map->find(item, "driver"); !v.empty()) h.driver = std::string(v);
         if (auto v = map->find(item, "ceiling"); !v.empty()) {

@@ -107,8 +107,79 @@ def place_tests(exe, work, locks):
           f"place: unlabelled compute capability: {p.returncode} {p.stdout}")
     p = run(exe, ["fleet", "place", "--emit", "slurm", "--lock", "pylock.cu124.toml",
                   "--inventory", str(kubectl)], work)
-    check(p.returncode == 0 and "#SBATCH --nodelist=a100-node-01,h100-r610-01" in p.stdout,
+    check(p.returncode == 0 and "#SBATCH --nodelist=a100-node-01,h100-r610-01" in p.stdout
+          and "# no --constraint: not every node it fits is a Slurm node" in p.stdout,
           f"place slurm: {p.returncode} {p.stdout}")
+    slurm_constraint_tests(exe, work)
+
+
+def slurm_constraints(text):
+    """fleet place --emit slurm: lock name -> its --constraint (None: a --nodelist)."""
+    out, lock = {}, None
+    for line in text.splitlines():
+        m = re.match(r"# (\S+): runs on", line)
+        if m:
+            lock = m.group(1)
+            out[lock] = None
+        m = re.match(r"#SBATCH --constraint=(\S+)$", line)
+        if m:
+            out[lock] = m.group(1)
+    return out
+
+
+def satisfies(constraint, features):
+    if "|" in constraint:
+        return any(f in features for f in constraint.split("|"))
+    return all(f in features for f in constraint.split("&"))
+
+
+def slurm_constraint_tests(exe, work):
+    """`fleet place --emit slurm`: a --constraint over ActiveFeatures when some select exactly
+    the nodes each lock fits (applied here to the scontrol records), else --nodelist and why."""
+    locks = ["--lock", "pylock.cu124.toml", "--lock", "pylock.cu130.toml"]
+    sample = (SAMPLES / "slurm-features.txt").read_text()
+    extra_and = ("NodeName=gpu21 Arch=x86_64 ActiveFeatures=a100,ib,nvidia-driver-580.65.06 "
+                 "Gres=gpu:a100:8\n"
+                 "NodeName=gpu22 Arch=aarch64 ActiveFeatures=a100,nvidia-driver-580.65.06 "
+                 "Gres=gpu:gh200:1\n"
+                 "NodeName=gpu23 Arch=aarch64 ActiveFeatures=ib,nvidia-driver-580.65.06 "
+                 "Gres=gpu:gh200:1\n")
+    twin = "NodeName=gpu15 Arch=aarch64 ActiveFeatures=a100,nvidia-driver-580.65.06 Gres=gpu:gh200:1\n"
+    cases = {
+        "slurm-or.txt": (sample, {"pylock.cu124.toml": "nvidia-driver-550.54.15|nvidia-driver-580.65.06",
+                                  "pylock.cu130.toml": "nvidia-driver-580.65.06"}),
+        "slurm-and.txt": (extra_and, {"pylock.cu124.toml": "a100&ib",
+                                      "pylock.cu130.toml": "a100&ib"}),
+        "slurm-twin.txt": (sample + twin, {"pylock.cu124.toml": None, "pylock.cu130.toml": None}),
+    }
+    for name, (text, want) in cases.items():
+        (work / name).write_text(text)
+        p = run(exe, ["fleet", "place", "--emit", "slurm", *locks, "--inventory", name], work)
+        got = slurm_constraints(p.stdout)
+        check(p.returncode == 0 and got == want, f"place slurm {name}: {p.returncode} {got}\n"
+              f"{p.stdout}{p.stderr}")
+        doc = json.loads(run(exe, ["fleet", "check", *locks, "--inventory", name, "--json"],
+                             work).stdout)
+        features = {}
+        for line in text.splitlines():
+            m = re.search(r"NodeName=(\S+).*ActiveFeatures=(\S+)", line)
+            if m:
+                features[m.group(1)] = m.group(2).split(",")
+        for lock in doc["locks"]:
+            c = got.get(lock["name"])
+            if c is None:
+                check(f"#SBATCH --nodelist={','.join(lock['nodes'])}" in p.stdout,
+                      f"place slurm {name}: {lock['name']} falls back to its nodes")
+                continue
+            picked = sorted(n for n, f in features.items() if satisfies(c, f))
+            check(picked == sorted(lock["nodes"]),
+                  f"place slurm {name}: {c} selects {picked}, fits {sorted(lock['nodes'])}")
+        if name == "slurm-twin.txt":
+            check("gpu13's features (a100,nvidia-driver-580.65.06) are all on gpu15" in p.stdout,
+                  f"place slurm: the fallback says why: {p.stdout}")
+        else:
+            check(p.stdout.count("# checked: its ActiveFeatures select exactly") == 2,
+                  f"place slurm {name}: checked: {p.stdout}")
 
 
 def main():

@@ -419,3 +419,59 @@ TEST_CASE("scontrol with a site's feature map", "[gpu][inventory]") {
   CHECK(bad.error().line == 2);
   CHECK_FALSE(parse_feature_map("r550 driver=abc\n", "m"));
 }
+
+TEST_CASE("fleet probe's gathered entries: named by node, failures kept", "[gpu][inventory]") {
+  const std::string doc = sample("probe-machine.json");
+  const std::string one = doc.substr(0, doc.find("\n{") + 1);
+  CHECK(check_probe_document(one, "gpu01"));
+  // Two documents, a cut one, text around it, another schema: refused, naming the node.
+  auto two = check_probe_document(doc, "gpu01");
+  REQUIRE_FALSE(two);
+  CHECK(two.error().where == "gpu01");
+  CHECK_FALSE(check_probe_document(one.substr(0, one.size() / 2), "gpu01"));
+  CHECK_FALSE(check_probe_document("$ gpulock probe\n" + one, "gpu01"));
+  CHECK_FALSE(check_probe_document(one + "x", "gpu01"));
+  CHECK_FALSE(check_probe_document("{\"schema\": \"gpulock.fleet-check/1\"}", "gpu01"));
+  CHECK_FALSE(check_probe_document("", "gpu01"));
+
+  ProbeEntry ok{"gpu01", one, "", {{"pylock.toml", 1, "the environment does not match"}}};
+  ProbeEntry no_driver{"cpu01",
+                       "{\"schema\": \"gpulock.machine/1\", \"status\": \"no-driver\", "
+                       "\"driver\": null, \"cuda_ceiling\": null, \"gpus\": []}",
+                       "",
+                       {}};
+  REQUIRE(check_probe_document(no_driver.document, "cpu01"));
+  ProbeEntry failed{"gpu02", "", "probe exited 127: \"gpulock\": not found\n\x01\xff", {}};
+  const std::string text =
+      probe_entry_text(ok) + probe_entry_text(no_driver) + probe_entry_text(failed);
+  auto inv = parse_inventory(text, "fleet.json");
+  INFO(text);
+  REQUIRE(inv);
+  CHECK(inv->format == InventoryFormat::ProbeJson);
+  REQUIRE(inv->hosts.size() == 3);
+  CHECK(inv->hosts[0].name == "gpu01");
+  CHECK(driver(inv->hosts[0]) == "570.133.20");
+  CHECK(archs(inv->hosts[0]) == "8.9");
+  CHECK(inv->hosts[1].name == "cpu01");
+  CHECK(inv->hosts[1].machine.no_gpu);
+  CHECK(mentions(inv->hosts[1].read, "no NVIDIA driver"));
+  CHECK_FALSE(mentions(inv->hosts[1].unknown, "driver version"));
+  CHECK_FALSE(mentions(inv->hosts[1].unknown, "CUDA ceiling"));
+  CHECK(inv->hosts[2].name == "gpu02");
+  CHECK(mentions(inv->hosts[2].warnings, "the probe failed on the node: probe exited 127"));
+  CHECK(text.find('\xff') == std::string::npos);
+  // A file of failed nodes alone still names them (not "no fact").
+  auto only_failed = parse_inventory(probe_entry_text(failed), "fleet.json");
+  REQUIRE(only_failed);
+  CHECK(only_failed->hosts.at(0).name == "gpu02");
+}
+
+TEST_CASE("scontrol show node -o keeps each node's ActiveFeatures", "[gpu][inventory]") {
+  auto inv = read("slurm-nodes.txt");
+  REQUIRE(inv.hosts.size() == 3);
+  CHECK(inv.hosts[0].featured);
+  CHECK(inv.hosts[0].features == std::vector<std::string>{"a100", "ib", "nvidia-driver-550.54.15"});
+  CHECK(inv.hosts[2].featured);
+  CHECK(inv.hosts[2].features.empty());  // "(null)"
+  CHECK_FALSE(read("probe-machine.json").hosts[0].featured);
+}

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpulock/core/error.h"
@@ -86,6 +87,26 @@ struct LockPlacement {
 /// Does a node's labels satisfy a term?
 [[nodiscard]] bool selects(const std::vector<SelectorExpression>& term,
                            const std::vector<std::pair<std::string, std::string>>& labels);
+
+/// `fleet place --emit slurm` (issue 45 item 3): a lock's `--constraint` over the ActiveFeatures
+/// of the inventory's Slurm nodes (`scontrol show node -o`) when some select exactly the nodes
+/// the lock fits, checked against every Slurm node of the inventory; else its `--nodelist`.
+struct SlurmPlacement {
+  std::vector<std::string> nodelist;  ///< the nodes the lock fits (every source)
+  std::string constraint;             ///< "a100", "r550|r580" or "a100&ib"; empty: none
+  std::string why_not;                ///< why there is no constraint (empty with one)
+  std::vector<std::string> extra;     ///< Slurm nodes it selects that the lock does not fit
+  std::vector<std::string> missing;   ///< nodes the lock fits that it does not select
+  [[nodiscard]] bool exact() const { return extra.empty() && missing.empty(); }
+};
+
+/// A placement per lock (in `result.locks` order): one feature, else the fewest features ORed
+/// that only fitting nodes carry, else ANDed that every fitting node carries; never a guess.
+[[nodiscard]] std::vector<SlurmPlacement> place_slurm(const FleetResult& result);
+
+/// Does a node with `features` satisfy `constraint` (features joined by '|' or by '&', not
+/// both)?
+[[nodiscard]] bool satisfies(std::string_view constraint, const std::vector<std::string>& features);
 
 /// Reads the locks and the inventory and judges every node. Errors: a lock or an inventory file
 /// that does not read (InvalidInput/InvalidLockfile/Io naming the file; a directory's files

@@ -71,6 +71,9 @@ struct InventoryHost {
   /// placement's selector to be checked against (`fleet place`).
   std::vector<std::pair<std::string, std::string>> labels;
   bool labelled = false;  ///< the source has node labels (kubectl), even if none of those
+  /// Slurm sources: the node's `ActiveFeatures`, for a `--constraint` to be checked against.
+  std::vector<std::string> features;
+  bool featured = false;  ///< the source is Slurm's (`scontrol show node`), even with none
 };
 
 /// What `parse_inventory` read.
@@ -107,6 +110,34 @@ struct FeatureMap {
 /// value its parser refuses).
 [[nodiscard]] core::Result<FeatureMap> parse_feature_map(std::string_view text,
                                                          std::string_view where);
+
+/// `gpulock fleet probe` (issue 45 item 4): the inventory it gathers is a `probe-json` text, one
+/// entry per node, each a JSON object at the start of a line: the node's own `gpulock probe
+/// --machine --json` document with `node` (its Slurm name) and `lock_probes` written first, or,
+/// for a node whose probe gave no document, `{"schema": "gpulock.machine/1", "node": ...,
+/// "probe_error": ...}`. parse_inventory names each host by `node` and reports `probe_error`.
+struct ProbeEntry {
+  /// `gpulock probe --lock L --json` on the node: its exit status (0: the environment matches
+  /// the lock, 1: a verdict line fails, other: an error) and a line saying so.
+  struct LockProbe {
+    std::string lock;
+    int exit = 0;
+    std::string result;
+  };
+  std::string node;
+  std::string document;  ///< the node's output, checked by check_probe_document; empty: `error`
+  std::string error;     ///< why the node has no document
+  std::vector<LockProbe> locks;
+};
+
+/// Checks a node's `probe --machine --json` output before it is gathered: exactly one complete
+/// `gpulock.machine/1` object (nothing before or after it) that parse_inventory reads as one
+/// host, at most 1 MiB. Errors: InvalidInput located at `node`, saying what is wrong.
+[[nodiscard]] core::Status check_probe_document(std::string_view text, std::string_view node);
+
+/// The entry's text, ending in a newline; the entries of a fleet are concatenated. Text read
+/// from the node (the error, a lock probe's result) is kept to printable ASCII and bounded.
+[[nodiscard]] std::string probe_entry_text(const ProbeEntry& entry);
 
 /// The compute capability of a product name as `nvidia-smi` or GFD prints it ("NVIDIA
 /// A100-SXM4-80GB", "Tesla-T4", "NVIDIA RTX PRO 6000 Blac..."), through the table of
