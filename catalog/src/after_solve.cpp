@@ -33,6 +33,9 @@ namespace {
 // `solution`, either way round, worded for --explain: "cannot be used with tool-b 2.0 (REASON)".
 std::optional<std::string> ruled_out(const Catalog::Impl& impl, std::string_view package,
                                      const VersionEntry& e, const resolver::Solution& solution) {
+  // Only a candidate the solver took up: one the requirements never allowed (an `==` pin
+  // elsewhere) was not passed over for a rule.
+  if (!e.dependencies_read) return std::nullopt;
   auto own = gpu::library_conflicts(package, e.version);
   own.insert(own.end(), e.conflicts.begin(), e.conflicts.end());
   for (const auto& rule : own) {
