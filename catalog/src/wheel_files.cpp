@@ -69,18 +69,13 @@ std::size_t read_lists(Catalog::Impl& impl, const std::vector<Chosen>& chosen) {
   return hazards;
 }
 
-// Where a member lands, as a key two wheels can share: a `.data` directory's purelib and
-// platlib members at the site root (as the installer puts them), its other schemes in trees of
-// their own (":scripts/x"; no site path starts with ':').
+// Where a member lands, as a key two wheels can share: the site path the installer writes
+// (index::site_path_of_member), or for another `.data` scheme its own tree (":scripts/x"; no
+// site path starts with ':').
 std::string install_key(std::string_view member) {
-  auto slash = member.find('/');
-  if (slash == std::string_view::npos || !member.substr(0, slash).ends_with(".data"))
-    return std::string(member);
-  auto rest = member.substr(slash + 1);
-  for (std::string_view scheme : {"purelib/", "platlib/"}) {
-    if (rest.starts_with(scheme)) return std::string(rest.substr(scheme.size()));
-  }
-  return ":" + std::string(rest);
+  std::string site = index::site_path_of_member(member);
+  if (!site.empty()) return site;
+  return ":" + std::string(member.substr(member.find('/') + 1));
 }
 
 // Two chosen wheels (indices into the chosen list, a < b) that write the same paths with

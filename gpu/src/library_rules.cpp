@@ -10,11 +10,13 @@
 #include "gpulock/core/specifier.h"
 #include "gpulock/core/text.h"
 
+#include "table_sources.h"
+
 namespace gpulock::gpu {
 
 core::Result<LibraryRules> LibraryRules::parse(std::string_view text) {
   LibraryRules out;
-  std::vector<std::pair<std::size_t, std::string>> used;  // line, source key
+  detail::TableSources sources;
   for (const auto& table_row : core::table_rows(text)) {
     const std::size_t line_no = table_row.line;
     const auto& w = table_row.words;
@@ -22,11 +24,7 @@ core::Result<LibraryRules> LibraryRules::parse(std::string_view text) {
       return core::fail(core::ErrorCode::InvalidInput,
                         fmt::format("library_rules.txt line {}: {}", line_no, why));
     };
-    if (w[0] == "source" && w.size() >= 3) {
-      const auto* end = w.back().data() + w.back().size();
-      out.sources.emplace_back(std::string(w[1]), std::string(w[2].data(), end));
-      continue;
-    }
+    if (sources.take(table_row, out.sources)) continue;
     if (w[0] != "links" || w.size() != 7) {
       return bad("expected `links PACKAGE FROM CUDA NEEDS LIBRARY SOURCES` or `source KEY WHERE`");
     }
@@ -40,21 +38,11 @@ core::Result<LibraryRules> LibraryRules::parse(std::string_view text) {
     link.cuda = std::string(w[3]);
     link.needs = std::string(w[4]);
     link.library = std::string(w[5]);
-    link.sources = core::comma_items(w[6]);
-    for (const auto& key : link.sources)
-      used.emplace_back(line_no, key);
+    link.sources = sources.use(line_no, w[6]);
     out.links.push_back(std::move(link));
   }
-  for (const auto& use : used) {
-    const std::string& key = use.second;
-    bool defined = std::any_of(out.sources.begin(), out.sources.end(),
-                               [&](const auto& s) { return s.first == key; });
-    if (!defined) {
-      return core::fail(
-          core::ErrorCode::InvalidInput,
-          fmt::format("library_rules.txt line {}: source {} has no `source` row", use.first, key));
-    }
-  }
+  if (auto checked = sources.check("library_rules.txt", out.sources); !checked)
+    return std::unexpected(checked.error());
   return out;
 }
 

@@ -11,11 +11,13 @@
 
 #include "gpulock/core/text.h"
 
+#include "table_sources.h"
+
 namespace gpulock::gpu {
 
 core::Result<CudnnFileTable> CudnnFileTable::parse(std::string_view text) {
   CudnnFileTable out;
-  std::vector<std::pair<std::size_t, std::string>> used;  // line, source key
+  detail::TableSources sources;
   for (const auto& table_row : core::table_rows(text)) {
     const std::size_t line_no = table_row.line;
     const auto& w = table_row.words;
@@ -23,11 +25,7 @@ core::Result<CudnnFileTable> CudnnFileTable::parse(std::string_view text) {
       return core::fail(core::ErrorCode::InvalidInput,
                         fmt::format("cudnn_files.txt line {}: {}", line_no, why));
     };
-    if (w[0] == "source" && w.size() >= 3) {
-      const auto* end = w.back().data() + w.back().size();
-      out.sources.emplace_back(std::string(w[1]), std::string(w[2].data(), end));
-      continue;
-    }
+    if (sources.take(table_row, out.sources)) continue;
     if (w[0] != "sublibrary" || w.size() != 7) {
       return bad(
           "expected `sublibrary MAJOR NAME LOADED_BY SHIPS LOOKED_UP SOURCES` or "
@@ -51,22 +49,11 @@ core::Result<CudnnFileTable> CudnnFileTable::parse(std::string_view text) {
       row.looked_up = std::move(*looked);
       row.looked_up_text = std::string(w[5]);
     }
-    row.sources = core::comma_items(w[6]);
-    for (const auto& key : row.sources)
-      used.emplace_back(line_no, key);
+    row.sources = sources.use(line_no, w[6]);
     out.rows.push_back(std::move(row));
   }
-  for (const auto& use : used) {
-    // (Not a structured binding: clang 14 cannot capture one in a lambda.)
-    const std::string& key = use.second;
-    bool defined = std::any_of(out.sources.begin(), out.sources.end(),
-                               [&](const auto& s) { return s.first == key; });
-    if (!defined) {
-      return core::fail(
-          core::ErrorCode::InvalidInput,
-          fmt::format("cudnn_files.txt line {}: source {} has no `source` row", use.first, key));
-    }
-  }
+  if (auto checked = sources.check("cudnn_files.txt", out.sources); !checked)
+    return std::unexpected(checked.error());
   return out;
 }
 

@@ -34,6 +34,17 @@ std::string members_digest(std::span<const WheelMember> members) {
   return hash.finish_hex();
 }
 
+std::string site_path_of_member(std::string_view member) {
+  auto slash = member.find('/');
+  if (slash == std::string_view::npos || !member.substr(0, slash).ends_with(".data"))
+    return std::string(member);
+  auto rest = member.substr(slash + 1);
+  for (std::string_view scheme : {"purelib/", "platlib/"}) {
+    if (rest.starts_with(scheme)) return std::string(rest.substr(scheme.size()));
+  }
+  return {};
+}
+
 bool is_shared_library(std::string_view path) noexcept {
   std::string_view name = path.substr(path.rfind('/') + 1);
   if (!name.starts_with("lib")) return false;

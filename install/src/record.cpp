@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "gpulock/index/hash.h"
+#include "gpulock/index/wheel_members.h"
 #include "gpulock/lock/wheel_files.h"
 
 namespace gpulock::install::record {
@@ -169,17 +170,6 @@ std::filesystem::path prefix_of_site(const std::filesystem::path& site) {
   return site.lexically_normal().parent_path().parent_path().parent_path();
 }
 
-std::string site_path_of_member(std::string_view member) {
-  auto slash = member.find('/');
-  if (slash == std::string_view::npos || !member.substr(0, slash).ends_with(".data"))
-    return std::string(member);
-  auto rest = member.substr(slash + 1);
-  for (std::string_view scheme : {"purelib/", "platlib/"}) {
-    if (rest.starts_with(scheme)) return std::string(rest.substr(scheme.size()));
-  }
-  return {};
-}
-
 namespace {
 
 // The shared libraries of one wheel's record that are not in `site`, as site-relative paths.
@@ -187,7 +177,7 @@ std::vector<std::string> missing_libraries(const lock::WheelFiles& rec,
                                            const std::filesystem::path& site) {
   std::vector<std::string> missing;
   for (const auto& lib : rec.shared_libraries) {
-    std::string rel = site_path_of_member(lib);
+    std::string rel = index::site_path_of_member(lib);
     if (rel.empty()) continue;
     // The lock's paths are checked relative (wheel_files), so this stays inside `site`.
     struct stat st {};

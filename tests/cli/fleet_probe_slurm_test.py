@@ -37,6 +37,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -74,6 +75,7 @@ class Cluster:
         self.node = socket.gethostname().split(".")[0]
         self.node2 = f"{self.node}-b"
         self.procs = []
+        self.munge = None  # munged's key and socket directory (start)
         self.env = dict(os.environ)
         self.env["SLURM_CONF"] = str(root / "slurm.conf")
 
@@ -91,20 +93,26 @@ class Cluster:
         if os.geteuid() != 0:
             raise SystemExit("slurmd must run as root (SlurmdUser=root): run the test as root")
         r = self.root
-        for d in ["key", "run", "log", "state", "spool"]:
+        for d in ["run", "log", "state", "spool"]:
             (r / d).mkdir(parents=True)
-        # munged refuses a socket directory others cannot search, and a key others can read.
-        for d in [r, r / "run"]:
+        # munged refuses a socket whose every ancestor others cannot search ("execute permissions
+        # for all required"), and a key others can read. The work directory may sit below one
+        # only its owner can enter (a clone in a mktemp directory): munged's files get a
+        # directory of their own under /tmp.
+        m = self.munge = Path(tempfile.mkdtemp(prefix="gpulock-munge-", dir="/tmp"))
+        for d in ["key", "run"]:
+            (m / d).mkdir()
+        for d in [m, m / "run"]:
             d.chmod(0o755)
-        (r / "key").chmod(0o700)
-        key = r / "key" / "munge.key"
+        (m / "key").chmod(0o700)
+        key = m / "key" / "munge.key"
         key.write_bytes(os.urandom(128))
         key.chmod(0o600)
-        sock = r / "run" / "munge.sock"
+        sock = m / "run" / "munge.sock"
         munged = shutil.which("munged") or "/usr/sbin/munged"
         self.spawn([munged, "-F", f"--key-file={key}", f"--socket={sock}",
-                    f"--pid-file={r / 'run' / 'munged.pid'}",
-                    f"--log-file={r / 'log' / 'munged.log'}", f"--seed-file={r / 'key' / 'seed'}"])
+                    f"--pid-file={m / 'run' / 'munged.pid'}",
+                    f"--log-file={r / 'log' / 'munged.log'}", f"--seed-file={m / 'key' / 'seed'}"])
         self.wait_for(lambda: sock.exists(), 10, "munged's socket")
         ctld_port, d_port, d2_port = free_port(), free_port(), free_port()
         conf = f"""ClusterName=gpulocktest
@@ -178,6 +186,8 @@ PartitionName=second Nodes={self.node2} MaxTime=INFINITE State=UP
             except subprocess.TimeoutExpired:
                 os.kill(p.pid, signal.SIGKILL)
                 p.wait(timeout=10)
+        if self.munge is not None:
+            shutil.rmtree(self.munge, ignore_errors=True)
 
 
 def run(exe, args, cwd, env):

@@ -397,7 +397,10 @@ TEST_CASE("mirror add: a download cut off midway is resumed with a Range request
   auto rest = f.gpulock("mirror add pylock.toml --to mirror");
   INFO(describe(rest));
   REQUIRE(rest.status == 0);
-  CHECK(rest.err.find("(1 resumed)") != std::string::npos);
+  // jinja2's half file at least; the other wheel's download, cancelled when jinja2's failed, may
+  // have left a partial file too (seen in a full run: "(2 resumed)").
+  CHECK((rest.err.find("(1 resumed)") != std::string::npos ||
+         rest.err.find("(2 resumed)") != std::string::npos));
   bool ranged = false;
   for (const auto& e : log.entries()) {
     if (!e.uri.ends_with(".whl") || e.uri.find("jinja2") == std::string::npos) continue;

@@ -50,6 +50,11 @@ struct WheelMembers {
 /// `lib*.so.*`: `libcudnn_graph.so.9`, `libnvrtc-builtins.so.13.3`, `libtorch.so`.
 [[nodiscard]] bool is_shared_library(std::string_view path) noexcept;
 
+/// Where the installer puts a wheel member, relative to site-packages: the path itself, or for
+/// `<name>.data/purelib/` and `<name>.data/platlib/` the rest of it; empty for a member that
+/// lands outside site-packages (the other `.data/` directories: scripts, headers, data).
+[[nodiscard]] std::string site_path_of_member(std::string_view member);
+
 /// The members with their digest and shared libraries filled in.
 [[nodiscard]] WheelMembers make_wheel_members(std::vector<WheelMember> members);
 

@@ -87,11 +87,6 @@ class StatChecker {
 /// The prefix of an environment whose site-packages is `site` (lib/pythonX.Y/site-packages).
 [[nodiscard]] std::filesystem::path prefix_of_site(const std::filesystem::path& site);
 
-/// Where the installer puts a wheel member, relative to site-packages: the path itself, or for
-/// `<name>.data/purelib/` and `<name>.data/platlib/` the rest of it; empty for a member that
-/// lands outside site-packages (the other `.data/` directories: scripts, headers, data).
-[[nodiscard]] std::string site_path_of_member(std::string_view member);
-
 /// The shared libraries the lock recorded for `filename`, a wheel of `package`
 /// ([packages.tool.gpulock.files], lock/wheel_files.h) that are not in `site`, as site-relative
 /// paths; empty when all are there or the lock records none.
