@@ -29,10 +29,39 @@ using resolver::UnavailableReason;
 
 namespace {
 
+// A conflict rule that names a package, held by another package of a solution: the rules of
+// its chosen version (gpu::library_conflicts, then the learned ones, in that order).
+struct HeldRule {
+  const resolver::ChosenPackage* holder = nullptr;
+  resolver::Conflict rule;
+};
+
+// Every rule the other chosen packages of `solution` hold against `package`, in the order
+// ruled_out tries them. It does not depend on the candidate, so it is built once for all of a
+// package's candidates (has_wheel_findings and skipped_before walk every one).
+std::vector<HeldRule> rules_naming(const Catalog::Impl& impl, std::string_view package,
+                                   const resolver::Solution& solution) {
+  std::vector<HeldRule> out;
+  for (const auto& chosen : solution.packages) {
+    if (chosen.is_virtual || chosen.name == package) continue;
+    auto it = impl.packages.find(chosen.name);
+    if (it == impl.packages.end() || chosen.candidate_index >= it->second.entries.size()) continue;
+    for (auto& rule : gpu::library_conflicts(chosen.name, chosen.version)) {
+      if (rule.name == package) out.push_back({&chosen, std::move(rule)});
+    }
+    for (const auto& rule : it->second.entries[chosen.candidate_index].conflicts) {
+      if (rule.name == package) out.push_back({&chosen, rule});
+    }
+  }
+  return out;
+}
+
 // A conflict rule (resolver::Conflict) between candidate `e` of `package` and a package of
 // `solution`, either way round, worded for --explain: "cannot be used with tool-b 2.0 (REASON)".
-std::optional<std::string> ruled_out(const Catalog::Impl& impl, std::string_view package,
-                                     const VersionEntry& e, const resolver::Solution& solution) {
+// `held`: rules_naming(impl, package, solution).
+std::optional<std::string> ruled_out(std::string_view package, const VersionEntry& e,
+                                     const resolver::Solution& solution,
+                                     const std::vector<HeldRule>& held) {
   // Only a candidate the solver took up: one the requirements never allowed (an `==` pin
   // elsewhere) was not passed over for a rule.
   if (!e.dependencies_read) return std::nullopt;
@@ -45,18 +74,10 @@ std::optional<std::string> ruled_out(const Catalog::Impl& impl, std::string_view
                          rule.reason);
     }
   }
-  for (const auto& chosen : solution.packages) {
-    if (chosen.is_virtual || chosen.name == package) continue;
-    auto it = impl.packages.find(chosen.name);
-    if (it == impl.packages.end() || chosen.candidate_index >= it->second.entries.size()) continue;
-    auto rules = gpu::library_conflicts(chosen.name, chosen.version);
-    const auto& learned = it->second.entries[chosen.candidate_index].conflicts;
-    rules.insert(rules.end(), learned.begin(), learned.end());
-    for (const auto& rule : rules) {
-      if (rule.name == package && !rule.allowed.contains(e.version)) {
-        return fmt::format("cannot be used with {} {} ({})", chosen.name,
-                           chosen.version.to_string(), rule.reason);
-      }
+  for (const auto& h : held) {
+    if (!h.rule.allowed.contains(e.version)) {
+      return fmt::format("cannot be used with {} {} ({})", h.holder->name,
+                         h.holder->version.to_string(), h.rule.reason);
     }
   }
   return std::nullopt;
@@ -316,6 +337,8 @@ std::vector<Skipped> skipped_before(const Catalog& cat, std::string_view package
     }
     return out;
   }
+  const std::vector<HeldRule> held =
+      solution != nullptr ? rules_naming(impl, package, *solution) : std::vector<HeldRule>{};
   for (std::size_t i = 0; i < chosen_index && i < entries.size(); ++i) {
     const VersionEntry& e = entries[i];
     Skipped s{e.version, {}, {}, {}, {}};
@@ -324,7 +347,7 @@ std::vector<Skipped> skipped_before(const Catalog& cat, std::string_view package
       s.reason = r.message.empty() ? "cannot be used" : r.message;
     };
     std::optional<std::string> ruled;
-    if (e.hazards.empty() && solution != nullptr) ruled = ruled_out(impl, package, e, *solution);
+    if (e.hazards.empty() && solution != nullptr) ruled = ruled_out(package, e, *solution, held);
     if (!e.hazards.empty()) {
       // Before the other reasons: a candidate tried and then found to have a hazard was passed
       // over for that, not for what its first trial met.
@@ -634,9 +657,10 @@ bool has_wheel_findings(const Catalog& cat, std::string_view package,
   const Catalog::Impl& impl = cat.impl();
   auto it = impl.packages.find(package);
   if (it == impl.packages.end()) return false;
+  const std::vector<HeldRule> held = rules_naming(impl, package, solution);
   return std::any_of(it->second.entries.begin(), it->second.entries.end(),
                      [&](const VersionEntry& e) {
-                       return !e.hazards.empty() || ruled_out(impl, package, e, solution);
+                       return !e.hazards.empty() || ruled_out(package, e, solution, held);
                      });
 }
 
