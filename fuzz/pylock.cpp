@@ -3,12 +3,16 @@
 // canonical order) and writing that gives the same bytes (read(write(x)) == x, byte-stable);
 // every field that becomes a path or a URL is one the reader checked (issue 40): each sha256 is
 // 64 lowercase hex digits, each file URL http(s) or file, no path or URL has a control character.
+// The wheel-file records (lock/wheel_files.h, issue 44) of an accepted lock: a record the typed
+// reader accepts has only relative library paths and a 64-hex digest, and writing it back
+// (set_wheel_files) reads back the same.
 #include <algorithm>
 #include <string_view>
 
 #include <fmt/format.h>
 
 #include "gpulock/lock/lockfile.h"
+#include "gpulock/lock/wheel_files.h"
 
 #include "fuzz_check.h"
 
@@ -72,12 +76,43 @@ void check_fields(const Lock& lock) {
   }
 }
 
+// [packages.tool.gpulock.files]: what the typed reader accepts is what check and install use.
+void check_wheel_files(const Lock& lock) {
+  for (const auto& p : lock.packages) {
+    auto files = wheel_files(p);
+    if (!files) continue;
+    Package copy = p;
+    for (const auto& [name, rec] : *files) {
+      FUZZ_CHECK(is_sha256(rec.members_sha256),
+                 fmt::format("package '{}': members-sha256 '{}'", p.name, rec.members_sha256));
+      for (const auto& lib : rec.shared_libraries) {
+        bool relative = !lib.empty() && lib.front() != '/' && !has_control(lib);
+        for (std::size_t at = 0; relative && at <= lib.size();) {
+          auto end = std::min(lib.find('/', at), lib.size());
+          auto part = std::string_view(lib).substr(at, end - at);
+          relative = !part.empty() && part != "." && part != "..";
+          at = end + 1;
+        }
+        FUZZ_CHECK(relative,
+                   fmt::format("package '{}': shared library '{}' is not relative", p.name, lib));
+      }
+      for (const auto& text : rec.conflicts)
+        FUZZ_CHECK(!text.empty(), fmt::format("package '{}': an empty conflict", p.name));
+      set_wheel_files(copy, name, rec);
+    }
+    auto again = wheel_files(copy);
+    FUZZ_CHECK(again.has_value() && *again == *files,
+               fmt::format("package '{}': its wheel records do not read back", p.name));
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto file = parse_lock(gpulock::fuzz::as_text(data, size), "pylock.toml");
   if (!file) return 0;
   check_fields(file->lock);
+  check_wheel_files(file->lock);
   auto valid = validate_lock(file->lock);
   FUZZ_CHECK(valid.has_value(), fmt::format("the reader accepted a lock validate_lock refuses: {}",
                                             valid ? "" : valid.error().to_string()));

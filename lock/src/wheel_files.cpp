@@ -19,8 +19,10 @@ bool is_hex64(std::string_view s) {
 // A member path as a zip names it, safe to join to a directory: relative, '/'-separated, no
 // empty, `.` or `..` component, no backslash or NUL.
 bool is_member_path(std::string_view p) {
-  if (p.empty() || p.front() == '/' || p.find('\\') != std::string_view::npos ||
-      p.find('\0') != std::string_view::npos)
+  if (p.empty() || p.front() == '/' || p.find('\\') != std::string_view::npos) return false;
+  // No control character (a NUL included): the paths are printed in check's and probe's words.
+  if (std::any_of(p.begin(), p.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
     return false;
   std::size_t start = 0;
   while (start <= p.size()) {

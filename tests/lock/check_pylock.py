@@ -146,7 +146,8 @@ def check_wheel_files(p, where):
         for lib in rec.get("shared-libraries", []):
             need(isinstance(lib, str) and lib and not lib.startswith("/")
                  and all(part not in ("", ".", "..") for part in lib.split("/"))
-                 and "\\" not in lib,
+                 and "\\" not in lib
+                 and not any(ord(c) < 0x20 or ord(c) == 0x7f for c in lib),
                  f"{where}.{name}: shared library {lib!r} is not a relative path")
         for text in rec.get("conflicts", []):
             need(isinstance(text, str) and text,

@@ -70,6 +70,8 @@ const BadCase kBadCases[] = {
      "not 64 lowercase hex digits"},
     {"tool-gpulock-files-path-bad.toml", 9,
      "\"a-1.0-py3-none-any.whl\": shared-libraries holds an entry that is not a relative path"},
+    {"tool-gpulock-files-path-control.toml", 9,
+     "\"a-1.0-py3-none-any.whl\": shared-libraries holds an entry that is not a relative path"},
     {"tool-gpulock-files-unknown-wheel.toml", 9,
      "\"b-1.0-py3-none-any.whl\": names a file the package does not list"},
     {"packages-not-array.toml", 3, "'packages' at the top level must be an array of tables"},
