@@ -203,6 +203,9 @@ struct SolveState {
   std::unique_ptr<catalog::Catalog> catalog;
   std::unique_ptr<catalog::IndexProvider> provider;
   resolver::Outcome outcome;
+  // The last solve's wheels still gave new findings after kWheelFileRounds solves: its set may
+  // break a rule between its wheels (issue 44; write() looks).
+  bool unsettled = false;
 };
 
 ResolveSession::ResolveSession(const ResolveRequest& request, ResolveRun run,
@@ -262,19 +265,25 @@ core::Result<bool> ResolveSession::solve() {
   // Issue 44 item 3: the chosen wheels' file lists are judged (catalog::judge_wheel_files). A
   // wheel whose own files leave a hazard is offered again as yanked, so it stays only where a
   // requirement pins it exactly; two wheels writing one path get a conflict rule. The solve then
-  // runs again. Each round judges only what is new; write() refuses a set that still breaks a
-  // rule after the last round (unless --allow-incomplete).
-  for (int round = 0; round < kWheelFileRounds && outcome; ++round) {
+  // runs again. Each round judges only what is new; a solution that gives nothing new breaks no
+  // rule (the solver kept every one found). After the last round, write() looks at the set.
+  bool unsettled = false;
+  for (int round = 0; outcome; ++round) {
     const auto* solution = std::get_if<resolver::Solution>(&*outcome);
     if (solution == nullptr || catalog::judge_wheel_files(*candidates, *solution) == 0) break;
+    if (round == kWheelFileRounds) {
+      unsettled = true;
+      break;
+    }
     outcome = resolver::solve(*provider, solve_request, plan.solve_options);
   }
   result_.timings.solve_ms = elapsed_ms(t_solve);
   if (!outcome) return std::unexpected(outcome.error());
   for (auto& w : catalog::warnings(*candidates))
     result_.warnings.push_back(std::move(w));
-  solved_ = std::make_unique<SolveState>(SolveState{std::move(sources), std::move(candidates),
-                                                    std::move(provider), std::move(*outcome)});
+  solved_ =
+      std::make_unique<SolveState>(SolveState{std::move(sources), std::move(candidates),
+                                              std::move(provider), std::move(*outcome), unsettled});
 
   // `--find-links` pages that name another torch build than the one resolved are swapped for
   // that build's page and the resolve runs once more (the coupled wheels on them, `+pt211cu128`,
@@ -323,7 +332,7 @@ core::Status ResolveSession::write() {
     if (solution.find(m.name) != nullptr) continue;
     result_.warnings.push_back(fmt::format("{} (that build was passed over); {}", m.line, m.hint));
   }
-  if (!request_.allow_incomplete) {
+  if (solved_->unsettled && !request_.allow_incomplete) {
     // The rounds ended with a set that still breaks a rule between its wheels.
     auto conflicts = catalog::set_conflicts(*solved_->catalog, solution);
     if (!conflicts.empty()) {

@@ -205,15 +205,16 @@ PackageWhy why_chosen(catalog::IndexProvider& provider, const ResolvePlan& plan,
 }
 
 // One lock package per chosen candidate, and why it was chosen (result.why).
+// `conflicts`: what the set breaks, locked anyway (catalog::set_conflicts under
+// --allow-incomplete; without it the solve avoided or refused them).
 core::Result<LockedFacts> lock_packages(index::IndexClient& client,
                                         catalog::IndexProvider& provider, const ResolvePlan& plan,
-                                        const resolver::Solution& solution, ResolveResult& result,
-                                        const Phase& phase) {
+                                        const resolver::Solution& solution,
+                                        const std::vector<catalog::SetConflict>& conflicts,
+                                        ResolveResult& result, const Phase& phase) {
   LockedFacts facts;
   lock::Lock& lk = result.lock;
-  // Issue 44 item 3: what the set breaks, locked anyway (--allow-incomplete; without it the
-  // solve avoided or refused it): said once each, recorded on both wheels.
-  const auto conflicts = catalog::set_conflicts(provider.catalog(), solution);
+  // Issue 44 item 3: each conflict said once, recorded on both wheels.
   for (const auto& c : conflicts) {
     result.warnings.push_back(
         fmt::format("{}; locked anyway (--allow-incomplete), and the lock records it", c.text));
@@ -446,7 +447,10 @@ core::Status write_lock(const ResolveRequest& request, const ResolvePlan& plan,
   lk.extras = std::vector<std::string>{};
   lk.dependency_groups = std::vector<std::string>{};
   lk.default_groups = std::vector<std::string>{};
-  auto facts = lock_packages(client, provider, plan, solution, result, phase);
+  const auto conflicts = request.allow_incomplete
+                             ? catalog::set_conflicts(provider.catalog(), solution)
+                             : std::vector<catalog::SetConflict>{};
+  auto facts = lock_packages(client, provider, plan, solution, conflicts, result, phase);
   if (!facts) return std::unexpected(facts.error());
   if (!plan.run.trial) record_wheel_files(client, *facts, lk, result, phase);
   lk.gpulock = gpulock_tool(request, plan, sources, *facts, result, lock_dir);

@@ -2,6 +2,7 @@
 #include "gpulock/lock/wheel_files.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -74,39 +75,30 @@ core::Result<WheelFilesMap> wheel_files(const Package& package) {
     if (hex == nullptr || !is_hex64(*hex))
       return bad(name, "members-sha256 is not 64 lowercase hex digits");
     rec.members_sha256 = *hex;
-    auto libs = t->find("shared-libraries");
-    if (libs != t->end()) {
-      const auto* array = libs->second.get_if<TomlArray>();
-      if (array == nullptr) return bad(name, "shared-libraries is not an array");
-      for (const auto& item : *array) {
-        const auto* path = item.get_if<std::string>();
-        if (path == nullptr || !is_member_path(*path))
-          return bad(name, "shared-libraries holds an entry that is not a relative path");
-        rec.shared_libraries.push_back(*path);
-      }
-    }
-    auto missing = t->find("missing-libraries");
-    if (missing != t->end()) {
-      const auto* array = missing->second.get_if<TomlArray>();
-      if (array == nullptr) return bad(name, "missing-libraries is not an array");
-      for (const auto& item : *array) {
-        const auto* soname = item.get_if<std::string>();
-        if (soname == nullptr || !is_member_path(*soname) || soname->find('/') != std::string::npos)
-          return bad(name, "missing-libraries holds an entry that is not a file name");
-        rec.missing_libraries.push_back(*soname);
-      }
-    }
-    auto conflicts = t->find("conflicts");
-    if (conflicts != t->end()) {
-      const auto* array = conflicts->second.get_if<TomlArray>();
-      if (array == nullptr) return bad(name, "conflicts is not an array");
+    auto read = [&](const char* key, auto accept, const char* what,
+                    std::vector<std::string>& into) -> std::optional<std::string> {
+      auto it = t->find(key);
+      if (it == t->end()) return std::nullopt;
+      const auto* array = it->second.get_if<TomlArray>();
+      if (array == nullptr) return fmt::format("{} is not an array", key);
       for (const auto& item : *array) {
         const auto* text = item.get_if<std::string>();
-        if (text == nullptr || text->empty())
-          return bad(name, "conflicts holds an entry that is not a sentence");
-        rec.conflicts.push_back(*text);
+        if (text == nullptr || !accept(*text))
+          return fmt::format("{} holds an entry that is not {}", key, what);
+        into.push_back(*text);
       }
-    }
+      return std::nullopt;
+    };
+    auto is_file_name = [](const std::string& s) {
+      return is_member_path(s) && s.find('/') == std::string::npos;
+    };
+    auto is_sentence = [](const std::string& s) { return !s.empty(); };
+    std::optional<std::string> problem =
+        read("shared-libraries", is_member_path, "a relative path", rec.shared_libraries);
+    if (!problem)
+      problem = read("missing-libraries", is_file_name, "a file name", rec.missing_libraries);
+    if (!problem) problem = read("conflicts", is_sentence, "a sentence", rec.conflicts);
+    if (problem) return bad(name, *problem);
     out.emplace(name, std::move(rec));
   }
   return out;
@@ -120,24 +112,17 @@ void set_wheel_files(Package& package, std::string_view filename, const WheelFil
   };
   if (!package.tool) package.tool = TomlTable{};
   TomlTable& files_tab = table_at(table_at((*package.tool)["gpulock"])["files"]);
-  TomlArray libs;
-  for (const auto& lib : files.shared_libraries)
-    libs.emplace_back(lib);
+  auto array = [](const std::vector<std::string>& items) {
+    TomlArray out;
+    for (const auto& item : items)
+      out.emplace_back(item);
+    return out;
+  };
   TomlTable rec{{"members", static_cast<std::int64_t>(files.members)},
                 {"members-sha256", files.members_sha256},
-                {"shared-libraries", std::move(libs)}};
-  if (!files.missing_libraries.empty()) {
-    TomlArray missing;
-    for (const auto& soname : files.missing_libraries)
-      missing.emplace_back(soname);
-    rec["missing-libraries"] = std::move(missing);
-  }
-  if (!files.conflicts.empty()) {
-    TomlArray conflicts;
-    for (const auto& text : files.conflicts)
-      conflicts.emplace_back(text);
-    rec["conflicts"] = std::move(conflicts);
-  }
+                {"shared-libraries", array(files.shared_libraries)}};
+  if (!files.missing_libraries.empty()) rec["missing-libraries"] = array(files.missing_libraries);
+  if (!files.conflicts.empty()) rec["conflicts"] = array(files.conflicts);
   files_tab[std::string(filename)] = std::move(rec);
 }
 
