@@ -71,9 +71,34 @@ std::string host_name(std::string_view stem, std::size_t index, std::string prom
   return index == 0 ? std::string(stem) : fmt::format("{}#{}", stem, index + 1);
 }
 
+// The fields of a CSV line, trimmed; a field in double quotes may hold commas (`""` is a quote).
 std::vector<std::string> csv_fields(std::string_view line) {
   std::vector<std::string> fields;
   while (fields.size() < 64) {
+    auto lead = core::trim_left(line);
+    if (lead.starts_with('"')) {
+      std::string value;
+      std::size_t i = 1;
+      for (; i < lead.size(); ++i) {
+        if (lead[i] != '"') {
+          value.push_back(lead[i]);
+        } else if (i + 1 < lead.size() && lead[i + 1] == '"') {
+          value.push_back('"');
+          ++i;
+        } else {
+          break;
+        }
+      }
+      auto after = lead.substr(std::min(i + 1, lead.size()));
+      auto comma = after.find(',');
+      if (i < lead.size() && core::trim(after.substr(0, comma)).empty()) {
+        fields.emplace_back(value.substr(0, kMaxField));
+        if (comma == std::string_view::npos) break;
+        line = after.substr(comma + 1);
+        continue;
+      }
+      // No closing quote, or text after it: read as it stands.
+    }
     auto comma = line.find(',');
     auto f = core::trim(line.substr(0, comma));
     if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
@@ -115,11 +140,14 @@ bool is_cc_text(std::string_view f) {
 }
 
 struct Columns {
-  int name = -1, driver = -1, cc = -1, host = -1;
+  int name = -1, driver = -1, cc = -1, host = -1, uuid = -1;
+  std::size_t count = 0;  ///< the fields of a row
 };
 
-Columns columns_of_header(const std::vector<std::string>& fields) {
+template <class Fields>
+Columns columns_of_header(const Fields& fields) {
   Columns c;
+  c.count = fields.size();
   for (std::size_t i = 0; i < fields.size(); ++i) {
     auto k = header_key(fields[i]);
     const int idx = static_cast<int>(i);
@@ -131,6 +159,8 @@ Columns columns_of_header(const std::vector<std::string>& fields) {
       c.cc = idx;
     else if (k == "host" || k == "hostname" || k == "node" || k == "nodename")
       c.host = idx;
+    else if (k == "uuid" || k == "gpu_uuid")
+      c.uuid = idx;
   }
   return c;
 }
@@ -138,6 +168,7 @@ Columns columns_of_header(const std::vector<std::string>& fields) {
 // A row without a header: which field is which, from the values.
 Columns columns_of_row(const std::vector<std::string>& fields) {
   Columns c;
+  c.count = fields.size();
   for (std::size_t i = 0; i < fields.size(); ++i) {
     const auto& f = fields[i];
     const int idx = static_cast<int>(i);
@@ -153,9 +184,11 @@ Columns columns_of_row(const std::vector<std::string>& fields) {
     const bool letters = std::any_of(f.begin(), f.end(), [](char ch) {
       return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
     });
-    if (!letters || f.ends_with("MiB") || f.ends_with(" W") || f.starts_with("GPU-") ||
-        f.starts_with("0000"))
+    if (c.uuid < 0 && (f.starts_with("GPU-") || f.starts_with("MIG-"))) {
+      c.uuid = idx;
       continue;
+    }
+    if (!letters || f.ends_with("MiB") || f.ends_with(" W") || f.starts_with("0000")) continue;
     const bool gpu_like = compute_capability_of_name(f).has_value() || f.starts_with("NVIDIA") ||
                           f.starts_with("Tesla") || f.starts_with("Quadro") ||
                           f.starts_with("Graphics");
@@ -169,7 +202,7 @@ Columns columns_of_row(const std::vector<std::string>& fields) {
 
 std::string field_at(const std::vector<std::string>& fields, int i) {
   if (i < 0 || static_cast<std::size_t>(i) >= fields.size()) return {};
-  return csv_value(fields[static_cast<std::size_t>(i)]);
+  return fields[static_cast<std::size_t>(i)];
 }
 
 }  // namespace
@@ -236,40 +269,20 @@ std::vector<RawHost> read_smi_table(std::string_view text, std::string_view stem
 std::vector<RawHost> read_smi_csv(std::string_view text, std::string_view stem) {
   std::vector<RawHost> hosts;
   std::unordered_map<std::string, std::size_t> index;  // host name -> its place in hosts
-  std::optional<Columns> header;
-  std::size_t header_fields = 0;
-  for (const auto& line : split_lines(text)) {
-    if (line.text.find(',') == std::string_view::npos) continue;
-    // The command line, a prompt or a comment around the output.
-    const auto lead = core::trim_left(line.text);
-    if (lead.starts_with('#') || lead.starts_with('$') ||
-        line.text.find("--query-gpu") != std::string_view::npos)
-      continue;
-    auto fields = csv_fields(line.text);
-    if (!header) {
-      auto c = columns_of_header(fields);
-      if (c.name >= 0 || c.driver >= 0 || c.cc >= 0) {
-        header = c;
-        header_fields = fields.size();
-        continue;
-      }
-    } else if (fields.size() != header_fields) {
-      continue;  // another text's line, or a row cut off
-    }
-    const Columns c = header ? *header : columns_of_row(fields);
-    const std::string driver = field_at(fields, c.driver);
-    const std::string cc = field_at(fields, c.cc);
-    const std::string name = field_at(fields, c.name);
+  for (const auto& row : read_smi_csv_rows(text).rows) {
+    const std::string driver = csv_value(row.driver);
+    const std::string cc = csv_value(row.cc);
+    const std::string name = csv_value(row.name);
     if (driver.empty() && cc.empty() && name.empty()) continue;
     if (!driver.empty() && !is_driver_text(driver)) continue;
-    std::string host = field_at(fields, c.host);
+    std::string host = csv_value(row.host);
     if (host.empty()) host = std::string(stem);
     auto found = index.find(host);
     if (found == index.end()) {
       if (hosts.size() >= kMaxHosts) continue;
       RawHost h;
       h.name = host;
-      h.line = line.number;
+      h.line = row.line;
       h.gpus_listed = true;
       hosts.push_back(std::move(h));
       found = index.emplace(host, hosts.size() - 1).first;
@@ -313,3 +326,54 @@ std::vector<RawHost> read_smi_list(std::string_view text, std::string_view stem)
 }
 
 }  // namespace gpulock::gpu::inventory_detail
+
+namespace gpulock::gpu {
+
+SmiCsv read_smi_csv_rows(std::string_view text, const std::vector<std::string_view>& columns) {
+  using namespace inventory_detail;
+  SmiCsv out;
+  // A bound on what is kept of lines that are not rows: the caller needs the first, not all.
+  constexpr std::size_t kMaxOther = 64;
+  std::optional<Columns> header;
+  if (!columns.empty()) header = columns_of_header(columns);
+  for (const auto& line : split_lines(text)) {
+    if (core::trim(line.text).empty()) continue;
+    auto other = [&] {
+      if (out.other_lines.size() < kMaxOther) out.other_lines.emplace_back(line.number, line.text);
+    };
+    // The command line, a prompt or a comment around the output, or a line of another text.
+    const auto lead = core::trim_left(line.text);
+    if (line.text.find(',') == std::string_view::npos || lead.starts_with('#') ||
+        lead.starts_with('$') || line.text.find("--query-gpu") != std::string_view::npos) {
+      other();
+      continue;
+    }
+    auto fields = csv_fields(line.text);
+    if (!header) {
+      auto c = columns_of_header(fields);
+      if (c.name >= 0 || c.driver >= 0 || c.cc >= 0) {
+        header = c;
+        continue;
+      }
+    }
+    const Columns c = header ? *header : columns_of_row(fields);
+    if (fields.size() < c.count || (fields.size() > c.count && c.name < 0)) {
+      other();  // another text's line, or a row cut off
+      continue;
+    }
+    if (fields.size() > c.count) {  // a name with commas in it
+      const auto first = static_cast<std::size_t>(c.name);
+      const std::size_t extra = fields.size() - c.count;
+      for (std::size_t k = 1; k <= extra; ++k)
+        fields[first] += ", " + fields[first + k];
+      fields.erase(fields.begin() + static_cast<std::ptrdiff_t>(first + 1),
+                   fields.begin() + static_cast<std::ptrdiff_t>(first + 1 + extra));
+    }
+    out.rows.push_back(SmiCsvRow{line.text, line.number, field_at(fields, c.host),
+                                 field_at(fields, c.driver), field_at(fields, c.name),
+                                 field_at(fields, c.cc), field_at(fields, c.uuid)});
+  }
+  return out;
+}
+
+}  // namespace gpulock::gpu

@@ -56,46 +56,28 @@ std::optional<gpu::DriverVersion> version_from_library_file(std::string_view pat
 }
 
 core::Result<std::vector<SmiGpu>> parse_nvidia_smi(std::string_view output, bool with_compute_cap) {
+  // fleet's reader of the same CSV (gpu/inventory.h), given the query's columns; the probe
+  // asked for exactly these, so anything else in the output is refused, not skipped.
+  static const std::vector<std::string_view> kWithCc = {"driver_version", "name", "compute_cap",
+                                                        "uuid"};
+  static const std::vector<std::string_view> kWithoutCc = {"driver_version", "name", "uuid"};
+  auto bad = [](std::string_view line) {
+    return core::fail(core::ErrorCode::InvalidInput,
+                      fmt::format("unexpected nvidia-smi output {}",
+                                  core::quote_for_message(core::trim(line, kSpace), 60)));
+  };
+  const gpu::SmiCsv csv = gpu::read_smi_csv_rows(output, with_compute_cap ? kWithCc : kWithoutCc);
+  if (!csv.other_lines.empty()) return bad(csv.other_lines.front().second);
   std::vector<SmiGpu> gpus;
-  std::string_view rest = output;
-  while (!rest.empty()) {
-    std::size_t nl = rest.find('\n');
-    std::string_view line = core::trim(rest.substr(0, nl), kSpace);
-    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
-    if (line.empty()) continue;
-    auto bad = [&] {
-      return core::fail(
-          core::ErrorCode::InvalidInput,
-          fmt::format("unexpected nvidia-smi output {}", core::quote_for_message(line, 60)));
-    };
-    std::vector<std::string_view> fields;
-    for (std::string_view l = line;;) {
-      std::size_t comma = l.find(',');
-      fields.push_back(core::trim(l.substr(0, comma), kSpace));
-      if (comma == std::string_view::npos) break;
-      l.remove_prefix(comma + 1);
+  for (const auto& row : csv.rows) {
+    auto driver = gpu::DriverVersion::parse(row.driver);
+    if (!driver || row.name.empty() || row.uuid.empty()) return bad(row.text);
+    SmiGpu gpu{*driver, row.name, std::nullopt, row.uuid == "[N/A]" ? std::string() : row.uuid};
+    if (with_compute_cap && row.cc != "[N/A]") {
+      auto parsed = gpu::ComputeCapability::parse(row.cc);
+      if (!parsed || row.cc.find('.') == std::string::npos) return bad(row.text);
+      gpu.compute_capability = *parsed;
     }
-    std::size_t fixed = with_compute_cap ? 3 : 2;  // driver, [cc,] uuid around the name
-    if (fields.size() < fixed + 1) return bad();
-    auto driver = gpu::DriverVersion::parse(fields.front());
-    if (!driver) return bad();
-    SmiGpu gpu{*driver, {}, std::nullopt, std::string(fields.back())};
-    if (gpu.uuid.empty()) return bad();
-    if (gpu.uuid == "[N/A]") gpu.uuid.clear();
-    std::size_t name_end = fields.size() - (with_compute_cap ? 2 : 1);
-    if (with_compute_cap) {
-      std::string_view cc = fields[fields.size() - 2];
-      if (cc != "[N/A]") {
-        auto parsed = gpu::ComputeCapability::parse(cc);
-        if (!parsed || cc.find('.') == std::string_view::npos) return bad();
-        gpu.compute_capability = *parsed;
-      }
-    }
-    for (std::size_t i = 1; i < name_end; ++i) {
-      if (i > 1) gpu.name += ", ";
-      gpu.name += fields[i];
-    }
-    if (gpu.name.empty()) return bad();
     gpus.push_back(std::move(gpu));
   }
   return gpus;

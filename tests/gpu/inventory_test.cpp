@@ -196,6 +196,48 @@ TEST_CASE("nvidia-smi --query-gpu CSV", "[gpu][inventory]") {
   CHECK(archs(r615) == "-");
 }
 
+TEST_CASE("--query-gpu rows: one reader for fleet and probe", "[gpu][inventory]") {
+  // probe --machine's query, no header: its columns are given; a name with a comma keeps it.
+  const std::vector<std::string_view> probe = {"driver_version", "name", "compute_cap", "uuid"};
+  auto mine =
+      read_smi_csv_rows("570.26, Odd, Name, 8.6, GPU-b\n\n550.54.14, H100, [N/A], [N/A]\n", probe);
+  CHECK(mine.other_lines.empty());
+  REQUIRE(mine.rows.size() == 2);
+  CHECK(mine.rows[0].name == "Odd, Name");
+  CHECK(mine.rows[0].cc == "8.6");
+  CHECK(mine.rows[0].uuid == "GPU-b");
+  CHECK(mine.rows[1].line == 3);
+  CHECK(mine.rows[1].cc == "[N/A]");
+  // A row cut short and a line of another text are listed, not read.
+  auto cut = read_smi_csv_rows(
+      "$ nvidia-smi --query-gpu=driver_version,name,compute_cap,uuid\n"
+      "550.54.14, H100\n",
+      probe);
+  CHECK(cut.rows.empty());
+  REQUIRE(cut.other_lines.size() == 2);
+  CHECK(cut.other_lines[1].first == 2);
+  CHECK(cut.other_lines[1].second == "550.54.14, H100");
+
+  // fleet: a header names the columns in any order; a name with a comma joins, quotes go.
+  auto fleet = read_smi_csv_rows(
+      "host, uuid, name, driver_version\nn1, GPU-1, \"NVIDIA A100, PCIe\", 550.90.07\n"
+      "n2, GPU-2, NVIDIA L4, Extra, 535.183.01\n");
+  REQUIRE(fleet.rows.size() == 2);
+  CHECK(fleet.rows[0].host == "n1");
+  CHECK(fleet.rows[0].name == "NVIDIA A100, PCIe");
+  CHECK(fleet.rows[1].name == "NVIDIA L4, Extra");
+  CHECK(fleet.rows[1].driver == "535.183.01");
+  CHECK(fleet.rows[1].uuid == "GPU-2");
+  // The inventory built from it keeps both GPUs (before the shared reader, the second row's
+  // extra field made it skipped as another text's line).
+  auto inv = parse_inventory(
+      "name, driver_version, compute_cap\nNVIDIA L4, Extra, 535.183.01, 8.9\n", "n3.csv");
+  REQUIRE(inv);
+  REQUIRE(inv->hosts.size() == 1);
+  REQUIRE(inv->hosts[0].gpus.size() == 1);
+  CHECK(inv->hosts[0].gpus[0].name == "NVIDIA L4, Extra");
+}
+
 TEST_CASE("/proc/driver/nvidia: proprietary, open, R615, Jetson", "[gpu][inventory]") {
   auto prop = read("proc-proprietary.txt");
   CHECK(prop.format == InventoryFormat::Proc);

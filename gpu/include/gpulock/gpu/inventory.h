@@ -94,6 +94,28 @@ struct FeatureMap;
     std::string_view text, std::string_view display_name,
     InventoryFormat format = InventoryFormat::Auto, const FeatureMap* features = nullptr);
 
+/// One data row of `nvidia-smi --query-gpu=... --format=csv[,noheader]` output: the fields
+/// by the header's names, as printed (quotes and spaces around them dropped, "[N/A]" kept).
+struct SmiCsvRow {
+  std::string_view text;  ///< the whole line (a view into the text read)
+  std::size_t line = 0;   ///< 1-based
+  std::string host, driver, name, cc, uuid;
+};
+
+/// The rows of a `--query-gpu` CSV, read by one reader for `fleet` (any columns, a header or
+/// none, other text around it) and `probe --machine` (its own query, nothing else). `columns`:
+/// the query's field names (`driver_version,name,compute_cap,uuid`) when the text has no header;
+/// empty: a header line is looked for, else each row's columns are inferred from its values.
+/// A row with more fields than its columns has a comma in its name (nvidia-smi does not quote):
+/// the extra fields join the name. Every other non-blank line (a prompt, the command, a line of
+/// another text, a row cut off) is listed in `other_lines`.
+struct SmiCsv {
+  std::vector<SmiCsvRow> rows;
+  std::vector<std::pair<std::size_t, std::string_view>> other_lines;  ///< (line number, text)
+};
+[[nodiscard]] SmiCsv read_smi_csv_rows(std::string_view text,
+                                       const std::vector<std::string_view>& columns = {});
+
 /// A site's Slurm names (`fleet --slurm-features FILE`), one per line: `NAME KIND=VALUE`, where
 /// NAME is an `ActiveFeatures` word or a `Gres=gpu:TYPE` type and KIND is `driver` (a driver
 /// version), `ceiling` (a CUDA ceiling) or `gpu` (the product name a Gres type stands for);
