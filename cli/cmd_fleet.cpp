@@ -38,6 +38,8 @@ struct FleetArgs {
   // fleet probe
   bool slurm = false;
   std::string gpulock;
+  bool sbcast = false;
+  std::string sbcast_dir = "/tmp";
   std::vector<std::string> nodes;
   std::string output;
   std::string work_dir;
@@ -451,6 +453,8 @@ int run_probe(const FleetArgs& a, Context& ctx) {
                                                    "invalid --timeout: expected seconds > 0"));
   app::FleetProbeRequest request;
   request.gpulock = a.gpulock;
+  request.sbcast = a.sbcast;
+  request.sbcast_dir = a.sbcast_dir;
   request.nodes = a.nodes;
   request.locks = a.locks;
   request.sbatch_args = a.sbatch_args;
@@ -473,7 +477,13 @@ int run_probe(const FleetArgs& a, Context& ctx) {
 void add_probe_flags(CLI::App* probe, FleetArgs& a) {
   probe->add_flag("--slurm", a.slurm, "Run the probes as a Slurm job array (the only engine)");
   probe->add_option("--gpulock", a.gpulock,
-                    "The path of gpulock on the nodes (default: this binary's path)");
+                    "The path of gpulock on the nodes (default: this binary's path); with "
+                    "--sbcast, the file to copy");
+  probe->add_flag("--sbcast", a.sbcast,
+                  "Copy gpulock to each node first (salloc + sbcast from this host) and run the "
+                  "copy, removed by the task when done");
+  probe->add_option("--sbcast-dir", a.sbcast_dir, "Where on the nodes --sbcast puts the copy")
+      ->capture_default_str();
   probe
       ->add_option("--nodes", a.nodes,
                    "Slurm nodes to probe, a host list such as gpu[01-04],cpu01 (repeatable; "

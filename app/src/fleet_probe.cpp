@@ -447,7 +447,7 @@ bool valid_node_name(std::string_view name) noexcept {
 }
 
 std::string probe_job_script(const std::string& gpulock, const std::vector<std::string>& locks,
-                             const std::string& dir) {
+                             const std::string& dir, bool remove_gpulock) {
   using core::shell_quote;
   std::string s =
       "#!/bin/sh\n"
@@ -466,9 +466,42 @@ std::string probe_job_script(const std::string& gpulock, const std::vector<std::
         "echo \"$?\" > \"$dir/$i.lock.{}.rc\"\n",
         shell_quote(locks[k]), k, k, k);
   }
+  // The copy sbcast made for this run (--sbcast) is this node's alone: removed once used.
+  if (remove_gpulock) s += "rm -f \"$gpulock\"\n";
   s += "exit 0\n";
   return s;
 }
+
+namespace {
+
+// --sbcast: `source` copied to `dest` on every node, by `sbcast` run here inside an allocation
+// of the nodes (salloc runs its command on this host, so sbcast reads this host's file). One
+// allocation per partition, since one job cannot span partitions; nodes is (node, partition).
+core::Status broadcast(const std::string& source, const std::string& dest,
+                       const std::vector<std::pair<std::string, std::string>>& nodes) {
+  std::map<std::string, std::vector<std::string>> by_partition;
+  for (const auto& [node, partition] : nodes)
+    by_partition[partition].push_back(node);
+  for (const auto& [partition, names] : by_partition) {
+    std::vector<std::string> argv{"salloc",
+                                  "--quiet",
+                                  "--job-name=gpulock-fleet-probe-sbcast",
+                                  fmt::format("--nodes={}", names.size()),
+                                  fmt::format("--nodelist={}", fmt::join(names, ",")),
+                                  "--time=5"};
+    if (!partition.empty()) argv.push_back("--partition=" + partition);
+    argv.insert(argv.end(), {"sbcast", "--force", "--preserve", source, dest});
+    if (auto copied = slurm(argv); !copied)
+      return std::unexpected(
+          core::make_error(ErrorCode::Io,
+                           fmt::format("--sbcast: copying {} to {} on {} failed: {}", source, dest,
+                                       fmt::join(names, ","), copied.error().message))
+              .with_hint("give the path gpulock has on the nodes with --gpulock PATH instead"));
+  }
+  return {};
+}
+
+}  // namespace
 
 core::Result<FleetProbeResult> fleet_probe(const FleetProbeRequest& request,
                                            const FleetProbeProgress& progress) {
@@ -519,8 +552,27 @@ core::Result<FleetProbeResult> fleet_probe(const FleetProbeRequest& request,
   }
   WorkDir dir;
   if (auto made = dir.make(request.work_dir); !made) return std::unexpected(made.error());
+  if (request.sbcast) {
+    // A name of this run's own on every node (the private directory's random part).
+    const std::string dest = (fs::path(request.sbcast_dir) /
+                              ("gpulock-fleet-probe" + fs::path(dir.path()).extension().string()))
+                                 .string();
+    std::vector<std::pair<std::string, std::string>> copy_to;
+    for (auto i : runnable) {
+      const auto& ps = infos->at((*nodes)[i]).partitions;
+      copy_to.emplace_back((*nodes)[i], ps.empty() ? std::string() : *ps.begin());
+    }
+    say(fmt::format("copying {} to {} on {} node{} with sbcast", gpulock, dest, copy_to.size(),
+                    copy_to.size() == 1 ? "" : "s"));
+    if (auto copied = broadcast(gpulock, dest, copy_to); !copied)
+      return std::unexpected(copied.error());
+    gpulock = dest;
+    result.copied_to = dest;
+  }
   const std::string script = dir.path() + "/probe.sh";
-  if (auto w = write_script(script, probe_job_script(gpulock, request.locks, dir.path())); !w)
+  if (auto w = write_script(script,
+                            probe_job_script(gpulock, request.locks, dir.path(), request.sbcast));
+      !w)
     return std::unexpected(w.error());
   std::vector<std::string> targets, target_partitions;
   for (auto i : runnable) {

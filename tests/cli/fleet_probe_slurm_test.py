@@ -23,6 +23,8 @@ pin. It waits, bounded, until sinfo shows both idle, then:
 - a task still running at `--timeout` is cancelled and its node kept with why;
 - a drained node is not submitted to, and is kept with why; a task whose node is not in the
   partition given after `--` is cancelled at once, not at --timeout;
+- `--sbcast` copies the binary to the node with salloc + sbcast, the task runs the copy and
+  removes it; a copy that cannot be made is exit 74 before anything is submitted;
 - a node Slurm does not know is refused before anything is submitted (exit 2).
 
 The daemons are stopped in a finally block, by pid. Needs root (slurmd runs as root) and the
@@ -285,6 +287,28 @@ def probe_tests(exe, work, cluster):
     check(len(docs) == 1 and len(docs[0].get("lock_probes", [])) == 1
           and docs[0]["lock_probes"][0]["lock"] == str(work / "pylock.cpu.toml"),
           f"probe --lock: recorded in the inventory: {docs}")
+
+    # --sbcast: the binary copied to the node first (salloc + sbcast from here), the task runs
+    # the copy and removes it. The node is this host, so this shows the copy made, run (the
+    # document is there) and removed, not a node that lacked gpulock before.
+    sbcast_dir = work / "node-local"
+    sbcast_dir.mkdir()
+    p = run(exe, ["fleet", "probe", "--slurm", "--nodes", node, "--sbcast", "--sbcast-dir",
+                  str(sbcast_dir), "-o", "sbcast.json"], work, env)
+    check(p.returncode == 0 and "with sbcast" in p.stderr and "1 node probed, 0 failed"
+          in p.stdout, f"sbcast: exit 0: {p.returncode} {p.stdout}{p.stderr}\n{cluster.logs()}")
+    docs = documents((work / "sbcast.json").read_text()) if (work / "sbcast.json").exists() \
+        else []
+    check(len(docs) == 1 and docs[0].get("node") == node and "probe_error" not in docs[0],
+          f"sbcast: the copy ran on the node: {docs}")
+    check(not list(sbcast_dir.iterdir()), f"sbcast: the task removed its copy: "
+          f"{list(sbcast_dir.iterdir())}")
+    # A copy that cannot be made is an error before anything is submitted.
+    p = run(exe, ["fleet", "probe", "--slurm", "--nodes", node, "--sbcast", "--sbcast-dir",
+                  str(work / "no such dir"), "-o", "sbcast-bad.json"], work, env)
+    check(p.returncode == 74 and "\nerror: --sbcast: copying " in p.stderr
+          and not (work / "sbcast-bad.json").exists(),
+          f"sbcast: a copy that fails is exit 74: {p.returncode} {p.stderr}")
 
     # A task that fails is kept with its error, never dropped; standard output: the inventory.
     p = run(exe, ["fleet", "probe", "--slurm", "--nodes", node, "--gpulock",

@@ -24,7 +24,13 @@
 namespace gpulock::app {
 
 struct FleetProbeRequest {
-  std::string gpulock;                   ///< its path on the nodes; empty: this binary
+  std::string gpulock;  ///< its path on the nodes; empty: this binary
+  /// Copy the binary (`gpulock`, else this one) to each node first, with `sbcast` in an
+  /// allocation of the nodes made from here (`salloc ... sbcast`), to a node-local path the
+  /// tasks run and remove: for nodes that do not have gpulock, or where it should not run
+  /// from a shared file system.
+  bool sbcast = false;
+  std::string sbcast_dir = "/tmp";       ///< where on the nodes the copy goes
   std::vector<std::string> nodes;        ///< Slurm host lists (`gpu[01-04],cpu01`); empty: all
   std::vector<std::string> locks;        ///< `probe --lock L --json` on each node, per lock
   std::vector<std::string> sbatch_args;  ///< given to sbatch after gpulock's own (after `--`)
@@ -38,6 +44,7 @@ struct FleetProbeResult {
   std::vector<gpu::ProbeEntry> nodes;  ///< one per node, in the order the nodes were listed
   std::string inventory;               ///< the entries' text (gpu::probe_entry_text), joined
   bool timed_out = false;              ///< the timeout passed: the array was cancelled
+  std::string copied_to;               ///< --sbcast: the path of the copy on the nodes
   /// Every node gave a document and every lock probe exited 0.
   [[nodiscard]] bool all_ok() const;
 };
@@ -56,10 +63,11 @@ using FleetProbeProgress = std::function<void(std::string_view)>;
 
 /// The array's job script (`#!/bin/sh`): task I writes I.node (the node it ran on),
 /// I.machine.{json,err,rc} and, per lock K, I.lock.K.{json,err,rc} into `dir`. Every path is
-/// shell-quoted. Pure.
+/// shell-quoted. `remove_gpulock`: the task removes `gpulock` when done (the copy --sbcast
+/// made). Pure.
 [[nodiscard]] std::string probe_job_script(const std::string& gpulock,
                                            const std::vector<std::string>& locks,
-                                           const std::string& dir);
+                                           const std::string& dir, bool remove_gpulock = false);
 
 /// Is `name` a node name gpulock submits to (letters, digits, '.', '_', '-'; at most 255)?
 [[nodiscard]] bool valid_node_name(std::string_view name) noexcept;
