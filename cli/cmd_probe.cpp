@@ -216,6 +216,16 @@ std::string render_json(const probe::MachineInfo& m) {
     w.null();
   }
   w.field("wsl", m.wsl);
+  // This host's OS and CPU (uname), for `fleet check` to compare with a lock's platforms.
+  w.key("platform");
+  if (const auto platform = probe::fit_machine(m).platform) {
+    w.begin_object();
+    w.field("os", platform->os);
+    w.field("cpu", platform->cpu);
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.field("warnings", m.warnings);
   w.key("steps").begin_array();
   for (const auto& s : m.steps) {

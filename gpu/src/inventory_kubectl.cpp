@@ -503,6 +503,16 @@ std::vector<RawHost> read_probe_json(std::string_view text, std::string_view ste
     h.driver = version_of("driver");
     h.ceiling = version_of("cuda_ceiling");
     h.ceiling_from = "probe --machine cuda_ceiling";
+    // The node's OS and CPU (uname; documents before 2026-12 have none).
+    if (const JValue* platform = doc.get("platform"); platform != nullptr) {
+      const JValue* os = platform->get("os");
+      const JValue* cpu = platform->get("cpu");
+      auto word = [](const JValue* v) {
+        return v != nullptr && v->kind == JValue::Kind::String && !v->text.empty() &&
+               v->text.size() <= 32;
+      };
+      if (word(os) && word(cpu)) h.platform = Platform{os->text, cpu_of(cpu->text)};
+    }
     const JValue* wsl = doc.get("wsl");
     if (wsl != nullptr && wsl->text == "true")
       h.warnings.emplace_back("WSL (as probe found it): the driver is the one probe read");

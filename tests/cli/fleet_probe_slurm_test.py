@@ -274,6 +274,8 @@ def probe_tests(exe, work, cluster):
         check(any("no NVIDIA GPU" in r for r in fits["pylock.cu124.toml"]["reasons"]),
               f"check: the reason names the missing GPU: {fits['pylock.cu124.toml']}")
         check(any("no NVIDIA driver" in r for r in n["read"]), f"check: read no driver: {n}")
+        check(f"platform linux/{os.uname().machine}" in n["read"],
+              f"check: the node's OS and CPU, as its probe read them: {n}")
         check(p.returncode == 1, f"check: the CUDA lock runs on no node: exit 1, got "
               f"{p.returncode}")
 

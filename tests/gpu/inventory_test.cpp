@@ -196,7 +196,7 @@ TEST_CASE("nvidia-smi --query-gpu CSV", "[gpu][inventory]") {
   CHECK(archs(r615) == "-");
 }
 
-TEST_CASE("--query-gpu rows: one reader for fleet and probe", "[gpu][inventory]") {
+TEST_CASE("nvidia-smi CSV rows: one reader for fleet and probe", "[gpu][inventory]") {
   // probe --machine's query, no header: its columns are given; a name with a comma keeps it.
   const std::vector<std::string_view> probe = {"driver_version", "name", "compute_cap", "uuid"};
   auto mine =
@@ -364,6 +364,11 @@ TEST_CASE("gpulock probe --machine --json, two documents", "[gpu][inventory]") {
   CHECK(inv.hosts[1].name == "probe-machine#2");
   CHECK(driver(inv.hosts[1]) == "535.230.02");
   CHECK(archs(inv.hosts[1]) == "-");
+  // The OS and CPU probe --machine writes since 2026-12; the older first document has none.
+  CHECK(platform(inv.hosts[1]) == "linux/aarch64");
+  CHECK(mentions(inv.hosts[1].read, "platform linux/aarch64"));
+  CHECK_FALSE(inv.hosts[0].machine.platform);
+  CHECK(mentions(inv.hosts[0].unknown, "platform (OS and CPU)"));
 }
 
 TEST_CASE("nvidia-smi -q: vGPU 'Not Found', WSL's WDDM", "[gpu][inventory]") {
