@@ -30,6 +30,7 @@
 #include "gpulock/sys/paths.h"
 
 #include "installers.h"
+#include "parallel.h"
 
 namespace gpulock::install {
 namespace fs = std::filesystem;
@@ -163,21 +164,7 @@ std::uint64_t installed_bytes(const probe::InstalledDistribution& d) {
   return total;
 }
 
-// Runs `fn(i)` for i in [0, n) on up to `threads` threads.
-template <typename Fn>
-void parallel_for(std::size_t n, std::size_t threads, Fn fn) {
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < n; i = next++)
-      fn(i);
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < std::min(threads, n); ++t)
-    pool.emplace_back(work);
-  work();
-  for (auto& t : pool)
-    t.join();
-}
+using detail::parallel_for;
 
 // For each of `dists` (installed, at the locked version): the first file that changed since
 // gpulock installed it (its size and mtime then, record.h's kStatFile), or, for a distribution
