@@ -24,6 +24,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view text = gpulock::fuzz::as_text(data + 1, size - 1);
   (void)gpu::detect_inventory_format(text);
   (void)gpu::compute_capability_of_name(text.substr(0, 300));
+  // The text as a node's `probe --lock --json` document: every failed line has an id.
+  for (const auto& line : gpu::lock_probe_failures(text))
+    FUZZ_CHECK(line.find(": ") != std::string::npos, std::string("a failed line without its id"));
+  // The text as `nvidia-smi --query-gpu` output with probe's columns: every line is a row or
+  // listed as another line.
+  {
+    const auto csv =
+        gpu::read_smi_csv_rows(text, {"driver_version", "name", "compute_cap", "uuid"});
+    for (const auto& row : csv.rows)
+      FUZZ_CHECK(row.line >= 1 && !row.text.empty(), std::string("a CSV row without its line"));
+  }
   // The text as a site's Slurm feature map, applied to a fixed scontrol line.
   if (auto map = gpu::parse_feature_map(text, "fuzz/site.map")) {
     auto slurm = gpu::parse_inventory(

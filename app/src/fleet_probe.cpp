@@ -418,7 +418,18 @@ gpu::ProbeEntry gather_one(const FleetProbeRequest& request, const std::string& 
     } else if (*lrc == 0) {
       l.result = "the environment matches the lock";
     } else if (*lrc == 1) {
-      l.result = "the environment does not match the lock (a verdict line fails)";
+      // Which verdict lines fail, from the node's JSON document (the first, and how many more).
+      const auto failures =
+          gpu::lock_probe_failures(read_bounded(lock_base + ".json", kMaxDocument).value_or(""));
+      if (failures.empty()) {
+        l.result = "the environment does not match the lock (a verdict line fails)";
+      } else {
+        l.result = fmt::format(
+            "the environment does not match the lock: {}{}", failures.front(),
+            failures.size() == 1 ? std::string()
+                                 : fmt::format(" (and {} more failed line{})", failures.size() - 1,
+                                               failures.size() == 2 ? "" : "s"));
+      }
     } else {
       auto why = last_line(lock_base + ".err");
       l.result =

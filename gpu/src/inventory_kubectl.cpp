@@ -549,3 +549,30 @@ bool one_json_document(std::string_view text, std::string_view schema) {
 }
 
 }  // namespace gpulock::gpu::inventory_detail
+
+namespace gpulock::gpu {
+
+std::vector<std::string> lock_probe_failures(std::string_view text) {
+  using namespace inventory_detail;
+  std::vector<std::string> out;
+  if (text.size() > kMaxText) return out;
+  Reader r(text);
+  r.skip_space();
+  if (!r.at('{')) return out;
+  JValue doc;
+  if (!r.value(doc, 0)) return out;
+  const JValue* findings = doc.get("findings");
+  if (findings == nullptr || findings->kind != JValue::Kind::Array) return out;
+  for (const auto& f : findings->items) {
+    const JValue* severity = f.get("severity");
+    const JValue* id = f.get("id");
+    const JValue* message = f.get("message");
+    if (severity == nullptr || severity->text != "fail" || id == nullptr || message == nullptr ||
+        id->kind != JValue::Kind::String || message->kind != JValue::Kind::String)
+      continue;
+    out.push_back(fmt::format("{}: {}", id->text, message->text));
+  }
+  return out;
+}
+
+}  // namespace gpulock::gpu

@@ -289,6 +289,13 @@ def probe_tests(exe, work, cluster):
     check(len(docs) == 1 and len(docs[0].get("lock_probes", [])) == 1
           and docs[0]["lock_probes"][0]["lock"] == str(work / "pylock.cpu.toml"),
           f"probe --lock: recorded in the inventory: {docs}")
+    # The failed verdict line is named, read from the node's JSON document (torch is locked but
+    # not installed where the task runs).
+    check(bool(docs) and bool(docs[0].get("lock_probes"))
+          and docs[0]["lock_probes"][0]["result"].startswith(
+              "the environment does not match the lock: lock-missing: torch 2.5.1+cpu is in the "
+              "lock but not installed."),
+          f"probe --lock: the failed line named: {docs}")
 
     # --sbcast: the binary copied to the node first (salloc + sbcast from here), the task runs
     # the copy and removes it. The node is this host, so this shows the copy made, run (the

@@ -238,6 +238,22 @@ TEST_CASE("nvidia-smi CSV rows: one reader for fleet and probe", "[gpu][inventor
   CHECK(inv->hosts[0].gpus[0].name == "NVIDIA L4, Extra");
 }
 
+TEST_CASE("fleet probe: a node's failed probe --lock lines", "[gpu][inventory]") {
+  const std::string doc =
+      R"({"schema": "gpulock.probe/1", "ok": false, "findings": [)"
+      R"({"id": "lock-missing", "severity": "fail", "subject": "torch", "message": "torch 2.5.1 )"
+      R"(is in the lock but not installed.", "hint": ""},)"
+      R"({"id": "no-cudnn", "severity": "info", "subject": "", "message": "No cuDNN.", "hint": ""},)"
+      R"({"id": "cudnn-shadowed", "severity": "fail", "subject": "", "message": "x", "hint": ""}]})";
+  auto failures = lock_probe_failures(doc);
+  REQUIRE(failures.size() == 2);
+  CHECK(failures[0] == "lock-missing: torch 2.5.1 is in the lock but not installed.");
+  CHECK(failures[1] == "cudnn-shadowed: x");
+  CHECK(lock_probe_failures("").empty());
+  CHECK(lock_probe_failures(R"({"findings": 3})").empty());
+  CHECK(lock_probe_failures(doc.substr(0, doc.size() / 2)).empty());  // cut off: not read
+}
+
 TEST_CASE("/proc/driver/nvidia: proprietary, open, R615, Jetson", "[gpu][inventory]") {
   auto prop = read("proc-proprietary.txt");
   CHECK(prop.format == InventoryFormat::Proc);

@@ -157,6 +157,10 @@ struct ProbeEntry {
 /// host, at most 1 MiB. Errors: InvalidInput located at `node`, saying what is wrong.
 [[nodiscard]] core::Status check_probe_document(std::string_view text, std::string_view node);
 
+/// The failed verdict lines of a node's `gpulock probe --lock L --json` document, as "id:
+/// message", in the document's order; empty when it has none or is not one.
+[[nodiscard]] std::vector<std::string> lock_probe_failures(std::string_view text);
+
 /// The entry's text, ending in a newline; the entries of a fleet are concatenated. Text read
 /// from the node (the error, a lock probe's result) is kept to printable ASCII and bounded.
 [[nodiscard]] std::string probe_entry_text(const ProbeEntry& entry);
