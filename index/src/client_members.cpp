@@ -291,4 +291,15 @@ std::vector<core::Result<WheelMembers>> IndexClient::wheel_members(
   return out;
 }
 
+void IndexClient::remember_members(const WheelRef& wheel, const WheelMembers& members) {
+  auto job = Impl::members_job(wheel);
+  if (!job || !job->path.empty() || job->sha256.empty() || !wheel.size) return;
+  MembersEntry entry;
+  entry.url = job->shown;
+  entry.stored_at = now_seconds();
+  entry.size = *wheel.size;
+  entry.members = members;
+  impl_->cache.store_members(job->key, entry);
+}
+
 }  // namespace gpulock::index

@@ -366,13 +366,18 @@ class WheelInstaller {
       if (auto s = ensure_dir(dest->parent_path()); !s) return s;
       if (auto s = check_shadowing(*dest, rel); !s) return s;
       const fs::path from = root_ / rel;
-      if (auto s = check_owner(from, *dest, rel); !s) return s;
+      bool same = false;
+      if (auto s = check_owner(from, *dest, rel, same); !s) return s;
+      // Another distribution's file with these very bytes (the empty nvidia/__init__.py of
+      // every nvidia-* wheel) is kept as it is: its owner's record of its size and mtime stays
+      // true.
+      same = same && !script;
       bool changed = false;
       if (script) {
         auto s = install_script(from, *dest, changed);
         if (!s) return s;
       }
-      if (!changed) {
+      if (!changed && !same) {
         // Replaced, never written through (pip unlinks too).
         if (auto s = clear_for_file(*dest, options_.journal); !s) return s;
         if (options_.journal != nullptr) options_.journal->created(*dest);
@@ -426,7 +431,8 @@ class WheelInstaller {
         const fs::path path = scheme_.scripts / name;
         if (auto s = check_reserved(name); !s) return s;
         if (auto s = check_shadowing(path, "entry point " + name); !s) return s;
-        if (auto s = check_owner({}, path, "entry point " + name); !s) return s;
+        bool same = false;
+        if (auto s = check_owner({}, path, "entry point " + name, same); !s) return s;
         // distlib's set_mode: the new file's mode plus r-x for everyone.
         if (auto s = write_new_file(path, *text, ((0666 & ~process_umask()) | 0555) & 07777,
                                     options_.journal);
@@ -541,12 +547,18 @@ class WheelInstaller {
   }
 
   // A file another installed distribution owns is not overwritten with other bytes (pip
-  // overwrites silently; a wheel could replace another package's module).
-  core::Status check_owner(const fs::path& from, const fs::path& dest, const std::string& what) {
+  // overwrites silently; a wheel could replace another package's module). `same`: it is
+  // another's, with the bytes of `from`.
+  core::Status check_owner(const fs::path& from, const fs::path& dest, const std::string& what,
+                           bool& same) {
+    same = false;
     if (options_.owners == nullptr) return {};
     auto it = options_.owners->find(dest.lexically_normal().string());
     if (it == options_.owners->end() || it->second == wheel_.name) return {};
-    if (!from.empty() && same_bytes(from, dest)) return {};
+    if (!from.empty() && same_bytes(from, dest)) {
+      same = true;
+      return {};
+    }
     return std::unexpected(core::make_error(
         ErrorCode::InvalidInput,
         fmt::format("the wheel {} would overwrite {} ({}), a file of {}, with other bytes",
