@@ -124,10 +124,10 @@ std::optional<std::string> installed_wheel(const lock::Package& p,
 }
 
 ListChecked check_locked_members(const Context& ctx, const std::string& python,
-                               const lock::Package& p,
-                               const probe::InstalledDistribution& installed,
-                               const LockedLists& lists, const std::set<std::string>& named,
-                               std::vector<Drift>& drifts) {
+                                 const lock::Package& p,
+                                 const probe::InstalledDistribution& installed,
+                                 const LockedLists& lists, const std::set<std::string>& named,
+                                 std::vector<Drift>& drifts) {
   auto records = lock::wheel_files(p);
   if (!records || records->empty()) return {ListCheck::NoRecord, {}};
   auto wheel = installed_wheel(p, installed);
