@@ -131,7 +131,7 @@ ListChecked check_locked_members(const Context& ctx, const std::string& python,
   auto records = lock::wheel_files(p);
   if (!records || records->empty()) return {ListCheck::NoRecord, {}};
   auto wheel = installed_wheel(p, installed);
-  if (!wheel) return {ListCheck::NotAvailable, p.name};
+  if (!wheel) return {ListCheck::WheelUnknown, p.name};
   auto list = lists.lists.find(*wheel);
   if (list == lists.lists.end()) {
     return {lists.other_digest.contains(*wheel) ? ListCheck::OtherList : ListCheck::NotAvailable,
@@ -172,6 +172,12 @@ void note_file_lists(const std::vector<ListChecked>& checked, LayerResult& layer
     if (c.outcome == ListCheck::Compared) ++compared;
     if (c.outcome == ListCheck::NotAvailable) not_compared.push_back(c.wheel);
     if (c.outcome == ListCheck::OtherList) other.push_back(c.wheel);
+    if (c.outcome == ListCheck::WheelUnknown) {
+      layer.notes.push_back(fmt::format(
+          "the file-level comparison was not possible for {}: the lock has several wheels of it, "
+          "and the tags of its installed WHEEL file are none of theirs",
+          c.wheel));
+    }
   }
   if (compared > 0) {
     layer.notes.push_back(fmt::format(

@@ -69,7 +69,7 @@ LockedLists read_locked_lists(const Context& ctx, const probe::PythonEnvironment
 // dist-info's WHEEL `Tag:` lines; nullopt when none is known.
 std::optional<std::string> installed_wheel(const lock::Package& p,
                                            const probe::InstalledDistribution& installed);
-enum class ListCheck { NoRecord, NotAvailable, OtherList, Compared };
+enum class ListCheck { NoRecord, NotAvailable, OtherList, WheelUnknown, Compared };
 struct ListChecked {
   ListCheck outcome = ListCheck::NoRecord;
   std::string wheel;  // the wheel's file name (the package's name when the wheel is not known)

@@ -499,6 +499,62 @@ TEST_CASE("check env: every file of the wheels the lock records", "[check][env][
   CHECK(gh.out.find("::error file=pylock.toml,line=" + std::to_string(cudnn.line) +
                     "::nvidia-cudnn-cu12 9.1.0.70: 2 of the 12 files ") != std::string::npos);
 
+  // A lock for two platforms: of the package's two wheels, the one installed is the one whose
+  // tags are the dist-info's WHEEL `Tag:` lines; without them, nothing is claimed.
+  {
+    auto arm = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 " + fixture_indexes(v.url) +
+                         " --python-version 3.11 --platform manylinux_2_28_aarch64 --driver "
+                         "550.54.14 -o arm.toml");
+    INFO(arm.err);
+    REQUIRE(arm.status == 0);
+    const std::string arm_text = read_file(w / "arm.toml");
+    std::string both = read_file(w / "pylock.toml");
+    const std::string arm_wheel = "nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_aarch64.whl";
+    // The aarch64 wheel's entry, then its record, after the x86_64 wheel's.
+    const auto entry_at =
+        arm_text.find("  { url = \"" + v.url + "/packages/nvidia-cudnn-cu12/" + arm_wheel);
+    REQUIRE(entry_at != std::string::npos);
+    const std::string entry =
+        arm_text.substr(entry_at, arm_text.find('\n', entry_at) + 1 - entry_at);
+    const auto x86_entry =
+        both.find("  { url = \"" + v.url + "/packages/nvidia-cudnn-cu12/" + cudnn.wheel);
+    REQUIRE(x86_entry != std::string::npos);
+    both.insert(both.find('\n', x86_entry) + 1, entry);
+    const std::string header = "[packages.tool.gpulock.files.\"" + arm_wheel + "\"]\n";
+    const auto record_at = arm_text.find(header);
+    REQUIRE(record_at != std::string::npos);
+    const std::string record =
+        arm_text.substr(record_at, arm_text.find("\n\n", record_at) + 2 - record_at);
+    both.insert(both.find("[tool.gpulock]\n"), record);
+    write_file(w / "both.toml", both);
+    auto two = w.gpulock("check --env --lock both.toml " + py, machine);
+    INFO(two.out << two.err);
+    CHECK(two.status == 1);
+    CHECK(two.out.find(": nvidia-cudnn-cu12 9.1.0.70: 2 of the 12 files " + cudnn.wheel +
+                       " installs in site-packages") != std::string::npos);
+    CHECK(two.out.find(arm_wheel) == std::string::npos);
+    // A WHEEL file without its tags: which wheel was installed is not known.
+    fs::path wheel_file;
+    for (const auto& e : fs::directory_iterator(site)) {
+      if (e.path().filename().string().starts_with("nvidia_cudnn_cu12-"))
+        wheel_file = e.path() / "WHEEL";
+    }
+    REQUIRE(fs::exists(wheel_file));
+    const std::string wheel_text = read_file(wheel_file);
+    std::string untagged;
+    for (const auto& l : lines_of(wheel_text)) {
+      if (!l.starts_with("Tag:")) untagged += l + "\n";
+    }
+    write_file(wheel_file, untagged);
+    auto unknown = w.gpulock("check --env --lock both.toml " + py, machine);
+    INFO(unknown.out << unknown.err);
+    CHECK(unknown.out.find(": nvidia-cudnn-cu12 9.1.0.70: 2 of the") == std::string::npos);
+    CHECK(unknown.out.find("  note: the file-level comparison was not possible for "
+                           "nvidia-cudnn-cu12: the lock has several wheels of it, and the tags of "
+                           "its installed WHEEL file are none of theirs\n") != std::string::npos);
+    write_file(wheel_file, wheel_text);
+  }
+
   // Without the lists (another cache, and the lock names no local file), nothing is claimed
   // about the files: one note says the comparison was not possible.
   auto cold = w.gpulock("check --env --cache-dir cold-cache " + py, machine);
