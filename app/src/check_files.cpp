@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,7 @@
 #include "gpulock/core/name.h"
 #include "gpulock/index/client.h"
 #include "gpulock/install/record.h"
+#include "gpulock/install/wheel_cache.h"
 #include "gpulock/lock/wheel_files.h"
 
 #include "check_internal.h"
@@ -79,7 +81,8 @@ std::vector<std::string> filename_tags(std::string_view filename) {
 LockedLists read_locked_lists(const Context& ctx, const probe::PythonEnvironment& env) {
   LockedLists out;
   std::vector<index::WheelRef> refs;
-  std::vector<std::pair<std::string, std::string>> wanted;  // file name, members-sha256
+  // file name, members-sha256, members
+  std::vector<std::tuple<std::string, std::string, std::uint64_t>> wanted;
   for (const auto& p : ctx.lock.packages) {
     if (env.find(core::normalize_name(p.name)) == nullptr) continue;
     auto records = lock::wheel_files(p);
@@ -88,7 +91,7 @@ LockedLists read_locked_lists(const Context& ctx, const probe::PythonEnvironment
       auto ref = ref_of(ctx, p, name);
       if (!ref) continue;
       refs.push_back(std::move(*ref));
-      wanted.emplace_back(name, rec.members_sha256);
+      wanted.emplace_back(name, rec.members_sha256, rec.members);
     }
   }
   if (refs.empty()) return out;
@@ -98,11 +101,29 @@ LockedLists read_locked_lists(const Context& ctx, const probe::PythonEnvironment
   options.max_parallel = 1;
   index::IndexClient client(options);
   auto lists = client.wheel_members(refs);
+  const fs::path unpacked = install::wheel_cache_root(options.cache_dir);
   for (std::size_t i = 0; i < lists.size() && i < wanted.size(); ++i) {
-    auto& [name, digest] = wanted[i];
-    if (!lists[i]) continue;  // not in the cache, and not a local file
+    auto& [name, digest, count] = wanted[i];
+    if (!lists[i]) {
+      // Not in the cache, and not a local file: the wheel unpacked in install's cache (the tree
+      // of the very wheel the lock pins by sha256), when it holds as many files as the lock
+      // records (paths and sizes only: the digest needs the CRC-32s).
+      auto files = install::cached_wheel_files(unpacked, refs[i].sha256);
+      if (!files) continue;
+      if (files->size() != count) {
+        out.unusable.emplace(name, fmt::format("its unpacked copy in the wheel cache holds {} "
+                                               "files, the lock records {}",
+                                               files->size(), count));
+        continue;
+      }
+      out.lists.emplace(name, std::move(*files));
+      continue;
+    }
     if (lists[i]->digest != digest) {
-      out.other_digest.insert(name);  // the record was changed, or the wheel behind a path
+      // The record was changed, or the wheel behind a path.
+      out.unusable.emplace(name, fmt::format("its file list (members-sha256 {}) is not the one "
+                                             "the lock records ({})",
+                                             short_sha(lists[i]->digest), short_sha(digest)));
       continue;
     }
     out.lists.emplace(name, std::move(lists[i]->members));
@@ -129,13 +150,14 @@ ListChecked check_locked_members(const Context& ctx, const std::string& python,
                                  const LockedLists& lists, const std::set<std::string>& named,
                                  std::vector<Drift>& drifts) {
   auto records = lock::wheel_files(p);
-  if (!records || records->empty()) return {ListCheck::NoRecord, {}};
+  if (!records || records->empty()) return {ListCheck::NoRecord, {}, {}};
   auto wheel = installed_wheel(p, installed);
-  if (!wheel) return {ListCheck::WheelUnknown, p.name};
+  if (!wheel) return {ListCheck::WheelUnknown, p.name, {}};
   auto list = lists.lists.find(*wheel);
   if (list == lists.lists.end()) {
-    return {lists.other_digest.contains(*wheel) ? ListCheck::OtherList : ListCheck::NotAvailable,
-            *wheel};
+    auto why = lists.unusable.find(*wheel);
+    if (why != lists.unusable.end()) return {ListCheck::OtherList, *wheel, why->second};
+    return {ListCheck::NotAvailable, *wheel, {}};
   }
   auto found = install::record::check_members(list->second, installed.site_packages);
   std::vector<install::record::MemberProblem> problems;
@@ -144,7 +166,7 @@ ListChecked check_locked_members(const Context& ctx, const std::string& python,
     if (m.problem == "missing" && named.contains(m.path)) continue;
     problems.push_back(std::move(m));
   }
-  if (problems.empty()) return {ListCheck::Compared, *wheel};
+  if (problems.empty()) return {ListCheck::Compared, *wheel, {}};
   Drift d = make_drift(CheckLayer::Env, "locked-file-mismatch", p.name,
                        fmt::format("{} {}: {} of the {} files {} installs in site-packages {} "
                                    "missing or of another size (the file list the lock records)",
@@ -162,16 +184,19 @@ ListChecked check_locked_members(const Context& ctx, const std::string& python,
       "reinstall it: `{} -m pip uninstall -y {}`, then `gpulock install --lock {} --python {}`",
       python, p.name, ctx.lock_path, python);
   drifts.push_back(std::move(d));
-  return {ListCheck::Compared, *wheel};
+  return {ListCheck::Compared, *wheel, {}};
 }
 
 void note_file_lists(const std::vector<ListChecked>& checked, LayerResult& layer) {
   std::size_t compared = 0;
-  std::vector<std::string> not_compared, other;
+  std::vector<std::string> not_compared;
   for (const auto& c : checked) {
     if (c.outcome == ListCheck::Compared) ++compared;
     if (c.outcome == ListCheck::NotAvailable) not_compared.push_back(c.wheel);
-    if (c.outcome == ListCheck::OtherList) other.push_back(c.wheel);
+    if (c.outcome == ListCheck::OtherList) {
+      layer.notes.push_back(
+          fmt::format("the file-level comparison was not possible for {}: {}", c.wheel, c.why));
+    }
     if (c.outcome == ListCheck::WheelUnknown) {
       layer.notes.push_back(fmt::format(
           "the file-level comparison was not possible for {}: the lock has several wheels of it, "
@@ -184,16 +209,11 @@ void note_file_lists(const std::vector<ListChecked>& checked, LayerResult& layer
         "the files of {} compared by path and size with the file lists the lock records",
         plural(compared, "installed wheel", "installed wheels")));
   }
-  for (const auto& w : other) {
-    layer.notes.push_back(fmt::format(
-        "the file-level comparison was not possible for {}: the file list in the cache is not "
-        "the one the lock records (members-sha256)",
-        w));
-  }
   if (not_compared.empty()) return;
   layer.notes.push_back(fmt::format(
-      "the file-level comparison was not possible for {}: {} not in the cache, and the lock "
-      "names no local file (`gpulock resolve` or a cold `gpulock install` reads it): {}{}",
+      "the file-level comparison was not possible for {}: {} not in the cache, the lock "
+      "names no local file, and the wheel cache has no copy (`gpulock resolve` or `gpulock "
+      "install` reads it): {}{}",
       plural(not_compared.size(), "installed wheel", "installed wheels"),
       not_compared.size() == 1 ? "its file list is" : "their file lists are", not_compared.front(),
       not_compared.size() > 1 ? fmt::format(" and {} more", not_compared.size() - 1) : ""));

@@ -59,10 +59,11 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
                                            std::vector<Drift>& drifts);
 // Issue 44 item 1 (check_files.cpp): the member lists of the installed packages' locked wheels,
 // by wheel file name, from the cache or a local wheel (never the network), each only when its
-// digest is the lock's `members-sha256`; `other_digest` names those whose digest is not.
+// digest is the lock's `members-sha256` (else, for a wheel unpacked in install's cache, its files
+// when as many as the lock's `members`); `unusable`: why a list that was found is not used.
 struct LockedLists {
   std::map<std::string, std::vector<index::WheelMember>, std::less<>> lists;
-  std::set<std::string, std::less<>> other_digest;
+  std::map<std::string, std::string, std::less<>> unusable;
 };
 LockedLists read_locked_lists(const Context& ctx, const probe::PythonEnvironment& env);
 // The record of the wheel installed for `p`: its one record, else the one whose tags are the
@@ -73,6 +74,7 @@ enum class ListCheck { NoRecord, NotAvailable, OtherList, WheelUnknown, Compared
 struct ListChecked {
   ListCheck outcome = ListCheck::NoRecord;
   std::string wheel;  // the wheel's file name (the package's name when the wheel is not known)
+  std::string why;    // OtherList: why the list found is not used
 };
 // The installed files of `p` against its wheel's list (install::record::check_members): a
 // `locked-file-mismatch` drift for the files missing or of another size, leaving out the

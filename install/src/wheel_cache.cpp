@@ -154,6 +154,24 @@ core::Status check_members(index::IndexClient& client, const CachedWheelRequest&
 
 }  // namespace
 
+std::optional<std::vector<index::WheelMember>> cached_wheel_files(const fs::path& root,
+                                                                  const std::string& sha256) {
+  const bool hex = sha256.size() == 64 && std::all_of(sha256.begin(), sha256.end(), [](char c) {
+                     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                   });
+  if (!hex) return std::nullopt;
+  const fs::path dir = root / sha256;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec) || !verify_cache_entry(dir).empty()) return std::nullopt;
+  auto rows = record::read_stat_file(dir / std::string(kEntryManifest));
+  if (!rows) return std::nullopt;
+  std::vector<index::WheelMember> files;
+  files.reserve(rows->size());
+  for (auto& r : *rows)
+    files.push_back({std::move(r.path), r.size, 0});
+  return files;
+}
+
 core::Result<CachedWheel> cached_wheel(index::IndexClient& client, const fs::path& root,
                                        const CachedWheelRequest& request) {
   CachedWheel out;

@@ -563,9 +563,9 @@ TEST_CASE("check env: every file of the wheels the lock records", "[check][env][
   CHECK(cold.out.find("locked-file") == std::string::npos);
   CHECK(cold.out.find(compared) == std::string::npos);
   CHECK(cold.out.find("  note: the file-level comparison was not possible for 2 installed "
-                      "wheels: their file lists are not in the cache, and the lock names no local "
-                      "file (`gpulock resolve` or a cold `gpulock install` reads it): ") !=
-        std::string::npos);
+                      "wheels: their file lists are not in the cache, the lock names no local "
+                      "file, and the wheel cache has no copy (`gpulock resolve` or `gpulock "
+                      "install` reads it): ") != std::string::npos);
 
   // A cold `gpulock install` reads each wheel whole, checks the list against the lock's record,
   // and caches it: a check with that cache compares the files again.
@@ -580,6 +580,16 @@ TEST_CASE("check env: every file of the wheels the lock records", "[check][env][
   CHECK(after.status == 0);
   CHECK(after.out.find(compared) != std::string::npos);
   CHECK(after.out.find("file-level comparison was not possible") == std::string::npos);
+  // Without the cached lists, the wheels install unpacked in its cache are their files (the
+  // wheels the lock pins by sha256, with as many files as it records).
+  fs::remove_all(w / "cold-cache" / "members-v1");
+  auto unpacked = w.gpulock(
+      "check --env --cache-dir cold-cache --python " + (w / "fresh-venv/bin/python").string(),
+      machine);
+  INFO(unpacked.out << unpacked.err);
+  CHECK(unpacked.status == 0);
+  CHECK(unpacked.out.find(compared) != std::string::npos);
+  CHECK(unpacked.out.find("file-level comparison was not possible") == std::string::npos);
   // And the reinstall the hint gives puts the files back.
   REQUIRE(w.shell(shell_quote(v.python) + " -m pip -q uninstall -y nvidia-cudnn-cu12 "
                                           "nvidia-cublas-cu12")
