@@ -97,11 +97,13 @@ std::string python_xy(const std::string& full) {
 // Issue 44 item 1: the shared libraries the lock recorded for `p`'s wheel (read from the wheel's
 // own zip at lock time, so this holds without a RECORD, or with one another tool rewrote) are
 // in site-packages. Of several wheels (a lock for several platforms), the one installed is taken
-// to be the one with the fewest missing.
-void check_locked_files(const lock::Package& p, const probe::InstalledDistribution& installed,
-                        const std::string& install_hint, std::vector<Drift>& drifts) {
+// to be the one with the fewest missing. Returns the libraries it named (site-relative).
+std::set<std::string> check_locked_files(const lock::Package& p,
+                                         const probe::InstalledDistribution& installed,
+                                         const std::string& install_hint,
+                                         std::vector<Drift>& drifts) {
   auto libs = install::record::check_locked_libraries(p, installed.site_packages);
-  if (libs.missing.empty()) return;
+  if (libs.missing.empty()) return {};
   const auto& missing = libs.missing;
   Drift d = make_drift(
       CheckLayer::Env, "locked-file-missing", p.name,
@@ -117,6 +119,7 @@ void check_locked_files(const lock::Package& p, const probe::InstalledDistributi
   // install's sync makes the same comparison (native_installer's make_plan) and replaces it.
   d.hint = fmt::format("{}; it replaces one whose recorded libraries are missing", install_hint);
   drifts.push_back(std::move(d));
+  return {missing.begin(), missing.end()};
 }
 
 // The installed files of `p`: against its RECORD (--deep), else against their size and mtime
@@ -238,6 +241,8 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
   }
   std::set<std::string> locked;
   std::size_t applicable = 0;
+  const LockedLists lists = read_locked_lists(ctx, env);
+  std::vector<ListChecked> listed;
   for (const auto& p : ctx.lock.packages) {
     if (p.marker && markers) {
       auto m = core::Marker::parse(*p.marker);
@@ -258,8 +263,10 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
     }
     if (!p.version || same_version(got->version, want)) {
       // A file RECORD's check already named is not named twice.
-      if (!check_record(ctx, python, p, *got, install_hint, layer, drifts))
-        check_locked_files(p, *got, install_hint, drifts);
+      if (!check_record(ctx, python, p, *got, install_hint, layer, drifts)) {
+        auto named = check_locked_files(p, *got, install_hint, drifts);
+        listed.push_back(check_locked_members(ctx, python, p, *got, lists, named, drifts));
+      }
       continue;
     }
     auto iv = core::Version::parse(got->version);
@@ -298,6 +305,7 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
     drifts.push_back(std::move(d));
   }
 
+  note_file_lists(listed, layer);
   add_load_findings(ctx, env, report->load, layer, drifts);
 
   layer.summary =

@@ -90,7 +90,7 @@ std::string twin_of(const FleetResult& r, const Nodes& fit) {
   return {};
 }
 
-SlurmPlacement place_one(const FleetResult& r, std::size_t lock) {
+SlurmPlacement place_on_slurm(const FleetResult& r, std::size_t lock) {
   SlurmPlacement p;
   Nodes fit, all, unfeatured;
   std::map<std::string, Nodes> carriers;
@@ -154,7 +154,7 @@ bool satisfies(std::string_view constraint, const std::vector<std::string>& feat
 std::vector<SlurmPlacement> place_slurm(const FleetResult& result) {
   std::vector<SlurmPlacement> out;
   for (std::size_t i = 0; i < result.locks.size(); ++i)
-    out.push_back(place_one(result, i));
+    out.push_back(place_on_slurm(result, i));
   return out;
 }
 

@@ -281,6 +281,23 @@ struct IndexClient::Impl {
   core::Result<detail::MembersEntry> download_members(const MembersJob& job);
   std::shared_ptr<detail::Op<WheelMembers>> members_op(const MembersJob& job,
                                                        const std::string& key, bool& created);
+  // A list read along another read of the wheel (METADATA's tail, install's whole wheel): into
+  // the cache and the memo, so that wheel_members reads nothing more for it.
+  void remember_members(const MembersJob& job, detail::MembersEntry entry);
+  // Issue 44: the member list from the tail METADATA's range read fetched (the bytes
+  // [window_start, total) of the wheel), and the rest of a larger directory; remembered. The
+  // window grows to the directory's start when a range before it was read, so that METADATA's
+  // read finds the directory there; `fetched` counts the bytes of those ranges. Nothing is
+  // remembered when the list cannot be read this way (METADATA's own read then says why, if
+  // anything is wrong).
+  // The list of a whole wheel METADATA's read holds (`data` in memory, else the file `path`),
+  // its sha256 checked already when the index gives one; remembered.
+  void members_of_whole(const MetadataJob& job, std::string_view data, const std::string& path,
+                        std::uint64_t size, const std::string& etag,
+                        const std::string& last_modified);
+  void members_along_metadata(const MetadataJob& job, std::uint64_t total,
+                              std::uint64_t& window_start, std::string& window,
+                              const detail::HttpResponse& tail, std::uint64_t& fetched);
 
   // ---- PEP 825 variant metadata (client_variants.cpp) -----------------------------------------
 

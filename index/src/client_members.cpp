@@ -5,6 +5,7 @@
 // hash claim alone never selects a list another index served), else by URL and size, validated
 // by ETag; a warm or --offline run needs no network for a cached list.
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -238,6 +239,82 @@ std::shared_ptr<detail::Op<WheelMembers>> IndexClient::Impl::members_op(const Me
   return slot;
 }
 
+void IndexClient::Impl::remember_members(const MembersJob& job, MembersEntry entry) {
+  if (!job.path.empty()) return;  // a local wheel is read in place, never cached
+  entry.url = job.shown;
+  entry.stored_at = now_seconds();
+  cache.store_members(job.key, entry);
+  std::lock_guard<std::mutex> lock(memo_mu);
+  auto& slot = member_lists[job.key];
+  if (slot) return;  // read (or being read) already
+  slot = std::make_shared<detail::Op<WheelMembers>>(
+      [members = std::move(entry.members)]() -> core::Result<WheelMembers> { return members; });
+}
+
+void IndexClient::Impl::members_along_metadata(const MetadataJob& job, std::uint64_t total,
+                                               std::uint64_t& window_start, std::string& window,
+                                               const HttpResponse& tail, std::uint64_t& fetched) {
+  if (window_start + window.size() != total || (job.size && *job.size != total)) return;
+  auto mj = members_job(WheelRef{job.url, job.size, job.sha256});
+  if (!mj) return;
+  {
+    std::lock_guard<std::mutex> lock(memo_mu);
+    if (member_lists.contains(mj->key)) return;
+  }
+  std::map<std::uint64_t, std::string> before;  // the ranges read before the window
+  detail::RangeFetch fetch = [this, &job, &tail, &before](std::uint64_t a, std::uint64_t b) {
+    auto bytes = fetch_range(job.url, job.shown, a, b, tail.etag);
+    if (bytes) before[a] = *bytes;
+    return bytes;
+  };
+  auto members = detail::members_via_ranges(total, window, fetch, job.shown, &fetched);
+  if (!members) return;
+  // The ranges that end where the window begins, joined to it.
+  while (!before.empty()) {
+    auto it = std::find_if(before.begin(), before.end(), [&](const auto& piece) {
+      return piece.first + piece.second.size() == window_start;
+    });
+    if (it == before.end()) break;
+    window_start = it->first;
+    window.insert(0, it->second);
+    before.erase(it);
+  }
+  MembersEntry entry;
+  entry.size = total;
+  entry.etag = tail.etag;
+  entry.last_modified = tail.last_modified;
+  entry.members = make_wheel_members(std::move(*members));
+  ++counters.range_members;
+  remember_members(*mj, std::move(entry));
+}
+
+void IndexClient::Impl::members_of_whole(const MetadataJob& job, std::string_view data,
+                                         const std::string& path, std::uint64_t size,
+                                         const std::string& etag,
+                                         const std::string& last_modified) {
+  auto mj = members_job(WheelRef{job.url, job.size, job.sha256});
+  if (!mj || (job.size && *job.size != size)) return;
+  {
+    std::lock_guard<std::mutex> lock(memo_mu);
+    if (member_lists.contains(mj->key)) return;
+  }
+  MembersEntry entry;
+  if (path.empty()) {
+    auto members = detail::members_from_buffer(data, job.shown);
+    if (!members) return;
+    entry.members = make_wheel_members(std::move(*members));
+  } else {
+    auto members = read_wheel_members(path, job.shown);
+    if (!members) return;
+    entry.members = std::move(*members);
+  }
+  entry.size = size;
+  entry.etag = etag;
+  entry.last_modified = last_modified;
+  ++counters.downloaded_members;
+  remember_members(*mj, std::move(entry));
+}
+
 // ---- the public API
 // ------------------------------------------------------------------------------
 
@@ -289,6 +366,15 @@ std::vector<core::Result<WheelMembers>> IndexClient::wheel_members(
     }
   }
   return out;
+}
+
+void IndexClient::remember_members(const WheelRef& wheel, const WheelMembers& members) {
+  auto job = Impl::members_job(wheel);
+  if (!job || job->sha256.empty() || !wheel.size) return;
+  MembersEntry entry;
+  entry.size = *wheel.size;
+  entry.members = members;
+  impl_->remember_members(*job, std::move(entry));
 }
 
 }  // namespace gpulock::index

@@ -195,7 +195,22 @@ core::Result<std::optional<std::string>> IndexClient::Impl::range_metadata(
       return std::optional<std::string>();
     }
     set_ranges_supported(host, true);
-    detail::RangeFetch fetch = [this, &job](std::uint64_t a, std::uint64_t b) {
+    // Issue 44: the same tail (and the rest of a larger directory) gives the wheel's member
+    // list, which resolve reads for every chosen wheel: no second tail read for it.
+    std::uint64_t fetched = 0;
+    members_along_metadata(job, total, start, r.body, r, fetched);
+    // Both reads of the wheel together stop at kMaxRangeBytes.
+    detail::RangeFetch fetch = [this, &job, &fetched](std::uint64_t a, std::uint64_t b) {
+      fetched += b - a + 1;
+      if (fetched > detail::kMaxRangeBytes) {
+        return core::Result<std::string>(core::fail_at(
+            ErrorCode::IndexFormat,
+            fmt::format("reading METADATA would take more than {} MiB of range requests (the "
+                        "limit); the wheel's central directory is too large or lies about its "
+                        "offsets",
+                        detail::kMaxRangeBytes >> 20),
+            job.shown));
+      }
       return fetch_range(job.url, job.shown, a, b);
     };
     auto text =
@@ -221,6 +236,7 @@ core::Result<std::optional<std::string>> IndexClient::Impl::range_metadata(
     auto text = detail::metadata_from_buffer(r.body, &*job.wheel, job.shown);
     if (!text) return std::unexpected(text.error());
     ++counters.downloaded_metadata;
+    members_of_whole(job, r.body, {}, r.body.size(), r.etag, r.last_modified);
     return std::optional<std::string>(std::move(*text));
   }
   if (r.status == 401 || r.status == 403 || r.status == 404 || r.status == 410) {
@@ -326,7 +342,11 @@ core::Result<std::string> IndexClient::Impl::download_metadata(const MetadataJob
   auto wheel = download_wheel(job.url, job.shown, job.size, job.sha256);
   if (!wheel) return std::unexpected(wheel.error());
   auto text = read_wheel_metadata(wheel->file.path(), &*job.wheel, job.shown);
-  if (text) ++counters.downloaded_metadata;
+  if (!text) return text;
+  ++counters.downloaded_metadata;
+  // Issue 44: the same download gives the member list (no second download for it).
+  members_of_whole(job, {}, wheel->file.path(), wheel->digest.size, wheel->etag,
+                   wheel->last_modified);
   return text;
 }
 

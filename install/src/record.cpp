@@ -204,6 +204,42 @@ LockedLibraries check_locked_libraries(const lock::Package& package,
   return best;
 }
 
+bool is_installer_written(std::string_view member) noexcept {
+  const auto slash = member.find('/');
+  if (slash == std::string_view::npos || member.find('/', slash + 1) != std::string_view::npos)
+    return false;
+  if (!member.substr(0, slash).ends_with(".dist-info")) return false;
+  const std::string_view name = member.substr(slash + 1);
+  return name == "RECORD" || name == "INSTALLER" || name == "REQUESTED" ||
+         name == "direct_url.json";
+}
+
+MemberCheck check_members(std::span<const index::WheelMember> members,
+                          const std::filesystem::path& site) {
+  MemberCheck out;
+  for (const auto& m : members) {
+    if (is_installer_written(m.path)) continue;
+    std::string rel = index::site_path_of_member(m.path);
+    if (rel.empty() || !plain_relative(rel)) continue;
+    ++out.compared;
+    std::string file = site.native();
+    file += '/';
+    file += rel;
+    // Followed: an environment installed with `--link-mode symlink` links its files.
+    struct stat st {};
+    std::string problem;
+    if (::stat(file.c_str(), &st) != 0) {
+      problem = "missing";
+    } else if (!S_ISREG(st.st_mode)) {
+      problem = "not a regular file";
+    } else if (static_cast<std::uint64_t>(st.st_size) != m.size) {
+      problem = fmt::format("modified (size {}, {} in the wheel)", st.st_size, m.size);
+    }
+    if (!problem.empty()) out.problems.push_back({std::move(rel), std::move(problem)});
+  }
+  return out;
+}
+
 std::vector<std::string> missing_locked_libraries(const lock::Package& package,
                                                   std::string_view filename,
                                                   const std::filesystem::path& site) {

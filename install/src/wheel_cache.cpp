@@ -128,6 +128,50 @@ std::string verify_cache_entry(const fs::path& dir) {
   return {};
 }
 
+namespace {
+
+// Issue 44 item 1: the file list is read again from the wheel itself, now that its bytes are
+// the lock's, and checked against what the lock recorded at lock time; then cached for a later
+// `check --env` (which reads no network). Errors: InvalidLockfile.
+core::Status check_members(index::IndexClient& client, const CachedWheelRequest& request,
+                           const std::string& archive, std::uint64_t size) {
+  if (request.members_sha256.empty()) return {};
+  auto members = index::read_wheel_members(archive, request.filename);
+  if (!members || members->digest != request.members_sha256) {
+    return std::unexpected(core::make_error(
+        core::ErrorCode::InvalidLockfile,
+        members ? fmt::format("the lock's record of {}'s files (members-sha256 {}) is not the "
+                              "wheel's ({}), although the wheel's sha256 is the lock's: the "
+                              "record was changed; nothing was installed",
+                              request.filename, request.members_sha256, members->digest)
+                : fmt::format("cannot read the file list of {}: {}; nothing was installed",
+                              request.filename, members.error().message),
+        index::redact_url(request.url)));
+  }
+  client.remember_members({request.url, size, request.sha256}, *members);
+  return {};
+}
+
+}  // namespace
+
+std::optional<std::vector<index::WheelMember>> cached_wheel_files(const fs::path& root,
+                                                                  const std::string& sha256) {
+  const bool hex = sha256.size() == 64 && std::all_of(sha256.begin(), sha256.end(), [](char c) {
+                     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                   });
+  if (!hex) return std::nullopt;
+  const fs::path dir = root / sha256;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec) || !verify_cache_entry(dir).empty()) return std::nullopt;
+  auto rows = record::read_stat_file(dir / std::string(kEntryManifest));
+  if (!rows) return std::nullopt;
+  std::vector<index::WheelMember> files;
+  files.reserve(rows->size());
+  for (auto& r : *rows)
+    files.push_back({std::move(r.path), r.size, 0});
+  return files;
+}
+
 core::Result<CachedWheel> cached_wheel(index::IndexClient& client, const fs::path& root,
                                        const CachedWheelRequest& request) {
   CachedWheel out;
@@ -188,22 +232,9 @@ core::Result<CachedWheel> cached_wheel(index::IndexClient& client, const fs::pat
         index::redact_url(request.url)));
   }
   if (out.downloaded) out.bytes = digest->size;
-  // Issue 44 item 1: the file list is read again from the wheel itself, now that its bytes are
-  // the lock's, and checked against what the lock recorded at lock time.
-  if (!request.members_sha256.empty()) {
-    auto members = index::read_wheel_members(archive, request.filename);
-    if (!members || members->digest != request.members_sha256) {
-      if (out.downloaded) fs::remove(partial, ec);
-      return std::unexpected(core::make_error(
-          core::ErrorCode::InvalidLockfile,
-          members ? fmt::format("the lock's record of {}'s files (members-sha256 {}) is not the "
-                                "wheel's ({}), although the wheel's sha256 is the lock's: the "
-                                "record was changed; nothing was installed",
-                                request.filename, request.members_sha256, members->digest)
-                  : fmt::format("cannot read the file list of {}: {}; nothing was installed",
-                                request.filename, members.error().message),
-          index::redact_url(request.url)));
-    }
+  if (auto s = check_members(client, request, archive, digest->size); !s) {
+    if (out.downloaded) fs::remove(partial, ec);
+    return std::unexpected(s.error());
   }
 
   // A unique directory of our own, locked while we fill it (prune skips it), published whole

@@ -167,8 +167,9 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
     std::size_t hashed = 0;
     for (const auto& l : lines_of(read_file(record)))
       hashed += l.find(",sha256=") != std::string::npos ? 1 : 0;
-    write_file(fs::path(site) / "torch" / "__init__.py",
-               read_file(fs::path(site) / "torch" / "__init__.py") + "# edited\n");
+    const std::string init_py = read_file(fs::path(site) / "torch" / "__init__.py");
+    const std::string version_py = read_file(fs::path(site) / "torch" / "version.py");
+    write_file(fs::path(site) / "torch" / "__init__.py", init_py + "# edited\n");
     fs::remove(fs::path(site) / "torch" / "version.py");
     auto deep = w.gpulock("check --env --deep " + py);
     INFO(deep.out);
@@ -183,7 +184,31 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
     CHECK(*(at + 1) ==
           "      torch/__init__.py: modified (its sha256 is not the one RECORD lists)");
     CHECK(*(at + 2) == "      torch/version.py: missing");
-    // Without --deep the same environment passes: versions match.
+    // Without --deep, the file list of torch's wheel (read at lock time; the lock records its
+    // digest) finds the same two files, by their size: pip installed torch, so there is no
+    // install-time record of sizes and mtimes.
+    auto shallow = w.gpulock("check --env " + py);
+    INFO(shallow.out);
+    CHECK(shallow.status == 1);
+    auto sl = lines_of(shallow.out);
+    auto sat = std::find_if(sl.begin(), sl.end(), [&](const std::string& l) {
+      return l.starts_with("  error: pylock.toml:" + std::to_string(torch.line) + ": torch " +
+                           torch.version + ": 2 of the ") &&
+             l.ends_with(
+                 " installs in site-packages are missing or of another size (the file "
+                 "list the lock records)");
+    });
+    REQUIRE(sat != sl.end());
+    REQUIRE(sl.end() - sat >= 3);
+    const std::vector<std::string> found{*(sat + 1), *(sat + 2)};
+    CHECK(std::find(found.begin(), found.end(), "      torch/version.py: missing") != found.end());
+    CHECK(std::find(found.begin(), found.end(),
+                    "      torch/__init__.py: modified (size " +
+                        std::to_string(init_py.size() + 9) + ", " + std::to_string(init_py.size()) +
+                        " in the wheel)") != found.end());
+    // Put back, the files are the wheel's again.
+    write_file(fs::path(site) / "torch" / "__init__.py", init_py);
+    write_file(fs::path(site) / "torch" / "version.py", version_py);
     CHECK(w.gpulock("check --env " + py).status == 0);
 
     // No RECORD at all: the files cannot be verified. A warning; --strict fails on it.
@@ -401,4 +426,179 @@ TEST_CASE("check env and install: the shared libraries the lock records for each
         std::string::npos);
   // Nothing of the lock reached the environment (the venv itself is made first).
   CHECK(w.shell("ls -d edited-venv/lib/python*/site-packages/nvidia*").status != 0);
+}
+
+// Issue 44 item 1: every file of each installed wheel against the wheel's member list (read from
+// its zip at lock time, cached by the wheel's sha256; its digest is the lock's members-sha256),
+// offline, for an environment another tool installed and without --deep: a file deleted or
+// changed in size is drift, with or without RECORD saying so.
+TEST_CASE("check env: every file of the wheels the lock records", "[check][env][files]") {
+  Venv v("env-members");
+  auto& w = v.w;
+  auto r = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 " + fixture_indexes(v.url) + " " +
+                     kTarget + " --driver 550.54.14 -o pylock.toml");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto lock = scan_lock(w / "pylock.toml");
+  const auto& cudnn = lock.at("nvidia-cudnn-cu12");
+  const auto& cublas = lock.at("nvidia-cublas-cu12");
+  REQUIRE(w.gpulock("export -o locked.txt").status == 0);
+  auto installed = v.pip("install --no-deps --require-hashes -r locked.txt");
+  INFO(installed.out << installed.err);
+  REQUIRE(installed.status == 0);
+  const std::string py = "--python " + v.python;
+  const std::string machine = "GPULOCK_DRIVER=550.54.14";
+  const std::string compared =
+      "  note: the files of 2 installed wheels compared by path and size with the file lists the "
+      "lock records\n";
+  auto clean = w.gpulock("check --env " + py, machine);
+  INFO(clean.out << clean.err);
+  CHECK(clean.status == 0);
+  CHECK(clean.out.find(compared) != std::string::npos);
+  CHECK(clean.out.find("locked-file") == std::string::npos);
+
+  // Two files that are not shared libraries: one deleted, one rewritten with another size (the
+  // empty nvidia/__init__.py both wheels ship). RECORD still lists both; pip installed the
+  // packages, so there is no install-time record of sizes and mtimes: only the lock's lists see
+  // it without --deep.
+  auto site = lines_of(w.shell(shell_quote(v.python) +
+                               " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'")
+                           .out)
+                  .at(0);
+  REQUIRE(fs::remove(fs::path(site) / "nvidia/cudnn/__init__.py"));
+  write_file(fs::path(site) / "nvidia/__init__.py", "x = 1\n");
+  auto drift = w.gpulock("check --env " + py, machine);
+  INFO(drift.out << drift.err);
+  CHECK(drift.status == 1);
+  CHECK(drift.out.find("  error: pylock.toml:" + std::to_string(cudnn.line) +
+                       ": nvidia-cudnn-cu12 9.1.0.70: 2 of the 12 files " + cudnn.wheel +
+                       " installs in site-packages are missing or of another size (the file "
+                       "list the lock records)\n      nvidia/cudnn/__init__.py: missing\n      "
+                       "nvidia/__init__.py: modified (size 6, 0 in the wheel)\n    hint: "
+                       "reinstall it: `" +
+                       v.python +
+                       " -m pip uninstall -y nvidia-cudnn-cu12`, then `gpulock install "
+                       "--lock pylock.toml --python " +
+                       v.python + "`\n") != std::string::npos);
+  CHECK(drift.out.find("  error: pylock.toml:" + std::to_string(cublas.line) +
+                       ": nvidia-cublas-cu12 " + cublas.version + ": 1 of the ") !=
+        std::string::npos);
+  CHECK(drift.out.find(" is missing or of another size (the file list the lock records)\n      "
+                       "nvidia/__init__.py: modified (size 6, 0 in the wheel)\n") !=
+        std::string::npos);
+  CHECK(drift.out.find("pylock.toml: drift found: 2 errors") != std::string::npos);
+  auto j = w.gpulock("check --env --format json " + py, machine);
+  INFO(j.out);
+  CHECK(j.status == 1);
+  CHECK(j.out.find("\"kind\": \"locked-file-mismatch\"") != std::string::npos);
+  CHECK(j.out.find("\"line\": " + std::to_string(cudnn.line)) != std::string::npos);
+  CHECK(j.out.find("\"nvidia/cudnn/__init__.py: missing\"") != std::string::npos);
+  auto gh = w.gpulock("check --env --format github " + py, machine);
+  INFO(gh.out);
+  CHECK(gh.status == 1);
+  CHECK(gh.out.find("::error file=pylock.toml,line=" + std::to_string(cudnn.line) +
+                    "::nvidia-cudnn-cu12 9.1.0.70: 2 of the 12 files ") != std::string::npos);
+
+  // A lock for two platforms: of the package's two wheels, the one installed is the one whose
+  // tags are the dist-info's WHEEL `Tag:` lines; without them, nothing is claimed.
+  {
+    auto arm = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 " + fixture_indexes(v.url) +
+                         " --python-version 3.11 --platform manylinux_2_28_aarch64 --driver "
+                         "550.54.14 -o arm.toml");
+    INFO(arm.err);
+    REQUIRE(arm.status == 0);
+    const std::string arm_text = read_file(w / "arm.toml");
+    std::string both = read_file(w / "pylock.toml");
+    const std::string arm_wheel = "nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_aarch64.whl";
+    // The aarch64 wheel's entry, then its record, after the x86_64 wheel's.
+    const auto entry_at =
+        arm_text.find("  { url = \"" + v.url + "/packages/nvidia-cudnn-cu12/" + arm_wheel);
+    REQUIRE(entry_at != std::string::npos);
+    const std::string entry =
+        arm_text.substr(entry_at, arm_text.find('\n', entry_at) + 1 - entry_at);
+    const auto x86_entry =
+        both.find("  { url = \"" + v.url + "/packages/nvidia-cudnn-cu12/" + cudnn.wheel);
+    REQUIRE(x86_entry != std::string::npos);
+    both.insert(both.find('\n', x86_entry) + 1, entry);
+    const std::string header = "[packages.tool.gpulock.files.\"" + arm_wheel + "\"]\n";
+    const auto record_at = arm_text.find(header);
+    REQUIRE(record_at != std::string::npos);
+    const std::string record =
+        arm_text.substr(record_at, arm_text.find("\n\n", record_at) + 2 - record_at);
+    both.insert(both.find("[tool.gpulock]\n"), record);
+    write_file(w / "both.toml", both);
+    auto two = w.gpulock("check --env --lock both.toml " + py, machine);
+    INFO(two.out << two.err);
+    CHECK(two.status == 1);
+    CHECK(two.out.find(": nvidia-cudnn-cu12 9.1.0.70: 2 of the 12 files " + cudnn.wheel +
+                       " installs in site-packages") != std::string::npos);
+    CHECK(two.out.find(arm_wheel) == std::string::npos);
+    // A WHEEL file without its tags: which wheel was installed is not known.
+    fs::path wheel_file;
+    for (const auto& e : fs::directory_iterator(site)) {
+      if (e.path().filename().string().starts_with("nvidia_cudnn_cu12-"))
+        wheel_file = e.path() / "WHEEL";
+    }
+    REQUIRE(fs::exists(wheel_file));
+    const std::string wheel_text = read_file(wheel_file);
+    std::string untagged;
+    for (const auto& l : lines_of(wheel_text)) {
+      if (!l.starts_with("Tag:")) untagged += l + "\n";
+    }
+    write_file(wheel_file, untagged);
+    auto unknown = w.gpulock("check --env --lock both.toml " + py, machine);
+    INFO(unknown.out << unknown.err);
+    CHECK(unknown.out.find(": nvidia-cudnn-cu12 9.1.0.70: 2 of the") == std::string::npos);
+    CHECK(unknown.out.find("  note: the file-level comparison was not possible for "
+                           "nvidia-cudnn-cu12: the lock has several wheels of it, and the tags of "
+                           "its installed WHEEL file are none of theirs\n") != std::string::npos);
+    write_file(wheel_file, wheel_text);
+  }
+
+  // Without the lists (another cache, and the lock names no local file), nothing is claimed
+  // about the files: one note says the comparison was not possible.
+  auto cold = w.gpulock("check --env --cache-dir cold-cache " + py, machine);
+  INFO(cold.out << cold.err);
+  CHECK(cold.status == 0);
+  CHECK(cold.out.find("locked-file") == std::string::npos);
+  CHECK(cold.out.find(compared) == std::string::npos);
+  CHECK(cold.out.find("  note: the file-level comparison was not possible for 2 installed "
+                      "wheels: their file lists are not in the cache, the lock names no local "
+                      "file, and the wheel cache has no copy (`gpulock resolve` or `gpulock "
+                      "install` reads it): ") != std::string::npos);
+
+  // A cold `gpulock install` reads each wheel whole, checks the list against the lock's record,
+  // and caches it: a check with that cache compares the files again.
+  auto fresh = w.gpulock(
+      "install --lock pylock.toml --no-probe --cache-dir cold-cache --venv fresh-venv", machine);
+  INFO(fresh.out << fresh.err);
+  REQUIRE(fresh.status == 0);
+  auto after = w.gpulock(
+      "check --env --cache-dir cold-cache --python " + (w / "fresh-venv/bin/python").string(),
+      machine);
+  INFO(after.out << after.err);
+  CHECK(after.status == 0);
+  CHECK(after.out.find(compared) != std::string::npos);
+  CHECK(after.out.find("file-level comparison was not possible") == std::string::npos);
+  // Without the cached lists, the wheels install unpacked in its cache are their files (the
+  // wheels the lock pins by sha256, with as many files as it records).
+  fs::remove_all(w / "cold-cache" / "members-v1");
+  auto unpacked = w.gpulock(
+      "check --env --cache-dir cold-cache --python " + (w / "fresh-venv/bin/python").string(),
+      machine);
+  INFO(unpacked.out << unpacked.err);
+  CHECK(unpacked.status == 0);
+  CHECK(unpacked.out.find(compared) != std::string::npos);
+  CHECK(unpacked.out.find("file-level comparison was not possible") == std::string::npos);
+  // And the reinstall the hint gives puts the files back.
+  REQUIRE(w.shell(shell_quote(v.python) + " -m pip -q uninstall -y nvidia-cudnn-cu12 "
+                                          "nvidia-cublas-cu12")
+              .status == 0);
+  auto fix = w.gpulock("install --lock pylock.toml --no-probe " + py, machine);
+  INFO(fix.out << fix.err);
+  CHECK(fix.status == 0);
+  auto fixed = w.gpulock("check --env " + py, machine);
+  INFO(fixed.out << fixed.err);
+  CHECK(fixed.status == 0);
+  CHECK(fixed.out.find(compared) != std::string::npos);
 }

@@ -276,3 +276,90 @@ TEST_CASE("many member lists are read in parallel", "[http][members]") {
   CHECK(client.stats().range_requests == 4);  // three tails, then the big wheel's directory
   CHECK(client.stats().retries == 0);
 }
+
+// Issue 44: a wheel without PEP 658 metadata is read by range requests for METADATA; the same
+// tail gives its member list, so resolve's later read of the list sends nothing.
+TEST_CASE("one tail read serves a wheel's METADATA and its member list", "[http][members]") {
+  const std::string agent = unique_agent("members-with-metadata");
+  const std::string cache = index_test::scratch_dir("members-with-metadata");
+  auto pypi = IndexSource::simple(index_test::servers().pypi_url());
+  const DistFile* wheel = nullptr;
+  WheelRef ref;
+  {
+    IndexClient client(test_options(cache, agent));
+    auto networkx = client.fetch_project(pypi, "networkx");
+    REQUIRE(networkx);
+    for (const auto& f : (*networkx)->files) {
+      if (f.wheel() && !f.core_metadata()) wheel = &f;
+    }
+    REQUIRE(wheel != nullptr);
+    ref.url = std::string(wheel->url());
+    ref.size = wheel->size();
+    for (const auto& h : wheel->hashes()) {
+      if (h.algorithm == "sha256") ref.sha256 = h.hex;
+    }
+    REQUIRE(!ref.sha256.empty());
+    auto text = client.fetch_metadata(*wheel);
+    REQUIRE(text);
+    CHECK(text->find("Name: networkx") != std::string::npos);
+    const auto ranges = client.stats().range_requests;
+    CHECK(ranges >= 1);
+    auto members = client.wheel_members(ref);
+    REQUIRE(members);
+    // Nothing more was sent for the list, and it is the wheel's own.
+    CHECK(client.stats().range_requests == ranges);
+    CHECK(client.stats().range_members == 1);
+    const auto local = index_test::servers().index_root() / "packages" / "networkx" /
+                       std::string(wheel->filename());
+    auto expected = read_wheel_members(local.string());
+    REQUIRE(expected);
+    CHECK(*members == *expected);
+    auto log = index_test::settled_requests_by(agent, 1 + ranges);
+    std::size_t ranged = 0;
+    for (const auto& e : log) {
+      if (e.range == "-") continue;
+      ++ranged;
+      CHECK(e.status == 206);
+      CHECK(e.uri.ends_with(".whl"));
+    }
+    CHECK(ranged == ranges);
+  }
+  // And it was cached: a new client reads it offline.
+  ClientOptions offline = test_options(cache, agent);
+  offline.offline = true;
+  IndexClient again(offline);
+  auto cached = again.wheel_members(ref);
+  REQUIRE(cached);
+  CHECK(cached->members.size() > 0);
+  CHECK(again.stats().members_cache_hits == 1);
+}
+
+// The same from a server that ignores Range: the whole wheel METADATA's read brings gives the
+// list too, so it is not downloaded a second time.
+TEST_CASE("one whole download serves a wheel's METADATA and its member list", "[http][members]") {
+  const std::string cache = index_test::scratch_dir("members-with-metadata-norange");
+  IndexClient client(test_options(cache, unique_agent("members-with-metadata-norange")));
+  auto source = IndexSource::simple(index_test::servers().fault_url() + "/no-range/simple/");
+  auto networkx = client.fetch_project(source, "networkx");
+  REQUIRE(networkx);
+  const DistFile* wheel = nullptr;
+  for (const auto& f : (*networkx)->files) {
+    if (f.wheel() && !f.core_metadata()) wheel = &f;
+  }
+  REQUIRE(wheel != nullptr);
+  auto text = client.fetch_metadata(*wheel);
+  REQUIRE(text);
+  CHECK(client.stats().downloaded_metadata == 1);
+  const auto sent = client.stats().requests;
+  WheelRef ref{std::string(wheel->url()), wheel->size(), {}};
+  for (const auto& h : wheel->hashes()) {
+    if (h.algorithm == "sha256") ref.sha256 = h.hex;
+  }
+  auto members = client.wheel_members(ref);
+  REQUIRE(members);
+  CHECK(client.stats().requests == sent);
+  CHECK(client.stats().downloaded_members == 1);
+  const auto local =
+      index_test::servers().index_root() / "packages" / "networkx" / std::string(wheel->filename());
+  CHECK(*members == read_wheel_members(local.string()).value());
+}

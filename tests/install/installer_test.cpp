@@ -1,5 +1,6 @@
 // install/installer.h's pure parts: --installer's one parser and a file source applied to a lock;
-// record.h's check_stat (the no-op sync's check of every installed file).
+// record.h's check_stat (the no-op sync's check of every installed file) and check_members
+// (check --env's comparison with a wheel's file list).
 #include "gpulock/install/installer.h"
 
 #include <unistd.h>
@@ -129,6 +130,50 @@ TEST_CASE("record: check_stat, plain paths joined as text, `..` paths kept insid
   std::ofstream(site / "top.py") << "x";
   CHECK(checker.check(row("top.py", site / "top.py")).empty());
   CHECK(checker.check(a).empty());
+  std::error_code ec;
+  fs::remove_all(prefix, ec);
+}
+
+TEST_CASE("record: check_members, each member where the installer puts it, sizes compared") {
+  namespace fs = std::filesystem;
+  namespace record = install::record;
+  std::string tmpl = (fs::temp_directory_path() / "gpulock-check-members-XXXXXX").string();
+  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+  const fs::path prefix = tmpl;
+  const fs::path site = prefix / "lib" / "python3.11" / "site-packages";
+  fs::create_directories(site / "pkg");
+  fs::create_directories(site / "pkg-1.0.dist-info");
+  fs::create_directories(site / "moved");
+  std::ofstream(site / "pkg" / "a.py") << "abc";
+  std::ofstream(site / "pkg" / "b.py") << "abcdef";  // 6 bytes, the wheel's 2
+  fs::create_directories(site / "pkg" / "dir.so");
+  std::ofstream(site / "moved" / "m.py") << "m";
+  std::ofstream(site / "pkg-1.0.dist-info" / "RECORD") << "rewritten by the installer";
+  std::vector<index::WheelMember> members{
+      {"pkg/a.py", 3, 1},
+      {"pkg/b.py", 2, 2},
+      {"pkg/gone.py", 1, 3},
+      {"pkg/dir.so", 0, 4},
+      {"pkg-1.0.data/purelib/moved/m.py", 1, 5},  // installed at the site root
+      {"pkg-1.0.data/scripts/tool", 10, 6},       // outside site-packages: not compared
+      {"pkg-1.0.data/headers/pkg.h", 10, 7},
+      {"pkg-1.0.dist-info/RECORD", 1, 8},     // the installer writes its own
+      {"pkg-1.0.dist-info/INSTALLER", 1, 9},  // likewise, were a wheel to ship one
+      {"pkg/../../escape.py", 1, 10},         // the installer refuses such paths
+  };
+  auto got = record::check_members(members, site);
+  CHECK(got.compared == 5);
+  const std::vector<record::MemberProblem> want{
+      {"pkg/b.py", "modified (size 6, 2 in the wheel)"},
+      {"pkg/gone.py", "missing"},
+      {"pkg/dir.so", "not a regular file"},
+  };
+  CHECK(got.problems == want);
+  CHECK(record::is_installer_written("pkg-1.0.dist-info/REQUESTED"));
+  CHECK(record::is_installer_written("pkg-1.0.dist-info/direct_url.json"));
+  CHECK_FALSE(record::is_installer_written("pkg-1.0.dist-info/METADATA"));
+  CHECK_FALSE(record::is_installer_written("pkg/RECORD"));
+  CHECK_FALSE(record::is_installer_written("pkg-1.0.dist-info/sub/RECORD"));
   std::error_code ec;
   fs::remove_all(prefix, ec);
 }

@@ -59,7 +59,8 @@ enum class DriftSeverity : std::uint8_t {
 ///           extra-removed, group-added, group-removed, option-changed, index-changed,
 ///           target-changed
 ///  env:     not-installed, version-differs, variant-differs, not-in-lock, record-mismatch,
-///           record-unverifiable, load-<probe finding id> (e.g. load-outside-environment)
+///           record-unverifiable, locked-file-missing, locked-file-mismatch,
+///           load-<probe finding id> (e.g. load-outside-environment)
 ///  machine: driver-below-minimum, cuda-ceiling-below-lock, gpu-arch-unsupported,
 ///           gpu-arch-cudnn, no-driver
 ///  index:   upstream-pruned, upstream-rehashed, upstream-yanked, upstream-moved,

@@ -241,6 +241,11 @@ class IndexClient {
   /// like wheel_members.
   [[nodiscard]] std::vector<core::Result<WheelMembers>> wheel_members(
       std::span<const WheelRef> wheels);
+  /// Stores `members`, read from the whole wheel after its sha256 was checked to be
+  /// `wheel.sha256` (install's wheel cache), as wheel_members caches a list it read: a later
+  /// offline wheel_members of the same wheel (`check --env`) finds it. Does nothing for a local
+  /// wheel, a wheel without a sha256, or a cache turned off.
+  void remember_members(const WheelRef& wheel, const WheelMembers& members);
 
   /// The text of a PEP 825 variant metadata file a page lists (ProjectPage::variants_files),
   /// once per run: at most 1 MiB, its sha256 checked when the page gives one, cached like

@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <sys/stat.h>
 
+#include "gpulock/index/wheel_members.h"
 #include "gpulock/lock/lock.h"
 
 namespace gpulock::install::record {
@@ -105,5 +107,30 @@ struct LockedLibraries {
 };
 [[nodiscard]] LockedLibraries check_locked_libraries(const lock::Package& package,
                                                      const std::filesystem::path& site);
+
+/// Issue 44 item 1: a wheel's files (its member list from the zip's central directory, read at
+/// lock time: index::WheelMembers) against the environment whose site-packages is `site`. Each
+/// member is looked for where the installer puts it (index::site_path_of_member); not compared:
+/// a member that lands outside site-packages (`.data/scripts`, whose launchers the installer
+/// rewrites, `.data/headers`, `.data/data`), one whose path is not a plain relative path (the
+/// installer refuses those), and the dist-info files the installer writes itself (RECORD,
+/// INSTALLER, REQUESTED, direct_url.json: is_installer_written). A problem is "missing", "not a
+/// regular file", or "modified (size N, M in the wheel)"; the file's bytes are not read (a
+/// change of the same size is --deep's, through RECORD's hashes).
+struct MemberProblem {
+  std::string path;  ///< site-relative
+  std::string problem;
+  friend bool operator==(const MemberProblem&, const MemberProblem&) = default;
+};
+struct MemberCheck {
+  std::size_t compared = 0;  ///< members looked for
+  std::vector<MemberProblem> problems;
+};
+[[nodiscard]] MemberCheck check_members(std::span<const index::WheelMember> members,
+                                        const std::filesystem::path& site);
+
+/// Whether `member` (an archive path) is a dist-info file an installer writes itself, whatever
+/// the wheel holds: `<name>.dist-info/RECORD`, `INSTALLER`, `REQUESTED`, `direct_url.json`.
+[[nodiscard]] bool is_installer_written(std::string_view member) noexcept;
 
 }  // namespace gpulock::install::record

@@ -14,9 +14,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpulock/core/error.h"
 #include "gpulock/index/client.h"
+#include "gpulock/index/wheel_members.h"
 
 namespace gpulock::install {
 
@@ -60,6 +62,13 @@ struct CachedWheel {
 [[nodiscard]] core::Result<CachedWheel> cached_wheel(index::IndexClient& client,
                                                      const std::filesystem::path& root,
                                                      const CachedWheelRequest& request);
+
+/// The files of the wheel whose sha256 is `sha256`, from its entry under `root` when there is
+/// one that checks out (verify_cache_entry): each file's archive path and size, as its manifest
+/// records them (CRC-32 0: not known). nullopt when there is no such entry. For `check --env`
+/// where the wheel's member list is not in the index cache.
+[[nodiscard]] std::optional<std::vector<index::WheelMember>> cached_wheel_files(
+    const std::filesystem::path& root, const std::string& sha256);
 
 /// Throws away a cache entry (a file in it was found modified through a link).
 void discard_cached_wheel(const std::filesystem::path& root, const std::string& sha256);
