@@ -17,6 +17,8 @@ mode, so a page's files are served under the same mode):
   many-headers     the page with 64 header lines of 16 KiB each (1 MiB of headers)
   gzip-bomb-big    Content-Encoding: gzip, ~330 KiB that inflate to 320 MiB of zeros (over the
                    default page limit)
+  gzip-bomb-huge   Content-Encoding: gzip, ~1.1 MiB that inflate to 1104 MiB of zeros (over a
+                   1 GiB limit)
   long-body        a Content-Length shorter than the body it sends
   short-body       a Content-Length longer than the body, then the connection closes
   reset            half the page, then a TCP reset
@@ -140,6 +142,26 @@ def big_bomb() -> bytes:
 
 
 BIG_BOMB: bytes | None = None
+
+
+def huge_bomb() -> bytes:
+    """~1.1 MiB of gzip that inflate to 1104 MiB of zeros (over a 1 GiB limit): one deflate block
+    sequence for 8 MiB of zeros, ended by a full flush so that it stands alone, 138 times."""
+    global HUGE_BOMB
+    if HUGE_BOMB is None:
+        zeros = bytes(8 << 20)
+        c = zlib.compressobj(9, zlib.DEFLATED, -15)  # raw deflate: the gzip frame is added here
+        block = c.compress(zeros) + c.flush(zlib.Z_FULL_FLUSH)
+        crc = 0
+        for _ in range(138):
+            crc = zlib.crc32(zeros, crc)
+        end = zlib.compressobj(9, zlib.DEFLATED, -15).flush()  # an empty final block
+        HUGE_BOMB = (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + block * 138 + end +
+                     struct.pack("<II", crc, (138 * len(zeros)) & 0xFFFFFFFF))
+    return HUGE_BOMB
+
+
+HUGE_BOMB: bytes | None = None
 
 
 def wheel_for(mode: str) -> bytes:
@@ -329,6 +351,8 @@ class Handler(BaseHTTPRequestHandler):
             self.body(200, data, JSON_TYPE, {f"X-Filler-{i}": "x" * (16 << 10) for i in range(64)})
         elif mode == "gzip-bomb-big":
             self.body(200, big_bomb(), JSON_TYPE, {"Content-Encoding": "gzip"})
+        elif mode == "gzip-bomb-huge":
+            self.body(200, huge_bomb(), JSON_TYPE, {"Content-Encoding": "gzip"})
         elif mode == "long-body":
             self.head(200, JSON_TYPE, len(data) // 2)
             self.wfile.write(data + b" " * 4096)
