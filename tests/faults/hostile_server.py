@@ -17,6 +17,7 @@ mode, so a page's files are served under the same mode):
   many-headers     the page with 64 header lines of 16 KiB each (1 MiB of headers)
   gzip-bomb-big    Content-Encoding: gzip, ~330 KiB that inflate to 320 MiB of zeros (over the
                    default page limit)
+  gzip-big-page    the page and 80 MiB of spaces after it, Content-Encoding: gzip: it must work
   gzip-bomb-huge   Content-Encoding: gzip, ~1.1 MiB that inflate to 1104 MiB of zeros (over a
                    1 GiB limit)
   long-body        a Content-Length shorter than the body it sends
@@ -371,6 +372,13 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         elif mode == "html-as-json":
             self.body(200, HTML_PAGE, "text/html")
+        elif mode == "gzip-big-page":
+            # The page, then 80 MiB of spaces (still valid JSON), gzip: over the 64 MiB of a
+            # decoded body the client holds while it arrives, under the page limit.
+            z = zlib.compressobj(1, zlib.DEFLATED, 31)
+            spaces = b" " * (1 << 20)
+            coded = z.compress(data) + b"".join(z.compress(spaces) for _ in range(80)) + z.flush()
+            self.body(200, coded, JSON_TYPE, {"Content-Encoding": "gzip"})
         else:
             self.body(200, data, JSON_TYPE)
 
