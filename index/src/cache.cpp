@@ -188,45 +188,19 @@ std::optional<PageEntry> DiskCache::load_page(
 }
 
 bool DiskCache::store_page(const PageEntry& e, const ProjectPage& page) const {
-  std::string none;
-  return store_page(e, page, none);
-}
-
-bool DiskCache::store_page(const PageEntry& e, const ProjectPage& page,
-                           std::string& scratch) const {
   if (!enabled_) return false;
   // Reserved for the whole entry: growing a buffer of hundreds of MB copies it (old and new at
-  // once); reserved bytes never written cost no memory. A file's record and table entry take at
-  // most 160 bytes beside its strings and hashes (encode_page).
+  // once); reserved bytes never written cost no memory.
   std::size_t expected = 4096 + e.url.size() + e.etag.size() + e.last_modified.size();
   for (const auto& v : page.versions)
     expected += 4 + v.size();
   for (const auto& w : page.warnings)
     expected += 4 + w.size();
-  for (const auto* files : {&page.files, &page.variants_files}) {
-    for (const auto& f : *files) {
-      expected += 160 + 2 * f.filename().size() + f.url().size() + f.requires_python().size() +
-                  f.yanked_reason().size();
-      if (f.build()) expected += 16 + f.build()->second.size();
-      if (!f.sha256_digest()) {
-        for (const auto& h : f.hashes())
-          expected += 8 + h.algorithm.size() + h.hex.size();
-      }
-      if (f.core_metadata() && !f.core_metadata_sha256_digest()) {
-        for (const auto& h : f.core_metadata_hashes())
-          expected += 8 + h.algorithm.size() + h.hex.size();
-      }
-    }
+  for (const auto& f : page.files) {
+    expected += 512 + f.filename().size() + f.url().size() + f.requires_python().size() +
+                f.yanked_reason().size();
   }
-  std::string payload;
-  if (scratch.capacity() >= kHeaderSize + expected) {
-    payload = std::move(scratch);
-    payload.resize(kHeaderSize);
-  } else {
-    std::string().swap(scratch);  // before the new buffer: the peak holds one of them
-    payload = begin_frame(expected);
-  }
-  scratch = std::string();
+  std::string payload = begin_frame(expected);
   put_str(payload, e.url);
   put_i64(payload, e.stored_at);
   put_i64(payload, e.max_age);

@@ -85,10 +85,6 @@ class DiskCache {
   bool store_page(const PageEntry& entry) const { return store_page(entry, entry.page); }
   /// Same, with the page given separately (`entry.page` is ignored): no copy of a big page.
   bool store_page(const PageEntry& entry, const ProjectPage& page) const;
-  /// The same, encoding into `scratch`'s memory when it has room for the whole entry (a page's
-  /// body just parsed: its pages are resident already, fresh ones would each be faulted in and
-  /// zeroed); `scratch` is left empty.
-  bool store_page(const PageEntry& entry, const ProjectPage& page, std::string& scratch) const;
 
   /// `key`: "sha256-<hex>" or a URL.
   [[nodiscard]] std::optional<MetadataEntry> load_metadata(std::string_view key) const;

@@ -242,9 +242,8 @@ core::Result<ProjectPagePtr> IndexClient::Impl::page_from_network(
   ++counters.pages_parsed;
   auto parsed = format == PageFormat::Json ? parse_json_page_padded(r.body, base, lookup.filter)
                                            : parse_html_page(r.body, base, lookup.filter);
-  // The records own everything now: the page's bytes are dropped, and their memory (resident
-  // already) is where the cache entry is encoded, when it fits (DiskCache::store_page).
-  r.body.clear();
+  // The records own everything now: the page's bytes go before the cache entry is encoded.
+  std::string().swap(r.body);
   if (!parsed) {
     core::Error e = parsed.error();
     e.where = lookup.shown;
@@ -264,9 +263,8 @@ core::Result<ProjectPagePtr> IndexClient::Impl::page_from_network(
     e.no_cache = cc.no_cache;
     e.etag = r.etag;
     e.last_modified = r.last_modified;
-    cache.store_page(e, page, r.body);
+    cache.store_page(e, page);
   }
-  std::string().swap(r.body);
   return finish_page(std::move(page), lookup.whole);
 }
 
