@@ -195,17 +195,19 @@ def plot(points: list[dict], out: Path) -> None:
         for fmt in ("json", "html"):
             f.write(f"# {fmt}\n")
             for p in sorted((p for p in points if p["format"] == fmt), key=lambda p: p["bytes"]):
-                f.write(f"{p['bytes'] / 1e6:.3f} {p['wall_ms']:.1f}\n")
+                f.write(f"{p['bytes'] / 1e6:.3f} {p['wall_ms']:.1f} {p['cpu_ms']:.1f}\n")
             f.write("\n\n")
     script = f"""set terminal pngcairo size 800,500
 set output '{out}'
 set title 'gpulock resolve, cold, one project page served uncompressed'
 set xlabel 'page size (MB)'
-set ylabel 'wall time (ms, median)'
+set ylabel 'ms (median)'
 set key top left
 set grid
-plot '{data}' index 0 with linespoints title 'PEP 691 JSON', \\
-     '{data}' index 1 with linespoints title 'PEP 503 HTML'
+plot '{data}' index 0 using 1:2 with linespoints lc 1 title 'PEP 691 JSON, wall', \\
+     '{data}' index 0 using 1:3 with linespoints lc 1 dt 2 title 'PEP 691 JSON, CPU', \\
+     '{data}' index 1 using 1:2 with linespoints lc 2 title 'PEP 503 HTML, wall', \\
+     '{data}' index 1 using 1:3 with linespoints lc 2 dt 2 title 'PEP 503 HTML, CPU'
 """
     r = subprocess.run([gnuplot], input=script, text=True, capture_output=True)
     if r.returncode != 0:
@@ -221,7 +223,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--work", type=Path)
     ap.add_argument("--json", type=Path, help="also write the measurements here")
-    ap.add_argument("--plot", type=Path, help="a PNG of wall time against page size (gnuplot)")
+    ap.add_argument("--plot", type=Path,
+                    help="a PNG of wall and CPU time against page size (gnuplot)")
     args = ap.parse_args()
     gpulock = str(Path(args.gpulock).resolve())
     sizes = sorted(int(x) for x in args.files.split(","))
