@@ -10,10 +10,10 @@ rule) is pure, on core and resolver: probe, lock, app and cli may include it.
 sys (files, processes, environment) sits beside core and depends on it alone: index, probe,
 lock, app and cli may include it; core, resolver and gpu may not (core does no I/O, the
 resolver and the GPU model are pure). Every module uses std::filesystem through its std::error_code overloads only.
-Third-party headers (curl, simdjson, libzip, OpenSSL, toml++, dlfcn) appear only in files under
+Third-party headers (curl, simdjson, libzip, OpenSSL, zlib, brotli, toml++, dlfcn) appear only in files under
 src/ of the module that owns them, never in a public header. dlfcn belongs to probe (it dlopens
 CUDA, cuDNN and NVML by soname) and to index (it dlopens its own network plugin
-libgpulock-net.so, which holds libcurl, libzip and libcrypto, so a warm run loads none of them).
+libgpulock-net.so, which holds libcurl, libzip, libcrypto, zlib and brotli, so a warm run loads none of them).
 
 Usage: layering_test.py SOURCE_DIR      exit 0 when the tree follows the rule, 1 otherwise.
        layering_test.py --self-test     builds a tree with violations and checks they are found.
@@ -46,6 +46,8 @@ THIRD_PARTY = {
     r"simdjson": {"index"},
     r"zip\.h": {"index"},
     r"openssl/": {"index"},
+    r"zlib\.h": {"index"},
+    r"brotli/": {"index"},
     r"toml\+\+/": {"lock"},
     r"dlfcn\.h": {"probe", "index"},
 }

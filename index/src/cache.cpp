@@ -189,17 +189,13 @@ std::optional<PageEntry> DiskCache::load_page(
 
 bool DiskCache::store_page(const PageEntry& e, const ProjectPage& page) const {
   if (!enabled_) return false;
-  // Reserved for the whole entry: growing a buffer of hundreds of MB copies it (old and new at
-  // once); reserved bytes never written cost no memory.
+  // Room for what precedes the files; encode_page reserves the files' exact size (a buffer of
+  // hundreds of MB grown by doubling would hold old and new at once).
   std::size_t expected = 4096 + e.url.size() + e.etag.size() + e.last_modified.size();
   for (const auto& v : page.versions)
     expected += 4 + v.size();
   for (const auto& w : page.warnings)
     expected += 4 + w.size();
-  for (const auto& f : page.files) {
-    expected += 512 + f.filename().size() + f.url().size() + f.requires_python().size() +
-                f.yanked_reason().size();
-  }
   std::string payload = begin_frame(expected);
   put_str(payload, e.url);
   put_i64(payload, e.stored_at);

@@ -2,6 +2,7 @@
 // decoding and freshly parsed pages share (filter_page).
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -97,6 +98,36 @@ void get_hashes(Reader& r, Add add) {
     std::string_view hex = r.str();
     if (r.ok) add(algorithm, hex);
   }
+}
+
+std::size_t hashes_size(const std::vector<Hash>& hashes) {
+  std::size_t n = 1;
+  for (std::size_t i = 0; i < hashes.size() && i < 255; ++i)
+    n += 8 + hashes[i].algorithm.size() + hashes[i].hex.size();
+  return n;
+}
+
+// The bytes put_file_record writes for `f` (kept in step with it: encode_page checks the sum in
+// Debug builds). The entry's buffer is reserved to its exact size, so that it fits the memory
+// the page's body just left (a fresh buffer costs a page fault per page written).
+std::size_t file_record_size(const DistFile& f, FileKind kind) {
+  const bool name_in_url = !f.filename().empty() && f.url().ends_with(f.filename());
+  std::size_t n = 1 + (name_in_url ? 4 : 4 + f.filename().size()) + 4 + f.url().size();
+  n += f.sha256_digest() ? 32 : hashes_size(f.hashes());
+  n += 4 + f.requires_python().size() + 1;
+  if (f.yanked()) n += 4 + f.yanked_reason().size();
+  if (f.core_metadata()) {
+    n += f.core_metadata_sha256_digest() ? 32 : hashes_size(f.core_metadata_hashes());
+  }
+  if (f.size()) n += 8;
+  if (f.upload_time()) n += 8;
+  const auto& build = f.build();
+  if (kind == FileKind::Wheel && build) {
+    n += 8 + 4 + build->second.size();
+  } else if (kind == FileKind::Sdist) {
+    n += 4 + sdist_extension_of(f.filename()).size();
+  }
+  return n;
 }
 
 // A file's record (encode_page): what the table entry does not hold.
@@ -214,6 +245,10 @@ void encode_page(const ProjectPage& page, std::string& out) {
   // The files: first a table of fixed-size entries (kind, table indices, where the file's record
   // starts), then the records. A filtered decode scans the table and reads only the records of
   // the files it keeps.
+  std::size_t records_size = 0;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    records_size += file_record_size(*all[i], refs[i].kind);
+  out.reserve(out.size() + 8 + all.size() * sizeof(FileEntry) + records_size);
   put_u32(out, static_cast<std::uint32_t>(all.size()));
   std::size_t table_at = out.size();
   out.resize(out.size() + all.size() * sizeof(FileEntry));
@@ -230,6 +265,7 @@ void encode_page(const ProjectPage& page, std::string& out) {
     std::memcpy(out.data() + table_at + i * sizeof(FileEntry), &entry, sizeof entry);
     put_file_record(out, f, r.kind);
   }
+  assert(out.size() - records_at == records_size);
   put_u32(out, static_cast<std::uint32_t>(out.size() - records_at));  // the records' total size
 }
 

@@ -1,7 +1,8 @@
 // libcurl multi on one background thread: many transfers in flight, HTTP/2 multiplexing when a
 // TLS server offers it (CURLMOPT_PIPELINING + CURLOPT_PIPEWAIT), connection reuse through the
-// multi handle's pool, gzip/br decoding, and the settings libcurl does not take from the
-// environment by itself (~/.netrc, SSL_CERT_FILE/SSL_CERT_DIR are passed by the client).
+// multi handle's pool, gzip/br decoding (body_decoder.h: bounded as the body streams), and the
+// settings libcurl does not take from the environment by itself (~/.netrc,
+// SSL_CERT_FILE/SSL_CERT_DIR are passed by the client).
 
 #include <algorithm>
 #include <atomic>
@@ -19,6 +20,7 @@
 
 #include "gpulock/core/text.h"
 
+#include "body_decoder.h"
 #include "net_impl.h"
 
 namespace gpulock::index::net {
@@ -42,6 +44,11 @@ constexpr std::size_t kMaxErrorBody = 64 * 1024;
 // as a receive error, which would be retried; a single line over CURL_MAX_HTTP_HEADER is
 // CURLE_OUT_OF_MEMORY, "Out of memory").
 constexpr std::size_t kMaxResponseHeaders = 256 * 1024;
+// A coded body is decoded into memory only to this size. Past it, what is decoded is counted
+// and dropped while the coded bytes are kept, and the body is decoded again from them once it
+// ends within the limit: a gzip bomb is refused at the limit holding this much (issue 46), and
+// only a page this large inflates twice.
+constexpr std::size_t kMaxHeldDecoded = 64 << 20;
 
 class CurlTransport final : public Transport {
  public:
@@ -113,6 +120,21 @@ class CurlTransport final : public Transport {
     std::chrono::steady_clock::time_point window_start{};
     curl_off_t window_bytes = 0;
     bool done = false;
+    // Content coding: the decoder (null: none), the coded bytes of a success body kept for a
+    // second decoding, whether decoded bytes are only counted now, and a corrupt stream's words.
+    std::unique_ptr<BodyDecoder> decoder;
+    bool decoder_ready = false;
+    bool unknown_coding = false;
+    bool skip_error_body = false;
+    bool count_only = false;
+    std::string coded;
+  };
+
+  // Where decoded bytes go: the same path as an uncoded body's (deliver).
+  struct Deliver final : BodyDecoder::Output {
+    Transfer* t;
+    explicit Deliver(Transfer* transfer) : t(transfer) {}
+    bool write(const char* data, std::size_t size) override { return deliver(t, data, size); }
   };
 
   static std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
@@ -135,6 +157,10 @@ class CurlTransport final : public Transport {
       r.content_encoding.clear();
       r.retry_after.clear();
       r.redirect_url.clear();
+      t->decoder.reset();
+      t->decoder_ready = false;
+      t->count_only = false;
+      t->coded.clear();
       auto space = line.find(' ');
       t->current_status = space == std::string_view::npos
                               ? 0
@@ -164,34 +190,83 @@ class CurlTransport final : public Transport {
   static std::size_t on_write(char* data, std::size_t size, std::size_t count, void* user) {
     auto* t = static_cast<Transfer*>(user);
     std::size_t n = size * count;
+    if (!t->decoder_ready) {
+      t->decoder_ready = true;
+      bool known = true;
+      t->decoder = make_body_decoder(t->response.content_encoding, known);
+      if (!known) {
+        t->unknown_coding = true;
+        return 0;  // CURLE_WRITE_ERROR
+      }
+    }
+    if (!t->decoder) return deliver(t, data, n) ? n : 0;
+    const HttpRequest& req = *t->request;
+    bool success = t->current_status >= 200 && t->current_status < 300;
+    if (!success && (t->skip_error_body || t->response.body.size() >= kMaxErrorBody))
+      return n;  // enough for a message
+    if (success && req.max_body != 0 && !req.sink) {
+      // The coded bytes are kept (for a second decoding past kMaxHeldDecoded); they count
+      // against the limit too.
+      if (t->coded.size() + n > req.max_body) {
+        t->too_large = true;
+        return 0;
+      }
+      t->coded.append(data, n);
+    }
+    Deliver out(t);
+    switch (t->decoder->feed(data, n, out)) {
+      case BodyDecoder::Status::Ok:
+        return n;
+      case BodyDecoder::Status::Stopped:
+        return 0;
+      case BodyDecoder::Status::Corrupt:
+        if (!success) {
+          t->skip_error_body = true;  // an error page's words, not worth failing for
+          return n;
+        }
+        snprintf(t->error, sizeof t->error, "%s", t->decoder->error_text().c_str());
+        return 0;
+    }
+    return 0;
+  }
+
+  // A body's bytes (decoded, when it was coded): counted against the limit, given to the sink or
+  // kept. False ends the transfer (too_large or aborted set).
+  static bool deliver(Transfer* t, const char* data, std::size_t n) {
     HttpResponse& r = t->response;
     r.body_bytes += n;
     const HttpRequest& req = *t->request;
     bool success = t->current_status >= 200 && t->current_status < 300;
-    if (req.max_body != 0 && success && r.body_bytes == n &&
-        (r.content_encoding.empty() || r.content_encoding == "identity")) {
+    if (req.max_body != 0 && success && r.body_bytes == n && !t->decoder) {
       // A Content-Length over the limit fails before a byte is kept (a coded body's length
       // counts coded bytes, so only an uncoded one is judged by it).
       curl_off_t length = -1;
       if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
           length > 0 && static_cast<std::uint64_t>(length) > req.max_body) {
         t->too_large = true;
-        return 0;
+        return false;
       }
     }
     if (req.max_body != 0 && r.body_bytes > req.max_body) {
       t->too_large = true;
-      return 0;
+      return false;
     }
     if (req.sink && success) {
       if (!req.sink(data, n)) {
         t->aborted = true;
-        return 0;
+        return false;
       }
-      return n;
+      return true;
     }
-    if (!success && r.body.size() >= kMaxErrorBody) return n;
-    if (r.body.empty() && success) {
+    if (!success && r.body.size() >= kMaxErrorBody) return true;
+    if (t->count_only) return true;
+    if (success && t->decoder && req.max_body != 0 && r.body.size() + n > kMaxHeldDecoded) {
+      // Counted from here on; decoded again from the coded bytes when the body ends (finish).
+      t->count_only = true;
+      std::string().swap(r.body);
+      return true;
+    }
+    if (r.body.empty() && success && !t->decoder) {
       // Room for the whole body plus simdjson's padding, so a JSON page is parsed in place.
       curl_off_t length = -1;
       if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
@@ -201,15 +276,53 @@ class CurlTransport final : public Transport {
       }
     }
     if (success && req.max_body != 0 && r.body.size() + n > r.body.capacity()) {
-      // A body of unknown size (a coded one: a gzip bomb) would grow by doubling, and the last
-      // copy would hold half the limit beside the whole (2x the limit at the peak). Past an
-      // eighth of the limit, room for the whole limit is reserved at once instead: its pages
-      // cost memory only as they are written, and the peak stays under 1.125x the limit.
+      // A body of unknown size would grow by doubling, and the last copy would hold half the
+      // limit beside the whole (2x the limit at the peak). Past an eighth of the limit, room for
+      // the whole limit is reserved at once instead: its pages cost memory only as they are
+      // written, and the peak stays under 1.125x the limit.
+      // A coded body is held only to kMaxHeldDecoded, so that is its whole.
+      std::uint64_t whole =
+          t->decoder ? std::min<std::uint64_t>(req.max_body, kMaxHeldDecoded) : req.max_body;
       std::size_t grown = std::max(r.body.size() + n, 2 * r.body.capacity());
-      if (grown > req.max_body / 8) r.body.reserve(static_cast<std::size_t>(req.max_body) + 128);
+      if (grown > whole / 8) r.body.reserve(static_cast<std::size_t>(whole) + 128);
     }
     r.body.append(data, n);
-    return n;
+    return true;
+  }
+
+  // A coded body that ended: whole (its stream's end seen), and decoded again from its coded
+  // bytes when it was only counted past kMaxHeldDecoded. False: corrupt (t->error says why).
+  static bool finish_coded_body(Transfer* t) {
+    HttpResponse& r = t->response;
+    if (!t->decoder->finished()) {
+      snprintf(t->error, sizeof t->error, "the body's content coding (%s) ends early",
+               r.content_encoding.c_str());
+      return false;
+    }
+    if (t->count_only) {
+      std::uint64_t total = r.body_bytes;
+      bool known = true;
+      auto again = make_body_decoder(r.content_encoding, known);
+      r.body.reserve(static_cast<std::size_t>(total) + 128);
+      struct Keep final : BodyDecoder::Output {
+        std::string* body;
+        std::uint64_t limit;
+        bool write(const char* data, std::size_t size) override {
+          if (body->size() + size > limit) return false;
+          body->append(data, size);
+          return true;
+        }
+      } keep;
+      keep.body = &r.body;
+      keep.limit = total;
+      auto status = again->feed(t->coded.data(), t->coded.size(), keep);
+      if (status != BodyDecoder::Status::Ok || r.body.size() != total) {
+        snprintf(t->error, sizeof t->error, "the body decoded differently the second time");
+        return false;
+      }
+    }
+    std::string().swap(t->coded);
+    return true;
   }
 
   static int on_progress(void* user, curl_off_t, curl_off_t now_bytes, curl_off_t, curl_off_t) {
@@ -258,7 +371,10 @@ class CurlTransport final : public Transport {
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, options_.max_redirects);
     curl_easy_setopt(e, CURLOPT_USERAGENT, options_.user_agent.c_str());
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, req.identity_encoding ? "identity" : "");
+    // The body comes coded: the transport decodes it (on_write), bounded as it streams.
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING,
+                     req.identity_encoding ? "identity" : kAcceptEncoding);
+    curl_easy_setopt(e, CURLOPT_HTTP_CONTENT_DECODING, 0L);
     if (!req.range.empty()) curl_easy_setopt(e, CURLOPT_RANGE, req.range.c_str());
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
     // Waiting for a connection to show whether it multiplexes pays off only where HTTP/2 can be
@@ -304,6 +420,10 @@ class CurlTransport final : public Transport {
     switch (code) {
       case CURLE_OK:
         r.error = TransportError::None;
+        if (t->decoder && status >= 200 && status < 300 && !finish_coded_body(t)) {
+          r.error = TransportError::Other;
+          r.error_text = t->error;
+        }
         break;
       case CURLE_OPERATION_TIMEDOUT:
         r.error = TransportError::Timeout;
@@ -340,6 +460,9 @@ class CurlTransport final : public Transport {
         if (t->header_too_large) {
           snprintf(t->error, sizeof t->error, "the server sent over %zu KiB of response headers",
                    kMaxResponseHeaders / 1024);
+        } else if (t->unknown_coding) {
+          snprintf(t->error, sizeof t->error, "unsupported Content-Encoding %s",
+                   core::quote_for_message(r.content_encoding).c_str());
         }
         break;
       case CURLE_OUT_OF_MEMORY:

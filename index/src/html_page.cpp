@@ -94,6 +94,14 @@ std::string decode_entities(std::string_view text) {
   return out;
 }
 
+// `text` with its character references decoded: `text` itself when it has none (nearly
+// always), else decoded into `buffer`, which the caller reuses from one value to the next.
+std::string_view decoded(std::string_view text, std::string& buffer) {
+  if (text.find('&') == std::string_view::npos) return text;
+  buffer = decode_entities(text);
+  return buffer;
+}
+
 struct Attribute {
   std::string_view name;  // as written; compare with iequals
   std::string_view raw;   // undecoded value
@@ -110,6 +118,9 @@ class HtmlPageParser {
       return error(html_.find('\0'), "binary data, not an HTML page");
     }
     page_.api_version = "1.0";
+    // Room for the files at once (a PEP 503 anchor takes ~200-400 bytes): growing the vector
+    // by doubling moves every file and holds the old and the new at once.
+    page_.files.reserve(html_.size() / 192 + 4);
     bool saw_tag = false;
     std::size_t pos = 0;
     const std::size_t n = html_.size();
@@ -279,8 +290,8 @@ class HtmlPageParser {
       return;
     }
     DistFile& file = page_.files.emplace_back();
-    std::string href_text(core::trim(decode_entities(href->raw), kHtmlSpace));
-    std::string full = resolve_url(base_url_, href_text);
+    std::string full =
+        resolve_url(base_url_, core::trim(decoded(href->raw, href_buffer_), kHtmlSpace));
     UrlParts parts = split_url(full);
     if (parts.has_fragment && !parts.fragment.empty()) {
       detail::add_hash_pair(parts.fragment, file, false);
@@ -288,11 +299,12 @@ class HtmlPageParser {
     std::string_view url = strip_fragment(full);
     std::string filename = url_basename(url);
     if (filename.empty()) filename = std::string(core::trim(decode_entities(text), kHtmlSpace));
-    std::string requires_python, yanked_reason;
+    std::string_view requires_python;
+    std::string yanked_reason;
 
     for (const auto& a : attributes_) {
       if (core::iequals(a.name, "data-requires-python")) {
-        requires_python = std::string(core::trim(decode_entities(a.raw), kHtmlSpace));
+        requires_python = core::trim(decoded(a.raw, requires_python_buffer_), kHtmlSpace);
       } else if (core::iequals(a.name, "data-yanked")) {
         file.set_yanked(true);
         yanked_reason = detail::printable_index_text(decode_entities(a.raw));
@@ -364,6 +376,9 @@ class HtmlPageParser {
   ProjectPage page_;
   std::vector<Attribute> attributes_;
   std::size_t anchors_without_href_ = 0;
+  // Reused by each anchor for its decoded href and data-requires-python (decoded).
+  std::string href_buffer_;
+  std::string requires_python_buffer_;
   bool saw_core_metadata_ = false;
   bool bad_upload_time_ = false;
   bool bad_core_metadata_ = false;

@@ -17,6 +17,9 @@ mode, so a page's files are served under the same mode):
   many-headers     the page with 64 header lines of 16 KiB each (1 MiB of headers)
   gzip-bomb-big    Content-Encoding: gzip, ~330 KiB that inflate to 320 MiB of zeros (over the
                    default page limit)
+  gzip-big-page    the page and 80 MiB of spaces after it, Content-Encoding: gzip: it must work
+  gzip-bomb-huge   Content-Encoding: gzip, ~1.1 MiB that inflate to 1104 MiB of zeros (over a
+                   1 GiB limit)
   long-body        a Content-Length shorter than the body it sends
   short-body       a Content-Length longer than the body, then the connection closes
   reset            half the page, then a TCP reset
@@ -140,6 +143,26 @@ def big_bomb() -> bytes:
 
 
 BIG_BOMB: bytes | None = None
+
+
+def huge_bomb() -> bytes:
+    """~1.1 MiB of gzip that inflate to 1104 MiB of zeros (over a 1 GiB limit): one deflate block
+    sequence for 8 MiB of zeros, ended by a full flush so that it stands alone, 138 times."""
+    global HUGE_BOMB
+    if HUGE_BOMB is None:
+        zeros = bytes(8 << 20)
+        c = zlib.compressobj(9, zlib.DEFLATED, -15)  # raw deflate: the gzip frame is added here
+        block = c.compress(zeros) + c.flush(zlib.Z_FULL_FLUSH)
+        crc = 0
+        for _ in range(138):
+            crc = zlib.crc32(zeros, crc)
+        end = zlib.compressobj(9, zlib.DEFLATED, -15).flush()  # an empty final block
+        HUGE_BOMB = (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + block * 138 + end +
+                     struct.pack("<II", crc, (138 * len(zeros)) & 0xFFFFFFFF))
+    return HUGE_BOMB
+
+
+HUGE_BOMB: bytes | None = None
 
 
 def wheel_for(mode: str) -> bytes:
@@ -329,6 +352,8 @@ class Handler(BaseHTTPRequestHandler):
             self.body(200, data, JSON_TYPE, {f"X-Filler-{i}": "x" * (16 << 10) for i in range(64)})
         elif mode == "gzip-bomb-big":
             self.body(200, big_bomb(), JSON_TYPE, {"Content-Encoding": "gzip"})
+        elif mode == "gzip-bomb-huge":
+            self.body(200, huge_bomb(), JSON_TYPE, {"Content-Encoding": "gzip"})
         elif mode == "long-body":
             self.head(200, JSON_TYPE, len(data) // 2)
             self.wfile.write(data + b" " * 4096)
@@ -347,6 +372,13 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         elif mode == "html-as-json":
             self.body(200, HTML_PAGE, "text/html")
+        elif mode == "gzip-big-page":
+            # The page, then 80 MiB of spaces (still valid JSON), gzip: over the 64 MiB of a
+            # decoded body the client holds while it arrives, under the page limit.
+            z = zlib.compressobj(1, zlib.DEFLATED, 31)
+            spaces = b" " * (1 << 20)
+            coded = z.compress(data) + b"".join(z.compress(spaces) for _ in range(80)) + z.flush()
+            self.body(200, coded, JSON_TYPE, {"Content-Encoding": "gzip"})
         else:
             self.body(200, data, JSON_TYPE)
 
