@@ -242,39 +242,13 @@ void InstallJournal::created(const fs::path& path) {
   (void)note({Kind::File, path, {}});
 }
 
-void InstallJournal::before_create() {
-  if (armed() && ++kill_count_ == kill_at_) ::kill(::getpid(), SIGKILL);
-}
-
-void InstallJournal::created_all(const std::vector<fs::path>& paths) {
-  // As note(): kept in memory even when the journal cannot be written (the rollback in process
-  // undoes it); a journal that cannot be written failed the make_dirs before this.
-  if (!make_stash()) {
-    for (const auto& path : paths)
-      log_.push_back({Kind::File, path, {}});
-    return;
-  }
-  std::string text;
-  for (const auto& path : paths) {
-    text += fmt::format("{}\t{}\t\n", static_cast<char>(Kind::File), escape(path.string()));
-    log_.push_back({Kind::File, path, {}});
-    // Bounded writes: a torch-sized wheel's 12,000 lines go in a few.
-    if (text.size() >= 64 * 1024) {
-      write_all(journal_fd_, text);
-      text.clear();
-    }
-  }
-  write_all(journal_fd_, text);
-}
-
-core::Status InstallJournal::make_dirs(const fs::path& dir, bool* made) {
+core::Status InstallJournal::make_dirs(const fs::path& dir) {
   std::vector<fs::path> missing;
   std::error_code ec;
   for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
     missing.push_back(p);
     if (p == p.parent_path()) break;
   }
-  if (made != nullptr) *made = !missing.empty();
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
     if (auto s = note({Kind::Dir, *it, {}}); !s) return s;
   }

@@ -31,7 +31,6 @@
 
 #include "entry_points.h"
 #include "io_error.h"
-#include "parallel.h"
 
 namespace gpulock::install {
 namespace fs = std::filesystem;
@@ -193,16 +192,14 @@ class WheelInstaller {
  private:
   core::Status ensure_dir(const fs::path& dir) {
     if (made_.contains(dir.native())) return {};
-    bool made = false;
     if (options_.journal != nullptr) {
-      if (auto s = options_.journal->make_dirs(dir, &made); !s) return s;
+      if (auto s = options_.journal->make_dirs(dir); !s) return s;
     } else {
       std::error_code ec;
-      made = fs::create_directories(dir, ec);
+      fs::create_directories(dir, ec);
       if (ec) return std::unexpected(io_error("cannot create the directory", dir, ec));
     }
     made_.insert(dir.native());
-    if (made) fresh_.insert(dir.native());
     return {};
   }
 
@@ -247,13 +244,6 @@ class WheelInstaller {
     }
     if (ec) return std::unexpected(io_error("cannot read the unpacked wheel", root_, ec));
     std::sort(files.begin(), files.end());
-    // A cache entry's manifest (wheel_cache.h): each file's size and mtime, checked against the
-    // entry before this wheel is installed from it. A hard link shares them, so they are what
-    // the installed file's stat record needs, without a stat of it.
-    if (auto rows = record::read_stat_file(root_ / std::string(kEntryManifest))) {
-      for (auto& r : *rows)
-        manifest_.emplace(std::move(r.path), std::make_pair(r.size, r.mtime_ns));
-    }
     const std::string own_record = info_dir_ + "/RECORD";
     for (const auto& rel : files) {
       if (rel == own_record || rel == kEntryManifest) continue;  // rewritten below; the cache's
@@ -277,113 +267,27 @@ class WheelInstaller {
         if (!s) return s;
       }
       if (!changed && !same) {
-        // Replaced, never written through (pip unlinks too). A path with nothing there waits
-        // in `pending_` to be noted with the others in one journal write and linked in
-        // parallel; one that has a file (or is pending already) is set aside first, alone.
-        // In a directory this sync made, only what it put there exists (the environment is
-        // locked against other syncs): no lstat to ask (20,000 of them for a torch stack).
-        struct stat st {};
-        const bool free =
-            !pending_dests_.contains(dest->native()) &&
-            (fresh_.contains(dest->parent_path().native()) || ::lstat(dest->c_str(), &st) != 0);
-        if (free) {
-          pending_dests_.insert(dest->native());
-          pending_.push_back({from, *dest, rel, record_path(*dest, lib_dir_)});
-        } else {
-          if (auto s = link_pending(); !s) return s;
-          if (auto s = clear_for_file(*dest, options_.journal); !s) return s;
-          if (options_.journal != nullptr) options_.journal->created(*dest);
-          if (auto s = link_one({from, *dest, rel, record_path(*dest, lib_dir_)}); !s) return s;
+        // Replaced, never written through (pip unlinks too).
+        if (auto s = clear_for_file(*dest, options_.journal); !s) return s;
+        if (options_.journal != nullptr) options_.journal->created(*dest);
+        auto mode = sys::link_file(from, *dest, options_.link_mode);
+        if (!mode) return std::unexpected(mode.error());
+        if (*mode == sys::LinkMode::Copy || *mode == sys::LinkMode::Clone) {
+          // The cache's files are read-only; a copy is the environment's own, as pip makes it.
+          struct stat st {};
+          if (::stat(dest->c_str(), &st) == 0) {
+            ::chmod(dest->c_str(),
+                    ((st.st_mode & 0111) != 0 ? 0777 : 0666) & ~process_umask() & 07777);
+          }
         }
+        if (*mode == sys::LinkMode::Hardlink || *mode == sys::LinkMode::Clone ||
+            *mode == sys::LinkMode::Symlink)
+          ++result_.linked;
       }
       const std::string rp = record_path(*dest, lib_dir_);
       installed_[rel] = rp;
       if (changed) changed_.insert(rp);
     }
-    return link_pending();
-  }
-
-  struct Pending {
-    fs::path from, dest;
-    std::string rel;  // in the wheel
-    std::string rp;   // as RECORD lists it
-  };
-
-  // One file from the unpacked wheel into the environment; its mode, or the error.
-  core::Result<sys::LinkMode> make_file(const Pending& p) const {
-    auto mode = sys::link_file(p.from, p.dest, options_.link_mode);
-    if (!mode) return mode;
-    if (*mode == sys::LinkMode::Copy || *mode == sys::LinkMode::Clone) {
-      // The cache's files are read-only; a copy is the environment's own, as pip makes it.
-      struct stat st {};
-      if (::stat(p.dest.c_str(), &st) == 0) {
-        ::chmod(p.dest.c_str(),
-                ((st.st_mode & 0111) != 0 ? 0777 : 0666) & ~process_umask() & 07777);
-      }
-    }
-    return mode;
-  }
-
-  // What make_file did, counted; a hard link's stat record taken from the manifest.
-  void made(const Pending& p, sys::LinkMode mode) {
-    if (mode == sys::LinkMode::Hardlink || mode == sys::LinkMode::Clone ||
-        mode == sys::LinkMode::Symlink)
-      ++result_.linked;
-    if (mode != sys::LinkMode::Hardlink) return;
-    if (auto m = manifest_.find(p.rel); m != manifest_.end()) linked_stats_[p.rp] = m->second;
-  }
-
-  core::Status link_one(const Pending& p) {
-    auto mode = make_file(p);
-    if (!mode) return std::unexpected(mode.error());
-    made(p, *mode);
-    return {};
-  }
-
-  // The pending files: noted in the journal together, then linked by up to kLinkThreads
-  // threads (a torch-sized wheel is 12,000 links; `cp -al` makes them on one). The first
-  // error in the wheel's order is the one returned; the journal has every path noted.
-  core::Status link_pending() {
-    if (pending_.empty()) return {};
-    std::vector<fs::path> dests;
-    dests.reserve(pending_.size());
-    for (const auto& p : pending_)
-      dests.push_back(p.dest);
-    if (options_.journal != nullptr) options_.journal->created_all(dests);
-    if (options_.journal != nullptr && options_.journal->armed()) {
-      // The kill test hook: one at a time, so that "file N" is the N-th file made.
-      for (const auto& p : pending_) {
-        options_.journal->before_create();
-        if (auto s = link_one(p); !s) return s;
-      }
-      pending_.clear();
-      pending_dests_.clear();
-      return {};
-    }
-    constexpr std::size_t kLinkThreads = 4;
-    constexpr std::size_t kSlice = 256;
-    const std::size_t slices = (pending_.size() + kSlice - 1) / kSlice;
-    std::vector<std::optional<core::Error>> errors(slices);
-    std::vector<sys::LinkMode> modes(pending_.size(), sys::LinkMode::Copy);
-    std::vector<char> done(pending_.size(), 0);
-    detail::parallel_for(slices, kLinkThreads, [&](std::size_t i) {
-      for (std::size_t k = i * kSlice; k < std::min(pending_.size(), (i + 1) * kSlice); ++k) {
-        auto mode = make_file(pending_[k]);
-        if (!mode) {
-          errors[i] = mode.error();
-          return;
-        }
-        modes[k] = *mode;
-        done[k] = 1;
-      }
-    });
-    for (std::size_t k = 0; k < pending_.size(); ++k) {
-      if (done[k] != 0) made(pending_[k], modes[k]);
-    }
-    pending_.clear();
-    pending_dests_.clear();
-    for (auto& e : errors)
-      if (e) return std::unexpected(std::move(*e));
     return {};
   }
 
@@ -486,13 +390,9 @@ class WheelInstaller {
     for (const auto& row : rows) {
       if (row.path == stat_row) continue;
       const fs::path file = (lib_dir_ / row.path).lexically_normal();
-      if (auto linked = linked_stats_.find(row.path); linked != linked_stats_.end()) {
-        stats.push_back({row.path, linked->second.first, linked->second.second});
-      } else {
-        struct stat st {};
-        if (::lstat(file.c_str(), &st) != 0) continue;
-        stats.push_back({row.path, static_cast<std::uint64_t>(st.st_size), record::mtime_ns(st)});
-      }
+      struct stat st {};
+      if (::lstat(file.c_str(), &st) != 0) continue;
+      stats.push_back({row.path, static_cast<std::uint64_t>(st.st_size), record::mtime_ns(st)});
       if (options_.owners != nullptr) (*options_.owners)[file.string()] = wheel_.name;
     }
     return write_new_file(info / std::string(record::kStatFile), record::write_stats(stats), mode,
@@ -573,14 +473,7 @@ class WheelInstaller {
   fs::path lib_dir_;
   EntryPoints eps_;
   std::set<std::string> made_;
-  std::unordered_set<std::string> fresh_;  // directories this sync made (they were missing)
-  // The cache entry's manifest (path in the wheel -> size, mtime_ns), and the hard-linked
-  // files' records from it (RECORD path -> size, mtime_ns).
-  std::unordered_map<std::string, std::pair<std::uint64_t, std::int64_t>> manifest_;
-  std::unordered_map<std::string, std::pair<std::uint64_t, std::int64_t>> linked_stats_;
-  std::vector<Pending> pending_;                   // to link (link_pending)
-  std::unordered_set<std::string> pending_dests_;  // their destinations
-  std::map<std::string, std::string> installed_;   // archive path -> RECORD path
+  std::map<std::string, std::string> installed_;  // archive path -> RECORD path
   std::set<std::string> changed_;
   std::vector<record::Row> generated_;
   InstalledWheel result_;

@@ -60,17 +60,8 @@ class InstallJournal {
   [[nodiscard]] core::Status set_aside(const std::filesystem::path& path);
   /// A file or link this sync created at `path`.
   void created(const std::filesystem::path& path);
-  /// Files or links this sync is about to create at `paths` (none there now), noted in one
-  /// write before any is made: a sync killed before it made them all undoes what it made.
-  void created_all(const std::vector<std::filesystem::path>& paths);
-  /// For the files noted by created_all, each just before it is made: the test hook
-  /// (GPULOCK_TEST_INSTALL_KILL="file N") counts them with the files created() notes.
-  /// `armed()`: the hook is set for files, so the caller makes them one at a time, in order.
-  void before_create();
-  [[nodiscard]] bool armed() const noexcept { return kill_at_ != 0 && kill_kind_ == Kind::File; }
   /// Creates `dir` and its missing parents, each noted. Errors: Io.
-  /// `made`, when given, says whether `dir` itself was missing (made now, so empty).
-  [[nodiscard]] core::Status make_dirs(const std::filesystem::path& dir, bool* made = nullptr);
+  [[nodiscard]] core::Status make_dirs(const std::filesystem::path& dir);
   /// Puts everything back. Returns the paths it could not restore (empty: all restored).
   std::vector<std::string> rollback();
   /// Keeps the changes: the journal, then the stash, is deleted.
