@@ -535,15 +535,23 @@ std::vector<RawHost> read_probe_json(std::string_view text, std::string_view ste
   return hosts;
 }
 
-bool one_json_document(std::string_view text, std::string_view schema) {
+namespace {
+
+// `text` as one JSON object, read whole (nothing but space after it when `alone`).
+bool read_object(std::string_view text, bool alone, JValue& doc) {
   if (text.size() > kMaxText) return false;
   Reader r(text);
   r.skip_space();
-  if (!r.at('{')) return false;
-  JValue doc;
-  if (!r.value(doc, 0)) return false;
+  if (!r.at('{') || !r.value(doc, 0)) return false;
   r.skip_space();
-  if (r.pos() != text.size()) return false;
+  return !alone || r.pos() == text.size();
+}
+
+}  // namespace
+
+bool one_json_document(std::string_view text, std::string_view schema) {
+  JValue doc;
+  if (!read_object(text, true, doc)) return false;
   const JValue* s = doc.get("schema");
   return s != nullptr && s->kind == JValue::Kind::String && s->text == schema;
 }
@@ -555,12 +563,8 @@ namespace gpulock::gpu {
 std::vector<std::string> lock_probe_failures(std::string_view text) {
   using namespace inventory_detail;
   std::vector<std::string> out;
-  if (text.size() > kMaxText) return out;
-  Reader r(text);
-  r.skip_space();
-  if (!r.at('{')) return out;
   JValue doc;
-  if (!r.value(doc, 0)) return out;
+  if (!read_object(text, false, doc)) return out;
   const JValue* findings = doc.get("findings");
   if (findings == nullptr || findings->kind != JValue::Kind::Array) return out;
   for (const auto& f : findings->items) {
