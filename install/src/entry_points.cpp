@@ -2,7 +2,6 @@
 #include "entry_points.h"
 
 #include <algorithm>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string_view>
@@ -12,18 +11,9 @@
 #include "gpulock/core/text.h"
 
 namespace gpulock::install::detail {
-namespace fs = std::filesystem;
 namespace {
 
 using core::ErrorCode;
-
-std::string read_small_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return {};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // distlib's shebang: simple when short and without spaces, else the /bin/sh trampoline.
 std::string shebang(const std::string& python) {
@@ -34,9 +24,9 @@ std::string shebang(const std::string& python) {
 
 }  // namespace
 
-EntryPoints read_entry_points(const fs::path& file) {
+EntryPoints read_entry_points(const std::string& text) {
   EntryPoints out;
-  std::istringstream in(read_small_text(file));
+  std::istringstream in(text);
   std::string line, section;
   while (std::getline(in, line)) {
     std::string_view t = core::trim(line, " \t\r");

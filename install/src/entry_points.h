@@ -15,7 +15,8 @@ struct EntryPoints {
   std::vector<std::pair<std::string, std::string>> console, gui;
 };
 
-[[nodiscard]] EntryPoints read_entry_points(const std::filesystem::path& file);
+/// From the text of entry_points.txt (empty: none).
+[[nodiscard]] EntryPoints read_entry_points(const std::string& text);
 /// pip's get_console_script_specs: pip and easy_install get versioned launchers.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> console_specs(
     std::vector<std::pair<std::string, std::string>> console, const std::string& xy);

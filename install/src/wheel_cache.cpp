@@ -25,6 +25,7 @@
 #include "gpulock/sys/atomic_file.h"
 
 #include "io_error.h"
+#include "path_text.h"
 
 namespace gpulock::install {
 namespace fs = std::filesystem;
@@ -109,13 +110,7 @@ std::string verify_cache_entry(const fs::path& dir) {
   std::size_t seen = 0;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    // The iterator's paths are `dir` + "/" + the rest: the rest is the manifest's path.
-    const std::string& full = it->path().native();
-    const std::string rel = full.size() > dir.native().size() + 1 &&
-                                    full.starts_with(dir.native()) &&
-                                    full[dir.native().size()] == '/'
-                                ? full.substr(dir.native().size() + 1)
-                                : it->path().lexically_relative(dir).generic_string();
+    const std::string rel = detail::below(it->path(), dir);
     if (rel == kEntryManifest) continue;
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0) return fmt::format("{}: cannot be read", rel);

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -16,8 +15,6 @@
 #include <set>
 #include <sstream>
 #include <tuple>
-#include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -31,12 +28,14 @@
 
 #include "entry_points.h"
 #include "io_error.h"
+#include "path_text.h"
 
 namespace gpulock::install {
 namespace fs = std::filesystem;
 namespace {
 
 using core::ErrorCode;
+using detail::below;
 using detail::console_specs;
 using detail::EntryPoints;
 using detail::io_error;
@@ -173,15 +172,6 @@ bool plain_relative(std::string_view p) {
   return true;
 }
 
-// `path` below `dir` as text: the part after "dir/", else empty.
-std::string below(const fs::path& path, const fs::path& dir) {
-  const std::string& p = path.native();
-  const std::string& d = dir.native();
-  if (p.size() > d.size() + 1 && p.compare(0, d.size(), d) == 0 && p[d.size()] == '/')
-    return p.substr(d.size() + 1);
-  return path.lexically_relative(dir).generic_string();
-}
-
 class WheelInstaller {
  public:
   WheelInstaller(const fs::path& unpacked, const core::WheelFilename& wheel,
@@ -208,7 +198,7 @@ class WheelInstaller {
     lib_normal_ = lib_dir_ == lib_dir_.lexically_normal() && !lib_dir_.native().ends_with('/');
     pyvenv_cfg_ = (scheme_.prefix / "pyvenv.cfg").lexically_normal();
     scripts_normal_ = scheme_.scripts.lexically_normal();
-    eps_ = read_entry_points(root_ / info_dir_ / "entry_points.txt");
+    eps_ = read_entry_points(read_text(root_ / info_dir_ / "entry_points.txt"));
     if (auto s = install_files(); !s) return std::unexpected(s.error());
     if (auto s = write_scripts(); !s) return std::unexpected(s.error());
     if (auto s = write_metadata(); !s) return std::unexpected(s.error());
