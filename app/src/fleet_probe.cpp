@@ -578,7 +578,6 @@ core::Result<FleetProbeResult> fleet_probe(const FleetProbeRequest& request,
     if (auto copied = broadcast(gpulock, dest, copy_to); !copied)
       return std::unexpected(copied.error());
     gpulock = dest;
-    result.copied_to = dest;
   }
   const std::string script = dir.path() + "/probe.sh";
   if (auto w = write_script(script,

@@ -44,7 +44,6 @@ struct FleetProbeResult {
   std::vector<gpu::ProbeEntry> nodes;  ///< one per node, in the order the nodes were listed
   std::string inventory;               ///< the entries' text (gpu::probe_entry_text), joined
   bool timed_out = false;              ///< the timeout passed: the array was cancelled
-  std::string copied_to;               ///< --sbcast: the path of the copy on the nodes
   /// Every node gave a document and every lock probe exited 0.
   [[nodiscard]] bool all_ok() const;
 };
