@@ -43,6 +43,22 @@ std::vector<std::string> starting_with(const std::string& out, const std::string
   return found;
 }
 
+// cuDNN 9.1.0.70 (and the cuBLAS it pins) locked for driver 550 and installed by pip from the
+// lock's export into `v`: an environment another tool made from the lock.
+LockScan lock_and_pip_install_cudnn(Venv& v) {
+  auto& w = v.w;
+  auto r = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 " + fixture_indexes(v.url) + " " +
+                     kTarget + " --driver 550.54.14 -o pylock.toml");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  check_lock_independently(w / "pylock.toml");
+  REQUIRE(w.gpulock("export -o locked.txt").status == 0);
+  auto installed = v.pip("install --no-deps --require-hashes -r locked.txt");
+  INFO(installed.out << installed.err);
+  REQUIRE(installed.status == 0);
+  return scan_lock(w / "pylock.toml");
+}
+
 }  // namespace
 
 TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, in one venv",
@@ -237,18 +253,9 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
 TEST_CASE("check env --deep: nvidia-* wheels against their RECORD", "[check][env]") {
   Venv v("env-nvidia");
   auto& w = v.w;
-  auto r = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 " + fixture_indexes(v.url) + " " +
-                     kTarget + " --driver 550.54.14 -o pylock.toml");
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  check_lock_independently(w / "pylock.toml");
-  auto lock = scan_lock(w / "pylock.toml");
+  const auto lock = lock_and_pip_install_cudnn(v);
   const auto& cudnn = lock.at("nvidia-cudnn-cu12");
   const auto& cublas = lock.at("nvidia-cublas-cu12");
-  REQUIRE(w.gpulock("export -o locked.txt").status == 0);
-  auto installed = v.pip("install --no-deps --require-hashes -r locked.txt");
-  INFO(installed.out << installed.err);
-  REQUIRE(installed.status == 0);
   const std::string py = "--python " + v.python;
   const std::string machine = "GPULOCK_DRIVER=550.54.14";
 
@@ -435,17 +442,9 @@ TEST_CASE("check env and install: the shared libraries the lock records for each
 TEST_CASE("check env: every file of the wheels the lock records", "[check][env][files]") {
   Venv v("env-members");
   auto& w = v.w;
-  auto r = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 " + fixture_indexes(v.url) + " " +
-                     kTarget + " --driver 550.54.14 -o pylock.toml");
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  const auto lock = scan_lock(w / "pylock.toml");
+  const auto lock = lock_and_pip_install_cudnn(v);
   const auto& cudnn = lock.at("nvidia-cudnn-cu12");
   const auto& cublas = lock.at("nvidia-cublas-cu12");
-  REQUIRE(w.gpulock("export -o locked.txt").status == 0);
-  auto installed = v.pip("install --no-deps --require-hashes -r locked.txt");
-  INFO(installed.out << installed.err);
-  REQUIRE(installed.status == 0);
   const std::string py = "--python " + v.python;
   const std::string machine = "GPULOCK_DRIVER=550.54.14";
   const std::string compared =
