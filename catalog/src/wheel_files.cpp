@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <type_traits>
 #include <unordered_map>
 
@@ -102,6 +103,44 @@ Overlaps overlaps(const std::vector<C>& chosen) {
   return out;
 }
 
+// The set as gpu::preload_gaps sees it, with the text its views point into.
+struct SetView {
+  std::vector<std::vector<std::string>> libs;
+  std::vector<std::string> versions;
+  std::vector<gpu::SetWheel> wheels;
+};
+
+// The set of `solution`, or nullopt when a chosen package's file list is unknown (an sdist, a
+// list that could not be read): "no wheel of the set ships it" is then not known.
+template <class C>
+std::optional<SetView> set_view(const resolver::Solution& solution, const std::vector<C>& chosen) {
+  std::size_t real = 0;
+  for (const auto& p : solution.packages)
+    real += p.is_virtual ? 0 : 1;
+  if (chosen.size() != real) return std::nullopt;
+  SetView view;
+  for (const auto& c : chosen) {
+    if (!c.entry->members) return std::nullopt;
+    auto& paths = view.libs.emplace_back();
+    for (const auto& member : c.entry->members->shared_libraries) {
+      std::string site = index::site_path_of_member(member);
+      if (!site.empty()) paths.push_back(std::move(site));
+    }
+    view.versions.push_back(c.entry->version.to_string());
+  }
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    gpu::SetWheel w{chosen[i].name, view.versions[i], view.libs[i]};
+    if (gpu::is_preload_loader(w.name)) {
+      const auto& members = chosen[i].entry->members->members;
+      w.loads = std::any_of(members.begin(), members.end(), [&](const index::WheelMember& m) {
+        return gpu::preload_marker(w.name, m.path);
+      });
+    }
+    view.wheels.push_back(w);
+  }
+  return view;
+}
+
 // "A.whl and B.whl both write PATH (and 2 more paths) with different bytes: whichever is
 // installed last replaces the other's file".
 template <class C>
@@ -136,6 +175,22 @@ std::size_t judge_wheel_files(Catalog& cat, const resolver::Solution& solution) 
     rules.push_back(std::move(rule));
     ++found;
   }
+  // A loader's file no wheel of the set ships (gpu::preload_gaps): a rule between the loader
+  // and the provider whose wheel lacks it.
+  auto set = set_view(solution, chosen);
+  if (!set) return found;
+  for (auto& gap : gpu::preload_gaps(set->wheels)) {
+    const Chosen& provider = chosen[gap.provider];
+    auto other = core::SpecifierSet::parse("!=" + provider.entry->version.to_string());
+    if (!other) continue;
+    auto& rules = chosen[gap.loader].entry->conflicts;
+    bool known = std::any_of(rules.begin(), rules.end(), [&](const resolver::Conflict& c) {
+      return c.name == provider.name && c.reason == gap.reason;
+    });
+    if (known) continue;
+    rules.push_back({std::string(provider.name), std::move(*other), std::move(gap.reason)});
+    ++found;
+  }
   return found;
 }
 
@@ -148,6 +203,16 @@ std::vector<SetConflict> set_conflicts(const Catalog& cat, const resolver::Solut
     out.push_back({std::string(a.name), std::string(b.name),
                    fmt::format("{} {} and {} {}: {}", a.name, a.entry->version.to_string(), b.name,
                                b.entry->version.to_string(), overlap_reason(a, b, paths))});
+  }
+  if (auto set = set_view(solution, chosen)) {
+    for (const auto& gap : gpu::preload_gaps(set->wheels)) {
+      const auto& loader = chosen[gap.loader];
+      const auto& provider = chosen[gap.provider];
+      out.push_back(
+          {std::string(loader.name), std::string(provider.name),
+           fmt::format("{} {} and {} {}: {}", loader.name, loader.entry->version.to_string(),
+                       provider.name, provider.entry->version.to_string(), gap.reason)});
+    }
   }
   for (const auto& c : chosen) {
     for (const auto& rule : gpu::library_conflicts(c.name, c.entry->version)) {

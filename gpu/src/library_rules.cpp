@@ -2,6 +2,8 @@
 // parsed once, and the conflict rules it gives a candidate (issue 44 item 2). Pure.
 #include "gpulock/gpu/library_rules.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -25,8 +27,23 @@ core::Result<LibraryRules> LibraryRules::parse(std::string_view text) {
                         fmt::format("library_rules.txt line {}: {}", line_no, why));
     };
     if (sources.take(table_row, out.sources)) continue;
+    if (w[0] == "preloads" && w.size() == 8) {
+      Preload row;
+      row.loader = std::string(w[1]);
+      row.when = std::string(w[2]);
+      row.dirs = core::comma_items(w[3]);
+      row.file = std::string(w[4]);
+      row.providers = core::comma_items(w[5]);
+      if (w[6] != "raises" && w[6] != "ignored") return bad("ON_MISSING is raises or ignored");
+      row.raises = w[6] == "raises";
+      row.sources = sources.use(line_no, w[7]);
+      out.preloads.push_back(std::move(row));
+      continue;
+    }
     if (w[0] != "links" || w.size() != 7) {
-      return bad("expected `links PACKAGE FROM CUDA NEEDS LIBRARY SOURCES` or `source KEY WHERE`");
+      return bad(
+          "expected `links PACKAGE FROM CUDA NEEDS LIBRARY SOURCES`, `preloads LOADER WHEN DIRS "
+          "FILE PROVIDERS ON_MISSING SOURCES` or `source KEY WHERE`");
     }
     Link link;
     link.package = std::string(w[1]);
@@ -85,6 +102,115 @@ std::vector<resolver::Conflict> library_conflicts(std::string_view package,
                        "symbol",
                        best->library, best->cuda, best->cuda);
   out.push_back(std::move(d));
+  return out;
+}
+
+namespace {
+
+bool glob_matches(const std::string& pattern, const std::string& text) {
+  return ::fnmatch(pattern.c_str(), text.c_str(), FNM_PATHNAME) == 0;
+}
+
+std::string_view file_name(std::string_view path) {
+  auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// Whether `path`'s file name is the row's file (its literal prefix is compared first: a set
+// holds a few hundred libraries and the table dozens of rows).
+bool named_like(const LibraryRules::Preload& row, std::string_view path) {
+  const std::string_view name = file_name(path);
+  const std::string_view prefix =
+      std::string_view(row.file).substr(0, row.file.find_first_of("*?["));
+  return name.starts_with(prefix) && glob_matches(row.file, std::string(name));
+}
+
+// Whether `wheel` installs the row's file in one of its directories.
+bool ships_in_dirs(const LibraryRules::Preload& row, const SetWheel& wheel) {
+  for (const auto& path : wheel.shared_libraries) {
+    if (!named_like(row, path)) continue;
+    for (const auto& dir : row.dirs) {
+      if (glob_matches(dir + "/" + row.file, path)) return true;
+    }
+  }
+  return false;
+}
+
+// Whether `wheel` ships a file of the row's name anywhere (a loader bundling its own copy).
+bool ships_anywhere(const LibraryRules::Preload& row, const SetWheel& wheel) {
+  return std::any_of(wheel.shared_libraries.begin(), wheel.shared_libraries.end(),
+                     [&](const std::string& path) { return named_like(row, path); });
+}
+
+std::string dirs_text(const std::vector<std::string>& dirs) {
+  std::string out;
+  for (std::size_t i = 0; i < dirs.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == dirs.size() ? " or " : ", ") + dirs[i];
+  return out;
+}
+
+}  // namespace
+
+bool is_preload_loader(std::string_view package) {
+  const auto& rows = library_rules().preloads;
+  return std::any_of(rows.begin(), rows.end(),
+                     [&](const auto& row) { return row.loader == package; });
+}
+
+bool preload_marker(std::string_view loader, std::string_view member) {
+  // Called for each of a loader's members (torch has about 12,000): the distinct (LOADER, WHEN)
+  // pairs once, and a WHEN without wildcards compared as text.
+  static const auto kMarkers = [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& row : library_rules().preloads) {
+      std::pair<std::string, std::string> marker{row.loader, row.when};
+      if (std::find(out.begin(), out.end(), marker) == out.end()) out.push_back(std::move(marker));
+    }
+    return out;
+  }();
+  const std::string_view name = file_name(member);
+  for (const auto& [who, when] : kMarkers) {
+    if (who != loader) continue;
+    if (when.find_first_of("*?[") == std::string::npos ? name == when
+                                                       : glob_matches(when, std::string(name)))
+      return true;
+  }
+  return false;
+}
+
+std::vector<PreloadGap> preload_gaps(std::span<const SetWheel> set) {
+  std::vector<PreloadGap> out;
+  auto index_of = [&](std::string_view name) {
+    auto it =
+        std::find_if(set.begin(), set.end(), [&](const SetWheel& w) { return w.name == name; });
+    return static_cast<std::size_t>(it - set.begin());
+  };
+  for (const auto& row : library_rules().preloads) {
+    const std::size_t loader = index_of(row.loader);
+    if (loader == set.size() || !set[loader].loads || ships_anywhere(row, set[loader])) continue;
+    std::vector<std::size_t> providers;
+    for (const auto& name : row.providers) {
+      if (auto i = index_of(name); i != set.size()) providers.push_back(i);
+    }
+    if (providers.empty()) continue;
+    if (std::any_of(set.begin(), set.end(),
+                    [&](const SetWheel& w) { return ships_in_dirs(row, w); }))
+      continue;
+    const std::string effect =
+        row.raises ? fmt::format("`import {}` raises ValueError", row.loader)
+                   : std::string("another copy on the library path is loaded, or none");
+    const std::string loads =
+        row.raises ? fmt::format("{} loads from {} when it is imported (its preload list)",
+                                 row.loader, dirs_text(row.dirs))
+                   : fmt::format("{} loads from {} when it is imported, ignoring a failure",
+                                 row.loader, dirs_text(row.dirs));
+    for (std::size_t p : providers) {
+      out.push_back({&row, loader, p,
+                     fmt::format("{} {} ships no {}, which {}, and no other wheel of the set "
+                                 "ships it: {}",
+                                 set[p].name, set[p].version, row.file, loads, effect)});
+    }
+  }
   return out;
 }
 

@@ -144,4 +144,92 @@ TEST_CASE("library rules: a table that does not parse names its line", "[gpu][fi
   auto source = LibraryRules::parse("links a 1.0 12.4 b libb.so.1 K,L\nsource K x\n");
   REQUIRE(!source);
   CHECK(source.error().message == "library_rules.txt line 1: source L has no `source` row");
+  CHECK(LibraryRules::parse("preloads a w.so d/lib f.so p raises K\nsource K x\n").has_value());
+  auto effect = LibraryRules::parse("preloads a w.so d/lib f.so p maybe K\nsource K x\n");
+  REQUIRE(!effect);
+  CHECK(effect.error().message == "library_rules.txt line 1: ON_MISSING is raises or ignored");
+}
+
+// Issue 44 item 2: torch's preload list and JAX's plugin's list satisfiable from the set
+// (gpu/data/library_rules.txt `preloads` rows).
+TEST_CASE("library rules: a file torch or JAX loads that no wheel of the set ships",
+          "[gpu][files]") {
+  using gpulock::gpu::preload_gaps;
+  using gpulock::gpu::SetWheel;
+  auto parsed = gpulock::gpu::LibraryRules::parse(gpulock::gpu::library_rules_text());
+  REQUIRE(parsed.has_value());
+  // torch's 16 required entries; JAX's 11 per CUDA major.
+  CHECK(parsed->preloads.size() == 16 + 11 + 11);
+
+  const std::vector<std::string> torch_slim = {"torch/lib/libtorch_cuda.so", "torch/lib/libc10.so"};
+  const std::vector<std::string> torch_fat = {"torch/lib/libtorch_cuda.so",
+                                              "torch/lib/libcusparseLt.so.0"};
+  const std::vector<std::string> lt_ok = {"nvidia/cusparselt/lib/libcusparseLt.so.0"};
+  const std::vector<std::string> lt_empty = {};
+  const std::vector<std::string> lt_elsewhere = {"nvidia/cusparselt/libcusparseLt.so.0"};
+
+  // The provider ships the file where torch looks: nothing.
+  std::vector<SetWheel> ok = {{"torch", "2.9.0", torch_slim, true},
+                              {"nvidia-cusparselt-cu12", "0.7.1", lt_ok}};
+  CHECK(preload_gaps(ok).empty());
+
+  // It ships none: one gap, on torch and the provider, with what fails.
+  std::vector<SetWheel> empty = {{"torch", "2.9.0", torch_slim, true},
+                                 {"nvidia-cusparselt-cu12", "0.8.0", lt_empty}};
+  auto gaps = preload_gaps(empty);
+  REQUIRE(gaps.size() == 1);
+  CHECK(gaps[0].loader == 0);
+  CHECK(gaps[0].provider == 1);
+  CHECK(gaps[0].reason ==
+        "nvidia-cusparselt-cu12 0.8.0 ships no libcusparseLt.so.*[0-9], which torch loads from "
+        "nvidia/cusparselt/lib, nvidia/cu*/lib or cusparselt/lib when it is imported (its preload "
+        "list), and no other wheel of the set ships it: `import torch` raises ValueError");
+  // A copy outside the directories torch looks in does not count.
+  std::vector<SetWheel> elsewhere = {{"torch", "2.9.0", torch_slim, true},
+                                     {"nvidia-cusparselt-cu12", "0.8.0", lt_elsewhere}};
+  CHECK(preload_gaps(elsewhere).size() == 1);
+  // Another wheel of the set ships it: nothing.
+  std::vector<SetWheel> other = {{"torch", "2.9.0", torch_slim, true},
+                                 {"nvidia-cusparselt-cu12", "0.8.0", lt_empty},
+                                 {"some-bundle", "1.0", lt_ok}};
+  CHECK(preload_gaps(other).empty());
+  // A torch wheel bundling its own copy loads that one: nothing.
+  std::vector<SetWheel> fat = {{"torch", "2.9.0", torch_fat, true},
+                               {"nvidia-cusparselt-cu12", "0.8.0", lt_empty}};
+  CHECK(preload_gaps(fat).empty());
+  // No provider in the set (torch's requirements did not ask for one), or no torch: nothing.
+  std::vector<SetWheel> no_provider = {{"torch", "2.9.0", torch_slim, true}};
+  CHECK(preload_gaps(no_provider).empty());
+  // A torch wheel that is not a CUDA build (no libtorch_cuda.so: the caller says `loads` false)
+  // runs no CUDA preload.
+  std::vector<SetWheel> not_cuda = {{"torch", "2.9.0", torch_slim, false},
+                                    {"nvidia-cusparselt-cu12", "0.8.0", lt_empty}};
+  CHECK(preload_gaps(not_cuda).empty());
+  CHECK(gpulock::gpu::preload_marker("torch", "torch/lib/libtorch_cuda.so"));
+  CHECK_FALSE(gpulock::gpu::preload_marker("torch", "torch/lib/libtorch_cpu.so"));
+  CHECK_FALSE(gpulock::gpu::preload_marker("torch", "torch/__init__.py"));
+  CHECK(gpulock::gpu::preload_marker("jax-cuda13-plugin", "jax_cuda13_plugin/_cuda.so"));
+  CHECK_FALSE(gpulock::gpu::preload_marker("jax-cuda13-plugin", "jax_cuda13_plugin/__init__.py"));
+  CHECK_FALSE(gpulock::gpu::preload_marker("numpy", "numpy/core/_multiarray_umath.so"));
+  CHECK(gpulock::gpu::is_preload_loader("torch"));
+  CHECK_FALSE(gpulock::gpu::is_preload_loader("torchvision"));
+  std::vector<SetWheel> no_torch = {{"nvidia-cusparselt-cu12", "0.8.0", lt_empty}};
+  CHECK(preload_gaps(no_torch).empty());
+
+  // JAX's CUDA 13 plugin swallows the failure: the words say what happens instead.
+  const std::vector<std::string> plugin = {"jax_plugins/xla_cuda13/xla_cuda_plugin.so"};
+  const std::vector<std::string> cudnn_ok = {"nvidia/cudnn/lib/libcudnn.so.9",
+                                             "nvidia/cudnn/lib/libcudnn_graph.so.9"};
+  const std::vector<std::string> cudnn_without_shim = {"nvidia/cudnn/lib/libcudnn_graph.so.9"};
+  std::vector<SetWheel> jax_ok = {{"jax-cuda13-plugin", "0.8.0", plugin, true},
+                                  {"nvidia-cudnn-cu13", "9.21.0.82", cudnn_ok}};
+  CHECK(preload_gaps(jax_ok).empty());
+  std::vector<SetWheel> jax_gap = {{"jax-cuda13-plugin", "0.8.0", plugin, true},
+                                   {"nvidia-cudnn-cu13", "9.21.0.82", cudnn_without_shim}};
+  auto jax = preload_gaps(jax_gap);
+  REQUIRE(jax.size() == 1);
+  CHECK(jax[0].reason ==
+        "nvidia-cudnn-cu13 9.21.0.82 ships no libcudnn.so.9, which jax-cuda13-plugin loads from "
+        "nvidia/cudnn/lib when it is imported, ignoring a failure, and no other wheel of the set "
+        "ships it: another copy on the library path is loaded, or none");
 }

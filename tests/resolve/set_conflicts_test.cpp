@@ -27,12 +27,16 @@ std::vector<std::string> recorded_conflicts(const fs::path& lock, const std::str
 }
 
 // A pure-Python wheel `name`-`version` in `dir` holding `files` (path -> bytes).
+// `requires_dist`: its Requires-Dist lines.
 void write_wheel(const fs::path& dir, const std::string& name, const std::string& version,
-                 const std::vector<index_test::ZipEntry>& files) {
+                 const std::vector<index_test::ZipEntry>& files,
+                 const std::vector<std::string>& requires_dist = {}) {
   const std::string dist = name + "-" + version + ".dist-info";
   std::vector<index_test::ZipEntry> entries = files;
-  entries.push_back({dist + "/METADATA",
-                     "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n"});
+  std::string metadata = "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n";
+  for (const auto& r : requires_dist)
+    metadata += "Requires-Dist: " + r + "\n";
+  entries.push_back({dist + "/METADATA", metadata});
   entries.push_back(
       {dist + "/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"});
   entries.push_back({dist + "/RECORD", ""});
@@ -160,4 +164,96 @@ TEST_CASE("an nvJitLink older than the CUDA a cuSPARSE links is avoided or expla
                          "locked: its libcusparse.so.12") != std::string::npos);
   CHECK(recorded_conflicts(dir / "allowed.toml", "nvidia-cusparse-cu12").size() == 1);
   CHECK(recorded_conflicts(dir / "allowed.toml", "nvidia-nvjitlink-cu12").size() == 1);
+}
+
+TEST_CASE(
+    "a library torch preloads that its provider's wheel does not ship is avoided or explained",
+    "[resolve][gpu][files]") {
+  fs::path dir = fresh_dir("preload-gap");
+  fs::path wheels = dir / "wheels";
+  fs::create_directories(wheels);
+  // torch's preload list takes libcusparseLt.so.*[0-9] from nvidia/cusparselt/lib
+  // (pytorch/pytorch#144433); nvidia-cusparselt-cu12 0.8.0 here ships no such file, 0.7.1 does.
+  write_wheel(wheels, "torch", "2.9.0",
+              {{"torch/__init__.py", ""}, {"torch/lib/libtorch_cuda.so", "elf"}},
+              {"nvidia-cusparselt-cu12"});
+  write_wheel(wheels, "nvidia_cusparselt_cu12", "0.8.0",
+              {{"nvidia/__init__.py", ""}, {"nvidia/cusparselt/include/cusparseLt.h", "h"}});
+  write_wheel(wheels, "nvidia_cusparselt_cu12", "0.7.1",
+              {{"nvidia/__init__.py", ""}, {"nvidia/cusparselt/lib/libcusparseLt.so.0", "elf"}});
+  Options o;
+  o.cwd = dir;
+  // An empty index: every wheel comes from `-f`.
+  fs::create_directories(dir / "empty-index");
+  o.index_url = "file://" + (dir / "empty-index").string();
+  const std::string f = wheels.string();
+
+  Run avoided =
+      resolve({"torch", "-f", f, "--driver", "580.65.06", "--explain", "-o", "avoided.toml"}, o);
+  INFO(describe(avoided));
+  REQUIRE(avoided.status == 0);
+  CHECK(lock_versions(dir / "avoided.toml").at("nvidia-cusparselt-cu12") == "0.7.1");
+  const std::string reason =
+      "nvidia-cusparselt-cu12 0.8.0 ships no libcusparseLt.so.*[0-9], which torch loads from "
+      "nvidia/cusparselt/lib, nvidia/cu*/lib or cusparselt/lib when it is imported (its preload "
+      "list), and no other wheel of the set ships it: `import torch` raises ValueError";
+  CHECK(
+      avoided.out.find("  skipped nvidia-cusparselt-cu12 0.8.0: cannot be used with torch 2.9.0 (" +
+                       reason + ")") != std::string::npos);
+  CHECK(avoided.err.find("ships no") == std::string::npos);
+
+  Run pinned = resolve({"torch", "nvidia-cusparselt-cu12==0.8.0", "-f", f, "--driver", "580.65.06",
+                        "-o", "pinned.toml"},
+                       o);
+  INFO(describe(pinned));
+  CHECK(pinned.status == 1);
+  // torch has one version here, so the headline names it without one.
+  CHECK(pinned.err.find(
+            "error: no solution: torch cannot be used with nvidia-cusparselt-cu12==0.8.0 (" +
+            reason + ")") != std::string::npos);
+  CHECK(!fs::exists(dir / "pinned.toml"));
+
+  Run allowed = resolve({"torch", "nvidia-cusparselt-cu12==0.8.0", "-f", f, "--driver", "580.65.06",
+                         "--allow-incomplete", "-o", "allowed.toml"},
+                        o);
+  INFO(describe(allowed));
+  REQUIRE(allowed.status == 0);
+  const std::string text = "torch 2.9.0 and nvidia-cusparselt-cu12 0.8.0: " + reason;
+  CHECK(allowed.err.find("warning: " + text +
+                         "; locked anyway (--allow-incomplete), and the lock records it\n") !=
+        std::string::npos);
+  CHECK(recorded_conflicts(dir / "allowed.toml", "torch") == std::vector<std::string>{text});
+  CHECK(recorded_conflicts(dir / "allowed.toml", "nvidia-cusparselt-cu12") ==
+        std::vector<std::string>{text});
+}
+
+TEST_CASE("a library JAX's CUDA plugin loads that its provider's wheel does not ship is avoided",
+          "[resolve][gpu][files]") {
+  fs::path dir = fresh_dir("preload-gap-jax");
+  fs::path wheels = dir / "wheels";
+  fs::create_directories(wheels);
+  // jax-cuda13-plugin loads nvidia/nccl/lib/libnccl.so.2 and swallows a failure
+  // (shared/data/wheel-contents.md section 3.2); nvidia-nccl-cu13 2.28.90 here ships none.
+  write_wheel(wheels, "jax_cuda13_plugin", "0.8.0",
+              {{"jax_cuda13_plugin/__init__.py", ""}, {"jax_cuda13_plugin/_cuda.so", "elf"}},
+              {"nvidia-nccl-cu13"});
+  write_wheel(wheels, "nvidia_nccl_cu13", "2.28.90",
+              {{"nvidia/__init__.py", ""}, {"nvidia/nccl/include/nccl.h", "h"}});
+  write_wheel(wheels, "nvidia_nccl_cu13", "2.28.80",
+              {{"nvidia/__init__.py", ""}, {"nvidia/nccl/lib/libnccl.so.2", "elf"}});
+  Options o;
+  o.cwd = dir;
+  fs::create_directories(dir / "empty-index");
+  o.index_url = "file://" + (dir / "empty-index").string();
+  Run r = resolve({"jax-cuda13-plugin", "-f", wheels.string(), "--driver", "580.65.06", "--explain",
+                   "-o", "pylock.toml"},
+                  o);
+  INFO(describe(r));
+  REQUIRE(r.status == 0);
+  CHECK(lock_versions(dir / "pylock.toml").at("nvidia-nccl-cu13") == "2.28.80");
+  CHECK(r.out.find("  skipped nvidia-nccl-cu13 2.28.90: cannot be used with jax-cuda13-plugin "
+                   "0.8.0 (nvidia-nccl-cu13 2.28.90 ships no libnccl.so.2, which "
+                   "jax-cuda13-plugin loads from nvidia/nccl/lib when it is imported, ignoring a "
+                   "failure, and no other wheel of the set ships it: another copy on the library "
+                   "path is loaded, or none)") != std::string::npos);
 }
