@@ -10,6 +10,7 @@
 #include "gpulock/gpu/cuda_versions.h"
 #include "gpulock/gpu/fit.h"
 #include "gpulock/gpu/gpu_policy.h"
+#include "gpulock/gpu/library_rules.h"
 #include "gpulock/lock/gpu_facts.h"
 #include "gpulock/lock/wheel_files.h"
 #include "gpulock/probe/load_probe.h"
@@ -126,10 +127,48 @@ void note_other_gpus(const lock::GpulockGpu* gpu, const std::vector<gpu::Compute
   }
 }
 
+// Whether the lock records `soname` missing from `package`'s wheel because the set lacks a
+// companion its libraries load by name (a `needs` row: cuDNN's libnvrtc), not because the wheel
+// lacks a file of its own release (a hazard).
+bool is_companion(std::string_view package, std::string_view soname) {
+  const auto& needs = gpu::library_rules().needs;
+  return std::any_of(needs.begin(), needs.end(), [&](const gpu::LibraryRules::Need& n) {
+    return n.loader == package && n.file == soname;
+  });
+}
+
+// A companion the set lacks (the lock records it as missing): the copy this machine's loader
+// takes is a note (the lock does not pin it); none is a drift, since the load then fails.
+void check_companion(const lock::Package& p, const std::string& wheel, const std::string& soname,
+                     const std::optional<probe::LibraryCopy>& copy, LayerResult& layer,
+                     std::vector<Drift>& drifts) {
+  const std::string what = fmt::format(
+      "{} {} ({}) loads {} by name, and no locked wheel ships it (the lock records it "
+      "as missing)",
+      p.name, p.version.value_or(""), wheel, soname);
+  if (copy) {
+    std::string via(probe::found_via_name(copy->via));
+    if (copy->via == probe::FoundVia::LdLibraryPath) via += " entry " + copy->entry;
+    layer.notes.push_back(fmt::format(
+        "{}; on this machine the loader takes {} through the {}: a copy the lock does not pin",
+        what, copy->path, via));
+    return;
+  }
+  Drift d = make_drift(CheckLayer::Machine, "companion-missing", p.name,
+                       fmt::format("{}; this machine has no copy on LD_LIBRARY_PATH, in the ld.so "
+                                   "cache or in the system directories, so its load fails when "
+                                   "{}'s libraries need it",
+                                   what, p.name),
+                       p.line.line);
+  d.hint = fmt::format("lock a set that holds the wheel shipping {}, or install a copy", soname);
+  drifts.push_back(std::move(d));
+}
+
 // Issue 44 item 3: a wheel the lock records with missing libraries (a hazard, locked because a
 // requirement pinned it): where this machine's loader would take each from instead. A copy is a
 // library of another release loaded beside the wheel's own: an error. None: nothing to say.
-void check_hazard_copies(const Context& ctx, std::vector<Drift>& drifts) {
+// A companion the set lacks: check_companion.
+void check_hazard_copies(const Context& ctx, LayerResult& layer, std::vector<Drift>& drifts) {
   auto options = probe::load_probe_options_from_env();
   if (!options) return;  // only GPULOCK_PROBE_TIMEOUT_MS can be wrong, which this never uses
   for (const auto& p : ctx.lock.packages) {
@@ -138,6 +177,10 @@ void check_hazard_copies(const Context& ctx, std::vector<Drift>& drifts) {
     for (const auto& [wheel, rec] : *files) {
       for (const auto& soname : rec.missing_libraries) {
         auto copy = probe::find_library_copy(soname, *options);
+        if (is_companion(p.name, soname)) {
+          check_companion(p, wheel, soname, copy, layer, drifts);
+          continue;
+        }
         if (!copy) continue;
         std::string via(probe::found_via_name(copy->via));
         if (copy->via == probe::FoundVia::LdLibraryPath) via += " entry " + copy->entry;
@@ -170,7 +213,7 @@ void check_hazard_copies(const Context& ctx, std::vector<Drift>& drifts) {
 void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerResult& layer,
                    std::vector<Drift>& drifts) {
   layer.checked = true;
-  check_hazard_copies(ctx, drifts);
+  check_hazard_copies(ctx, layer, drifts);
   std::string here = machine_text(machine);
   const auto* gpu = recorded_gpu(ctx.lock);
   auto facts = lock::gpu_facts(ctx.lock);

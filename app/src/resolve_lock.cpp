@@ -214,6 +214,11 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client,
                                         ResolveResult& result, const Phase& phase) {
   LockedFacts facts;
   lock::Lock& lk = result.lock;
+  // Issue 44 item 2: a library a wheel's libraries load by name that the set does not ship.
+  const auto companions = catalog::companion_gaps(provider.catalog(), solution);
+  for (const auto& g : companions) {
+    result.warnings.push_back(fmt::format("{}; the lock records the missing {}", g.text, g.file));
+  }
   // Issue 44 item 3: each conflict said once, recorded on both wheels.
   for (const auto& c : conflicts) {
     result.warnings.push_back(
@@ -264,6 +269,9 @@ core::Result<LockedFacts> lock_packages(index::IndexClient& client,
       w.ref.sha256 = f.hashes["sha256"];
       for (const auto& h : sel.hazards)
         w.missing.push_back(h.file);
+      for (const auto& g : companions) {
+        if (g.package == chosen.name) w.missing.push_back(g.file);
+      }
       for (const auto& c : conflicts) {
         if (c.package == chosen.name || c.other == chosen.name) w.conflicts.push_back(c.text);
       }

@@ -228,4 +228,18 @@ std::vector<SetConflict> set_conflicts(const Catalog& cat, const resolver::Solut
   return out;
 }
 
+std::vector<CompanionGap> companion_gaps(const Catalog& cat, const resolver::Solution& solution) {
+  auto chosen = chosen_wheels(cat.impl(), solution);
+  std::vector<CompanionGap> out;
+  auto set = set_view(solution, chosen);
+  if (!set) return out;
+  for (const auto& gap : gpu::companion_gaps(set->wheels)) {
+    const auto& c = chosen[gap.loader];
+    out.push_back({std::string(c.name), gap.row->file,
+                   fmt::format("{} {} ({}) {}", c.name, c.entry->version.to_string(),
+                               c.entry->file->filename(), gap.reason)});
+  }
+  return out;
+}
+
 }  // namespace gpulock::catalog

@@ -40,10 +40,21 @@ core::Result<LibraryRules> LibraryRules::parse(std::string_view text) {
       out.preloads.push_back(std::move(row));
       continue;
     }
+    if (w[0] == "needs" && w.size() == 6) {
+      Need row;
+      row.loader = std::string(w[1]);
+      row.when = std::string(w[2]);
+      row.file = std::string(w[3]);
+      row.providers = core::comma_items(w[4]);
+      row.sources = sources.use(line_no, w[5]);
+      out.needs.push_back(std::move(row));
+      continue;
+    }
     if (w[0] != "links" || w.size() != 7) {
       return bad(
           "expected `links PACKAGE FROM CUDA NEEDS LIBRARY SOURCES`, `preloads LOADER WHEN DIRS "
-          "FILE PROVIDERS ON_MISSING SOURCES` or `source KEY WHERE`");
+          "FILE PROVIDERS ON_MISSING SOURCES`, `needs LOADER WHEN FILE PROVIDERS SOURCES` or "
+          "`source KEY WHERE`");
     }
     Link link;
     link.package = std::string(w[1]);
@@ -152,9 +163,10 @@ std::string dirs_text(const std::vector<std::string>& dirs) {
 }  // namespace
 
 bool is_preload_loader(std::string_view package) {
-  const auto& rows = library_rules().preloads;
-  return std::any_of(rows.begin(), rows.end(),
-                     [&](const auto& row) { return row.loader == package; });
+  const auto& rules = library_rules();
+  auto named = [&](const auto& row) { return row.loader == package; };
+  return std::any_of(rules.preloads.begin(), rules.preloads.end(), named) ||
+         std::any_of(rules.needs.begin(), rules.needs.end(), named);
 }
 
 bool preload_marker(std::string_view loader, std::string_view member) {
@@ -162,10 +174,14 @@ bool preload_marker(std::string_view loader, std::string_view member) {
   // pairs once, and a WHEN without wildcards compared as text.
   static const auto kMarkers = [] {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& row : library_rules().preloads) {
+    auto add = [&](const auto& row) {
       std::pair<std::string, std::string> marker{row.loader, row.when};
       if (std::find(out.begin(), out.end(), marker) == out.end()) out.push_back(std::move(marker));
-    }
+    };
+    for (const auto& row : library_rules().preloads)
+      add(row);
+    for (const auto& row : library_rules().needs)
+      add(row);
     return out;
   }();
   const std::string_view name = file_name(member);
@@ -210,6 +226,33 @@ std::vector<PreloadGap> preload_gaps(std::span<const SetWheel> set) {
                                  "ships it: {}",
                                  set[p].name, set[p].version, row.file, loads, effect)});
     }
+  }
+  return out;
+}
+
+std::vector<CompanionGap> companion_gaps(std::span<const SetWheel> set) {
+  std::vector<CompanionGap> out;
+  auto in_set = [&](const std::string& name) {
+    return std::any_of(set.begin(), set.end(), [&](const SetWheel& w) { return w.name == name; });
+  };
+  for (const auto& row : library_rules().needs) {
+    auto loader = std::find_if(set.begin(), set.end(),
+                               [&](const SetWheel& w) { return w.name == row.loader && w.loads; });
+    if (loader == set.end()) continue;
+    if (std::any_of(row.providers.begin(), row.providers.end(), in_set)) continue;
+    bool shipped = std::any_of(set.begin(), set.end(), [&](const SetWheel& w) {
+      return std::any_of(w.shared_libraries.begin(), w.shared_libraries.end(),
+                         [&](const std::string& path) { return file_name(path) == row.file; });
+    });
+    if (shipped) continue;
+    std::string providers;
+    for (std::size_t i = 0; i < row.providers.size(); ++i)
+      providers += (i == 0 ? "" : " or ") + row.providers[i];
+    out.push_back({&row, static_cast<std::size_t>(loader - set.begin()),
+                   fmt::format("loads {} by name (its libraries dlopen it when they need it), and "
+                               "the set has no {} and no other wheel shipping it: the machine's "
+                               "copy is loaded, or the load fails",
+                               row.file, providers)});
   }
   return out;
 }

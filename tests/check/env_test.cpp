@@ -314,8 +314,10 @@ TEST_CASE("check env and install: the shared libraries the lock records for each
           "[check][env][files]") {
   Venv v("env-files");
   auto& w = v.w;
-  auto r = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 " + fixture_indexes(v.url) + " " +
-                     kTarget + " --driver 550.54.14 -o pylock.toml");
+  // With NVRTC, which cuDNN dlopens and its wheel does not require (else the lock records it as
+  // missing: tests/resolve/wheel_files_test.cpp).
+  auto r = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 nvidia-cuda-nvrtc-cu12 " +
+                     fixture_indexes(v.url) + " " + kTarget + " --driver 550.54.14 -o pylock.toml");
   INFO(r.err);
   REQUIRE(r.status == 0);
   check_lock_independently(w / "pylock.toml");
@@ -353,8 +355,9 @@ TEST_CASE("check env and install: the shared libraries the lock records for each
   // Every locked wheel has a record (cuBLAS, the other package, too).
   CHECK(text.find("\n[packages.tool.gpulock.files.\"nvidia_cublas_cu12-") != std::string::npos);
   // A warm re-lock reads the lists from the cache: the same lock, offline.
-  auto again = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 " + fixture_indexes(v.url) + " " +
-                         kTarget + " --driver 550.54.14 --offline -o relock.toml");
+  auto again = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 nvidia-cuda-nvrtc-cu12 " +
+                         fixture_indexes(v.url) + " " + kTarget +
+                         " --driver 550.54.14 --offline -o relock.toml");
   INFO(again.err);
   CHECK(again.status == 0);
   CHECK(again.err.find("records no file list") == std::string::npos);

@@ -276,3 +276,53 @@ TEST_CASE("check machine: the copy a locked hazard would load", "[check][machine
   INFO(empty.out << empty.err);
   CHECK(empty.out.find("through the LD_LIBRARY_PATH entry") == std::string::npos);
 }
+
+// Issue 44 item 2: a companion the set lacks (cuDNN dlopens libnvrtc; nvidia-cudnn-cu13 does not
+// require NVRTC), recorded as missing by resolve. A copy the machine's loader finds is a note
+// naming it (the lock does not pin it); none is a drift, since the load then fails.
+TEST_CASE("check machine: a companion library the locked set lacks", "[check][machine]") {
+  Workdir w("machine-companion");
+  const std::string url = gpulock::test::shared_servers().http_url();
+  auto r = w.gpulock("resolve nvidia-cudnn-cu13==9.19.0.56 " + fixture_indexes(url) + " " +
+                     kTarget + " --driver 580.65.06 -o pylock.toml");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const fs::path system = w / "system-cuda";
+  fs::create_directories(system);
+  write_file(system / "libnvrtc.so.13", "an NVRTC 13 file, by name\n");
+  const auto lock = scan_lock(w / "pylock.toml");
+  const std::string what =
+      "nvidia-cudnn-cu13 9.19.0.56 "
+      "(nvidia_cudnn_cu13-9.19.0.56-py3-none-manylinux_2_27_x86_64.whl) loads libnvrtc.so.13 by "
+      "name, and no locked wheel ships it (the lock records it as missing)";
+
+  auto found =
+      w.gpulock("check --machine", "GPULOCK_DRIVER=580.65.06 LD_LIBRARY_PATH=" + system.string());
+  INFO(found.out << found.err);
+  CHECK(found.status == 0);
+  CHECK(found.out.find(what + "; on this machine the loader takes " +
+                       (system / "libnvrtc.so.13").string() +
+                       " through the LD_LIBRARY_PATH entry " + system.string() +
+                       ": a copy the lock does not pin") != std::string::npos);
+
+  // Without it on LD_LIBRARY_PATH, what this host's loader has decides: its ld.so cache or system
+  // directories may hold a copy (a CUDA toolkit registered with ldconfig), which is then named;
+  // else the drift says the load fails.
+  auto host = w.gpulock("check --machine", "GPULOCK_DRIVER=580.65.06 LD_LIBRARY_PATH=");
+  INFO(host.out << host.err);
+  const std::string missing =
+      ": " + what +
+      "; this machine has no copy on LD_LIBRARY_PATH, in the ld.so cache or in the system "
+      "directories, so its load fails when nvidia-cudnn-cu13's libraries need it";
+  if (host.out.find("; on this machine the loader takes ") != std::string::npos) {
+    CHECK(host.status == 0);
+    CHECK(host.out.find(missing) == std::string::npos);
+  } else {
+    CHECK(host.status == 1);
+    CHECK(
+        host.out.find("  error: pylock.toml:" + std::to_string(lock.at("nvidia-cudnn-cu13").line) +
+                      missing) != std::string::npos);
+    CHECK(host.out.find("hint: lock a set that holds the wheel shipping libnvrtc.so.13, or "
+                        "install a copy") != std::string::npos);
+  }
+}

@@ -233,3 +233,46 @@ TEST_CASE("library rules: a file torch or JAX loads that no wheel of the set shi
         "nvidia/cudnn/lib when it is imported, ignoring a failure, and no other wheel of the set "
         "ships it: another copy on the library path is loaded, or none");
 }
+
+// Issue 44 item 2: companions a library loads by name from the set (cuDNN's libnvrtc and
+// libcublasLt, gpu/data/library_rules.txt `needs` rows).
+TEST_CASE("library rules: a companion cuDNN loads by name that the set lacks", "[gpu][files]") {
+  using gpulock::gpu::companion_gaps;
+  using gpulock::gpu::SetWheel;
+  auto parsed = gpulock::gpu::LibraryRules::parse(gpulock::gpu::library_rules_text());
+  REQUIRE(parsed.has_value());
+  CHECK(parsed->needs.size() == 4);
+  const std::vector<std::string> cudnn = {"nvidia/cudnn/lib/libcudnn.so.9"};
+  const std::vector<std::string> cublas = {"nvidia/cublas/lib/libcublasLt.so.12"};
+  const std::vector<std::string> nvrtc_elsewhere = {"vendor/lib/libnvrtc.so.12"};
+  const std::vector<std::string> none = {};
+  CHECK(gpulock::gpu::preload_marker("nvidia-cudnn-cu12", "nvidia/cudnn/lib/libcudnn.so.9"));
+
+  // cuBLAS present, NVRTC absent: one gap, for libnvrtc.so.12.
+  std::vector<SetWheel> without = {{"nvidia-cudnn-cu12", "9.1.0.70", cudnn, true},
+                                   {"nvidia-cublas-cu12", "12.4.5.8", cublas}};
+  auto gaps = companion_gaps(without);
+  REQUIRE(gaps.size() == 1);
+  CHECK(gaps[0].loader == 0);
+  CHECK(gaps[0].row->file == "libnvrtc.so.12");
+  CHECK(gaps[0].reason ==
+        "loads libnvrtc.so.12 by name (its libraries dlopen it when they need it), and the set "
+        "has no nvidia-cuda-nvrtc-cu12 and no other wheel shipping it: the machine's copy is "
+        "loaded, or the load fails");
+  // The provider in the set (its files are taken on trust), or another wheel shipping the file:
+  // nothing.
+  std::vector<SetWheel> provider = {{"nvidia-cudnn-cu12", "9.1.0.70", cudnn, true},
+                                    {"nvidia-cublas-cu12", "12.4.5.8", cublas},
+                                    {"nvidia-cuda-nvrtc-cu12", "12.4.127", none}};
+  CHECK(companion_gaps(provider).empty());
+  std::vector<SetWheel> other = {{"nvidia-cudnn-cu12", "9.1.0.70", cudnn, true},
+                                 {"nvidia-cublas-cu12", "12.4.5.8", cublas},
+                                 {"vendor-cuda", "1.0", nvrtc_elsewhere}};
+  CHECK(companion_gaps(other).empty());
+  // Neither cuBLAS nor NVRTC: two gaps. A cuDNN wheel that ships no libcudnn.so.9 (`loads`
+  // false): none.
+  std::vector<SetWheel> alone = {{"nvidia-cudnn-cu12", "9.1.0.70", cudnn, true}};
+  CHECK(companion_gaps(alone).size() == 2);
+  std::vector<SetWheel> stand_in = {{"nvidia-cudnn-cu12", "9.1.0.70", none, false}};
+  CHECK(companion_gaps(stand_in).empty());
+}

@@ -70,6 +70,18 @@ struct SetConflict {
 [[nodiscard]] std::vector<SetConflict> set_conflicts(const Catalog& catalog,
                                                      const resolver::Solution& solution);
 
+/// A library a chosen wheel's own libraries load by bare name that the set ships no copy of and
+/// holds no provider for (gpu::companion_gaps: cuDNN's libnvrtc and libcublasLt): no other choice
+/// of versions adds a package, so the lock is written with a warning and records the file as the
+/// wheel's missing library, which `check --machine` looks for on the machine.
+struct CompanionGap {
+  std::string package;
+  std::string file;  ///< "libnvrtc.so.12"
+  std::string text;  ///< "nvidia-cudnn-cu12 9.1.0.70 (FILE.whl) loads libnvrtc.so.12 by name ..."
+};
+[[nodiscard]] std::vector<CompanionGap> companion_gaps(const Catalog& catalog,
+                                                       const resolver::Solution& solution);
+
 /// Whether any candidate of `package` was found to have a hazard, or is ruled out by a conflict
 /// rule with a package of `solution` (so `--explain` lists what was passed over for it).
 [[nodiscard]] bool has_wheel_findings(const Catalog& catalog, std::string_view package,

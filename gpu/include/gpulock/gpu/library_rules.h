@@ -42,8 +42,18 @@ struct LibraryRules {
     bool raises = false;                 ///< the import fails; else the failure is ignored
     std::vector<std::string> sources;
   };
+  /// "LOADER's libraries load FILE by bare name": the set holds one of `providers` or another
+  /// wheel shipping FILE (companion_gaps).
+  struct Need {
+    std::string loader;                  ///< "nvidia-cudnn-cu12"
+    std::string when;                    ///< "libcudnn.so.9"
+    std::string file;                    ///< "libnvrtc.so.12"
+    std::vector<std::string> providers;  ///< "nvidia-cuda-nvrtc-cu12"
+    std::vector<std::string> sources;
+  };
   std::vector<Link> links;
   std::vector<Preload> preloads;
+  std::vector<Need> needs;
   std::vector<std::pair<std::string, std::string>> sources;  ///< key -> where, in file order
 
   /// Errors: InvalidInput naming the line (an unknown row kind, a bad version, a source key no
@@ -74,7 +84,7 @@ struct SetWheel {
   bool loads = false;
 };
 
-/// Whether `package` is the LOADER of a `preloads` row.
+/// Whether `package` is the LOADER of a `preloads` or `needs` row.
 [[nodiscard]] bool is_preload_loader(std::string_view package);
 /// Whether `member` (a path in `loader`'s wheel) is the file a row's WHEN names: the wheel is
 /// the build whose loading code the rows describe.
@@ -92,6 +102,18 @@ struct PreloadGap {
   /// list), and no other wheel of the set ships it: `import torch` raises ValueError"
   std::string reason;
 };
+
+/// A `needs` row a set leaves unmet: its loader is in the set and `loads` (its wheel ships WHEN),
+/// and the set holds none of its providers and no other wheel shipping its file.
+struct CompanionGap {
+  const LibraryRules::Need* row = nullptr;
+  std::size_t loader = 0;  ///< index into the set
+  /// "loads libnvrtc.so.12 by name (its libraries dlopen it when they need it), and the set has
+  /// no nvidia-cuda-nvrtc-cu12 and no other wheel shipping it: the machine's copy is loaded, or
+  /// the load fails"
+  std::string reason;
+};
+[[nodiscard]] std::vector<CompanionGap> companion_gaps(std::span<const SetWheel> set);
 
 /// The `preloads` rows `set` leaves unmet (the set's every wheel with its list: a set with a
 /// wheel whose list is unknown cannot be judged, and the caller passes none).
