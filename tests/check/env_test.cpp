@@ -699,3 +699,61 @@ TEST_CASE("probe --lock: every file of the wheels the lock records", "[check][en
   CHECK(fixed.out.find(compared) != std::string::npos);
   CHECK(fixed.out.find("locked-file-m") == std::string::npos);
 }
+
+// An edit that keeps a file's size: for a package gpulock installed, `check --env` sees it
+// without --deep (the sizes and mtimes install recorded, <dist-info>/.gpulock-files); for one
+// pip installed, only --deep does (RECORD's hashes): the lock's file lists hold paths and sizes.
+TEST_CASE("check env: an edit that keeps a file's size", "[check][env][files]") {
+  Venv v("env-same-size");
+  auto& w = v.w;
+  lock_and_pip_install_cudnn(v);
+  const std::string machine = "GPULOCK_DRIVER=550.54.14";
+  auto made = w.gpulock("install --lock pylock.toml --no-probe --venv gl-venv", machine);
+  INFO(made.out << made.err);
+  REQUIRE(made.status == 0);
+  const std::string wheel_file = "nvidia_cudnn_cu12-9.1.0.70.dist-info/WHEEL";
+  // WHEEL's generator line, one digit changed: a new file (a file gpulock linked from its cache
+  // is not written through) of the same size.
+  auto edit = [&](const std::string& python) {
+    auto site = lines_of(w.shell(shell_quote(python) + " -c 'import sysconfig; "
+                                                       "print(sysconfig.get_paths()[\"purelib\"])'")
+                             .out)
+                    .at(0);
+    const fs::path path = fs::path(site) / wheel_file;
+    std::string text = read_file(path);
+    const auto at = text.find("Generator: gpulock-fixtures 1\n");
+    REQUIRE(at != std::string::npos);
+    text[at + std::string("Generator: gpulock-fixtures ").size()] = '2';
+    const auto size = fs::file_size(path);
+    REQUIRE(fs::remove(path));
+    write_file(path, text);
+    REQUIRE(fs::file_size(path) == size);
+  };
+
+  const std::string gl = "--python " + (w / "gl-venv/bin/python").string();
+  REQUIRE(w.gpulock("check --env " + gl, machine).status == 0);
+  edit((w / "gl-venv/bin/python").string());
+  auto stat = w.gpulock("check --env " + gl, machine);
+  INFO(stat.out << stat.err);
+  CHECK(stat.status == 1);
+  CHECK(stat.out.find(": nvidia-cudnn-cu12 9.1.0.70: 1 of ") != std::string::npos);
+  CHECK(stat.out.find(" installed files changed since gpulock installed them\n      " + wheel_file +
+                      ": modified (its mtime is not the one recorded at install)\n") !=
+        std::string::npos);
+
+  const std::string pip = "--python " + v.python;
+  edit(v.python);
+  auto shallow = w.gpulock("check --env " + pip, machine);
+  INFO(shallow.out << shallow.err);
+  CHECK(shallow.status == 0);
+  CHECK(shallow.out.find(wheel_file) == std::string::npos);
+  CHECK(shallow.out.find("  note: the files of 2 installed wheels compared by path and size") !=
+        std::string::npos);
+  auto deep = w.gpulock("check --env --deep " + pip, machine);
+  INFO(deep.out << deep.err);
+  CHECK(deep.status == 1);
+  CHECK(deep.out.find(": nvidia-cudnn-cu12 9.1.0.70: 1 of 14 installed files differ from its "
+                      "RECORD\n      " +
+                      wheel_file + ": modified (its sha256 is not the one RECORD lists)\n") !=
+        std::string::npos);
+}
