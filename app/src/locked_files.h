@@ -43,7 +43,7 @@ struct ListChecked {
   ListCheck outcome = ListCheck::NoRecord;
   std::string wheel;  // the wheel's file name (the package's name when the wheel is not known)
   std::string why;    // OtherList: why the list found is not used
-  std::size_t compared = 0;                               // Compared: the members looked for
+  std::size_t compared = 0;                              // Compared: the members looked for
   std::vector<install::record::MemberProblem> problems;  // Compared: missing or resized
 };
 // The installed files of `p` against its wheel's list (install::record::check_members), leaving
