@@ -257,6 +257,10 @@ int run_environment(Context& ctx, const ProbeArgs& args) {
   request.run_kernels = args.run_kernels;
   request.require_gpu = args.require_gpu;
   request.machine = args.overrides;
+  // The member lists of the locked wheels come from the cache ($GPULOCK_CACHE_DIR), offline.
+  auto client = index::ClientOptions::from_environment();
+  if (!client) return report_error(ctx.term, client.error());
+  request.client = std::move(*client);
   auto report = app::probe_environment(request);
   if (!report) return report_error(ctx.term, report.error());
   ctx.term.out(args.json ? render_probe_json(*report) : render_probe_text(*report, ctx.term));

@@ -20,6 +20,7 @@
 #include "gpulock/probe/load_probe.h"
 
 #include "check_internal.h"
+#include "locked_files.h"
 
 namespace gpulock::app::check_detail {
 namespace {
@@ -122,6 +123,29 @@ std::set<std::string> check_locked_files(const lock::Package& p,
   return {missing.begin(), missing.end()};
 }
 
+// Issue 44 item 1: every installed file of `p` against its wheel's member list (locked_files.h):
+// a `locked-file-mismatch` drift for those missing or of another size, leaving out the
+// libraries check_locked_files named (`named`).
+detail::ListChecked check_locked_members(const Context& ctx, const std::string& python,
+                                         const lock::Package& p,
+                                         const probe::InstalledDistribution& installed,
+                                         const detail::LockedLists& lists,
+                                         const std::set<std::string>& named,
+                                         std::vector<Drift>& drifts) {
+  auto checked = detail::check_locked_members(p, installed, lists, named);
+  if (checked.outcome != detail::ListCheck::Compared || checked.problems.empty()) return checked;
+  Drift d = make_drift(CheckLayer::Env, "locked-file-mismatch", p.name,
+                       detail::members_message(p, installed, checked), p.line.line);
+  d.details = detail::members_details(checked, 20);
+  // RECORD may still list the file and its hash: install's sync keeps a package whose RECORD
+  // another tool wrote and checks out, so it is removed first.
+  d.hint = fmt::format(
+      "reinstall it: `{} -m pip uninstall -y {}`, then `gpulock install --lock {} --python {}`",
+      python, p.name, ctx.lock_path, python);
+  drifts.push_back(std::move(d));
+  return checked;
+}
+
 // The installed files of `p`: against its RECORD (--deep), else against their size and mtime
 // at install. Returns whether it found a problem.
 bool check_record(const Context& ctx, const std::string& python, const lock::Package& p,
@@ -208,6 +232,7 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
   pr.python = default_python(ctx.request.python);
   pr.lock = ctx.lock_path;
   pr.machine = ctx.request.machine_flags;
+  pr.member_lists = false;  // compared below, after RECORD's check
   auto report = probe_environment(pr);
   if (!report) return std::unexpected(report.error());
   const auto& env = report->environment;
@@ -241,8 +266,8 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
   }
   std::set<std::string> locked;
   std::size_t applicable = 0;
-  const LockedLists lists = read_locked_lists(ctx, env);
-  std::vector<ListChecked> listed;
+  const auto lists = detail::read_locked_lists(ctx.lock, ctx.lock_dir, ctx.request.client, env);
+  std::vector<detail::ListChecked> listed;
   for (const auto& p : ctx.lock.packages) {
     if (p.marker && markers) {
       auto m = core::Marker::parse(*p.marker);
@@ -305,7 +330,8 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
     drifts.push_back(std::move(d));
   }
 
-  note_file_lists(listed, layer);
+  for (auto& note : detail::file_list_notes(listed))
+    layer.notes.push_back(std::move(note.text));
   add_load_findings(ctx, env, report->load, layer, drifts);
 
   layer.summary =

@@ -2,15 +2,12 @@
 // Shared between the layers of `gpulock check` (check*.cpp); not a public header.
 
 #include <filesystem>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "gpulock/app/check.h"
 #include "gpulock/core/environment.h"
-#include "gpulock/index/wheel_members.h"
 #include "gpulock/lock/lock.h"
 #include "gpulock/probe/environment.h"
 #include "gpulock/probe/machine.h"
@@ -57,36 +54,6 @@ core::Status compare_user_settings(const Context& ctx, const lock::GpulockInputs
 // Returns the machine the environment probe detected (reused by the machine layer).
 core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& layer,
                                            std::vector<Drift>& drifts);
-// Issue 44 item 1 (check_files.cpp): the member lists of the installed packages' locked wheels,
-// by wheel file name, from the cache or a local wheel (never the network), each only when its
-// digest is the lock's `members-sha256` (else, for a wheel unpacked in install's cache, its files
-// when as many as the lock's `members`); `unusable`: why a list that was found is not used.
-struct LockedLists {
-  std::map<std::string, std::vector<index::WheelMember>, std::less<>> lists;
-  std::map<std::string, std::string, std::less<>> unusable;
-};
-LockedLists read_locked_lists(const Context& ctx, const probe::PythonEnvironment& env);
-// The record of the wheel installed for `p`: its one record, else the one whose tags are the
-// dist-info's WHEEL `Tag:` lines; nullopt when none is known.
-std::optional<std::string> installed_wheel(const lock::Package& p,
-                                           const probe::InstalledDistribution& installed);
-enum class ListCheck { NoRecord, NotAvailable, OtherList, WheelUnknown, Compared };
-struct ListChecked {
-  ListCheck outcome = ListCheck::NoRecord;
-  std::string wheel;  // the wheel's file name (the package's name when the wheel is not known)
-  std::string why;    // OtherList: why the list found is not used
-};
-// The installed files of `p` against its wheel's list (install::record::check_members): a
-// `locked-file-mismatch` drift for the files missing or of another size, leaving out the
-// site-relative paths in `named` (missing shared libraries a finding named already).
-ListChecked check_locked_members(const Context& ctx, const std::string& python,
-                                 const lock::Package& p,
-                                 const probe::InstalledDistribution& installed,
-                                 const LockedLists& lists, const std::set<std::string>& named,
-                                 std::vector<Drift>& drifts);
-// The layer's notes on the lists: how many wheels were compared, which were not and why.
-void note_file_lists(const std::vector<ListChecked>& checked, LayerResult& layer);
-
 void check_machine(const Context& ctx, const probe::MachineInfo& machine, LayerResult& layer,
                    std::vector<Drift>& drifts);
 core::Status check_index(const Context& ctx, LayerResult& layer, std::vector<Drift>& drifts);

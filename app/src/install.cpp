@@ -121,6 +121,7 @@ core::Result<EnvironmentReport> probe_installed(const InstallRequest& request,
   probe.python = python;
   probe.site_packages.clear();
   probe.lock = request.lock;
+  probe.client = request.options.client;  // the cache this install read the member lists into
   return probe_environment(probe);
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -18,7 +20,10 @@
 #include "gpulock/install/interpreter.h"
 #include "gpulock/install/record.h"
 #include "gpulock/lock/lockfile.h"
+#include "gpulock/sys/paths.h"
 #include "gpulock/sys/process.h"
+
+#include "locked_files.h"
 
 namespace gpulock::app {
 namespace fs = std::filesystem;
@@ -42,12 +47,49 @@ probe::Finding finding(std::string id, probe::Severity s, std::string subject, s
   return {std::move(id), s, std::move(subject), std::move(message), std::move(hint)};
 }
 
+// Issue 44 item 4: the files the lock records for `p`'s wheel (read from its own zip at lock
+// time) against those installed, RECORD or not: the shared libraries (`locked-file-missing`),
+// then, with `lists`, every member (`locked-file-mismatch`, leaving out a library named already).
+void compare_locked_files(const lock::Package& p, const probe::InstalledDistribution& installed,
+                          const detail::LockedLists* lists, const std::string& install,
+                          EnvironmentReport& report, std::vector<detail::ListChecked>& listed) {
+  auto libs = install::record::check_locked_libraries(p, installed.site_packages);
+  if (!libs.missing.empty()) {
+    std::string names;
+    for (const auto& m : libs.missing)
+      names += (names.empty() ? "" : ", ") + m;
+    report.findings.push_back(
+        finding("locked-file-missing", probe::Severity::Fail, p.name,
+                fmt::format("{} {}: {} of the {} shared libraries the lock records for {} {} not "
+                            "installed: {}.",
+                            p.name, installed.version, libs.missing.size(), libs.total, libs.file,
+                            libs.missing.size() == 1 ? "is" : "are", names),
+                fmt::format("`{}` replaces it", install)));
+  }
+  if (lists == nullptr) return;
+  const std::set<std::string> named(libs.missing.begin(), libs.missing.end());
+  listed.push_back(detail::check_locked_members(p, installed, *lists, named));
+  const auto& checked = listed.back();
+  if (checked.outcome != detail::ListCheck::Compared || checked.problems.empty()) return;
+  constexpr std::size_t kMaxShown = 20;
+  std::string files;
+  for (const auto& d : detail::members_details(checked, kMaxShown))
+    files += (files.empty() ? "" : "; ") + d;
+  report.findings.push_back(
+      finding("locked-file-mismatch", probe::Severity::Fail, p.name,
+              fmt::format("{}: {}.", detail::members_message(p, installed, checked), files),
+              fmt::format("`{}` replaces it", install)));
+}
+
 // The lock against the environment.
-// `install` is the complete command that installs the lock into the environment probed.
+// `install` is the complete command that installs the lock into the environment probed;
+// `lists`: the locked wheels' member lists (null: their files are not compared).
 void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
-                       const std::string& install, EnvironmentReport& report) {
+                       const std::string& install, const detail::LockedLists* lists,
+                       EnvironmentReport& report) {
   const auto& env = report.environment;
   std::vector<std::string> locked_names;
+  std::vector<detail::ListChecked> listed;
   for (const auto& p : lk.packages) {
     if (p.marker) {
       auto m = core::Marker::parse(*p.marker);
@@ -61,20 +103,7 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
         installed != nullptr && (!p.version || versions_equal(installed->version, *p.version));
     report.packages.push_back(check);
     if (check.matches) {
-      // Issue 44 item 4: the shared libraries the lock recorded for the wheel (its own zip's
-      // list, read at lock time) are there, RECORD or not.
-      auto libs = install::record::check_locked_libraries(p, installed->site_packages);
-      if (libs.missing.empty()) continue;
-      std::string names;
-      for (const auto& m : libs.missing)
-        names += (names.empty() ? "" : ", ") + m;
-      report.findings.push_back(
-          finding("locked-file-missing", probe::Severity::Fail, p.name,
-                  fmt::format("{} {}: {} of the {} shared libraries the lock records for {} {} not "
-                              "installed: {}.",
-                              p.name, installed->version, libs.missing.size(), libs.total,
-                              libs.file, libs.missing.size() == 1 ? "is" : "are", names),
-                  fmt::format("`{}` replaces it", install)));
+      compare_locked_files(p, *installed, lists, install, report, listed);
       continue;
     }
     if (installed == nullptr) {
@@ -105,6 +134,12 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
         fmt::format("{} {} installed, lock says {}.", p.name, installed->version, check.locked),
         fmt::format("`{}` installs the locked versions", install)));
   }
+  // What the member lists allowed (check --env's notes), where the comparison was not possible.
+  for (auto& note : detail::file_list_notes(listed)) {
+    report.findings.push_back(
+        finding(note.compared ? "locked-files-compared" : "locked-files-not-compared",
+                probe::Severity::Info, std::move(note.subject), std::move(note.text) + ".", ""));
+  }
   // GPU-related packages installed that the lock does not have.
   for (const auto& d : env.distributions) {
     bool gpu_related = d.name.starts_with("nvidia-") || gpu::is_torch_family(d.name);
@@ -115,6 +150,16 @@ void compare_with_lock(const lock::Lock& lk, const core::Environment& markers,
                 fmt::format("{} {} is installed but not in the lock.", d.name, d.version),
                 fmt::format("`pip uninstall {}` unless something else needs it", d.name)));
   }
+}
+
+// The locked wheels' member lists (offline: the cache or a local wheel); nullopt when the
+// request leaves them out.
+std::optional<detail::LockedLists> member_lists(const ProbeRequest& request, const lock::Lock& lk,
+                                                const std::string& lock_path,
+                                                const probe::PythonEnvironment& env) {
+  if (!request.member_lists) return std::nullopt;
+  return detail::read_locked_lists(lk, sys::absolute_path(lock_path).parent_path(), request.client,
+                                   env);
 }
 
 // The machine against the lock and the installed torch build.
@@ -321,7 +366,8 @@ core::Result<EnvironmentReport> probe_environment(const ProbeRequest& request) {
       const auto& g = *lock_file->lock.gpulock->gpu;
       report.lock_gpu = LockGpuFacts{g.variant, g.cuda, g.cudnn, g.min_driver, g.archs};
     }
-    compare_with_lock(lock_file->lock, markers, install, report);
+    const auto lists = member_lists(request, lock_file->lock, lock_path, report.environment);
+    compare_with_lock(lock_file->lock, markers, install, lists ? &*lists : nullptr, report);
   }
   compare_machine(request, lock_file ? lock_file->lock.command : std::string(), report);
   // Failures first, then warnings, then information; the order within each is the probe's.

@@ -604,3 +604,159 @@ TEST_CASE("check env: every file of the wheels the lock records", "[check][env][
   CHECK(fixed.status == 0);
   CHECK(fixed.out.find(compared) != std::string::npos);
 }
+
+// Issue 44 item 4: `probe --lock` compares every file of each installed locked wheel with the
+// member list the lock records too (the lists check --env reads: the cache, offline), for an
+// environment another tool installed, without RECORD: a file that is not a shared library,
+// deleted or of another size, is a `locked-file-mismatch` naming it; a shared library
+// `locked-file-missing` named is not named again.
+TEST_CASE("probe --lock: every file of the wheels the lock records", "[check][env][files][probe]") {
+  Venv v("probe-members");
+  auto& w = v.w;
+  const auto lock = lock_and_pip_install_cudnn(v);
+  const auto& cudnn = lock.at("nvidia-cudnn-cu12");
+  const auto& cublas = lock.at("nvidia-cublas-cu12");
+  const std::string py = "--python " + v.python;
+  const std::string machine = "GPULOCK_DRIVER=550.54.14";
+  const std::string compared =
+      "\"id\": \"locked-files-compared\",\n      \"severity\": \"info\",\n      \"subject\": "
+      "\"\",\n      \"message\": \"the files of 2 installed wheels compared by path and size "
+      "with the file lists the lock records.\"";
+  auto clean = w.gpulock("probe --lock pylock.toml --json " + py, machine);
+  INFO(clean.out << clean.err);
+  CHECK(clean.status == 0);
+  CHECK(clean.out.find(compared) != std::string::npos);
+  CHECK(clean.out.find("locked-file-m") == std::string::npos);
+  CHECK(clean.out.find("locked-files-not-compared") == std::string::npos);
+
+  auto site = lines_of(w.shell(shell_quote(v.python) +
+                               " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'")
+                           .out)
+                  .at(0);
+  // Two files that are not shared libraries (RECORD still lists both), and a library.
+  REQUIRE(fs::remove(fs::path(site) / "nvidia/cudnn/__init__.py"));
+  write_file(fs::path(site) / "nvidia/__init__.py", "x = 1\n");
+  const std::string lib = "nvidia/cudnn/lib/libcudnn_graph.so.9";
+  REQUIRE(fs::remove(fs::path(site) / lib));
+  const std::string install =
+      "`gpulock install --lock pylock.toml --python " + v.python + "` replaces it";
+  auto drift = w.gpulock("probe --lock pylock.toml --json " + py, machine);
+  INFO(drift.out << drift.err);
+  CHECK(drift.status == 1);
+  CHECK(drift.out.find("\"id\": \"locked-file-missing\",\n      \"severity\": \"fail\",\n      "
+                       "\"subject\": \"nvidia-cudnn-cu12\",\n      \"message\": "
+                       "\"nvidia-cudnn-cu12 9.1.0.70: 1 of the 8 shared libraries the lock "
+                       "records for " +
+                       cudnn.wheel + " is not installed: " + lib + ".\"") != std::string::npos);
+  // The library is not counted again: 2 of the 12 files, not 3.
+  CHECK(drift.out.find("\"id\": \"locked-file-mismatch\",\n      \"severity\": \"fail\",\n      "
+                       "\"subject\": \"nvidia-cudnn-cu12\",\n      \"message\": "
+                       "\"nvidia-cudnn-cu12 9.1.0.70: 2 of the 12 files " +
+                       cudnn.wheel +
+                       " installs in site-packages are missing or of another size (the file "
+                       "list the lock records): nvidia/cudnn/__init__.py: missing; "
+                       "nvidia/__init__.py: modified (size 6, 0 in the wheel).\",\n      "
+                       "\"hint\": \"" +
+                       install + "\"") != std::string::npos);
+  CHECK(drift.out.find("\"id\": \"locked-file-mismatch\",\n      \"severity\": \"fail\",\n      "
+                       "\"subject\": \"nvidia-cublas-cu12\",\n      \"message\": "
+                       "\"nvidia-cublas-cu12 " +
+                       cublas.version + ": 1 of the ") != std::string::npos);
+  CHECK(drift.out.find(" is missing or of another size (the file list the lock records): "
+                       "nvidia/__init__.py: modified (size 6, 0 in the wheel).\"") !=
+        std::string::npos);
+  CHECK(drift.out.find(compared) != std::string::npos);
+  // The text report: one verdict line each, with the hint (run by the hint log).
+  auto text = w.gpulock("probe --lock pylock.toml " + py, machine);
+  INFO(text.out << text.err);
+  CHECK(text.status == 1);
+  CHECK(text.out.find("fail: nvidia-cudnn-cu12 9.1.0.70: 2 of the 12 files " + cudnn.wheel) !=
+        std::string::npos);
+  CHECK(text.out.find("hint: " + install + "\n") != std::string::npos);
+
+  // Without the lists (another cache, and the lock names no local file), nothing is claimed
+  // about the other files, and the report says the comparison was not possible.
+  auto cold = w.gpulock("probe --lock pylock.toml --json " + py,
+                        machine + " GPULOCK_CACHE_DIR=" + shell_quote((w / "cold").string()));
+  INFO(cold.out << cold.err);
+  CHECK(cold.status == 1);  // the library the lock's own record names is still missing
+  CHECK(cold.out.find("\"id\": \"locked-file-missing\"") != std::string::npos);
+  CHECK(cold.out.find("locked-file-mismatch") == std::string::npos);
+  CHECK(cold.out.find("locked-files-compared") == std::string::npos);
+  CHECK(cold.out.find("\"id\": \"locked-files-not-compared\",\n      \"severity\": \"info\",\n"
+                      "      \"subject\": \"") != std::string::npos);
+  CHECK(cold.out.find("\"message\": \"the file-level comparison was not possible for 2 installed "
+                      "wheels: their file lists are not in the cache, the lock names no local "
+                      "file, and the wheel cache has no copy (`gpulock resolve` or `gpulock "
+                      "install` reads it): ") != std::string::npos);
+
+  // install puts the files back (their RECORD says they changed), and the probe after it
+  // compares them again.
+  auto fix = w.gpulock("install --lock pylock.toml " + py, machine);
+  INFO(fix.out << fix.err);
+  CHECK(fix.status == 0);
+  CHECK((fix.out + fix.err).find("locked-file") == std::string::npos);
+  auto fixed = w.gpulock("probe --lock pylock.toml --json " + py, machine);
+  INFO(fixed.out << fixed.err);
+  CHECK(fixed.status == 0);
+  CHECK(fixed.out.find(compared) != std::string::npos);
+  CHECK(fixed.out.find("locked-file-m") == std::string::npos);
+}
+
+// An edit that keeps a file's size: for a package gpulock installed, `check --env` sees it
+// without --deep (the sizes and mtimes install recorded, <dist-info>/.gpulock-files); for one
+// pip installed, only --deep does (RECORD's hashes): the lock's file lists hold paths and sizes.
+TEST_CASE("check env: an edit that keeps a file's size", "[check][env][files]") {
+  Venv v("env-same-size");
+  auto& w = v.w;
+  lock_and_pip_install_cudnn(v);
+  const std::string machine = "GPULOCK_DRIVER=550.54.14";
+  auto made = w.gpulock("install --lock pylock.toml --no-probe --venv gl-venv", machine);
+  INFO(made.out << made.err);
+  REQUIRE(made.status == 0);
+  const std::string wheel_file = "nvidia_cudnn_cu12-9.1.0.70.dist-info/WHEEL";
+  // WHEEL's generator line, one digit changed: a new file (a file gpulock linked from its cache
+  // is not written through) of the same size.
+  auto edit = [&](const std::string& python) {
+    auto site = lines_of(w.shell(shell_quote(python) + " -c 'import sysconfig; "
+                                                       "print(sysconfig.get_paths()[\"purelib\"])'")
+                             .out)
+                    .at(0);
+    const fs::path path = fs::path(site) / wheel_file;
+    std::string text = read_file(path);
+    const auto at = text.find("Generator: gpulock-fixtures 1\n");
+    REQUIRE(at != std::string::npos);
+    text[at + std::string("Generator: gpulock-fixtures ").size()] = '2';
+    const auto size = fs::file_size(path);
+    REQUIRE(fs::remove(path));
+    write_file(path, text);
+    REQUIRE(fs::file_size(path) == size);
+  };
+
+  const std::string gl = "--python " + (w / "gl-venv/bin/python").string();
+  REQUIRE(w.gpulock("check --env " + gl, machine).status == 0);
+  edit((w / "gl-venv/bin/python").string());
+  auto stat = w.gpulock("check --env " + gl, machine);
+  INFO(stat.out << stat.err);
+  CHECK(stat.status == 1);
+  CHECK(stat.out.find(": nvidia-cudnn-cu12 9.1.0.70: 1 of ") != std::string::npos);
+  CHECK(stat.out.find(" installed files changed since gpulock installed them\n      " + wheel_file +
+                      ": modified (its mtime is not the one recorded at install)\n") !=
+        std::string::npos);
+
+  const std::string pip = "--python " + v.python;
+  edit(v.python);
+  auto shallow = w.gpulock("check --env " + pip, machine);
+  INFO(shallow.out << shallow.err);
+  CHECK(shallow.status == 0);
+  CHECK(shallow.out.find(wheel_file) == std::string::npos);
+  CHECK(shallow.out.find("  note: the files of 2 installed wheels compared by path and size") !=
+        std::string::npos);
+  auto deep = w.gpulock("check --env --deep " + pip, machine);
+  INFO(deep.out << deep.err);
+  CHECK(deep.status == 1);
+  CHECK(deep.out.find(": nvidia-cudnn-cu12 9.1.0.70: 1 of 14 installed files differ from its "
+                      "RECORD\n      " +
+                      wheel_file + ": modified (its sha256 is not the one RECORD lists)\n") !=
+        std::string::npos);
+}

@@ -4,8 +4,10 @@
 /// `gpulock install` and the cuDNN/CUDA load probe"): find the environment (ask the
 /// interpreter for its site-packages, or take a directory), run the load probe
 /// (probe/load_probe.h), detect the machine (probe/machine.h), and compare all of it with the
-/// lock: versions installed vs locked, a CPU torch where the lock has a CUDA variant, the driver
-/// against the lock's minimum, the GPU architectures against the torch build's arch list.
+/// lock: versions installed vs locked, the locked wheels' files (the shared libraries and the
+/// whole member list the lock records, issue 44 item 4), a CPU torch where the lock has a CUDA
+/// variant, the driver against the lock's minimum, the GPU architectures against the torch
+/// build's arch list.
 
 #include <optional>
 #include <string>
@@ -14,6 +16,7 @@
 #include "gpulock/app/machine.h"
 #include "gpulock/core/error.h"
 #include "gpulock/gpu/cuda_versions.h"
+#include "gpulock/index/client.h"
 #include "gpulock/probe/environment.h"
 #include "gpulock/probe/load_probe.h"
 #include "gpulock/probe/machine.h"
@@ -32,6 +35,12 @@ struct ProbeRequest {
   /// `--require-gpu`: no usable GPU is a failure when the lock is for a CUDA variant.
   bool require_gpu = false;
   MachineRequest machine;  ///< --driver, --cuda-ceiling, --gpu-arch
+  /// The cache the locked wheels' member lists are read from (always offline: the cache, or a
+  /// wheel the lock names as a local file; issue 44 item 4).
+  index::ClientOptions client;
+  /// Compare every installed locked wheel's files with the member list the lock records
+  /// (`locked-file-mismatch`). Off for `check --env`, which compares them itself (after RECORD).
+  bool member_lists = true;
 };
 
 /// One locked package against what is installed.

@@ -1,40 +1,36 @@
-// The env layer of `gpulock check`, issue 44 item 1: every installed locked wheel's files
-// against the wheel's member list (index::WheelMembers, read from its zip's central directory at
-// lock time and cached by the wheel's sha256), the list taken only when its digest is the
-// lock's `members-sha256`. Offline: the cache, or the wheel itself when the lock names a local
-// file; never the network.
+// Issue 44 items 1 and 4, for `check --env` and `probe --lock`: every installed locked wheel's
+// files against the wheel's member list (index::WheelMembers, read from its zip's central
+// directory at lock time and cached by the wheel's sha256), the list taken only when its digest
+// is the lock's `members-sha256`. Offline: the cache, or the wheel itself when the lock names a
+// local file; never the network.
+#include "locked_files.h"
+
 #include <algorithm>
 #include <fstream>
-#include <map>
-#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "gpulock/core/filename.h"
 #include "gpulock/core/name.h"
-#include "gpulock/index/client.h"
-#include "gpulock/install/record.h"
 #include "gpulock/install/wheel_cache.h"
 #include "gpulock/lock/wheel_files.h"
 
-#include "check_internal.h"
-
-namespace gpulock::app::check_detail {
+namespace gpulock::app::detail {
 namespace {
 
 namespace fs = std::filesystem;
 
 // Where the lock's file entry for `filename` is read from: its URL, else its path (relative to
 // the lock), with its sha256 and size. nullopt: the package lists no such file.
-std::optional<index::WheelRef> ref_of(const Context& ctx, const lock::Package& p,
+std::optional<index::WheelRef> ref_of(const fs::path& lock_dir, const lock::Package& p,
                                       std::string_view filename) {
   for (const auto* f : p.files()) {
     if (f->filename() != filename) continue;
     index::WheelRef ref;
     if (f->path) {
       fs::path path = *f->path;
-      ref.url = (path.is_absolute() ? path : ctx.lock_dir / path).lexically_normal().string();
+      ref.url = (path.is_absolute() ? path : lock_dir / path).lexically_normal().string();
     } else if (f->url) {
       ref.url = *f->url;
     } else {
@@ -78,24 +74,26 @@ std::vector<std::string> filename_tags(std::string_view filename) {
 
 }  // namespace
 
-LockedLists read_locked_lists(const Context& ctx, const probe::PythonEnvironment& env) {
+LockedLists read_locked_lists(const lock::Lock& lock, const fs::path& lock_dir,
+                              const index::ClientOptions& cache,
+                              const probe::PythonEnvironment& env) {
   LockedLists out;
   std::vector<index::WheelRef> refs;
   // file name, members-sha256, members
   std::vector<std::tuple<std::string, std::string, std::uint64_t>> wanted;
-  for (const auto& p : ctx.lock.packages) {
+  for (const auto& p : lock.packages) {
     if (env.find(core::normalize_name(p.name)) == nullptr) continue;
     auto records = lock::wheel_files(p);
     if (!records) continue;
     for (const auto& [name, rec] : *records) {
-      auto ref = ref_of(ctx, p, name);
+      auto ref = ref_of(lock_dir, p, name);
       if (!ref) continue;
       refs.push_back(std::move(*ref));
       wanted.emplace_back(name, rec.members_sha256, rec.members);
     }
   }
   if (refs.empty()) return out;
-  index::ClientOptions options = ctx.request.client;
+  index::ClientOptions options = cache;
   options.offline = true;  // the cache, or a local wheel: never the network
   options.refresh = false;
   options.max_parallel = 1;
@@ -121,9 +119,9 @@ LockedLists read_locked_lists(const Context& ctx, const probe::PythonEnvironment
     }
     if (lists[i]->digest != digest) {
       // The record was changed, or the wheel behind a path.
-      out.unusable.emplace(name, fmt::format("its file list (members-sha256 {}) is not the one "
-                                             "the lock records ({})",
-                                             short_sha(lists[i]->digest), short_sha(digest)));
+      out.unusable.emplace(name, fmt::format("its file list (members-sha256 {:.12}) is not the "
+                                             "one the lock records ({:.12})",
+                                             lists[i]->digest, digest));
       continue;
     }
     out.lists.emplace(name, std::move(lists[i]->members));
@@ -144,79 +142,88 @@ std::optional<std::string> installed_wheel(const lock::Package& p,
   return std::nullopt;
 }
 
-ListChecked check_locked_members(const Context& ctx, const std::string& python,
-                                 const lock::Package& p,
+ListChecked check_locked_members(const lock::Package& p,
                                  const probe::InstalledDistribution& installed,
-                                 const LockedLists& lists, const std::set<std::string>& named,
-                                 std::vector<Drift>& drifts) {
+                                 const LockedLists& lists, const std::set<std::string>& named) {
   auto records = lock::wheel_files(p);
-  if (!records || records->empty()) return {ListCheck::NoRecord, {}, {}};
+  if (!records || records->empty()) return {ListCheck::NoRecord, {}, {}, 0, {}};
   auto wheel = installed_wheel(p, installed);
-  if (!wheel) return {ListCheck::WheelUnknown, p.name, {}};
+  if (!wheel) return {ListCheck::WheelUnknown, p.name, {}, 0, {}};
   auto list = lists.lists.find(*wheel);
   if (list == lists.lists.end()) {
     auto why = lists.unusable.find(*wheel);
-    if (why != lists.unusable.end()) return {ListCheck::OtherList, *wheel, why->second};
-    return {ListCheck::NotAvailable, *wheel, {}};
+    if (why != lists.unusable.end()) return {ListCheck::OtherList, *wheel, why->second, 0, {}};
+    return {ListCheck::NotAvailable, *wheel, {}, 0, {}};
   }
   auto found = install::record::check_members(list->second, installed.site_packages);
-  std::vector<install::record::MemberProblem> problems;
+  ListChecked out{ListCheck::Compared, *wheel, {}, found.compared, {}};
   for (auto& m : found.problems) {
-    // A shared library check_locked_files named already is not named twice.
+    // A shared library the locked-file-missing check named already is not named twice.
     if (m.problem == "missing" && named.contains(m.path)) continue;
-    problems.push_back(std::move(m));
+    out.problems.push_back(std::move(m));
   }
-  if (problems.empty()) return {ListCheck::Compared, *wheel, {}};
-  Drift d = make_drift(CheckLayer::Env, "locked-file-mismatch", p.name,
-                       fmt::format("{} {}: {} of the {} files {} installs in site-packages {} "
-                                   "missing or of another size (the file list the lock records)",
-                                   p.name, installed.version, problems.size(), found.compared,
-                                   *wheel, problems.size() == 1 ? "is" : "are"),
-                       p.line.line);
-  constexpr std::size_t kMaxShown = 20;
-  for (std::size_t i = 0; i < problems.size() && i < kMaxShown; ++i)
-    d.details.push_back(fmt::format("{}: {}", problems[i].path, problems[i].problem));
-  if (problems.size() > kMaxShown)
-    d.details.push_back(fmt::format("... and {} more", problems.size() - kMaxShown));
-  // RECORD may still list the file and its hash: install's sync keeps a package whose RECORD
-  // another tool wrote and checks out, so it is removed first.
-  d.hint = fmt::format(
-      "reinstall it: `{} -m pip uninstall -y {}`, then `gpulock install --lock {} --python {}`",
-      python, p.name, ctx.lock_path, python);
-  drifts.push_back(std::move(d));
-  return {ListCheck::Compared, *wheel, {}};
+  return out;
 }
 
-void note_file_lists(const std::vector<ListChecked>& checked, LayerResult& layer) {
+std::string members_message(const lock::Package& p, const probe::InstalledDistribution& installed,
+                            const ListChecked& c) {
+  return fmt::format(
+      "{} {}: {} of the {} files {} installs in site-packages {} missing or of "
+      "another size (the file list the lock records)",
+      p.name, installed.version, c.problems.size(), c.compared, c.wheel,
+      c.problems.size() == 1 ? "is" : "are");
+}
+
+std::vector<std::string> members_details(const ListChecked& c, std::size_t max_shown) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < c.problems.size() && i < max_shown; ++i)
+    out.push_back(fmt::format("{}: {}", c.problems[i].path, c.problems[i].problem));
+  if (c.problems.size() > max_shown)
+    out.push_back(fmt::format("... and {} more", c.problems.size() - max_shown));
+  return out;
+}
+
+std::vector<ListNote> file_list_notes(const std::vector<ListChecked>& checked) {
+  auto wheels = [](std::size_t n) {
+    return fmt::format("{} installed wheel{}", n, n == 1 ? "" : "s");
+  };
+  std::vector<ListNote> notes;
   std::size_t compared = 0;
   std::vector<std::string> not_compared;
   for (const auto& c : checked) {
     if (c.outcome == ListCheck::Compared) ++compared;
     if (c.outcome == ListCheck::NotAvailable) not_compared.push_back(c.wheel);
     if (c.outcome == ListCheck::OtherList) {
-      layer.notes.push_back(
-          fmt::format("the file-level comparison was not possible for {}: {}", c.wheel, c.why));
+      notes.push_back(
+          {false, c.wheel,
+           fmt::format("the file-level comparison was not possible for {}: {}", c.wheel, c.why)});
     }
     if (c.outcome == ListCheck::WheelUnknown) {
-      layer.notes.push_back(fmt::format(
-          "the file-level comparison was not possible for {}: the lock has several wheels of it, "
-          "and the tags of its installed WHEEL file are none of theirs",
-          c.wheel));
+      notes.push_back(
+          {false, c.wheel,
+           fmt::format("the file-level comparison was not possible for {}: the lock has several "
+                       "wheels of it, and the tags of its installed WHEEL file are none of theirs",
+                       c.wheel)});
     }
   }
   if (compared > 0) {
-    layer.notes.push_back(fmt::format(
-        "the files of {} compared by path and size with the file lists the lock records",
-        plural(compared, "installed wheel", "installed wheels")));
+    notes.push_back({true, "",
+                     fmt::format("the files of {} compared by path and size with the file lists "
+                                 "the lock records",
+                                 wheels(compared))});
   }
-  if (not_compared.empty()) return;
-  layer.notes.push_back(fmt::format(
-      "the file-level comparison was not possible for {}: {} not in the cache, the lock "
-      "names no local file, and the wheel cache has no copy (`gpulock resolve` or `gpulock "
-      "install` reads it): {}{}",
-      plural(not_compared.size(), "installed wheel", "installed wheels"),
-      not_compared.size() == 1 ? "its file list is" : "their file lists are", not_compared.front(),
-      not_compared.size() > 1 ? fmt::format(" and {} more", not_compared.size() - 1) : ""));
+  if (not_compared.empty()) return notes;
+  notes.push_back(
+      {false, not_compared.front(),
+       fmt::format(
+           "the file-level comparison was not possible for {}: {} not in the cache, the "
+           "lock names no local file, and the wheel cache has no copy (`gpulock resolve` "
+           "or `gpulock install` reads it): {}{}",
+           wheels(not_compared.size()),
+           not_compared.size() == 1 ? "its file list is" : "their file lists are",
+           not_compared.front(),
+           not_compared.size() > 1 ? fmt::format(" and {} more", not_compared.size() - 1) : "")});
+  return notes;
 }
 
-}  // namespace gpulock::app::check_detail
+}  // namespace gpulock::app::detail
