@@ -75,10 +75,15 @@ void compare_locked_files(const lock::Package& p, const probe::InstalledDistribu
   std::string files;
   for (const auto& d : detail::members_details(checked, kMaxShown))
     files += (files.empty() ? "" : "; ") + d;
+  // RECORD may still list the file and its hash (another tool rewrote it): install's sync keeps
+  // such a package, so it is removed first, as check --env says.
+  const std::string& python = report.environment.python;
   report.findings.push_back(
       finding("locked-file-mismatch", probe::Severity::Fail, p.name,
               fmt::format("{}: {}.", detail::members_message(p, installed, checked), files),
-              fmt::format("`{}` replaces it", install)));
+              python.empty() ? fmt::format("reinstall it: uninstall {}, then `{}`", p.name, install)
+                             : fmt::format("reinstall it: `{} -m pip uninstall -y {}`, then `{}`",
+                                           python, p.name, install)));
 }
 
 // The lock against the environment.

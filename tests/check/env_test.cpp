@@ -656,8 +656,11 @@ TEST_CASE("probe --lock: every file of the wheels the lock records", "[check][en
                        " installs in site-packages are missing or of another size (the file "
                        "list the lock records): nvidia/cudnn/__init__.py: missing; "
                        "nvidia/__init__.py: modified (size 6, 0 in the wheel).\",\n      "
-                       "\"hint\": \"" +
-                       install + "\"") != std::string::npos);
+                       "\"hint\": \"reinstall it: `" +
+                       v.python +
+                       " -m pip uninstall -y nvidia-cudnn-cu12`, then `gpulock "
+                       "install --lock pylock.toml --python " +
+                       v.python + "`\"") != std::string::npos);
   CHECK(drift.out.find("\"id\": \"locked-file-mismatch\",\n      \"severity\": \"fail\",\n      "
                        "\"subject\": \"nvidia-cublas-cu12\",\n      \"message\": "
                        "\"nvidia-cublas-cu12 " +

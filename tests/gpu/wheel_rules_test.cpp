@@ -103,7 +103,7 @@ TEST_CASE("library rules: nvJitLink floors of the libraries that link it", "[gpu
 
   auto parsed = LibraryRules::parse(gpulock::gpu::library_rules_text());
   REQUIRE(parsed.has_value());
-  CHECK(parsed->links.size() == 9);
+  CHECK(parsed->links.size() == 18);
 
   // CUDA 12.4's cuSPARSE: nvJitLink >= 12.4, with the reason and its sources.
   auto rules = library_conflicts("nvidia-cusparse-cu12", v("12.3.1.170"));
@@ -116,11 +116,20 @@ TEST_CASE("library rules: nvJitLink floors of the libraries that link it", "[gpu
   // A version between two releases takes the older floor; one above the newest row, the newest.
   CHECK(gpulock::resolver::specifier_text(
             library_conflicts("nvidia-cusparse-cu12", v("12.2.0.1"))[0].allowed) == ">=12.1");
-  auto later = library_conflicts("nvidia-cusparse-cu12", v("12.5.10.65"));
-  CHECK(gpulock::resolver::specifier_text(later[0].allowed) == ">=12.4");
+  CHECK(gpulock::resolver::specifier_text(
+            library_conflicts("nvidia-cusparse-cu12", v("12.4.1.24"))[0].allowed) == ">=12.4");
+  // CUDA 12.6, 12.8 and 12.9 builds (torch 2.7.0 cu126, 2.7 cu128, 2.8.0 cu129 pin sets).
+  CHECK(gpulock::resolver::specifier_text(
+            library_conflicts("nvidia-cusparse-cu12", v("12.5.4.2"))[0].allowed) == ">=12.6");
+  CHECK(gpulock::resolver::specifier_text(
+            library_conflicts("nvidia-cufft-cu12", v("11.3.3.83"))[0].allowed) == ">=12.8");
+  CHECK(gpulock::resolver::specifier_text(
+            library_conflicts("nvidia-cusolver-cu12", v("11.7.5.82"))[0].allowed) == ">=12.9");
+  auto later = library_conflicts("nvidia-cusparse-cu12", v("12.6.0.1"));
+  CHECK(gpulock::resolver::specifier_text(later[0].allowed) == ">=12.9");
   CHECK(later[0].reason ==
-        "its libcusparse.so.12 is built with CUDA 12.4 or later and links that CUDA's nvJitLink "
-        "symbols, so a libnvJitLink older than 12.4 fails at load with an undefined symbol");
+        "its libcusparse.so.12 is built with CUDA 12.9 or later and links that CUDA's nvJitLink "
+        "symbols, so a libnvJitLink older than 12.9 fails at load with an undefined symbol");
   CHECK(gpulock::resolver::specifier_text(
             library_conflicts("nvidia-cusparse", v("12.6.3.3"))[0].allowed) == ">=13.0");
   // Below every row, and a package without rows: none.
