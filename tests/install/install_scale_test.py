@@ -52,6 +52,20 @@ def main():
     need(any(cmd.startswith("cp -al") for cmd in r["commands"]), "the cp -al floor's command is not printed")
     need(any("unzip -q -o" in cmd for cmd in r["commands"]), "the unzip floor's command is not printed")
     need("| warm (cache full, new venv) |" in r["summary"], "the summary table has no warm row")
+    # bench/install_scale/sweep --plot-only over this one run (issue 46 item 5): its data row and
+    # its PNG (gnuplot-nox is in scripts/install-deps).
+    sweep = os.path.join(args.work, "sweep")
+    os.makedirs(sweep)
+    shutil.copy(results, os.path.join(sweep, "scale-0.001.json"))
+    argv = [sys.executable, os.path.join(ROOT, "bench/install_scale/sweep"), "--plot-only", "--out", sweep]
+    print("$", " ".join(argv), flush=True)
+    subprocess.run(argv, check=True)
+    rows = [l.split() for l in open(os.path.join(sweep, "install_scale.dat")) if not l.startswith("#")]
+    need(len(rows) == 1 and len(rows[0]) == 7, f"the sweep's data is not one row of 7 numbers: {rows}")
+    need(rows and abs(float(rows[0][1]) - r["gpulock"]["cold"]["wall_s"]) < 0.001,
+         "the sweep's gpulock cold time is not the run's")
+    png = os.path.join(sweep, "install_scale.png")
+    need(os.path.exists(png) and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n", "the sweep drew no PNG")
     for f in failures:
         print("FAIL:", f)
     if not failures:
