@@ -45,6 +45,14 @@ std::vector<std::string> starting_with(const std::string& out, const std::string
 
 // cuDNN 9.1.0.70 (and the cuBLAS it pins) locked for driver 550 and installed by pip from the
 // lock's export into `v`: an environment another tool made from the lock.
+// The venv's site-packages (its interpreter's sysconfig purelib).
+std::string purelib(Workdir& w, const std::string& python) {
+  return lines_of(w.shell(shell_quote(python) +
+                          " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'")
+                      .out)
+      .at(0);
+}
+
 LockScan lock_and_pip_install_cudnn(Venv& v) {
   auto& w = v.w;
   auto r = w.gpulock("resolve nvidia-cudnn-cu12==9.1.0.70 " + fixture_indexes(v.url) + " " +
@@ -173,11 +181,7 @@ TEST_CASE("check env: versions, variants, extras, missing packages and RECORD, i
     // --deep: installed files against RECORD.
     auto deep_clean = w.gpulock("check --env --deep " + py);
     CHECK(deep_clean.status == 0);
-    auto site =
-        lines_of(w.shell(shell_quote(v.python) +
-                         " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'")
-                     .out)
-            .at(0);
+    auto site = purelib(w, v.python);
     auto record = fs::path(site) / ("torch-" + torch.version + ".dist-info") / "RECORD";
     REQUIRE(fs::exists(record));
     std::size_t hashed = 0;
@@ -267,10 +271,7 @@ TEST_CASE("check env --deep: nvidia-* wheels against their RECORD", "[check][env
   CHECK(clean.out.find("  note: nvidia-cublas-cu12 " + cublas.version) != std::string::npos);
 
   // A file edited, and a sub-library overwritten by another one (a mixed cuDNN install).
-  auto site = lines_of(w.shell(shell_quote(v.python) +
-                               " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'")
-                           .out)
-                  .at(0);
+  auto site = purelib(w, v.python);
   const fs::path pkg = fs::path(site) / "nvidia" / "cudnn";
   write_file(pkg / "__init__.py", read_file(pkg / "__init__.py") + "# edited\n");
   fs::copy_file(pkg / "lib" / "libcudnn_ops.so.9", pkg / "lib" / "libcudnn_adv.so.9",
@@ -378,10 +379,7 @@ TEST_CASE("check env and install: the shared libraries the lock records for each
 
   // A library removed together with its RECORD line (a RECORD another tool rewrote): RECORD
   // cannot say so, the lock's record does.
-  auto site = lines_of(w.shell(shell_quote(v.python) +
-                               " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'")
-                           .out)
-                  .at(0);
+  auto site = purelib(w, v.python);
   const std::string lib = "nvidia/cudnn/lib/libcudnn_graph.so.9";
   fs::remove(fs::path(site) / lib);
   fs::path record;
@@ -463,10 +461,7 @@ TEST_CASE("check env: every file of the wheels the lock records", "[check][env][
   // empty nvidia/__init__.py both wheels ship). RECORD still lists both; pip installed the
   // packages, so there is no install-time record of sizes and mtimes: only the lock's lists see
   // it without --deep.
-  auto site = lines_of(w.shell(shell_quote(v.python) +
-                               " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'")
-                           .out)
-                  .at(0);
+  auto site = purelib(w, v.python);
   REQUIRE(fs::remove(fs::path(site) / "nvidia/cudnn/__init__.py"));
   write_file(fs::path(site) / "nvidia/__init__.py", "x = 1\n");
   auto drift = w.gpulock("check --env " + py, machine);
@@ -629,10 +624,7 @@ TEST_CASE("probe --lock: every file of the wheels the lock records", "[check][en
   CHECK(clean.out.find("locked-file-m") == std::string::npos);
   CHECK(clean.out.find("locked-files-not-compared") == std::string::npos);
 
-  auto site = lines_of(w.shell(shell_quote(v.python) +
-                               " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'")
-                           .out)
-                  .at(0);
+  auto site = purelib(w, v.python);
   // Two files that are not shared libraries (RECORD still lists both), and a library.
   REQUIRE(fs::remove(fs::path(site) / "nvidia/cudnn/__init__.py"));
   write_file(fs::path(site) / "nvidia/__init__.py", "x = 1\n");
@@ -721,10 +713,7 @@ TEST_CASE("check env: an edit that keeps a file's size", "[check][env][files]") 
   // WHEEL's generator line, one digit changed: a new file (a file gpulock linked from its cache
   // is not written through) of the same size.
   auto edit = [&](const std::string& python) {
-    auto site = lines_of(w.shell(shell_quote(python) + " -c 'import sysconfig; "
-                                                       "print(sysconfig.get_paths()[\"purelib\"])'")
-                             .out)
-                    .at(0);
+    auto site = purelib(w, python);
     const fs::path path = fs::path(site) / wheel_file;
     std::string text = read_file(path);
     const auto at = text.find("Generator: gpulock-fixtures 1\n");
