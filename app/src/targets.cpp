@@ -51,16 +51,15 @@ core::Result<std::vector<std::string>> strings_of(const TomlValue& value) {
   return out;
 }
 
-// The Pythons `python-version` spans: one X.Y version, or every CPython 3 minor from 3.8 to
+// The Pythons `python-version` spans: one version as --python-version takes it (its row of the
+// request's options table reads it: "3.11", "3.11.4"), or every CPython 3 minor from 3.8 to
 // 3.15 a specifier (">=3.10,<3.14") admits.
 core::Result<std::vector<std::string>> pythons_of(const std::string& text) {
-  // A version as --python-version takes it: "3.11", "3.11.4", "3.13t" (free-threaded).
-  std::string_view plain = text;
-  if (plain.ends_with('t')) plain.remove_suffix(1);
-  if (auto v = core::Version::parse(plain); v && !v->is_prerelease() && !v->has_local()) {
-    const auto release = v->release();
-    if (release.size() >= 2 && release.size() <= 3 && release[0] == 3)
-      return std::vector<std::string>{text};
+  if (!text.empty() && text.front() >= '0' && text.front() <= '9') {
+    ResolveRequest scratch;
+    if (auto s = find_request_option("python-version")->apply(scratch, text); !s)
+      return std::unexpected(s.error().with_code(ErrorCode::InvalidInput));
+    return std::vector<std::string>{text};
   }
   auto spec = core::SpecifierSet::parse(text);
   if (!spec) {
@@ -99,17 +98,16 @@ core::Status read_key(std::string_view key, const TomlValue& value, TargetSpec& 
     t.pythons = std::move(*pythons);
     return {};
   }
-  if (key == "platform") {
-    t.platforms = std::move(*texts);
-    return {};
-  }
-  // The machine's keys, torch-backend and cuda-compat: through their rows of the request's
-  // options table (resolve_request.h), so by the flags' own parsers (the machine's is
-  // gpu::parse_machine), each value as given.
+  // The other keys: through their rows of the request's options table (resolve_request.h), so
+  // by the flags' own parsers (the machine's is gpu::parse_machine), each value as given.
   const RequestOption* row = find_request_option(key);
   ResolveRequest scratch;
   for (const auto& one : *texts) {
     if (auto s = row->apply(scratch, one); !s) return s;
+  }
+  if (key == "platform") {
+    t.platforms = std::move(*texts);
+    return {};
   }
   if (key == "gpu-arch") {
     t.gpu_archs = std::move(*texts);

@@ -213,6 +213,19 @@ TEST_CASE("declared targets are checked like flags, naming the file, table and k
             "error: " + file +
                 ": [tool.gpulock.targets.ampere]: cuda-ceiling: invalid CUDA version 'twelve': "
                 "expected major.minor like 12.4\n"},
+           // A version through --python-version's parser (its row of the options table): what
+           // the flag refuses, a target refuses, with the same words (a free-threaded "3.13t"
+           // was once accepted here and locked as 3.13); a specifier admits Pythons.
+           {"[tool.gpulock.targets.ft]\npython-version = \"3.13t\"\nplatform = "
+            "\"manylinux_2_28_x86_64\"\n",
+            "error: " + file +
+                ": [tool.gpulock.targets.ft]: python-version: invalid --python-version '3.13t': "
+                "expected X.Y\n"},
+           {"[tool.gpulock.targets.old]\npython-version = \"<3.8\"\nplatform = "
+            "\"manylinux_2_28_x86_64\"\n",
+            "error: " + file +
+                ": [tool.gpulock.targets.old]: python-version: '<3.8' admits no Python from 3.8 "
+                "to 3.15\n"},
        }) {
     write_file(dir / "pyproject.toml", "[project]\nname = \"demo\"\nversion = \"1\"\n\n" + c.toml);
     Run r = resolve_targets(dir, {"--all-targets"});
