@@ -31,7 +31,21 @@ import sys
 import tempfile
 
 COMMAND = re.compile(r"`(gpulock [^`]+)`|: (gpulock [^`]+?)\s*$")
-PATTERN = re.compile(r"(\.\.\.|\b[A-Z][A-Z_]{2,}\b|<[A-Za-z_]+>|\bX\.Y\b)")
+# A placeholder is a whole shell word (or a flag's value after "=", or a file name's stem):
+# VERSION, URL, LOCK, OLD.toml; or a word with "...", "<name>" or X.Y in it. Judged word by word, so a path with an upper-case directory
+# (a mktemp name like /tmp/bc.IBJC) is no placeholder.
+PLACEHOLDER = re.compile(r"[A-Z][A-Z_]{2,}")
+PLACEHOLDER_PART = re.compile(r"(\.\.\.|<[A-Za-z_]+>|\bX\.Y\b)")
+
+
+def is_pattern(command):
+    """Whether the command is a pattern rather than a command (a placeholder in a word)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return any(PLACEHOLDER.fullmatch(w.split("=", 1)[-1].split(".", 1)[0]) or
+               PLACEHOLDER_PART.search(w) for w in words)
 ELSEWHERE = re.compile(r"prints there|on a machine with|on another machine")
 # A hint that shows something ("see what gpulock detects") is checked for its exit status only.
 SHOWS = re.compile(r"\bsee\b")
@@ -132,7 +146,7 @@ def run_record(record, exe, scratch):
             text += f.read()
     results = []
     for hint, finding, command in hint_commands(text):
-        if PATTERN.search(command):
+        if is_pattern(command):
             results.append(("pattern", f"{command}  (from: {hint})"))
             continue
         if ELSEWHERE.search(hint):
@@ -196,7 +210,14 @@ def self_test():
                                       "gpulock resolve -r requirements.txt -o pylock.toml",
                                       "gpulock resolve ... --index other=URL"], got
     assert all(f == "because ..." for _, f, _ in got), got
-    assert PATTERN.search(got[2][2]) and not PATTERN.search(got[0][2])
+    assert is_pattern(got[2][2]) and not is_pattern(got[0][2])
+    assert is_pattern("gpulock install --lock LOCK --python PYTHON")
+    assert is_pattern("gpulock resolve --index-url=URL torch")
+    assert is_pattern("gpulock resolve --cuda-ceiling X.Y torch")
+    assert is_pattern("gpulock install -o pylock.<name>.toml")
+    assert is_pattern("gpulock diff OLD.toml NEW.toml")
+    # An upper-case directory in a path is not a placeholder.
+    assert not is_pattern("gpulock resolve torch --cache-dir /tmp/bc.IBJC/main/cache -o -")
     print("hints_run self-test: ok")
     return 0
 
