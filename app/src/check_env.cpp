@@ -123,6 +123,11 @@ std::set<std::string> check_locked_files(const lock::Package& p,
   return {missing.begin(), missing.end()};
 }
 
+// `gpulock install --lock LOCK --python PYTHON`, as the hints name it.
+std::string install_command(const Context& ctx, const std::string& python) {
+  return fmt::format("gpulock install --lock {} --python {}", ctx.lock_path, python);
+}
+
 // Issue 44 item 1: every installed file of `p` against its wheel's member list (locked_files.h):
 // a `locked-file-mismatch` drift for those missing or of another size, leaving out the
 // libraries check_locked_files named (`named`).
@@ -139,9 +144,7 @@ detail::ListChecked check_locked_members(const Context& ctx, const std::string& 
   d.details = detail::members_details(checked, 20);
   // RECORD may still list the file and its hash: install's sync keeps a package whose RECORD
   // another tool wrote and checks out, so it is removed first.
-  d.hint = fmt::format(
-      "reinstall it: `{} -m pip uninstall -y {}`, then `gpulock install --lock {} --python {}`",
-      python, p.name, ctx.lock_path, python);
+  d.hint = detail::reinstall_hint(python, p.name, install_command(ctx, python));
   drifts.push_back(std::move(d));
   return checked;
 }
@@ -182,14 +185,8 @@ bool check_record(const Context& ctx, const std::string& python, const lock::Pac
     // (or, for one another tool installed, its RECORD's hashes); a file --deep alone found
     // changed (same size and mtime, another sha256) it would keep, so that one is removed first.
     d.hint = ctx.request.deep
-                 ? fmt::format(
-                       "reinstall it: `{} -m pip uninstall -y {}`, then `gpulock install "
-                       "--lock {} --python {}`",
-                       python, p.name, ctx.lock_path, python)
-                 : fmt::format(
-                       "reinstall it: `gpulock install --lock {} --python {}` replaces "
-                       "it",
-                       ctx.lock_path, python);
+                 ? detail::reinstall_hint(python, p.name, install_command(ctx, python))
+                 : fmt::format("reinstall it: `{}` replaces it", install_command(ctx, python));
     drifts.push_back(std::move(d));
     return true;
   }
@@ -245,8 +242,7 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
 
   const std::string& python = pr.python;
   const std::string install_hint =
-      fmt::format("`gpulock install --lock {} --python {}` installs the locked versions",
-                  ctx.lock_path, pr.python);
+      fmt::format("`{}` installs the locked versions", install_command(ctx, python));
   // A sync killed half way (issue 25): its stash and journal are still in the environment.
   std::vector<fs::path> roots;
   for (const auto& site : env.site_packages) {
@@ -260,8 +256,7 @@ core::Result<probe::MachineInfo> check_env(const Context& ctx, LayerResult& laye
                     "swapped",
                     stash.string()));
     d.severity = DriftSeverity::Warning;
-    d.hint = fmt::format("`gpulock install --lock {} --python {}` rolls it back first",
-                         ctx.lock_path, pr.python);
+    d.hint = fmt::format("`{}` rolls it back first", install_command(ctx, python));
     drifts.push_back(std::move(d));
   }
   std::set<std::string> locked;

@@ -127,6 +127,13 @@ void note_other_gpus(const lock::GpulockGpu* gpu, const std::vector<gpu::Compute
   }
 }
 
+// "LD_LIBRARY_PATH entry DIR", "ld.so cache", ...: how the loader found `copy`.
+std::string route(const probe::LibraryCopy& copy) {
+  std::string via(probe::found_via_name(copy.via));
+  if (copy.via == probe::FoundVia::LdLibraryPath) via += " entry " + copy.entry;
+  return via;
+}
+
 // Whether the lock records `soname` missing from `package`'s wheel because the set lacks a
 // companion its libraries load by name (a `needs` row: cuDNN's libnvrtc), not because the wheel
 // lacks a file of its own release (a hazard).
@@ -147,11 +154,9 @@ void check_companion(const lock::Package& p, const std::string& wheel, const std
       "as missing)",
       p.name, p.version.value_or(""), wheel, soname);
   if (copy) {
-    std::string via(probe::found_via_name(copy->via));
-    if (copy->via == probe::FoundVia::LdLibraryPath) via += " entry " + copy->entry;
     layer.notes.push_back(fmt::format(
         "{}; on this machine the loader takes {} through the {}: a copy the lock does not pin",
-        what, copy->path, via));
+        what, copy->path, route(*copy)));
     return;
   }
   Drift d = make_drift(CheckLayer::Machine, "companion-missing", p.name,
@@ -182,8 +187,6 @@ void check_hazard_copies(const Context& ctx, LayerResult& layer, std::vector<Dri
           continue;
         }
         if (!copy) continue;
-        std::string via(probe::found_via_name(copy->via));
-        if (copy->via == probe::FoundVia::LdLibraryPath) via += " entry " + copy->entry;
         Drift d = make_drift(
             CheckLayer::Machine, "hazard-copy", p.name,
             fmt::format("{} {} ({}) ships no {}, which its own libraries load by name (the lock "
@@ -191,7 +194,7 @@ void check_hazard_copies(const Context& ctx, LayerResult& layer, std::vector<Dri
                         "the {} instead: a copy from another release, loaded beside this one's "
                         "libraries (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH at the first "
                         "convolution)",
-                        p.name, p.version.value_or(""), wheel, soname, copy->path, via),
+                        p.name, p.version.value_or(""), wheel, soname, copy->path, route(*copy)),
             p.line.line);
         d.hint = copy->via == probe::FoundVia::LdLibraryPath
                      ? fmt::format(

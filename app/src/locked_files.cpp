@@ -226,4 +226,10 @@ std::vector<ListNote> file_list_notes(const std::vector<ListChecked>& checked) {
   return notes;
 }
 
+std::string reinstall_hint(const std::string& python, const std::string& package,
+                           const std::string& install) {
+  return fmt::format("reinstall it: `{} -m pip uninstall -y {}`, then `{}`", python, package,
+                     install);
+}
+
 }  // namespace gpulock::app::detail

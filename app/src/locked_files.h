@@ -60,6 +60,12 @@ std::string members_message(const lock::Package& p, const probe::InstalledDistri
 // "PATH: PROBLEM" for each of `c`'s problems, the first `max_shown`, then "... and N more".
 std::vector<std::string> members_details(const ListChecked& c, std::size_t max_shown);
 
+// "reinstall it: `PYTHON -m pip uninstall -y PACKAGE`, then `INSTALL`": for files changed where
+// install's sync would keep the package (RECORD still lists them and checks out, or only --deep
+// saw the change), so it is removed first. `install`: the complete install command.
+std::string reinstall_hint(const std::string& python, const std::string& package,
+                           const std::string& install);
+
 // What the lists allowed, in words: how many wheels were compared (`compared`), for which the
 // comparison was not possible and why (`subject`: the wheel, or the first of several).
 struct ListNote {

@@ -82,8 +82,7 @@ void compare_locked_files(const lock::Package& p, const probe::InstalledDistribu
       finding("locked-file-mismatch", probe::Severity::Fail, p.name,
               fmt::format("{}: {}.", detail::members_message(p, installed, checked), files),
               python.empty() ? fmt::format("reinstall it: uninstall {}, then `{}`", p.name, install)
-                             : fmt::format("reinstall it: `{} -m pip uninstall -y {}`, then `{}`",
-                                           python, p.name, install)));
+                             : detail::reinstall_hint(python, p.name, install)));
 }
 
 // The lock against the environment.

@@ -92,6 +92,9 @@ struct VersionEntry {
   bool hazards_read = false;
   std::vector<gpu::WheelHazard> hazards;
   std::shared_ptr<const index::WheelMembers> members;  // its wheel's file list, once read
+  // Issue 44 item 2: a loader of gpu/data/library_rules.txt's rows whose wheel ships the build's
+  // marker (gpu::preload_marker: torch's libtorch_cuda.so), found when its list is read.
+  bool loads = false;
   // Issue 44 item 3: conflict rules learned from the file lists of earlier solutions (this
   // wheel and another write one path with different bytes), offered with its dependencies.
   std::vector<resolver::Conflict> conflicts;

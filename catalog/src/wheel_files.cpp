@@ -65,6 +65,13 @@ std::size_t read_lists(Catalog::Impl& impl, const std::vector<Chosen>& chosen) {
     if (!lists[i]) continue;
     e.hazards = gpu::wheel_hazards(unread[i]->name, e.version, lists[i]->shared_libraries);
     if (!e.hazards.empty()) ++hazards;
+    // Once per list: torch's has about 12,000 members.
+    const std::string_view name = unread[i]->name;
+    const auto& members = lists[i]->members;
+    e.loads = gpu::is_preload_loader(name) &&
+              std::any_of(members.begin(), members.end(), [&](const index::WheelMember& m) {
+                return gpu::preload_marker(name, m.path);
+              });
     e.members = std::make_shared<const index::WheelMembers>(std::move(*lists[i]));
   }
   return hazards;
@@ -128,17 +135,30 @@ std::optional<SetView> set_view(const resolver::Solution& solution, const std::v
     }
     view.versions.push_back(c.entry->version.to_string());
   }
-  for (std::size_t i = 0; i < chosen.size(); ++i) {
-    gpu::SetWheel w{chosen[i].name, view.versions[i], view.libs[i]};
-    if (gpu::is_preload_loader(w.name)) {
-      const auto& members = chosen[i].entry->members->members;
-      w.loads = std::any_of(members.begin(), members.end(), [&](const index::WheelMember& m) {
-        return gpu::preload_marker(w.name, m.path);
-      });
-    }
-    view.wheels.push_back(w);
-  }
+  for (std::size_t i = 0; i < chosen.size(); ++i)
+    view.wheels.push_back({chosen[i].name, view.versions[i], view.libs[i], chosen[i].entry->loads});
   return view;
+}
+
+// A rule on `holder`'s candidate against `other`'s chosen version, for the next solve; false when
+// it holds that rule already.
+bool learn_conflict(const Chosen& holder, const Chosen& other, std::string reason) {
+  auto allowed = core::SpecifierSet::parse("!=" + other.entry->version.to_string());
+  if (!allowed) return false;
+  auto& rules = holder.entry->conflicts;
+  bool known = std::any_of(rules.begin(), rules.end(), [&](const resolver::Conflict& c) {
+    return c.name == other.name && c.reason == reason;
+  });
+  if (known) return false;
+  rules.push_back({std::string(other.name), std::move(*allowed), std::move(reason)});
+  return true;
+}
+
+// "A 1.0 and B 2.0: REASON", a set conflict's words.
+template <class C>
+std::string pair_text(const C& a, const C& b, const std::string& reason) {
+  return fmt::format("{} {} and {} {}: {}", a.name, a.entry->version.to_string(), b.name,
+                     b.entry->version.to_string(), reason);
 }
 
 // "A.whl and B.whl both write PATH (and 2 more paths) with different bytes: whichever is
@@ -164,32 +184,14 @@ std::size_t judge_wheel_files(Catalog& cat, const resolver::Solution& solution) 
   for (const auto& [pair, paths] : overlaps(chosen)) {
     const Chosen& a = chosen[pair.first];
     const Chosen& b = chosen[pair.second];
-    auto other = core::SpecifierSet::parse("!=" + b.entry->version.to_string());
-    if (!other) continue;
-    resolver::Conflict rule{std::string(b.name), std::move(*other), overlap_reason(a, b, paths)};
-    auto& rules = a.entry->conflicts;
-    bool known = std::any_of(rules.begin(), rules.end(), [&](const resolver::Conflict& c) {
-      return c.name == rule.name && c.reason == rule.reason;
-    });
-    if (known) continue;
-    rules.push_back(std::move(rule));
-    ++found;
+    if (learn_conflict(a, b, overlap_reason(a, b, paths))) ++found;
   }
   // A loader's file no wheel of the set ships (gpu::preload_gaps): a rule between the loader
   // and the provider whose wheel lacks it.
   auto set = set_view(solution, chosen);
   if (!set) return found;
   for (auto& gap : gpu::preload_gaps(set->wheels)) {
-    const Chosen& provider = chosen[gap.provider];
-    auto other = core::SpecifierSet::parse("!=" + provider.entry->version.to_string());
-    if (!other) continue;
-    auto& rules = chosen[gap.loader].entry->conflicts;
-    bool known = std::any_of(rules.begin(), rules.end(), [&](const resolver::Conflict& c) {
-      return c.name == provider.name && c.reason == gap.reason;
-    });
-    if (known) continue;
-    rules.push_back({std::string(provider.name), std::move(*other), std::move(gap.reason)});
-    ++found;
+    if (learn_conflict(chosen[gap.loader], chosen[gap.provider], std::move(gap.reason))) ++found;
   }
   return found;
 }
@@ -200,18 +202,15 @@ std::vector<SetConflict> set_conflicts(const Catalog& cat, const resolver::Solut
   for (const auto& [pair, paths] : overlaps(chosen)) {
     const auto& a = chosen[pair.first];
     const auto& b = chosen[pair.second];
-    out.push_back({std::string(a.name), std::string(b.name),
-                   fmt::format("{} {} and {} {}: {}", a.name, a.entry->version.to_string(), b.name,
-                               b.entry->version.to_string(), overlap_reason(a, b, paths))});
+    out.push_back(
+        {std::string(a.name), std::string(b.name), pair_text(a, b, overlap_reason(a, b, paths))});
   }
   if (auto set = set_view(solution, chosen)) {
     for (const auto& gap : gpu::preload_gaps(set->wheels)) {
       const auto& loader = chosen[gap.loader];
       const auto& provider = chosen[gap.provider];
-      out.push_back(
-          {std::string(loader.name), std::string(provider.name),
-           fmt::format("{} {} and {} {}: {}", loader.name, loader.entry->version.to_string(),
-                       provider.name, provider.entry->version.to_string(), gap.reason)});
+      out.push_back({std::string(loader.name), std::string(provider.name),
+                     pair_text(loader, provider, gap.reason)});
     }
   }
   for (const auto& c : chosen) {

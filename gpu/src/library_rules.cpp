@@ -127,13 +127,16 @@ std::string_view file_name(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-// Whether `path`'s file name is the row's file (its literal prefix is compared first: a set
-// holds a few hundred libraries and the table dozens of rows).
+// Whether the file name `name` matches `glob` (its literal prefix is compared first: a set
+// holds a few hundred libraries, torch's wheel 12,000 members, and the table dozens of rows).
+bool name_matches(const std::string& glob, std::string_view name) {
+  const std::string_view prefix = std::string_view(glob).substr(0, glob.find_first_of("*?["));
+  return name.starts_with(prefix) && glob_matches(glob, std::string(name));
+}
+
+// Whether `path`'s file name is the row's file.
 bool named_like(const LibraryRules::Preload& row, std::string_view path) {
-  const std::string_view name = file_name(path);
-  const std::string_view prefix =
-      std::string_view(row.file).substr(0, row.file.find_first_of("*?["));
-  return name.starts_with(prefix) && glob_matches(row.file, std::string(name));
+  return name_matches(row.file, file_name(path));
 }
 
 // Whether `wheel` installs the row's file in one of its directories.
@@ -153,10 +156,11 @@ bool ships_anywhere(const LibraryRules::Preload& row, const SetWheel& wheel) {
                      [&](const std::string& path) { return named_like(row, path); });
 }
 
-std::string dirs_text(const std::vector<std::string>& dirs) {
+// "a", "a or b", "a, b or c".
+std::string or_list(const std::vector<std::string>& items) {
   std::string out;
-  for (std::size_t i = 0; i < dirs.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == dirs.size() ? " or " : ", ") + dirs[i];
+  for (std::size_t i = 0; i < items.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
   return out;
 }
 
@@ -171,7 +175,7 @@ bool is_preload_loader(std::string_view package) {
 
 bool preload_marker(std::string_view loader, std::string_view member) {
   // Called for each of a loader's members (torch has about 12,000): the distinct (LOADER, WHEN)
-  // pairs once, and a WHEN without wildcards compared as text.
+  // pairs are gathered once.
   static const auto kMarkers = [] {
     std::vector<std::pair<std::string, std::string>> out;
     auto add = [&](const auto& row) {
@@ -185,13 +189,9 @@ bool preload_marker(std::string_view loader, std::string_view member) {
     return out;
   }();
   const std::string_view name = file_name(member);
-  for (const auto& [who, when] : kMarkers) {
-    if (who != loader) continue;
-    if (when.find_first_of("*?[") == std::string::npos ? name == when
-                                                       : glob_matches(when, std::string(name)))
-      return true;
-  }
-  return false;
+  return std::any_of(kMarkers.begin(), kMarkers.end(), [&](const auto& marker) {
+    return marker.first == loader && name_matches(marker.second, name);
+  });
 }
 
 std::vector<PreloadGap> preload_gaps(std::span<const SetWheel> set) {
@@ -217,9 +217,9 @@ std::vector<PreloadGap> preload_gaps(std::span<const SetWheel> set) {
                    : std::string("another copy on the library path is loaded, or none");
     const std::string loads =
         row.raises ? fmt::format("{} loads from {} when it is imported (its preload list)",
-                                 row.loader, dirs_text(row.dirs))
+                                 row.loader, or_list(row.dirs))
                    : fmt::format("{} loads from {} when it is imported, ignoring a failure",
-                                 row.loader, dirs_text(row.dirs));
+                                 row.loader, or_list(row.dirs));
     for (std::size_t p : providers) {
       out.push_back({&row, loader, p,
                      fmt::format("{} {} ships no {}, which {}, and no other wheel of the set "
@@ -245,14 +245,11 @@ std::vector<CompanionGap> companion_gaps(std::span<const SetWheel> set) {
                          [&](const std::string& path) { return file_name(path) == row.file; });
     });
     if (shipped) continue;
-    std::string providers;
-    for (std::size_t i = 0; i < row.providers.size(); ++i)
-      providers += (i == 0 ? "" : " or ") + row.providers[i];
     out.push_back({&row, static_cast<std::size_t>(loader - set.begin()),
                    fmt::format("loads {} by name (its libraries dlopen it when they need it), and "
                                "the set has no {} and no other wheel shipping it: the machine's "
                                "copy is loaded, or the load fails",
-                               row.file, providers)});
+                               row.file, or_list(row.providers))});
   }
   return out;
 }
