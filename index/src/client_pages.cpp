@@ -240,9 +240,11 @@ core::Result<ProjectPagePtr> IndexClient::Impl::page_from_network(
         (first != std::string::npos && r.body[first] == '{') ? PageFormat::Json : PageFormat::Html;
   }
   ++counters.pages_parsed;
-  auto parsed = format == PageFormat::Json ? parse_json_page_padded(r.body, base, lookup.filter)
-                                           : parse_html_page(r.body, base, lookup.filter);
-  // The records own everything now: the page's bytes go before the cache entry is encoded.
+  // The body is released as it is read, and goes before the cache entry is encoded: a huge
+  // page is not held whole beside its records.
+  auto parsed = format == PageFormat::Json
+                    ? detail::parse_json_page_releasing(r.body, base, lookup.filter)
+                    : detail::parse_html_page_releasing(r.body, base, lookup.filter);
   std::string().swap(r.body);
   if (!parsed) {
     core::Error e = parsed.error();
@@ -312,8 +314,9 @@ core::Result<ProjectPagePtr> IndexClient::Impl::local_page(const std::string& pa
   if (auto read = detail::read_local_file(path, body); !read) return std::unexpected(read.error());
   ++counters.pages_parsed;
   std::string file_url = path_to_file_url(path);
-  auto parsed = json ? parse_json_page_padded(body, file_url, filter)
-                     : parse_html_page(body, file_url, filter);
+  auto parsed = json ? detail::parse_json_page_releasing(body, file_url, filter)
+                     : detail::parse_html_page_releasing(body, file_url, filter);
+  std::string().swap(body);
   if (!parsed) return std::unexpected(parsed.error());
   parsed->name = filter.project;
   parsed->url = redact_url(page_url);

@@ -110,8 +110,13 @@ struct Attribute {
 
 class HtmlPageParser {
  public:
-  HtmlPageParser(std::string_view html, std::string_view page_url, const PageFilter& filter)
-      : html_(html), page_url_(page_url), base_url_(page_url), classifier_(filter) {}
+  HtmlPageParser(std::string_view html, std::string_view page_url, const PageFilter& filter,
+                 bool release)
+      : html_(html),
+        read_(html, release),
+        page_url_(page_url),
+        base_url_(page_url),
+        classifier_(filter) {}
 
   core::Result<ProjectPage> parse() {
     if (html_.find('\0') != std::string_view::npos) {
@@ -125,6 +130,7 @@ class HtmlPageParser {
     std::size_t pos = 0;
     const std::size_t n = html_.size();
     while (pos < n) {
+      read_.passed(pos);
       const char* lt = static_cast<const char*>(std::memchr(html_.data() + pos, '<', n - pos));
       if (!lt) break;
       pos = static_cast<std::size_t>(lt - html_.data());
@@ -318,7 +324,7 @@ class HtmlPageParser {
         if (!time && !bad_upload_time_) {
           bad_upload_time_ = true;
           page_.warnings.push_back(fmt::format("line {}: ignoring invalid data-upload-time {}",
-                                               detail::line_of(html_, tag_start),
+                                               read_.line_of(tag_start),
                                                core::quote_for_message(value)));
         }
       } else if (core::iequals(a.name, "data-size")) {
@@ -358,7 +364,7 @@ class HtmlPageParser {
     if (!bad_core_metadata_) {
       bad_core_metadata_ = true;
       page_.warnings.push_back(fmt::format("line {}: ignoring unreadable {} value {}",
-                                           detail::line_of(html_, tag_start), a.name,
+                                           read_.line_of(tag_start), a.name,
                                            core::quote_for_message(value)));
     }
   }
@@ -366,10 +372,11 @@ class HtmlPageParser {
   std::unexpected<core::Error> error(std::size_t offset, std::string message) const {
     return core::fail_at(core::ErrorCode::IndexFormat,
                          fmt::format("invalid HTML project page: {}", message),
-                         redact_url(page_url_), detail::line_of(html_, offset));
+                         redact_url(page_url_), read_.line_of(offset));
   }
 
   std::string_view html_;
+  detail::ReadBytes read_;
   std::string page_url_;
   std::string base_url_;
   detail::FileClassifier classifier_;
@@ -388,8 +395,16 @@ class HtmlPageParser {
 
 core::Result<ProjectPage> parse_html_page(std::string_view html, std::string_view page_url,
                                           const PageFilter& filter) {
-  HtmlPageParser parser(html, page_url, filter);
+  HtmlPageParser parser(html, page_url, filter, false);
   return parser.parse();
 }
+
+namespace detail {
+core::Result<ProjectPage> parse_html_page_releasing(std::string& html, std::string_view page_url,
+                                                    const PageFilter& filter) {
+  HtmlPageParser parser(html, page_url, filter, true);
+  return parser.parse();
+}
+}  // namespace detail
 
 }  // namespace gpulock::index

@@ -62,8 +62,9 @@ struct JsonPath {
 
 class JsonPageParser {
  public:
-  JsonPageParser(std::string_view buffer, std::string_view page_url, const PageFilter& filter)
-      : buffer_(buffer), page_url_(page_url), classifier_(filter) {}
+  JsonPageParser(std::string_view buffer, std::string_view page_url, const PageFilter& filter,
+                 bool release)
+      : buffer_(buffer), read_(buffer, release), page_url_(page_url), classifier_(filter) {}
 
   core::Result<ProjectPage> parse(simdjson::padded_string_view view) {
     // One parser per thread: it keeps its buffers between pages. A huge page gets its own,
@@ -79,13 +80,14 @@ class JsonPageParser {
       // reported at its last line.
       std::size_t line = 0;
       if (err == simdjson::UNCLOSED_STRING || err == simdjson::INCOMPLETE_ARRAY_OR_OBJECT) {
-        line = detail::line_of(buffer_, buffer_.size());
+        line = read_.line_of(buffer_.size());
       }
       return core::fail_at(
           core::ErrorCode::IndexFormat,
           fmt::format("invalid PEP 691 page: not valid JSON ({})", simdjson::error_message(err)),
           redact_url(page_url_), line);
     }
+    doc_ = &doc;
     od::object root;
     if (auto err = doc.get_object().get(root)) {
       return fail(doc, err == simdjson::INCORRECT_TYPE
@@ -239,6 +241,11 @@ class JsonPageParser {
       file.set_text(text.filename, text.url, text.requires_python, text.yanked_reason);
       if (!classifier_.accept(file)) page_.files.pop_back();
       ++path_.index;
+      // The file's bytes are read and copied: they may go (ReadBytes).
+      const char* at = nullptr;
+      if (!doc_->current_location().get(at)) {
+        read_.passed(static_cast<std::size_t>(at - buffer_.data()));
+      }
     }
     path_.in_array = false;
     path_.field = {};
@@ -475,7 +482,7 @@ class JsonPageParser {
     const char* location = nullptr;
     if (!doc.current_location().get(location) && location >= buffer_.data() &&
         location <= buffer_.data() + buffer_.size()) {
-      line = detail::line_of(buffer_, static_cast<std::size_t>(location - buffer_.data()));
+      line = read_.line_of(static_cast<std::size_t>(location - buffer_.data()));
     }
     return core::fail_at(core::ErrorCode::IndexFormat,
                          fmt::format("invalid PEP 691 page: {}", what), redact_url(page_url_),
@@ -483,6 +490,8 @@ class JsonPageParser {
   }
 
   std::string_view buffer_;
+  detail::ReadBytes read_;
+  od::document* doc_ = nullptr;
   std::string_view page_url_;
   detail::FileClassifier classifier_;
   ProjectPage page_;
@@ -502,7 +511,7 @@ core::Result<ProjectPage> parse_json_page_padded(const std::string& buffer,
   if (buffer.capacity() < buffer.size() + simdjson::SIMDJSON_PADDING) {
     return parse_json_page(buffer, page_url, filter);
   }
-  JsonPageParser parser(buffer, page_url, filter);
+  JsonPageParser parser(buffer, page_url, filter, false);
   return parser.parse(
       simdjson::padded_string_view(buffer.data(), buffer.size(), buffer.capacity()));
 }
@@ -512,10 +521,21 @@ core::Result<ProjectPage> parse_json_page(std::string_view json, std::string_vie
   std::string padded;
   padded.reserve(json.size() + simdjson::SIMDJSON_PADDING);
   padded.assign(json);
-  JsonPageParser parser(padded, page_url, filter);
+  JsonPageParser parser(padded, page_url, filter, false);
   return parser.parse(
       simdjson::padded_string_view(padded.data(), padded.size(), padded.capacity()));
 }
+
+namespace detail {
+core::Result<ProjectPage> parse_json_page_releasing(std::string& json, std::string_view page_url,
+                                                    const PageFilter& filter) {
+  if (json.capacity() < json.size() + simdjson::SIMDJSON_PADDING) {
+    json.reserve(json.size() + simdjson::SIMDJSON_PADDING);
+  }
+  JsonPageParser parser(json, page_url, filter, true);
+  return parser.parse(simdjson::padded_string_view(json.data(), json.size(), json.capacity()));
+}
+}  // namespace detail
 
 PageFormat page_format_for_content_type(std::string_view content_type) noexcept {
   using core::iequals;
