@@ -12,8 +12,9 @@ old directory pointed at the copy) and checks:
   - the finding the hint was printed for (the nearest line above the hint block that is not a
     hint) is not in its output, unless the hint only shows something ("see what ...").
 and writes result.json beside the record. Not run, and listed: a hint that is a pattern rather
-than a command (`...`, `URL`, `VERSION`, `<URL>`), one for another machine ("there", "on a
-machine with an NVIDIA GPU"). An install runs into a copy of the environment it names (the
+than a command (`...`, `URL`, `VERSION`, `<URL>`), one for another machine ("on a machine with
+an NVIDIA GPU"). A command that reads a value there ("prints there") runs here, for its exit
+status. An install runs into a copy of the environment it names (the
 copy of the directory links its subdirectories: the test's own environment stays as it was). ctest `hints_run` (the cleanup of
 fixture `hint_log`, which every test that runs gpulock requires, so it runs after the last of
 them) reads every result: it fails on a command that did not work, except those in KNOWN (each
@@ -46,9 +47,11 @@ def is_pattern(command):
         words = command.split()
     return any(PLACEHOLDER.fullmatch(w.split("=", 1)[-1].split(".", 1)[0]) or
                PLACEHOLDER_PART.search(w) for w in words)
-ELSEWHERE = re.compile(r"prints there|on a machine with|on another machine")
-# A hint that shows something ("see what gpulock detects") is checked for its exit status only.
-SHOWS = re.compile(r"\bsee\b")
+ELSEWHERE = re.compile(r"on a machine with|on another machine")
+# A hint that shows something ("see what gpulock detects"), or names a command that reads a value
+# on the other machine ("the version `gpulock probe --machine` prints there": it runs here too,
+# on this machine's facts), is checked for its exit status only.
+SHOWS = re.compile(r"\bsee\b|\bprints there\b")
 # Hints whose command does not (yet) do what the hint says, matched by a part of the hint line,
 # each with why it is still printed (issue 43 item 5 leaves them to confirm). Only shrinks.
 KNOWN = {}
@@ -216,6 +219,9 @@ def self_test():
     assert is_pattern("gpulock resolve --cuda-ceiling X.Y torch")
     assert is_pattern("gpulock install -o pylock.<name>.toml")
     assert is_pattern("gpulock diff OLD.toml NEW.toml")
+    there = "hint: add --driver VERSION with the version `gpulock probe --machine` prints there"
+    assert not ELSEWHERE.search(there) and SHOWS.search(there)
+    assert ELSEWHERE.search("hint: run `gpulock probe --run-kernels` on a machine with an NVIDIA GPU")
     # An upper-case directory in a path is not a placeholder.
     assert not is_pattern("gpulock resolve torch --cache-dir /tmp/bc.IBJC/main/cache -o -")
     print("hints_run self-test: ok")
