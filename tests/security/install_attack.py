@@ -291,6 +291,30 @@ def attack_cache(g: Gpulock, work: Path) -> None:
     p = g.run("check", "--env", "--lock", str(lock), "--python", str(a / "bin" / "python"))
     check(p.returncode == 1 and "cachepkg" in p.out and "m2.py" in p.out,
           "check --env finds the modified file of an ordinary package")
+    # 4b: a file planted in an entry, or a link in place of one of its directories, makes the
+    # entry unpacked again, each named (the check walks the entry by directory descriptors).
+    pkgdir = entry / "cachepkg"
+    os.chmod(pkgdir, 0o755)
+    (pkgdir / "planted.py").write_bytes(b"import os\n")
+    d = make_venv(work / "d")
+    p = g.install(lock, d, cache)
+    check(p.returncode == 0 and "unpacked again" in p.out + p.err and
+          "cachepkg/planted.py: not one of the wheel's files" in p.out + p.err,
+          "an entry with a planted file is unpacked again, the file named")
+    check(not (entry / "cachepkg" / "planted.py").exists(), "the planted file is gone")
+    elsewhere = work / "elsewhere"
+    shutil.copytree(entry / "cachepkg", elsewhere)
+    os.chmod(entry, 0o755)
+    os.chmod(entry / "cachepkg", 0o755)
+    shutil.rmtree(entry / "cachepkg")
+    os.symlink(elsewhere, entry / "cachepkg")
+    e = make_venv(work / "e")
+    p = g.install(lock, e, cache)
+    check(p.returncode == 0 and "cachepkg: not one of the wheel's files" in p.out + p.err,
+          "an entry whose directory is a link elsewhere is unpacked again")
+    check((entry / "cachepkg").is_dir() and not (entry / "cachepkg").is_symlink(),
+          "the entry is a real directory again")
+    check((elsewhere / "m1.py").exists(), "removing the damaged entry did not follow its link")
     # prune never removes an unpacking a live run holds.
     root = cache / "wheels-v1"
     live = root / ".tmp-live-unpack"
