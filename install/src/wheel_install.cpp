@@ -15,6 +15,8 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -199,6 +201,12 @@ class WheelInstaller {
     pyvenv_cfg_ = (scheme_.prefix / "pyvenv.cfg").lexically_normal();
     scripts_normal_ = scheme_.scripts.lexically_normal();
     eps_ = read_entry_points(read_text(root_ / info_dir_ / "entry_points.txt"));
+    // A cache entry's manifest (wheel_cache.h), which the entry was checked against.
+    if (auto rows = record::read_stat_file(root_ / std::string(kEntryManifest))) {
+      entry_stats_.reserve(rows->size());
+      for (auto& r : *rows)
+        entry_stats_.emplace(std::move(r.path), std::make_pair(r.size, r.mtime_ns));
+    }
     if (auto s = install_files(); !s) return std::unexpected(s.error());
     if (auto s = write_scripts(); !s) return std::unexpected(s.error());
     if (auto s = write_metadata(); !s) return std::unexpected(s.error());
@@ -209,6 +217,13 @@ class WheelInstaller {
  private:
   core::Status ensure_dir(const fs::path& dir) {
     if (made_.contains(dir.native())) return {};
+    // The directories this wheel makes hold only what it puts there (fresh_).
+    std::vector<std::string> missing;
+    for (fs::path p = dir; !p.empty() && p != p.parent_path(); p = p.parent_path()) {
+      struct stat st {};
+      if (::lstat(p.c_str(), &st) == 0 || errno != ENOENT) break;
+      missing.push_back(p.native());
+    }
     if (options_.journal != nullptr) {
       if (auto s = options_.journal->make_dirs(dir); !s) return s;
     } else {
@@ -217,6 +232,8 @@ class WheelInstaller {
       if (ec) return std::unexpected(io_error("cannot create the directory", dir, ec));
     }
     made_.insert(dir.native());
+    for (auto& m : missing)
+      fresh_.insert(std::move(m));
     return {};
   }
 
@@ -293,12 +310,25 @@ class WheelInstaller {
         auto s = install_script(from, *dest, changed);
         if (!s) return s;
       }
+      const std::string rp = lib_plain ? rel : record_path(*dest, lib_dir_);
       if (!changed && !same) {
-        // Replaced, never written through (pip unlinks too).
-        if (auto s = clear_for_file(*dest, options_.journal); !s) return s;
+        // Replaced, never written through (pip unlinks too). A directory this wheel made holds
+        // nothing in the way: a plain path is one of its own files, each linked once.
+        // Another path of the wheel may name the same place (`.data/purelib/x` and `x`): a
+        // directory that receives one is no longer known to be clear.
+        if (!lib_plain) fresh_.erase(dest->parent_path().native());
+        const bool clear = !lib_plain || !fresh_.contains(dest->parent_path().native());
+        if (clear) {
+          if (auto s = clear_for_file(*dest, options_.journal); !s) return s;
+        }
         if (options_.journal != nullptr) options_.journal->created(*dest);
         auto mode = sys::link_file(from, *dest, options_.link_mode);
         if (!mode) return std::unexpected(mode.error());
+        // A hard link is the entry's file: its size and mtime are the ones the entry's
+        // manifest holds, checked before this install (write_metadata's record).
+        if (*mode == sys::LinkMode::Hardlink) {
+          if (auto e = entry_stats_.find(rel); e != entry_stats_.end()) linked_[rp] = e->second;
+        }
         if (*mode == sys::LinkMode::Copy || *mode == sys::LinkMode::Clone) {
           // The cache's files are read-only; a copy is the environment's own, as pip makes it.
           struct stat st {};
@@ -311,7 +341,6 @@ class WheelInstaller {
             *mode == sys::LinkMode::Symlink)
           ++result_.linked;
       }
-      const std::string rp = lib_plain ? rel : record_path(*dest, lib_dir_);
       installed_[rel] = rp;
       if (changed) changed_.insert(rp);
     }
@@ -420,9 +449,13 @@ class WheelInstaller {
       const fs::path file = lib_normal_ && plain_relative(row.path)
                                 ? lib_dir_ / row.path
                                 : (lib_dir_ / row.path).lexically_normal();
-      struct stat st {};
-      if (::lstat(file.c_str(), &st) != 0) continue;
-      stats.push_back({row.path, static_cast<std::uint64_t>(st.st_size), record::mtime_ns(st)});
+      if (auto l = linked_.find(row.path); l != linked_.end()) {
+        stats.push_back({row.path, l->second.first, l->second.second});
+      } else {
+        struct stat st {};
+        if (::lstat(file.c_str(), &st) != 0) continue;
+        stats.push_back({row.path, static_cast<std::uint64_t>(st.st_size), record::mtime_ns(st)});
+      }
       if (options_.owners != nullptr) (*options_.owners)[file.string()] = wheel_.name;
     }
     return write_new_file(info / std::string(record::kStatFile), record::write_stats(stats), mode,
@@ -502,6 +535,10 @@ class WheelInstaller {
   fs::path lib_dir_;
   EntryPoints eps_;
   std::set<std::string> made_;
+  std::unordered_set<std::string> fresh_;  // directories this wheel made
+  using SizeMtime = std::pair<std::uint64_t, std::int64_t>;
+  std::unordered_map<std::string, SizeMtime> entry_stats_;  // the entry's manifest, by archive path
+  std::unordered_map<std::string, SizeMtime> linked_;       // hard-linked files, by RECORD path
   bool lib_normal_ = false;                       // lib_dir_ is lexically normal (no trailing '/')
   fs::path pyvenv_cfg_, scripts_normal_;          // lexically normal
   std::map<std::string, std::string> installed_;  // archive path -> RECORD path

@@ -462,6 +462,15 @@ def attack_shadow(g: Gpulock, work: Path) -> None:
     check(os.path.realpath(python) == before and not python.read_bytes().startswith(b"#!/bin/sh"),
           "bin/python is still the interpreter")
     check((venv / "pyvenv.cfg").read_bytes() == cfg, "pyvenv.cfg is unchanged")
+    # One file named twice (a plain path and a .data/purelib path to the same place): the plain
+    # one is linked last (archive order) and replaces the other, into a new directory as well.
+    twice = make_wheel(wheels, "twice", "1.0", {"twice/x.py": b"PLAIN = 1\n",
+                                                "twice-1.0.data/purelib/twice/x.py": b"DATA = 1\n"})
+    fresh = make_venv(work / "twice-venv")
+    p = g.install(write_lock(work / "twice.toml", [("twice", "1.0", twice)]), fresh, cache)
+    check(p.returncode == 0 and
+          (site_packages(fresh) / "twice" / "x.py").read_bytes() == b"PLAIN = 1\n",
+          "a file a wheel names twice is installed once, the plain path's bytes")
     # -q prints no plan
     ok = make_wheel(wheels, "quietpkg", "1.0", {"quietpkg/__init__.py": b""})
     p = g.install(write_lock(work / "q.toml", [("quietpkg", "1.0", ok)]), venv, cache, "-q")
