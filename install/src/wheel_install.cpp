@@ -200,6 +200,13 @@ class WheelInstaller {
     lib_normal_ = lib_dir_ == lib_dir_.lexically_normal() && !lib_dir_.native().ends_with('/');
     pyvenv_cfg_ = (scheme_.prefix / "pyvenv.cfg").lexically_normal();
     scripts_normal_ = scheme_.scripts.lexically_normal();
+    // A plain path below lib_dir_ can be neither unless lib_dir_ holds them (a --prefix-like
+    // scheme): check_shadowing is then skipped for the wheel's plain files.
+    const auto inside_lib = [&](const fs::path& p) {
+      const auto rel = p.lexically_relative(lib_dir_.lexically_normal());
+      return !rel.empty() && *rel.begin() != "..";
+    };
+    plain_may_shadow_ = !lib_normal_ || inside_lib(pyvenv_cfg_) || inside_lib(scripts_normal_);
     eps_ = read_entry_points(read_text(root_ / info_dir_ / "entry_points.txt"));
     // A cache entry's manifest (wheel_cache.h), which the entry was checked against.
     if (auto rows = record::read_stat_file(root_ / std::string(kEntryManifest))) {
@@ -216,7 +223,11 @@ class WheelInstaller {
 
  private:
   core::Status ensure_dir(const fs::path& dir) {
-    if (made_.contains(dir.native())) return {};
+    return ensure_dir(std::string_view(dir.native()));
+  }
+  core::Status ensure_dir(std::string_view dir_text) {
+    if (made_.contains(dir_text)) return {};
+    const fs::path dir(dir_text);
     // The directories this wheel makes hold only what it puts there (fresh_).
     std::vector<std::string> missing;
     for (fs::path p = dir; !p.empty() && p != p.parent_path(); p = p.parent_path()) {
@@ -280,10 +291,18 @@ class WheelInstaller {
   core::Status install_files() {
     std::error_code ec;
     std::vector<std::string> files;
-    for (fs::recursive_directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
-      if (it->is_regular_file(ec)) files.push_back(below(it->path(), root_));
+    if (!entry_stats_.empty()) {
+      // A cache entry holds the files of its manifest and nothing else (checked before).
+      files.reserve(entry_stats_.size());
+      for (const auto& [path, size_mtime] : entry_stats_)
+        files.push_back(path);
+    } else {
+      for (fs::recursive_directory_iterator it(root_, ec), end; !ec && it != end;
+           it.increment(ec)) {
+        if (it->is_regular_file(ec)) files.push_back(below(it->path(), root_));
+      }
+      if (ec) return std::unexpected(io_error("cannot read the unpacked wheel", root_, ec));
     }
-    if (ec) return std::unexpected(io_error("cannot read the unpacked wheel", root_, ec));
     std::sort(files.begin(), files.end());
     const std::string own_record = info_dir_ + "/RECORD";
     for (const auto& rel : files) {
@@ -293,11 +312,18 @@ class WheelInstaller {
       auto dest = destination(rel, script);
       if (!dest) return std::unexpected(dest.error());
       if (dest->empty()) continue;
-      if (auto s = ensure_dir(dest->parent_path()); !s) return s;
-      // Normal already when it is lib_dir_ / a plain path (nearly every file).
+      // Normal already when it is lib_dir_ / a plain path (nearly every file), whose parent is
+      // then its text up to the last '/'.
       const bool lib_plain = is_lib_plain(rel);
+      const std::string other_parent = lib_plain ? std::string() : dest->parent_path().native();
+      const std::string_view parent =
+          lib_plain ? std::string_view(dest->native()).substr(0, dest->native().rfind('/'))
+                    : std::string_view(other_parent);
+      if (auto s = ensure_dir(parent); !s) return s;
       const fs::path norm = lib_plain ? *dest : dest->lexically_normal();
-      if (auto s = check_shadowing(norm, rel); !s) return s;
+      if (!lib_plain || plain_may_shadow_) {
+        if (auto s = check_shadowing(norm, rel); !s) return s;
+      }
       const fs::path from = root_ / rel;
       bool same = false;
       if (auto s = check_owner(from, norm, rel, same); !s) return s;
@@ -316,8 +342,8 @@ class WheelInstaller {
         // nothing in the way: a plain path is one of its own files, each linked once.
         // Another path of the wheel may name the same place (`.data/purelib/x` and `x`): a
         // directory that receives one is no longer known to be clear.
-        if (!lib_plain) fresh_.erase(dest->parent_path().native());
-        const bool clear = !lib_plain || !fresh_.contains(dest->parent_path().native());
+        if (!lib_plain) fresh_.erase(std::string(parent));
+        const bool clear = !lib_plain || !fresh_.contains(parent);
         if (clear) {
           if (auto s = clear_for_file(*dest, options_.journal); !s) return s;
         }
@@ -534,8 +560,9 @@ class WheelInstaller {
   std::string info_dir_;
   fs::path lib_dir_;
   EntryPoints eps_;
-  std::set<std::string> made_;
-  std::unordered_set<std::string> fresh_;  // directories this wheel made
+  std::set<std::string, std::less<>> made_;
+  std::set<std::string, std::less<>> fresh_;  // directories this wheel made
+  bool plain_may_shadow_ = true;  // lib_dir_ holds pyvenv.cfg or the scripts (check_shadowing)
   using SizeMtime = std::pair<std::uint64_t, std::int64_t>;
   std::unordered_map<std::string, SizeMtime> entry_stats_;  // the entry's manifest, by archive path
   std::unordered_map<std::string, SizeMtime> linked_;       // hard-linked files, by RECORD path
