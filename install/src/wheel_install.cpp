@@ -348,7 +348,7 @@ class WheelInstaller {
           if (auto s = clear_for_file(*dest, options_.journal); !s) return s;
         }
         if (options_.journal != nullptr) options_.journal->created(*dest);
-        auto mode = sys::link_file(from, *dest, options_.link_mode);
+        auto mode = link_dirs_.link(from, *dest, options_.link_mode);
         if (!mode) return std::unexpected(mode.error());
         // A hard link is the entry's file: its size and mtime are the ones the entry's
         // manifest holds, checked before this install (write_metadata's record).
@@ -560,6 +560,7 @@ class WheelInstaller {
   std::string info_dir_;
   fs::path lib_dir_;
   EntryPoints eps_;
+  sys::LinkDirs link_dirs_;
   std::set<std::string, std::less<>> made_;
   std::set<std::string, std::less<>> fresh_;  // directories this wheel made
   bool plain_may_shadow_ = true;  // lib_dir_ holds pyvenv.cfg or the scripts (check_shadowing)

@@ -138,4 +138,39 @@ core::Result<LinkMode> link_file(const std::filesystem::path& from, const std::f
   return cloned ? LinkMode::Clone : LinkMode::Copy;
 }
 
+LinkDirs::~LinkDirs() {
+  if (from_.fd >= 0) ::close(from_.fd);
+  if (to_.fd >= 0) ::close(to_.fd);
+}
+
+int LinkDirs::open_dir(Dir& dir, std::string_view path) {
+  if (dir.fd >= 0 && dir.path == path) return dir.fd;
+  if (dir.fd >= 0) ::close(dir.fd);
+  dir.path.assign(path);
+  dir.fd = ::open(dir.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  return dir.fd;
+}
+
+core::Result<LinkMode> LinkDirs::link(const std::filesystem::path& from,
+                                      const std::filesystem::path& to, LinkMode mode) {
+  const std::string& f = from.native();
+  const std::string& t = to.native();
+  const auto fs = f.rfind('/');
+  const auto ts = t.rfind('/');
+  // Absolute paths below a directory ("/x" has the root as its directory: left to link_file).
+  if (mode != LinkMode::Hardlink || fs == std::string::npos || ts == std::string::npos || fs == 0 ||
+      ts == 0 || fs + 1 == f.size() || ts + 1 == t.size()) {
+    return link_file(from, to, mode);
+  }
+  const int fd_from = open_dir(from_, std::string_view(f).substr(0, fs));
+  const int fd_to = open_dir(to_, std::string_view(t).substr(0, ts));
+  if (fd_from < 0 || fd_to < 0) return link_file(from, to, mode);
+  if (::linkat(fd_from, f.c_str() + fs + 1, fd_to, t.c_str() + ts + 1, 0) == 0)
+    return LinkMode::Hardlink;
+  const int err = errno;
+  if (err != EXDEV && err != EPERM && err != EMLINK && err != ENOTSUP)
+    return std::unexpected(io_error("cannot link", to, err));
+  return link_file(from, to, mode);  // the copy link_file falls back to
+}
+
 }  // namespace gpulock::sys
