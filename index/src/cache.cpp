@@ -144,10 +144,7 @@ std::string key_hex(std::string_view key) {
   return fmt::format("{:016x}{:016x}", hash64(key, 1), hash64(key, 2));
 }
 
-}  // namespace
-
-namespace {
-
+// How every cache entry is written (write_file_atomic, DiskCache::store_page).
 sys::AtomicWriteOptions cache_write_options() {
   sys::AtomicWriteOptions o;
   o.create_directories = true;

@@ -58,10 +58,12 @@ class AtomicFileWriter {
 
   /// Appends `data` (all of it: short writes and EINTR are retried).
   [[nodiscard]] core::Status write(std::string_view data);
-  /// Writes `data` at `offset` (pwrite), which must lie within what was written.
+  /// Writes `data` at `offset` (pwrite: the next write() still appends after the last one).
+  /// Meant for bytes already written; past the end it leaves a hole, as pwrite does.
   [[nodiscard]] core::Status write_at(std::uint64_t offset, std::string_view data);
-  /// Flushes the file (when durable), renames it over the target and flushes the directory. Once
-  /// called, successful or not, the writer is closed: further calls fail.
+  /// Flushes the file (when durable), renames it over the target and flushes the directory (an
+  /// error there comes after the rename: the new file is in place). Once called, successful or
+  /// not, the writer is closed: further calls fail.
   [[nodiscard]] core::Status commit();
 
   /// The temporary file's path; empty once committed or discarded.
