@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -38,8 +39,19 @@ constexpr std::uint8_t kFormatVersion = 2;
 constexpr std::uint64_t kChecksumSeed = 0x6770756c6f636bULL;
 constexpr std::size_t kHeaderSize = 24;  // magic, kind, version, 2 reserved, u64 size, u64 checksum
 
+// A framed file's header: magic, kind, format, the payload's size and checksum.
+void put_header(char* out, char kind, std::uint64_t size, std::uint64_t checksum) {
+  std::memcpy(out, kMagic, 4);
+  out[4] = kind;
+  out[5] = static_cast<char>(kFormatVersion);
+  out[6] = out[7] = '\0';
+  std::memcpy(out + 8, &size, 8);
+  std::memcpy(out + 16, &checksum, 8);
+}
+
 // A framed file is built in one buffer: begin_frame() reserves the header, the payload is
-// appended, end_frame() fills the header in (no copy of a large payload).
+// appended, end_frame() fills the header in (no copy of a large payload). Pages are streamed
+// instead (DiskCache::store_page).
 std::string begin_frame(std::size_t expected_payload = 0) {
   std::string out;
   out.reserve(kHeaderSize + expected_payload);
@@ -49,14 +61,7 @@ std::string begin_frame(std::size_t expected_payload = 0) {
 
 const std::string& end_frame(std::string& buffer, char kind) {
   std::string_view payload = std::string_view(buffer).substr(kHeaderSize);
-  std::uint64_t size = payload.size();
-  std::uint64_t checksum = checksum64(payload, kChecksumSeed);
-  std::memcpy(buffer.data(), kMagic, 4);
-  buffer[4] = kind;
-  buffer[5] = static_cast<char>(kFormatVersion);
-  buffer[6] = buffer[7] = '\0';
-  std::memcpy(buffer.data() + 8, &size, 8);
-  std::memcpy(buffer.data() + 16, &checksum, 8);
+  put_header(buffer.data(), kind, payload.size(), checksum64(payload, kChecksumSeed));
   return buffer;
 }
 
@@ -139,9 +144,8 @@ std::string key_hex(std::string_view key) {
   return fmt::format("{:016x}{:016x}", hash64(key, 1), hash64(key, 2));
 }
 
-}  // namespace
-
-bool write_file_atomic(const std::string& path, std::string_view data) {
+// How every cache entry is written (write_file_atomic, DiskCache::store_page).
+sys::AtomicWriteOptions cache_write_options() {
   sys::AtomicWriteOptions o;
   o.create_directories = true;
   // Every entry is checksummed (unframe): one torn by a crash reads as a miss.
@@ -153,7 +157,13 @@ bool write_file_atomic(const std::string& path, std::string_view data) {
       unregister_temp_path(temp);
     }
   };
-  return sys::write_file_atomically(path, data, o).has_value();
+  return o;
+}
+
+}  // namespace
+
+bool write_file_atomic(const std::string& path, std::string_view data) {
+  return sys::write_file_atomically(path, data, cache_write_options()).has_value();
 }
 
 std::string DiskCache::path_for(std::string_view bucket, std::string_view key) const {
@@ -187,26 +197,53 @@ std::optional<PageEntry> DiskCache::load_page(
   return e;
 }
 
-bool DiskCache::store_page(const PageEntry& e, const ProjectPage& page) const {
+bool DiskCache::store_page(const PageEntry& e, const ProjectPage& page,
+                           std::size_t chunk_size) const {
   if (!enabled_) return false;
-  // Room for what precedes the files; encode_page reserves the files' exact size (a buffer of
-  // hundreds of MB grown by doubling would hold old and new at once).
-  std::size_t expected = 4096 + e.url.size() + e.etag.size() + e.last_modified.size();
-  for (const auto& v : page.versions)
-    expected += 4 + v.size();
-  for (const auto& w : page.warnings)
-    expected += 4 + w.size();
-  std::string payload = begin_frame(expected);
-  put_str(payload, e.url);
-  put_i64(payload, e.stored_at);
-  put_i64(payload, e.max_age);
-  put_u8(payload, e.no_cache ? 1 : 0);
+  std::string prefix;
+  put_str(prefix, e.url);
+  put_i64(prefix, e.stored_at);
+  put_i64(prefix, e.max_age);
+  put_u8(prefix, e.no_cache ? 1 : 0);
   std::uint16_t status = static_cast<std::uint16_t>(e.status);
-  payload.append(reinterpret_cast<const char*>(&status), 2);
-  put_str(payload, e.etag);
-  put_str(payload, e.last_modified);
-  encode_page(page, payload);
-  return write_file_atomic(path_for(kPagesBucket, e.url), end_frame(payload, 'P'));
+  prefix.append(reinterpret_cast<const char*>(&status), 2);
+  put_str(prefix, e.etag);
+  put_str(prefix, e.last_modified);
+  const PageEncoder encoder(page);
+  const std::uint64_t payload_size = prefix.size() + encoder.size();
+
+  auto writer = sys::AtomicFileWriter::open(path_for(kPagesBucket, e.url), cache_write_options());
+  if (!writer) return false;
+  // The entry goes out in chunks, checksummed on the way; the header, whose checksum is known
+  // last, is written over its placeholder at the end. One that fits in a chunk (nearly every
+  // page) is written whole, header included, as end_frame() would.
+  std::string buffer;
+  buffer.reserve(std::min<std::uint64_t>(kHeaderSize + payload_size, chunk_size + 64 * 1024));
+  buffer.resize(kHeaderSize);
+  buffer += prefix;
+  Checksum64Stream checksum(payload_size, kChecksumSeed);
+  std::size_t header_left = kHeaderSize;  // the placeholder's bytes still in the buffer
+  auto flush = [&](std::string& out) {
+    checksum.update(std::string_view(out).substr(header_left));
+    header_left = 0;
+    if (!writer->write(out)) return false;
+    out.clear();
+    return true;
+  };
+  if (!encoder.write(buffer, chunk_size, flush)) return false;
+  checksum.update(std::string_view(buffer).substr(header_left));
+  // A record that file_record_size miscounted would leave a checksum over the wrong length.
+  if (checksum.consumed() != payload_size) return false;
+  char header[kHeaderSize];
+  put_header(header, 'P', payload_size, checksum.finish());
+  if (header_left == kHeaderSize) {
+    std::memcpy(buffer.data(), header, kHeaderSize);
+    if (!writer->write(buffer)) return false;
+  } else if (!writer->write(buffer) ||
+             !writer->write_at(0, std::string_view(header, kHeaderSize))) {
+    return false;
+  }
+  return writer->commit().has_value();
 }
 
 std::optional<MetadataEntry> DiskCache::load_metadata(std::string_view key) const {

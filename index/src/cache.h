@@ -5,8 +5,10 @@
 // on a warm run); METADATA, digests and per-host capabilities are small blobs.
 //
 // What is where: the store (DiskCache, framing, write_file_atomic) in cache.cpp; the page codec
-// (encode_page, decode_page, filter_page) in cache_codec.cpp; hash64, checksum64 and CRC-32C in
-// cache_checksum.cpp; the binary writer/reader both use in cache_binary.h.
+// (encode_page, PageEncoder, decode_page, filter_page) in cache_codec.cpp; hash64, checksum64,
+// its streamed form and CRC-32C in cache_checksum.cpp; the binary writer/reader both use in
+// cache_binary.h. Page entries are written as they are encoded (a 100,000-file page's entry is
+// tens of MB, issue 46); the other entries are small and built in one buffer.
 
 #include <cstdint>
 #include <functional>
@@ -14,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpulock/index/page.h"
 #include "gpulock/index/wheel_members.h"
@@ -84,7 +87,11 @@ class DiskCache {
       const std::function<const WheelFilter*(const PageEntry&)>& filter_for) const;
   bool store_page(const PageEntry& entry) const { return store_page(entry, entry.page); }
   /// Same, with the page given separately (`entry.page` is ignored): no copy of a big page.
-  bool store_page(const PageEntry& entry, const ProjectPage& page) const;
+  /// The entry is written as it is encoded, `chunk_size` bytes at a time (tests pass a tiny one),
+  /// so that a huge page's entry is never held whole; one that fits is written with one write().
+  bool store_page(const PageEntry& entry, const ProjectPage& page,
+                  std::size_t chunk_size = kPageChunkSize) const;
+  static constexpr std::size_t kPageChunkSize = std::size_t{1} << 20;
 
   /// `key`: "sha256-<hex>" or a URL.
   [[nodiscard]] std::optional<MetadataEntry> load_metadata(std::string_view key) const;
@@ -114,6 +121,35 @@ class DiskCache {
 /// With a filter, decoding keeps as DistFiles only the wheels it accepts (asked once per tag
 /// set) and summarizes the other files in page.omitted (see ClientOptions::keep_wheel).
 void encode_page(const ProjectPage& page, std::string& out);
+
+/// encode_page in two steps, so that a large page is written as it is encoded instead of being
+/// held whole (a 100,000-file page encodes to tens of MB): the constructor works out the
+/// page's tables and each file's record size, size() is then the encoding's length, and write()
+/// produces the same bytes as encode_page. The page must outlive the encoder.
+class PageEncoder {
+ public:
+  /// Called with the buffer whenever it holds at least the chunk size: consumes it (clears it);
+  /// false stops the encoding.
+  using Flush = std::function<bool(std::string& buffer)>;
+
+  explicit PageEncoder(const ProjectPage& page);
+  [[nodiscard]] std::size_t size() const noexcept;
+  /// Appends the encoding to `out`, calling `flush` each time `out` holds `chunk` bytes or more;
+  /// what follows the last flush stays in `out`. False when `flush` returned false.
+  bool write(std::string& out, std::size_t chunk, const Flush& flush) const;
+
+ private:
+  // One file of the page's table (FileEntry's fields) and its record's size.
+  struct File {
+    const DistFile* file;
+    std::uint8_t kind;
+    std::uint32_t name, version, tags;
+    std::uint32_t record_size;
+  };
+  std::string head_;  // the page's fields and tables, before the files
+  std::vector<File> files_;
+  std::size_t records_size_ = 0;
+};
 bool decode_page(std::string_view& in, ProjectPage& page, const WheelFilter* filter = nullptr);
 
 /// The same filtering applied to a page in memory (a page just parsed).
@@ -125,6 +161,25 @@ std::uint64_t hash64(std::string_view data, std::uint64_t seed = 0) noexcept;
 /// has SSE4.2, the same values in software elsewhere; not cryptographic).
 /// `software`: never the crc32 instruction (tests compare both paths).
 std::uint64_t checksum64(std::string_view data, std::uint64_t seed, bool software = false) noexcept;
+/// checksum64 of `total_size` bytes given in pieces of any size (a cache entry checksummed as it
+/// is written): finish() returns checksum64(all the bytes, seed, software) once exactly
+/// `total_size` bytes went through update().
+class Checksum64Stream {
+ public:
+  Checksum64Stream(std::uint64_t total_size, std::uint64_t seed, bool software = false) noexcept;
+  void update(std::string_view chunk) noexcept;
+  /// The bytes given so far.
+  [[nodiscard]] std::uint64_t consumed() const noexcept { return consumed_; }
+  [[nodiscard]] std::uint64_t finish() const noexcept;
+
+ private:
+  std::uint64_t total_;
+  std::uint64_t seed_;
+  std::uint64_t third_;  // the first two streams' length; the third takes the rest
+  std::uint64_t consumed_ = 0;
+  std::uint32_t crc_[3];
+  bool software_;
+};
 /// CRC-32C (RFC 3720 §B.4) of `data`, as checksum64 computes it, and always in software.
 std::uint32_t crc32c(std::string_view data) noexcept;
 std::uint32_t crc32c_software(std::string_view data) noexcept;

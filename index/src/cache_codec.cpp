@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -107,9 +108,9 @@ std::size_t hashes_size(const std::vector<Hash>& hashes) {
   return n;
 }
 
-// The bytes put_file_record writes for `f` (kept in step with it: encode_page checks the sum in
-// Debug builds). The entry's buffer is reserved to its exact size, so that it fits the memory
-// the page's body just left (a fresh buffer costs a page fault per page written).
+// The bytes put_file_record writes for `f` (kept in step with it: PageEncoder::write checks
+// each record in Debug builds). The table before the records holds their offsets, and the
+// encoding's size is known before it is written.
 std::size_t file_record_size(const DistFile& f, FileKind kind) {
   const bool name_in_url = !f.filename().empty() && f.url().ends_with(f.filename());
   std::size_t n = 1 + (name_in_url ? 4 : 4 + f.filename().size()) + 4 + f.url().size();
@@ -173,7 +174,8 @@ void put_file_record(std::string& out, const DistFile& f, FileKind kind) {
 
 }  // namespace
 
-void encode_page(const ProjectPage& page, std::string& out) {
+PageEncoder::PageEncoder(const ProjectPage& page) {
+  std::string& out = head_;
   put_u8(out, page.found ? 1 : 0);
   put_str(out, page.name);
   put_str(out, page.url);
@@ -186,41 +188,40 @@ void encode_page(const ProjectPage& page, std::string& out) {
     put_str(out, w);
 
   // The variant metadata files follow the page's files, as files of kind Other.
-  std::vector<const DistFile*> all;
-  all.reserve(page.files.size() + page.variants_files.size());
+  files_.reserve(page.files.size() + page.variants_files.size());
   for (const auto& f : page.files)
-    all.push_back(&f);
+    files_.push_back({&f, 0, 0, 0, 0, 0});
   for (const auto& f : page.variants_files)
-    all.push_back(&f);
+    files_.push_back({&f, 0, 0, 0, 0, 0});
   Interner names, versions, tag_sets;
-  struct Refs {
-    FileKind kind = FileKind::Other;
-    std::uint32_t name = 0, version = 0, tags = 0;
-  };
-  std::vector<Refs> refs(all.size());
   std::vector<std::string> version_text;
   std::unordered_map<const core::Version*, std::uint32_t> version_of;
   std::unordered_map<const WheelTagSet*, std::uint32_t> tag_set_of;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const DistFile& f = *all[i];
-    Refs& r = refs[i];
-    if (!f.is_wheel() && !f.is_sdist()) continue;
-    r.kind = f.is_wheel() ? FileKind::Wheel : FileKind::Sdist;
-    r.name = names.add(f.project(), &f.project());
-    // Files share their version's entry: it is printed once per distinct entry.
-    auto [known, fresh] = version_of.try_emplace(&f.version(), 0);
-    if (fresh) {
-      std::string v = f.version().to_string();
-      std::size_t before = versions.items.size();
-      known->second = versions.add(v, &f.version());
-      if (versions.items.size() != before) version_text.push_back(std::move(v));
+  for (File& r : files_) {
+    const DistFile& f = *r.file;
+    auto kind = FileKind::Other;
+    if (f.is_wheel() || f.is_sdist()) {
+      kind = f.is_wheel() ? FileKind::Wheel : FileKind::Sdist;
+      r.name = names.add(f.project(), &f.project());
+      // Files share their version's entry: it is printed once per distinct entry.
+      auto [known, fresh] = version_of.try_emplace(&f.version(), 0);
+      if (fresh) {
+        std::string v = f.version().to_string();
+        std::size_t before = versions.items.size();
+        known->second = versions.add(v, &f.version());
+        if (versions.items.size() != before) version_text.push_back(std::move(v));
+      }
+      r.version = known->second;
+      if (f.is_wheel()) {
+        auto [slot, new_set] = tag_set_of.try_emplace(f.tag_set(), 0);
+        if (new_set) slot->second = tag_sets.add(tag_set_key(*f.tag_set()), f.tag_set());
+        r.tags = slot->second;
+      }
     }
-    r.version = known->second;
-    if (f.is_wheel()) {
-      auto [slot, new_set] = tag_set_of.try_emplace(f.tag_set(), 0);
-      if (new_set) slot->second = tag_sets.add(tag_set_key(*f.tag_set()), f.tag_set());
-      r.tags = slot->second;
-    }
+    r.kind = static_cast<std::uint8_t>(kind);
+    // Kept: write() lays out the table of record offsets before the records themselves.
+    r.record_size = static_cast<std::uint32_t>(file_record_size(f, kind));
+    records_size_ += r.record_size;
   }
   put_u32(out, static_cast<std::uint32_t>(names.items.size()));
   for (const void* n : names.items)
@@ -241,32 +242,49 @@ void encode_page(const ProjectPage& page, std::string& out) {
       put_str(out, t.platform);
     }
   }
+}
+
+std::size_t PageEncoder::size() const noexcept {
+  return head_.size() + 4 + files_.size() * sizeof(FileEntry) + records_size_ + 4;
+}
+
+bool PageEncoder::write(std::string& out, std::size_t chunk, const Flush& flush) const {
+  auto flushed = [&] { return out.size() < chunk || flush(out); };
+  out += head_;
+  if (!flushed()) return false;
 
   // The files: first a table of fixed-size entries (kind, table indices, where the file's record
   // starts), then the records. A filtered decode scans the table and reads only the records of
   // the files it keeps.
-  std::size_t records_size = 0;
-  for (std::size_t i = 0; i < all.size(); ++i)
-    records_size += file_record_size(*all[i], refs[i].kind);
-  out.reserve(out.size() + 8 + all.size() * sizeof(FileEntry) + records_size);
-  put_u32(out, static_cast<std::uint32_t>(all.size()));
-  std::size_t table_at = out.size();
-  out.resize(out.size() + all.size() * sizeof(FileEntry));
-  std::size_t records_at = out.size();
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const DistFile& f = *all[i];
-    const Refs& r = refs[i];
+  put_u32(out, static_cast<std::uint32_t>(files_.size()));
+  std::size_t offset = 0;
+  for (const File& r : files_) {
     FileEntry entry{};
-    entry.kind = static_cast<std::uint8_t>(r.kind);
+    entry.kind = r.kind;
     entry.name = r.name;
     entry.version = r.version;
     entry.tags = r.tags;
-    entry.offset = static_cast<std::uint32_t>(out.size() - records_at);
-    std::memcpy(out.data() + table_at + i * sizeof(FileEntry), &entry, sizeof entry);
-    put_file_record(out, f, r.kind);
+    entry.offset = static_cast<std::uint32_t>(offset);
+    out.append(reinterpret_cast<const char*>(&entry), sizeof entry);
+    offset += r.record_size;
+    if (!flushed()) return false;
   }
-  assert(out.size() - records_at == records_size);
-  put_u32(out, static_cast<std::uint32_t>(out.size() - records_at));  // the records' total size
+  for (const File& r : files_) {
+    [[maybe_unused]] const std::size_t before = out.size();
+    put_file_record(out, *r.file, static_cast<FileKind>(r.kind));
+    // file_record_size must follow put_file_record: the offsets above came from it.
+    assert(out.size() - before == r.record_size);
+    if (!flushed()) return false;
+  }
+  put_u32(out, static_cast<std::uint32_t>(records_size_));  // the records' total size
+  return true;
+}
+
+void encode_page(const ProjectPage& page, std::string& out) {
+  PageEncoder encoder(page);
+  // The exact size: a buffer of hundreds of MB grown by doubling would hold old and new at once.
+  out.reserve(out.size() + encoder.size());
+  encoder.write(out, std::numeric_limits<std::size_t>::max(), {});
 }
 
 namespace {

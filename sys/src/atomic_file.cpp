@@ -13,6 +13,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -83,26 +84,29 @@ void remove_stale_temporaries(const std::filesystem::path& dir, std::string_view
   ::closedir(d);
 }
 
-// Removes the temporary file unless released (after a successful rename).
-struct TempGuard {
-  const AtomicWriteOptions& options;
-  std::string path;
-  int fd = -1;
-  bool armed = true;
-  ~TempGuard() {
-    if (fd >= 0) ::close(fd);
-    if (path.empty()) return;
-    if (armed) ::unlink(path.c_str());
-    if (options.on_temp_file) options.on_temp_file(path, false);
+std::filesystem::path directory_of(const std::filesystem::path& path) {
+  return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+}
+
+// Makes a rename into the directory of `path` durable.
+core::Status flush_directory(const std::filesystem::path& path) {
+  const int dfd = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return {};
+  const int rc = ::fsync(dfd);
+  const int err = errno;
+  ::close(dfd);
+  // Some file systems refuse fsync on a directory (EINVAL); the data itself is safe then.
+  if (rc != 0 && err != EINVAL && err != EROFS) {
+    return io_error(path, "cannot flush the directory to disk", err);
   }
-};
+  return {};
+}
 
 }  // namespace
 
-core::Status write_file_atomically(const std::filesystem::path& path, std::string_view content,
-                                   const AtomicWriteOptions& options) {
-  const std::filesystem::path dir =
-      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+core::Result<AtomicFileWriter> AtomicFileWriter::open(const std::filesystem::path& path,
+                                                      const AtomicWriteOptions& options) {
+  const std::filesystem::path dir = directory_of(path);
   const std::string base = path.filename().string();
   if (base.empty() || base == "." || base == "..") {
     return core::fail_at(core::ErrorCode::Io, "not a file name", path.string());
@@ -115,64 +119,129 @@ core::Status write_file_atomically(const std::filesystem::path& path, std::strin
 
   if (options.remove_stale_temporaries) remove_stale_temporaries(dir, base);
 
+  AtomicFileWriter w;
+  w.path_ = path;
+  w.on_temp_file_ = options.on_temp_file;
+  w.durable_ = options.durable;
   // A name no other writer picks: pid, a process-wide counter and a random number; O_EXCL
   // refuses to reuse an existing file, and mode 0666 lets the umask decide, like a plain create.
   static std::atomic<unsigned> counter{0};
   // One per thread: opening a random_device for every write showed in a cold run's profile.
   thread_local std::random_device rd;
-  TempGuard tmp{options, {}};
-  for (int attempt = 0; attempt < 100 && tmp.fd < 0; ++attempt) {
-    tmp.path =
-        (dir / fmt::format(".{}.tmp-{}-{}-{:08x}", base, ::getpid(), counter++, rd())).string();
-    tmp.fd = ::open(tmp.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (tmp.fd < 0 && errno != EEXIST) {
-      const int err = errno;
-      tmp.path.clear();
-      return io_error(path, "cannot create a temporary file next to it", err);
+  std::string temp;
+  for (int attempt = 0; attempt < 100 && w.fd_ < 0; ++attempt) {
+    temp = (dir / fmt::format(".{}.tmp-{}-{}-{:08x}", base, ::getpid(), counter++, rd())).string();
+    w.fd_ = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (w.fd_ < 0 && errno != EEXIST) {
+      return io_error(path, "cannot create a temporary file next to it", errno);
     }
   }
-  if (tmp.fd < 0) {
-    tmp.path.clear();
-    return io_error(path, "cannot create a temporary file next to it", EEXIST);
-  }
-  if (options.on_temp_file) options.on_temp_file(tmp.path, true);
+  if (w.fd_ < 0) return io_error(path, "cannot create a temporary file next to it", EEXIST);
+  // Only a file this writer created is ever removed by it.
+  w.temp_path_ = std::move(temp);
+  if (w.on_temp_file_) w.on_temp_file_(w.temp_path_, true);
 
   // An existing file keeps its permissions.
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-    if (::fchmod(tmp.fd, st.st_mode & 07777) != 0) return io_error(path, "cannot set mode", errno);
+    if (::fchmod(w.fd_, st.st_mode & 07777) != 0) return io_error(path, "cannot set mode", errno);
   }
+  return w;
+}
 
-  std::size_t written = 0;
-  while (written < content.size()) {
-    const ssize_t n = ::write(tmp.fd, content.data() + written, content.size() - written);
+AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& other) noexcept
+    : path_(std::move(other.path_)),
+      on_temp_file_(std::move(other.on_temp_file_)),
+      durable_(other.durable_),
+      temp_path_(std::exchange(other.temp_path_, {})),
+      fd_(std::exchange(other.fd_, -1)) {}
+
+AtomicFileWriter& AtomicFileWriter::operator=(AtomicFileWriter&& other) noexcept {
+  if (this != &other) {
+    discard();
+    path_ = std::move(other.path_);
+    on_temp_file_ = std::move(other.on_temp_file_);
+    durable_ = other.durable_;
+    temp_path_ = std::exchange(other.temp_path_, {});
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  discard();
+}
+
+void AtomicFileWriter::discard() noexcept {
+  if (fd_ >= 0) ::close(std::exchange(fd_, -1));
+  if (temp_path_.empty()) return;
+  ::unlink(temp_path_.c_str());
+  const std::string gone = std::exchange(temp_path_, {});
+  if (on_temp_file_) on_temp_file_(gone, false);
+}
+
+core::Status AtomicFileWriter::closed_error() const {
+  return core::fail_at(core::ErrorCode::Io, "already committed or discarded", path_.string());
+}
+
+core::Status AtomicFileWriter::write(std::string_view data) {
+  if (fd_ < 0) return closed_error();
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd_, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return io_error(path, "cannot write", errno);
+      return io_error(path_, "cannot write", errno);
     }
-    written += static_cast<std::size_t>(n);
-  }
-  if (options.durable && ::fsync(tmp.fd) != 0) return io_error(path, "cannot flush to disk", errno);
-  const int fd = tmp.fd;
-  tmp.fd = -1;
-  if (::close(fd) != 0) return io_error(path, "cannot close", errno);
-  if (::rename(tmp.path.c_str(), path.c_str()) != 0) {
-    return io_error(path, "cannot replace the file", errno);
-  }
-  tmp.armed = false;
-  if (!options.durable) return {};
-  // Make the rename itself durable.
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    const int rc = ::fsync(dfd);
-    const int err = errno;
-    ::close(dfd);
-    // Some file systems refuse fsync on a directory (EINVAL); the data itself is safe then.
-    if (rc != 0 && err != EINVAL && err != EROFS) {
-      return io_error(path, "cannot flush the directory to disk", err);
-    }
+    data.remove_prefix(static_cast<std::size_t>(n));
   }
   return {};
+}
+
+core::Status AtomicFileWriter::write_at(std::uint64_t offset, std::string_view data) {
+  if (fd_ < 0) return closed_error();
+  while (!data.empty()) {
+    const ssize_t n = ::pwrite(fd_, data.data(), data.size(), static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error(path_, "cannot write", errno);
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+    offset += static_cast<std::uint64_t>(n);
+  }
+  return {};
+}
+
+core::Status AtomicFileWriter::commit() {
+  if (fd_ < 0) return closed_error();
+  // errno is read before discard() (close, unlink) can change it.
+  if (durable_ && ::fsync(fd_) != 0) {
+    auto failed = io_error(path_, "cannot flush to disk", errno);
+    discard();
+    return failed;
+  }
+  if (::close(std::exchange(fd_, -1)) != 0) {
+    auto failed = io_error(path_, "cannot close", errno);
+    discard();
+    return failed;
+  }
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    auto failed = io_error(path_, "cannot replace the file", errno);
+    discard();
+    return failed;
+  }
+  const std::string renamed = std::exchange(temp_path_, {});
+  core::Status result;
+  if (durable_) result = flush_directory(path_);
+  if (on_temp_file_) on_temp_file_(renamed, false);
+  return result;
+}
+
+core::Status write_file_atomically(const std::filesystem::path& path, std::string_view content,
+                                   const AtomicWriteOptions& options) {
+  auto writer = AtomicFileWriter::open(path, options);
+  if (!writer) return std::unexpected(std::move(writer.error()));
+  if (auto written = writer->write(content); !written) return written;
+  return writer->commit();
 }
 
 }  // namespace gpulock::sys

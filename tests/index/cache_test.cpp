@@ -1,6 +1,9 @@
 // The on-disk cache format: round trips, torn and foreign files, concurrent writers.
 #include "cache.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -13,9 +16,12 @@
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include "gpulock/index/parse.h"
 
+#include "cache_binary.h"
 #include "index_test_support.h"
 
 using namespace gpulock;
@@ -420,4 +426,194 @@ TEST_CASE("entries with the previous header format (hash64 checksum) still read"
   bytes[bytes.size() - 1] ^= 1;
   index_test::write_text(path, bytes);
   CHECK_FALSE(cache.load_metadata("sha256-old"));
+}
+
+TEST_CASE("Checksum64Stream gives checksum64's value however the bytes are split", "[cache]") {
+  std::mt19937_64 rng(46);
+  std::string data(200'003, '\0');
+  for (auto& c : data)
+    c = static_cast<char>(rng());
+  std::vector<std::size_t> sizes = {0,   1,    2,    3,      4,       5,       7,
+                                    8,   9,    10,   23,     24,      25,      26,
+                                    100, 1000, 4097, 65'536, 200'001, 200'002, 200'003};
+  for (int i = 0; i < 12; ++i)
+    sizes.push_back(rng() % data.size());
+  for (std::size_t size : sizes) {
+    const std::string_view bytes(data.data(), size);
+    const std::uint64_t seed = rng();
+    for (bool software : {false, true}) {
+      INFO("size " << size << (software ? ", software" : ", hardware where the CPU has it"));
+      const std::uint64_t expected = detail::checksum64(bytes, seed, software);
+      CHECK(expected == detail::checksum64(bytes, seed, !software));
+      // Whole, byte by byte (small sizes), and random pieces, short and long, empty ones too.
+      std::vector<std::function<std::size_t()>> chunkings = {
+          [&] { return size; }, [] { return std::size_t{1}; }, [&] { return rng() % 9; },
+          [&] { return rng() % 5000; }, [&] { return 1 + rng() % (size / 2 + 1); }};
+      for (std::size_t c = 0; c < chunkings.size(); ++c) {
+        if (c == 1 && size > 5000) continue;
+        INFO("chunking " << c);
+        detail::Checksum64Stream stream(size, seed, software);
+        std::string_view rest = bytes;
+        while (!rest.empty()) {
+          const std::size_t n = std::min(chunkings[c](), rest.size());
+          stream.update(rest.substr(0, n));
+          rest.remove_prefix(n);
+        }
+        CHECK(stream.consumed() == size);
+        CHECK(stream.finish() == expected);
+      }
+    }
+  }
+}
+
+namespace {
+
+constexpr std::uint64_t kSeed = 0x6770756c6f636bULL;  // cache.cpp's kChecksumSeed
+
+// A page entry as the cache wrote it in one buffer (before issue 46): header, the entry's
+// fields, encode_page's bytes.
+std::string one_buffer_entry(const detail::PageEntry& e) {
+  std::string payload;
+  detail::put_str(payload, e.url);
+  detail::put_i64(payload, e.stored_at);
+  detail::put_i64(payload, e.max_age);
+  detail::put_u8(payload, e.no_cache ? 1 : 0);
+  const auto status = static_cast<std::uint16_t>(e.status);
+  payload.append(reinterpret_cast<const char*>(&status), 2);
+  detail::put_str(payload, e.etag);
+  detail::put_str(payload, e.last_modified);
+  detail::encode_page(e.page, payload);
+  std::string out = "GPLKP";
+  out += '\2';
+  out.append(2, '\0');
+  detail::put_u64(out, payload.size());
+  detail::put_u64(out, detail::checksum64(payload, kSeed));
+  return out + payload;
+}
+
+// The files under `root` (an entry, and any temporary beside it).
+std::vector<std::string> files_under(const std::string& root) {
+  std::vector<std::string> out;
+  for (const auto& ent : std::filesystem::recursive_directory_iterator(root)) {
+    if (ent.is_regular_file()) out.push_back(ent.path().string());
+  }
+  return out;
+}
+
+// A page of `files` wheels, a variants file and an sdist (sample_page with a variants file).
+ProjectPage page_with_variants(std::size_t files) {
+  ProjectPage page = sample_page(files);
+  std::string json = R"({"meta":{"api-version":"1.1"},"name":"demo-pkg","files":[)"
+                     R"({"filename":"demo_pkg-1.0-variants.json","url":"https://h/v.json",)"
+                     R"("hashes":{"sha256":"00"}}]})";
+  auto variants = parse_json_page(json, "http://h/simple/demo-pkg/", {"demo-pkg", false});
+  REQUIRE(variants);
+  for (auto& f : variants->variants_files)
+    page.variants_files.push_back(std::move(f));
+  return page;
+}
+
+}  // namespace
+
+TEST_CASE("PageEncoder: its size first, then encode_page's bytes in chunks", "[cache]") {
+  for (std::size_t files : {0u, 1u, 40u}) {
+    const ProjectPage page = files == 0 ? ProjectPage{} : page_with_variants(files);
+    std::string whole;
+    detail::encode_page(page, whole);
+    const detail::PageEncoder encoder(page);
+    CHECK(encoder.size() == whole.size());
+    for (std::size_t chunk : {1u, 20u, 333u, 100'000u}) {
+      INFO(files << " files, chunk " << chunk);
+      std::string streamed, buffer;
+      int flushes = 0;
+      REQUIRE(encoder.write(buffer, chunk, [&](std::string& b) {
+        CHECK(b.size() >= chunk);
+        streamed += b;
+        b.clear();
+        ++flushes;
+        return true;
+      }));
+      // What the last flush left: under a chunk, then the two counts at most (no files).
+      CHECK(buffer.size() < chunk + 8);
+      CHECK(streamed + buffer == whole);
+      CHECK((flushes > 0) == (chunk < whole.size()));
+      // A flush that fails stops the encoding.
+      if (flushes > 1) {
+        std::string b;
+        int calls = 0;
+        CHECK_FALSE(encoder.write(b, chunk, [&](std::string&) { return ++calls < 2; }));
+        CHECK(calls == 2);
+      }
+    }
+  }
+}
+
+TEST_CASE("page entries are streamed to the same bytes as one buffer held them", "[cache]") {
+  std::string root = index_test::scratch_dir("cache-streamed");
+  detail::DiskCache cache(root, true);
+  std::vector<std::pair<std::string, ProjectPage>> pages;
+  pages.emplace_back("missing", ProjectPage{});
+  pages.back().second.name = "missing";
+  pages.emplace_back("one", sample_page(1));
+  pages.emplace_back("many", page_with_variants(300));
+  pages.emplace_back("mixed", mixed_page());
+  REQUIRE_FALSE(pages[2].second.variants_files.empty());
+  for (auto& [name, page] : pages) {
+    detail::PageEntry e;
+    e.url = "http://h/simple/" + name + "/";
+    e.stored_at = 1700000000;
+    e.max_age = 60;
+    e.etag = "\"e\"";
+    e.last_modified = "Mon, 01 Jan 2024 00:00:00 GMT";
+    e.page = page;
+    const std::string expected = one_buffer_entry(e);
+    for (std::size_t chunk : {std::size_t{1}, std::size_t{7}, std::size_t{24}, std::size_t{100},
+                              std::size_t{5000}, detail::DiskCache::kPageChunkSize}) {
+      INFO(name << ", chunk " << chunk << ", entry of " << expected.size() << " bytes");
+      std::filesystem::remove_all(root);
+      REQUIRE(cache.store_page(e, page, chunk));
+      const auto files = files_under(root);
+      REQUIRE(files.size() == 1);  // no temporary left beside it
+      CHECK(index_test::read_text(files[0]) == expected);
+      auto loaded = cache.load_page(e.url);
+      REQUIRE(loaded);
+      CHECK(loaded->etag == e.etag);
+      check_same(loaded->page, page);
+      CHECK(loaded->page.variants_files.size() == page.variants_files.size());
+    }
+  }
+}
+
+TEST_CASE("a page entry that fails to be written leaves the old one and no temporary", "[cache]") {
+  std::string root = index_test::scratch_dir("cache-stream-fail");
+  detail::DiskCache cache(root, true);
+  detail::PageEntry old;
+  old.url = "http://h/simple/demo-pkg/";
+  old.stored_at = 1;
+  old.page = sample_page(1);
+  REQUIRE(cache.store_page(old));
+  detail::PageEntry big = old;
+  big.stored_at = 2;
+  big.page = sample_page(200);
+  REQUIRE(one_buffer_entry(big).size() > 16384);
+  // In a child, under a file-size limit the new entry is over (EFBIG): streamed in chunks, and
+  // in one write.
+  for (std::size_t chunk : {std::size_t{1000}, detail::DiskCache::kPageChunkSize}) {
+    INFO("chunk " << chunk);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      const rlimit limit{16384, 16384};
+      if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(10);
+      ::signal(SIGXFSZ, SIG_IGN);
+      ::_exit(cache.store_page(big, big.page, chunk) ? 11 : 0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    CHECK(files_under(root).size() == 1);
+    auto loaded = cache.load_page(old.url);
+    REQUIRE(loaded);
+    CHECK(loaded->stored_at == 1);
+  }
 }

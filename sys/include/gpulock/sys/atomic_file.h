@@ -2,11 +2,13 @@
 /// @file
 /// Atomic replacement of a file: the new content is written to a temporary file in the same
 /// directory, flushed to disk (fsync; AtomicWriteOptions::durable), renamed over the target, and
-/// the directory is fsynced.
+/// the directory is fsynced. AtomicFileWriter writes such a file piece by piece (a large cache
+/// entry, encoded as it is written); write_file_atomically writes one string with it.
 /// A reader sees the old file or the new one, never a torn one; on any error the old file is
 /// untouched and the temporary file removed. The one writer of lock files, exports and cache
 /// entries.
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -35,6 +37,49 @@ struct AtomicWriteOptions {
   /// user sees beside their project; a writer in another PID namespace sharing the directory would
   /// look dead.
   bool remove_stale_temporaries = false;
+};
+
+/// One atomic replacement of `path`, written in pieces: open() creates the temporary file (and,
+/// with the options, the directory; an existing file's mode is copied to it), write() appends,
+/// write_at() overwrites bytes already written (a header filled in last), commit() flushes and
+/// renames it over `path`. Until commit() succeeds `path` is untouched; a writer destroyed
+/// without a commit, or whose commit failed, removes its temporary file. Errors: Io, as
+/// write_file_atomically's. Movable, not copyable; not thread-safe.
+class AtomicFileWriter {
+ public:
+  [[nodiscard]] static core::Result<AtomicFileWriter> open(const std::filesystem::path& path,
+                                                           const AtomicWriteOptions& options = {});
+
+  AtomicFileWriter(AtomicFileWriter&& other) noexcept;
+  AtomicFileWriter& operator=(AtomicFileWriter&& other) noexcept;
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+  ~AtomicFileWriter();
+
+  /// Appends `data` (all of it: short writes and EINTR are retried).
+  [[nodiscard]] core::Status write(std::string_view data);
+  /// Writes `data` at `offset` (pwrite: the next write() still appends after the last one).
+  /// Meant for bytes already written; past the end it leaves a hole, as pwrite does.
+  [[nodiscard]] core::Status write_at(std::uint64_t offset, std::string_view data);
+  /// Flushes the file (when durable), renames it over the target and flushes the directory (an
+  /// error there comes after the rename: the new file is in place). Once called, successful or
+  /// not, the writer is closed: further calls fail.
+  [[nodiscard]] core::Status commit();
+
+  /// The temporary file's path; empty once committed or discarded.
+  [[nodiscard]] const std::string& temp_path() const noexcept { return temp_path_; }
+
+ private:
+  AtomicFileWriter() = default;
+  // Closes the descriptor, removes the temporary file and reports it gone (no-op when closed).
+  void discard() noexcept;
+  [[nodiscard]] core::Status closed_error() const;
+
+  std::filesystem::path path_;
+  std::function<void(const std::string& temp_path, bool exists)> on_temp_file_;
+  bool durable_ = true;
+  std::string temp_path_;
+  int fd_ = -1;
 };
 
 /// Replaces `path` with `content`. A new file gets mode 0666 minus the umask; an existing file
