@@ -27,9 +27,11 @@ using resolver::UnavailableReason;
 
 namespace {
 
-// What build_entries learns of one version from its files.
+// What build_entries learns of one version from its files; `entry` is the version's slot in the
+// package's entries, built in place.
 struct VersionAcc {
-  VersionEntry entry;
+  explicit VersionAcc(VersionEntry& e) : entry(e) {}
+  VersionEntry& entry;
   std::shared_ptr<VariantChoice> variants;
   std::optional<std::size_t> best_rank;
   bool has_wheel = false, has_sdist = false, tag_ok = false, excluded_newer = false,
@@ -131,25 +133,26 @@ void settle_availability(std::string_view name, PackageState& state, std::vector
 void order_entries(std::string_view name, const ProviderConfig& config,
                    std::vector<VersionEntry>& entries, PackageState& state) {
   bool torch_order = !config.torch.empty() && gpu::is_torch_family(name);
-  std::stable_sort(entries.begin(), entries.end(),
-                   [&](const VersionEntry& a, const VersionEntry& b) {
-                     if (torch_order) {
-                       // Newest public version first, then the highest CUDA variant (never PEP 440
-                       // label order).
-                       auto pa = a.version.public_version(), pb = b.version.public_version();
-                       if (pa != pb) return pa > pb;
-                       auto rank_of = [](const gpu::BuildLabel& l) {
-                         if (l.kind == gpu::BuildKind::Cuda && l.cuda)
-                           return static_cast<std::int64_t>(l.cuda->major * 100 + l.cuda->minor);
-                         if (l.kind == gpu::BuildKind::Unlabeled) return std::int64_t{-1};
-                         if (l.kind == gpu::BuildKind::Cpu) return std::int64_t{-2};
-                         return std::int64_t{-3};
-                       };
-                       auto ra = rank_of(a.build), rb = rank_of(b.build);
-                       if (ra != rb) return ra > rb;
-                     }
-                     return a.version > b.version;
-                   });
+  // The versions are distinct and the order ends on them: a total order, so std::sort gives
+  // stable_sort's result without its buffer (a copy of every entry: 7,700 of a huge page).
+  std::sort(entries.begin(), entries.end(), [&](const VersionEntry& a, const VersionEntry& b) {
+    if (torch_order) {
+      // Newest public version first, then the highest CUDA variant (never PEP 440
+      // label order).
+      auto pa = a.version.public_version(), pb = b.version.public_version();
+      if (pa != pb) return pa > pb;
+      auto rank_of = [](const gpu::BuildLabel& l) {
+        if (l.kind == gpu::BuildKind::Cuda && l.cuda)
+          return static_cast<std::int64_t>(l.cuda->major * 100 + l.cuda->minor);
+        if (l.kind == gpu::BuildKind::Unlabeled) return std::int64_t{-1};
+        if (l.kind == gpu::BuildKind::Cpu) return std::int64_t{-2};
+        return std::int64_t{-3};
+      };
+      auto ra = rank_of(a.build), rb = rank_of(b.build);
+      if (ra != rb) return ra > rb;
+    }
+    return a.version > b.version;
+  });
   if (auto pref = config.preferences.find(name); pref != config.preferences.end()) {
     auto it = std::find_if(entries.begin(), entries.end(),
                            [&](const VersionEntry& e) { return e.version == pref->second; });
@@ -168,19 +171,28 @@ auto Catalog::Impl::build_entries(
     const std::vector<std::pair<const index::OmittedVersion*, const SourceSpec*>>& omitted)
     -> void {
   using Acc = VersionAcc;
-  std::vector<Acc> accs;
+  // The distinct versions first, in the order they are met: the entries are then made once, in
+  // place, and never moved (a huge page's 7,700 versions grown by doubling and then copied into
+  // the package's list held three lists of 480-byte entries at once).
   std::unordered_map<core::Version, std::size_t, core::VersionHash> by_version;
+  by_version.reserve(omitted.size() + files.size());
+  for (const auto& [o, source] : omitted)
+    by_version.try_emplace(o->version, by_version.size());
+  for (const auto& [file, source] : files)
+    by_version.try_emplace(file->version(), by_version.size());
+  std::vector<VersionEntry> entries(by_version.size());
+  for (const auto& [version, i] : by_version) {
+    entries[i].version = version;
+    entries[i].build = gpu::classify_build(version);
+  }
+  std::vector<Acc> accs;
+  accs.reserve(entries.size());
+  for (auto& e : entries)
+    accs.emplace_back(e);
   bool nightly_filter = config.nightly_date.has_value() && gpu::is_torch_family(name);
   // The version's accumulator, or null for a nightly of another date than the chosen one.
   auto acc_for = [&](const core::Version& v, const SourceSpec* source) -> Acc* {
-    auto [it, inserted] = by_version.emplace(v, accs.size());
-    if (inserted) {
-      Acc a;
-      a.entry.version = v;
-      a.entry.build = gpu::classify_build(v);
-      accs.push_back(std::move(a));
-    }
-    Acc& acc = accs[it->second];
+    Acc& acc = accs[by_version.find(v)->second];
     if (nightly_filter && source->nightly()) {
       auto date = nightly_date_of(v);
       if (date && *date != *config.nightly_date) {
@@ -264,12 +276,14 @@ auto Catalog::Impl::build_entries(
   attach_variant_files(name, state, accs);
   settle_availability(name, state, accs, gpu, target_tag_text());
 
-  std::vector<VersionEntry> entries;
-  entries.reserve(accs.size());
-  for (auto& acc : accs) {
-    if (acc.other_date && !acc.has_wheel && !acc.has_sdist) continue;
-    entries.push_back(std::move(acc.entry));
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < accs.size(); ++i) {
+    if (accs[i].other_date && !accs[i].has_wheel && !accs[i].has_sdist) continue;
+    if (kept != i) entries[kept] = std::move(entries[i]);
+    ++kept;
   }
+  accs.clear();  // their entries moved
+  entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(kept), entries.end());
   order_entries(name, config, entries, state);
   state.entries = std::move(entries);
 }
