@@ -200,18 +200,18 @@ core::Status InstallJournal::make_stash() {
   return {};
 }
 
-core::Status InstallJournal::note(Entry entry) {
+core::Status InstallJournal::note(Kind kind, const fs::path& path, const fs::path& stashed) {
   auto s = make_stash();
   if (s) {
-    if (kill_at_ != 0 && entry.kind == kill_kind_ && ++kill_count_ == kill_at_) {
+    if (kill_at_ != 0 && kind == kill_kind_ && ++kill_count_ == kill_at_) {
       ::kill(::getpid(), SIGKILL);
     }
-    write_all(journal_fd_,
-              fmt::format("{}\t{}\t{}\n", static_cast<char>(entry.kind),
-                          escape(entry.path.string()), escape(entry.stashed.string())));
+    write_all(journal_fd_, fmt::format("{}\t{}\t{}\n", static_cast<char>(kind),
+                                       escape(path.native()), escape(stashed.native())));
   }
   // Kept in memory even when the journal cannot be written: the rollback in process undoes it.
-  log_.push_back(std::move(entry));
+  // As text: a path object copied splits into a list of components (a torch's 12,000 files).
+  log_.push_back({kind, path.native(), stashed.native()});
   return s;
 }
 
@@ -220,7 +220,7 @@ core::Status InstallJournal::set_aside(const fs::path& path) {
   if (::lstat(path.c_str(), &st) != 0) return {};
   if (auto s = make_stash(); !s) return s;
   const fs::path stashed = stash_ / std::to_string(next_++);
-  if (auto s = note({Kind::Aside, path, stashed}); !s) return s;
+  if (auto s = note(Kind::Aside, path, stashed); !s) return s;
   if (::rename(path.c_str(), stashed.c_str()) != 0) {
     const int err = errno;
     // Another file system (a --system scheme): a regular file is copied (under another name
@@ -239,7 +239,7 @@ core::Status InstallJournal::set_aside(const fs::path& path) {
 
 void InstallJournal::created(const fs::path& path) {
   // A journal that cannot be written fails the set_aside or make_dirs before it.
-  (void)note({Kind::File, path, {}});
+  (void)note(Kind::File, path);
 }
 
 core::Status InstallJournal::make_dirs(const fs::path& dir) {
@@ -250,7 +250,7 @@ core::Status InstallJournal::make_dirs(const fs::path& dir) {
     if (p == p.parent_path()) break;
   }
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-    if (auto s = note({Kind::Dir, *it, {}}); !s) return s;
+    if (auto s = note(Kind::Dir, *it); !s) return s;
   }
   fs::create_directories(dir, ec);
   if (ec) return std::unexpected(io_error("cannot create the directory", dir, ec.value()));
@@ -260,10 +260,10 @@ core::Status InstallJournal::make_dirs(const fs::path& dir) {
 std::vector<std::string> InstallJournal::rollback() {
   std::vector<std::string> lost;
   for (std::size_t i = log_.size(); i-- > 0;) {
-    if (undo(log_[i])) {
+    if (undo({log_[i].kind, log_[i].path, log_[i].stashed})) {
       note_undone(journal_fd_, i);
     } else {
-      lost.push_back(log_[i].path.string());
+      lost.push_back(log_[i].path);
     }
   }
   log_.clear();

@@ -74,14 +74,19 @@ class InstallJournal {
   };
 
  private:
-  core::Status note(Entry entry);
+  core::Status note(Kind kind, const std::filesystem::path& path,
+                    const std::filesystem::path& stashed = {});
   core::Status make_stash();
+  struct Noted {
+    Kind kind;
+    std::string path, stashed;
+  };
   std::vector<std::filesystem::path> roots_;
   std::filesystem::path registry_;
   std::filesystem::path record_;  ///< this stash's file in the registry
   std::filesystem::path stash_;
   int journal_fd_ = -1;
-  std::vector<Entry> log_;
+  std::vector<Noted> log_;
   std::size_t next_ = 0;
   bool done_ = false;
   /// GPULOCK_TEST_INSTALL_KILL="KIND N" (file, dir or aside): the process kills itself with
