@@ -99,56 +99,61 @@ TEST_CASE("ReadBytes releases whole blocks of what was passed and keeps the line
   CHECK(off.released_to() == 0);
 }
 
+constexpr std::string_view kUrl = "https://example.org/simple/big/";
+
+// `page` parsed as it is (`plain`) and from a body released as it is read (`releasing`): the
+// same files, and the body's first blocks went back to the system (they read as zeros now).
+template <class Plain, class Releasing>
+void check_same_parse(const std::string& page, std::size_t files, Plain plain,
+                      Releasing releasing) {
+  auto kept = plain(page, kUrl);
+  REQUIRE(kept);
+  std::string body = page;
+  auto released = releasing(body, kUrl, PageFilter{});
+  REQUIRE(released);
+  REQUIRE(kept->files.size() == files);
+  require_same(*kept, *released);
+  CHECK(body[4 * kMiB] == '\0');
+  CHECK(body.size() == page.size());
+}
+
+// An error near the end of `page`: reported at `line` either way (the released lines were
+// counted before they went).
+template <class Plain, class Releasing>
+void check_same_error(const std::string& page, std::size_t line, Plain plain, Releasing releasing) {
+  auto kept = plain(page, kUrl);
+  std::string body = page;
+  auto released = releasing(body, kUrl, PageFilter{});
+  REQUIRE_FALSE(kept);
+  REQUIRE_FALSE(released);
+  CHECK(kept.error().line == line);
+  CHECK(released.error().line == line);
+  CHECK(released.error().message == kept.error().message);
+}
+
+const auto kPlainJson = [](std::string_view page, std::string_view url) {
+  return parse_json_page(page, url);
+};
+const auto kPlainHtml = [](std::string_view page, std::string_view url) {
+  return parse_html_page(page, url);
+};
+
 TEST_CASE("a huge JSON page parsed while its body is released gives the same page",
           "[index][pages]") {
   const std::string page = json_page(40'000, 40'000);  // ~14 MB
   REQUIRE(page.size() > 12 * kMiB);
-  auto plain = parse_json_page(page, "https://example.org/simple/big/");
-  REQUIRE(plain);
-  std::string body = page;
-  auto released = detail::parse_json_page_releasing(body, "https://example.org/simple/big/", {});
-  REQUIRE(released);
-  REQUIRE(plain->files.size() == 40'000);
-  require_same(*plain, *released);
-  // The body's memory went back as it was read: its first blocks read as zeros now.
-  CHECK(body[4 * kMiB] == '\0');
-  CHECK(body.size() == page.size());
-
-  // An error near the end is reported at the same line either way (the released lines were
-  // counted before they went).
-  const std::string broken = json_page(40'000, 39'990);
-  auto plain_error = parse_json_page(broken, "https://example.org/simple/big/");
-  std::string broken_body = broken;
-  auto released_error =
-      detail::parse_json_page_releasing(broken_body, "https://example.org/simple/big/", {});
-  REQUIRE_FALSE(plain_error);
-  REQUIRE_FALSE(released_error);
-  CHECK(plain_error.error().line == 39'992);  // the files start on line 2
-  CHECK(released_error.error().line == plain_error.error().line);
-  CHECK(released_error.error().message == plain_error.error().message);
+  check_same_parse(page, 40'000, kPlainJson, detail::parse_json_page_releasing);
+  // A value of the wrong type in file 39,990 (the files start on line 2).
+  check_same_error(json_page(40'000, 39'990), 39'992, kPlainJson,
+                   detail::parse_json_page_releasing);
 }
 
 TEST_CASE("a huge HTML page parsed while its body is released gives the same page",
           "[index][pages]") {
   std::string page = html_page(45'000);
   REQUIRE(page.size() > 12 * kMiB);
-  auto plain = parse_html_page(page, "https://example.org/simple/big/");
-  REQUIRE(plain);
-  std::string body = page;
-  auto released = detail::parse_html_page_releasing(body, "https://example.org/simple/big/", {});
-  REQUIRE(released);
-  REQUIRE(plain->files.size() == 45'000);
-  require_same(*plain, *released);
-  CHECK(body[4 * kMiB] == '\0');
-
-  // A tag left open at the end: the same line either way.
-  page += "<a href='x.whl\n";
-  auto plain_error = parse_html_page(page, "https://example.org/simple/big/");
-  std::string broken_body = page;
-  auto released_error =
-      detail::parse_html_page_releasing(broken_body, "https://example.org/simple/big/", {});
-  REQUIRE_FALSE(plain_error);
-  REQUIRE_FALSE(released_error);
-  CHECK(plain_error.error().line == 45'004);
-  CHECK(released_error.error().line == plain_error.error().line);
+  check_same_parse(page, 45'000, kPlainHtml, detail::parse_html_page_releasing);
+  // A tag left open at the end.
+  check_same_error(page + "<a href='x.whl\n", 45'004, kPlainHtml,
+                   detail::parse_html_page_releasing);
 }
