@@ -19,6 +19,7 @@
 #include "gpulock/core/text.h"
 #include "gpulock/index/parse.h"
 #include "gpulock/index/url.h"
+#include "gpulock/sys/huge_pages.h"
 
 #include "client_impl.h"
 #include "local_file.h"
@@ -37,6 +38,8 @@ namespace {
 
 // "Not on this index" answers without a max-age are kept this long.
 constexpr std::int64_t kDefaultNotFoundMaxAge = 600;
+// Files a filter must drop from one page before their memory is handed back (finish_page).
+constexpr std::size_t kReturnMemoryFiles = 20'000;
 
 struct CacheControl {
   std::int64_t max_age = -1;
@@ -142,7 +145,13 @@ const detail::WheelFilter* IndexClient::Impl::wheel_filter() const {
 // unless it is a find-links page (`whole`), filtered per project later.
 ProjectPagePtr IndexClient::Impl::finish_page(ProjectPage&& page, bool whole) const {
   const auto* filter = whole ? nullptr : wheel_filter();
-  if (filter) detail::filter_page(page, *filter);
+  if (filter) {
+    const std::size_t before = page.files.size();
+    detail::filter_page(page, *filter);
+    // A huge page's dropped files (a 100,000-file page: 30 MB of records) go back to the
+    // system, rather than stay resident while what comes next takes fresh memory.
+    if (before - page.files.size() >= kReturnMemoryFiles) sys::return_free_memory();
+  }
   return std::make_shared<const ProjectPage>(std::move(page));
 }
 

@@ -53,6 +53,12 @@ void use_huge_page_heap() noexcept {
 #endif
 }
 
+void return_free_memory() noexcept {
+#if defined(__GLIBC__)
+  ::malloc_trim(0);
+#endif
+}
+
 void note_heap_growth() noexcept {
 #if defined(__linux__)
   std::uintptr_t seen = heap_end.load(std::memory_order_relaxed);

@@ -28,6 +28,12 @@ std::size_t advise_huge_pages(void* p, std::size_t n) noexcept;
 /// cost is memory kept after it is freed, which a short-lived command does not miss.
 void use_huge_page_heap() noexcept;
 
+/// Hands the whole pages of the heap's free memory back to the system (glibc malloc_trim):
+/// memory freed in bulk stays resident otherwise, and what is allocated next lands in fresh
+/// pages beside it. For after a huge index page's files were filtered down to a target's; a few
+/// milliseconds; nothing elsewhere.
+void return_free_memory() noexcept;
+
 /// Advises the part of the heap grown since the last call (nothing when use_huge_page_heap was
 /// not called). Cheap enough for every allocation: one sbrk(0) and a comparison.
 void note_heap_growth() noexcept;
