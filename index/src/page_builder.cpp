@@ -122,9 +122,7 @@ ReadBytes::ReadBytes(std::string_view text, bool release) noexcept
 
 void ReadBytes::release_to(std::size_t offset) noexcept {
   offset = std::min(offset, text_.size());
-  lines_ += static_cast<std::size_t>(
-      std::count(text_.begin() + static_cast<std::ptrdiff_t>(counted_),
-                 text_.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  lines_ += newlines(counted_, offset);
   counted_ = offset;
   next_ = offset + kReleaseBlock;
   // Whole blocks only, inside the text: the memory around it (an allocator's header) is not
@@ -144,15 +142,13 @@ std::size_t ReadBytes::line_of(std::size_t offset) const noexcept {
   offset = std::min(offset, text_.size());
   if (offset == 0) return 1;
   if (offset < released_to_) return 0;
-  if (offset < counted_) {
-    return 1 + lines_ -
-           static_cast<std::size_t>(
-               std::count(text_.begin() + static_cast<std::ptrdiff_t>(offset),
-                          text_.begin() + static_cast<std::ptrdiff_t>(counted_), '\n'));
-  }
-  return 1 + lines_ +
-         static_cast<std::size_t>(std::count(text_.begin() + static_cast<std::ptrdiff_t>(counted_),
-                                             text_.begin() + static_cast<std::ptrdiff_t>(offset),
+  if (offset < counted_) return 1 + lines_ - newlines(offset, counted_);
+  return 1 + lines_ + newlines(counted_, offset);
+}
+
+std::size_t ReadBytes::newlines(std::size_t from, std::size_t to) const noexcept {
+  return static_cast<std::size_t>(std::count(text_.begin() + static_cast<std::ptrdiff_t>(from),
+                                             text_.begin() + static_cast<std::ptrdiff_t>(to),
                                              '\n'));
 }
 

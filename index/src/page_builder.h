@@ -149,6 +149,8 @@ class ReadBytes {
 
  private:
   void release_to(std::size_t offset) noexcept;
+  // '\n' in [from, to) (bytes not released).
+  [[nodiscard]] std::size_t newlines(std::size_t from, std::size_t to) const noexcept;
   std::string_view text_;
   std::size_t next_;         // the offset at which passed() next releases (never: SIZE_MAX)
   std::size_t counted_ = 0;  // the newlines of [0, counted_) are in lines_

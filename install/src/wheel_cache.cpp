@@ -103,12 +103,11 @@ core::Status write_manifest(const fs::path& dir, const std::vector<index::Unpack
 
 namespace {
 
-using EntryFiles = std::unordered_map<std::string, std::pair<std::uint64_t, std::int64_t>>;
-
 // verify_cache_entry's walk of one directory (`fd`, owned: closed here), whose path below the
 // entry is `rel` ("" or ending in '/'): names relative to directory descriptors, so that the
 // kernel does not walk the entry's whole path again for every one of a torch's 12,000 files.
-std::string check_entry_dir(int fd, std::string& rel, const EntryFiles& want, std::size_t& seen) {
+std::string check_entry_dir(int fd, std::string& rel, const EntryManifest& want,
+                            std::size_t& seen) {
   DIR* d = ::fdopendir(fd);
   if (d == nullptr) {
     const int err = errno;
@@ -153,21 +152,27 @@ std::string check_entry_dir(int fd, std::string& rel, const EntryFiles& want, st
 
 }  // namespace
 
+std::optional<EntryManifest> read_entry_manifest(const fs::path& dir) {
+  auto rows = record::read_stat_file(dir / std::string(kEntryManifest));
+  if (!rows) return std::nullopt;
+  EntryManifest files;
+  files.reserve(rows->size());
+  for (auto& r : *rows)
+    files.emplace(std::move(r.path), std::make_pair(r.size, r.mtime_ns));
+  return files;
+}
+
 std::string verify_cache_entry(const fs::path& dir) {
   // A damaged line names no file: the file it stood for is then "not one of the wheel's".
-  auto rows = record::read_stat_file(dir / std::string(kEntryManifest));
-  if (!rows) return "it has no manifest";
-  EntryFiles want;
-  want.reserve(rows->size());
-  for (auto& r : *rows)
-    want.emplace(std::move(r.path), std::make_pair(r.size, r.mtime_ns));
+  const auto want = read_entry_manifest(dir);
+  if (!want) return "it has no manifest";
   std::size_t seen = 0;
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return fmt::format("cannot be read: {}", std::strerror(errno));
   std::string rel;
-  if (std::string problem = check_entry_dir(fd, rel, want, seen); !problem.empty()) return problem;
-  if (seen != want.size())
-    return fmt::format("{} of its {} files are missing", want.size() - seen, want.size());
+  if (std::string problem = check_entry_dir(fd, rel, *want, seen); !problem.empty()) return problem;
+  if (seen != want->size())
+    return fmt::format("{} of its {} files are missing", want->size() - seen, want->size());
   return {};
 }
 

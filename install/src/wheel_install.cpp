@@ -209,11 +209,7 @@ class WheelInstaller {
     plain_may_shadow_ = !lib_normal_ || inside_lib(pyvenv_cfg_) || inside_lib(scripts_normal_);
     eps_ = read_entry_points(read_text(root_ / info_dir_ / "entry_points.txt"));
     // A cache entry's manifest (wheel_cache.h), which the entry was checked against.
-    if (auto rows = record::read_stat_file(root_ / std::string(kEntryManifest))) {
-      entry_stats_.reserve(rows->size());
-      for (auto& r : *rows)
-        entry_stats_.emplace(std::move(r.path), std::make_pair(r.size, r.mtime_ns));
-    }
+    if (auto manifest = read_entry_manifest(root_)) entry_stats_ = std::move(*manifest);
     if (auto s = install_files(); !s) return std::unexpected(s.error());
     if (auto s = write_scripts(); !s) return std::unexpected(s.error());
     if (auto s = write_metadata(); !s) return std::unexpected(s.error());
@@ -564,10 +560,9 @@ class WheelInstaller {
   std::set<std::string, std::less<>> made_;
   std::set<std::string, std::less<>> fresh_;  // directories this wheel made
   bool plain_may_shadow_ = true;  // lib_dir_ holds pyvenv.cfg or the scripts (check_shadowing)
-  using SizeMtime = std::pair<std::uint64_t, std::int64_t>;
-  std::unordered_map<std::string, SizeMtime> entry_stats_;  // the entry's manifest, by archive path
-  std::unordered_map<std::string, SizeMtime> linked_;       // hard-linked files, by RECORD path
-  bool lib_normal_ = false;                       // lib_dir_ is lexically normal (no trailing '/')
+  EntryManifest entry_stats_;     // the entry's manifest, by archive path
+  EntryManifest linked_;          // hard-linked files' size and mtime, by RECORD path
+  bool lib_normal_ = false;       // lib_dir_ is lexically normal (no trailing '/')
   fs::path pyvenv_cfg_, scripts_normal_;          // lexically normal
   std::map<std::string, std::string> installed_;  // archive path -> RECORD path
   std::set<std::string> changed_;

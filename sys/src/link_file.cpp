@@ -40,6 +40,12 @@ class Fd {
   int fd_;
 };
 
+// A hard link the file system refuses this way falls back to a copy (another device, no
+// hard links, too many links); any other failure is an error.
+bool copy_instead(int err) {
+  return err == EXDEV || err == EPERM || err == EMLINK || err == ENOTSUP;
+}
+
 // Copies (clone: reflinks) `from` into a new `to`. `cloned` says whether the reflink worked.
 core::Status copy_or_clone(const std::filesystem::path& from, const std::filesystem::path& to,
                            bool try_clone, bool& cloned) {
@@ -126,8 +132,7 @@ core::Result<LinkMode> link_file(const std::filesystem::path& from, const std::f
   if (mode == LinkMode::Hardlink) {
     if (::link(from.c_str(), to.c_str()) == 0) return LinkMode::Hardlink;
     const int err = errno;
-    if (err != EXDEV && err != EPERM && err != EMLINK && err != ENOTSUP)
-      return std::unexpected(io_error("cannot link", to, err));
+    if (!copy_instead(err)) return std::unexpected(io_error("cannot link", to, err));
   } else if (mode == LinkMode::Symlink) {
     if (::symlink(from.c_str(), to.c_str()) == 0) return LinkMode::Symlink;
     return std::unexpected(io_error("cannot link", to, errno));
@@ -168,8 +173,7 @@ core::Result<LinkMode> LinkDirs::link(const std::filesystem::path& from,
   if (::linkat(fd_from, f.c_str() + fs + 1, fd_to, t.c_str() + ts + 1, 0) == 0)
     return LinkMode::Hardlink;
   const int err = errno;
-  if (err != EXDEV && err != EPERM && err != EMLINK && err != ENOTSUP)
-    return std::unexpected(io_error("cannot link", to, err));
+  if (!copy_instead(err)) return std::unexpected(io_error("cannot link", to, err));
   return link_file(from, to, mode);  // the copy link_file falls back to
 }
 

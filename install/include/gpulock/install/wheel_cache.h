@@ -14,6 +14,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gpulock/core/error.h"
@@ -40,6 +42,11 @@ struct CachedWheelRequest {
 /// Each entry's own record, written when it is published: one "path\tsize\tmtime_ns" line per
 /// file (its files are made read-only first: 0444, 0555 when executable).
 inline constexpr std::string_view kEntryManifest = ".gpulock-entry";
+
+/// An entry's manifest by archive path: each file's size and mtime (ns); nullopt when the
+/// entry has none or it cannot be read.
+using EntryManifest = std::unordered_map<std::string, std::pair<std::uint64_t, std::int64_t>>;
+[[nodiscard]] std::optional<EntryManifest> read_entry_manifest(const std::filesystem::path& dir);
 
 /// An entry against its manifest: every file there, regular, with the recorded size and mtime,
 /// and no other file. Empty: it checks out; else what differs.
