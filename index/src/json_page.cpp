@@ -382,6 +382,8 @@ class JsonPageParser {
           bool b = false;
           SIMDJSON_TRY(value.get_bool().get(b));
           file.set_yanked(b, {});
+          // A key given twice counts as its last value: a reason read before goes with it.
+          out.yanked_reason = {};
         } else if (type == od::json_type::string) {
           SIMDJSON_TRY(get_text(value, text));
           file.set_yanked(true, {});

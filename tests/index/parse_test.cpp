@@ -120,6 +120,28 @@ TEST_CASE("PEP 691 JSON page with every field", "[parse][json]") {
   CHECK(page->warnings[1].find("numpy-1.0.tar.gz") != std::string::npos);
 }
 
+TEST_CASE("PEP 691 JSON: a key given twice counts as its last value", "[parse][json]") {
+  // Found by fuzz/cache_page: a reason, then `false`, left a file not yanked with a reason (which
+  // the cache then dropped, so the page read back from it differed).
+  auto page = parse_json_page(
+      R"({"meta": {"api-version": "1.1"}, "name": "demo", "files": [
+        {"filename": "demo-1.0.tar.gz", "url": "demo-1.0.tar.gz", "hashes": {},
+         "yanked": "broken", "yanked": false},
+        {"filename": "demo-1.1.tar.gz", "url": "demo-1.1.tar.gz", "hashes": {},
+         "yanked": "broken", "yanked": true},
+        {"filename": "demo-1.2.tar.gz", "url": "demo-1.2.tar.gz", "hashes": {},
+         "yanked": false, "yanked": "broken"}]})",
+      "https://pypi.org/simple/demo/");
+  REQUIRE(page);
+  REQUIRE(page->files.size() == 3);
+  CHECK_FALSE(page->files[0].yanked());
+  CHECK(page->files[0].yanked_reason().empty());
+  CHECK(page->files[1].yanked());
+  CHECK(page->files[1].yanked_reason().empty());
+  CHECK(page->files[2].yanked());
+  CHECK(page->files[2].yanked_reason() == "broken");
+}
+
 TEST_CASE("PEP 691 JSON api-version rules", "[parse][json]") {
   auto newer_minor =
       parse_json_page(R"({"meta":{"api-version":"1.9"},"name":"x","files":[]})", "http://h/x/");
