@@ -12,6 +12,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -25,7 +26,9 @@
 #include "gpulock/index/parse.h"
 #include "gpulock/index/url.h"
 
+#include "json_splitter.h"
 #include "page_builder.h"
+#include "page_stream.h"
 
 namespace gpulock::index {
 namespace {
@@ -60,69 +63,210 @@ struct JsonPath {
   }
 };
 
-class JsonPageParser {
+// A page's JSON as it arrives: the splitter hands over each element of "files" as soon as it is
+// in, which is read at once (into the page, or into the failure that whole-page reading would
+// have reported at that element), and keeps the rest as the skeleton, read at the end with the
+// elements' outcomes replayed at their placeholders: the checks run in page order, as they did
+// over the whole page.
+class JsonPageStream final : public detail::PageStream, private detail::JsonSplitter::Sink {
  public:
-  JsonPageParser(std::string_view buffer, std::string_view page_url, const PageFilter& filter,
-                 bool release)
-      : buffer_(buffer), read_(buffer, release), page_url_(page_url), classifier_(filter) {}
+  JsonPageStream(std::string_view page_url, const PageFilter& filter)
+      : page_url_(page_url), filter_(filter), classifier_(filter_) {}
+
+  void feed(std::string_view bytes) override { splitter_.feed(bytes, *this); }
+
+  core::Result<ProjectPage> finish() override {
+    splitter_.finish();
+    std::string& skeleton = splitter_.skeleton();
+    skeleton.reserve(skeleton.size() + simdjson::SIMDJSON_PADDING);
+    text_ = {skeleton, 1, 0};
+    return parse(
+        simdjson::padded_string_view(skeleton.data(), skeleton.size(), skeleton.capacity()));
+  }
+
+  // For tests: bytes held for an unfinished element.
+  [[nodiscard]] std::size_t held() const noexcept { return splitter_.held(); }
+
+ private:
+  // What a document is in the page, for error lines: its text and the line it starts on.
+  struct DocText {
+    std::string_view text;
+    std::size_t first_line = 1;
+    std::size_t gap_lines = 0;  // to the next token after it in the page
+  };
+  // The first element whose reading failed, with the error that goes out when the skeleton's
+  // reading reaches its placeholder; a warning an element gave, likewise.
+  struct AtElement {
+    std::size_t array = 0, index = 0;
+  };
+
+  static od::parser& parser_for(std::size_t size, std::optional<od::parser>& own) {
+    // One parser per thread: it keeps its buffers between documents. A huge one gets its own,
+    // whose buffers (4 bytes of structural index per byte, partly touched) go with it rather
+    // than staying resident for the rest of the run.
+    thread_local od::parser shared_parser;
+    return size > kSharedParserMax ? own.emplace() : shared_parser;
+  }
+
+  void element(const detail::JsonSplitter::Element& e) override {
+    std::optional<od::parser> own;
+    od::parser& parser = parser_for(e.text.size(), own);
+    od::document doc;
+    simdjson::padded_string_view view(e.text.data(), e.text.size(), e.readable);
+    if (auto err = parser.iterate(view).get(doc)) {
+      // As the whole page's first pass would have: before anything else, without a line.
+      if (!invalid_) invalid_ = err;
+      return;
+    }
+    if (failure_) return;  // only an invalid byte can still change the answer
+    const AtElement at{splitter_.arrays().size() - 1, e.index};
+    const std::size_t warnings = page_.warnings.size();
+    path_ = {};
+    path_.top = "files";
+    path_.in_array = true;
+    path_.index = e.index;
+    text_ = {e.text, 1 + count_lines(splitter_.skeleton()), e.gap_lines};
+    auto failed = read_file(doc);
+    if (failed) {
+      failure_ = std::move(failed);
+      failure_at_ = at;
+    } else if (page_.warnings.size() > warnings) {
+      element_warning_ = std::move(page_.warnings.back());
+      page_.warnings.pop_back();
+      warning_at_ = at;
+    }
+  }
+
+  // One element of "files": into the page (or dropped by the filter), or the failure.
+  std::optional<core::Error> read_file(od::document& doc) {
+    od::object object;
+    expected_ = "expected an object";
+    error_code err = doc.get_object().get(object);
+    DistFile* file = nullptr;
+    FileText text;
+    if (!err) {
+      file = &page_.files.emplace_back();
+      err = parse_file(object, *file, text);
+    }
+    const char* after = nullptr;
+    if (!err && !doc.current_location().get(after)) err = simdjson::TAPE_ERROR;  // a second value
+    if (err) return error(doc, err, expected_).error();
+    if (text.filename.empty()) {
+      return fail(doc, fmt::format("{}: missing 'filename'", path_.str())).error();
+    }
+    if (text.url.empty()) return fail(doc, fmt::format("{}: missing 'url'", path_.str())).error();
+    file->set_text(text.filename, text.url, text.requires_python, text.yanked_reason);
+    if (!classifier_.accept(*file)) page_.files.pop_back();
+    return std::nullopt;
+  }
+
+  static std::size_t count_lines(std::string_view text) noexcept {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  }
 
   core::Result<ProjectPage> parse(simdjson::padded_string_view view) {
-    // One parser per thread: it keeps its buffers between pages. A huge page gets its own,
-    // whose buffers (4 bytes of structural index per byte of page, partly touched) go with it
-    // rather than staying resident for the rest of the run.
-    thread_local od::parser shared_parser;
-    std::optional<od::parser> own_parser;
-    od::parser* parser = &shared_parser;
-    if (view.length() > kSharedParserMax) parser = &own_parser.emplace();
+    std::optional<od::parser> own;
+    od::parser& parser = parser_for(view.length(), own);
     od::document doc;
-    if (auto err = parser->iterate(view).get(doc)) {
+    error_code err = parser.iterate(view).get(doc);
+    if (!err && invalid_) err = invalid_;
+    if (err) {
       // The document never started, so it has no location; a document that ends early is
       // reported at its last line.
       std::size_t line = 0;
       if (err == simdjson::UNCLOSED_STRING || err == simdjson::INCOMPLETE_ARRAY_OR_OBJECT) {
-        line = read_.line_of(buffer_.size());
+        line = 1 + count_lines(text_.text);
       }
       return core::fail_at(
           core::ErrorCode::IndexFormat,
           fmt::format("invalid PEP 691 page: not valid JSON ({})", simdjson::error_message(err)),
           redact_url(page_url_), line);
     }
-    doc_ = &doc;
     od::object root;
-    if (auto err = doc.get_object().get(root)) {
-      return fail(doc, err == simdjson::INCORRECT_TYPE
+    if (auto e = doc.get_object().get(root)) {
+      return fail(doc, e == simdjson::INCORRECT_TYPE
                            ? "not a JSON object"
-                           : fmt::format("not valid JSON ({})", simdjson::error_message(err)));
+                           : fmt::format("not valid JSON ({})", simdjson::error_message(e)));
     }
     page_.api_version = "1.0";
     for (auto field_result : root) {
       path_ = {};
       od::field field;
-      if (auto err = std::move(field_result).get(field)) return error(doc, err, "not valid JSON");
+      if (auto e = std::move(field_result).get(field)) return error(doc, e, "not valid JSON");
       od::raw_json_string key = field.key();
       od::value value = field.value();
-      error_code err = simdjson::SUCCESS;
+      error_code e = simdjson::SUCCESS;
       if (key == "files") {
         path_.top = "files";
-        err = parse_files(value);
+        e = parse_files(value);
+        if (replayed_failure_) return std::unexpected(std::move(*failure_));
       } else if (key == "meta") {
         path_.top = "meta";
-        err = parse_meta(value);
+        e = parse_meta(value);
       } else if (key == "name") {
         path_.top = "name";
         std::string_view name;
-        err = value.get_string().get(name);
-        if (!err) page_.name.assign(name);
+        e = value.get_string().get(name);
+        if (!e) page_.name.assign(name);
       } else if (key == "versions") {
         path_.top = "versions";
-        err = parse_versions(value);
+        e = parse_versions(value);
       }
-      if (err) return error(doc, err, expected_);
+      if (e) return error(doc, e, expected_);
       if (!fatal_.empty()) return fail(doc, fatal_);
     }
     classifier_.finish(page_);
     page_.found = true;
     return std::move(page_);
+  }
+
+  // A "files" array of the skeleton: its first elements were read as they arrived (their
+  // outcomes replayed here, in order), the rest are read now.
+  error_code parse_files(od::value& value) {
+    od::array array;
+    expected_ = "expected an array";
+    SIMDJSON_TRY(value.get_array().get(array));
+    const std::size_t number = arrays_seen_++;
+    const auto& arrays = splitter_.arrays();
+    const std::size_t split = number < arrays.size() ? arrays[number] : 0;
+    path_.in_array = true;
+    path_.index = 0;
+    for (auto item : array) {
+      path_.field = {};
+      if (path_.index < split) {
+        if (failure_ && failure_at_.array == number && failure_at_.index == path_.index) {
+          replayed_failure_ = true;
+          return simdjson::SUCCESS;
+        }
+        if (element_warning_ && warning_at_.array == number && warning_at_.index == path_.index) {
+          page_.warnings.push_back(std::move(*element_warning_));
+          element_warning_.reset();
+        }
+        ++path_.index;
+        continue;
+      }
+      od::object object;
+      expected_ = "expected an object";
+      SIMDJSON_TRY(item.get_object().get(object));
+      // Built in place, strings collected as views and stored once the object is read.
+      DistFile& file = page_.files.emplace_back();
+      FileText text;
+      SIMDJSON_TRY(parse_file(object, file, text));
+      if (text.filename.empty()) {
+        fatal_ = fmt::format("{}: missing 'filename'", path_.str());
+        return simdjson::SUCCESS;
+      }
+      if (text.url.empty()) {
+        fatal_ = fmt::format("{}: missing 'url'", path_.str());
+        return simdjson::SUCCESS;
+      }
+      file.set_text(text.filename, text.url, text.requires_python, text.yanked_reason);
+      if (!classifier_.accept(file)) page_.files.pop_back();
+      ++path_.index;
+    }
+    path_.in_array = false;
+    path_.field = {};
+    return simdjson::SUCCESS;
   }
 
  private:
@@ -210,46 +354,6 @@ class JsonPageParser {
       return simdjson::SUCCESS;
     }
     return value.get_string().get(out);
-  }
-
-  error_code parse_files(od::value& value) {
-    od::array array;
-    expected_ = "expected an array";
-    SIMDJSON_TRY(value.get_array().get(array));
-    // PyPI file objects are 300-500 bytes of JSON. The reservation is generous: pages of a large
-    // allocation that are never written cost no memory, and a vector that grows copies.
-    page_.files.reserve(buffer_.size() / 192 + 4);
-    path_.in_array = true;
-    path_.index = 0;
-    for (auto item : array) {
-      od::object object;
-      path_.field = {};
-      expected_ = "expected an object";
-      SIMDJSON_TRY(item.get_object().get(object));
-      // Built in place, strings collected as views and stored once the object is read.
-      DistFile& file = page_.files.emplace_back();
-      FileText text;
-      SIMDJSON_TRY(parse_file(object, file, text));
-      if (text.filename.empty()) {
-        fatal_ = fmt::format("{}: missing 'filename'", path_.str());
-        return simdjson::SUCCESS;
-      }
-      if (text.url.empty()) {
-        fatal_ = fmt::format("{}: missing 'url'", path_.str());
-        return simdjson::SUCCESS;
-      }
-      file.set_text(text.filename, text.url, text.requires_python, text.yanked_reason);
-      if (!classifier_.accept(file)) page_.files.pop_back();
-      ++path_.index;
-      // The file's bytes are read and copied: they may go (ReadBytes).
-      const char* at = nullptr;
-      if (!doc_->current_location().get(at)) {
-        read_.passed(static_cast<std::size_t>(at - buffer_.data()));
-      }
-    }
-    path_.in_array = false;
-    path_.field = {};
-    return simdjson::SUCCESS;
   }
 
   // The strings of one file object, until it is read.
@@ -479,28 +583,41 @@ class JsonPageParser {
     return fail(doc, what);
   }
 
+  // At the document's current place; an element read to its end: at the token after it.
   core::Result<ProjectPage> fail(od::document& doc, std::string_view what) {
-    std::size_t line = 0;
+    std::string_view text = text_.text;
+    std::size_t offset = text.size();
+    std::size_t gap = text_.gap_lines;
     const char* location = nullptr;
-    if (!doc.current_location().get(location) && location >= buffer_.data() &&
-        location <= buffer_.data() + buffer_.size()) {
-      line = read_.line_of(static_cast<std::size_t>(location - buffer_.data()));
+    if (!doc.current_location().get(location) && location >= text.data() &&
+        location <= text.data() + text.size()) {
+      offset = static_cast<std::size_t>(location - text.data());
+      gap = 0;
     }
+    const std::size_t line = text_.first_line + count_lines(text.substr(0, offset)) + gap;
     return core::fail_at(core::ErrorCode::IndexFormat,
                          fmt::format("invalid PEP 691 page: {}", what), redact_url(page_url_),
                          line);
   }
 
-  std::string_view buffer_;
-  detail::ReadBytes read_;
-  od::document* doc_ = nullptr;
-  std::string_view page_url_;
+  std::string page_url_;
+  PageFilter filter_;
+  detail::JsonSplitter splitter_;
+  DocText text_;
   detail::FileClassifier classifier_;
   ProjectPage page_;
   JsonPath path_;
   const char* expected_ = "";
   std::string fatal_;
   bool bad_upload_time_ = false;
+  // The elements' outcomes (element()) and their replay (parse_files).
+  error_code invalid_ = simdjson::SUCCESS;
+  std::optional<core::Error> failure_;
+  AtElement failure_at_;
+  std::optional<std::string> element_warning_;
+  AtElement warning_at_;
+  std::size_t arrays_seen_ = 0;
+  bool replayed_failure_ = false;
   // Scratch for one file (FileText may point into them).
   std::string url_, reason_, algo_lower_, hex_lower_;
 };
@@ -510,32 +627,26 @@ class JsonPageParser {
 core::Result<ProjectPage> parse_json_page_padded(const std::string& buffer,
                                                  std::string_view page_url,
                                                  const PageFilter& filter) {
-  if (buffer.capacity() < buffer.size() + simdjson::SIMDJSON_PADDING) {
-    return parse_json_page(buffer, page_url, filter);
-  }
-  JsonPageParser parser(buffer, page_url, filter, false);
-  return parser.parse(
-      simdjson::padded_string_view(buffer.data(), buffer.size(), buffer.capacity()));
+  return parse_json_page(buffer, page_url, filter);
 }
 
 core::Result<ProjectPage> parse_json_page(std::string_view json, std::string_view page_url,
                                           const PageFilter& filter) {
-  std::string padded;
-  padded.reserve(json.size() + simdjson::SIMDJSON_PADDING);
-  padded.assign(json);
-  JsonPageParser parser(padded, page_url, filter, false);
-  return parser.parse(
-      simdjson::padded_string_view(padded.data(), padded.size(), padded.capacity()));
+  JsonPageStream stream(page_url, filter);
+  stream.feed(json);
+  return stream.finish();
 }
 
 namespace detail {
 core::Result<ProjectPage> parse_json_page_releasing(std::string& json, std::string_view page_url,
                                                     const PageFilter& filter) {
-  if (json.capacity() < json.size() + simdjson::SIMDJSON_PADDING) {
-    json.reserve(json.size() + simdjson::SIMDJSON_PADDING);
-  }
-  JsonPageParser parser(json, page_url, filter, true);
-  return parser.parse(simdjson::padded_string_view(json.data(), json.size(), json.capacity()));
+  auto page = parse_json_page(json, page_url, filter);
+  std::string().swap(json);
+  return page;
+}
+
+std::unique_ptr<PageStream> json_page_stream(std::string_view page_url, const PageFilter& filter) {
+  return std::make_unique<JsonPageStream>(page_url, filter);
 }
 }  // namespace detail
 

@@ -17,22 +17,6 @@ namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-// PEP 691 JSON of `n` wheels (one file object per line), about 330 bytes each; with a `size` of
-// the wrong type at file `bad` (none when bad >= n).
-std::string json_page(std::size_t n, std::size_t bad) {
-  std::string out = "{\"meta\":{\"api-version\":\"1.1\"},\"name\":\"big\",\"files\":[\n";
-  for (std::size_t i = 0; i < n; ++i) {
-    out += fmt::format(
-        "{}{{\"filename\":\"big-1.{}.0-py3-none-any.whl\",\"url\":\"https://files.example.org/"
-        "packages/ab/cd/{:060x}/big-1.{}.0-py3-none-any.whl\",\"hashes\":{{\"sha256\":\"{:064x}\""
-        "}},\"requires-python\":\">=3.9\",\"core-metadata\":true,\"size\":{},\"upload-time\":"
-        "\"2024-01-01T00:00:00.000000Z\",\"yanked\":false}}\n",
-        i ? "," : "", i, i, i, i + 1, i == bad ? "\"x\"" : std::to_string(1000 + i));
-  }
-  out += "]}\n";
-  return out;
-}
-
 // PEP 503 HTML of `n` wheels, one anchor per line.
 std::string html_page(std::size_t n) {
   std::string out = "<!DOCTYPE html>\n<html><body>\n";
@@ -131,22 +115,9 @@ void check_same_error(const std::string& page, std::size_t line, Plain plain, Re
   CHECK(released.error().message == kept.error().message);
 }
 
-const auto kPlainJson = [](std::string_view page, std::string_view url) {
-  return parse_json_page(page, url);
-};
 const auto kPlainHtml = [](std::string_view page, std::string_view url) {
   return parse_html_page(page, url);
 };
-
-TEST_CASE("a huge JSON page parsed while its body is released gives the same page",
-          "[index][pages]") {
-  const std::string page = json_page(40'000, 40'000);  // ~14 MB
-  REQUIRE(page.size() > 12 * kMiB);
-  check_same_parse(page, 40'000, kPlainJson, detail::parse_json_page_releasing);
-  // A value of the wrong type in file 39,990 (the files start on line 2).
-  check_same_error(json_page(40'000, 39'990), 39'992, kPlainJson,
-                   detail::parse_json_page_releasing);
-}
 
 TEST_CASE("a huge HTML page parsed while its body is released gives the same page",
           "[index][pages]") {

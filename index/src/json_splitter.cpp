@@ -1,0 +1,223 @@
+#include "json_splitter.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace gpulock::index::detail {
+namespace {
+
+bool is_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+// The bytes an element's scan stops at: strings, brackets and the comma.
+constexpr std::array<bool, 256> kStops = [] {
+  std::array<bool, 256> t{};
+  for (char c : std::string_view("\"{}[],"))
+    t[static_cast<unsigned char>(c)] = true;
+  return t;
+}();
+
+std::size_t count_newlines(const char* p, std::size_t n) noexcept {
+  std::size_t count = 0;
+  const char* end = p + n;
+  while (const void* hit = std::memchr(p, '\n', static_cast<std::size_t>(end - p))) {
+    ++count;
+    p = static_cast<const char*>(hit) + 1;
+  }
+  return count;
+}
+
+}  // namespace
+
+void JsonSplitter::feed(std::string_view bytes, Sink& sink) {
+  if (at_ == At::Rest) {
+    skeleton_.append(bytes);
+    return;
+  }
+  const std::size_t need = window_.size() + bytes.size() + kPadding;
+  if (window_.capacity() < need) window_.reserve(std::max(need, 2 * window_.capacity()));
+  window_.append(bytes);
+  scan(sink);
+  if (at_ != At::Rest) compact();
+}
+
+void JsonSplitter::finish() {
+  if (at_ != At::Rest) give_up();
+}
+
+bool JsonSplitter::skip_string() {
+  const char* base = window_.data();
+  const std::size_t n = window_.size();
+  while (pos_ < n) {
+    const void* hit = std::memchr(base + pos_, '"', n - pos_);
+    if (hit == nullptr) break;
+    const auto quote = static_cast<std::size_t>(static_cast<const char*>(hit) - base);
+    std::size_t run = quote;
+    while (run > 0 && base[run - 1] == '\\')
+      --run;
+    pos_ = quote + 1;
+    if ((quote - run) % 2 == 0) {
+      in_string_ = false;
+      return true;
+    }
+  }
+  // Not closed yet: the next scan starts at the trailing backslashes, which the next byte
+  // may be escaped by (the byte before them is not a backslash, so they are all there is).
+  std::size_t end = n;
+  while (end > pos_ && base[end - 1] == '\\')
+    --end;
+  pos_ = end;
+  return false;
+}
+
+void JsonSplitter::scan(Sink& sink) {
+  const std::size_t n = window_.size();
+  while (pos_ < n) {
+    if (in_string_) {
+      if (!skip_string()) break;
+      if (at_ == At::Key) {
+        std::string_view key(window_.data() + keep_ + 1, pos_ - keep_ - 2);
+        key_is_files_ = key == "files";
+        keep_ = kNone;
+        at_ = At::Colon;
+      }
+      continue;
+    }
+    const char c = window_[pos_];
+    switch (at_) {
+      case At::Start:
+      case At::Key:
+      case At::Colon:
+      case At::Element:
+        if (is_space(c)) {
+          ++pos_;
+          continue;
+        }
+        if (at_ == At::Start && c == '{') {
+          depth_ = 1;
+          at_ = At::Key;
+        } else if (at_ == At::Key && c == '"') {
+          keep_ = pos_;
+          in_string_ = true;
+        } else if (at_ == At::Colon && c == ':') {
+          at_ = At::Value;
+        } else if (at_ == At::Element && c == ']') {
+          depth_ = 1;
+          at_ = At::RootValue;
+        } else if (at_ == At::Element && c != ',') {
+          copy_to_skeleton(pos_);
+          keep_ = pos_;
+          at_ = At::InElement;
+          continue;
+        } else {
+          give_up();  // the root closed ('}' after '{' or ','), or what is not expected
+          return;
+        }
+        ++pos_;
+        continue;
+      case At::Value:
+        if (is_space(c)) {
+          ++pos_;
+        } else if (c == '[' && key_is_files_) {
+          ++pos_;
+          depth_ = 2;
+          arrays_.push_back(0);
+          at_ = At::Element;
+        } else {
+          at_ = At::RootValue;
+        }
+        continue;
+      case At::RootValue:
+        ++pos_;
+        if (c == '"') {
+          in_string_ = true;
+        } else if (c == '{' || c == '[') {
+          ++depth_;
+        } else if (c == '}' || c == ']') {
+          if (--depth_ == 0) {
+            give_up();  // the root closed: what follows is not split
+            return;
+          }
+        } else if (c == ',' && depth_ == 1) {
+          at_ = At::Key;
+        }
+        continue;
+      case At::InElement: {
+        // The hot loop: a file object's bytes outside its strings.
+        const char* p = window_.data();
+        while (pos_ < n && !kStops[static_cast<unsigned char>(p[pos_])])
+          ++pos_;
+        if (pos_ == n) break;
+        const char s = p[pos_];
+        if (s == '"') {
+          ++pos_;
+          in_string_ = true;
+        } else if (s == '{' || s == '[') {
+          ++depth_;
+          ++pos_;
+        } else if (depth_ > 2) {
+          if (s != ',') --depth_;
+          ++pos_;
+        } else if (s == '}') {
+          give_up();
+          return;
+        } else {
+          end_element(sink);  // at its ',' or the array's ']', which the skeleton keeps
+          at_ = s == ',' ? At::Element : At::RootValue;
+          if (s == ']') depth_ = 1;
+          ++pos_;
+        }
+        continue;
+      }
+      case At::Rest:
+        return;
+    }
+  }
+  if (at_ != At::InElement) copy_to_skeleton(pos_);
+}
+
+void JsonSplitter::end_element(Sink& sink) {
+  const char* p = window_.data();
+  std::size_t end = pos_;
+  while (end > keep_ && is_space(p[end - 1]))
+    --end;
+  const std::size_t gap = count_newlines(p + end, pos_ - end);
+  Element e{std::string_view(p + keep_, end - keep_), window_.capacity() - keep_, arrays_.back(),
+            gap};
+  sink.element(e);
+  ++arrays_.back();
+  skeleton_.push_back('0');
+  skeleton_.append(count_newlines(p + keep_, end - keep_) + gap, '\n');
+  copied_ = pos_;
+  keep_ = kNone;
+}
+
+void JsonSplitter::give_up() {
+  skeleton_.append(window_, copied_, std::string::npos);
+  std::string().swap(window_);
+  pos_ = copied_ = 0;
+  keep_ = kNone;
+  in_string_ = false;
+  at_ = At::Rest;
+}
+
+void JsonSplitter::copy_to_skeleton(std::size_t to) {
+  if (to > copied_) {
+    skeleton_.append(window_, copied_, to - copied_);
+    copied_ = to;
+  }
+}
+
+void JsonSplitter::compact() {
+  std::size_t drop = std::min(copied_, pos_);
+  if (keep_ != kNone) drop = std::min(drop, keep_);
+  if (drop == 0) return;
+  window_.erase(0, drop);
+  pos_ -= drop;
+  copied_ -= drop;
+  if (keep_ != kNone) keep_ -= drop;
+}
+
+}  // namespace gpulock::index::detail
