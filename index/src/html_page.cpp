@@ -440,7 +440,8 @@ Step HtmlPageStream::script(std::string_view tag, std::size_t tag_start, std::si
 }
 
 // Reads attributes from `pos` (just after the tag name) to the closing '>'; `pos` is then
-// after it. Need when the window ends first (before finish()).
+// after it. Need when the window ends first (before finish()): a name or a bare value cut by
+// the end of the window is read again, with the whole tag, once more bytes came.
 Step HtmlPageStream::read_attributes(std::size_t tag_start, std::size_t& pos) {
   const std::size_t n = w_.size();
   const auto end_of_bytes = [&] {
@@ -464,7 +465,6 @@ Step HtmlPageStream::read_attributes(std::size_t tag_start, std::size_t& pos) {
     attr.name = w_.substr(name_start, pos - name_start);
     while (pos < n && detail::is_html_space(w_[pos]))
       ++pos;
-    if (pos >= n && !final_) return Step::Need;  // an '=' may follow
     if (pos < n && w_[pos] == '=') {
       ++pos;
       while (pos < n && detail::is_html_space(w_[pos]))
@@ -483,7 +483,6 @@ Step HtmlPageStream::read_attributes(std::size_t tag_start, std::size_t& pos) {
         std::size_t value_start = pos;
         while (pos < n && !detail::is_html_space(w_[pos]) && w_[pos] != '>')
           ++pos;
-        if (pos >= n && !final_) return Step::Need;
         attr.raw = w_.substr(value_start, pos - value_start);
       }
       attr.has_value = true;
