@@ -3,8 +3,11 @@
 // what browsers accept (any case, quoted or bare attribute values, entities) and fails only
 // where the page cannot be read: a tag, comment or quoted value that never ends.
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +17,9 @@
 #include "gpulock/index/parse.h"
 #include "gpulock/index/url.h"
 
+#include "html_stream.h"
 #include "page_builder.h"
+#include "page_stream.h"
 
 namespace gpulock::index {
 namespace {
@@ -108,275 +113,95 @@ struct Attribute {
   bool has_value = false;
 };
 
-class HtmlPageParser {
- public:
-  HtmlPageParser(std::string_view html, std::string_view page_url, const PageFilter& filter,
-                 bool release)
-      : html_(html),
-        read_(html, release),
-        page_url_(page_url),
-        base_url_(page_url),
-        classifier_(filter) {}
+// What a step of the tokenizer did: read its token (Done), found its token unfinished at the end
+// of the bytes it has (Need: it runs again from the token's start once more bytes came), or
+// failed (the error is kept).
+enum class Step { Done, Need, Fail };
 
-  core::Result<ProjectPage> parse() {
-    if (html_.find('\0') != std::string_view::npos) {
-      return error(html_.find('\0'), "binary data, not an HTML page");
-    }
+// The tokenizer reads a window of the page: the bytes fed and not read yet. A feed with nothing
+// held is read where it is (parse_html_page's one feed copies nothing); the unfinished token at
+// its end, if any, is copied to `held_`, and the next feed is appended there. A step never acts
+// on a token before the token is complete: one that runs out of bytes waits for the next feed,
+// and at finish() runs once more with "no more bytes", as reading the whole page did at its end.
+class HtmlPageStream final : public detail::PageStream {
+ public:
+  HtmlPageStream(std::string_view page_url, const PageFilter& filter)
+      : filter_(filter), page_url_(page_url), base_url_(page_url), classifier_(filter_) {
     page_.api_version = "1.0";
-    // Room for the files at once (a PEP 503 anchor takes ~200-400 bytes): growing the vector
-    // by doubling moves every file and holds the old and the new at once.
-    page_.files.reserve(html_.size() / 192 + 4);
-    bool saw_tag = false;
-    std::size_t pos = 0;
-    const std::size_t n = html_.size();
-    while (pos < n) {
-      read_.passed(pos);
-      const char* lt = static_cast<const char*>(std::memchr(html_.data() + pos, '<', n - pos));
-      if (!lt) break;
-      pos = static_cast<std::size_t>(lt - html_.data());
-      std::string_view rest = html_.substr(pos);
-      if (rest.starts_with("<!--")) {
-        auto end = html_.find("-->", pos + 4);
-        if (end == std::string_view::npos) return error(pos, "unterminated comment '<!--'");
-        pos = end + 3;
-        continue;
-      }
-      if (rest.starts_with("<!") || rest.starts_with("<?") || rest.starts_with("</")) {
-        auto end = html_.find('>', pos + 2);
-        if (end == std::string_view::npos) return error(pos, "unterminated tag");
-        saw_tag = true;
-        pos = end + 1;
-        continue;
-      }
-      std::size_t name_end = pos + 1;
-      while (name_end < n && ((html_[name_end] >= 'a' && html_[name_end] <= 'z') ||
-                              (html_[name_end] >= 'A' && html_[name_end] <= 'Z') ||
-                              (html_[name_end] >= '0' && html_[name_end] <= '9'))) {
-        ++name_end;
-      }
-      if (name_end == pos + 1) {  // "<" in text
-        ++pos;
-        continue;
-      }
-      saw_tag = true;
-      std::string_view tag = html_.substr(pos + 1, name_end - pos - 1);
-      std::size_t tag_start = pos;
-      attributes_.clear();
-      auto end = read_attributes(name_end);
-      if (!end) return std::unexpected(end.error());
-      pos = *end;
-      if (core::iequals(tag, "a")) {
-        // The link text runs to the next tag (</a>).
-        const char* next = static_cast<const char*>(std::memchr(html_.data() + pos, '<', n - pos));
-        std::size_t text_end = next ? static_cast<std::size_t>(next - html_.data()) : n;
-        anchor(html_.substr(pos, text_end - pos), tag_start);
-        pos = text_end;
-      } else if (core::iequals(tag, "meta")) {
-        if (auto s = meta(tag_start); !s) return std::unexpected(s.error());
-      } else if (core::iequals(tag, "base")) {
-        if (const Attribute* href = find("href")) {
-          base_url_ = resolve_url(page_url_, core::trim(decode_entities(href->raw), kHtmlSpace));
-        }
-      } else if (core::iequals(tag, "script") || core::iequals(tag, "style")) {
-        std::string closing = "</" + std::string(tag);
-        std::size_t close = pos;
-        while (true) {
-          close = html_.find("</", close);
-          if (close == std::string_view::npos)
-            return error(tag_start, fmt::format("unterminated <{}> element", tag));
-          if (core::iequals(html_.substr(close, closing.size()), closing)) break;
-          close += 2;
-        }
-        pos = close;
-      }
-    }
-    if (!saw_tag && !core::trim(html_, kHtmlSpace).empty())
-      return error(0, "not an HTML page (no tags)");
-    if (anchors_without_href_ > 0) {
-      page_.warnings.push_back(fmt::format("ignored {} link{} without href", anchors_without_href_,
-                                           anchors_without_href_ == 1 ? "" : "s"));
-    }
-    classifier_.finish(page_);
-    page_.found = true;
-    return std::move(page_);
+  }
+
+  void feed(std::string_view bytes) override;
+  core::Result<ProjectPage> finish() override;
+  // The one feed of parse_html_page_releasing: `body` read where it is, its passed blocks
+  // released as the parse goes on (ReadBytes).
+  void feed_releasing(std::string& body) {
+    detail::ReadBytes read(body, true);
+    release_ = &read;
+    feed(body);
+    release_ = nullptr;
+  }
+  [[nodiscard]] detail::HeldBytes held() const noexcept {
+    return {held_.size() - start_, held_.capacity()};
   }
 
  private:
-  // Reads attributes from `pos` (just after the tag name) to the closing '>', returns the
-  // position after it.
-  core::Result<std::size_t> read_attributes(std::size_t pos) {
-    const std::size_t n = html_.size();
-    const std::size_t tag_start = html_.rfind('<', pos);
-    while (true) {
-      while (pos < n && (detail::is_html_space(html_[pos]) || html_[pos] == '/'))
-        ++pos;
-      if (pos >= n) return error(tag_start, "unterminated tag (the page ends inside it)");
-      if (html_[pos] == '>') return pos + 1;
-      std::size_t name_start = pos;
-      while (pos < n && !detail::is_html_space(html_[pos]) && html_[pos] != '=' &&
-             html_[pos] != '>' && !(html_[pos] == '/' && pos + 1 < n && html_[pos + 1] == '>')) {
-        ++pos;
-      }
-      Attribute attr;
-      attr.name = html_.substr(name_start, pos - name_start);
-      while (pos < n && detail::is_html_space(html_[pos]))
-        ++pos;
-      if (pos < n && html_[pos] == '=') {
-        ++pos;
-        while (pos < n && detail::is_html_space(html_[pos]))
-          ++pos;
-        if (pos >= n) return error(tag_start, "unterminated tag (the page ends inside it)");
-        char quote = html_[pos];
-        if (quote == '"' || quote == '\'') {
-          auto close = html_.find(quote, pos + 1);
-          if (close == std::string_view::npos) {
-            return error(pos, fmt::format("unterminated attribute value for '{}'", attr.name));
-          }
-          attr.raw = html_.substr(pos + 1, close - pos - 1);
-          pos = close + 1;
-        } else {
-          std::size_t value_start = pos;
-          while (pos < n && !detail::is_html_space(html_[pos]) && html_[pos] != '>')
-            ++pos;
-          attr.raw = html_.substr(value_start, pos - value_start);
-        }
-        attr.has_value = true;
-      }
-      attributes_.push_back(attr);
-    }
-  }
+  static constexpr std::size_t kNone = std::string_view::npos;
 
+  std::size_t run(std::size_t pos);
+  Step token(std::size_t& pos);
+  Step element(std::string_view tag, std::size_t tag_start, std::size_t end, std::size_t& pos);
+  Step script(std::string_view tag, std::size_t tag_start, std::size_t end, std::size_t& pos);
+  Step read_attributes(std::size_t tag_start, std::size_t& pos);
   const Attribute* find(std::string_view name) const noexcept {
     for (const auto& a : attributes_) {
       if (core::iequals(a.name, name)) return &a;
     }
     return nullptr;
   }
+  core::Status meta(std::size_t tag_start);
+  void anchor(std::string_view text, std::size_t tag_start);
+  void core_metadata(DistFile& file, const Attribute& a, std::size_t tag_start);
 
-  core::Status meta(std::size_t tag_start) {
-    const Attribute* name = find("name");
-    const Attribute* content = find("content");
-    if (!name || !content) return {};
-    if (!core::iequals(core::trim(name->raw, kHtmlSpace), "pypi:repository-version")) return {};
-    std::string version(core::trim(decode_entities(content->raw), kHtmlSpace));
-    page_.api_version = version;
-    std::string_view v = version;
-    auto dot = v.find('.');
-    std::string_view major_text = v.substr(0, dot);
-    unsigned major = 0, minor = 0;
-    auto [p1, e1] =
-        std::from_chars(major_text.data(), major_text.data() + major_text.size(), major);
-    bool ok = e1 == std::errc{} && p1 == major_text.data() + major_text.size();
-    if (ok && dot != std::string_view::npos) {
-      std::string_view minor_text = v.substr(dot + 1);
-      auto [p2, e2] =
-          std::from_chars(minor_text.data(), minor_text.data() + minor_text.size(), minor);
-      ok = e2 == std::errc{} && p2 == minor_text.data() + minor_text.size();
-    }
-    if (!ok) {
-      return error(tag_start, fmt::format("invalid pypi:repository-version {}",
-                                          core::quote_for_message(version)));
-    }
-    if (major != 1) {
-      return error(tag_start, fmt::format("unsupported repository API version {} (gpulock reads "
-                                          "1.x, PEP 629)",
-                                          version));
-    }
-    if (minor > 4) {
-      page_.warnings.push_back(fmt::format(
-          "repository API version {} is newer than 1.4; reading it as 1.4 (PEP 629)", version));
-    }
-    return {};
+  // Where the scan of the token at `token` (in the window) starts: `from`, or past what an
+  // earlier try at the same token already scanned.
+  std::size_t resume(std::size_t token, std::size_t from) const noexcept {
+    if (hint_token_ == w_base_ + token) return std::max(from, hint_ - w_base_);
+    return from;
   }
-
-  void anchor(std::string_view text, std::size_t tag_start) {
-    const Attribute* href = find("href");
-    if (!href || !href->has_value) {
-      ++anchors_without_href_;
-      return;
-    }
-    DistFile& file = page_.files.emplace_back();
-    std::string full =
-        resolve_url(base_url_, core::trim(decoded(href->raw, href_buffer_), kHtmlSpace));
-    UrlParts parts = split_url(full);
-    if (parts.has_fragment && !parts.fragment.empty()) {
-      detail::add_hash_pair(parts.fragment, file, false);
-    }
-    std::string_view url = strip_fragment(full);
-    std::string filename = url_basename(url);
-    if (filename.empty()) filename = std::string(core::trim(decode_entities(text), kHtmlSpace));
-    std::string_view requires_python;
-    std::string yanked_reason;
-
-    for (const auto& a : attributes_) {
-      if (core::iequals(a.name, "data-requires-python")) {
-        requires_python = core::trim(decoded(a.raw, requires_python_buffer_), kHtmlSpace);
-      } else if (core::iequals(a.name, "data-yanked")) {
-        file.set_yanked(true);
-        yanked_reason = detail::printable_index_text(decode_entities(a.raw));
-      } else if (core::iequals(a.name, "data-core-metadata")) {
-        core_metadata(file, a, tag_start);
-        saw_core_metadata_ = true;
-      } else if (core::iequals(a.name, "data-upload-time")) {
-        std::string value = decode_entities(a.raw);
-        auto time = parse_timestamp(core::trim(value, kHtmlSpace));
-        file.set_upload_time(time);
-        if (!time && !bad_upload_time_) {
-          bad_upload_time_ = true;
-          page_.warnings.push_back(fmt::format("line {}: ignoring invalid data-upload-time {}",
-                                               read_.line_of(tag_start),
-                                               core::quote_for_message(value)));
-        }
-      } else if (core::iequals(a.name, "data-size")) {
-        std::uint64_t size = 0;
-        std::string_view v = core::trim(a.raw, kHtmlSpace);
-        auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), size);
-        if (ec == std::errc{} && ptr == v.data() + v.size()) file.set_size(size);
-      }
-    }
-    file.set_text(filename, url, requires_python, yanked_reason);
-    // PEP 714: the legacy name counts only when the new one is absent.
-    if (!saw_core_metadata_) {
-      if (const Attribute* legacy = find("data-dist-info-metadata")) {
-        core_metadata(file, *legacy, tag_start);
-      }
-    }
-    saw_core_metadata_ = false;
-    if (!classifier_.accept(file)) page_.files.pop_back();
+  // The token at `token` is unfinished; its scan goes on at `scanned` next time.
+  Step wait(std::size_t token, std::size_t scanned) noexcept {
+    hint_token_ = w_base_ + token;
+    hint_ = w_base_ + scanned;
+    return Step::Need;
   }
-
-  void core_metadata(DistFile& file, const Attribute& a, std::size_t tag_start) {
-    std::string value(core::trim(decode_entities(a.raw), kHtmlSpace));
-    file.clear_core_metadata_hashes();
-    if (!a.has_value || core::iequals(value, "true") || value.empty()) {
-      file.set_core_metadata(true);
-      return;
-    }
-    if (core::iequals(value, "false")) {
-      file.set_core_metadata(false);
-      return;
-    }
-    if (detail::add_hash_pair(value, file, true)) {
-      file.set_core_metadata(true);
-      return;
-    }
-    file.set_core_metadata(true);  // advertised, with a hash we cannot read: fetch, do not verify
-    if (!bad_core_metadata_) {
-      bad_core_metadata_ = true;
-      page_.warnings.push_back(fmt::format("line {}: ignoring unreadable {} value {}",
-                                           read_.line_of(tag_start), a.name,
-                                           core::quote_for_message(value)));
-    }
+  // '\n' in the window before `offset`.
+  std::size_t newlines_to(std::size_t offset) const noexcept {
+    if (release_) return release_->line_of(offset) - 1;
+    return static_cast<std::size_t>(
+        std::count(w_.begin(), w_.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
   }
-
+  std::size_t line_of(std::size_t offset) const noexcept {
+    return 1 + w_lines_ + newlines_to(offset);
+  }
+  core::Error error_at_line(std::size_t line, std::string message) const {
+    return core::make_error(core::ErrorCode::IndexFormat,
+                            fmt::format("invalid HTML project page: {}", message),
+                            redact_url(page_url_), line);
+  }
   std::unexpected<core::Error> error(std::size_t offset, std::string message) const {
-    return core::fail_at(core::ErrorCode::IndexFormat,
-                         fmt::format("invalid HTML project page: {}", message),
-                         redact_url(page_url_), read_.line_of(offset));
+    return std::unexpected(error_at_line(line_of(offset), std::move(message)));
   }
+  Step fail(std::size_t offset, std::string message) {
+    error_ = error_at_line(line_of(offset), std::move(message));
+    return Step::Fail;
+  }
+  // After the window's first `consumed` bytes were read: drops them from `held_`, once they are
+  // at least half of it, or all of it when all was read.
+  void compact(std::size_t consumed);
+  // The page failed: nothing more is read, only counted (a NUL byte later still wins).
+  void drop_window();
 
-  std::string_view html_;
-  detail::ReadBytes read_;
+  PageFilter filter_;
   std::string page_url_;
   std::string base_url_;
   detail::FileClassifier classifier_;
@@ -389,22 +214,423 @@ class HtmlPageParser {
   bool saw_core_metadata_ = false;
   bool bad_upload_time_ = false;
   bool bad_core_metadata_ = false;
+  bool saw_tag_ = false;
+  bool saw_text_ = false;  // a byte other than whitespace
+  bool reserved_ = false;
+  std::optional<core::Error> error_;   // the first error reading the page
+  std::optional<core::Error> binary_;  // a NUL byte: wins over any other error
+
+  // The bytes held between feeds: [0, start_) read, [start_, size) not yet.
+  std::string held_;
+  std::size_t start_ = 0;
+  std::size_t held_base_ = 0;   // the page offset of held_[0]
+  std::size_t held_lines_ = 0;  // '\n' in the page before it
+  // The window being read: held_ or a fed chunk.
+  std::string_view w_;
+  std::size_t w_base_ = 0;
+  std::size_t w_lines_ = 0;
+  bool final_ = false;  // no more bytes: finish()
+  detail::ReadBytes* release_ = nullptr;
+  // How far an earlier try at an unfinished token scanned (page offsets).
+  std::size_t hint_token_ = kNone;
+  std::size_t hint_ = 0;
 };
+
+void HtmlPageStream::feed(std::string_view bytes) {
+  if (binary_) return;
+  if (const void* nul = std::memchr(bytes.data(), '\0', bytes.size())) {
+    const auto at = static_cast<std::size_t>(static_cast<const char*>(nul) - bytes.data());
+    const std::size_t lines =
+        held_lines_ + static_cast<std::size_t>(std::count(held_.begin(), held_.end(), '\n')) +
+        static_cast<std::size_t>(
+            std::count(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+    binary_ = error_at_line(lines + 1, "binary data, not an HTML page");
+    held_ = std::string();
+    start_ = 0;
+    return;
+  }
+  if (!saw_text_) saw_text_ = bytes.find_first_not_of(kHtmlSpace) != std::string_view::npos;
+  if (error_) {
+    held_lines_ += static_cast<std::size_t>(std::count(bytes.begin(), bytes.end(), '\n'));
+    held_base_ += bytes.size();
+    return;
+  }
+  if (!reserved_) {
+    // Room for the files at once (a PEP 503 anchor takes ~200-400 bytes): growing the vector
+    // by doubling moves every file and holds the old and the new at once.
+    page_.files.reserve(bytes.size() / 192 + 4);
+    reserved_ = true;
+  }
+  if (start_ == held_.size()) {  // nothing held: read the chunk where it is
+    held_.clear();
+    start_ = 0;
+    w_ = bytes;
+    w_base_ = held_base_;
+    w_lines_ = held_lines_;
+    const std::size_t read = run(0);
+    if (error_) return drop_window();
+    held_lines_ += newlines_to(read);
+    held_base_ += read;
+    held_.assign(bytes.substr(read));
+  } else {
+    held_.append(bytes);
+    w_ = held_;
+    w_base_ = held_base_;
+    w_lines_ = held_lines_;
+    const std::size_t read = run(start_);
+    if (error_) return drop_window();
+    compact(read);
+  }
+}
+
+core::Result<ProjectPage> HtmlPageStream::finish() {
+  if (binary_) return std::unexpected(*binary_);
+  if (!error_) {
+    final_ = true;
+    w_ = held_;
+    w_base_ = held_base_;
+    w_lines_ = held_lines_;
+    run(start_);
+  }
+  if (error_) return std::unexpected(*error_);
+  if (!saw_tag_ && saw_text_) {
+    return std::unexpected(error_at_line(1, "not an HTML page (no tags)"));
+  }
+  if (anchors_without_href_ > 0) {
+    page_.warnings.push_back(fmt::format("ignored {} link{} without href", anchors_without_href_,
+                                         anchors_without_href_ == 1 ? "" : "s"));
+  }
+  classifier_.finish(page_);
+  page_.found = true;
+  return std::move(page_);
+}
+
+void HtmlPageStream::compact(std::size_t consumed) {
+  if (consumed == held_.size()) {
+    held_lines_ += static_cast<std::size_t>(std::count(held_.begin(), held_.end(), '\n'));
+    held_base_ += held_.size();
+    held_.clear();
+    start_ = 0;
+  } else if (consumed >= held_.size() - consumed) {
+    held_lines_ += newlines_to(consumed);
+    held_base_ += consumed;
+    held_.erase(0, consumed);
+    start_ = 0;
+  } else {
+    start_ = consumed;
+  }
+}
+
+void HtmlPageStream::drop_window() {
+  held_lines_ = w_lines_ + newlines_to(w_.size());
+  held_base_ = w_base_ + w_.size();
+  held_ = std::string();
+  start_ = 0;
+}
+
+// Reads tokens from `pos`; returns where the unread bytes start (the window's size when all
+// was read, else the start of an unfinished token or of the one that failed).
+std::size_t HtmlPageStream::run(std::size_t pos) {
+  const std::size_t n = w_.size();
+  while (pos < n) {
+    if (release_) release_->passed(pos);
+    const char* lt = static_cast<const char*>(std::memchr(w_.data() + pos, '<', n - pos));
+    if (!lt) return n;
+    pos = static_cast<std::size_t>(lt - w_.data());
+    const std::size_t at = pos;
+    if (token(pos) != Step::Done) return at;
+  }
+  return n;
+}
+
+// The token at `pos` (a '<').
+Step HtmlPageStream::token(std::size_t& pos) {
+  const std::size_t n = w_.size();
+  std::string_view rest = w_.substr(pos);
+  // "<", "<!" or "<!-" may still become a comment.
+  if (!final_ && rest.size() < 4 && std::string_view("<!--").starts_with(rest)) return Step::Need;
+  if (rest.starts_with("<!--")) {
+    auto end = w_.find("-->", resume(pos, pos + 4));
+    if (end == std::string_view::npos) {
+      if (!final_) return wait(pos, std::max(pos + 4, n - 2));
+      return fail(pos, "unterminated comment '<!--'");
+    }
+    pos = end + 3;
+    return Step::Done;
+  }
+  if (rest.starts_with("<!") || rest.starts_with("<?") || rest.starts_with("</")) {
+    auto end = w_.find('>', resume(pos, pos + 2));
+    if (end == std::string_view::npos) {
+      if (!final_) return wait(pos, n);
+      return fail(pos, "unterminated tag");
+    }
+    saw_tag_ = true;
+    pos = end + 1;
+    return Step::Done;
+  }
+  std::size_t name_end = pos + 1;
+  while (name_end < n && ((w_[name_end] >= 'a' && w_[name_end] <= 'z') ||
+                          (w_[name_end] >= 'A' && w_[name_end] <= 'Z') ||
+                          (w_[name_end] >= '0' && w_[name_end] <= '9'))) {
+    ++name_end;
+  }
+  if (name_end == n && !final_) return Step::Need;  // the name may go on
+  if (name_end == pos + 1) {                        // "<" in text
+    ++pos;
+    return Step::Done;
+  }
+  saw_tag_ = true;
+  std::string_view tag = w_.substr(pos + 1, name_end - pos - 1);
+  const std::size_t tag_start = pos;
+  attributes_.clear();
+  std::size_t end = name_end;
+  if (Step s = read_attributes(tag_start, end); s != Step::Done) return s;
+  return element(tag, tag_start, end, pos);
+}
+
+// A complete start tag (`end` just after its '>'), with what follows it that belongs to it.
+Step HtmlPageStream::element(std::string_view tag, std::size_t tag_start, std::size_t end,
+                             std::size_t& pos) {
+  const std::size_t n = w_.size();
+  if (core::iequals(tag, "a")) {
+    // The link text runs to the next tag (</a>).
+    const std::size_t from = resume(tag_start, end);
+    const char* next = static_cast<const char*>(std::memchr(w_.data() + from, '<', n - from));
+    if (!next && !final_) return wait(tag_start, n);
+    std::size_t text_end = next ? static_cast<std::size_t>(next - w_.data()) : n;
+    anchor(w_.substr(end, text_end - end), tag_start);
+    pos = text_end;
+    return Step::Done;
+  }
+  if (core::iequals(tag, "script") || core::iequals(tag, "style")) {
+    return script(tag, tag_start, end, pos);
+  }
+  if (core::iequals(tag, "meta")) {
+    if (auto s = meta(tag_start); !s) {
+      error_ = s.error();
+      return Step::Fail;
+    }
+  } else if (core::iequals(tag, "base")) {
+    if (const Attribute* href = find("href")) {
+      base_url_ = resolve_url(page_url_, core::trim(decode_entities(href->raw), kHtmlSpace));
+    }
+  }
+  pos = end;
+  return Step::Done;
+}
+
+// A <script> or <style> element: skipped to its closing tag.
+Step HtmlPageStream::script(std::string_view tag, std::size_t tag_start, std::size_t end,
+                            std::size_t& pos) {
+  const std::size_t n = w_.size();
+  std::string closing = "</" + std::string(tag);
+  std::size_t close = resume(tag_start, end);
+  while (true) {
+    close = w_.find("</", close);
+    if (close == std::string_view::npos) {
+      if (!final_) return wait(tag_start, std::max(end, n - 1));
+      return fail(tag_start, fmt::format("unterminated <{}> element", tag));
+    }
+    if (!final_ && n - close < closing.size()) return wait(tag_start, close);
+    if (core::iequals(w_.substr(close, closing.size()), closing)) break;
+    close += 2;
+  }
+  pos = close;
+  return Step::Done;
+}
+
+// Reads attributes from `pos` (just after the tag name) to the closing '>'; `pos` is then
+// after it. Need when the window ends first (before finish()): a name or a bare value cut by
+// the end of the window is read again, with the whole tag, once more bytes came.
+Step HtmlPageStream::read_attributes(std::size_t tag_start, std::size_t& pos) {
+  const std::size_t n = w_.size();
+  const auto end_of_bytes = [&] {
+    if (!final_) return Step::Need;
+    return fail(tag_start, "unterminated tag (the page ends inside it)");
+  };
+  while (true) {
+    while (pos < n && (detail::is_html_space(w_[pos]) || w_[pos] == '/'))
+      ++pos;
+    if (pos >= n) return end_of_bytes();
+    if (w_[pos] == '>') {
+      ++pos;
+      return Step::Done;
+    }
+    std::size_t name_start = pos;
+    while (pos < n && !detail::is_html_space(w_[pos]) && w_[pos] != '=' && w_[pos] != '>' &&
+           !(w_[pos] == '/' && pos + 1 < n && w_[pos + 1] == '>')) {
+      ++pos;
+    }
+    Attribute attr;
+    attr.name = w_.substr(name_start, pos - name_start);
+    while (pos < n && detail::is_html_space(w_[pos]))
+      ++pos;
+    if (pos < n && w_[pos] == '=') {
+      ++pos;
+      while (pos < n && detail::is_html_space(w_[pos]))
+        ++pos;
+      if (pos >= n) return end_of_bytes();
+      char quote = w_[pos];
+      if (quote == '"' || quote == '\'') {
+        auto close = w_.find(quote, pos + 1);
+        if (close == std::string_view::npos) {
+          if (!final_) return Step::Need;
+          return fail(pos, fmt::format("unterminated attribute value for '{}'", attr.name));
+        }
+        attr.raw = w_.substr(pos + 1, close - pos - 1);
+        pos = close + 1;
+      } else {
+        std::size_t value_start = pos;
+        while (pos < n && !detail::is_html_space(w_[pos]) && w_[pos] != '>')
+          ++pos;
+        attr.raw = w_.substr(value_start, pos - value_start);
+      }
+      attr.has_value = true;
+    }
+    attributes_.push_back(attr);
+  }
+}
+
+core::Status HtmlPageStream::meta(std::size_t tag_start) {
+  const Attribute* name = find("name");
+  const Attribute* content = find("content");
+  if (!name || !content) return {};
+  if (!core::iequals(core::trim(name->raw, kHtmlSpace), "pypi:repository-version")) return {};
+  std::string version(core::trim(decode_entities(content->raw), kHtmlSpace));
+  page_.api_version = version;
+  std::string_view v = version;
+  auto dot = v.find('.');
+  std::string_view major_text = v.substr(0, dot);
+  unsigned major = 0, minor = 0;
+  auto [p1, e1] = std::from_chars(major_text.data(), major_text.data() + major_text.size(), major);
+  bool ok = e1 == std::errc{} && p1 == major_text.data() + major_text.size();
+  if (ok && dot != std::string_view::npos) {
+    std::string_view minor_text = v.substr(dot + 1);
+    auto [p2, e2] =
+        std::from_chars(minor_text.data(), minor_text.data() + minor_text.size(), minor);
+    ok = e2 == std::errc{} && p2 == minor_text.data() + minor_text.size();
+  }
+  if (!ok) {
+    return error(tag_start, fmt::format("invalid pypi:repository-version {}",
+                                        core::quote_for_message(version)));
+  }
+  if (major != 1) {
+    return error(tag_start, fmt::format("unsupported repository API version {} (gpulock reads "
+                                        "1.x, PEP 629)",
+                                        version));
+  }
+  if (minor > 4) {
+    page_.warnings.push_back(fmt::format(
+        "repository API version {} is newer than 1.4; reading it as 1.4 (PEP 629)", version));
+  }
+  return {};
+}
+
+void HtmlPageStream::anchor(std::string_view text, std::size_t tag_start) {
+  const Attribute* href = find("href");
+  if (!href || !href->has_value) {
+    ++anchors_without_href_;
+    return;
+  }
+  DistFile& file = page_.files.emplace_back();
+  std::string full =
+      resolve_url(base_url_, core::trim(decoded(href->raw, href_buffer_), kHtmlSpace));
+  UrlParts parts = split_url(full);
+  if (parts.has_fragment && !parts.fragment.empty()) {
+    detail::add_hash_pair(parts.fragment, file, false);
+  }
+  std::string_view url = strip_fragment(full);
+  std::string filename = url_basename(url);
+  if (filename.empty()) filename = std::string(core::trim(decode_entities(text), kHtmlSpace));
+  std::string_view requires_python;
+  std::string yanked_reason;
+
+  for (const auto& a : attributes_) {
+    if (core::iequals(a.name, "data-requires-python")) {
+      requires_python = core::trim(decoded(a.raw, requires_python_buffer_), kHtmlSpace);
+    } else if (core::iequals(a.name, "data-yanked")) {
+      file.set_yanked(true);
+      yanked_reason = detail::printable_index_text(decode_entities(a.raw));
+    } else if (core::iequals(a.name, "data-core-metadata")) {
+      core_metadata(file, a, tag_start);
+      saw_core_metadata_ = true;
+    } else if (core::iequals(a.name, "data-upload-time")) {
+      std::string value = decode_entities(a.raw);
+      auto time = parse_timestamp(core::trim(value, kHtmlSpace));
+      file.set_upload_time(time);
+      if (!time && !bad_upload_time_) {
+        bad_upload_time_ = true;
+        page_.warnings.push_back(fmt::format("line {}: ignoring invalid data-upload-time {}",
+                                             line_of(tag_start), core::quote_for_message(value)));
+      }
+    } else if (core::iequals(a.name, "data-size")) {
+      std::uint64_t size = 0;
+      std::string_view v = core::trim(a.raw, kHtmlSpace);
+      auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), size);
+      if (ec == std::errc{} && ptr == v.data() + v.size()) file.set_size(size);
+    }
+  }
+  file.set_text(filename, url, requires_python, yanked_reason);
+  // PEP 714: the legacy name counts only when the new one is absent.
+  if (!saw_core_metadata_) {
+    if (const Attribute* legacy = find("data-dist-info-metadata")) {
+      core_metadata(file, *legacy, tag_start);
+    }
+  }
+  saw_core_metadata_ = false;
+  if (!classifier_.accept(file)) page_.files.pop_back();
+}
+
+void HtmlPageStream::core_metadata(DistFile& file, const Attribute& a, std::size_t tag_start) {
+  std::string value(core::trim(decode_entities(a.raw), kHtmlSpace));
+  file.clear_core_metadata_hashes();
+  if (!a.has_value || core::iequals(value, "true") || value.empty()) {
+    file.set_core_metadata(true);
+    return;
+  }
+  if (core::iequals(value, "false")) {
+    file.set_core_metadata(false);
+    return;
+  }
+  if (detail::add_hash_pair(value, file, true)) {
+    file.set_core_metadata(true);
+    return;
+  }
+  file.set_core_metadata(true);  // advertised, with a hash we cannot read: fetch, do not verify
+  if (!bad_core_metadata_) {
+    bad_core_metadata_ = true;
+    page_.warnings.push_back(fmt::format("line {}: ignoring unreadable {} value {}",
+                                         line_of(tag_start), a.name,
+                                         core::quote_for_message(value)));
+  }
+}
 
 }  // namespace
 
 core::Result<ProjectPage> parse_html_page(std::string_view html, std::string_view page_url,
                                           const PageFilter& filter) {
-  HtmlPageParser parser(html, page_url, filter, false);
-  return parser.parse();
+  HtmlPageStream stream(page_url, filter);
+  stream.feed(html);
+  return stream.finish();
 }
 
 namespace detail {
+
+std::unique_ptr<PageStream> html_page_stream(std::string_view page_url, const PageFilter& filter) {
+  return std::make_unique<HtmlPageStream>(page_url, filter);
+}
+
+HeldBytes html_stream_held(const PageStream& stream) noexcept {
+  return static_cast<const HtmlPageStream&>(stream).held();
+}
+
 core::Result<ProjectPage> parse_html_page_releasing(std::string& html, std::string_view page_url,
                                                     const PageFilter& filter) {
-  HtmlPageParser parser(html, page_url, filter, true);
-  return parser.parse();
+  HtmlPageStream stream(page_url, filter);
+  stream.feed_releasing(html);
+  return stream.finish();
 }
+
 }  // namespace detail
 
 }  // namespace gpulock::index
