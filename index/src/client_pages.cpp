@@ -24,6 +24,7 @@
 #include "client_impl.h"
 #include "local_file.h"
 #include "page_builder.h"
+#include "page_stream.h"
 
 namespace gpulock::index {
 
@@ -96,6 +97,22 @@ core::Status refuse_local_links(const ProjectPage& page, std::string_view shown)
                          std::string(shown));
   }
   return {};
+}
+
+// A local page's bytes to its stream, a megabyte at a time.
+core::Status stream_local_file(const std::string& path, detail::PageStream& stream) {
+  detail::LocalFile file;
+  if (auto s = file.open(path); !s) return s;
+  std::string buffer(std::size_t{1} << 20, '\0');
+  while (true) {
+    ssize_t n = ::read(file.fd(), buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      return core::fail_at(ErrorCode::Io, fmt::format("cannot read: {}", std::strerror(errno)),
+                           path);
+    if (n == 0) return {};
+    stream.feed(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+  }
 }
 
 }  // namespace
@@ -180,18 +197,87 @@ std::optional<core::Result<ProjectPagePtr>> IndexClient::Impl::page_from_cache(
   return std::nullopt;
 }
 
+namespace {
+
+// A page's body as it arrives, on the transport's thread: read by the stream for its format,
+// which the Content-Type names (or, without one, the first byte that is not a space: '{' is
+// JSON). The body is never held whole.
+class PageSink {
+ public:
+  explicit PageSink(const PageFilter& filter, std::string_view fallback_url)
+      : filter_(filter), fallback_url_(fallback_url) {}
+
+  // HttpRequest::on_head: false (the transfer stops) for a Content-Type that is no page's;
+  // page_from_network then says so.
+  bool head(const HttpResponse& r) {
+    stream_.reset();
+    spaces_.clear();
+    base_ = strip_userinfo(r.effective_url.empty() ? fallback_url_ : r.effective_url);
+    format_ = page_format_for_content_type(r.content_type);
+    return format_ != PageFormat::Unknown || r.content_type.empty();
+  }
+
+  bool feed(const char* data, std::size_t n) {
+    std::string_view bytes(data, n);
+    if (!stream_) {
+      if (format_ == PageFormat::Unknown) {
+        auto first = bytes.find_first_not_of(" \t\r\n");
+        if (first == std::string_view::npos) {
+          spaces_.append(bytes);
+          return true;
+        }
+        format_ = bytes[first] == '{' ? PageFormat::Json : PageFormat::Html;
+      }
+      stream_ = format_ == PageFormat::Json ? detail::json_page_stream(base_, filter_)
+                                            : detail::html_page_stream(base_, filter_);
+      if (!spaces_.empty()) stream_->feed(spaces_);
+      std::string().swap(spaces_);
+    }
+    stream_->feed(bytes);
+    return true;
+  }
+
+  // After the transfer: the page read, or nullopt when no byte arrived (an empty body).
+  std::optional<core::Result<ProjectPage>> finish() {
+    if (!stream_ && spaces_.empty()) return std::nullopt;
+    if (!stream_) {
+      stream_ = detail::html_page_stream(base_, filter_);  // only spaces: as a page of no tags
+      stream_->feed(spaces_);
+    }
+    return stream_->finish();
+  }
+
+  void reset() {
+    stream_.reset();
+    spaces_.clear();
+  }
+
+ private:
+  PageFilter filter_;
+  std::string fallback_url_;
+  std::string base_;
+  PageFormat format_ = PageFormat::Unknown;
+  std::string spaces_;
+  std::unique_ptr<detail::PageStream> stream_;
+};
+
+}  // namespace
+
 core::Result<ProjectPagePtr> IndexClient::Impl::page_from_network(
     const PageLookup& lookup, std::optional<detail::PageEntry> entry) {
   HttpRequest req;
   req.url = lookup.url;
   req.headers.push_back(fmt::format("Accept: {}", kSimpleAccept));
   req.max_body = options.max_page_bytes;
+  PageSink sink(lookup.filter, lookup.url);
+  req.on_head = [&](const HttpResponse& head) { return sink.head(head); };
+  req.sink = [&](const char* data, std::size_t n) { return sink.feed(data, n); };
   if (entry && entry->page.found) {
     if (!entry->etag.empty()) req.headers.push_back("If-None-Match: " + entry->etag);
     if (!entry->last_modified.empty())
       req.headers.push_back("If-Modified-Since: " + entry->last_modified);
   }
-  auto response = request(std::move(req), RequestKind::Page);
+  auto response = request(std::move(req), RequestKind::Page, [&] { sink.reset(); });
   if (!response) return std::unexpected(response.error());
   HttpResponse& r = *response;
   const std::int64_t now = now_seconds();
@@ -234,27 +320,24 @@ core::Result<ProjectPagePtr> IndexClient::Impl::page_from_network(
             .with_hint("raise the limit with --max-page-size or GPULOCK_MAX_PAGE_SIZE"));
   }
 
-  std::string base = strip_userinfo(r.effective_url.empty() ? lookup.url : r.effective_url);
-  PageFormat format = page_format_for_content_type(r.content_type);
-  if (format == PageFormat::Unknown) {
-    if (!r.content_type.empty()) {
-      return core::fail_at(ErrorCode::IndexFormat,
-                           fmt::format("unexpected Content-Type {} (expected a PEP 691 JSON or "
-                                       "PEP 503 HTML page)",
-                                       core::quote_for_message(r.content_type)),
-                           lookup.shown);
-    }
-    auto first = r.body.find_first_not_of(" \t\r\n");
-    format =
-        (first != std::string::npos && r.body[first] == '{') ? PageFormat::Json : PageFormat::Html;
+  if (r.error == TransportError::Aborted ||
+      (page_format_for_content_type(r.content_type) == PageFormat::Unknown &&
+       !r.content_type.empty())) {
+    return core::fail_at(ErrorCode::IndexFormat,
+                         fmt::format("unexpected Content-Type {} (expected a PEP 691 JSON or "
+                                     "PEP 503 HTML page)",
+                                     core::quote_for_message(r.content_type)),
+                         lookup.shown);
   }
   ++counters.pages_parsed;
-  // The body is released as it is read, and goes before the cache entry is encoded: a huge
-  // page is not held whole beside its records.
-  auto parsed = format == PageFormat::Json
-                    ? detail::parse_json_page_releasing(r.body, base, lookup.filter)
-                    : detail::parse_html_page_releasing(r.body, base, lookup.filter);
-  std::string().swap(r.body);
+  // Read as it arrived (PageSink); an empty body is a page of nothing.
+  std::optional<core::Result<ProjectPage>> streamed = sink.finish();
+  const std::string base = strip_userinfo(r.effective_url.empty() ? lookup.url : r.effective_url);
+  core::Result<ProjectPage> parsed =
+      streamed ? std::move(*streamed)
+      : page_format_for_content_type(r.content_type) == PageFormat::Json
+          ? parse_json_page("", base, lookup.filter)
+          : parse_html_page("", base, lookup.filter);
   if (!parsed) {
     core::Error e = parsed.error();
     e.where = lookup.shown;
@@ -319,13 +402,12 @@ core::Result<ProjectPagePtr> IndexClient::Impl::local_page(const std::string& pa
     emit(ClientEvent::Type::CacheHit, RequestKind::Page, key);
     return std::make_shared<const ProjectPage>(std::move(entry->page));
   }
-  std::string body;
-  if (auto read = detail::read_local_file(path, body); !read) return std::unexpected(read.error());
-  ++counters.pages_parsed;
   std::string file_url = path_to_file_url(path);
-  auto parsed = json ? detail::parse_json_page_releasing(body, file_url, filter)
-                     : detail::parse_html_page_releasing(body, file_url, filter);
-  std::string().swap(body);
+  auto stream = json ? detail::json_page_stream(file_url, filter)
+                     : detail::html_page_stream(file_url, filter);
+  if (auto read = stream_local_file(path, *stream); !read) return std::unexpected(read.error());
+  ++counters.pages_parsed;
+  auto parsed = stream->finish();
   if (!parsed) return std::unexpected(parsed.error());
   parsed->name = filter.project;
   parsed->url = redact_url(page_url);

@@ -252,6 +252,19 @@ class CurlTransport final : public Transport {
       return false;
     }
     if (req.sink && success) {
+      if (r.body_bytes == n && req.on_head) {
+        char* url = nullptr;
+        if (curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url)
+          r.effective_url = url;
+        char* type = nullptr;
+        if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type)
+          r.content_type = type;
+        r.status = t->current_status;
+        if (!req.on_head(r)) {
+          t->aborted = true;
+          return false;
+        }
+      }
       if (!req.sink(data, n)) {
         t->aborted = true;
         return false;

@@ -77,6 +77,21 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
 
   core::Result<ProjectPage> finish() override {
     splitter_.finish();
+    if (splitter_.overflowed()) {
+      // Over 64 MiB that are not a PEP 691 page's structure (a gzip bomb's zeros, a page with
+      // something else appended): refused without reading them.
+      const std::size_t line = splitter_.rest_line();
+      return core::fail_at(
+          core::ErrorCode::IndexFormat,
+          splitter_.root_closed()
+              ? fmt::format("invalid PEP 691 page: over {} MiB follow the JSON object, which "
+                            "ends on line {}",
+                            detail::JsonSplitter::kMaxRest >> 20, line)
+              : fmt::format("invalid PEP 691 page: not valid JSON at line {} (over {} MiB follow "
+                            "that were not read)",
+                            line, detail::JsonSplitter::kMaxRest >> 20),
+          redact_url(page_url_), line);
+    }
     std::string& skeleton = splitter_.skeleton();
     skeleton.reserve(skeleton.size() + simdjson::SIMDJSON_PADDING);
     text_ = {skeleton, 1, 0};

@@ -33,7 +33,7 @@ std::size_t count_newlines(const char* p, std::size_t n) noexcept {
 
 void JsonSplitter::feed(std::string_view bytes, Sink& sink) {
   if (at_ == At::Rest) {
-    skeleton_.append(bytes);
+    keep_rest(bytes);
     return;
   }
   const std::size_t need = window_.size() + bytes.size() + kPadding;
@@ -44,7 +44,7 @@ void JsonSplitter::feed(std::string_view bytes, Sink& sink) {
 }
 
 void JsonSplitter::finish() {
-  if (at_ != At::Rest) give_up();
+  if (at_ != At::Rest) give_up(false);
 }
 
 bool JsonSplitter::skip_string() {
@@ -112,7 +112,7 @@ void JsonSplitter::scan(Sink& sink) {
           at_ = At::InElement;
           continue;
         } else {
-          give_up();  // the root closed ('}' after '{' or ','), or what is not expected
+          give_up(at_ == At::Key && c == '}');  // the root closed, or what is not expected
           return;
         }
         ++pos_;
@@ -137,7 +137,7 @@ void JsonSplitter::scan(Sink& sink) {
           ++depth_;
         } else if (c == '}' || c == ']') {
           if (--depth_ == 0) {
-            give_up();  // the root closed: what follows is not split
+            give_up(true);  // the root closed: what follows is not split
             return;
           }
         } else if (c == ',' && depth_ == 1) {
@@ -161,7 +161,7 @@ void JsonSplitter::scan(Sink& sink) {
           if (s != ',') --depth_;
           ++pos_;
         } else if (s == '}') {
-          give_up();
+          give_up(false);
           return;
         } else {
           end_element(sink);  // at its ',' or the array's ']', which the skeleton keeps
@@ -194,13 +194,39 @@ void JsonSplitter::end_element(Sink& sink) {
   keep_ = kNone;
 }
 
-void JsonSplitter::give_up() {
-  skeleton_.append(window_, copied_, std::string::npos);
+void JsonSplitter::give_up(bool root_closed) {
+  root_closed_ = root_closed;
+  rest_from_ = skeleton_.size();
+  keep_rest(std::string_view(window_).substr(copied_));
   std::string().swap(window_);
   pos_ = copied_ = 0;
   keep_ = kNone;
   in_string_ = false;
   at_ = At::Rest;
+}
+
+void JsonSplitter::keep_rest(std::string_view bytes) {
+  if (overflow_) return;
+  if (root_closed_) {
+    // After the root object only newlines (for lines) and tokens matter: a run of other spaces
+    // is kept as one, so a page followed by megabytes of padding costs nothing.
+    for (char c : bytes) {
+      const bool blank = c == ' ' || c == '\t' || c == '\r';
+      if (!blank || !blank_) skeleton_.push_back(blank ? ' ' : c);
+      blank_ = blank;
+      if (skeleton_.size() - rest_from_ > kMaxRest) break;
+    }
+  } else if (skeleton_.size() - rest_from_ + bytes.size() <= kMaxRest) {
+    skeleton_.append(bytes);
+    return;
+  }
+  // The page is refused: nothing more is kept (a gzip bomb's zeros).
+  if (skeleton_.size() - rest_from_ > kMaxRest || !root_closed_) overflow_ = true;
+}
+
+std::size_t JsonSplitter::rest_line() const noexcept {
+  const auto end = skeleton_.begin() + static_cast<std::ptrdiff_t>(rest_from_);
+  return 1 + static_cast<std::size_t>(std::count(skeleton_.begin(), end, '\n'));
 }
 
 void JsonSplitter::copy_to_skeleton(std::size_t to) {

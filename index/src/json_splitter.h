@@ -47,6 +47,13 @@ class JsonSplitter {
   /// For each split "files" array, in page order, how many of its first elements are
   /// placeholders in the skeleton (the rest, after splitting ended, are as written).
   [[nodiscard]] const std::vector<std::size_t>& arrays() const noexcept { return arrays_; }
+  /// What is not split is kept up to this size; past it the page is refused (overflowed()).
+  static constexpr std::size_t kMaxRest = std::size_t{64} << 20;
+  /// More than kMaxRest bytes were not split: the skeleton lacks them.
+  [[nodiscard]] bool overflowed() const noexcept { return overflow_; }
+  /// Where splitting ended: the line, and whether the root object had closed there.
+  [[nodiscard]] std::size_t rest_line() const noexcept;
+  [[nodiscard]] bool root_closed() const noexcept { return root_closed_; }
   /// Bytes held for an unfinished element (for tests: stays near the largest element).
   [[nodiscard]] std::size_t held() const noexcept { return window_.size(); }
 
@@ -66,7 +73,8 @@ class JsonSplitter {
   // Skips the string whose content starts at pos_ (in_string_); false when the window ends first.
   bool skip_string();
   void end_element(Sink& sink);
-  void give_up();
+  void give_up(bool root_closed);
+  void keep_rest(std::string_view bytes);
   void copy_to_skeleton(std::size_t to);
   void compact();
 
@@ -80,6 +88,10 @@ class JsonSplitter {
   At at_ = At::Start;
   bool in_string_ = false;
   bool key_is_files_ = false;
+  bool overflow_ = false;
+  bool root_closed_ = false;
+  bool blank_ = false;         // the last byte kept after the root was a space
+  std::size_t rest_from_ = 0;  // where the bytes not split begin in the skeleton
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 };
 

@@ -30,7 +30,7 @@
 namespace gpulock::index::detail {
 
 /// Bump when the table or any type crossing it changes.
-inline constexpr std::uint32_t kNetPluginAbi = 2;
+inline constexpr std::uint32_t kNetPluginAbi = 3;
 
 /// The file name searched for (see load_net_plugin()).
 inline constexpr std::string_view kNetPluginFile = "libgpulock-net.so";

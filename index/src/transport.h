@@ -32,6 +32,8 @@ struct TransportOptions {
   std::string ca_path;
 };
 
+struct HttpResponse;
+
 struct HttpRequest {
   std::string url;
   std::vector<std::string> headers;  ///< "Name: value"
@@ -45,6 +47,9 @@ struct HttpRequest {
   std::chrono::milliseconds timeout{0};
   /// When set, body bytes go here instead of HttpResponse::body; return false to abort.
   std::function<bool(const char* data, std::size_t size)> sink;
+  /// With `sink`: called once, before the first body byte of a success response reaches it,
+  /// with the response so far (status, headers, `content_type`, `effective_url`); false aborts.
+  std::function<bool(const HttpResponse& head)> on_head;
   /// Follow a redirect from https:// to http:// (the user named the host insecure). Otherwise
   /// such a redirect fails with TransportError::InsecureRedirect.
   bool allow_insecure_redirect = false;

@@ -250,3 +250,40 @@ TEST_CASE("a huge JSON page read in 64 KiB chunks is the page read whole",
         "integer");
   CHECK(read_in_chunks(json_page(40'000, 39'990), {65536}, {}) == describe(bad));
 }
+
+TEST_CASE("what a JSON page's stream cannot split is kept only up to 64 MiB",
+          "[index][pages][stream]") {
+  // A gzip bomb's zeros: not an object, so never split; refused past 64 MiB, holding no more.
+  const std::string chunk(std::size_t{1} << 20, '\0');
+  auto zeros = detail::json_page_stream(kUrl, {});
+  for (int i = 0; i < 65; ++i)
+    zeros->feed(chunk);
+  auto refused = zeros->finish();
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message ==
+        "invalid PEP 691 page: not valid JSON at line 1 (over 64 MiB follow that were not read)");
+  // Under the limit the page is read as a whole page would be.
+  auto fewer = detail::json_page_stream(kUrl, {});
+  fewer->feed(chunk);
+  CHECK(describe(fewer->finish()) == describe(parse_json_page(chunk, kUrl, {})));
+  // After the root object, spaces cost nothing (a page padded with 80 MiB of them is read);
+  // anything else past 64 MiB is refused, at the line where the object ends.
+  const std::string page = "{\"files\": [{\"filename\": \"demo-1.0.tar.gz\", \"url\": \"/d\"}]}\n";
+  auto padded = detail::json_page_stream(kUrl, {"demo", false});
+  padded->feed(page);
+  const std::string spaces(std::size_t{1} << 20, ' ');
+  for (int i = 0; i < 80; ++i)
+    padded->feed(spaces);
+  auto read = padded->finish();
+  REQUIRE(read);
+  CHECK(read->files.size() == 1);
+  auto trailing = detail::json_page_stream(kUrl, {"demo", false});
+  trailing->feed(page);
+  const std::string x(std::size_t{1} << 20, 'x');
+  for (int i = 0; i < 65; ++i)
+    trailing->feed(x);
+  auto after = trailing->finish();
+  REQUIRE_FALSE(after);
+  CHECK(after.error().message ==
+        "invalid PEP 691 page: over 64 MiB follow the JSON object, which ends on line 1");
+}
