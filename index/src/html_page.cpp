@@ -265,7 +265,7 @@ class HtmlPageStream final : public detail::PageStream {
 };
 
 void HtmlPageStream::feed(std::string_view bytes) {
-  if (binary_) return;
+  if (binary_ || bytes.empty()) return;
   if (const void* nul = std::memchr(bytes.data(), '\0', bytes.size())) {
     const auto at = static_cast<std::size_t>(static_cast<const char*>(nul) - bytes.data());
     const std::size_t lines =
