@@ -31,29 +31,50 @@ namespace {
 // HTML's ASCII whitespace (no \v).
 constexpr std::string_view kHtmlSpace = " \t\n\r\f";
 
-// The '\n' bytes of `text`, 16 at a time (a page's lines are counted as its bytes are
-// dropped: one pass over each feed, which std::count made a tenth of a huge page's parse).
-std::size_t count_newlines(std::string_view text) noexcept {
+// A feed's first NUL byte (kNoNul when none) and the '\n' bytes before it, 16 bytes at a time:
+// the one pass over each feed that finds a binary page also counts the lines of the bytes the
+// stream drops (the caller's bytes are gone after the feed, and std::count in a second pass
+// over a huge page read whole was ~5% of its parse).
+constexpr std::size_t kNoNul = std::string_view::npos;
+struct ScannedBytes {
+  std::size_t nul = kNoNul;
+  std::size_t newlines = 0;
+};
+ScannedBytes scan_bytes(std::string_view text) noexcept {
   std::size_t count = 0;
   std::size_t i = 0;
 #if defined(__SSE2__)
   const __m128i newline = _mm_set1_epi8('\n');
-  while (text.size() - i >= 16) {
-    // Up to 255 blocks summed bytewise (each lane counts at most 255), then widened.
+  const __m128i zero = _mm_setzero_si128();
+  bool nul = false;
+  while (!nul && text.size() - i >= 16) {
+    // Up to 255 blocks summed bytewise (each lane counts at most 255), then widened; a block
+    // with a NUL is left to the byte loop.
     const std::size_t blocks = std::min<std::size_t>((text.size() - i) / 16, 255);
-    __m128i sums = _mm_setzero_si128();
+    __m128i sums = zero;
     for (std::size_t b = 0; b < blocks; ++b, i += 16) {
       const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
+      if (_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, zero)) != 0) {
+        nul = true;
+        break;
+      }
       sums = _mm_sub_epi8(sums, _mm_cmpeq_epi8(bytes, newline));
     }
-    const __m128i wide = _mm_sad_epu8(sums, _mm_setzero_si128());
+    const __m128i wide = _mm_sad_epu8(sums, zero);
     count += static_cast<std::size_t>(_mm_cvtsi128_si64(wide)) +
              static_cast<std::size_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(wide, wide)));
   }
 #endif
-  for (; i < text.size(); ++i)
+  for (; i < text.size(); ++i) {
+    if (text[i] == '\0') return {i, count};
     count += text[i] == '\n';
-  return count;
+  }
+  return {kNoNul, count};
+}
+
+// The '\n' bytes of `text`, which has no NUL (a stream holds none: the first ends the page).
+std::size_t count_newlines(std::string_view text) noexcept {
+  return scan_bytes(text).newlines;
 }
 
 // A character reference's code point as UTF-8; NUL, surrogates and values past U+10FFFF
@@ -266,10 +287,9 @@ class HtmlPageStream final : public detail::PageStream {
 
 void HtmlPageStream::feed(std::string_view bytes) {
   if (binary_ || bytes.empty()) return;
-  if (const void* nul = std::memchr(bytes.data(), '\0', bytes.size())) {
-    const auto at = static_cast<std::size_t>(static_cast<const char*>(nul) - bytes.data());
-    const std::size_t lines =
-        held_lines_ + count_newlines(held_) + count_newlines(bytes.substr(0, at));
+  const ScannedBytes scanned = scan_bytes(bytes);
+  if (scanned.nul != kNoNul) {
+    const std::size_t lines = held_lines_ + count_newlines(held_) + scanned.newlines;
     binary_ = error_at_line(lines + 1, "binary data, not an HTML page");
     held_ = std::string();
     start_ = 0;
@@ -277,7 +297,7 @@ void HtmlPageStream::feed(std::string_view bytes) {
   }
   if (!saw_text_) saw_text_ = bytes.find_first_not_of(kHtmlSpace) != std::string_view::npos;
   if (error_) {
-    held_lines_ += count_newlines(bytes);
+    held_lines_ += scanned.newlines;
     held_base_ += bytes.size();
     return;
   }
@@ -295,9 +315,9 @@ void HtmlPageStream::feed(std::string_view bytes) {
     w_lines_ = held_lines_;
     const std::size_t read = run(0);
     if (error_) return drop_window();
-    held_lines_ += newlines_to(read);
-    held_base_ += read;
     held_.assign(bytes.substr(read));
+    held_lines_ += scanned.newlines - count_newlines(held_);
+    held_base_ += read;
   } else {
     held_.append(bytes);
     w_ = held_;
