@@ -1,6 +1,7 @@
 // PEP 691 JSON project pages (index/parse.h parse_json_page, simdjson On-Demand), and the
 // PEP 700 timestamps they carry. The first byte selects the filter; the rest is the page.
-// Properties: page_checks.h; the copying and the padded entry points agree; a timestamp that
+// Properties: page_checks.h; the copying and the padded entry points agree; the page read in
+// pieces is the page read whole; a timestamp that
 // parses prints and parses back to the same instant.
 #include "page_checks.h"
 
@@ -17,6 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(page.has_value() == page2.has_value(),
              "parse_json_page and parse_json_page_padded disagree");
   if (page) FUZZ_CHECK(page->files.size() == page2->files.size(), "file counts differ");
+  auto stream =
+      gpulock::index::detail::json_page_stream("https://example.org/simple/demo/", filter);
+  gpulock::fuzz::check_pieces(*stream, json, page);
   if (auto t = gpulock::index::parse_timestamp(json)) {
     std::string text = gpulock::index::format_timestamp(*t);
     FUZZ_CHECK(gpulock::index::parse_timestamp(text) == t, fmt::format("'{}' -> '{}'", json, text));

@@ -182,14 +182,6 @@ class HtmlPageStream final : public detail::PageStream {
 
   void feed(std::string_view bytes) override;
   core::Result<ProjectPage> finish() override;
-  // The one feed of parse_html_page_releasing: `body` read where it is, its passed blocks
-  // released as the parse goes on (ReadBytes).
-  void feed_releasing(std::string& body) {
-    detail::ReadBytes read(body, true);
-    release_ = &read;
-    feed(body);
-    release_ = nullptr;
-  }
   [[nodiscard]] detail::HeldBytes held() const noexcept {
     return {held_.size() - start_, held_.capacity()};
   }
@@ -226,7 +218,6 @@ class HtmlPageStream final : public detail::PageStream {
   }
   // '\n' in the window before `offset`.
   std::size_t newlines_to(std::size_t offset) const noexcept {
-    if (release_) return release_->line_of(offset) - 1;
     return count_newlines(w_.substr(0, offset));
   }
   std::size_t line_of(std::size_t offset) const noexcept {
@@ -279,7 +270,6 @@ class HtmlPageStream final : public detail::PageStream {
   std::size_t w_base_ = 0;
   std::size_t w_lines_ = 0;
   bool final_ = false;  // no more bytes: finish()
-  detail::ReadBytes* release_ = nullptr;
   // How far an earlier try at an unfinished token scanned (page offsets).
   std::size_t hint_token_ = kNone;
   std::size_t hint_ = 0;
@@ -379,7 +369,6 @@ void HtmlPageStream::drop_window() {
 std::size_t HtmlPageStream::run(std::size_t pos) {
   const std::size_t n = w_.size();
   while (pos < n) {
-    if (release_) release_->passed(pos);
     const char* lt = static_cast<const char*>(std::memchr(w_.data() + pos, '<', n - pos));
     if (!lt) return n;
     pos = static_cast<std::size_t>(lt - w_.data());
@@ -668,13 +657,6 @@ std::unique_ptr<PageStream> html_page_stream(std::string_view page_url, const Pa
 
 HeldBytes html_stream_held(const PageStream& stream) noexcept {
   return static_cast<const HtmlPageStream&>(stream).held();
-}
-
-core::Result<ProjectPage> parse_html_page_releasing(std::string& html, std::string_view page_url,
-                                                    const PageFilter& filter) {
-  HtmlPageStream stream(page_url, filter);
-  stream.feed_releasing(html);
-  return stream.finish();
 }
 
 }  // namespace detail

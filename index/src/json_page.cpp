@@ -653,13 +653,6 @@ core::Result<ProjectPage> parse_json_page(std::string_view json, std::string_vie
 }
 
 namespace detail {
-core::Result<ProjectPage> parse_json_page_releasing(std::string& json, std::string_view page_url,
-                                                    const PageFilter& filter) {
-  auto page = parse_json_page(json, page_url, filter);
-  std::string().swap(json);
-  return page;
-}
-
 std::unique_ptr<PageStream> json_page_stream(std::string_view page_url, const PageFilter& filter) {
   return std::make_unique<JsonPageStream>(page_url, filter);
 }

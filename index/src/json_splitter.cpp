@@ -112,7 +112,9 @@ void JsonSplitter::scan(Sink& sink) {
           at_ = At::InElement;
           continue;
         } else {
-          give_up(at_ == At::Key && c == '}');  // the root closed, or what is not expected
+          const bool closed = at_ == At::Key && c == '}';
+          if (closed) ++pos_;
+          give_up(closed);  // the root closed, or what is not expected
           return;
         }
         ++pos_;
@@ -195,6 +197,8 @@ void JsonSplitter::end_element(Sink& sink) {
 }
 
 void JsonSplitter::give_up(bool root_closed) {
+  // The root's own bytes (to its '}' when it closed) go as they are; only what follows is "rest".
+  if (root_closed) copy_to_skeleton(pos_);
   root_closed_ = root_closed;
   rest_from_ = skeleton_.size();
   keep_rest(std::string_view(window_).substr(copied_));

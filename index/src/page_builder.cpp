@@ -8,7 +8,6 @@
 #include <limits>
 
 #include <fmt/format.h>
-#include <sys/mman.h>
 
 #include "gpulock/core/text.h"
 #include "gpulock/index/variants.h"
@@ -108,48 +107,6 @@ std::size_t line_of(std::string_view text, std::size_t offset) noexcept {
   offset = std::min(offset, text.size());
   return 1 + static_cast<std::size_t>(std::count(
                  text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
-}
-
-namespace {
-constexpr std::size_t kReleaseBlock = std::size_t{2} << 20;  // a huge page: no split
-constexpr std::size_t kReleaseMin = std::size_t{8} << 20;
-}  // namespace
-
-ReadBytes::ReadBytes(std::string_view text, bool release) noexcept
-    : text_(text),
-      next_(release && text.size() >= kReleaseMin ? kReleaseBlock
-                                                  : std::numeric_limits<std::size_t>::max()) {}
-
-void ReadBytes::release_to(std::size_t offset) noexcept {
-  offset = std::min(offset, text_.size());
-  lines_ += newlines(counted_, offset);
-  counted_ = offset;
-  next_ = offset + kReleaseBlock;
-  // Whole blocks only, inside the text: the memory around it (an allocator's header) is not
-  // ours, and a block the parser is still in stays.
-  const auto base = reinterpret_cast<std::uintptr_t>(text_.data());
-  const std::uintptr_t from = (base + released_to_ + kReleaseBlock - 1) & ~(kReleaseBlock - 1);
-  const std::uintptr_t to = (base + offset) & ~(kReleaseBlock - 1);
-  if (to <= from) return;
-  if (::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED) != 0) {
-    next_ = std::numeric_limits<std::size_t>::max();  // refused: keep the rest
-    return;
-  }
-  released_to_ = to - base;
-}
-
-std::size_t ReadBytes::line_of(std::size_t offset) const noexcept {
-  offset = std::min(offset, text_.size());
-  if (offset == 0) return 1;
-  if (offset < released_to_) return 0;
-  if (offset < counted_) return 1 + lines_ - newlines(offset, counted_);
-  return 1 + lines_ + newlines(counted_, offset);
-}
-
-std::size_t ReadBytes::newlines(std::size_t from, std::size_t to) const noexcept {
-  return static_cast<std::size_t>(std::count(text_.begin() + static_cast<std::ptrdiff_t>(from),
-                                             text_.begin() + static_cast<std::ptrdiff_t>(to),
-                                             '\n'));
 }
 
 namespace {

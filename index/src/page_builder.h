@@ -130,41 +130,4 @@ void assign_lower(std::string& out, std::string_view text);
 /// 1-based line of `offset` in `text`.
 std::size_t line_of(std::string_view text, std::size_t offset) noexcept;
 
-/// A page's bytes as a parser reads them, front to back. With `release`, the bytes it has
-/// passed are handed back to the system as it goes (madvise MADV_DONTNEED, whole 2 MiB blocks
-/// strictly inside the text, once the text is over 8 MiB): a huge page's body is then not held
-/// whole beside the records built from it. Released bytes read as zeros, so the caller's buffer
-/// is garbage afterwards; the newlines they held are counted first, for line_of.
-class ReadBytes {
- public:
-  ReadBytes(std::string_view text, bool release) noexcept;
-  /// Nothing before `offset` is read again.
-  void passed(std::size_t offset) noexcept {
-    if (offset >= next_) release_to(offset);
-  }
-  /// 1-based line of `offset`; 0 (unknown) for an offset past the first byte of the released part.
-  [[nodiscard]] std::size_t line_of(std::size_t offset) const noexcept;
-  /// Bytes before this offset may read as zeros now (for tests).
-  [[nodiscard]] std::size_t released_to() const noexcept { return released_to_; }
-
- private:
-  void release_to(std::size_t offset) noexcept;
-  // '\n' in [from, to) (bytes not released).
-  [[nodiscard]] std::size_t newlines(std::size_t from, std::size_t to) const noexcept;
-  std::string_view text_;
-  std::size_t next_;         // the offset at which passed() next releases (never: SIZE_MAX)
-  std::size_t counted_ = 0;  // the newlines of [0, counted_) are in lines_
-  std::size_t lines_ = 0;
-  std::size_t released_to_ = 0;
-};
-
-/// parse_json_page_padded and parse_html_page for a body the caller drops afterwards (a
-/// response, a file read whole): the bytes read are released as the parse goes on (ReadBytes),
-/// so `body` holds zeros or garbage afterwards and may only be destroyed or assigned. A JSON
-/// body without simdjson's padding in its capacity is grown first.
-core::Result<ProjectPage> parse_json_page_releasing(std::string& json, std::string_view page_url,
-                                                    const PageFilter& filter);
-core::Result<ProjectPage> parse_html_page_releasing(std::string& html, std::string_view page_url,
-                                                    const PageFilter& filter);
-
 }  // namespace gpulock::index::detail

@@ -402,8 +402,6 @@ TEST_CASE("HTML stream: a medium page one byte at a time", "[html][stream]") {
   CHECK(whole->files.size() == 300);
   check_same(parse_pieces(page, fixed_chunks(page.html.size(), 1)), whole);
   check_same(parse_pieces(page, random_chunks(page.html.size(), 99)), whole);
-  std::string body = page.html;
-  check_same(detail::parse_html_page_releasing(body, page.url, page.filter), whole);
 }
 
 namespace {

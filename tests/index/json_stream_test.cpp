@@ -174,6 +174,13 @@ TEST_CASE("a JSON page's errors are the same, on the same line, in any chunking"
        "we found unescaped characters)",
        0},
       {"[1, 2]", "invalid PEP 691 page: not a JSON object", 1},
+      // Nothing split (the key is not "files" as written), a tab in a string: the bytes up to
+      // the root's end are the page's, whatever the chunks (fuzz/corpus/json_page/crash-root-
+      // closed-squeezed: spaces were once squeezed there, so the tab read as a space whole).
+      {"{\"fil\\u0065s\": [{\"filename\": \"a\tb\"}]}",
+       "invalid PEP 691 page: not valid JSON (Within strings, some characters must be escaped, "
+       "we found unescaped characters)",
+       0},
       {"{\"files\": [1]}", "invalid PEP 691 page: files[0]: expected an object", 1},
       {"{\"files\": [,]}", "invalid PEP 691 page: files[0]: expected an object", 1},
   };
