@@ -214,6 +214,7 @@ class PageSink {
     spaces_.clear();
     base_ = strip_userinfo(r.effective_url.empty() ? fallback_url_ : r.effective_url);
     format_ = page_format_for_content_type(r.content_type);
+    length_ = r.content_length;
     return format_ != PageFormat::Unknown || r.content_type.empty();
   }
 
@@ -230,6 +231,7 @@ class PageSink {
       }
       stream_ = format_ == PageFormat::Json ? detail::json_page_stream(base_, filter_)
                                             : detail::html_page_stream(base_, filter_);
+      if (length_ != 0) stream_->expect(length_);
       if (!spaces_.empty()) stream_->feed(spaces_);
       std::string().swap(spaces_);
     }
@@ -257,6 +259,7 @@ class PageSink {
   std::string fallback_url_;
   std::string base_;
   PageFormat format_ = PageFormat::Unknown;
+  std::uint64_t length_ = 0;
   std::string spaces_;
   std::unique_ptr<detail::PageStream> stream_;
 };
@@ -405,6 +408,7 @@ core::Result<ProjectPagePtr> IndexClient::Impl::local_page(const std::string& pa
   std::string file_url = path_to_file_url(path);
   auto stream = json ? detail::json_page_stream(file_url, filter)
                      : detail::html_page_stream(file_url, filter);
+  stream->expect(static_cast<std::uint64_t>(st.st_size));
   if (auto read = stream_local_file(path, *stream); !read) return std::unexpected(read.error());
   ++counters.pages_parsed;
   auto parsed = stream->finish();

@@ -260,6 +260,11 @@ class CurlTransport final : public Transport {
         if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type)
           r.content_type = type;
         r.status = t->current_status;
+        curl_off_t length = -1;
+        if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
+            length > 0 && !t->decoder) {
+          r.content_length = static_cast<std::uint64_t>(length);
+        }
         if (!req.on_head(r)) {
           t->aborted = true;
           return false;

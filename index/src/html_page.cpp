@@ -181,6 +181,10 @@ class HtmlPageStream final : public detail::PageStream {
   }
 
   void feed(std::string_view bytes) override;
+  void expect(std::uint64_t bytes) override {
+    detail::reserve_files(page_.files, bytes);
+    reserved_ = true;
+  }
   core::Result<ProjectPage> finish() override;
   [[nodiscard]] detail::HeldBytes held() const noexcept {
     return {held_.size() - start_, held_.capacity()};
@@ -291,13 +295,8 @@ void HtmlPageStream::feed(std::string_view bytes) {
     held_base_ += bytes.size();
     return;
   }
-  if (!reserved_) {
-    // Room for the files at once (a PEP 503 anchor takes ~200-400 bytes): growing the vector
-    // by doubling moves every file and holds the old and the new at once.
-    page_.files.reserve(bytes.size() / 192 + 4);
-    reserved_ = true;
-  }
-  if (start_ == held_.size()) {  // nothing held: read the chunk where it is
+  if (!reserved_) expect(bytes.size());  // a page read in one piece
+  if (start_ == held_.size()) {          // nothing held: read the chunk where it is
     held_.clear();
     start_ = 0;
     w_ = bytes;

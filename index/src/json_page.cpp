@@ -73,7 +73,14 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
   JsonPageStream(std::string_view page_url, const PageFilter& filter)
       : page_url_(page_url), filter_(filter), classifier_(filter_) {}
 
-  void feed(std::string_view bytes) override { splitter_.feed(bytes, *this); }
+  void feed(std::string_view bytes) override {
+    if (!reserved_) expect(bytes.size());  // a page read in one piece
+    splitter_.feed(bytes, *this);
+  }
+  void expect(std::uint64_t bytes) override {
+    detail::reserve_files(page_.files, bytes);
+    reserved_ = true;
+  }
 
   core::Result<ProjectPage> finish() override {
     splitter_.finish();
@@ -625,6 +632,7 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
   const char* expected_ = "";
   std::string fatal_;
   bool bad_upload_time_ = false;
+  bool reserved_ = false;
   // The elements' outcomes (element()) and their replay (parse_files).
   error_code invalid_ = simdjson::SUCCESS;
   std::optional<core::Error> failure_;

@@ -103,6 +103,11 @@ void assign_lower(std::string& out, std::string_view text) {
   });
 }
 
+void reserve_files(std::vector<DistFile>& files, std::uint64_t bytes) {
+  constexpr std::uint64_t kMost = std::uint64_t{1} << 30;  // the largest page limit's worth
+  files.reserve(static_cast<std::size_t>(std::min(bytes, kMost) / 192 + 4));
+}
+
 std::size_t line_of(std::string_view text, std::size_t offset) noexcept {
   offset = std::min(offset, text.size());
   return 1 + static_cast<std::size_t>(std::count(

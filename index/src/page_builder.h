@@ -127,6 +127,11 @@ void ascii_lower(std::string& s) noexcept;
 /// into `out`.
 void assign_lower(std::string& out, std::string_view text);
 
+/// Room for the files of a page of `bytes` (a file takes ~200-500 bytes of JSON or HTML): reserved
+/// generously, since pages of a reservation that are never written cost no memory, while a vector
+/// that grows by doubling moves every file and holds the old and the new at once.
+void reserve_files(std::vector<DistFile>& files, std::uint64_t bytes);
+
 /// 1-based line of `offset` in `text`.
 std::size_t line_of(std::string_view text, std::size_t offset) noexcept;
 

@@ -8,6 +8,7 @@
 // the warnings, the error with its line); parse_json_page and parse_html_page are a stream fed
 // once. The tests hold both to that.
 
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -23,6 +24,9 @@ class PageStream {
   /// The page's next bytes. A page already known to be invalid still takes the rest (an error
   /// that whole-page reading reports first may come later, as a NUL byte in HTML does).
   virtual void feed(std::string_view bytes) = 0;
+  /// The page's size when it is known before its bytes (a Content-Length, a file's size): room
+  /// for its files is reserved at once. Only a hint: more or fewer bytes may come.
+  virtual void expect(std::uint64_t bytes) = 0;
   /// After the last feed: the page, or the error reading it whole would give.
   virtual core::Result<ProjectPage> finish() = 0;
 };

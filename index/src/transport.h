@@ -83,6 +83,8 @@ struct HttpResponse {
   std::string retry_after;
   std::string body;
   std::uint64_t body_bytes = 0;  ///< counted even when a sink consumed them
+  /// The Content-Length (0: none), set for HttpRequest::on_head.
+  std::uint64_t content_length = 0;
   TransportError error = TransportError::None;
   std::string error_text;    ///< libcurl's message; may contain the URL (redact before showing)
   std::string redirect_url;  ///< the refused target of an InsecureRedirect
