@@ -113,8 +113,8 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
   // What a document is in the page, for error lines: its text and the line it starts on.
   struct DocText {
     std::string_view text;
-    std::size_t first_line = 1;
-    std::size_t gap_lines = 0;  // to the next token after it in the page
+    std::size_t first_line = 1;  // 0: an element's, counted when needed
+    std::size_t gap_lines = 0;   // to the next token after it in the page
   };
   // The first element whose reading failed, with the error that goes out when the skeleton's
   // reading reaches its placeholder; a warning an element gave, likewise.
@@ -147,7 +147,7 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
     path_.top = "files";
     path_.in_array = true;
     path_.index = e.index;
-    text_ = {e.text, 1 + count_lines(splitter_.skeleton()), e.gap_lines};
+    text_ = {e.text, 0, e.gap_lines};  // its first line is counted only if it fails (fail())
     auto failed = read_file(doc);
     if (failed) {
       failure_ = std::move(failed);
@@ -616,7 +616,10 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
       offset = static_cast<std::size_t>(location - text.data());
       gap = 0;
     }
-    const std::size_t line = text_.first_line + count_lines(text.substr(0, offset)) + gap;
+    // An element begins on the line after the skeleton's newlines so far.
+    const std::size_t first =
+        text_.first_line != 0 ? text_.first_line : 1 + count_lines(splitter_.skeleton());
+    const std::size_t line = first + count_lines(text.substr(0, offset)) + gap;
     return core::fail_at(core::ErrorCode::IndexFormat,
                          fmt::format("invalid PEP 691 page: {}", what), redact_url(page_url_),
                          line);

@@ -2,7 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace gpulock::index::detail {
 namespace {
@@ -18,6 +24,54 @@ constexpr std::array<bool, 256> kStops = [] {
     t[static_cast<unsigned char>(c)] = true;
   return t;
 }();
+
+// One 64-byte block: bit i set where byte i is a quote, a backslash, or a bracket or comma.
+struct BlockBits {
+  std::uint64_t quote = 0, backslash = 0, stop = 0;
+};
+
+BlockBits classify(const char* p) noexcept {
+  BlockBits bits;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+  const __m128i comma = _mm_set1_epi8(','), case_bit = _mm_set1_epi8(0x20);
+  for (int k = 0; k < 4; ++k) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    const __m128i folded = _mm_or_si128(v, case_bit);  // '[' -> '{', ']' -> '}'
+    const auto mask = [k](__m128i m) {
+      return static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(m)) &
+                                        0xffffu)
+             << (16 * k);
+    };
+    bits.quote |= mask(_mm_cmpeq_epi8(v, quote));
+    bits.backslash |= mask(_mm_cmpeq_epi8(v, backslash));
+    bits.stop |= mask(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(folded, open),
+                                                _mm_cmpeq_epi8(folded, close)),
+                                   _mm_cmpeq_epi8(v, comma)));
+  }
+#else
+  for (unsigned i = 0; i < 64; ++i) {
+    const char c = p[i];
+    const std::uint64_t bit = std::uint64_t{1} << i;
+    if (c == '"') bits.quote |= bit;
+    if (c == '\\') bits.backslash |= bit;
+    if (c == '{' || c == '}' || c == '[' || c == ']' || c == ',') bits.stop |= bit;
+  }
+#endif
+  return bits;
+}
+
+// Bit i set when an odd number of the bits 0..i are set: inside a string, from its opening quote.
+std::uint64_t prefix_xor(std::uint64_t x) noexcept {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
 
 std::size_t count_newlines(const char* p, std::size_t n) noexcept {
   std::size_t count = 0;
@@ -147,7 +201,9 @@ void JsonSplitter::scan(Sink& sink) {
         }
         continue;
       case At::InElement: {
-        // The hot loop: a file object's bytes outside its strings.
+        skip_blocks();
+        if (in_string_) continue;  // the blocks ended inside a string
+        // The bytes the blocks left: a file object's bytes outside its strings.
         const char* p = window_.data();
         while (pos_ < n && !kStops[static_cast<unsigned char>(p[pos_])])
           ++pos_;
@@ -178,6 +234,36 @@ void JsonSplitter::scan(Sink& sink) {
     }
   }
   if (at_ != At::InElement) copy_to_skeleton(pos_);
+}
+
+void JsonSplitter::skip_blocks() noexcept {
+  const char* p = window_.data();
+  const std::size_t n = window_.size();
+  // A byte right after a backslash may be escaped: the scalar scan reads it.
+  if (pos_ > 0 && p[pos_ - 1] == '\\') return;
+  while (pos_ + 64 <= n) {
+    const BlockBits bits = classify(p + pos_);
+    if (bits.backslash != 0) return;  // escapes: the scalar scan (rare in a page)
+    std::uint64_t in_string = prefix_xor(bits.quote);
+    if (in_string_) in_string = ~in_string;
+    std::uint64_t stops = bits.stop & ~in_string;
+    while (stops != 0) {
+      const int i = std::countr_zero(stops);
+      stops &= stops - 1;
+      const char c = p[pos_ + static_cast<std::size_t>(i)];
+      if (c == '{' || c == '[') {
+        ++depth_;
+      } else if (depth_ > 2) {
+        if (c != ',') --depth_;
+      } else {
+        pos_ += static_cast<std::size_t>(i);  // the element's end: the scalar scan takes it
+        in_string_ = false;
+        return;
+      }
+    }
+    in_string_ = (in_string >> 63) != 0;
+    pos_ += 64;
+  }
 }
 
 void JsonSplitter::end_element(Sink& sink) {

@@ -72,6 +72,9 @@ class JsonSplitter {
   void scan(Sink& sink);
   // Skips the string whose content starts at pos_ (in_string_); false when the window ends first.
   bool skip_string();
+  // Whole 64-byte blocks of an element at once (strings by their quotes' parity), to the byte
+  // that ends it, a block with a backslash, or the window's last partial block.
+  void skip_blocks() noexcept;
   void end_element(Sink& sink);
   void give_up(bool root_closed);
   void keep_rest(std::string_view bytes);
