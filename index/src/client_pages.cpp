@@ -199,41 +199,38 @@ std::optional<core::Result<ProjectPagePtr>> IndexClient::Impl::page_from_cache(
 
 namespace {
 
-// A page's body as it arrives, on the transport's thread: read by the stream for its format,
-// which the Content-Type names (or, without one, the first byte that is not a space: '{' is
-// JSON). The body is never held whole.
+// A page's body as it arrives, on the transport's thread. Up to kHeld bytes it is kept, and
+// read once the transfer ends, on the thread that asked for it (the pages of a resolve are read
+// in parallel, and the transport's thread stays free for the other transfers); past that the
+// page is read as it arrives by the stream for its format, so a huge page is never held whole.
+// The format comes from the Content-Type, or without one from the first byte that is not a
+// space ('{' is JSON).
 class PageSink {
  public:
+  static constexpr std::size_t kHeld = std::size_t{4} << 20;
+
   explicit PageSink(const PageFilter& filter, std::string_view fallback_url)
       : filter_(filter), fallback_url_(fallback_url) {}
 
   // HttpRequest::on_head: false (the transfer stops) for a Content-Type that is no page's;
   // page_from_network then says so.
   bool head(const HttpResponse& r) {
-    stream_.reset();
-    spaces_.clear();
+    reset();
     base_ = strip_userinfo(r.effective_url.empty() ? fallback_url_ : r.effective_url);
     format_ = page_format_for_content_type(r.content_type);
     length_ = r.content_length;
+    if (length_ != 0 && length_ <= kHeld) held_.reserve(static_cast<std::size_t>(length_));
     return format_ != PageFormat::Unknown || r.content_type.empty();
   }
 
   bool feed(const char* data, std::size_t n) {
     std::string_view bytes(data, n);
     if (!stream_) {
-      if (format_ == PageFormat::Unknown) {
-        auto first = bytes.find_first_not_of(" \t\r\n");
-        if (first == std::string_view::npos) {
-          spaces_.append(bytes);
-          return true;
-        }
-        format_ = bytes[first] == '{' ? PageFormat::Json : PageFormat::Html;
+      if (held_.size() + n <= kHeld) {
+        held_.append(bytes);
+        return true;
       }
-      stream_ = format_ == PageFormat::Json ? detail::json_page_stream(base_, filter_)
-                                            : detail::html_page_stream(base_, filter_);
-      if (length_ != 0) stream_->expect(length_);
-      if (!spaces_.empty()) stream_->feed(spaces_);
-      std::string().swap(spaces_);
+      start_stream();
     }
     stream_->feed(bytes);
     return true;
@@ -241,26 +238,39 @@ class PageSink {
 
   // After the transfer: the page read, or nullopt when no byte arrived (an empty body).
   std::optional<core::Result<ProjectPage>> finish() {
-    if (!stream_ && spaces_.empty()) return std::nullopt;
     if (!stream_) {
-      stream_ = detail::html_page_stream(base_, filter_);  // only spaces: as a page of no tags
-      stream_->feed(spaces_);
+      if (held_.empty()) return std::nullopt;
+      start_stream();
     }
     return stream_->finish();
   }
 
   void reset() {
     stream_.reset();
-    spaces_.clear();
+    held_.clear();
   }
 
  private:
+  // The stream for the page's format, given what was held.
+  void start_stream() {
+    if (format_ == PageFormat::Unknown) {
+      auto first = held_.find_first_not_of(" \t\r\n");
+      format_ =
+          first != std::string::npos && held_[first] == '{' ? PageFormat::Json : PageFormat::Html;
+    }
+    stream_ = format_ == PageFormat::Json ? detail::json_page_stream(base_, filter_)
+                                          : detail::html_page_stream(base_, filter_);
+    if (length_ != 0) stream_->expect(length_);
+    stream_->feed(held_);
+    std::string().swap(held_);
+  }
+
   PageFilter filter_;
   std::string fallback_url_;
   std::string base_;
   PageFormat format_ = PageFormat::Unknown;
   std::uint64_t length_ = 0;
-  std::string spaces_;
+  std::string held_;
   std::unique_ptr<detail::PageStream> stream_;
 };
 
