@@ -1,0 +1,122 @@
+// Huge pages over real HTTP are read as they arrive (issue 46 item 4): past the 4 MiB a client
+// holds, a page goes to its stream chunk by chunk (gzip-coded by nginx, so of no known length),
+// and reads exactly as the same bytes parsed whole; the cache entry it leaves reads back the same.
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "gpulock/index/client.h"
+#include "gpulock/index/parse.h"
+
+#include "http_support.h"
+
+using namespace gpulock;
+using namespace gpulock::index;
+using index_test::test_options;
+using index_test::unique_agent;
+
+namespace {
+
+constexpr int kFiles = 24'000;  // ~9 MB of JSON, ~8 MB of HTML: over the 4 MiB held
+
+std::string wheel(int i) {
+  return fmt::format("big-1.{}.{}-cp311-cp311-manylinux_2_28_x86_64.whl", i / 100, i % 100);
+}
+std::string url(int i) {
+  return fmt::format("https://files.example.org/packages/{:02x}/{:060x}/{}", i % 256, i, wheel(i));
+}
+
+std::string json_page() {
+  std::string out = "{\"meta\": {\"api-version\": \"1.1\"}, \"name\": \"big\", \"files\": [\n";
+  for (int i = 0; i < kFiles; ++i) {
+    out += fmt::format(
+        "{}  {{\"filename\": \"{}\", \"url\": \"{}\", \"hashes\": {{\"sha256\": \"{:064x}\"}}, "
+        "\"requires-python\": \">=3.9\", \"core-metadata\": {{\"sha256\": \"{:064x}\"}}, "
+        "\"size\": {}, \"upload-time\": \"2024-05-0{}T10:00:00.000000Z\", \"yanked\": {}}}\n",
+        i ? "," : "", wheel(i), url(i), i + 1, i + 2, 1000 + i, 1 + i % 9,
+        i % 1000 == 7 ? "\"a \\\"bad\\\" build\"" : "false");
+  }
+  return out + "], \"versions\": [\"1.0.0\"]}\n";
+}
+
+std::string html_page() {
+  std::string out = "<!DOCTYPE html>\n<html><body>\n";
+  for (int i = 0; i < kFiles; ++i) {
+    out += fmt::format(
+        "<a href=\"{}#sha256={:064x}\" data-requires-python=\"&gt;=3.9\" data-core-metadata="
+        "\"sha256={:064x}\"{}>{}</a><br/>\n",
+        url(i), i + 1, i + 2, i % 1000 == 7 ? " data-yanked=\"a &quot;bad&quot; build\"" : "",
+        wheel(i));
+  }
+  return out + "</body></html>\n";
+}
+
+void write(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+void require_same(const ProjectPage& got, const ProjectPage& want) {
+  REQUIRE(got.files.size() == want.files.size());
+  for (std::size_t i = 0; i < want.files.size(); ++i) {
+    const DistFile& a = got.files[i];
+    const DistFile& b = want.files[i];
+    INFO(b.filename());
+    REQUIRE(a.filename() == b.filename());
+    REQUIRE(a.url() == b.url());
+    REQUIRE(a.hashes() == b.hashes());
+    REQUIRE(a.core_metadata_hashes() == b.core_metadata_hashes());
+    REQUIRE(a.requires_python() == b.requires_python());
+    REQUIRE(a.yanked_reason() == b.yanked_reason());
+    REQUIRE(a.size() == b.size());
+    REQUIRE(a.upload_time() == b.upload_time());
+  }
+  REQUIRE(got.warnings == want.warnings);
+}
+
+}  // namespace
+
+TEST_CASE("a huge page over HTTP reads as the same bytes parsed whole", "[http][stream]") {
+  const std::filesystem::path root = index_test::scratch_dir("stream-root");
+  const std::string json = json_page();
+  const std::string html = html_page();
+  REQUIRE(json.size() > (std::size_t{8} << 20));
+  REQUIRE(html.size() > (std::size_t{6} << 20));
+  write(root / "simple/big/index.json", json);
+  write(root / "whl/html/big/index.html", html);  // /whl/ serves index.html as text/html
+  write(root / "manifest.json", "{}\n");          // servers.py serves such trees
+  gpulock::test::PrivateServerOptions po;
+  po.root = root;
+  po.copy = false;
+  gpulock::test::PrivateServers priv(po);
+
+  const PageFilter filter{"big", false};
+  for (bool is_json : {true, false}) {
+    INFO((is_json ? "JSON" : "HTML"));
+    const std::string base = is_json ? priv.env().pypi_url() : priv.env().http_url() + "/whl/html/";
+    const std::string page_url = base + "big/";
+    auto want =
+        is_json ? parse_json_page(json, page_url, filter) : parse_html_page(html, page_url, filter);
+    REQUIRE(want);
+    REQUIRE(want->files.size() == static_cast<std::size_t>(kFiles));
+    CHECK(want->files[7].yanked_reason() == "a \"bad\" build");
+
+    const std::string cache = index_test::scratch_dir(is_json ? "stream-json" : "stream-html");
+    IndexClient client(test_options(cache, unique_agent("stream")));
+    auto got = client.fetch_project(IndexSource::simple(base), "big");
+    REQUIRE(got);
+    require_same(**got, *want);
+    CHECK(client.stats().pages_parsed == 1);
+
+    // The entry it stored reads back as the same page, offline.
+    ClientOptions offline = test_options(cache, unique_agent("stream-offline"));
+    offline.offline = true;
+    IndexClient again(offline);
+    auto cached = again.fetch_project(IndexSource::simple(base), "big");
+    REQUIRE(cached);
+    require_same(**cached, *want);
+  }
+}
