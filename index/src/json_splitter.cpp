@@ -40,15 +40,14 @@ BlockBits classify(const char* p) noexcept {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
     const __m128i folded = _mm_or_si128(v, case_bit);  // '[' -> '{', ']' -> '}'
     const auto mask = [k](__m128i m) {
-      return static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(m)) &
-                                        0xffffu)
+      return static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(m)) & 0xffffu)
              << (16 * k);
     };
     bits.quote |= mask(_mm_cmpeq_epi8(v, quote));
     bits.backslash |= mask(_mm_cmpeq_epi8(v, backslash));
-    bits.stop |= mask(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(folded, open),
-                                                _mm_cmpeq_epi8(folded, close)),
-                                   _mm_cmpeq_epi8(v, comma)));
+    bits.stop |=
+        mask(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)),
+                          _mm_cmpeq_epi8(v, comma)));
   }
 #else
   for (unsigned i = 0; i < 64; ++i) {
