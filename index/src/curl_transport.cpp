@@ -230,6 +230,17 @@ class CurlTransport final : public Transport {
     return 0;
   }
 
+  // The response's URL after redirects and its Content-Type, from libcurl.
+  static void read_url_and_type(Transfer* t) {
+    HttpResponse& r = t->response;
+    char* url = nullptr;
+    if (curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url)
+      r.effective_url = url;
+    char* type = nullptr;
+    if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type)
+      r.content_type = type;
+  }
+
   // A body's bytes (decoded, when it was coded): counted against the limit, given to the sink or
   // kept. False ends the transfer (too_large or aborted set).
   static bool deliver(Transfer* t, const char* data, std::size_t n) {
@@ -253,12 +264,7 @@ class CurlTransport final : public Transport {
     }
     if (req.sink && success) {
       if (r.body_bytes == n && req.on_head) {
-        char* url = nullptr;
-        if (curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url)
-          r.effective_url = url;
-        char* type = nullptr;
-        if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type)
-          r.content_type = type;
+        read_url_and_type(t);
         r.status = t->current_status;
         curl_off_t length = -1;
         if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
@@ -429,12 +435,7 @@ class CurlTransport final : public Transport {
     long status = 0;
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
     r.status = status;
-    char* url = nullptr;
-    if (curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url)
-      r.effective_url = url;
-    char* type = nullptr;
-    if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type)
-      r.content_type = type;
+    read_url_and_type(t);
     switch (code) {
       case CURLE_OK:
         r.error = TransportError::None;

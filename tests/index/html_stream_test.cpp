@@ -20,11 +20,14 @@
 #include "gpulock/index/parse.h"
 
 #include "page_builder.h"
+#include "page_compare.h"
 #include "page_stream.h"
 
 using namespace gpulock;
 using namespace gpulock::index;
 using namespace std::string_literals;
+
+using index_test::check_same;
 
 namespace {
 
@@ -147,44 +150,6 @@ std::vector<Page> invalid_pages() {
   pages.push_back({"NUL after an unterminated comment", "<html>\n<!-- open\n\n\0 x"s});
   pages.push_back({"NUL in a tag", "<html>\n<a href='x\n\0'>"s});
   return pages;
-}
-
-void check_same_file(const DistFile& x, const DistFile& y) {
-  CHECK(x.filename() == y.filename());
-  CHECK(x.url() == y.url());
-  CHECK(x.hashes() == y.hashes());
-  CHECK(x.requires_python() == y.requires_python());
-  CHECK(x.yanked() == y.yanked());
-  CHECK(x.yanked_reason() == y.yanked_reason());
-  CHECK(x.size() == y.size());
-  CHECK(x.upload_time() == y.upload_time());
-  CHECK(x.core_metadata() == y.core_metadata());
-  CHECK(x.core_metadata_hashes() == y.core_metadata_hashes());
-  CHECK(x.project() == y.project());
-  CHECK(x.is_wheel() == y.is_wheel());
-  CHECK(x.is_sdist() == y.is_sdist());
-  CHECK(x.version().to_string() == y.version().to_string());
-}
-
-// `got` (a chunked read) is `want` (the page read whole), field by field.
-void check_same(const core::Result<ProjectPage>& got, const core::Result<ProjectPage>& want) {
-  REQUIRE(got.has_value() == want.has_value());
-  if (!want) {
-    CHECK(got.error().message == want.error().message);
-    CHECK(got.error().code == want.error().code);
-    CHECK(got.error().where == want.error().where);
-    CHECK(got.error().line == want.error().line);
-    return;
-  }
-  CHECK(got->found == want->found);
-  CHECK(got->api_version == want->api_version);
-  CHECK(got->warnings == want->warnings);
-  REQUIRE(got->files.size() == want->files.size());
-  for (std::size_t i = 0; i < want->files.size(); ++i)
-    check_same_file(got->files[i], want->files[i]);
-  REQUIRE(got->variants_files.size() == want->variants_files.size());
-  for (std::size_t i = 0; i < want->variants_files.size(); ++i)
-    check_same_file(got->variants_files[i], want->variants_files[i]);
 }
 
 // `page` fed in the pieces `sizes` gives, the rest in one piece.

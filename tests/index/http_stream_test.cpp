@@ -12,6 +12,7 @@
 #include "gpulock/index/parse.h"
 
 #include "http_support.h"
+#include "page_compare.h"
 
 using namespace gpulock;
 using namespace gpulock::index;
@@ -59,24 +60,6 @@ void write(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-void require_same(const ProjectPage& got, const ProjectPage& want) {
-  REQUIRE(got.files.size() == want.files.size());
-  for (std::size_t i = 0; i < want.files.size(); ++i) {
-    const DistFile& a = got.files[i];
-    const DistFile& b = want.files[i];
-    INFO(b.filename());
-    REQUIRE(a.filename() == b.filename());
-    REQUIRE(a.url() == b.url());
-    REQUIRE(a.hashes() == b.hashes());
-    REQUIRE(a.core_metadata_hashes() == b.core_metadata_hashes());
-    REQUIRE(a.requires_python() == b.requires_python());
-    REQUIRE(a.yanked_reason() == b.yanked_reason());
-    REQUIRE(a.size() == b.size());
-    REQUIRE(a.upload_time() == b.upload_time());
-  }
-  REQUIRE(got.warnings == want.warnings);
-}
-
 }  // namespace
 
 TEST_CASE("a huge page over HTTP reads as the same bytes parsed whole", "[http][stream]") {
@@ -108,7 +91,7 @@ TEST_CASE("a huge page over HTTP reads as the same bytes parsed whole", "[http][
     IndexClient client(test_options(cache, unique_agent("stream")));
     auto got = client.fetch_project(IndexSource::simple(base), "big");
     REQUIRE(got);
-    require_same(**got, *want);
+    index_test::check_same(**got, want);
     CHECK(client.stats().pages_parsed == 1);
 
     // The entry it stored reads back as the same page, offline.
@@ -117,6 +100,6 @@ TEST_CASE("a huge page over HTTP reads as the same bytes parsed whole", "[http][
     IndexClient again(offline);
     auto cached = again.fetch_project(IndexSource::simple(base), "big");
     REQUIRE(cached);
-    require_same(**cached, *want);
+    index_test::check_same(**cached, want);
   }
 }
