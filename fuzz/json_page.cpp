@@ -1,7 +1,6 @@
 // PEP 691 JSON project pages (index/parse.h parse_json_page, simdjson On-Demand), and the
 // PEP 700 timestamps they carry. The first byte selects the filter; the rest is the page.
-// Properties: page_checks.h; the copying and the padded entry points agree; the page read in
-// pieces is the page read whole; a timestamp that
+// Properties: page_checks.h; the page read in pieces is the page read whole; a timestamp that
 // parses prints and parses back to the same instant.
 #include "page_checks.h"
 
@@ -11,13 +10,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view json = gpulock::fuzz::as_text(data + 1, size - 1);
   auto page = gpulock::index::parse_json_page(json, "https://example.org/simple/demo/", filter);
   if (page) gpulock::fuzz::check_page(*page, filter);
-  std::string padded(json);
-  padded.reserve(padded.size() + 64);
-  auto page2 =
-      gpulock::index::parse_json_page_padded(padded, "https://example.org/simple/demo/", filter);
-  FUZZ_CHECK(page.has_value() == page2.has_value(),
-             "parse_json_page and parse_json_page_padded disagree");
-  if (page) FUZZ_CHECK(page->files.size() == page2->files.size(), "file counts differ");
   auto stream =
       gpulock::index::detail::json_page_stream("https://example.org/simple/demo/", filter);
   gpulock::fuzz::check_pieces(*stream, json, page);

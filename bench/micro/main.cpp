@@ -87,12 +87,6 @@ void bm_parse_json(gb::State& state, const std::string* page, std::string url) {
   bm_parse_page(state, *page, [&] { return index::parse_json_page(*page, url); });
 }
 
-void bm_parse_json_padded(gb::State& state, const std::string* page, std::string url) {
-  std::string buffer = *page;
-  buffer.reserve(buffer.size() + 64);
-  bm_parse_page(state, *page, [&] { return index::parse_json_page_padded(buffer, url); });
-}
-
 void bm_parse_html(gb::State& state, const std::string* page, std::string url) {
   bm_parse_page(state, *page, [&] { return index::parse_html_page(*page, url); });
 }
@@ -543,7 +537,6 @@ int main(int argc, char** argv) {
   static std::string html_page = bench::synthetic_html_page(bytes);
   const std::string pypi_url = "https://pypi.org/simple/numpy/";
   gb::RegisterBenchmark("parse/json/synthetic", bm_parse_json, &json_page, pypi_url);
-  gb::RegisterBenchmark("parse/json_padded/synthetic", bm_parse_json_padded, &json_page, pypi_url);
   gb::RegisterBenchmark("parse/html/synthetic", bm_parse_html, &html_page, pypi_url);
   static std::string real_json, real_html;
   if (!json_page_path.empty()) {

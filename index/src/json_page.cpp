@@ -1,4 +1,6 @@
-// PEP 691 JSON project pages with simdjson On-Demand, in a single pass into owned structs.
+// PEP 691 JSON project pages with simdjson On-Demand, read as they arrive (page_stream.h): each
+// element of "files" is its own small document, read into owned structs as soon as the splitter
+// (json_splitter.h) has it; the rest of the page, the skeleton, is one document read at the end.
 //
 // BEWARE: On-Demand rules. The document is a forward-only iterator over the padded buffer:
 //  - each value can be read once, and only while its parent is current: read a field's value
@@ -649,12 +651,6 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
 };
 
 }  // namespace
-
-core::Result<ProjectPage> parse_json_page_padded(const std::string& buffer,
-                                                 std::string_view page_url,
-                                                 const PageFilter& filter) {
-  return parse_json_page(buffer, page_url, filter);
-}
 
 core::Result<ProjectPage> parse_json_page(std::string_view json, std::string_view page_url,
                                           const PageFilter& filter) {

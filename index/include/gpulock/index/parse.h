@@ -23,16 +23,11 @@ struct PageFilter {
 };
 
 /// PEP 691 JSON project page (API 1.0 to 1.4; major > 1 is an error, a higher minor a warning).
-/// Parsed with simdjson On-Demand in a single pass.
+/// Parsed with simdjson On-Demand, each file object as it comes (index/src/page_stream.h: the
+/// client reads a huge page this way as it arrives; here it is fed in one piece).
 [[nodiscard]] core::Result<ProjectPage> parse_json_page(std::string_view json,
                                                         std::string_view page_url,
                                                         const PageFilter& filter = {});
-
-/// Same, without copying: `buffer` must have at least 64 bytes of capacity past its size
-/// (simdjson's padding); it is not modified.
-[[nodiscard]] core::Result<ProjectPage> parse_json_page_padded(const std::string& buffer,
-                                                               std::string_view page_url,
-                                                               const PageFilter& filter = {});
 
 /// PEP 503 HTML project page with the PEP 592/629/658/714 attributes, PyTorch's
 /// `data-upload-time`, `<base href>`, HTML entities and `#algo=hex` fragments.
