@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstring>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -99,11 +100,11 @@ core::Status refuse_local_links(const ProjectPage& page, std::string_view shown)
   return {};
 }
 
-// A local page's bytes to its stream, a megabyte at a time.
-core::Status stream_local_file(const std::string& path, detail::PageStream& stream) {
-  detail::LocalFile file;
-  if (auto s = file.open(path); !s) return s;
-  std::string buffer(std::size_t{1} << 20, '\0');
+// What is left of `file` (at `path`), read into `buffer` a piece at a time and given to `take`,
+// whose error ends the reading.
+template <class Take>
+core::Status read_pieces(detail::LocalFile& file, const std::string& path, std::span<char> buffer,
+                         Take&& take) {
   while (true) {
     ssize_t n = ::read(file.fd(), buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
@@ -111,8 +112,19 @@ core::Status stream_local_file(const std::string& path, detail::PageStream& stre
       return core::fail_at(ErrorCode::Io, fmt::format("cannot read: {}", std::strerror(errno)),
                            path);
     if (n == 0) return {};
-    stream.feed(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+    if (auto s = take(std::string_view(buffer.data(), static_cast<std::size_t>(n))); !s) return s;
   }
+}
+
+// A local page's bytes to its stream, a megabyte at a time.
+core::Status stream_local_file(const std::string& path, detail::PageStream& stream) {
+  detail::LocalFile file;
+  if (auto s = file.open(path); !s) return s;
+  std::string buffer(std::size_t{1} << 20, '\0');
+  return read_pieces(file, path, buffer, [&](std::string_view piece) -> core::Status {
+    stream.feed(piece);
+    return {};
+  });
 }
 
 }  // namespace
@@ -127,18 +139,12 @@ core::Status read_local_file(const std::string& path, std::string& out, std::uin
   if (max_bytes == 0 || file.size() <= max_bytes)
     out.reserve(static_cast<std::size_t>(file.size()) + 64);
   char buffer[1 << 16];
-  while (true) {
-    ssize_t n = ::read(file.fd(), buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      return core::fail_at(ErrorCode::Io, fmt::format("cannot read: {}", std::strerror(errno)),
-                           path);
-    if (n == 0) break;
-    out.append(buffer, static_cast<std::size_t>(n));
+  return read_pieces(file, path, buffer, [&](std::string_view piece) -> core::Status {
+    out.append(piece);
     if (max_bytes != 0 && out.size() > max_bytes)
       return core::fail_at(ErrorCode::IndexFormat, std::string(too_large), path);
-  }
-  return {};
+    return {};
+  });
 }
 
 }  // namespace detail
@@ -216,6 +222,7 @@ class PageSink {
   // page_from_network then says so.
   bool head(const HttpResponse& r) {
     reset();
+    headed_ = true;
     base_ = strip_userinfo(r.effective_url.empty() ? fallback_url_ : r.effective_url);
     format_ = page_format_for_content_type(r.content_type);
     length_ = r.content_length;
@@ -236,18 +243,18 @@ class PageSink {
     return true;
   }
 
-  // After the transfer: the page read, or nullopt when no byte arrived (an empty body).
-  std::optional<core::Result<ProjectPage>> finish() {
-    if (!stream_) {
-      if (held_.empty()) return std::nullopt;
-      start_stream();
-    }
+  // After the transfer `r`: the page read (an empty body, whose head the transport never
+  // showed, is a page of nothing in the format `r` names).
+  core::Result<ProjectPage> finish(const HttpResponse& r) {
+    if (!headed_) head(r);
+    if (!stream_) start_stream();
     return stream_->finish();
   }
 
   void reset() {
     stream_.reset();
     held_.clear();
+    headed_ = false;
   }
 
  private:
@@ -272,6 +279,7 @@ class PageSink {
   std::uint64_t length_ = 0;
   std::string held_;
   std::unique_ptr<detail::PageStream> stream_;
+  bool headed_ = false;  // head() saw this response
 };
 
 }  // namespace
@@ -343,14 +351,7 @@ core::Result<ProjectPagePtr> IndexClient::Impl::page_from_network(
                          lookup.shown);
   }
   ++counters.pages_parsed;
-  // Read as it arrived (PageSink); an empty body is a page of nothing.
-  std::optional<core::Result<ProjectPage>> streamed = sink.finish();
-  const std::string base = strip_userinfo(r.effective_url.empty() ? lookup.url : r.effective_url);
-  core::Result<ProjectPage> parsed =
-      streamed ? std::move(*streamed)
-      : page_format_for_content_type(r.content_type) == PageFormat::Json
-          ? parse_json_page("", base, lookup.filter)
-          : parse_html_page("", base, lookup.filter);
+  core::Result<ProjectPage> parsed = sink.finish(r);  // read as it arrived (PageSink)
   if (!parsed) {
     core::Error e = parsed.error();
     e.where = lookup.shown;

@@ -112,6 +112,10 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
   [[nodiscard]] std::size_t held() const noexcept { return splitter_.held(); }
 
  private:
+  // The strings of one file object, until it is read.
+  struct FileText {
+    std::string_view filename, url, requires_python, yanked_reason;
+  };
   // What a document is in the page, for error lines: its text and the line it starts on.
   struct DocText {
     std::string_view text;
@@ -175,17 +179,19 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
     const char* after = nullptr;
     if (!err && !doc.current_location().get(after)) err = simdjson::TAPE_ERROR;  // a second value
     if (err) return error(doc, err, expected_).error();
-    if (text.filename.empty()) {
-      return fail(doc, fmt::format("{}: missing 'filename'", path_.str())).error();
-    }
-    if (text.url.empty()) return fail(doc, fmt::format("{}: missing 'url'", path_.str())).error();
-    file->set_text(text.filename, text.url, text.requires_python, text.yanked_reason);
-    if (!classifier_.accept(*file)) page_.files.pop_back();
+    if (std::string missing = keep_file(*file, text); !missing.empty())
+      return fail(doc, missing).error();
     return std::nullopt;
   }
 
-  static std::size_t count_lines(std::string_view text) noexcept {
-    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  // A file object read whole: its text stored and the filter asked (the page's last file, which
+  // it may drop); what it lacks instead ("files[3]: missing 'url'"), or "".
+  std::string keep_file(DistFile& file, const FileText& text) {
+    if (text.filename.empty()) return fmt::format("{}: missing 'filename'", path_.str());
+    if (text.url.empty()) return fmt::format("{}: missing 'url'", path_.str());
+    file.set_text(text.filename, text.url, text.requires_python, text.yanked_reason);
+    if (!classifier_.accept(file)) page_.files.pop_back();
+    return {};
   }
 
   core::Result<ProjectPage> parse(simdjson::padded_string_view view) {
@@ -199,7 +205,7 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
       // reported at its last line.
       std::size_t line = 0;
       if (err == simdjson::UNCLOSED_STRING || err == simdjson::INCOMPLETE_ARRAY_OR_OBJECT) {
-        line = 1 + count_lines(text_.text);
+        line = 1 + detail::count_newlines(text_.text);
       }
       return core::fail_at(
           core::ErrorCode::IndexFormat,
@@ -276,16 +282,8 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
       DistFile& file = page_.files.emplace_back();
       FileText text;
       SIMDJSON_TRY(parse_file(object, file, text));
-      if (text.filename.empty()) {
-        fatal_ = fmt::format("{}: missing 'filename'", path_.str());
-        return simdjson::SUCCESS;
-      }
-      if (text.url.empty()) {
-        fatal_ = fmt::format("{}: missing 'url'", path_.str());
-        return simdjson::SUCCESS;
-      }
-      file.set_text(text.filename, text.url, text.requires_python, text.yanked_reason);
-      if (!classifier_.accept(file)) page_.files.pop_back();
+      fatal_ = keep_file(file, text);
+      if (!fatal_.empty()) return simdjson::SUCCESS;
       ++path_.index;
     }
     path_.in_array = false;
@@ -379,11 +377,6 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
     }
     return value.get_string().get(out);
   }
-
-  // The strings of one file object, until it is read.
-  struct FileText {
-    std::string_view filename, url, requires_python, yanked_reason;
-  };
 
   error_code parse_hashes(od::value& value, DistFile& file, bool core_metadata) {
     od::object object;
@@ -620,8 +613,8 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
     }
     // An element begins on the line after the skeleton's newlines so far.
     const std::size_t first =
-        text_.first_line != 0 ? text_.first_line : 1 + count_lines(splitter_.skeleton());
-    const std::size_t line = first + count_lines(text.substr(0, offset)) + gap;
+        text_.first_line != 0 ? text_.first_line : 1 + detail::count_newlines(splitter_.skeleton());
+    const std::size_t line = first + detail::count_newlines(text.substr(0, offset)) + gap;
     return core::fail_at(core::ErrorCode::IndexFormat,
                          fmt::format("invalid PEP 691 page: {}", what), redact_url(page_url_),
                          line);

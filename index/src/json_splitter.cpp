@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "page_builder.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -70,16 +72,6 @@ std::uint64_t prefix_xor(std::uint64_t x) noexcept {
   x ^= x << 16;
   x ^= x << 32;
   return x;
-}
-
-std::size_t count_newlines(const char* p, std::size_t n) noexcept {
-  std::size_t count = 0;
-  const char* end = p + n;
-  while (const void* hit = std::memchr(p, '\n', static_cast<std::size_t>(end - p))) {
-    ++count;
-    p = static_cast<const char*>(hit) + 1;
-  }
-  return count;
 }
 
 }  // namespace
@@ -270,13 +262,13 @@ void JsonSplitter::end_element(Sink& sink) {
   std::size_t end = pos_;
   while (end > keep_ && is_space(p[end - 1]))
     --end;
-  const std::size_t gap = count_newlines(p + end, pos_ - end);
+  const std::size_t gap = count_newlines(std::string_view(p + end, pos_ - end));
   Element e{std::string_view(p + keep_, end - keep_), window_.capacity() - keep_, arrays_.back(),
             gap};
   sink.element(e);
   ++arrays_.back();
   skeleton_.push_back('0');
-  skeleton_.append(count_newlines(p + keep_, end - keep_) + gap, '\n');
+  skeleton_.append(count_newlines(std::string_view(p + keep_, end - keep_)) + gap, '\n');
   copied_ = pos_;
   keep_ = kNone;
 }
@@ -314,8 +306,7 @@ void JsonSplitter::keep_rest(std::string_view bytes) {
 }
 
 std::size_t JsonSplitter::rest_line() const noexcept {
-  const auto end = skeleton_.begin() + static_cast<std::ptrdiff_t>(rest_from_);
-  return 1 + static_cast<std::size_t>(std::count(skeleton_.begin(), end, '\n'));
+  return 1 + count_newlines(std::string_view(skeleton_).substr(0, rest_from_));
 }
 
 void JsonSplitter::copy_to_skeleton(std::size_t to) {

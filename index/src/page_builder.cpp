@@ -5,7 +5,6 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 
 #include <fmt/format.h>
 
@@ -108,10 +107,15 @@ void reserve_files(std::vector<DistFile>& files, std::uint64_t bytes) {
   files.reserve(static_cast<std::size_t>(std::min(bytes, kMost) / 192 + 4));
 }
 
-std::size_t line_of(std::string_view text, std::size_t offset) noexcept {
-  offset = std::min(offset, text.size());
-  return 1 + static_cast<std::size_t>(std::count(
-                 text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+std::size_t count_newlines(std::string_view text) noexcept {
+  std::size_t count = 0;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (const void* hit = std::memchr(p, '\n', static_cast<std::size_t>(end - p))) {
+    ++count;
+    p = static_cast<const char*>(hit) + 1;
+  }
+  return count;
 }
 
 namespace {

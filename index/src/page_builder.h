@@ -132,7 +132,7 @@ void assign_lower(std::string& out, std::string_view text);
 /// that grows by doubling moves every file and holds the old and the new at once.
 void reserve_files(std::vector<DistFile>& files, std::uint64_t bytes);
 
-/// 1-based line of `offset` in `text`.
-std::size_t line_of(std::string_view text, std::size_t offset) noexcept;
+/// The '\n' bytes of `text` (few in a page: one memchr per line).
+std::size_t count_newlines(std::string_view text) noexcept;
 
 }  // namespace gpulock::index::detail
