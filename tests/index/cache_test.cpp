@@ -23,6 +23,7 @@
 
 #include "cache_binary.h"
 #include "index_test_support.h"
+#include "page_compare.h"
 
 using namespace gpulock;
 using namespace gpulock::index;
@@ -56,37 +57,8 @@ void check_same(const ProjectPage& a, const ProjectPage& b) {
   CHECK(a.versions == b.versions);
   CHECK(a.warnings == b.warnings);
   REQUIRE(a.files.size() == b.files.size());
-  for (std::size_t i = 0; i < a.files.size(); ++i) {
-    const DistFile& x = a.files[i];
-    const DistFile& y = b.files[i];
-    CHECK(x.filename() == y.filename());
-    CHECK(x.url() == y.url());
-    CHECK(x.hashes() == y.hashes());
-    CHECK(x.requires_python() == y.requires_python());
-    CHECK(x.yanked() == y.yanked());
-    CHECK(x.yanked_reason() == y.yanked_reason());
-    CHECK(x.core_metadata() == y.core_metadata());
-    CHECK(x.core_metadata_hashes() == y.core_metadata_hashes());
-    CHECK(x.size() == y.size());
-    CHECK(x.upload_time() == y.upload_time());
-    CHECK(x.wheel().has_value() == y.wheel().has_value());
-    CHECK(x.sdist().has_value() == y.sdist().has_value());
-    CHECK(x.version() == y.version());
-    if (x.wheel() && y.wheel()) {
-      CHECK(x.wheel()->name == y.wheel()->name);
-      CHECK(x.wheel()->version.to_string() == y.wheel()->version.to_string());
-      CHECK(x.wheel()->build == y.wheel()->build);
-      CHECK(x.wheel()->tags == y.wheel()->tags);
-      CHECK(x.wheel()->python_tag == y.wheel()->python_tag);
-      CHECK(x.wheel()->abi_tag == y.wheel()->abi_tag);
-      CHECK(x.wheel()->platform_tag == y.wheel()->platform_tag);
-    }
-    if (x.sdist() && y.sdist()) {
-      CHECK(x.sdist()->name == y.sdist()->name);
-      CHECK(x.sdist()->version.to_string() == y.sdist()->version.to_string());
-      CHECK(x.sdist()->extension == y.sdist()->extension);
-    }
-  }
+  for (std::size_t i = 0; i < a.files.size(); ++i)
+    index_test::check_same_file(a.files[i], b.files[i]);
 }
 
 // A page with several versions, compressed tag sets, a build tag, local versions and sdists.

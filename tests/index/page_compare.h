@@ -1,7 +1,7 @@
 #pragma once
 // Two reads of a page compared field by field (a page read in pieces against the page read
-// whole; a page over HTTP against the same bytes parsed): the files and their every field, the
-// variant files, the warnings, or the error with its line.
+// whole; a page over HTTP against the same bytes parsed; a page read back from the cache): the
+// files and their every field, the variant files, the warnings, or the error with its line.
 
 #include <catch2/catch.hpp>
 
@@ -25,6 +25,22 @@ inline void check_same_file(const gpulock::index::DistFile& x, const gpulock::in
   CHECK(x.is_wheel() == y.is_wheel());
   CHECK(x.is_sdist() == y.is_sdist());
   CHECK(x.version().to_string() == y.version().to_string());
+  CHECK(x.wheel().has_value() == y.wheel().has_value());
+  CHECK(x.sdist().has_value() == y.sdist().has_value());
+  if (x.wheel() && y.wheel()) {
+    CHECK(x.wheel()->name == y.wheel()->name);
+    CHECK(x.wheel()->version.to_string() == y.wheel()->version.to_string());
+    CHECK(x.wheel()->build == y.wheel()->build);
+    CHECK(x.wheel()->tags == y.wheel()->tags);
+    CHECK(x.wheel()->python_tag == y.wheel()->python_tag);
+    CHECK(x.wheel()->abi_tag == y.wheel()->abi_tag);
+    CHECK(x.wheel()->platform_tag == y.wheel()->platform_tag);
+  }
+  if (x.sdist() && y.sdist()) {
+    CHECK(x.sdist()->name == y.sdist()->name);
+    CHECK(x.sdist()->version.to_string() == y.sdist()->version.to_string());
+    CHECK(x.sdist()->extension == y.sdist()->extension);
+  }
 }
 
 /// `got` is `want`, field by field.
