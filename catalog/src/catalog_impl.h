@@ -50,6 +50,17 @@ inline std::int64_t date_micros(const NightlyDate& date) {
   return core::days_from_civil(d.year, d.month, d.day) * 86'400'000'000LL;
 }
 
+// What index::IndexClient::wheel_members needs of a page's wheel: its URL, size and sha256.
+inline index::WheelRef wheel_ref_of(const index::DistFile& file) {
+  index::WheelRef ref;
+  ref.url = file.url();
+  ref.size = file.size();
+  for (const auto& h : file.hashes()) {
+    if (h.algorithm == "sha256") ref.sha256 = h.hex;
+  }
+  return ref;
+}
+
 // PEP 825 (Draft): a release whose wheels for the target carry variant labels. PEP 825 selects
 // the version first, then the variant: which label the release takes is settled when the solver
 // first asks for its dependencies (Catalog::Impl::settle_variant).
@@ -313,7 +324,8 @@ struct Catalog::Impl {
   // The metadata of the candidate the solver will most likely take first: the newest entry that
   // every requirement seen for `name` so far admits (`wanted`), a final release unless only
   // pre-releases fit (issue 27: a speculative fetch of a pre-release the solver then skips costs
-  // a round trip).
+  // a round trip). A wheel's member list too, which judge_wheel_files reads once the solve ends:
+  // fetched beside a .metadata file (PEP 658), it costs no last round trip of its own.
   void prefetch_first(std::string_view name, const PackageState& state);
   std::map<std::string, std::vector<core::SpecifierSet>, std::less<>> wanted;
   // Speculation one level deeper (issue 27: waves bound by depth): the files prefetch_first

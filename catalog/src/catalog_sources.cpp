@@ -373,6 +373,10 @@ auto Catalog::Impl::prefetch_first(std::string_view name, const PackageState& st
     for (const auto& e : state.entries) {
       if (fits(e, final_only, unyanked_only)) {
         pages.prefetch_metadata(*e.file);
+        // Without a .metadata file (PEP 658) the METADATA is read from the wheel's tail, and
+        // its member list with it.
+        if (e.file->core_metadata() && e.file->filename().ends_with(".whl"))
+          pages.prefetch_wheel_members(wheel_ref_of(*e.file));
         speculated.push_back(e.file);
         return;
       }

@@ -59,4 +59,8 @@ void IndexClientPages::prefetch_metadata(const index::DistFile& file) {
   client_.prefetch_metadata(file);
 }
 
+void IndexClientPages::prefetch_wheel_members(const index::WheelRef& wheel) {
+  client_.prefetch_wheel_members(wheel);
+}
+
 }  // namespace gpulock::catalog

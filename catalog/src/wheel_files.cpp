@@ -47,14 +47,8 @@ std::size_t read_lists(Catalog::Impl& impl, const std::vector<Chosen>& chosen) {
   std::vector<index::WheelRef> refs;
   for (const auto& c : chosen) {
     if (c.entry->hazards_read) continue;
-    index::WheelRef ref;
-    ref.url = c.entry->file->url();
-    ref.size = c.entry->file->size();
-    for (const auto& h : c.entry->file->hashes()) {
-      if (h.algorithm == "sha256") ref.sha256 = h.hex;
-    }
     unread.push_back(&c);
-    refs.push_back(std::move(ref));
+    refs.push_back(wheel_ref_of(*c.entry->file));
   }
   if (refs.empty()) return 0;
   auto lists = impl.pages.wheel_members(refs);

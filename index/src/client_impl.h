@@ -284,6 +284,7 @@ struct IndexClient::Impl {
   // A list read along another read of the wheel (METADATA's tail, install's whole wheel): into
   // the cache and the memo, so that wheel_members reads nothing more for it.
   void remember_members(const MembersJob& job, detail::MembersEntry entry);
+  std::shared_ptr<detail::Op<WheelMembers>> start_members(MembersJob job);
   // Issue 44: the member list from the tail METADATA's range read fetched (the bytes
   // [window_start, total) of the wheel), and the rest of a larger directory; remembered. The
   // window grows to the directory's start when a range before it was read, so that METADATA's

@@ -325,38 +325,46 @@ core::Result<WheelMembers> IndexClient::wheel_members(const WheelRef& wheel) {
   return impl_->await(impl_->members_op(*job, job->key, created));
 }
 
+// The list's op, started if this is its first request: a cache hit or a local wheel answered
+// on this thread, else a read on the pool (a warm run starts no thread).
+std::shared_ptr<detail::Op<WheelMembers>> IndexClient::Impl::start_members(MembersJob job) {
+  const std::string key = job.key;
+  bool created = false;
+  auto op = members_op(job, key, created);
+  if (!created || !op->claim()) return op;
+  std::optional<detail::MembersEntry> stale;
+  if (!job.path.empty()) {
+    op->finish(read_wheel_members(job.path, job.shown));
+  } else if (auto hit = cached_members(job, key, stale)) {
+    op->finish(std::move(*hit));
+  } else if (!pool.submit(
+                 [this, op, job = std::move(job), key] { op->finish(load_members(job, key)); })) {
+    op->run_claimed();
+  }
+  return op;
+}
+
+void IndexClient::prefetch_wheel_members(const WheelRef& wheel) {
+  auto job = Impl::members_job(wheel);
+  // A local wheel is read when asked (a prefetch never blocks), an invalid one reported then.
+  if (!job || !job->path.empty()) return;
+  (void)impl_->start_members(std::move(*job));
+}
+
 std::vector<core::Result<WheelMembers>> IndexClient::wheel_members(
     std::span<const WheelRef> wheels) {
   std::vector<core::Result<WheelMembers>> out;
   out.reserve(wheels.size());
   std::vector<std::shared_ptr<detail::Op<WheelMembers>>> ops(wheels.size());
   std::vector<std::optional<core::Error>> invalid(wheels.size());
-  // Every list not in the cache starts on the pool at once (max_parallel transfers in flight);
-  // cache hits and local wheels are answered on this thread: a warm run starts no thread.
+  // Every list not in the cache starts on the pool at once (max_parallel transfers in flight).
   for (std::size_t i = 0; i < wheels.size(); ++i) {
     auto job = Impl::members_job(wheels[i]);
     if (!job) {
       invalid[i] = job.error();
       continue;
     }
-    const std::string key = job->key;
-    bool created = false;
-    ops[i] = impl_->members_op(*job, key, created);
-    if (!created || !ops[i]->claim()) continue;
-    std::optional<detail::MembersEntry> stale;
-    if (!job->path.empty()) {
-      ops[i]->finish(read_wheel_members(job->path, job->shown));
-    } else if (auto hit = impl_->cached_members(*job, key, stale)) {
-      ops[i]->finish(std::move(*hit));
-    } else {
-      Impl* impl = impl_.get();
-      auto op = ops[i];
-      if (!impl_->pool.submit([impl, op, job = std::move(*job), key] {
-            op->finish(impl->load_members(job, key));
-          })) {
-        op->run_claimed();
-      }
-    }
+    ops[i] = impl_->start_members(std::move(*job));
   }
   for (std::size_t i = 0; i < wheels.size(); ++i) {
     if (invalid[i]) {

@@ -34,6 +34,7 @@ struct WheelFacts {
   std::string upload_time = {};                 ///< RFC 3339; empty: the page gives none
   bool yanked = false;
   std::string requires_python = {};  ///< the page's data-requires-python
+  bool metadata_file = true;         ///< the page offers a .metadata file (PEP 658)
 };
 
 class FakePageSource final : public gl::catalog::PageSource {
@@ -49,7 +50,7 @@ class FakePageSource final : public gl::catalog::PageSource {
     f.set_text(filename, url, facts.requires_python, {});
     f.set_wheel(*wheel);
     f.add_hash("sha256", fmt::format("{:064x}", ++serial_));
-    f.set_core_metadata(true);
+    f.set_core_metadata(facts.metadata_file);
     if (facts.yanked) f.set_yanked(true, "broken");
     if (!facts.upload_time.empty())
       f.set_upload_time(gl::index::parse_timestamp(facts.upload_time));
@@ -110,6 +111,9 @@ class FakePageSource final : public gl::catalog::PageSource {
   void prefetch_metadata(const gl::index::DistFile& file) override {
     prefetched_metadata.emplace_back(file.url());
   }
+  void prefetch_wheel_members(const gl::index::WheelRef& wheel) override {
+    prefetched_members.push_back(wheel.url);
+  }
   void prefetch_project(const gl::index::IndexSource&, std::string_view name) override {
     prefetched_pages.emplace_back(name);
   }
@@ -132,6 +136,7 @@ class FakePageSource final : public gl::catalog::PageSource {
   bool waits = false;
   std::vector<std::string> prefetched_metadata;  ///< wheel URLs, in order
   std::vector<std::string> prefetched_pages;     ///< project names, in order (with repeats)
+  std::vector<std::string> prefetched_members;   ///< wheel URLs whose member lists were started
 
  private:
   gl::index::ProjectPage& page_of(std::string_view base, const std::string& name) {

@@ -97,6 +97,29 @@ TEST_CASE("speculation: a dependency's page in, its likely candidate's METADATA 
                     [](const resolver::Dependency& d) { return d.name == "b"; }));
 }
 
+TEST_CASE("speculation: a likely wheel's member list starts beside its .metadata file",
+          "[app][speculation]") {
+  FakePageSource pages;
+  pages.waits = true;
+  // b's page offers no .metadata file: its METADATA is read from the wheel's tail, which brings
+  // the member list along, so no read of its own is started.
+  add(pages, "a", "1.0", {.requires_dist = {"b", "c"}});
+  add(pages, "b", "1.0", {.metadata_file = false});
+  add(pages, "c", "1.0");
+  add(pages, "c", "2.0", {.yanked = true});
+  catalog::Catalog provider_catalog(pages, config());
+  catalog::IndexProvider provider(provider_catalog, app_test::hint_writer());
+  REQUIRE(provider.candidates("a").has_value());
+  CHECK(pages.prefetched_members == std::vector<std::string>{url_of("a", "1.0")});
+  pages.simulate_wait();
+  CHECK(has(pages.prefetched_metadata, url_of("b", "1.0")));
+  CHECK(has(pages.prefetched_metadata, url_of("c", "1.0")));
+  CHECK(pages.prefetched_members ==
+        std::vector<std::string>{url_of("a", "1.0"), url_of("c", "1.0")});
+  // Only the candidate whose METADATA starts: not the yanked c 2.0.
+  CHECK_FALSE(has(pages.prefetched_members, url_of("c", "2.0")));
+}
+
 TEST_CASE("speculation never changes what is resolved", "[app][speculation]") {
   FakePageSource plain, waiting;
   waiting.waits = true;

@@ -277,6 +277,42 @@ TEST_CASE("many member lists are read in parallel", "[http][members]") {
   CHECK(client.stats().retries == 0);
 }
 
+// Issue 46: the resolve starts a likely candidate's list beside its METADATA; the read after the
+// solve joins it. /barrier4/ (used by no other test: an opened barrier stays open) holds each
+// request until four wait at once, and the lists are then asked for one at a time: the four
+// tails were in flight before anything asked, or the first ask waits alone and fails (504).
+TEST_CASE("a prefetched member list is read once, before it is asked for", "[http][members]") {
+  IndexClient client(
+      test_options(index_test::scratch_dir("members-prefetch"), unique_agent("members-prefetch")));
+  const std::string base = served().servers.env().fault_url() + "/barrier4/wheels/";
+  std::vector<WheelRef> wheels{{base + kCudnn, file_size(kCudnn), {}},
+                               {base + kBig, file_size(kBig), {}},
+                               {base + kZip64, file_size(kZip64), {}},
+                               {base + kLying, file_size(kLying), {}}};
+  for (const auto& w : wheels)
+    client.prefetch_wheel_members(w);
+  // A local wheel or an invalid reference starts nothing (read, or refused, when asked).
+  client.prefetch_wheel_members({served_root() + "/wheels/" + kCudnn, std::nullopt, {}});
+  client.prefetch_wheel_members({"ftp://example.invalid/x.whl", std::nullopt, {}});
+  CHECK(client.stats().range_requests <= 4);
+  std::vector<core::Result<WheelMembers>> results;
+  for (const auto& w : wheels)
+    results.push_back(client.wheel_members(w));
+  REQUIRE(results[0]);
+  REQUIRE(results[1]);
+  REQUIRE(results[2]);
+  CHECK(results[1]->members.size() == 3000 + 14);
+  REQUIRE_FALSE(results[3]);
+  CHECK(results[3].error().code == core::ErrorCode::InvalidInput);
+  CHECK(client.stats().range_requests == 5);  // four tails, then the big wheel's directory
+  CHECK(client.stats().retries == 0);
+  // Asked again, all at once: answered from memory.
+  auto again = client.wheel_members(wheels);
+  REQUIRE(again[0]);
+  CHECK(*again[0] == *results[0]);
+  CHECK(client.stats().range_requests == 5);
+}
+
 // Issue 44: a wheel without PEP 658 metadata is read by range requests for METADATA; the same
 // tail gives its member list, so resolve's later read of the list sends nothing.
 TEST_CASE("one tail read serves a wheel's METADATA and its member list", "[http][members]") {

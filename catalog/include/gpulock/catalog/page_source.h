@@ -63,6 +63,7 @@ class PageSource {
   }
   virtual void prefetch_project_list(const index::IndexSource& source) { (void)source; }
   virtual void prefetch_metadata(const index::DistFile& file) { (void)file; }
+  virtual void prefetch_wheel_members(const index::WheelRef& wheel) { (void)wheel; }
   /// Whether fetch_metadata(file) would answer at once (a prefetch finished); never blocks.
   [[nodiscard]] virtual bool metadata_done(const index::DistFile& file) {
     (void)file;
@@ -103,6 +104,7 @@ class IndexClientPages final : public PageSource {
   void prefetch_project(const index::IndexSource& source, std::string_view name) override;
   void prefetch_project_list(const index::IndexSource& source) override;
   void prefetch_metadata(const index::DistFile& file) override;
+  void prefetch_wheel_members(const index::WheelRef& wheel) override;
   bool metadata_done(const index::DistFile& file) override;
   bool project_done(const index::IndexSource& source, std::string_view name) override;
   bool project_list_done(const index::IndexSource& source) override;

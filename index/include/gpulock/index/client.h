@@ -241,6 +241,12 @@ class IndexClient {
   /// like wheel_members.
   [[nodiscard]] std::vector<core::Result<WheelMembers>> wheel_members(
       std::span<const WheelRef> wheels);
+  /// Starts reading the member list of `wheel` in the background, as wheel_members would (a
+  /// later wheel_members joins it): for the likely candidate of a package whose METADATA is
+  /// prefetched, so that the lists a resolve judges after its solve are there by then instead
+  /// of costing a last round trip. Nothing for a local wheel or an invalid reference (read and
+  /// reported when asked).
+  void prefetch_wheel_members(const WheelRef& wheel);
   /// Stores `members`, read from the whole wheel after its sha256 was checked to be
   /// `wheel.sha256` (install's wheel cache), as wheel_members caches a list it read: a later
   /// offline wheel_members of the same wheel (`check --env`) finds it. Does nothing for a local
