@@ -93,7 +93,7 @@ class CurlTransport final : public Transport {
     }
     curl_multi_wakeup(multi_);
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [&] { return t.done; });
+    t.done_cv.wait(lock, [&] { return t.done; });
     return std::move(t.response);
   }
 
@@ -119,7 +119,11 @@ class CurlTransport final : public Transport {
     // The low-speed floor: body bytes and the time when the current window began.
     std::chrono::steady_clock::time_point window_start{};
     curl_off_t window_bytes = 0;
+    // Set under mu_ when the transfer ends; its own waiter is woken, not every thread waiting
+    // for a transfer (one shared condition woke all of a resolve's ~30 threads at each of its
+    // ~80 transfers' ends, and they fought the transport's thread for mu_).
     bool done = false;
+    std::condition_variable done_cv;
     // Content coding: the decoder (null: none), the coded bytes of a success body kept for a
     // second decoding, whether decoded bytes are only counted now, and a corrupt stream's words.
     std::unique_ptr<BodyDecoder> decoder;
@@ -527,11 +531,15 @@ class CurlTransport final : public Transport {
     curl_slist_free_all(t->headers);
     t->easy = nullptr;
     t->headers = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      t->done = true;
-    }
-    done_cv_.notify_all();
+    mark_done(t);
+  }
+
+  // Wakes the thread waiting in perform(). Notified under the lock: that thread owns `t` (on its
+  // stack) and may return the moment it sees `done`, so `t` is not touched after the unlock.
+  void mark_done(Transfer* t) {
+    std::lock_guard<std::mutex> lock(mu_);
+    t->done = true;
+    t->done_cv.notify_one();
   }
 
   void loop() {
@@ -567,9 +575,9 @@ class CurlTransport final : public Transport {
       t->response.error = TransportError::Cancelled;
       t->response.error_text = "cancelled";
       t->done = true;
+      t->done_cv.notify_one();
     }
     pending_.clear();
-    done_cv_.notify_all();
   }
 
   TransportOptions options_;
@@ -577,7 +585,6 @@ class CurlTransport final : public Transport {
   CURLM* multi_ = nullptr;
   std::thread thread_;
   std::mutex mu_;
-  std::condition_variable done_cv_;
   std::deque<Transfer*> pending_;
   std::vector<Transfer*> active_;  // owned by the loop thread
   bool stop_ = false;
