@@ -205,16 +205,13 @@ std::optional<core::Result<ProjectPagePtr>> IndexClient::Impl::page_from_cache(
 
 namespace {
 
-// A page's body as it arrives, on the transport's thread. Up to kHeld bytes it is kept, and
-// read once the transfer ends, on the thread that asked for it (the pages of a resolve are read
-// in parallel, and the transport's thread stays free for the other transfers); past that the
-// page is read as it arrives by the stream for its format, so a huge page is never held whole.
-// The format comes from the Content-Type, or without one from the first byte that is not a
-// space ('{' is JSON).
+// A page's body as it arrives, decoded, on the thread that asked for it (the transport relays a
+// sink's body: curl_transport.cpp), read by the stream for its format as it comes, so that a
+// page is never held whole and its reading overlaps its transfer. The format comes from the
+// Content-Type, or without one from the first byte that is not a space ('{' is JSON): only the
+// spaces before it are held.
 class PageSink {
  public:
-  static constexpr std::size_t kHeld = std::size_t{4} << 20;
-
   explicit PageSink(const PageFilter& filter, std::string_view fallback_url)
       : filter_(filter), fallback_url_(fallback_url) {}
 
@@ -226,20 +223,19 @@ class PageSink {
     base_ = strip_userinfo(r.effective_url.empty() ? fallback_url_ : r.effective_url);
     format_ = page_format_for_content_type(r.content_type);
     length_ = r.content_length;
-    if (length_ != 0 && length_ <= kHeld) held_.reserve(static_cast<std::size_t>(length_));
     return format_ != PageFormat::Unknown || r.content_type.empty();
   }
 
   bool feed(const char* data, std::size_t n) {
     std::string_view bytes(data, n);
-    if (!stream_) {
-      if (held_.size() + n <= kHeld) {
-        held_.append(bytes);
-        return true;
-      }
+    if (stream_) {
+      stream_->feed(bytes);
+      return true;
+    }
+    held_.append(bytes);
+    if (format_ != PageFormat::Unknown || held_.find_first_not_of(" \t\r\n") != std::string::npos) {
       start_stream();
     }
-    stream_->feed(bytes);
     return true;
   }
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "gpulock/core/text.h"
 
 #include "body_decoder.h"
+#include "body_relay.h"
 #include "net_impl.h"
 
 namespace gpulock::index::net {
@@ -49,6 +51,9 @@ constexpr std::size_t kMaxResponseHeaders = 256 * 1024;
 // ends within the limit: a gzip bomb is refused at the limit holding this much (issue 46), and
 // only a page this large inflates twice.
 constexpr std::size_t kMaxHeldDecoded = 64 << 20;
+// A sink's bytes waiting for the thread that reads them (Transfer::inbox): past this the
+// transfer pauses until that thread has taken them.
+constexpr std::size_t kMaxInbox = 256 << 10;
 
 class CurlTransport final : public Transport {
  public:
@@ -82,6 +87,7 @@ class CurlTransport final : public Transport {
     Transfer t;
     t.request = &request;
     t.owner = this;
+    if (request.sink) t.reader.emplace(request);
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_ || cancelled_) {
@@ -93,7 +99,26 @@ class CurlTransport final : public Transport {
     }
     curl_multi_wakeup(multi_);
     std::unique_lock<std::mutex> lock(mu_);
-    t.done_cv.wait(lock, [&] { return t.done; });
+    std::string chunk;
+    while (true) {
+      t.done_cv.wait(lock, [&] { return t.done || !t.inbox.empty(); });
+      // A transfer that failed or was refused: what it left queued is not read.
+      if (t.inbox.empty() || t.stop || (t.done && t.response.error != TransportError::None)) break;
+      chunk.clear();
+      chunk.swap(t.inbox);
+      const bool resume = ask_resume(t);
+      lock.unlock();
+      if (resume) curl_multi_wakeup(multi_);
+      const bool ok = t.reader->read(chunk, t.decoder.get(), t.head);
+      lock.lock();
+      if (!ok) {
+        t.stop = true;  // the transport's thread ends the transfer at its next byte
+        if (ask_resume(t)) curl_multi_wakeup(multi_);
+      }
+    }
+    if (!t.done) t.done_cv.wait(lock, [&] { return t.done; });
+    lock.unlock();
+    if (t.relaying) t.reader->finish(t.response, t.decoder.get());
     return std::move(t.response);
   }
 
@@ -132,7 +157,59 @@ class CurlTransport final : public Transport {
     bool skip_error_body = false;
     bool count_only = false;
     std::string coded;
+    // A sink's success body (HttpRequest::sink) is relayed: this thread only queues its bytes
+    // (inbox, under mu_; the transfer pauses past kMaxInbox), and the thread waiting in
+    // perform() decodes them and calls the sink (body_relay.h). `head` is the response as
+    // on_head sees it, taken at the first byte.
+    bool relaying = false;
+    HttpResponse head;
+    std::string inbox;
+    bool paused = false;
+    bool resume_asked = false;
+    bool stop = false;                 // the waiting thread refused the body: the transfer ends
+    std::optional<BodyReader> reader;  // the waiting thread's
   };
+
+  // mu_ held: a paused transfer whose inbox was taken (or that must end) is resumed by the
+  // transport's thread; true when that thread must be woken for it.
+  bool ask_resume(Transfer& t) {
+    if (!t.paused || t.resume_asked) return false;
+    t.resume_asked = true;
+    resumes_.push_back(&t);
+    return true;
+  }
+
+  // The transport's thread, mu_ not held: a sink's success bytes queued for the waiting thread.
+  std::size_t queue(Transfer* t, const char* data, std::size_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (t->stop) return 0;
+    if (!t->relaying) {
+      t->relaying = true;
+      read_url_and_type(t);
+      t->head = t->response;
+      t->head.status = t->current_status;
+      curl_off_t length = -1;
+      if (!t->decoder &&
+          curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
+          length > 0) {
+        t->head.content_length = static_cast<std::uint64_t>(length);
+        // A Content-Length over the limit fails before a byte is read (a coded body's length
+        // counts coded bytes, so only an uncoded one is judged by it).
+        const std::uint64_t max = t->request->max_body;
+        if (max != 0 && t->head.content_length > max) {
+          t->too_large = true;
+          return 0;
+        }
+      }
+    }
+    if (t->inbox.size() >= kMaxInbox) {
+      t->paused = true;
+      return CURL_WRITEFUNC_PAUSE;  // the same bytes come again once resumed
+    }
+    t->inbox.append(data, n);
+    t->done_cv.notify_one();
+    return n;
+  }
 
   // Where decoded bytes go: the same path as an uncoded body's (deliver).
   struct Deliver final : BodyDecoder::Output {
@@ -203,9 +280,10 @@ class CurlTransport final : public Transport {
         return 0;  // CURLE_WRITE_ERROR
       }
     }
-    if (!t->decoder) return deliver(t, data, n) ? n : 0;
     const HttpRequest& req = *t->request;
     bool success = t->current_status >= 200 && t->current_status < 300;
+    if (req.sink && success) return t->owner->queue(t, data, n);
+    if (!t->decoder) return deliver(t, data, n) ? n : 0;
     if (!success && (t->skip_error_body || t->response.body.size() >= kMaxErrorBody))
       return n;  // enough for a message
     if (success && req.max_body != 0 && !req.sink) {
@@ -265,26 +343,6 @@ class CurlTransport final : public Transport {
     if (req.max_body != 0 && r.body_bytes > req.max_body) {
       t->too_large = true;
       return false;
-    }
-    if (req.sink && success) {
-      if (r.body_bytes == n && req.on_head) {
-        read_url_and_type(t);
-        r.status = t->current_status;
-        curl_off_t length = -1;
-        if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
-            length > 0 && !t->decoder) {
-          r.content_length = static_cast<std::uint64_t>(length);
-        }
-        if (!req.on_head(r)) {
-          t->aborted = true;
-          return false;
-        }
-      }
-      if (!req.sink(data, n)) {
-        t->aborted = true;
-        return false;
-      }
-      return true;
     }
     if (!success && r.body.size() >= kMaxErrorBody) return true;
     if (t->count_only) return true;
@@ -443,7 +501,8 @@ class CurlTransport final : public Transport {
     switch (code) {
       case CURLE_OK:
         r.error = TransportError::None;
-        if (t->decoder && status >= 200 && status < 300 && !finish_coded_body(t)) {
+        // A relayed body's decoder is the waiting thread's (BodyReader::finish).
+        if (t->decoder && !t->relaying && status >= 200 && status < 300 && !finish_coded_body(t)) {
           r.error = TransportError::Other;
           r.error_text = t->error;
         }
@@ -538,8 +597,25 @@ class CurlTransport final : public Transport {
   // stack) and may return the moment it sees `done`, so `t` is not touched after the unlock.
   void mark_done(Transfer* t) {
     std::lock_guard<std::mutex> lock(mu_);
+    std::erase(resumes_, t);
     t->done = true;
     t->done_cv.notify_one();
+  }
+
+  // Unpauses what the waiting threads asked for; mu_ is not held, as libcurl may hand the
+  // held bytes to on_write (queue) at once.
+  void resume_paused() {
+    std::vector<Transfer*> resumes;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      resumes.swap(resumes_);
+      for (Transfer* t : resumes) {
+        t->paused = false;
+        t->resume_asked = false;
+      }
+    }
+    for (Transfer* t : resumes)
+      curl_easy_pause(t->easy, CURLPAUSE_CONT);
   }
 
   void loop() {
@@ -554,6 +630,7 @@ class CurlTransport final : public Transport {
       for (Transfer* t : incoming)
         start(t);
       incoming.clear();
+      resume_paused();
       int running = 0;
       curl_multi_perform(multi_, &running);
       int left = 0;
@@ -588,6 +665,7 @@ class CurlTransport final : public Transport {
   std::deque<Transfer*> pending_;
   std::vector<Transfer*> active_;  // owned by the loop thread
   bool stop_ = false;
+  std::vector<Transfer*> resumes_;  // paused transfers whose waiting thread took their bytes
   std::atomic<bool> cancelled_{false};
 };
 

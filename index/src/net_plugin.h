@@ -29,8 +29,9 @@
 
 namespace gpulock::index::detail {
 
-/// Bump when the table or any type crossing it changes.
-inline constexpr std::uint32_t kNetPluginAbi = 3;
+/// Bump when the table, any type crossing it or what a call promises changes (4: a request's
+/// sink runs on the thread that called perform()).
+inline constexpr std::uint32_t kNetPluginAbi = 4;
 
 /// The file name searched for (see load_net_plugin()).
 inline constexpr std::string_view kNetPluginFile = "libgpulock-net.so";

@@ -45,10 +45,14 @@ struct HttpRequest {
   std::uint64_t max_body = 0;
   /// Ends the transfer with Timeout after this long (0: TransportOptions::request_timeout).
   std::chrono::milliseconds timeout{0};
-  /// When set, body bytes go here instead of HttpResponse::body; return false to abort.
+  /// When set, a success body's bytes (decoded) go here instead of HttpResponse::body; return
+  /// false to abort (Aborted). Called on the thread that called perform(), as the bytes arrive:
+  /// the transport's own thread only queues them, a bounded amount at a time (it pauses the
+  /// transfer until they are taken), so a slow sink holds back its own transfer only.
   std::function<bool(const char* data, std::size_t size)> sink;
   /// With `sink`: called once, before the first body byte of a success response reaches it,
-  /// with the response so far (status, headers, `content_type`, `effective_url`); false aborts.
+  /// with the response so far (status, headers, `content_type`, `effective_url`, and
+  /// `content_length` for an uncoded body); false aborts. On perform()'s thread too.
   std::function<bool(const HttpResponse& head)> on_head;
   /// Follow a redirect from https:// to http:// (the user named the host insecure). Otherwise
   /// such a redirect fails with TransportError::InsecureRedirect.

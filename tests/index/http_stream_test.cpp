@@ -1,6 +1,6 @@
-// Huge pages over real HTTP are read as they arrive (issue 46 item 4): past the 4 MiB a client
-// holds, a page goes to its stream chunk by chunk (gzip-coded by nginx, so of no known length),
-// and reads exactly as the same bytes parsed whole; the cache entry it leaves reads back the same.
+// Huge pages over real HTTP are read as they arrive (issue 46 item 4): a page goes to its stream
+// chunk by chunk (gzip-coded by nginx, so of no known length), and reads exactly as the same
+// bytes parsed whole; the cache entry it leaves reads back the same.
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -21,7 +21,7 @@ using index_test::unique_agent;
 
 namespace {
 
-constexpr int kFiles = 24'000;  // ~9 MB of JSON, ~8 MB of HTML: over the 4 MiB held
+constexpr int kFiles = 24'000;  // ~9 MB of JSON, ~8 MB of HTML: many chunks
 
 std::string wheel(int i) {
   return fmt::format("big-1.{}.{}-cp311-cp311-manylinux_2_28_x86_64.whl", i / 100, i % 100);
