@@ -176,7 +176,11 @@ enum class Step { Done, Need, Fail };
 class HtmlPageStream final : public detail::PageStream {
  public:
   HtmlPageStream(std::string_view page_url, const PageFilter& filter)
-      : filter_(filter), page_url_(page_url), base_url_(page_url), classifier_(filter_) {
+      : filter_(filter),
+        page_url_(page_url),
+        base_url_(page_url),
+        resolver_(base_url_),
+        classifier_(filter_) {
     page_.api_version = "1.0";
   }
 
@@ -248,6 +252,7 @@ class HtmlPageStream final : public detail::PageStream {
   PageFilter filter_;
   std::string page_url_;
   std::string base_url_;
+  UrlResolver resolver_;  // base_url_ split once, for the anchors' relative URLs
   detail::FileClassifier classifier_;
   ProjectPage page_;
   std::vector<Attribute> attributes_;
@@ -447,6 +452,7 @@ Step HtmlPageStream::element(std::string_view tag, std::size_t tag_start, std::s
   } else if (core::iequals(tag, "base")) {
     if (const Attribute* href = find("href")) {
       base_url_ = resolve_url(page_url_, core::trim(decode_entities(href->raw), kHtmlSpace));
+      resolver_ = UrlResolver(base_url_);
     }
   }
   pos = end;
@@ -567,8 +573,7 @@ void HtmlPageStream::anchor(std::string_view text, std::size_t tag_start) {
     return;
   }
   DistFile& file = page_.files.emplace_back();
-  std::string full =
-      resolve_url(base_url_, core::trim(decoded(href->raw, href_buffer_), kHtmlSpace));
+  std::string full = resolver_.resolve(core::trim(decoded(href->raw, href_buffer_), kHtmlSpace));
   UrlParts parts = split_url(full);
   if (parts.has_fragment && !parts.fragment.empty()) {
     detail::add_hash_pair(parts.fragment, file, false);

@@ -73,7 +73,7 @@ struct JsonPath {
 class JsonPageStream final : public detail::PageStream, private detail::JsonSplitter::Sink {
  public:
   JsonPageStream(std::string_view page_url, const PageFilter& filter)
-      : page_url_(page_url), filter_(filter), classifier_(filter_) {}
+      : page_url_(page_url), resolver_(page_url_), filter_(filter), classifier_(filter_) {}
 
   void feed(std::string_view bytes) override {
     if (!reserved_) expect(bytes.size());  // a page read in one piece
@@ -559,7 +559,7 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
     if (no_fragment.starts_with("https://") || no_fragment.starts_with("http://")) {
       if (no_fragment.find("/.") == std::string_view::npos) return no_fragment;
     }
-    url_ = resolve_url(page_url_, no_fragment);
+    url_ = resolver_.resolve(no_fragment);
     return url_;
   }
 
@@ -621,6 +621,7 @@ class JsonPageStream final : public detail::PageStream, private detail::JsonSpli
   }
 
   std::string page_url_;
+  UrlResolver resolver_;  // the page's URL split once, for its files' relative URLs
   PageFilter filter_;
   detail::JsonSplitter splitter_;
   DocText text_;

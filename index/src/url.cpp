@@ -184,6 +184,64 @@ std::string resolve_url(std::string_view base, std::string_view ref) {
                  r.fragment);
 }
 
+namespace {
+
+// A path with no dot segment ("." or ".." as a whole segment), as remove_dot_segments judges it.
+bool no_dot_segment(std::string_view path) noexcept {
+  return !path.starts_with('.') && path.find("/.") == std::string_view::npos;
+}
+
+}  // namespace
+
+UrlResolver::UrlResolver(std::string_view base) : base_(base) {
+  UrlParts b = split_url(base_);
+  prefix_ = compose(b.scheme, b.has_authority, authority_of(base_, b), {}, false, {}, false, {});
+  if (b.has_authority && b.path.empty()) {
+    dir_ = "/";
+  } else if (auto slash = b.path.rfind('/'); slash != std::string_view::npos) {
+    dir_ = std::string(b.path.substr(0, slash + 1));
+  }
+  fast_ = dir_.starts_with('/') && no_dot_segment(dir_);
+}
+
+std::string UrlResolver::resolve(std::string_view ref) const {
+  const auto hash = ref.find('#');
+  std::string_view path = ref.substr(0, hash);
+  // Two memchr scans: find_first_of would test each byte against the set one call at a time.
+  if (!fast_ || path.empty() || path.starts_with("//") ||
+      path.find('?') != std::string_view::npos || path.find(':') != std::string_view::npos) {
+    return resolve_url(base_, ref);
+  }
+  std::string_view dir = dir_;
+  if (path.front() != '/') {
+    // Leading "./" and "../" segments: "../" drops the last segment of the base's directory
+    // (never the root), as remove_dot_segments does on the merged path.
+    while (true) {
+      if (path.starts_with("./")) {
+        path.remove_prefix(2);
+      } else if (path.starts_with("../")) {
+        path.remove_prefix(3);
+        if (dir.size() > 1) dir = dir.substr(0, dir.rfind('/', dir.size() - 2) + 1);
+      } else {
+        break;
+      }
+    }
+    if (path.empty()) return resolve_url(base_, ref);
+  } else {
+    dir = {};
+  }
+  if (!no_dot_segment(path)) return resolve_url(base_, ref);
+  std::string out;
+  const std::string_view fragment =
+      hash == std::string_view::npos ? std::string_view() : ref.substr(hash);
+  out.reserve(prefix_.size() + dir.size() + path.size() + fragment.size());
+  out.append(prefix_);
+  out.append(dir);
+  out.append(path);
+  out.append(fragment);
+  return out;
+}
+
 std::string_view strip_fragment(std::string_view url) noexcept {
   auto hash = url.find('#');
   return hash == std::string_view::npos ? url : url.substr(0, hash);

@@ -1,5 +1,8 @@
 #include "gpulock/index/url.h"
 
+#include <string>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "gpulock/index/page.h"
@@ -107,6 +110,65 @@ TEST_CASE("IndexSource builds project URLs", "[url]") {
   auto links = IndexSource::find_links("/srv/wheels");
   CHECK(links.kind == SourceKind::FindLinks);
   CHECK(links.project_url("x") == "file:///srv/wheels");
+}
+
+TEST_CASE("UrlResolver resolves every reference as resolve_url does", "[url]") {
+  // Every reference of up to 6 characters over an alphabet of the characters that matter to
+  // resolution (segments, dots, slashes, query, fragment, scheme), and the links real pages
+  // hold, against bases with and without authority, dot segments, empty and doubled segments.
+  const std::vector<std::string> bases = {
+      "http://a/b/c/d;p?q",
+      "https://files.example.org/simple/numpy/",
+      "https://user:tok@host:8080/simple/numpy/index.html#top",
+      "http://a",
+      "http://a/",
+      "http://a//b//",
+      "http://a/b/../c/",
+      "http://a/./b/",
+      "file:///srv/wheels/",
+      "file:/x/y",
+      "relative/base/",
+      "",
+  };
+  std::vector<std::string> refs = {
+      "../../packages/numpy/numpy-2.3.3-cp311-cp311-manylinux_2_28_x86_64.whl#sha256=ab",
+      "/100000/packages/1f/2e/3d/huge-1.0.whl",
+      "numpy-1.0.tar.gz",
+      "./x/../y",
+      "../../../../../x",
+      "https://files.example.org/p/x.whl#sha256=00",
+      "//other/x",
+      "x#a?b:c",
+      ".hidden/x",
+      "a//b",
+  };
+  const std::string alphabet = "a./#?:";
+  std::vector<std::string> level = {""};
+  for (int len = 1; len <= 6; ++len) {
+    std::vector<std::string> next;
+    for (const auto& r : level) {
+      for (char c : alphabet)
+        next.push_back(r + c);
+    }
+    refs.insert(refs.end(), next.begin(), next.end());
+    level = std::move(next);
+  }
+  std::size_t checked = 0;
+  for (const auto& base : bases) {
+    UrlResolver resolver(base);
+    for (const auto& ref : refs) {
+      if (resolver.resolve(ref) != resolve_url(base, ref)) {
+        FAIL_CHECK("base '" << base << "' ref '" << ref << "': " << resolver.resolve(ref)
+                            << " != " << resolve_url(base, ref));
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked > 12 * 50'000);
+  UrlResolver page("https://files.example.org/simple/numpy/");
+  CHECK(page.resolve("../../packages/numpy/n-1.0.whl#sha256=ab") ==
+        "https://files.example.org/packages/numpy/n-1.0.whl#sha256=ab");
+  CHECK(page.resolve("/p/n-1.0.whl") == "https://files.example.org/p/n-1.0.whl");
 }
 
 TEST_CASE("timestamps", "[url]") {

@@ -33,6 +33,24 @@ struct UrlParts {
 /// including dot-segment removal. An absolute `ref` is returned with dot segments removed.
 [[nodiscard]] std::string resolve_url(std::string_view base, std::string_view ref);
 
+/// resolve_url against one base, for a page's many links. The base is split once. A reference
+/// that is a plain path is joined without resolve_url's temporaries:
+/// - relative, after any `../` and `./` segments, or absolute (`/...`);
+/// - with no query, no `:` and no other dot segment;
+/// - with or without a `#fragment`.
+/// Anything else goes to resolve_url. The result is always resolve_url(base, ref)'s.
+class UrlResolver {
+ public:
+  explicit UrlResolver(std::string_view base);
+  [[nodiscard]] std::string resolve(std::string_view ref) const;
+
+ private:
+  std::string base_;
+  std::string prefix_;  ///< the base's `scheme:` and `//authority`, as resolve_url writes them
+  std::string dir_;     ///< the base's path up to its last '/' (the fast path's base)
+  bool fast_ = false;   ///< dir_ starts with '/' and has no dot segment
+};
+
 /// The URL without its `#fragment`.
 [[nodiscard]] std::string_view strip_fragment(std::string_view url) noexcept;
 
