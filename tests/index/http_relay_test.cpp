@@ -51,14 +51,7 @@ const std::string& served_root() {
 }
 
 struct Served {
-  gpulock::test::PrivateServers servers;
-  Served() : servers(options()) {}
-  static gpulock::test::PrivateServerOptions options() {
-    gpulock::test::PrivateServerOptions o;
-    o.root = served_root();
-    o.copy = false;
-    return o;
-  }
+  gpulock::test::PrivateServers servers{{.root = served_root(), .copy = false}};
   std::string url(const char* name) const { return servers.env().http_url() + "/files/" + name; }
 };
 
