@@ -102,8 +102,9 @@ class CurlTransport final : public Transport {
     std::string chunk;
     while (true) {
       t.done_cv.wait(lock, [&] { return t.done || !t.inbox.empty(); });
-      // A transfer that failed or was refused: what it left queued is not read.
-      if (t.inbox.empty() || t.stop || (t.done && t.response.error != TransportError::None)) break;
+      // Every byte that arrived reaches the sink, also when the transfer then failed (a
+      // download cut off keeps what it got, to resume from); once the sink refused, none.
+      if (t.inbox.empty() || t.stop) break;
       chunk.clear();
       chunk.swap(t.inbox);
       const bool resume = ask_resume(t);

@@ -51,8 +51,12 @@ const std::string& served_root() {
 }
 
 struct Served {
-  gpulock::test::PrivateServers servers{{.root = served_root(), .copy = false}};
+  gpulock::test::PrivateServers servers{{.root = served_root(), .copy = false, .fault = true}};
   std::string url(const char* name) const { return servers.env().http_url() + "/files/" + name; }
+  // The fault server in `mode` (tests/support/fault_server.py), serving the same tree.
+  std::string fault_url(const char* mode, const char* name) const {
+    return servers.env().fault_url() + "/" + mode + "/files/" + name;
+  }
 };
 
 Served& served() {
@@ -139,6 +143,21 @@ TEST_CASE("a sink that refuses half way ends its transfer, paused or not", "[htt
     CHECK(again.error == TransportError::None);
     CHECK(again.body == body());
   }
+}
+
+TEST_CASE("the bytes that arrived before a transfer failed still reach its sink", "[http][relay]") {
+  // The connection closes after half the body. The sink is slow, so the transfer has failed
+  // while its last bytes still wait for it: they are read all the same (a download that is cut
+  // off keeps them, to resume from: mirror_e2e's resume test caught their loss).
+  auto t = transport();
+  Seen seen;
+  auto req =
+      sink_request(served().fault_url("truncated", "page.bin"), seen, std::chrono::milliseconds(3));
+  HttpResponse r = t->perform(req);
+  CHECK(r.error == TransportError::Truncated);
+  CHECK(seen.bytes.size() == body().size() / 2);
+  CHECK(seen.bytes == body().substr(0, seen.bytes.size()));
+  CHECK(r.body_bytes == seen.bytes.size());
 }
 
 TEST_CASE("a relayed body is bounded by what it decodes to", "[http][relay]") {
