@@ -134,6 +134,7 @@ SlurmdLogFile={r / 'log' / 'slurmd-%n.log'}
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/linear
+SchedulerParameters=sched_interval=1,bf_interval=1
 MpiDefault=none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
