@@ -104,7 +104,7 @@ class CurlTransport final : public Transport {
       t.done_cv.wait(lock, [&] { return t.done || !t.inbox.empty(); });
       // Every byte that arrived reaches the sink, also when the transfer then failed (a
       // download cut off keeps what it got, to resume from); once the sink refused, none.
-      if (t.inbox.empty() || t.stop) break;
+      if (t.inbox.empty() || t.stop.load()) break;
       chunk.clear();
       chunk.swap(t.inbox);
       const bool resume = ask_resume(t);
@@ -113,7 +113,9 @@ class CurlTransport final : public Transport {
       const bool ok = t.reader->read(chunk, t.decoder.get(), t.head);
       lock.lock();
       if (!ok) {
-        t.stop = true;  // the transport's thread ends the transfer at its next byte
+        // The transport's thread ends the transfer at its next byte, or at its next progress
+        // call (about once a second) when the server sends nothing more.
+        t.stop.store(true);
         if (ask_resume(t)) curl_multi_wakeup(multi_);
       }
     }
@@ -167,7 +169,7 @@ class CurlTransport final : public Transport {
     std::string inbox;
     bool paused = false;
     bool resume_asked = false;
-    bool stop = false;                 // the waiting thread refused the body: the transfer ends
+    std::atomic<bool> stop{false};     // the waiting thread refused the body: the transfer ends
     std::optional<BodyReader> reader;  // the waiting thread's
   };
 
@@ -183,7 +185,7 @@ class CurlTransport final : public Transport {
   // The transport's thread, mu_ not held: a sink's success bytes queued for the waiting thread.
   std::size_t queue(Transfer* t, const char* data, std::size_t n) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (t->stop) return 0;
+    if (t->stop.load()) return 0;
     if (!t->relaying) {
       t->relaying = true;
       read_url_and_type(t);
@@ -414,7 +416,7 @@ class CurlTransport final : public Transport {
 
   static int on_progress(void* user, curl_off_t, curl_off_t now_bytes, curl_off_t, curl_off_t) {
     auto* t = static_cast<Transfer*>(user);
-    if (t->owner->cancelled_) return 1;
+    if (t->owner->cancelled_ || t->stop.load(std::memory_order_relaxed)) return 1;
     const TransportOptions& o = t->owner->options_;
     if (o.floor_bytes == 0 || o.floor_window.count() <= 0) return 0;
     // The floor: each window must bring floor_bytes per second on average. libcurl's own

@@ -145,6 +145,20 @@ TEST_CASE("a sink that refuses half way ends its transfer, paused or not", "[htt
   }
 }
 
+TEST_CASE("a refusal ends its transfer even when the server then sends nothing", "[http][relay]") {
+  // /stall/ sends 64 bytes of the body, then nothing: the transfer is not waited out to the
+  // low-speed limit (30 s here) once the sink has said no.
+  auto t = transport();
+  Seen seen;
+  auto req =
+      sink_request(served().fault_url("stall", "page.bin"), seen, std::chrono::microseconds(0), 1);
+  const auto start = std::chrono::steady_clock::now();
+  HttpResponse r = t->perform(req);
+  CHECK(r.error == TransportError::Aborted);
+  CHECK(seen.sizes.size() == 1);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+}
+
 TEST_CASE("the bytes that arrived before a transfer failed still reach its sink", "[http][relay]") {
   // The connection closes after half the body. The sink is slow, so the transfer has failed
   // while its last bytes still wait for it: they are read all the same (a download that is cut
