@@ -136,6 +136,10 @@ class BrotliDecoder final : public BodyDecoder {
 
 }  // namespace
 
+std::string coding_ends_early(std::string_view content_encoding) {
+  return "the body's content coding (" + std::string(content_encoding) + ") ends early";
+}
+
 std::unique_ptr<BodyDecoder> make_body_decoder(std::string_view coding, bool& known) {
   known = true;
   std::string name(core::trim_right(core::trim_left(coding, " \t"), " \t"));

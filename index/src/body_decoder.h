@@ -34,6 +34,9 @@ class BodyDecoder {
   virtual std::string error_text() const = 0;
 };
 
+/// The error text of a coded body that stops before its stream's end.
+std::string coding_ends_early(std::string_view content_encoding);
+
 /// The decoder for a Content-Encoding value ("gzip", "x-gzip", "deflate", "br"; case-blind);
 /// nullptr for none or "identity". `known` is set false for a coding this cannot decode.
 std::unique_ptr<BodyDecoder> make_body_decoder(std::string_view content_encoding, bool& known);

@@ -52,7 +52,7 @@ void BodyReader::finish(HttpResponse& r, const BodyDecoder* decoder) const {
     r.error_text = refused_text_.empty() ? "the body was refused as it was read" : refused_text_;
   } else if (r.error == TransportError::None && decoder != nullptr && !decoder->finished()) {
     r.error = TransportError::Other;
-    r.error_text = "the body's content coding (" + r.content_encoding + ") ends early";
+    r.error_text = coding_ends_early(r.content_encoding);
   }
 }
 

@@ -384,8 +384,7 @@ class CurlTransport final : public Transport {
   static bool finish_coded_body(Transfer* t) {
     HttpResponse& r = t->response;
     if (!t->decoder->finished()) {
-      snprintf(t->error, sizeof t->error, "the body's content coding (%s) ends early",
-               r.content_encoding.c_str());
+      snprintf(t->error, sizeof t->error, "%s", coding_ends_early(r.content_encoding).c_str());
       return false;
     }
     if (t->count_only) {

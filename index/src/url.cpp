@@ -90,6 +90,14 @@ std::string compose(std::string_view scheme, bool has_authority, std::string_vie
   return out;
 }
 
+// The directory a relative path reference merges with (RFC 3986 §5.2.3): "/" for an authority
+// with an empty path, else the base's path up to its last '/' (empty when it has none).
+std::string_view base_directory(const UrlParts& b) noexcept {
+  if (b.has_authority && b.path.empty()) return "/";
+  auto slash = b.path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : b.path.substr(0, slash + 1);
+}
+
 // The authority as written (userinfo@host).
 std::string_view authority_of(std::string_view url, const UrlParts& p) {
   if (!p.has_authority) return {};
@@ -170,13 +178,7 @@ std::string resolve_url(std::string_view base, std::string_view ref) {
   if (r.path.front() == '/') {
     path = remove_dot_segments(r.path);
   } else {
-    std::string merged;
-    if (b.has_authority && b.path.empty()) {
-      merged = "/";
-    } else {
-      auto slash = b.path.rfind('/');
-      if (slash != std::string_view::npos) merged = std::string(b.path.substr(0, slash + 1));
-    }
+    std::string merged(base_directory(b));
     merged.append(r.path);
     path = remove_dot_segments(merged);
   }
@@ -196,11 +198,7 @@ bool no_dot_segment(std::string_view path) noexcept {
 UrlResolver::UrlResolver(std::string_view base) : base_(base) {
   UrlParts b = split_url(base_);
   prefix_ = compose(b.scheme, b.has_authority, authority_of(base_, b), {}, false, {}, false, {});
-  if (b.has_authority && b.path.empty()) {
-    dir_ = "/";
-  } else if (auto slash = b.path.rfind('/'); slash != std::string_view::npos) {
-    dir_ = std::string(b.path.substr(0, slash + 1));
-  }
+  dir_ = base_directory(b);
   fast_ = dir_.starts_with('/') && no_dot_segment(dir_);
 }
 
